@@ -1,0 +1,67 @@
+# Hermes Explorer: `make run` serves the app, `make test` runs the whole suite.
+# Both set up everything they need (virtualenv, packages, app database) on a fresh machine.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DATA_DIR ?= var
+HOST ?= 127.0.0.1
+PORT ?= 8000
+DEMO_DB := $(DATA_DIR)/demo-state.db
+DEMO_SESSIONS ?= 400
+DEMO_MESSAGES ?= 20000
+
+export HERMES_EXPLORER_DATA_DIR ?= $(abspath $(DATA_DIR))
+export DJANGO_SECRET_KEY_FILE ?= $(abspath $(DATA_DIR))/secret_key
+
+.PHONY: run test install install-dev demo-db lint format clean
+
+$(BIN)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(BIN)/.installed-dev: $(BIN)/.installed requirements-dev.txt
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(BIN)/.installed
+install-dev: $(BIN)/.installed-dev
+
+$(DATA_DIR)/secret_key:
+	mkdir -p $(DATA_DIR)
+	$(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
+	chmod 600 $@
+
+$(DEMO_DB): | $(BIN)/.installed
+	mkdir -p $(DATA_DIR)
+	DJANGO_DEBUG=1 $(BIN)/python manage.py make_demo_db $@ --sessions $(DEMO_SESSIONS) --messages $(DEMO_MESSAGES) --seed 42
+
+demo-db: $(DEMO_DB)
+
+## run: set up and serve the app with gunicorn on $(HOST):$(PORT) (demo data unless HERMES_STATE_DB is set)
+run: $(BIN)/.installed $(DATA_DIR)/secret_key
+	@if [ -z "$$HERMES_STATE_DB" ]; then $(MAKE) --no-print-directory demo-db; fi
+	$(BIN)/python manage.py migrate --noinput --verbosity 0
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	@if [ -z "$$HERMES_STATE_DB" ]; then $(BIN)/python manage.py demo_user; fi
+	@echo "Serving state.db: $${HERMES_STATE_DB:-$(abspath $(DEMO_DB)) (demo data)}"
+	@echo "Open http://$(HOST):$(PORT)/"
+	DJANGO_SECURE_COOKIES=$${DJANGO_SECURE_COOKIES:-0} GUNICORN_BIND=$(HOST):$(PORT) \
+		$(BIN)/gunicorn -c deploy/gunicorn.conf.py hermes_explorer.wsgi:application
+
+## test: set up and run the whole test suite
+test: $(BIN)/.installed-dev
+	$(BIN)/python -m pytest
+
+lint: $(BIN)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(BIN)/.installed-dev
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) $(DATA_DIR)/staticfiles .pytest_cache

@@ -1,0 +1,23 @@
+"""gunicorn settings for Hermes Explorer (``gunicorn -c deploy/gunicorn.conf.py``).
+
+gthread workers: SQLite reads release the GIL, and a thread streaming a long CSV download does
+not block the worker's other requests.  Each request opens its own read-only connection.
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
+worker_class = "gthread"
+workers = int(os.environ.get("GUNICORN_WORKERS", max(2, multiprocessing.cpu_count())))
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+# The worker heartbeat: gthread keeps it alive while a thread streams a download, so exports
+# of any length finish; a stuck worker is still replaced.
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
+graceful_timeout = 30
+keepalive = 5
+# Behind Caddy: trust X-Forwarded-* from the local proxy only.
+forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1")
+accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
+errorlog = "-"
+loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")

@@ -1,0 +1,124 @@
+"""The Django database backend for the state.db (see the package docstring)."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from django.db.backends.sqlite3 import base as sqlite_base
+from django.db.backends.sqlite3.creation import DatabaseCreation as SQLiteCreation
+from django.db.backends.sqlite3.features import DatabaseFeatures as SQLiteFeatures
+
+from .deadline import PROGRESS_STEPS, Deadline, QueryTimeout
+from .shape import detect_shape
+
+# A mode=ro reader can see a transient "disk I/O error" while the writer checkpoints the WAL.
+IO_RETRIES = 3
+IO_RETRY_PAUSE = 0.05
+
+
+def _is_interrupt(exc: sqlite3.OperationalError) -> bool:
+    return str(exc) == "interrupted"
+
+
+class HermesCursor(sqlite_base.SQLiteCursorWrapper):
+    """Django's SQLite cursor, plus deadlines and the checkpoint retry."""
+
+    deadline: Deadline
+
+    def execute(self, query, params=None):
+        for attempt in range(IO_RETRIES + 1):
+            self.deadline.start()
+            try:
+                return super().execute(query, params)
+            except sqlite3.OperationalError as exc:
+                if _is_interrupt(exc):
+                    raise QueryTimeout(self.deadline.budget) from exc
+                if "disk I/O error" in str(exc) and attempt < IO_RETRIES:
+                    time.sleep(IO_RETRY_PAUSE)
+                    continue
+                raise
+
+    def executemany(self, query, param_list):
+        self.deadline.start()
+        return super().executemany(query, param_list)
+
+    def _fetch(self, method, *args):
+        try:
+            return method(*args)
+        except sqlite3.OperationalError as exc:
+            if _is_interrupt(exc):
+                raise QueryTimeout(self.deadline.budget) from exc
+            raise
+
+    def fetchone(self):
+        return self._fetch(super().fetchone)
+
+    def fetchmany(self, size=None):
+        return self._fetch(super().fetchmany, self.arraysize if size is None else size)
+
+    def fetchall(self):
+        return self._fetch(super().fetchall)
+
+
+class DatabaseFeatures(SQLiteFeatures):
+    # NOTE: the state.db is never written, so there is nothing to roll back. Saying so also
+    # keeps Django's test machinery from wrapping it in transactions it would open itself,
+    # which lets tests point the alias at a different fixture file per test.
+    supports_transactions = False
+
+
+class DatabaseCreation(SQLiteCreation):
+    """Tests never create or destroy the state.db: fixtures build it and point NAME at it."""
+
+    def create_test_db(self, *args, **kwargs):
+        return self.connection.settings_dict["NAME"]
+
+    def destroy_test_db(self, *args, **kwargs):
+        return None
+
+
+class DatabaseWrapper(sqlite_base.DatabaseWrapper):
+    features_class = DatabaseFeatures
+    creation_class = DatabaseCreation
+
+    def get_connection_params(self):
+        params = super().get_connection_params()
+        # Read-only layer 2: the file is opened read-only by URI whatever NAME says.
+        params["database"] = readonly_uri(params["database"])
+        params.setdefault("timeout", 5.0)
+        return params
+
+    def get_new_connection(self, conn_params):
+        conn = super().get_new_connection(conn_params)
+        # Read-only layer 3: even a statement that slipped past the router and the URI
+        # cannot write.
+        conn.execute("PRAGMA query_only = 1")
+        conn.execute(f"PRAGMA busy_timeout = {int(conn_params['timeout'] * 1000)}")
+        self.deadline = Deadline()
+        conn.set_progress_handler(self.deadline.expired, PROGRESS_STEPS)
+        self.hermes_shape = detect_shape(conn, self.settings_dict["NAME"])
+        return conn
+
+    def hermes_shape_now(self):
+        """The detected shape of the file this alias points at (connects if needed)."""
+        self.ensure_connection()
+        return self.hermes_shape
+
+    def create_cursor(self, name=None):
+        cursor = self.connection.cursor(factory=HermesCursor)
+        cursor.deadline = self.deadline
+        return cursor
+
+
+def readonly_uri(name: str) -> str:
+    """``file:<path>?mode=ro`` for a plain path; a URI keeps its query but gains mode=ro."""
+    if name.startswith("file:"):
+        base, _, query = name.partition("?")
+        # NOTE: immutable=1 is dropped on purpose: on a WAL file being written it misses
+        # committed rows and can return corrupt results.
+        pairs = [p for p in query.split("&") if p and not p.startswith(("mode=", "immutable="))]
+        return base + "?" + "&".join(["mode=ro", *pairs])
+    from urllib.parse import quote
+
+    return "file:" + quote(str(name)) + "?mode=ro"

@@ -1,0 +1,66 @@
+"""Statement deadlines for the state.db.
+
+One mechanism for the whole app: each statement gets a budget when it starts executing, and an
+SQLite progress handler interrupts it once the budget is spent.  Because the handler also runs
+while rows are stepped, the deadline covers fetching as well as ``execute``.  Pages use the
+default budget; exports and the SQL console pick their own with :func:`query_budget`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import time
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.db.utils import OperationalError
+
+_budget: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "hermes_query_budget", default=None
+)
+
+# How many SQLite VM instructions run between two deadline checks: small enough to stop
+# within a few milliseconds, large enough that the Python callback costs nothing measurable.
+PROGRESS_STEPS = 20_000
+
+
+class QueryTimeout(OperationalError):
+    """A statement on the state.db ran past its deadline and was interrupted."""
+
+    def __init__(self, budget: float):
+        self.budget = budget
+        super().__init__(f"The query ran longer than its {budget:g} s limit and was stopped.")
+
+
+def current_budget() -> float:
+    value = _budget.get()
+    return value if value is not None else float(settings.HERMES_QUERY_TIMEOUT)
+
+
+@contextlib.contextmanager
+def query_budget(seconds: float) -> Iterator[None]:
+    """Give every statement started inside the block ``seconds`` to finish."""
+    token = _budget.set(seconds)
+    try:
+        yield
+    finally:
+        _budget.reset(token)
+
+
+class Deadline:
+    """The per-connection clock the progress handler looks at."""
+
+    __slots__ = ("budget", "expires_at")
+
+    def __init__(self) -> None:
+        self.budget = 0.0
+        self.expires_at = float("inf")
+
+    def start(self) -> None:
+        self.budget = current_budget()
+        self.expires_at = time.monotonic() + self.budget
+
+    def expired(self) -> int:
+        # Called by SQLite: a non-zero return aborts the running statement.
+        return 1 if time.monotonic() > self.expires_at else 0

@@ -1,0 +1,130 @@
+"""Which shape of state.db is this? Detected from the file, never from its version number.
+
+Columns are added to a state.db whenever a newer Hermes opens it for writing, so a file can be
+any mix of old and new.  We look at ``sqlite_master`` and ``PRAGMA table_info`` of the plain
+tables we read, and cache the result per file and SQLite schema cookie, so the cost is one
+cheap pragma per connection.
+
+``messages_fts_cjk`` (and any other virtual table) is only ever looked at as text in
+``sqlite_master``: opening it needs a tokenizer we do not have and fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+from dataclasses import dataclass, field
+
+# The plain tables whose columns the explorer reads.
+KNOWN_TABLES = (
+    "sessions",
+    "messages",
+    "session_model_usage",
+    "session_daily_usage",
+    "state_meta",
+    "system_prompts",
+    "schema_version",
+)
+
+
+@dataclass(frozen=True)
+class StoreShape:
+    schema_version: int | None
+    tables: frozenset[str]
+    columns: dict[str, frozenset[str]] = field(default_factory=dict)
+    fts_layout: str | None = None  # "external", "inline" or None when there is no index
+    has_trigram: bool = False
+
+    def has_table(self, table: str) -> bool:
+        return table in self.tables
+
+    def has_column(self, table: str, column: str) -> bool:
+        return column in self.columns.get(table, ())
+
+    def missing_columns(self, table: str, wanted) -> set[str]:
+        present = self.columns.get(table, frozenset())
+        return {c for c in wanted if c not in present}
+
+    @property
+    def has_model_usage(self) -> bool:
+        return "session_model_usage" in self.tables
+
+    @property
+    def has_daily_usage(self) -> bool:
+        return "session_daily_usage" in self.tables
+
+    @property
+    def label(self) -> str:
+        """A human name for the shape, for the footer and /healthz."""
+        if self.fts_layout == "external" or self.has_column("messages", "active"):
+            kind = "current"
+        elif self.has_model_usage:
+            kind = "legacy"
+        else:
+            kind = "doc-era"
+        version = f"v{self.schema_version}" if self.schema_version is not None else "unversioned"
+        return f"{kind} shape, schema {version}"
+
+
+_cache: dict[tuple, StoreShape] = {}
+_lock = threading.Lock()
+
+
+def detect_shape(conn: sqlite3.Connection, name: str) -> StoreShape:
+    cookie = conn.execute("PRAGMA schema_version").fetchone()[0]
+    try:
+        stat = os.stat(_path_of(name))
+        key = (name, stat.st_dev, stat.st_ino, cookie)
+    except OSError:
+        key = (name, None, None, cookie)
+    with _lock:
+        shape = _cache.get(key)
+    if shape is None:
+        shape = _introspect(conn)
+        with _lock:
+            _cache[key] = shape
+    return shape
+
+
+def _path_of(name: str) -> str:
+    if name.startswith("file:"):
+        from urllib.parse import unquote
+
+        return unquote(name[5:].partition("?")[0])
+    return name
+
+
+_CONTENT_OPTION = re.compile(r"content\s*=\s*'?([A-Za-z0-9_]+)'?", re.IGNORECASE)
+
+
+def _introspect(conn: sqlite3.Connection) -> StoreShape:
+    master = conn.execute(
+        "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view')"
+    ).fetchall()
+    tables = frozenset(name for name, _type, _sql in master)
+    sql_of = {name: sql or "" for name, _type, sql in master}
+    columns = {}
+    for table in KNOWN_TABLES:
+        if table in tables:
+            rows = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
+            columns[table] = frozenset(row[1] for row in rows)
+    fts_layout = None
+    if "messages_fts" in tables:
+        match = _CONTENT_OPTION.search(sql_of["messages_fts"])
+        fts_layout = "external" if match and match.group(1) else "inline"
+    version = None
+    if "schema_version" in tables:
+        try:
+            row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+            version = int(row[0]) if row and row[0] is not None else None
+        except (sqlite3.Error, ValueError, TypeError):
+            version = None
+    return StoreShape(
+        schema_version=version,
+        tables=tables,
+        columns=columns,
+        fts_layout=fts_layout,
+        has_trigram="messages_fts_trigram" in tables,
+    )

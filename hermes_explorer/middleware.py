@@ -1,0 +1,63 @@
+"""Turn state.db failures into clear pages instead of tracebacks.
+
+A query past its deadline, a missing, unreadable, locked or corrupt file: each becomes a 503
+page that says what happened and what to do, never a 500.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import DatabaseError
+from django.shortcuts import render
+
+from .hermes_db.deadline import QueryTimeout
+
+logger = logging.getLogger(__name__)
+
+# Messages SQLite gives when the file itself, not the query, is the problem.
+STORE_FAULTS = {
+    "unable to open database file": "The state.db file cannot be opened (missing, or not readable by the explorer's user).",
+    "file is not a database": "The file is not an SQLite database.",
+    "database disk image is malformed": "The state.db is corrupt.",
+    "database is locked": "The state.db stayed locked by a writer longer than the busy timeout.",
+    "disk I/O error": "Reading the state.db failed with a disk I/O error.",
+    "no such table": "The file does not look like a Hermes state.db (a table is missing).",
+    "readonly database": "The state.db could not be read (a WAL reader needs the -wal/-shm files or a writable directory).",
+}
+
+
+def describe_store_fault(exc: BaseException) -> str | None:
+    text = str(exc)
+    for needle, explanation in STORE_FAULTS.items():
+        if needle in text:
+            return explanation
+    return None
+
+
+class StateDBErrorMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, QueryTimeout):
+            return render(
+                request,
+                "errors/timeout.html",
+                {"budget": exception.budget, "path": request.get_full_path()},
+                status=503,
+            )
+        if isinstance(exception, DatabaseError):
+            explanation = describe_store_fault(exception)
+            if explanation is not None:
+                logger.warning("state.db unavailable: %s", exception)
+                return render(
+                    request,
+                    "errors/store_unavailable.html",
+                    {"explanation": explanation, "detail": str(exception)},
+                    status=503,
+                )
+        return None

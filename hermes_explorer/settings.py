@@ -1,0 +1,170 @@
+"""Settings for Hermes Explorer, read from the environment.
+
+Development defaults are safe on a laptop; with ``DJANGO_DEBUG`` off, a missing secret key is
+an error rather than a silent default.  ``deploy/env.example`` lists every variable.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY and os.environ.get("DJANGO_SECRET_KEY_FILE"):
+    SECRET_KEY = Path(os.environ["DJANGO_SECRET_KEY_FILE"]).read_text().strip()
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY (or DJANGO_SECRET_KEY_FILE) must be set when DJANGO_DEBUG is off "
+            "(see deploy/env.example)."
+        )
+    SECRET_KEY = "insecure-development-key-do-not-use-in-production"
+
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
+
+# The app's own small database (users, groups, Django sessions) lives in the data directory.
+DATA_DIR = Path(os.environ.get("HERMES_EXPLORER_DATA_DIR", BASE_DIR / "var"))
+
+# The Hermes state.db. Unset means demo mode: `make run` builds a seeded demo store here.
+HERMES_STATE_DB = os.environ.get("HERMES_STATE_DB", "")
+HERMES_DEMO = not HERMES_STATE_DB
+if HERMES_DEMO:
+    HERMES_STATE_DB = str(DATA_DIR / "demo-state.db")
+
+# Seconds a statement on the state.db may run before it is interrupted.
+HERMES_QUERY_TIMEOUT = float(os.environ.get("HERMES_QUERY_TIMEOUT", "3"))
+# Per chunk of a streamed export (each chunk is its own short statement).
+HERMES_EXPORT_CHUNK_TIMEOUT = float(os.environ.get("HERMES_EXPORT_CHUNK_TIMEOUT", "15"))
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "django_tables2",
+    "django_filters",
+    "sessions_app",
+    "insights_app",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "hermes_explorer.middleware.StateDBErrorMiddleware",
+]
+
+ROOT_URLCONF = "hermes_explorer.urls"
+WSGI_APPLICATION = "hermes_explorer.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "hermes_explorer.context_processors.explorer",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": DATA_DIR / "explorer.sqlite3",
+        "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 10},
+    },
+    "hermes": {
+        # Django's SQLite backend opened read-only (mode=ro URI + query_only) with deadlines.
+        "ENGINE": "hermes_explorer.hermes_db",
+        "NAME": HERMES_STATE_DB,
+        "OPTIONS": {"detect_types": 0, "timeout": 5.0},
+        # A fresh connection per request: a state.db replaced under us (Hermes repair) is
+        # picked up without a restart, and no read transaction outlives its request.
+        "CONN_MAX_AGE": 0,
+    },
+}
+DATABASE_ROUTERS = ["hermes_explorer.routers.HermesRouter"]
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "overview"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+# Weekday/hour/day buckets and displayed times use this zone (Hermes ids are local time).
+TIME_ZONE = os.environ.get("HERMES_TIME_ZONE", os.environ.get("TZ", "UTC")) or "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = DATA_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+# Serve straight from the finders in development and tests (no collectstatic needed there).
+WHITENOISE_USE_FINDERS = DEBUG
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", not DEBUG)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_BEHIND_TLS_PROXY", False) else None
+)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,36 @@
+"""Project-level views: the health check."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from django.conf import settings
+from django.db import DatabaseError, connections
+from django.http import JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+
+@never_cache
+@require_GET
+def healthz(request):
+    """Liveness, and whether the state.db can be read right now (503 when it cannot)."""
+    started = time.monotonic()
+    body = {"status": "ok", "demo": settings.HERMES_DEMO}
+    try:
+        connection = connections["hermes"]
+        shape = connection.hermes_shape_now()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id FROM sessions ORDER BY started_at DESC LIMIT 1")
+            cursor.fetchall()
+        body["state_db"] = {"readable": True, "shape": shape.label}
+        status = 200
+    except (DatabaseError, sqlite3.Error) as exc:
+        body["status"] = "error"
+        body["state_db"] = {"readable": False, "error": str(exc)}
+        status = 503
+    finally:
+        connections["hermes"].close()
+    body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
+    return JsonResponse(body, status=status)

@@ -1,0 +1,100 @@
+"""How Hermes encodes message content and tool calls, and how we turn it into something to read.
+
+* ``content`` is plain text, NULL, or ``"\\x00json:" + JSON`` holding multimodal parts
+  (``{"type": "text", "text": …}`` and image parts).
+* ``tool_calls`` is a JSON list of ``{"id", "type", "function": {"name", "arguments"}}`` where
+  ``arguments`` is itself a JSON *string*; old rows can be malformed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+MULTIMODAL_PREFIX = "\x00json:"
+
+
+def as_text(content: str | None) -> str:
+    """Readable text of a message: multimodal parts flattened, images as ``[image]``."""
+    if not content:
+        return ""
+    if not content.startswith(MULTIMODAL_PREFIX):
+        return content
+    payload = content[len(MULTIMODAL_PREFIX) :]
+    try:
+        parts = json.loads(payload)
+    except ValueError:
+        # A preview cut in SQL ends mid-JSON: show what is there without the marker.
+        return payload
+    if isinstance(parts, dict):
+        parts = [parts]
+    if not isinstance(parts, list):
+        return str(parts)
+    out = []
+    for part in parts:
+        if not isinstance(part, dict):
+            out.append(str(part))
+        elif part.get("type") == "text":
+            out.append(str(part.get("text", "")))
+        elif "image" in str(part.get("type", "")):
+            out.append("[image]")
+        else:
+            out.append(f"[{part.get('type', 'part')}]")
+    return "\n".join(out)
+
+
+@dataclass
+class ToolCall:
+    call_id: str
+    name: str
+    arguments: str  # pretty-printed when it was valid JSON
+    raw_arguments: str
+
+    @property
+    def argument_data(self) -> dict:
+        try:
+            data = json.loads(self.raw_arguments)
+        except (TypeError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+
+def parse_tool_calls(raw: str | None) -> tuple[list[ToolCall], bool]:
+    """The calls of an assistant row, and whether the JSON was malformed."""
+    if not raw:
+        return [], False
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return [], True
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        return [], True
+    calls = []
+    malformed = False
+    for item in data:
+        if not isinstance(item, dict):
+            malformed = True
+            continue
+        function = item.get("function") if isinstance(item.get("function"), dict) else {}
+        name = function.get("name") or item.get("name") or "?"
+        raw_args = function.get("arguments", item.get("arguments", ""))
+        if not isinstance(raw_args, str):
+            raw_args = json.dumps(raw_args)
+        calls.append(
+            ToolCall(
+                call_id=str(item.get("id") or ""),
+                name=str(name),
+                arguments=pretty_json(raw_args),
+                raw_arguments=raw_args,
+            )
+        )
+    return calls, malformed
+
+
+def pretty_json(text: str) -> str:
+    try:
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return text

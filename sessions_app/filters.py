@@ -1,0 +1,145 @@
+"""django-filter FilterSets for the session and message tables.
+
+Filters on columns an older file lacks are removed at construction, so the form never offers
+what the file cannot answer.  Every filter names its ``lookup_expr``; dates are local days
+(``TIME_ZONE``) turned into epoch bounds.
+"""
+
+from __future__ import annotations
+
+import django_filters
+from django import forms
+from django.db.models import Q
+
+from .facets import distinct_values
+from .models import Session
+from .timefmt import day_end_epoch, day_start_epoch
+
+COST_STATUSES = [
+    ("estimated", "estimated"),
+    ("actual", "actual"),
+    ("included", "included (subscription)"),
+    ("unknown", "unknown (no price)"),
+    ("none", "not recorded"),
+]
+HUGE = 10**12
+
+
+class OpenMultipleChoiceField(forms.MultipleChoiceField):
+    """Accepts values that are not (yet) among the choices: a bookmarked source with no
+    sessions in this file is an empty result, not an error."""
+
+    def valid_value(self, value):
+        return isinstance(value, str) and 0 < len(value) <= 200
+
+
+class OpenMultipleChoiceFilter(django_filters.MultipleChoiceFilter):
+    field_class = OpenMultipleChoiceField
+
+
+class SchemaAwareFilterSet(django_filters.FilterSet):
+    """Drops filters whose column this file does not have."""
+
+    # filter name → column it needs (only where the name differs or the column is optional)
+    needs_column: dict[str, str] = {}
+
+    def __init__(self, data=None, queryset=None, *, request=None, prefix=None):
+        super().__init__(data, queryset, request=request, prefix=prefix)
+        shape = self.queryset.shape
+        table = self._meta.model._meta.db_table
+        for name, column in self.needs_column.items():
+            if name in self.filters and not shape.has_column(table, column):
+                del self.filters[name]
+
+
+def date_from(queryset, name, value):
+    return queryset.filter(**{f"{name}__gte": day_start_epoch(value)}) if value else queryset
+
+
+def date_to(queryset, name, value):
+    return queryset.filter(**{f"{name}__lt": day_end_epoch(value)}) if value else queryset
+
+
+class SessionFilter(SchemaAwareFilterSet):
+    source = OpenMultipleChoiceFilter(
+        field_name="source", lookup_expr="in", label="Source", widget=forms.CheckboxSelectMultiple
+    )
+    model = django_filters.CharFilter(method="filter_model", label="Model")
+    started_after = django_filters.DateFilter(
+        field_name="started_at",
+        method=date_from,
+        label="Started from",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    started_before = django_filters.DateFilter(
+        field_name="started_at",
+        method=date_to,
+        label="Started to",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    title = django_filters.CharFilter(field_name="title", lookup_expr="icontains", label="Title")
+    user_id = django_filters.CharFilter(field_name="user_id", lookup_expr="exact", label="User id")
+    end_reason = django_filters.CharFilter(
+        field_name="end_reason", lookup_expr="exact", label="End reason"
+    )
+    cost_status = django_filters.ChoiceFilter(
+        choices=COST_STATUSES, method="filter_cost_status", label="Cost status"
+    )
+    min_cost = django_filters.NumberFilter(
+        field_name="estimated_cost_usd",
+        lookup_expr="gte",
+        label="Min cost $",
+        min_value=0,
+        max_value=HUGE,
+    )
+    max_cost = django_filters.NumberFilter(
+        field_name="estimated_cost_usd",
+        lookup_expr="lte",
+        label="Max cost $",
+        min_value=0,
+        max_value=HUGE,
+    )
+    min_messages = django_filters.NumberFilter(
+        field_name="message_count",
+        lookup_expr="gte",
+        label="Min messages",
+        min_value=0,
+        max_value=HUGE,
+    )
+    has_parent = django_filters.BooleanFilter(
+        field_name="parent_session_id",
+        lookup_expr="isnull",
+        exclude=True,
+        label="Part of a chain",
+        widget=forms.Select(choices=[("", "any"), ("true", "yes"), ("false", "no")]),
+    )
+
+    needs_column = {
+        "end_reason": "end_reason",
+        "cost_status": "cost_status",
+        "has_parent": "parent_session_id",
+    }
+
+    class Meta:
+        model = Session
+        fields: list[str] = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
+        models = distinct_values("model")
+        self.model_choices = models
+        reasons = distinct_values("end_reason")
+        self.end_reason_choices = reasons
+
+    def filter_model(self, queryset, name, value):
+        # Accept the full route (vendor/model) or the short name people see.
+        value = value.strip()
+        if not value:
+            return queryset
+        return queryset.filter(Q(model=value) | Q(model__endswith="/" + value))
+
+    def filter_cost_status(self, queryset, name, value):
+        if value == "none":
+            return queryset.filter(cost_status__isnull=True)
+        return queryset.filter(cost_status=value)

@@ -1,0 +1,278 @@
+"""Unmanaged mirrors of the tables in Hermes's ``state.db``.
+
+They cover the three shapes the explorer serves (doc, legacy v20–v22, current v31; see
+``shared/hermes-schema.md``).  Every field of the current shape is declared; on an older file the
+managers defer the columns it lacks (``HermesQuerySet.readable``) and reading one gives ``None``
+instead of a query that would fail.  Times are epoch seconds stored as REAL; they stay floats
+here and are turned into datetimes for display (``sessions_app.timefmt``).
+
+Nothing here is ever saved: the router refuses writes (see ``hermes_explorer.routers``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from django.db import connections, models
+
+from . import content as content_format
+from .querysets import HermesManager, MessageQuerySet, SessionQuerySet, UsageQuerySet
+from .timefmt import from_epoch
+
+
+class HermesModel(models.Model):
+    """Base for state.db tables: reading a column the file lacks gives None."""
+
+    class Meta:
+        abstract = True
+
+    def refresh_from_db(self, using=None, fields=None, from_queryset=None):
+        shape = connections["hermes"].hermes_shape_now()
+        wanted = set(fields) if fields is not None else self.get_deferred_fields()
+        missing = shape.missing_columns(self._meta.db_table, wanted)
+        for name in missing:
+            setattr(self, self._meta.get_field(name).attname, None)
+        rest = [name for name in wanted if name not in missing]
+        if rest:
+            super().refresh_from_db(using=using, fields=rest, from_queryset=from_queryset)
+
+
+class Session(HermesModel):
+    id = models.TextField(primary_key=True)
+    source = models.TextField()
+    user_id = models.TextField(null=True)
+    model = models.TextField(null=True)
+    title = models.TextField(null=True)
+    started_at = models.FloatField()
+    ended_at = models.FloatField(null=True)
+    message_count = models.IntegerField(null=True)
+    input_tokens = models.IntegerField(null=True)
+    output_tokens = models.IntegerField(null=True)
+    estimated_cost_usd = models.FloatField(null=True)
+    # Legacy and current shapes.
+    tool_call_count = models.IntegerField(null=True)
+    api_call_count = models.IntegerField(null=True)
+    cache_read_tokens = models.IntegerField(null=True)
+    cache_write_tokens = models.IntegerField(null=True)
+    reasoning_tokens = models.IntegerField(null=True)
+    billing_provider = models.TextField(null=True)
+    billing_base_url = models.TextField(null=True)
+    billing_mode = models.TextField(null=True)
+    actual_cost_usd = models.FloatField(null=True)
+    cost_status = models.TextField(null=True)
+    cost_source = models.TextField(null=True)
+    pricing_version = models.TextField(null=True)
+    # NOTE: a plain column, not a ForeignKey: parents can be missing (pruned sessions), and a
+    # dangling link must read as an id, not raise.
+    parent_session_id = models.TextField(null=True)
+    end_reason = models.TextField(null=True)
+    model_config = models.TextField(null=True)
+    system_prompt = models.TextField(null=True)
+    # Current shape.
+    system_prompt_hash = models.TextField(null=True)
+    session_key = models.TextField(null=True)
+    chat_id = models.TextField(null=True)
+    chat_type = models.TextField(null=True)
+    thread_id = models.TextField(null=True)
+    display_name = models.TextField(null=True)
+    origin_json = models.TextField(null=True)
+    cwd = models.TextField(null=True)
+    git_branch = models.TextField(null=True)
+    git_repo_root = models.TextField(null=True)
+    title_source = models.TextField(null=True)
+    last_activity_at = models.FloatField(null=True)
+    archived = models.IntegerField(null=True)
+    auto_archived = models.IntegerField(null=True)
+    pinned = models.IntegerField(null=True)
+    hidden = models.IntegerField(null=True)
+    profile_name = models.TextField(null=True)
+    created_source = models.TextField(null=True)
+
+    objects = HermesManager.from_queryset(SessionQuerySet)()
+
+    class Meta:
+        managed = False
+        db_table = "sessions"
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.title or self.id
+
+    # Display helpers (no queries).
+    @property
+    def started(self) -> datetime | None:
+        return from_epoch(self.started_at)
+
+    @property
+    def ended(self) -> datetime | None:
+        return from_epoch(self.ended_at)
+
+    @property
+    def last_activity(self) -> datetime | None:
+        return from_epoch(self.last_activity_at)
+
+    @property
+    def duration_seconds(self) -> float | None:
+        """None when never closed, or when clock drift made it negative."""
+        if self.ended_at is None or self.started_at is None:
+            return None
+        seconds = self.ended_at - self.started_at
+        return seconds if seconds >= 0 else None
+
+    @property
+    def model_short(self) -> str:
+        return short_model(self.model)
+
+    @property
+    def total_tokens(self) -> int:
+        return (self.input_tokens or 0) + (self.output_tokens or 0)
+
+    @property
+    def model_config_data(self) -> dict:
+        try:
+            data = json.loads(self.model_config or "{}")
+        except (TypeError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+
+class Message(HermesModel):
+    id = models.AutoField(primary_key=True)
+    session = models.ForeignKey(
+        Session,
+        on_delete=models.DO_NOTHING,
+        db_column="session_id",
+        db_constraint=False,
+        related_name="messages",
+    )
+    role = models.TextField(null=True)
+    content = models.TextField(null=True)
+    tool_name = models.TextField(null=True)
+    tool_calls = models.TextField(null=True)
+    timestamp = models.FloatField(null=True)
+    token_count = models.IntegerField(null=True)
+    reasoning = models.TextField(null=True)
+    # Legacy and current shapes.
+    tool_call_id = models.TextField(null=True)
+    finish_reason = models.TextField(null=True)
+    # Current shape.
+    reasoning_content = models.TextField(null=True)
+    reasoning_details = models.TextField(null=True)
+    active = models.IntegerField(null=True)
+    compacted = models.IntegerField(null=True)
+    compressed_summary = models.IntegerField(null=True, db_column="_compressed_summary")
+    display_kind = models.TextField(null=True)
+    api_content = models.TextField(null=True)
+    display_metadata = models.TextField(null=True)
+    message_uid = models.TextField(null=True)
+
+    objects = HermesManager.from_queryset(MessageQuerySet)()
+
+    class Meta:
+        managed = False
+        db_table = "messages"
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.role} #{self.id} in {self.session_id}"
+
+    @property
+    def when(self) -> datetime | None:
+        return from_epoch(self.timestamp)
+
+    @property
+    def visibility(self) -> str:
+        """live, compacted (archived by compaction), rewound, or hidden scaffolding."""
+        if self.display_kind == "hidden":
+            return "hidden"
+        if self.active == 0:
+            return "compacted" if self.compacted else "rewound"
+        return "live"
+
+    @property
+    def text(self) -> str:
+        return content_format.as_text(self.content)
+
+
+class SessionModelUsage(HermesModel):
+    """Per-session, per-route usage (v20+). ``task = ''`` is the main loop."""
+
+    pk = models.CompositePrimaryKey(
+        "session_id", "model", "billing_provider", "billing_base_url", "billing_mode", "task"
+    )
+    session = models.ForeignKey(
+        Session,
+        on_delete=models.DO_NOTHING,
+        db_column="session_id",
+        db_constraint=False,
+        related_name="model_usage",
+    )
+    model = models.TextField()
+    billing_provider = models.TextField(null=True)
+    billing_base_url = models.TextField(null=True)
+    billing_mode = models.TextField(null=True)
+    task = models.TextField(default="")
+    api_call_count = models.IntegerField(null=True)
+    input_tokens = models.IntegerField(null=True)
+    output_tokens = models.IntegerField(null=True)
+    cache_read_tokens = models.IntegerField(null=True)
+    cache_write_tokens = models.IntegerField(null=True)
+    reasoning_tokens = models.IntegerField(null=True)
+    estimated_cost_usd = models.FloatField(null=True)
+    actual_cost_usd = models.FloatField(null=True)
+    cost_status = models.TextField(null=True)
+    cost_source = models.TextField(null=True)
+    first_seen = models.FloatField(null=True)
+    last_seen = models.FloatField(null=True)
+
+    objects = HermesManager.from_queryset(UsageQuerySet)()
+
+    class Meta:
+        managed = False
+        db_table = "session_model_usage"
+
+    def __str__(self) -> str:
+        return f"{self.model} ({self.task or 'main'}) in {self.session_id}"
+
+    @property
+    def model_short(self) -> str:
+        return short_model(self.model)
+
+
+class SessionDailyUsage(HermesModel):
+    """Usage attributed to the local day it happened (newest files only)."""
+
+    pk = models.CompositePrimaryKey("session_id", "day")
+    session = models.ForeignKey(
+        Session,
+        on_delete=models.DO_NOTHING,
+        db_column="session_id",
+        db_constraint=False,
+        related_name="daily_usage",
+    )
+    day = models.TextField()
+    api_call_count = models.IntegerField(null=True)
+    input_tokens = models.IntegerField(null=True)
+    output_tokens = models.IntegerField(null=True)
+    cache_read_tokens = models.IntegerField(null=True)
+    cache_write_tokens = models.IntegerField(null=True)
+    reasoning_tokens = models.IntegerField(null=True)
+    estimated_cost_usd = models.FloatField(null=True)
+    actual_cost_usd = models.FloatField(null=True)
+
+    objects = HermesManager.from_queryset(UsageQuerySet)()
+
+    class Meta:
+        managed = False
+        db_table = "session_daily_usage"
+
+    def __str__(self) -> str:
+        return f"{self.session_id} on {self.day}"
+
+
+def short_model(model: str | None) -> str:
+    """``vendor/model`` → ``model`` (Hermes shows the last path segment)."""
+    if not model:
+        return ""
+    return model.rstrip("/").rsplit("/", 1)[-1]

@@ -1,0 +1,117 @@
+"""Keyset pagination: a page costs what its rows cost, however deep it is.
+
+``OFFSET 500000`` makes SQLite walk half a million rows; a keyset page instead starts right
+after the last row seen (``WHERE (key, id) < (?, ?)``), which an index answers directly.  The
+cursor is an opaque token in the URL (``?cursor=…``), so any page can be bookmarked.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, field
+
+from django.db.models import Q
+
+
+class BadCursor(ValueError):
+    pass
+
+
+@dataclass
+class KeysetPage:
+    rows: list
+    next_cursor: str | None = None
+    prev_cursor: str | None = None
+    per_page: int = 50
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def is_first(self) -> bool:
+        return self.prev_cursor is None
+
+
+@dataclass(frozen=True)
+class Keyset:
+    """An ordering over unique, non-NULL keys: ``(("started_at", True), ("id", True))`` is
+    "newest first, ties by id". The last key must be unique (the primary key)."""
+
+    keys: tuple[tuple[str, bool], ...]
+    name: str = ""
+
+    def order_by(self, reverse: bool = False) -> list[str]:
+        return [("-" if desc != reverse else "") + name for name, desc in self.keys]
+
+    def after(self, values: list, reverse: bool = False) -> Q:
+        """Rows strictly after ``values`` in this order (before it when ``reverse``).
+
+        Written as ``k1 <= v1 AND (k1 < v1 OR (k1 = v1 AND …))`` so SQLite gets an index range
+        on the leading key instead of an OR it cannot use."""
+        return self._after(list(self.keys), list(values), reverse)
+
+    def _after(self, keys, values, reverse) -> Q:
+        (name, desc), value = keys[0], values[0]
+        going_down = desc != reverse
+        strict = Q(**{f"{name}__{'lt' if going_down else 'gt'}": value})
+        if len(keys) == 1:
+            return strict
+        loose = Q(**{f"{name}__{'lte' if going_down else 'gte'}": value})
+        tie = Q(**{name: value}) & self._after(keys[1:], values[1:], reverse)
+        return loose & (strict | tie)
+
+    def values_of(self, row) -> list:
+        return [
+            getattr(row, name) if not isinstance(row, dict) else row[name] for name, _ in self.keys
+        ]
+
+    # Cursors -------------------------------------------------------------------------------
+    def encode(self, row, direction: str) -> str:
+        payload = {"k": self.name, "d": direction, "v": self.values_of(row)}
+        raw = json.dumps(payload, separators=(",", ":")).encode()
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    def decode(self, token: str) -> tuple[str, list]:
+        try:
+            raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+            payload = json.loads(raw)
+            direction, values = payload["d"], payload["v"]
+        except (ValueError, KeyError, TypeError, binascii.Error) as exc:
+            raise BadCursor("This page link is damaged; showing the first page.") from exc
+        if payload.get("k") != self.name or direction not in ("n", "p"):
+            raise BadCursor("This page link belongs to another sort; showing the first page.")
+        if not isinstance(values, list) or len(values) != len(self.keys):
+            raise BadCursor("This page link is damaged; showing the first page.")
+        if any(isinstance(v, (dict, list)) for v in values):
+            raise BadCursor("This page link is damaged; showing the first page.")
+        return direction, values
+
+    def paginate(self, queryset, token: str | None, per_page: int) -> KeysetPage:
+        notes = []
+        direction, values = "n", None
+        if token:
+            try:
+                direction, values = self.decode(token)
+            except BadCursor as exc:
+                notes.append(str(exc))
+        reverse = direction == "p"
+        qs = queryset
+        if values is not None:
+            qs = qs.filter(self.after(values, reverse=reverse))
+        rows = list(qs.order_by(*self.order_by(reverse=reverse))[: per_page + 1])
+        more = len(rows) > per_page
+        rows = rows[:per_page]
+        if reverse:
+            rows.reverse()
+        page = KeysetPage(rows=rows, per_page=per_page, notes=notes)
+        if rows:
+            has_next = more if not reverse else True
+            has_prev = (values is not None) if not reverse else more
+            if has_next:
+                page.next_cursor = self.encode(rows[-1], "n")
+            if has_prev:
+                page.prev_cursor = self.encode(rows[0], "p")
+        elif values is not None:
+            # Past the end (a stale link): offer the way back.
+            page.prev_cursor = token if reverse else None
+        return page

@@ -1,0 +1,128 @@
+"""QuerySets for the state.db, with methods named for what a page wants.
+
+Every queryset starts with the columns the file lacks deferred (``readable``), so the same code
+serves the doc, legacy and current shapes.  List pages ask for ``for_list()``: only the columns a
+table shows, and long text cut in SQL.
+"""
+
+from __future__ import annotations
+
+from django.db import connections, models
+from django.db.models import Case, OuterRef, Q, Subquery, When
+from django.db.models.functions import Substr
+
+PREVIEW_CHARS = 240
+
+
+class HermesQuerySet(models.QuerySet):
+    @property
+    def shape(self):
+        return connections[self.db].hermes_shape_now()
+
+    def has_column(self, column: str) -> bool:
+        return self.shape.has_column(self.model._meta.db_table, column)
+
+    def readable(self):
+        """Defer the model's columns that this file does not have."""
+        table = self.model._meta.db_table
+        present = self.shape.columns.get(table, frozenset())
+        missing = [
+            f.name
+            for f in self.model._meta.concrete_fields
+            if f.column not in present and not f.primary_key
+        ]
+        return self.defer(*missing) if missing else self
+
+    def only_readable(self, *names: str):
+        """``only()`` restricted to the columns this file has."""
+        table = self.model._meta.db_table
+        present = self.shape.columns.get(table, frozenset())
+        keep = [n for n in names if self.model._meta.get_field(n).column in present]
+        return self.only(*keep)
+
+
+class HermesManager(models.Manager):
+    """Every query starts from the columns this file has."""
+
+    def get_queryset(self):
+        return super().get_queryset().readable()
+
+
+class SessionQuerySet(HermesQuerySet):
+    LIST_COLUMNS = (
+        "id",
+        "source",
+        "user_id",
+        "model",
+        "title",
+        "started_at",
+        "ended_at",
+        "message_count",
+        "tool_call_count",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "estimated_cost_usd",
+        "actual_cost_usd",
+        "cost_status",
+        "parent_session_id",
+        "end_reason",
+        "last_activity_at",
+    )
+
+    def for_list(self):
+        """What a session table shows, with a preview of the first user message for untitled
+        sessions (one indexed lookup per untitled row, only for the rows of the page)."""
+        from .models import Message
+
+        first_user = (
+            Message.objects.filter(session_id=OuterRef("pk"), role="user")
+            .order_by("id")
+            .values_list(Substr("content", 1, 120))[:1]
+        )
+        return self.only_readable(*self.LIST_COLUMNS).annotate(
+            first_user_preview=Case(When(title__isnull=True, then=Subquery(first_user)))
+        )
+
+    def from_sources(self, sources):
+        return self.filter(source__in=list(sources)) if sources else self
+
+    def started_since(self, epoch: float):
+        return self.filter(started_at__gte=epoch)
+
+    def children_of(self, session_id: str):
+        if not self.has_column("parent_session_id"):
+            return self.none()
+        return self.filter(parent_session_id=session_id)
+
+
+class MessageQuerySet(HermesQuerySet):
+    def of_session(self, session_id: str):
+        return self.filter(session_id=session_id)
+
+    def transcript_visible(
+        self, *, compacted: bool = True, rewound: bool = False, hidden: bool = False
+    ):
+        """The live transcript by default; archived (compacted) rows kept, rewound and hidden
+        rows left out unless asked for. Columns an older file lacks mean "everything is live"."""
+        qs = self
+        if self.has_column("active"):
+            keep = Q(active=1) | Q(active__isnull=True)
+            if compacted:
+                keep |= Q(active=0, compacted=1)
+            if rewound:
+                keep |= Q(active=0) & (Q(compacted=0) | Q(compacted__isnull=True))
+            qs = qs.filter(keep)
+        if not hidden and self.has_column("display_kind"):
+            qs = qs.filter(Q(display_kind__isnull=True) | ~Q(display_kind="hidden"))
+        return qs
+
+    def with_preview(self, chars: int = PREVIEW_CHARS):
+        """Content cut in SQL: a page of previews never loads a megabyte tool output."""
+        return self.defer("content").annotate(preview=Substr("content", 1, chars))
+
+
+class UsageQuerySet(HermesQuerySet):
+    def of_session(self, session_id: str):
+        return self.filter(session_id=session_id)

@@ -1,0 +1,356 @@
+"""Read-side selectors: what each page asks of the state.db, in one place.
+
+Views parse input and call one of these; these build the queries (QuerySet methods from
+``querysets.py``) and return rows or small dataclasses.  Nothing here counts a big table
+without a cap or loads a whole transcript.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import connections
+from django.db.models import Count, F, Sum
+from django.db.models.functions import Coalesce, Length, Substr
+
+from .content import parse_tool_calls
+from .models import Message, Session, SessionModelUsage
+from .pagination import Keyset
+
+COUNT_CAP = 10_000
+TRANSCRIPT_PAGE = 200
+# Characters of one message loaded into a transcript page; the rest is a click away.
+TRANSCRIPT_CUT = 20_000
+LINEAGE_LIMIT = 200
+
+
+@dataclass
+class CappedCount:
+    value: int
+    capped: bool
+
+    def __str__(self) -> str:
+        return f"more than {self.value - 1:,}" if self.capped else f"{self.value:,}"
+
+
+def capped_count(queryset, cap: int = COUNT_CAP) -> CappedCount:
+    """COUNT(*) that stops at ``cap`` + 1 rows instead of walking the whole table."""
+    n = queryset.order_by()[: cap + 1].count()
+    return CappedCount(value=n, capped=n > cap)
+
+
+# Sessions --------------------------------------------------------------------------------
+SESSION_SORTS: dict[str, Keyset] = {
+    "-started_at": Keyset((("started_at", True), ("id", True)), name="-started_at"),
+    "started_at": Keyset((("started_at", False), ("id", False)), name="started_at"),
+    "source": Keyset((("source", False), ("id", False)), name="source"),
+    "-source": Keyset((("source", True), ("id", True)), name="-source"),
+    # COALESCE(last_activity_at, started_at) is indexed in current files.
+    "-last_active": Keyset((("last_active", True), ("id", True)), name="-last_active"),
+    "last_active": Keyset((("last_active", False), ("id", False)), name="last_active"),
+}
+DEFAULT_SESSION_SORT = "-started_at"
+
+
+def session_sort_options(shape) -> dict[str, Keyset]:
+    if shape.has_column("sessions", "last_activity_at"):
+        return SESSION_SORTS
+    return {k: v for k, v in SESSION_SORTS.items() if "last_active" not in k}
+
+
+def sessions_for_table(queryset, *, sort: str):
+    """The filtered queryset, with what the table shows and what the sort needs."""
+    qs = queryset.for_list()
+    if "last_active" in sort:
+        qs = qs.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
+    return qs
+
+
+def source_overview() -> list[dict]:
+    """Sessions, messages and estimated cost per source (one GROUP BY over ``sessions``)."""
+    return list(
+        Session.objects.order_by()
+        .values("source")
+        .annotate(
+            sessions=Count("id"),
+            messages=Coalesce(Sum("message_count"), 0),
+            cost=Sum("estimated_cost_usd"),
+        )
+        .order_by("-sessions")
+    )
+
+
+def latest_sessions(limit: int = 10) -> list[Session]:
+    return list(Session.objects.for_list().order_by("-started_at", "-id")[:limit])
+
+
+# One session --------------------------------------------------------------------------------
+def session_detail(session_id: str) -> Session | None:
+    qs = Session.objects.defer("system_prompt")
+    if qs.has_column("system_prompt"):
+        qs = qs.annotate(
+            system_prompt_head=Substr("system_prompt", 1, 4000),
+            system_prompt_length=Length("system_prompt"),
+        )
+    return qs.filter(pk=session_id).first()
+
+
+@dataclass
+class UsageRow:
+    model: str
+    task: str
+    api_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+    estimated_cost_usd: float | None = None
+    actual_cost_usd: float | None = None
+    cost_status: str | None = None
+    billing_provider: str | None = None
+    residual: bool = False
+
+    @property
+    def total_tokens(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )
+
+
+USAGE_COUNTERS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+
+def session_usage(session: Session) -> list[UsageRow] | None:
+    """Per-model usage of one session: its ``session_model_usage`` rows plus, for legacy
+    sessions whose rows cover only part of the counters, the residual attributed to the
+    session's own model. None when the file has no ``session_model_usage``."""
+    if not connections["hermes"].hermes_shape_now().has_model_usage:
+        return None
+    rows = []
+    main_totals = dict.fromkeys(USAGE_COUNTERS, 0)
+    for usage in SessionModelUsage.objects.of_session(session.id).order_by("task", "-input_tokens"):
+        row = UsageRow(
+            model=usage.model,
+            task=usage.task or "",
+            api_calls=usage.api_call_count or 0,
+            estimated_cost_usd=usage.estimated_cost_usd,
+            actual_cost_usd=usage.actual_cost_usd,
+            cost_status=usage.cost_status,
+            billing_provider=usage.billing_provider,
+            **{c: getattr(usage, c) or 0 for c in USAGE_COUNTERS},
+        )
+        rows.append(row)
+        if not row.task:
+            for c in USAGE_COUNTERS:
+                main_totals[c] += getattr(row, c)
+    residual = {c: max(0, (getattr(session, c, 0) or 0) - main_totals[c]) for c in USAGE_COUNTERS}
+    if any(residual.values()):
+        rows.append(UsageRow(model=session.model or "?", task="", residual=True, **residual))
+    return rows
+
+
+@dataclass
+class Lineage:
+    ancestors: list[dict] = field(default_factory=list)  # root first, direct parent last
+    descendants: list[dict] = field(default_factory=list)  # depth-first, with depth
+    missing_parent: str | None = None
+
+
+def session_lineage(session: Session) -> Lineage:
+    """The parent chain up to the root and every descendant (compression continuations,
+    branches, delegations), each in one recursive query over the parent index."""
+    shape = connections["hermes"].hermes_shape_now()
+    lineage = Lineage()
+    if not shape.has_column("sessions", "parent_session_id"):
+        return lineage
+    end_reason = "s.end_reason" if shape.has_column("sessions", "end_reason") else "NULL"
+    with connections["hermes"].cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH RECURSIVE up(id, parent, depth) AS (
+                SELECT id, parent_session_id, 0 FROM sessions WHERE id = %s
+                UNION ALL
+                SELECT s.id, s.parent_session_id, up.depth + 1
+                FROM sessions s JOIN up ON s.id = up.parent
+                WHERE up.depth < {LINEAGE_LIMIT}
+            )
+            SELECT up.id, up.parent, up.depth, s.title, s.source, s.started_at, {end_reason}
+            FROM up JOIN sessions s ON s.id = up.id
+            WHERE up.depth > 0 ORDER BY up.depth DESC
+            """,
+            [session.id],
+        )
+        lineage.ancestors = [_lineage_row(r) for r in cursor.fetchall()]
+        top_parent = (
+            lineage.ancestors[0]["parent"] if lineage.ancestors else session.parent_session_id
+        )
+        if top_parent:
+            lineage.missing_parent = top_parent
+        cursor.execute(
+            f"""
+            WITH RECURSIVE down(id, parent, depth, path) AS (
+                SELECT id, parent_session_id, 1, printf('%%020.6f|%%s', started_at, id)
+                FROM sessions WHERE parent_session_id = %s
+                UNION ALL
+                SELECT s.id, s.parent_session_id, down.depth + 1,
+                       down.path || '/' || printf('%%020.6f|%%s', s.started_at, s.id)
+                FROM sessions s JOIN down ON s.parent_session_id = down.id
+                WHERE down.depth < {LINEAGE_LIMIT}
+            )
+            SELECT down.id, down.parent, down.depth, s.title, s.source, s.started_at,
+                   {end_reason}
+            FROM down JOIN sessions s ON s.id = down.id
+            ORDER BY down.path LIMIT {LINEAGE_LIMIT}
+            """,
+            [session.id],
+        )
+        lineage.descendants = [_lineage_row(r) for r in cursor.fetchall()]
+    return lineage
+
+
+def _lineage_row(row) -> dict:
+    sid, parent, depth, title, source, started_at, end_reason = row
+    return {
+        "id": sid,
+        "parent": parent,
+        "depth": depth,
+        "title": title,
+        "source": source,
+        "started_at": started_at,
+        "end_reason": end_reason,
+    }
+
+
+# Transcript ---------------------------------------------------------------------------------
+@dataclass
+class Visibility:
+    compacted: bool = True
+    rewound: bool = False
+    hidden: bool = False
+
+    @classmethod
+    def from_param(cls, value: str | None) -> Visibility:
+        if value is None:
+            return cls()
+        wanted = {part.strip() for part in value.split(",")}
+        return cls(
+            compacted="compacted" in wanted, rewound="rewound" in wanted, hidden="hidden" in wanted
+        )
+
+    def as_param(self) -> str:
+        return ",".join(k for k in ("compacted", "rewound", "hidden") if getattr(self, k)) or "live"
+
+    def with_kind(self, kind: str) -> Visibility:
+        values = {"compacted": self.compacted, "rewound": self.rewound, "hidden": self.hidden}
+        if kind in values:
+            values[kind] = True
+        return Visibility(**values)
+
+
+@dataclass
+class PairedCall:
+    call: object
+    result: Message | None = None
+
+
+@dataclass
+class TranscriptEntry:
+    message: Message
+    text: str
+    truncated: bool
+    length: int
+    calls: list[PairedCall] = field(default_factory=list)
+    malformed_calls: bool = False
+
+
+@dataclass
+class TranscriptPage:
+    entries: list[TranscriptEntry]
+    page: int
+    pages: int
+    total: int
+    per_page: int
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.page < self.pages
+
+
+def transcript_messages(session_id: str, visibility: Visibility):
+    return Message.objects.of_session(session_id).transcript_visible(
+        compacted=visibility.compacted, rewound=visibility.rewound, hidden=visibility.hidden
+    )
+
+
+def transcript_page(session_id: str, visibility: Visibility, page: int) -> TranscriptPage:
+    """One page of a transcript, tool calls paired with the results that answer them."""
+    from .content import as_text
+
+    base = transcript_messages(session_id, visibility)
+    total = base.order_by().count()  # one session: bounded by the (session_id, …) index
+    pages = max(1, -(-total // TRANSCRIPT_PAGE))
+    page = min(max(page, 1), pages)
+    start = (page - 1) * TRANSCRIPT_PAGE
+    heavy = ["content", "reasoning", "reasoning_details", "api_content", "display_metadata"]
+    qs = base.defer(*heavy).annotate(
+        body=Substr("content", 1, TRANSCRIPT_CUT),
+        body_length=Length("content"),
+        reasoning_text=Substr("reasoning", 1, TRANSCRIPT_CUT),
+    )
+    if base.has_column("reasoning_content"):
+        qs = qs.defer("reasoning_content").annotate(
+            reasoning_extra=Substr("reasoning_content", 1, TRANSCRIPT_CUT)
+        )
+    messages = list(qs.order_by("id")[start : start + TRANSCRIPT_PAGE])
+
+    results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
+    paired_ids: set[int] = set()
+    entries = []
+    for message in messages:
+        entry = TranscriptEntry(
+            message=message,
+            text=as_text(message.body),
+            truncated=(message.body_length or 0) > TRANSCRIPT_CUT,
+            length=message.body_length or 0,
+        )
+        if message.role == "assistant" and message.tool_calls:
+            calls, entry.malformed_calls = parse_tool_calls(message.tool_calls)
+            for call in calls:
+                result = results_by_call.get(call.call_id) if call.call_id else None
+                if result is not None:
+                    paired_ids.add(result.id)
+                entry.calls.append(PairedCall(call=call, result=None))
+                entry.calls[-1].result = result
+        entries.append(entry)
+    # A result shown under its call is not shown again on its own.
+    by_id = {e.message.id: e for e in entries}
+    for e in entries:
+        for paired in e.calls:
+            if paired.result is not None:
+                paired.result = by_id[paired.result.id]
+    entries = [e for e in entries if e.message.id not in paired_ids]
+    return TranscriptPage(
+        entries=entries, page=page, pages=pages, total=total, per_page=TRANSCRIPT_PAGE
+    )
+
+
+def message_position(session_id: str, message_id: int, visibility: Visibility) -> int:
+    """1-based transcript page on which ``message_id`` appears."""
+    before = (
+        transcript_messages(session_id, visibility).filter(id__lt=message_id).order_by().count()
+    )
+    return before // TRANSCRIPT_PAGE + 1

@@ -1,0 +1,111 @@
+"""Template filters for Hermes values: epoch times, model names, tokens, money, durations."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils import timezone
+from django.utils.http import urlencode
+
+from ..content import as_text
+from ..models import short_model as _short_model
+from ..timefmt import from_epoch
+
+register = template.Library()
+
+
+@register.filter
+def epoch(value):
+    """Epoch seconds → aware datetime (rendered in TIME_ZONE by the template engine)."""
+    return from_epoch(value)
+
+
+@register.filter
+def short_model(value):
+    return _short_model(value)
+
+
+@register.filter
+def compact(value):
+    """1234567 → 1.2M; keeps small numbers exact."""
+    if value is None or value == "":
+        return "—"
+    try:
+        n = float(value)
+    except (TypeError, ValueError):
+        return value
+    for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= size:
+            return f"{n / size:.1f}{suffix}"
+    return f"{int(n)}" if n == int(n) else f"{n:.1f}"
+
+
+@register.filter
+def usd(value, digits=4):
+    if value is None or value == "":
+        return "—"
+    try:
+        return f"${float(value):,.{int(digits)}f}"
+    except (TypeError, ValueError):
+        return "—"
+
+
+@register.filter
+def duration(seconds):
+    if seconds is None or seconds == "":
+        return "—"
+    try:
+        seconds = int(float(seconds))
+    except (TypeError, ValueError):
+        return "—"
+    if seconds < 0:
+        return "—"
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    if minutes:
+        return f"{minutes}m {secs:02d}s"
+    return f"{secs}s"
+
+
+@register.filter
+def as_plain_text(value):
+    return as_text(value)
+
+
+@register.filter
+def local_iso(value):
+    moment = from_epoch(value)
+    return timezone.localtime(moment).isoformat(timespec="seconds") if moment else ""
+
+
+@register.simple_tag(takes_context=True)
+def query_with(context, **changes):
+    """The current query string with some parameters replaced (None removes one)."""
+    request = context["request"]
+    params = request.GET.copy()
+    for key, value in changes.items():
+        if value is None or value == "":
+            params.pop(key, None)
+        else:
+            params[key] = value
+    encoded = params.urlencode()
+    return "?" + encoded if encoded else "?"
+
+
+@register.simple_tag(takes_context=True)
+def export_url(context, fmt, **extra):
+    """The current URL plus ``_export=<fmt>``: the same rows, all pages, as a download."""
+    request = context["request"]
+    params = request.GET.copy()
+    for key in ("cursor", "page"):
+        params.pop(key, None)
+    params["_export"] = fmt
+    for key, value in extra.items():
+        params[key] = value
+    return request.path + "?" + params.urlencode()
+
+
+@register.filter
+def urlencode_dict(value):
+    return urlencode(value)

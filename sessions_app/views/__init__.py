@@ -1,0 +1,1 @@
+"""Views of the sessions app, a module per page family."""

@@ -1,0 +1,134 @@
+"""Overview, session table, session page (metadata, usage, lineage, transcript)."""
+
+from __future__ import annotations
+
+from django.db import connections
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET
+
+from .. import selectors
+from ..filters import SessionFilter
+from ..models import Message, Session
+from ..tables import SessionTable
+
+SESSIONS_PER_PAGE = 50
+
+
+def _shape():
+    return connections["hermes"].hermes_shape_now()
+
+
+@require_GET
+def overview(request):
+    return render(
+        request,
+        "sessions_app/overview.html",
+        {
+            "sources": selectors.source_overview(),
+            "latest": selectors.latest_sessions(12),
+            "shape": _shape(),
+        },
+    )
+
+
+@require_GET
+def session_list(request):
+    shape = _shape()
+    sorts = selectors.session_sort_options(shape)
+    sort = request.GET.get("sort", selectors.DEFAULT_SESSION_SORT)
+    notes = []
+    if sort not in sorts:
+        notes.append(f"Unknown sort “{sort}”: showing newest first.")
+        sort = selectors.DEFAULT_SESSION_SORT
+    filterset = SessionFilter(request.GET or None, queryset=Session.objects.all())
+    rows, page, count = [], None, None
+    if filterset.is_bound and not filterset.is_valid():
+        notes.append("Some filters are not valid; fix them to see sessions.")
+    else:
+        filtered = filterset.qs
+        count = selectors.capped_count(filtered)
+        page = sorts[sort].paginate(
+            selectors.sessions_for_table(filtered, sort=sort),
+            request.GET.get("cursor"),
+            SESSIONS_PER_PAGE,
+        )
+        rows = page.rows
+        notes.extend(page.notes)
+    table = SessionTable(rows, order_by=sort, shape=shape, request=request)
+    return render(
+        request,
+        "sessions_app/session_list.html",
+        {
+            "filter": filterset,
+            "table": table,
+            "page": page,
+            "count": count,
+            "notes": notes,
+            "sort": sort,
+            "shape": shape,
+        },
+    )
+
+
+def _int_param(request, name: str, default: int = 1) -> int:
+    try:
+        return max(1, min(int(request.GET.get(name, default)), 10**9))
+    except (TypeError, ValueError):
+        return default
+
+
+@require_GET
+def session_detail(request, session_id: str):
+    session = selectors.session_detail(session_id)
+    if session is None:
+        raise Http404("No session with this id in the state.db.")
+    visibility = selectors.Visibility.from_param(request.GET.get("show"))
+    transcript = selectors.transcript_page(session.id, visibility, _int_param(request, "page"))
+    return render(
+        request,
+        "sessions_app/session_detail.html",
+        {
+            "session": session,
+            "usage": selectors.session_usage(session),
+            "lineage": selectors.session_lineage(session),
+            "transcript": transcript,
+            "visibility": visibility,
+            "shape": _shape(),
+        },
+    )
+
+
+@require_GET
+def message_in_transcript(request, session_id: str, message_id: int):
+    """Land on one message inside its transcript: the right page, scrolled to it."""
+    message = (
+        Message.objects.only_readable("id", "session", "active", "compacted", "display_kind")
+        .filter(pk=message_id, session_id=session_id)
+        .first()
+    )
+    if message is None:
+        raise Http404("No such message in this session.")
+    visibility = selectors.Visibility.from_param(request.GET.get("show"))
+    if message.visibility != "live":
+        visibility = visibility.with_kind(message.visibility)
+    page = selectors.message_position(session_id, message.id, visibility)
+    url = reverse("sessions:detail", args=[session_id])
+    return redirect(f"{url}?page={page}&show={visibility.as_param()}#m{message.id}")
+
+
+@require_GET
+def message_text(request, session_id: str, message_id: int):
+    """The whole content of one message as plain text (for megabyte tool outputs)."""
+    message = (
+        Message.objects.only_readable("id", "session", "content")
+        .filter(pk=message_id, session_id=session_id)
+        .first()
+    )
+    if message is None:
+        raise Http404("No such message in this session.")
+    response = HttpResponse(message.text, content_type="text/plain; charset=utf-8")
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    return response

@@ -1,0 +1,59 @@
+"""Shared fixtures: real-shaped state.db files of every shape, and signed-in clients.
+
+The ``hermes`` alias is pointed at a fixture file per test (``use_store``); the files are built
+once per session from the project's own DDL (``tests/builders.py``), never mocked.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connections
+
+from sessions_app.hermes_ddl import SHAPES
+from tests.builders import build_nasty_db
+
+HERMES_DBS = ["default", "hermes"]
+
+
+def use_store(path) -> None:
+    """Point the read-only ``hermes`` connection at another state.db file."""
+    connection = connections["hermes"]
+    connection.close()
+    connection.settings_dict["NAME"] = str(path)
+
+
+@pytest.fixture(scope="session")
+def nasty_stores(tmp_path_factory):
+    """One nasty fixture file per shape, built once: {shape: NastyFacts}."""
+    base = tmp_path_factory.mktemp("stores")
+    return {shape: build_nasty_db(base / f"{shape}.db", shape) for shape in SHAPES}
+
+
+@pytest.fixture(params=SHAPES)
+def store(request, nasty_stores):
+    """Each test using this runs once per shape, against that shape's nasty fixture."""
+    facts = nasty_stores[request.param]
+    use_store(facts.path)
+    yield facts
+    connections["hermes"].close()
+
+
+@pytest.fixture
+def current_store(nasty_stores):
+    facts = nasty_stores["current"]
+    use_store(facts.path)
+    yield facts
+    connections["hermes"].close()
+
+
+@pytest.fixture
+def staff_user(django_user_model):
+    return django_user_model.objects.create_user(
+        username="staff", password="pw-staff-123", is_staff=True, is_superuser=True
+    )
+
+
+@pytest.fixture
+def staff_client(client, staff_user):
+    client.force_login(staff_user)
+    return client

@@ -1,0 +1,26 @@
+"""Test settings: the production settings with test-only defaults in the environment."""
+
+import os
+import tempfile
+
+os.environ.setdefault("DJANGO_SECRET_KEY", "tests-only-secret-key-not-for-production")
+os.environ.setdefault("DJANGO_DEBUG", "0")
+os.environ.setdefault("HERMES_EXPLORER_DATA_DIR", tempfile.mkdtemp(prefix="hermes-explorer-tests-"))
+# Tests point the `hermes` alias at fixture files they build; this placeholder is replaced.
+os.environ.setdefault(
+    "HERMES_STATE_DB", os.path.join(os.environ["HERMES_EXPLORER_DATA_DIR"], "placeholder.db")
+)
+
+from hermes_explorer.settings import *  # noqa: E402,F403
+
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405
+
+STORAGES = {
+    **STORAGES,  # noqa: F405
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+SESSION_COOKIE_SECURE = False
+CSRF_COOKIE_SECURE = False
+ALLOWED_HOSTS = ["testserver", "127.0.0.1", "localhost"]
