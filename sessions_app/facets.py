@@ -7,7 +7,6 @@ cached for a few minutes per file.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.core.cache import cache
 from django.db import connections
 
@@ -19,7 +18,8 @@ def distinct_values(column: str, *, table: str = "sessions") -> list[str]:
     shape = connections["hermes"].hermes_shape_now()
     if not shape.has_column(table, column):
         return []
-    key = f"facet:{settings.HERMES_STATE_DB}:{shape.schema_version}:{table}.{column}"
+    name = connections["hermes"].settings_dict["NAME"]
+    key = f"facet:{name}:{shape.schema_version}:{table}.{column}"
     values = cache.get(key)
     if values is None:
         with connections["hermes"].cursor() as cursor:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import django_filters
 from django import forms
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
 from .facets import distinct_values
-from .models import Session
+from .models import Message, Session
 from .timefmt import day_end_epoch, day_start_epoch
 
 COST_STATUSES = [
@@ -62,7 +62,10 @@ def date_to(queryset, name, value):
 
 class SessionFilter(SchemaAwareFilterSet):
     source = OpenMultipleChoiceFilter(
-        field_name="source", lookup_expr="in", label="Source", widget=forms.CheckboxSelectMultiple
+        field_name="source",
+        lookup_expr="exact",
+        label="Source",
+        widget=forms.CheckboxSelectMultiple,
     )
     model = django_filters.CharFilter(method="filter_model", label="Model")
     started_after = django_filters.DateFilter(
@@ -143,3 +146,98 @@ class SessionFilter(SchemaAwareFilterSet):
         if value == "none":
             return queryset.filter(cost_status__isnull=True)
         return queryset.filter(cost_status=value)
+
+
+# Messages ---------------------------------------------------------------------------------
+# Appended for the messages explorer (issue 3); the session filters above are untouched.
+MESSAGE_ROLES = ["user", "assistant", "tool", "system", "session_meta"]
+MESSAGE_SHOW = [
+    ("compacted", "compacted (archived by compression)"),
+    ("rewound", "rewound / undone"),
+    ("hidden", "hidden scaffolding"),
+]
+
+
+class OpenChoiceField(forms.ChoiceField):
+    """A select that also accepts a value outside its choices (roles are an open set)."""
+
+    def valid_value(self, value):
+        return isinstance(value, str) and 0 < len(value) <= 200
+
+
+class OpenChoiceFilter(django_filters.ChoiceFilter):
+    field_class = OpenChoiceField
+
+
+class MessageFilter(SchemaAwareFilterSet):
+    """Filters of the message table. Only ``session_id`` has an index of its own; the others
+    are checked row by row while the id-ordered page is walked, under a short deadline.
+
+    Visibility is applied on every bound request: without ``show`` only the live transcript
+    (``active = 1``, no hidden scaffolding) is listed."""
+
+    session_id = django_filters.CharFilter(
+        field_name="session_id", lookup_expr="exact", label="Session id", max_length=200
+    )
+    role = OpenChoiceFilter(field_name="role", lookup_expr="exact", label="Role", choices=[])
+    tool_name = django_filters.CharFilter(
+        field_name="tool_name", lookup_expr="exact", label="Tool name", max_length=200
+    )
+    source = OpenMultipleChoiceFilter(
+        method="filter_source", label="Source", widget=forms.CheckboxSelectMultiple
+    )
+    date_from = django_filters.DateFilter(
+        field_name="timestamp",
+        method=date_from,
+        label="From",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    date_to = django_filters.DateFilter(
+        field_name="timestamp",
+        method=date_to,
+        label="To",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    show = django_filters.MultipleChoiceFilter(
+        choices=MESSAGE_SHOW,
+        method="filter_show",
+        label="Show also",
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+    class Meta:
+        model = Message
+        fields: list[str] = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
+        role = (self.data.get("role") or "") if self.data else ""
+        roles = MESSAGE_ROLES + ([role] if role and role not in MESSAGE_ROLES else [])
+        self.filters["role"].extra["choices"] = [(r, r) for r in roles]
+        shape = self.queryset.shape
+        if not (
+            shape.has_column("messages", "active") or shape.has_column("messages", "display_kind")
+        ):
+            # Older files have no history edits: every row is live.
+            del self.filters["show"]
+
+    def filter_queryset(self, queryset):
+        show = set(self.form.cleaned_data.get("show") or ())
+        queryset = queryset.transcript_visible(
+            compacted="compacted" in show, rewound="rewound" in show, hidden="hidden" in show
+        )
+        return super().filter_queryset(queryset)
+
+    def filter_show(self, queryset, name, value):
+        return queryset  # applied in filter_queryset, which also covers "nothing ticked"
+
+    def filter_source(self, queryset, name, value):
+        # NOTE: an EXISTS on the session's primary key, not a join: a join lets SQLite start
+        # from the sessions of the source and sort all their messages to find the newest page;
+        # EXISTS walks messages newest first and stops after a page (see the issue notes).
+        if not value:
+            return queryset
+        return queryset.filter(
+            Exists(Session.objects.filter(pk=OuterRef("session_id"), source__in=list(value)))
+        )

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from django.db import connections, models
 from django.db.models import Case, OuterRef, Q, Subquery, When
-from django.db.models.functions import Substr
+
+from .sqlfunctions import ContentHead
 
 PREVIEW_CHARS = 240
 
@@ -79,7 +80,7 @@ class SessionQuerySet(HermesQuerySet):
         first_user = (
             Message.objects.filter(session_id=OuterRef("pk"), role="user")
             .order_by("id")
-            .values_list(Substr("content", 1, 120))[:1]
+            .values_list(ContentHead("content", 120))[:1]
         )
         return self.only_readable(*self.LIST_COLUMNS).annotate(
             first_user_preview=Case(When(title__isnull=True, then=Subquery(first_user)))
@@ -120,7 +121,7 @@ class MessageQuerySet(HermesQuerySet):
 
     def with_preview(self, chars: int = PREVIEW_CHARS):
         """Content cut in SQL: a page of previews never loads a megabyte tool output."""
-        return self.defer("content").annotate(preview=Substr("content", 1, chars))
+        return self.defer("content").annotate(preview=ContentHead("content", chars))
 
 
 class UsageQuerySet(HermesQuerySet):

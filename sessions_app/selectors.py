@@ -10,12 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.db import connections
-from django.db.models import Count, F, Sum
+from django.db.models import Count, F, Sum, TextField, Value
 from django.db.models.functions import Coalesce, Length, Substr
 
 from .content import parse_tool_calls
 from .models import Message, Session, SessionModelUsage
 from .pagination import Keyset
+from .sqlfunctions import ContentHead, ContentLength
 
 COUNT_CAP = 10_000
 TRANSCRIPT_PAGE = 200
@@ -239,10 +240,12 @@ class Visibility:
     hidden: bool = False
 
     @classmethod
-    def from_param(cls, value: str | None) -> Visibility:
-        if value is None:
+    def from_params(cls, values: list[str]) -> Visibility:
+        """From ``?show=`` values (repeated or comma-separated); none at all is the default.
+        The form always sends ``show=live`` so that unticking every box means "live only"."""
+        if not values:
             return cls()
-        wanted = {part.strip() for part in value.split(",")}
+        wanted = {part.strip() for value in values for part in value.split(",")}
         return cls(
             compacted="compacted" in wanted, rewound="rewound" in wanted, hidden="hidden" in wanted
         )
@@ -307,14 +310,16 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
     start = (page - 1) * TRANSCRIPT_PAGE
     heavy = ["content", "reasoning", "reasoning_details", "api_content", "display_metadata"]
     qs = base.defer(*heavy).annotate(
-        body=Substr("content", 1, TRANSCRIPT_CUT),
-        body_length=Length("content"),
+        body=ContentHead("content", TRANSCRIPT_CUT),
+        body_length=ContentLength("content"),
         reasoning_text=Substr("reasoning", 1, TRANSCRIPT_CUT),
     )
     if base.has_column("reasoning_content"):
         qs = qs.defer("reasoning_content").annotate(
             reasoning_extra=Substr("reasoning_content", 1, TRANSCRIPT_CUT)
         )
+    else:
+        qs = qs.annotate(reasoning_extra=Value(None, output_field=TextField()))
     messages = list(qs.order_by("id")[start : start + TRANSCRIPT_PAGE])
 
     results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
@@ -354,3 +359,54 @@ def message_position(session_id: str, message_id: int, visibility: Visibility) -
         transcript_messages(session_id, visibility).filter(id__lt=message_id).order_by().count()
     )
     return before // TRANSCRIPT_PAGE + 1
+
+
+# Messages table ---------------------------------------------------------------------------
+# Appended for the messages explorer (issue 3).
+# Ids are insertion order, so "newest first" is the primary key walked backwards: the one
+# order an index answers on the whole table.
+MESSAGE_SORTS: dict[str, Keyset] = {
+    "-id": Keyset((("id", True),), name="-id"),
+    "id": Keyset((("id", False),), name="id"),
+}
+DEFAULT_MESSAGE_SORT = "-id"
+MESSAGE_TABLE_COLUMNS = (
+    "id",
+    "session",
+    "role",
+    "tool_name",
+    "timestamp",
+    "token_count",
+    "active",
+    "compacted",
+    "display_kind",
+)
+
+
+def messages_for_table(queryset):
+    """What the message table shows: the content cut in SQL, and the session's title and
+    source looked up by primary key for the rows of the page only (a subquery, not a join, so
+    a message whose session was pruned is still listed)."""
+    from django.db.models import OuterRef, Subquery
+
+    def of_session(column: str):
+        return Subquery(Session.objects.filter(pk=OuterRef("session_id")).values(column)[:1])
+
+    return (
+        queryset.only_readable(*MESSAGE_TABLE_COLUMNS)
+        .with_preview()
+        .annotate(session_title=of_session("title"), session_source=of_session("source"))
+    )
+
+
+def link_messages(rows) -> list:
+    """Give each row its transcript links (None when an odd id cannot be routed)."""
+    from django.urls import NoReverseMatch, reverse
+
+    for row in rows:
+        try:
+            row.message_url = reverse("sessions:message", args=[row.session_id, row.id])
+            row.session_url = reverse("sessions:detail", args=[row.session_id])
+        except NoReverseMatch:
+            row.message_url = row.session_url = None
+    return rows

@@ -84,7 +84,7 @@ def session_detail(request, session_id: str):
     session = selectors.session_detail(session_id)
     if session is None:
         raise Http404("No session with this id in the state.db.")
-    visibility = selectors.Visibility.from_param(request.GET.get("show"))
+    visibility = selectors.Visibility.from_params(request.GET.getlist("show"))
     transcript = selectors.transcript_page(session.id, visibility, _int_param(request, "page"))
     return render(
         request,
@@ -110,7 +110,7 @@ def message_in_transcript(request, session_id: str, message_id: int):
     )
     if message is None:
         raise Http404("No such message in this session.")
-    visibility = selectors.Visibility.from_param(request.GET.get("show"))
+    visibility = selectors.Visibility.from_params(request.GET.getlist("show"))
     if message.visibility != "live":
         visibility = visibility.with_kind(message.visibility)
     page = selectors.message_position(session_id, message.id, visibility)
