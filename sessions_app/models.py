@@ -209,9 +209,11 @@ class SessionModelUsage(HermesModel):
         related_name="model_usage",
     )
     model = models.TextField()
-    billing_provider = models.TextField(null=True)
-    billing_base_url = models.TextField(null=True)
-    billing_mode = models.TextField(null=True)
+    # NOTE: part of the composite key, so declared NOT NULL (Django requires it); Hermes
+    # writes '' for "none", and a NULL read back is still just None.
+    billing_provider = models.TextField()
+    billing_base_url = models.TextField()
+    billing_mode = models.TextField()
     task = models.TextField(default="")
     api_call_count = models.IntegerField(null=True)
     input_tokens = models.IntegerField(null=True)
