@@ -7,6 +7,7 @@ an error rather than a silent default.  ``deploy/env.example`` lists every varia
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -65,8 +66,10 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "django_tables2",
     "django_filters",
+    "axes",
     "sessions_app",
     "insights_app",
+    "console_app",
 ]
 
 MIDDLEWARE = [
@@ -77,9 +80,14 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    # Roles: 403 for what the user's role may not see (pages and exports alike).
+    "hermes_explorer.roles.RoleAccessMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "hermes_explorer.middleware.StateDBErrorMiddleware",
+    # Last, as django-axes asks: turns a locked-out sign-in into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "hermes_explorer.urls"
@@ -96,6 +104,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "hermes_explorer.context_processors.explorer",
+                "hermes_explorer.roles.context",
             ],
         },
     },
@@ -161,6 +170,77 @@ SECURE_REFERRER_POLICY = "same-origin"
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_BEHIND_TLS_PROXY", False) else None
 )
+
+# Security: roles, sign-in, headers, secrets (issue 6) ------------------------------------
+# Behind Caddy (deploy/Caddyfile), which terminates TLS and sets X-Forwarded-Proto/-For.
+BEHIND_TLS_PROXY = env_bool("DJANGO_BEHIND_TLS_PROXY", False)
+CSRF_COOKIE_HTTPONLY = True
+SESSION_COOKIE_AGE = int(os.environ.get("DJANGO_SESSION_AGE", str(12 * 3600)))
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", BEHIND_TLS_PROXY)
+# Local health checks (systemd, a monitor on the host) speak plain HTTP to gunicorn.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = int(
+    os.environ.get("DJANGO_HSTS_SECONDS", "31536000" if BEHIND_TLS_PROXY else "0")
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+# NOTE: HSTS on subdomains and preloading commit the whole domain, not just this app: they
+# are the domain owner's decision, so `check --deploy` is told not to insist on them.
+SILENCED_SYSTEM_CHECKS = env_list("DJANGO_SILENCED_CHECKS", "security.W005,security.W021")
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+
+# Content-Security-Policy (django-csp): no inline script or style anywhere, everything from
+# this origin; the insights charts are inline <svg> elements, which need no exception.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# Failed sign-in throttling (django-axes): HERMES_LOGIN_FAILURE_LIMIT failures for one user
+# name from one address lock that pair out for HERMES_LOGIN_COOLOFF_MINUTES.
+AUTHENTICATION_BACKENDS = [
+    "hermes_explorer.security.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("HERMES_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("HERMES_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_CLIENT_IP_CALLABLE = "hermes_explorer.security.client_ip"
+# Trust the right-most X-Forwarded-For entry (set by our own proxy) only behind it.
+HERMES_TRUST_FORWARDED_FOR = BEHIND_TLS_PROXY
+
+# Optional: trust a user name set by the reverse proxy (Caddy forward_auth/SSO). Off unless
+# named; the proxy MUST overwrite this header on every request (see deploy/Caddyfile).
+HERMES_REMOTE_USER_HEADER = os.environ.get("HERMES_REMOTE_USER_HEADER", "").strip()
+HERMES_REMOTE_USER_CREATE = env_bool("HERMES_REMOTE_USER_CREATE", True)
+if HERMES_REMOTE_USER_HEADER:
+    MIDDLEWARE.insert(
+        MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
+        "hermes_explorer.security.ProxyUserMiddleware",
+    )
+    AUTHENTICATION_BACKENDS.append("hermes_explorer.security.ProxyUserBackend")
+
+# Secrets in message content are replaced by "[redacted: …]" markers when shown or exported.
+HERMES_REDACT_SECRETS = env_bool("HERMES_REDACT_SECRETS", True)
+
+# The SQL console (/sql/, staff): per-statement deadline, rows shown, and the limits of its
+# downloads (which run under HERMES_EXPORT_CHUNK_TIMEOUT).
+HERMES_SQL_TIMEOUT = float(os.environ.get("HERMES_SQL_TIMEOUT", "1"))
+HERMES_SQL_MAX_ROWS = int(os.environ.get("HERMES_SQL_MAX_ROWS", "1000"))
+HERMES_SQL_EXPORT_MAX_ROWS = int(os.environ.get("HERMES_SQL_EXPORT_MAX_ROWS", "100000"))
+HERMES_SQL_EXPORT_MAX_BYTES = int(os.environ.get("HERMES_SQL_EXPORT_MAX_BYTES", str(64 * 2**20)))
 
 LOGGING = {
     "version": 1,

@@ -11,6 +11,7 @@ from . import views
 urlpatterns = [
     path("", session_views.overview, name="overview"),
     path("sessions/", include("sessions_app.urls")),
+    path("sql/", include("console_app.urls")),
     path("healthz", login_not_required(views.healthz), name="healthz"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),

@@ -1,0 +1,126 @@
+"""Named queries that ship with the console, and lookup of the ones staff saved.
+
+The first four are the "useful queries" of the team's old Datasette runbook, the fifth is the
+example its doc gave for ``/state?sql=``; each has a stable slug so that a link such as
+``/sql/?query=sessions-with-cost`` keeps working.  The keyword search takes a ``:keyword``
+parameter instead of the runbook's hand-edited ``'%keyword%'``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .models import SavedQuery
+
+
+@dataclass(frozen=True)
+class NamedQuery:
+    slug: str
+    name: str
+    sql: str
+    description: str = ""
+    canned: bool = True
+    created_by: str = ""
+    pk: int | None = None
+
+
+CANNED_QUERIES: tuple[NamedQuery, ...] = (
+    NamedQuery(
+        slug="sessions-with-cost",
+        name="All sessions with message count and cost",
+        description="Every session, newest first (from the old runbook).",
+        sql="""SELECT id, title, source, message_count,
+       datetime(started_at, 'unixepoch') AS date,
+       estimated_cost_usd
+FROM sessions
+ORDER BY started_at DESC""",
+    ),
+    NamedQuery(
+        slug="telegram-conversations",
+        name="Telegram conversations",
+        description="Sessions that came in through Telegram, newest first (from the old runbook).",
+        sql="""SELECT id, title, user_id, message_count,
+       datetime(started_at, 'unixepoch') AS date
+FROM sessions
+WHERE source = 'telegram'
+ORDER BY started_at DESC""",
+    ),
+    NamedQuery(
+        slug="search-messages",
+        name="Search messages by keyword, with session title",
+        description=(
+            "Messages whose content contains a keyword (from the old runbook). LIKE reads every "
+            "message: on a big store prefer the full-text version below, or /search/."
+        ),
+        sql="""SELECT s.title, s.source, m.role, m.content,
+       datetime(m.timestamp, 'unixepoch') AS date
+FROM messages m
+JOIN sessions s ON s.id = m.session_id
+WHERE m.content LIKE '%' || :keyword || '%'
+ORDER BY m.timestamp DESC""",
+    ),
+    NamedQuery(
+        slug="stats-per-channel",
+        name="Statistics per channel",
+        description="Sessions, messages and estimated cost per source (from the old runbook).",
+        sql="""SELECT source,
+       COUNT(*) AS nb_sessions,
+       SUM(message_count) AS nb_messages,
+       ROUND(SUM(estimated_cost_usd), 4) AS cout_total_usd
+FROM sessions
+GROUP BY source""",
+    ),
+    NamedQuery(
+        slug="titles-with-message-counts",
+        name="Titles with their message counts",
+        description="The example of the old /state?sql= page: sessions by number of messages.",
+        sql="""SELECT s.title, s.source, COUNT(m.id) AS nb_messages
+FROM sessions s
+JOIN messages m ON m.session_id = s.id
+GROUP BY s.id
+ORDER BY nb_messages DESC""",
+    ),
+    NamedQuery(
+        slug="search-messages-fts",
+        name="Search messages with the full-text index",
+        description=(
+            "Same as the keyword search, through messages_fts (FTS5 syntax: words, "
+            '"a phrase", prefix*, AND/OR/NOT). Fast on any size of store.'
+        ),
+        sql="""SELECT s.title, s.source, m.role, substr(m.content, 1, 500) AS content,
+       datetime(m.timestamp, 'unixepoch') AS date
+FROM messages_fts f
+JOIN messages m ON m.id = f.rowid
+JOIN sessions s ON s.id = m.session_id
+WHERE messages_fts MATCH :query_text
+ORDER BY m.id DESC
+LIMIT 200""",
+    ),
+)
+CANNED_BY_SLUG = {q.slug: q for q in CANNED_QUERIES}
+
+
+def _from_saved(saved: SavedQuery) -> NamedQuery:
+    return NamedQuery(
+        slug=saved.slug,
+        name=saved.name,
+        sql=saved.sql,
+        description=saved.description,
+        canned=False,
+        created_by=saved.created_by.get_username() if saved.created_by else "",
+        pk=saved.pk,
+    )
+
+
+def named_query(slug: str) -> NamedQuery | None:
+    """A canned query, or a saved one, by slug (None when there is no such query)."""
+    if slug in CANNED_BY_SLUG:
+        return CANNED_BY_SLUG[slug]
+    saved = SavedQuery.objects.select_related("created_by").filter(slug=slug[:80]).first()
+    return _from_saved(saved) if saved else None
+
+
+def all_named_queries() -> tuple[list[NamedQuery], list[NamedQuery]]:
+    """(canned, saved) for the console's side list."""
+    saved = [_from_saved(q) for q in SavedQuery.objects.select_related("created_by")]
+    return list(CANNED_QUERIES), saved

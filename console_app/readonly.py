@@ -1,0 +1,370 @@
+"""Run one SQL statement typed by a person on the state.db, read-only by construction.
+
+The console does not go through Django's ``hermes`` connection: it opens its own raw
+``sqlite3`` connection per query, so that what a person types can be fenced in more tightly
+than the app's own queries need:
+
+1. the file is opened ``file:…?mode=ro`` (the same URI the backend uses) and
+   ``PRAGMA query_only=1`` is set: SQLite itself refuses to write;
+2. an authorizer (``Connection.set_authorizer``) allows reads only: ``SELECT``, column reads,
+   functions other than a short deny list, recursive CTEs and a few introspection pragmas.
+   Everything else (writes, DDL, ``ATTACH``, transactions, ``VACUUM``, other pragmas) is
+   refused while the statement is *prepared*, before it runs;
+3. ``SQLITE_LIMIT_ATTACHED`` is 0 and a string or blob is capped at
+   :data:`MAX_VALUE_BYTES`, so ``randomblob(1e9)`` cannot eat the server's memory;
+4. a deadline (an SQLite progress handler) covers ``execute`` and every fetch, and at most
+   ``max_rows`` rows are kept.
+
+Only the first statement is run (``sqlite3`` refuses a string with two), and named parameters
+(``:name``) are bound, never pasted into the SQL.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from hermes_explorer.hermes_db.base import readonly_uri
+from hermes_explorer.hermes_db.deadline import PROGRESS_STEPS
+from hermes_explorer.middleware import describe_store_fault
+
+# Big enough for a megabyte tool output, small enough that one value cannot exhaust memory.
+MAX_VALUE_BYTES = 64 * 1024 * 1024
+MAX_SQL_CHARS = 100_000
+FETCH_BATCH = 256
+
+CJK_TABLE = "messages_fts_cjk"
+CJK_EXPLANATION = (
+    f"{CJK_TABLE} was made by Hermes with a tokenizer (cjk_unicode61) from an SQLite extension "
+    "the explorer does not load, so any statement that touches it fails. Use messages_fts "
+    "(words) or messages_fts_trigram (substrings, CJK) instead."
+)
+
+# Introspection pragmas that only read: each takes a table or index name.
+SAFE_PRAGMAS = frozenset(
+    {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"}
+)
+# NOTE: FTS5 runs "PRAGMA main.data_version" itself while a MATCH is prepared; it only reads
+# a counter, so it is allowed too (refusing it would break every full-text query).
+INTERNAL_PRAGMAS = frozenset({"data_version"})
+DENIED_FUNCTIONS = frozenset(
+    {
+        "load_extension",  # would run native code from a file
+        "fts3_tokenizer",  # can install a tokenizer from a pointer: a known escape hatch
+        "readfile",
+        "writefile",
+        "edit",
+    }
+)
+# SQLite reports these as "updates" of the schema table while it declares a virtual table's
+# columns (FTS5 tables, table-valued pragmas) for a SELECT; no statement can really write
+# the schema table (SQLite forbids it without writable_schema, a pragma refused here).
+SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_temp_master", "sqlite_schema"})
+
+ACTION_NAMES = {
+    sqlite3.SQLITE_INSERT: "INSERT",
+    sqlite3.SQLITE_UPDATE: "UPDATE",
+    sqlite3.SQLITE_DELETE: "DELETE",
+    sqlite3.SQLITE_CREATE_TABLE: "CREATE TABLE",
+    sqlite3.SQLITE_CREATE_TEMP_TABLE: "CREATE TEMP TABLE",
+    sqlite3.SQLITE_CREATE_INDEX: "CREATE INDEX",
+    sqlite3.SQLITE_CREATE_VIEW: "CREATE VIEW",
+    sqlite3.SQLITE_CREATE_TRIGGER: "CREATE TRIGGER",
+    sqlite3.SQLITE_CREATE_VTABLE: "CREATE VIRTUAL TABLE",
+    sqlite3.SQLITE_DROP_TABLE: "DROP TABLE",
+    sqlite3.SQLITE_DROP_INDEX: "DROP INDEX",
+    sqlite3.SQLITE_DROP_VIEW: "DROP VIEW",
+    sqlite3.SQLITE_DROP_TRIGGER: "DROP TRIGGER",
+    sqlite3.SQLITE_DROP_VTABLE: "DROP VIRTUAL TABLE",
+    sqlite3.SQLITE_ALTER_TABLE: "ALTER TABLE",
+    sqlite3.SQLITE_ATTACH: "ATTACH",
+    sqlite3.SQLITE_DETACH: "DETACH",
+    sqlite3.SQLITE_TRANSACTION: "a transaction",
+    sqlite3.SQLITE_SAVEPOINT: "SAVEPOINT",
+    sqlite3.SQLITE_REINDEX: "REINDEX",
+    sqlite3.SQLITE_ANALYZE: "ANALYZE",
+}
+
+
+class ConsoleError(Exception):
+    """Something the person who typed the query should read (never a traceback)."""
+
+
+class ConsoleDenied(ConsoleError):
+    """The statement would do more than read."""
+
+
+class ConsoleTimeout(ConsoleError):
+    def __init__(self, budget: float):
+        self.budget = budget
+        super().__init__(
+            f"The query ran longer than its {budget:g} s limit and was stopped. Add a LIMIT, "
+            "a WHERE on an indexed column (sessions.started_at, messages.session_id) or use "
+            "the full-text index (messages_fts) instead of LIKE over every message."
+        )
+
+
+class ConsoleUnavailable(ConsoleError):
+    """The state.db itself cannot be read (missing, corrupt, locked…)."""
+
+
+@dataclass
+class QueryResult:
+    columns: list[str]
+    rows: list[tuple]
+    truncated: bool
+    elapsed_ms: float
+    row_cap: int
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+
+class ReadOnlyAuthorizer:
+    """The SQLite authorizer callback: says yes to reads and no to everything else.
+
+    It remembers why it refused, so the page can say "ATTACH is not allowed" rather than
+    SQLite's bare "not authorized".
+    """
+
+    def __init__(self) -> None:
+        self.refusal: str | None = None
+        self.reading = False
+
+    def __call__(self, action, arg1, arg2, db_name, trigger) -> int:
+        verdict = self._judge(action, arg1, arg2)
+        if verdict is None:
+            return sqlite3.SQLITE_OK
+        if self.refusal is None:
+            self.refusal = verdict
+        return sqlite3.SQLITE_DENY
+
+    def _judge(self, action, arg1, arg2) -> str | None:
+        if action == sqlite3.SQLITE_SELECT:
+            self.reading = True
+            return None
+        if action == sqlite3.SQLITE_READ:
+            if (arg1 or "").lower() == CJK_TABLE:
+                return CJK_EXPLANATION
+            return None
+        if action == sqlite3.SQLITE_RECURSIVE:
+            return None
+        if action == sqlite3.SQLITE_FUNCTION:
+            name = (arg2 or "").lower()
+            if name in DENIED_FUNCTIONS:
+                return f"The function {name}() is not allowed in the console."
+            return None
+        if action == sqlite3.SQLITE_PRAGMA:
+            name = (arg1 or "").lower()
+            if name in INTERNAL_PRAGMAS and arg2 is None:
+                return None
+            if name in SAFE_PRAGMAS:
+                if (arg2 or "").strip("\"'`[] ").lower() == CJK_TABLE:
+                    return CJK_EXPLANATION
+                return None
+            return (
+                f"PRAGMA {name} is not allowed in the console; the read-only pragmas are "
+                + ", ".join(sorted(SAFE_PRAGMAS))
+                + "."
+            )
+        if (
+            action == sqlite3.SQLITE_UPDATE
+            and self.reading
+            and (arg1 or "").lower() in SCHEMA_TABLES
+        ):
+            return None
+        if action == sqlite3.SQLITE_ATTACH and not arg1:
+            what = "VACUUM"  # VACUUM attaches an empty name first
+        else:
+            what = ACTION_NAMES.get(action, "This kind of statement")
+        return f"{what} is not allowed: the console only reads the state.db."
+
+
+# Parameters ---------------------------------------------------------------------------------
+_TOKEN = re.compile(
+    r"""
+    (?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
+  | (?P<string>'(?:[^']|'')*(?:'|\Z))
+  | (?P<quoted>"(?:[^"]|"")*(?:"|\Z)|`(?:[^`]|``)*(?:`|\Z)|\[[^\]]*(?:\]|\Z))
+  | (?P<param>:[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<word>[A-Za-z_][A-Za-z0-9_$]*)
+  | (?P<other>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+def _tokens(sql: str):
+    for match in _TOKEN.finditer(sql):
+        yield match.lastgroup, match.group()
+
+
+def sql_parameters(sql: str) -> list[str]:
+    """The ``:name`` parameters of ``sql`` in order of first use (not those inside strings,
+    quoted names or comments)."""
+    seen: list[str] = []
+    for kind, text in _tokens(sql):
+        if kind == "param" and text[1:] not in seen:
+            seen.append(text[1:])
+    return seen
+
+
+WRITE_KEYWORDS = frozenset(
+    {
+        "INSERT", "REPLACE", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "ATTACH", "DETACH",
+        "VACUUM", "REINDEX", "ANALYZE", "BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT",
+        "RELEASE",
+    }
+)  # fmt: skip
+
+
+def leading_keyword(sql: str) -> str:
+    """The first word of the statement, upper-cased ("" when there is none)."""
+    for kind, text in _tokens(sql):
+        if kind == "word":
+            return text.upper()
+        if kind in ("param", "string", "quoted"):
+            return ""
+    return ""
+
+
+def names_cjk_table(sql: str) -> bool:
+    for kind, text in _tokens(sql):
+        if kind == "word" and text.lower() == CJK_TABLE:
+            return True
+        if kind == "quoted" and text[1:-1].lower() == CJK_TABLE:
+            return True
+    return False
+
+
+# Running ------------------------------------------------------------------------------------
+def open_readonly(
+    path: str, *, busy_timeout: float
+) -> tuple[sqlite3.Connection, ReadOnlyAuthorizer]:
+    """A fresh raw connection on ``path``: mode=ro, query_only, limits, and the authorizer."""
+    try:
+        conn = sqlite3.connect(
+            readonly_uri(path),
+            uri=True,
+            timeout=busy_timeout,
+            detect_types=0,
+            isolation_level=None,  # never BEGIN on our behalf
+            check_same_thread=False,
+        )
+    except sqlite3.Error as exc:
+        raise ConsoleUnavailable(_fault_text(exc)) from exc
+    try:
+        conn.execute("PRAGMA query_only = 1")
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+    except sqlite3.Error as exc:
+        conn.close()
+        raise ConsoleUnavailable(_fault_text(exc)) from exc
+    conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS)
+    authorizer = ReadOnlyAuthorizer()
+    # Set last: the pragmas above are ours, not the user's.
+    conn.set_authorizer(authorizer)
+    return conn, authorizer
+
+
+def run_readonly(
+    sql: str,
+    params: dict[str, str] | None = None,
+    *,
+    path: str,
+    timeout: float,
+    max_rows: int,
+    max_bytes: int | None = None,
+) -> QueryResult:
+    """Run one read-only statement and return at most ``max_rows`` rows.
+
+    ``timeout`` seconds cover preparing, running and fetching; ``max_bytes`` (exports) stops
+    fetching once the rows kept hold about that many bytes of text.
+    """
+    if not sql.strip():
+        raise ConsoleError("Type a query first.")
+    if len(sql) > MAX_SQL_CHARS:
+        raise ConsoleError(f"The query is longer than {MAX_SQL_CHARS:,} characters.")
+    if names_cjk_table(sql):
+        raise ConsoleDenied(CJK_EXPLANATION)
+    started = time.monotonic()
+    conn, authorizer = open_readonly(path, busy_timeout=max(0.05, min(timeout, 5.0)))
+    expires_at = started + timeout
+    conn.set_progress_handler(lambda: 1 if time.monotonic() > expires_at else 0, PROGRESS_STEPS)
+    try:
+        cursor = conn.execute(sql, params or {})
+        columns = [d[0] for d in cursor.description or ()]
+        rows: list[tuple] = []
+        truncated = False
+        size = 0
+        while columns:
+            batch = cursor.fetchmany(FETCH_BATCH)
+            if not batch:
+                break
+            for row in batch:
+                if len(rows) >= max_rows:
+                    truncated = True
+                    break
+                rows.append(row)
+                if max_bytes is not None:
+                    size += sum(len(v) for v in row if isinstance(v, str | bytes))
+                    if size > max_bytes:
+                        truncated = True
+                        break
+            if truncated:
+                break
+    except sqlite3.ProgrammingError as exc:
+        raise ConsoleError(_programming_text(exc)) from exc
+    except sqlite3.DatabaseError as exc:
+        raise _translate(exc, authorizer, timeout, leading_keyword(sql)) from exc
+    finally:
+        conn.close()
+    return QueryResult(
+        columns=columns,
+        rows=rows,
+        truncated=truncated,
+        elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+        row_cap=max_rows,
+    )
+
+
+def _translate(
+    exc: sqlite3.DatabaseError, authorizer: ReadOnlyAuthorizer, timeout: float, keyword: str
+):
+    text = str(exc)
+    if text == "interrupted":
+        return ConsoleTimeout(timeout)
+    if authorizer.refusal is not None and ("authoriz" in text or "prohibited" in text):
+        if keyword in WRITE_KEYWORDS and not authorizer.refusal.startswith(("PRAGMA", "The ")):
+            # SQLite reports DROP as a DELETE from the schema, CREATE VIEW as an INSERT…:
+            # name the statement the person typed.
+            return ConsoleDenied(f"{keyword} is not allowed: the console only reads the state.db.")
+        return ConsoleDenied(authorizer.refusal)
+    if "no such tokenizer" in text or CJK_TABLE in text:
+        return ConsoleDenied(CJK_EXPLANATION)
+    if "readonly database" in text or "may not be modified" in text or keyword in WRITE_KEYWORDS:
+        return ConsoleDenied(
+            f"{keyword or 'This statement'} is refused: the state.db is read-only here (SQLite said: {text})."
+        )
+    fault = describe_store_fault(exc)
+    if fault is not None and not text.startswith("no such table"):
+        return ConsoleUnavailable(f"{fault} (SQLite said: {text})")
+    return ConsoleError(f"SQLite said: {text}")
+
+
+def _programming_text(exc: sqlite3.ProgrammingError) -> str:
+    text = str(exc)
+    if "one statement at a time" in text:
+        return "Only one statement can run at a time: remove everything after the first ';'."
+    if "Binding" in text or "supplied" in text:
+        return f"{text} Use named parameters (:name), each filled in the form."
+    return text
+
+
+def _fault_text(exc: sqlite3.Error) -> str:
+    fault = describe_store_fault(exc)
+    return f"{fault} (SQLite said: {exc})" if fault else f"The state.db cannot be opened: {exc}"

@@ -1,0 +1,191 @@
+"""Who may see what: three roles, and the one place that enforces them.
+
+Roles are Django groups (created by ``console_app``'s data migration, managed in the admin and
+with ``manage.py roles``):
+
+========  ===========================================================================
+viewers   metadata: session tables, session pages without the transcript, insights
+analysts  also message content (transcripts, /messages/, /search/) and every export
+staff     also the SQL console, revealing redacted secrets, managing users (admin)
+========  ===========================================================================
+
+A signed-in user with no group is a viewer (least privilege); ``is_staff`` or the ``staff``
+group make a staff member; a superuser can do everything.
+
+Enforcement is :class:`RoleAccessMiddleware`: it maps the resolved URL (namespace and name),
+the path and the query string to the capability a request needs, and answers 403 with a page
+that says which role is missing. Because it looks at every request, including
+``?_export=`` on any table and the legacy ``.csv``/``.json`` URLs, an export can never show
+what the page hides. Templates get the same answers from :func:`context` to hide links.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.shortcuts import render
+
+VIEWER = "viewer"
+ANALYST = "analyst"
+STAFF = "staff"
+ROLES = (VIEWER, ANALYST, STAFF)
+GROUP_OF_ROLE = {VIEWER: "viewers", ANALYST: "analysts", STAFF: "staff"}
+ROLE_OF_GROUP = {group: role for role, group in GROUP_OF_ROLE.items()}
+_RANK = {VIEWER: 0, ANALYST: 1, STAFF: 2}
+
+
+# Capabilities ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Capability:
+    name: str
+    minimum: str  # the lowest role that has it
+    description: str  # completes "your role … cannot …"
+
+
+CONTENT = Capability("content", ANALYST, "read message content")
+EXPORT = Capability("export", ANALYST, "download exports")
+SQL = Capability("sql", STAFF, "use the SQL console")
+REVEAL = Capability("reveal", STAFF, "reveal redacted secrets")
+
+
+def role_of(user) -> str | None:
+    """``viewer``, ``analyst`` or ``staff`` for a signed-in user; None for anonymous."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    cached = getattr(user, "_hermes_role", None)
+    if cached is not None:
+        return cached
+    if user.is_superuser or user.is_staff:
+        role = STAFF
+    else:
+        groups = set(user.groups.values_list("name", flat=True))
+        ranked = [ROLE_OF_GROUP[g] for g in groups if g in ROLE_OF_GROUP]
+        role = max(ranked, key=_RANK.__getitem__, default=VIEWER)
+    user._hermes_role = role  # one groups query per request
+    return role
+
+
+def has_capability(user, capability: Capability) -> bool:
+    if user is not None and getattr(user, "is_superuser", False) and user.is_active:
+        return True
+    role = role_of(user)
+    return role is not None and _RANK[role] >= _RANK[capability.minimum]
+
+
+def can_see_content(user) -> bool:
+    return has_capability(user, CONTENT)
+
+
+def can_export(user) -> bool:
+    return has_capability(user, EXPORT)
+
+
+def can_use_sql(user) -> bool:
+    return has_capability(user, SQL)
+
+
+def can_reveal(user) -> bool:
+    return has_capability(user, REVEAL)
+
+
+def context(request) -> dict:
+    """Template context: the current user's role and what it allows."""
+    user = getattr(request, "user", None)
+    return {
+        "role": role_of(user),
+        "can_see_content": can_see_content(user),
+        "can_export": can_export(user),
+        "can_use_sql": can_use_sql(user),
+        "can_reveal": can_reveal(user),
+    }
+
+
+# Enforcement -------------------------------------------------------------------------------
+# (namespace, url name or "*") → capability.  Checked on the resolved URL, so a route that
+# moves keeps its rule; the path rules below catch URLs that only redirect or stream.
+URL_RULES: dict[tuple[str, str], Capability] = {
+    ("sql", "*"): SQL,
+    ("sessions", "reveal"): REVEAL,
+    ("sessions", "message_text"): CONTENT,
+    ("messages", "*"): CONTENT,
+    ("search", "*"): CONTENT,
+}
+# URL names (any namespace) that start with this are downloads: transcripts as .md/.json.
+EXPORT_NAME_PREFIX = "export"
+# The old Datasette URLs: message tables are content, ``.csv``/``.json`` are exports, and
+# ``/state?sql=`` is the console.
+PATH_RULES: tuple[tuple[re.Pattern, Capability], ...] = (
+    (re.compile(r"^/state/?$"), SQL),  # only with ?sql=, see required_capability
+    (re.compile(r"\.(?:csv|json|jsonl|md|txt)$"), EXPORT),
+    (re.compile(r"^/state/messages"), CONTENT),
+)
+
+
+def required_capability(request) -> Capability | None:
+    """The capability this request needs beyond being signed in (None: any role)."""
+    match = getattr(request, "resolver_match", None)
+    needs: list[Capability] = []
+    if match is not None:
+        namespace = match.namespace or ""
+        name = match.url_name or ""
+        for key in ((namespace, name), (namespace, "*")):
+            if key in URL_RULES:
+                needs.append(URL_RULES[key])
+                break
+        if namespace in ("sessions", "messages", "legacy", "state") and name.startswith(
+            EXPORT_NAME_PREFIX
+        ):
+            needs.append(EXPORT)
+    if "_export" in request.GET:
+        needs.append(EXPORT)
+    path = request.path_info
+    for pattern, capability in PATH_RULES:
+        if pattern.search(path):
+            if capability is SQL and "sql" not in request.GET:
+                continue
+            needs.append(capability)
+    if not needs:
+        return None
+    # The strictest wins (SQL and REVEAL need staff; EXPORT and CONTENT analysts).
+    return max(needs, key=lambda c: _RANK[c.minimum])
+
+
+def forbidden(request, capability: Capability):
+    role = role_of(request.user)
+    return render(
+        request,
+        "errors/forbidden_role.html",
+        {
+            "capability": capability,
+            "role": role,
+            "role_group": GROUP_OF_ROLE.get(role or VIEWER),
+            "needed_role": capability.minimum,
+            "needed_group": GROUP_OF_ROLE[capability.minimum],
+        },
+        status=403,
+    )
+
+
+class RoleAccessMiddleware:
+    """403 for a request the user's role does not allow (see :func:`required_capability`).
+
+    Runs after authentication and ``LoginRequiredMiddleware``: anonymous requests were already
+    sent to the login page, except views marked ``login_not_required`` (the login page and
+    ``/healthz``), which need no role.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return None
+        capability = required_capability(request)
+        if capability is None or has_capability(user, capability):
+            return None
+        return forbidden(request, capability)

@@ -1,0 +1,73 @@
+"""Sign-in hardening pieces that the settings point at.
+
+* :func:`client_ip`: the address a request came from, for the login throttle (django-axes)
+  and the audit log.  Behind the documented Caddy proxy (``DJANGO_BEHIND_TLS_PROXY=1``) it is
+  the right-most ``X-Forwarded-For`` entry, the one Caddy itself appended; anything to its left
+  was sent by the client and could be forged.  Otherwise it is the socket's address.
+* :class:`LoginThrottleBackend`: django-axes' standalone backend, minus its refusal to run
+  without a request (the test client's ``login()``, ``authenticate()`` in a shell): there is
+  no address to throttle there, so it stands aside.
+* :class:`ProxyUserMiddleware` / :class:`ProxyUserBackend`: optional trust of a user name set by
+  the reverse proxy (``HERMES_REMOTE_USER_HEADER``, off by default), for teams whose Caddy
+  already signs people in (forward_auth, SSO).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from axes.backends import AxesStandaloneBackend
+from django.conf import settings
+from django.contrib.auth.backends import RemoteUserBackend
+from django.contrib.auth.middleware import PersistentRemoteUserMiddleware
+
+
+def _valid_ip(value: str) -> str | None:
+    value = value.strip()
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        return None
+
+
+def client_ip(request) -> str | None:
+    """The client's address (see the module docstring for which header is trusted)."""
+    if getattr(settings, "HERMES_TRUST_FORWARDED_FOR", False):
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+        if forwarded:
+            candidate = _valid_ip(forwarded.split(",")[-1])
+            if candidate:
+                return candidate
+    return _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
+
+
+class LoginThrottleBackend(AxesStandaloneBackend):
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if request is None:
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
+
+
+def remote_user_meta_key(header: str) -> str:
+    """``X-Forwarded-User`` → ``HTTP_X_FORWARDED_USER`` (how WSGI exposes it)."""
+    return "HTTP_" + header.strip().upper().replace("-", "_")
+
+
+class ProxyUserMiddleware(PersistentRemoteUserMiddleware):
+    """Sign in the user the proxy names in ``HERMES_REMOTE_USER_HEADER``.
+
+    Persistent: a request without the header keeps the session it has (a Django sign-in still
+    works). Only safe when the proxy always overwrites the header: see deploy/Caddyfile.
+    """
+
+    def __init__(self, get_response):
+        super().__init__(get_response)
+        self.header = remote_user_meta_key(settings.HERMES_REMOTE_USER_HEADER)
+
+
+class ProxyUserBackend(RemoteUserBackend):
+    """Users the proxy vouches for; new ones are created without any group (viewers)."""
+
+    @property
+    def create_unknown_user(self) -> bool:
+        return bool(getattr(settings, "HERMES_REMOTE_USER_CREATE", True))
