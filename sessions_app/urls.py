@@ -1,12 +1,22 @@
 from django.urls import path
 
-from .views import sessions
+from .views import sessions, transcript_export
 
 app_name = "sessions"
 
 urlpatterns = [
     path("", sessions.session_list, name="list"),
     path("<str:session_id>/", sessions.session_detail, name="detail"),
+    path(
+        "<str:session_id>/export.md",
+        transcript_export.transcript_markdown,
+        name="export_md",
+    ),
+    path(
+        "<str:session_id>/export.json",
+        transcript_export.transcript_json,
+        name="export_json",
+    ),
     path(
         "<str:session_id>/messages/<int:message_id>/",
         sessions.message_in_transcript,

@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from .. import selectors
+from .. import exports, selectors
 from ..filters import SessionFilter
 from ..models import Message, Session
 from ..tables import SessionTable
@@ -43,6 +43,8 @@ def session_list(request):
         notes.append(f"Unknown sort “{sort}”: showing newest first.")
         sort = selectors.DEFAULT_SESSION_SORT
     filterset = SessionFilter(request.GET or None, queryset=Session.objects.all())
+    if exports.requested_format(request):
+        return exports.export_session_list(request, filterset, sorts[sort])
     rows, page, count = [], None, None
     if filterset.is_bound and not filterset.is_valid():
         notes.append("Some filters are not valid; fix them to see sessions.")

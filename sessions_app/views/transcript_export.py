@@ -1,0 +1,47 @@
+"""One transcript as a download: ``/sessions/<id>/export.md`` and ``/sessions/<id>/export.json``.
+
+``?show=`` picks the messages like the session page (default: live + compacted); ``?chain=1``
+exports the whole compression chain as one conversation.  Both stream (see
+``sessions_app.transcripts``).
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, StreamingHttpResponse
+from django.views.decorators.http import require_GET
+
+from .. import transcripts
+from ..exports import export_filename
+from ..selectors import Visibility
+
+CONTENT_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json; charset=utf-8"}
+
+
+def _wants_chain(request) -> bool:
+    return request.GET.get("chain", "") in ("1", "true", "yes", "on")
+
+
+def _transcript_response(request, session_id: str, kind: str) -> StreamingHttpResponse:
+    session = transcripts.session_with_everything(session_id)
+    if session is None:
+        raise Http404("No session with this id in the state.db.")
+    visibility = Visibility.from_params(request.GET.getlist("show"))
+    chain = transcripts.compression_chain(session) if _wants_chain(request) else None
+    body = transcripts.transcript_stream(kind, session, chain, visibility)
+    bits = [session.id, "chain" if chain is not None else ""]
+    response = StreamingHttpResponse(body, content_type=CONTENT_TYPES[kind])
+    filename = export_filename("transcript", bits, kind)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@require_GET
+def transcript_markdown(request, session_id: str) -> StreamingHttpResponse:
+    return _transcript_response(request, session_id, "md")
+
+
+@require_GET
+def transcript_json(request, session_id: str) -> StreamingHttpResponse:
+    return _transcript_response(request, session_id, "json")
