@@ -14,7 +14,7 @@ DEMO_MESSAGES ?= 20000
 export HERMES_EXPLORER_DATA_DIR ?= $(abspath $(DATA_DIR))
 export DJANGO_SECRET_KEY_FILE ?= $(abspath $(DATA_DIR))/secret_key
 
-.PHONY: run test install install-dev demo-db lint format clean
+.PHONY: run test install install-dev demo-db lint format clean bench
 
 $(BIN)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -65,3 +65,7 @@ format: $(BIN)/.installed-dev
 
 clean:
 	rm -rf $(VENV) $(DATA_DIR)/staticfiles .pytest_cache
+
+## bench: build (or reuse) a 20k-session / 1M-message store and time the hot pages over HTTP
+bench: $(BIN)/.installed
+	$(BIN)/python bench/benchmark.py $(BENCH_ARGS)

@@ -1,0 +1,544 @@
+"""The explorer's benchmark: hot pages over HTTP on a large store, as deployed.
+
+    make bench                                  # 20k sessions / 1M messages store, explorer only
+    make bench BENCH_ARGS="--compare-datasette" # the same URLs on Datasette, interleaved
+    .venv/bin/python bench/benchmark.py --help
+
+It builds (or reuses) a store with the demo generator, starts gunicorn with
+``deploy/gunicorn.conf.py``, signs in, and times each page with warm-up and repeated runs,
+printing the median and p95.  Exports are measured for time, size, throughput and the peak RSS
+of the gunicorn workers.  With ``--compare-datasette`` it installs Datasette in its own
+virtualenv, serves the same file the way the team's old setup did, and times the equivalent
+URLs in the same rounds (explorer and Datasette alternate), printing explorer/Datasette ratios.
+
+This is a measurement, not a test: it prints numbers and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+
+
+def log(*args) -> None:
+    print(*args, flush=True)
+
+
+# Servers ---------------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(port: int, path: str = "/", timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            conn.request("GET", path)
+            conn.getresponse().read()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"server on port {port} did not answer within {timeout}s")
+
+
+class Explorer:
+    def __init__(self, store: Path, workdir: Path, port: int):
+        self.store, self.port = store, port
+        self.env = {
+            **os.environ,
+            "HERMES_STATE_DB": str(store),
+            "HERMES_EXPLORER_DATA_DIR": str(workdir / "explorer-data"),
+            "DJANGO_SECRET_KEY": "benchmark-only-secret-key",
+            "DJANGO_SECURE_COOKIES": "0",
+            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "GUNICORN_BIND": f"127.0.0.1:{port}",
+            "GUNICORN_ACCESS_LOG": "/dev/null",
+            "GUNICORN_LOG_LEVEL": "warning",
+            "DJANGO_SUPERUSER_PASSWORD": "bench-password-123",
+            "DJANGO_LOG_LEVEL": "WARNING",
+        }
+        self.proc = None
+        self.cookie = ""
+
+    def manage(self, *args) -> None:
+        subprocess.run(
+            [PY, "manage.py", *args], cwd=ROOT, env=self.env, check=True, stdout=subprocess.DEVNULL
+        )
+
+    def start(self) -> None:
+        self.manage("migrate", "--noinput")
+        self.manage("collectstatic", "--noinput")
+        subprocess.run(
+            [
+                PY,
+                "manage.py",
+                "createsuperuser",
+                "--noinput",
+                "--username",
+                "bench",
+                "--email",
+                "bench@example.invalid",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        gunicorn = str(Path(PY).with_name("gunicorn"))
+        self.proc = subprocess.Popen(
+            [gunicorn, "-c", "deploy/gunicorn.conf.py", "hermes_explorer.wsgi:application"],
+            cwd=ROOT,
+            env=self.env,
+            start_new_session=True,
+        )
+        wait_for(self.port, "/healthz")
+        self.login()
+
+    def login(self) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        conn.request("GET", "/accounts/login/")
+        response = conn.getresponse()
+        page = response.read().decode()
+        csrf = re.search(r"csrftoken=([^;]+)", response.getheader("Set-Cookie") or "").group(1)
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+        body = urllib.parse.urlencode(
+            {"csrfmiddlewaretoken": token, "username": "bench", "password": "bench-password-123"}
+        )
+        conn.request(
+            "POST",
+            "/accounts/login/",
+            body=body,
+            headers={
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Cookie": f"csrftoken={csrf}",
+                "Referer": f"http://127.0.0.1:{self.port}/accounts/login/",
+            },
+        )
+        response = conn.getresponse()
+        response.read()
+        session = re.search(r"sessionid=([^;]+)", response.getheader("Set-Cookie") or "")
+        if not session:
+            raise RuntimeError("could not sign in to the explorer")
+        self.cookie = f"sessionid={session.group(1)}; csrftoken={csrf}"
+
+    def worker_pids(self) -> list[int]:
+        out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True)
+        return [int(p) for p in out.stdout.split()]
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+class Datasette:
+    """Datasette in its own virtualenv, started the way the team's runbook starts it."""
+
+    def __init__(self, store: Path, venv: Path, port: int, time_limit_ms: int):
+        self.store, self.venv, self.port = store, venv, port
+        self.time_limit_ms = time_limit_ms
+        self.proc = None
+        self.cookie = ""
+
+    def install(self) -> None:
+        exe = self.venv / "bin" / "datasette"
+        if not exe.exists():
+            log(f"installing Datasette into {self.venv} …")
+            subprocess.run([sys.executable, "-m", "venv", str(self.venv)], check=True)
+            subprocess.run(
+                [str(self.venv / "bin" / "pip"), "install", "--quiet", "datasette"], check=True
+            )
+
+    def start(self) -> None:
+        self.install()
+        # The runbook: `datasette serve state.db --immutable state.db`. The SQL time limit is
+        # raised from Datasette's 1 s default, or its heavier pages would answer with an error
+        # instead of rows (the team's measured 5 s searches imply a raised limit).
+        self.proc = subprocess.Popen(
+            [
+                str(self.venv / "bin" / "datasette"),
+                "serve",
+                "--immutable",
+                str(self.store),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--setting",
+                "sql_time_limit_ms",
+                str(self.time_limit_ms),
+                "--setting",
+                "facet_time_limit_ms",
+                "200",
+                "--setting",
+                "num_sql_threads",
+                "3",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        wait_for(self.port, "/-/versions.json")
+
+    def worker_pids(self) -> list[int]:
+        return [self.proc.pid]
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(20)
+
+
+# Measuring -------------------------------------------------------------------------------------
+@dataclass
+class Sample:
+    seconds: float
+    status: int
+    size: int
+
+
+def fetch(server, path: str, timeout: float = 600) -> Sample:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=timeout)
+    started = time.perf_counter()
+    conn.request("GET", path, headers={"Cookie": server.cookie} if server.cookie else {})
+    response = conn.getresponse()
+    size = 0
+    while chunk := response.read(1 << 16):
+        size += len(chunk)
+    elapsed = time.perf_counter() - started
+    conn.close()
+    return Sample(elapsed, response.status, size)
+
+
+def rss_kb(pids: list[int]) -> int:
+    total = 0
+    for pid in pids:
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total = max(total, int(line.split()[1]))
+        except OSError:
+            pass
+    return total
+
+
+def fetch_with_rss(server, path: str) -> tuple[Sample, int, int]:
+    """Download ``path`` while sampling the server's worker RSS; returns (sample, start, peak)."""
+    pids = server.worker_pids()
+    start = rss_kb(pids)
+    peak = [start]
+    done = threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], rss_kb(pids))
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    result = fetch(server, path)
+    done.set()
+    thread.join()
+    return result, start, peak[0]
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+@dataclass
+class Page:
+    name: str
+    explorer: str
+    datasette: str | None = None
+    samples: dict[str, list[Sample]] = field(
+        default_factory=lambda: {"explorer": [], "datasette": []}
+    )
+
+
+# The store -------------------------------------------------------------------------------------
+def ensure_store(path: Path, sessions: int, messages: int, seed: int) -> None:
+    if path.exists():
+        log(f"reusing {path} ({path.stat().st_size / 1e9:.2f} GB)")
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log(f"building {path}: {sessions:,} sessions, {messages:,} messages (seed {seed}) …")
+    started = time.monotonic()
+    subprocess.run(
+        [
+            PY,
+            "manage.py",
+            "make_demo_db",
+            str(path),
+            "--sessions",
+            str(sessions),
+            "--messages",
+            str(messages),
+            "--seed",
+            str(seed),
+        ],
+        cwd=ROOT,
+        check=True,
+        env={**os.environ, "DJANGO_DEBUG": "1"},
+    )
+    log(f"built in {time.monotonic() - started:.0f}s, {path.stat().st_size / 1e9:.2f} GB")
+
+
+def pick_targets(store: Path) -> dict:
+    conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    q = lambda sql, *a: conn.execute(sql, a).fetchone()  # noqa: E731
+    big = q("SELECT id, message_count FROM sessions ORDER BY message_count DESC LIMIT 1")
+    mid = q(
+        "SELECT id FROM sessions WHERE message_count BETWEEN 40 AND 200 "
+        "ORDER BY started_at DESC LIMIT 1 OFFSET 100"
+    )
+    n_sessions = q("SELECT COUNT(*) FROM sessions")[0]
+    deep = q(
+        "SELECT started_at, id, rowid FROM sessions ORDER BY started_at DESC, id DESC "
+        "LIMIT 1 OFFSET ?",
+        min(10_000, n_sessions - 60),
+    )
+    rare = "zyxwvut"
+    total_messages = q("SELECT MAX(id) FROM messages")[0]
+    cut = q(
+        "SELECT timestamp FROM messages ORDER BY id LIMIT 1 OFFSET ?",
+        min(100_000, total_messages - 1),
+    )[0]
+    conn.close()
+    return {
+        "big_session": big[0],
+        "big_messages": big[1],
+        "session": mid[0] if mid else big[0],
+        "deep_started": deep[0],
+        "deep_id": deep[1],
+        "deep_rowid": deep[2],
+        "rare": rare,
+        "common": "telegram",
+        "total_messages": total_messages,
+        "first_100k_until": time.strftime("%Y-%m-%d", time.gmtime(cut)),
+    }
+
+
+def explorer_cursor(started_at: float, session_id: str) -> str:
+    sys.path.insert(0, str(ROOT))
+    from sessions_app.pagination import Keyset  # noqa: PLC0415 (needs only Django's Q)
+
+    keyset = Keyset((("started_at", True), ("id", True)), name="-started_at")
+    return keyset.encode({"started_at": started_at, "id": session_id}, "n")
+
+
+def build_pages(t: dict) -> list[Page]:
+    s, big = urllib.parse.quote(t["session"]), urllib.parse.quote(t["big_session"])
+    cursor = explorer_cursor(t["deep_started"], t["deep_id"])
+    deep_next = urllib.parse.quote(f"{t['deep_started']},{t['deep_rowid']}")
+    return [
+        Page("overview", "/", "/state"),
+        Page("sessions: newest", "/sessions/", "/state/sessions?_sort_desc=started_at"),
+        Page(
+            "sessions: telegram, newest",
+            "/sessions/?source=telegram&sort=-started_at",
+            "/state/sessions?source=telegram&_sort_desc=started_at",
+        ),
+        Page(
+            "sessions: sorted by source", "/sessions/?sort=source", "/state/sessions?_sort=source"
+        ),
+        Page(
+            "sessions: deep page (10,000 in)",
+            f"/sessions/?cursor={cursor}",
+            f"/state/sessions?_sort_desc=started_at&_next={deep_next}",
+        ),
+        Page(
+            f"session page ({t['big_messages']:,} msgs)",
+            f"/sessions/{big}/",
+            f"/state/messages?session_id={big}&_sort=id",
+        ),
+        Page(
+            "messages of one session",
+            f"/messages/?session_id={s}",
+            f"/state/messages?session_id={s}",
+        ),
+        Page("messages: role=user", "/messages/?role=user", "/state/messages?role=user"),
+        Page(
+            f"search: rare word ({t['rare']})",
+            f"/search/?q={t['rare']}",
+            f"/state/messages?_search={t['rare']}",
+        ),
+        Page(
+            f"search: common word ({t['common']})",
+            f"/search/?q={t['common']}",
+            f"/state/messages?_search={t['common']}",
+        ),
+        Page("insights: 30 days", "/insights/?days=30"),
+        Page("insights: 365 days", "/insights/?days=365"),
+        Page("insights: all time", "/insights/?days=all"),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--store",
+        type=Path,
+        default=ROOT / "var" / "bench" / "state.db",
+        help="store to use (built when missing; name it state.db so Datasette's URLs are /state/…)",
+    )
+    parser.add_argument("--sessions", type=int, default=20_000)
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=11, help="timed runs per page")
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--compare-datasette", action="store_true")
+    parser.add_argument("--datasette-time-limit-ms", type=int, default=20_000)
+    parser.add_argument("--no-exports", action="store_true", help="skip the export measurements")
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    args = parser.parse_args()
+
+    ensure_store(args.store, args.sessions, args.messages, args.seed)
+    targets = pick_targets(args.store)
+    pages = build_pages(targets)
+    workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-"))
+    explorer = Explorer(args.store, workdir, free_port())
+    datasette = None
+    if args.compare_datasette:
+        datasette = Datasette(
+            args.store,
+            ROOT / "var" / "bench" / "datasette-venv",
+            free_port(),
+            args.datasette_time_limit_ms,
+        )
+    results: dict = {"store": str(args.store), "targets": targets, "pages": [], "exports": []}
+    try:
+        explorer.start()
+        if datasette:
+            datasette.start()
+        servers = [("explorer", explorer)] + ([("datasette", datasette)] if datasette else [])
+        log(
+            f"store: {args.store} · {targets['total_messages']:,} messages · "
+            f"runs {args.runs} after {args.warmup} warm-up"
+        )
+        for round_no in range(args.warmup + args.runs):
+            for page in pages:
+                for name, server in servers:
+                    path = page.explorer if name == "explorer" else page.datasette
+                    if path is None:
+                        continue
+                    sample = fetch(server, path)
+                    if round_no >= args.warmup:
+                        page.samples[name].append(sample)
+        header = f"{'page':42} {'median ms':>10} {'p95 ms':>8} {'status':>6}"
+        if datasette:
+            header += f" {'datasette med':>14} {'ratio':>6}"
+        log("\n" + header)
+        for page in pages:
+            ex = page.samples["explorer"]
+            med, p95 = (
+                statistics.median(s.seconds for s in ex),
+                percentile([s.seconds for s in ex], 95),
+            )
+            row = {
+                "page": page.name,
+                "url": page.explorer,
+                "median_ms": round(med * 1000, 1),
+                "p95_ms": round(p95 * 1000, 1),
+                "status": ex[-1].status,
+            }
+            line = f"{page.name:42} {med * 1000:10.1f} {p95 * 1000:8.1f} {ex[-1].status:6}"
+            ds = page.samples["datasette"]
+            if ds:
+                dmed = statistics.median(s.seconds for s in ds)
+                row.update(
+                    datasette_url=page.datasette,
+                    datasette_median_ms=round(dmed * 1000, 1),
+                    datasette_status=ds[-1].status,
+                    ratio=round(med / dmed, 3),
+                )
+                line += f" {dmed * 1000:14.1f} {med / dmed:6.2f}"
+                if ds[-1].status != 200:
+                    line += f" (datasette answered {ds[-1].status})"
+            results["pages"].append(row)
+            log(line)
+
+        if not args.no_exports:
+            exports = [
+                (
+                    "sessions CSV (all)",
+                    "/sessions/?_export=csv",
+                    "/state/sessions.csv?_stream=on&_size=max",
+                ),
+                (
+                    "messages CSV (first ~100k)",
+                    f"/messages/?_export=csv&sort=id&time_to={targets['first_100k_until']}",
+                    None,
+                ),
+                (
+                    "messages CSV (all)",
+                    "/messages/?_export=csv&sort=id",
+                    "/state/messages.csv?_stream=on&_size=max",
+                ),
+            ]
+            log(
+                f"\n{'export':32} {'server':10} {'s':>7} {'MB':>8} {'MB/s':>7} {'RSS start MB':>13} {'RSS peak MB':>12}"
+            )
+            for name, ex_path, ds_path in exports:
+                for sname, server in servers:
+                    path = ex_path if sname == "explorer" else ds_path
+                    if path is None:
+                        continue
+                    sample, start, peak = fetch_with_rss(server, path)
+                    mb = sample.size / 1e6
+                    row = {
+                        "export": name,
+                        "server": sname,
+                        "url": path,
+                        "status": sample.status,
+                        "seconds": round(sample.seconds, 2),
+                        "mb": round(mb, 1),
+                        "mb_per_s": round(mb / sample.seconds, 1),
+                        "rss_start_mb": round(start / 1024, 1),
+                        "rss_peak_mb": round(peak / 1024, 1),
+                    }
+                    results["exports"].append(row)
+                    log(
+                        f"{name:32} {sname:10} {sample.seconds:7.1f} {mb:8.1f} {mb / sample.seconds:7.1f} "
+                        f"{start / 1024:13.1f} {peak / 1024:12.1f}"
+                        + ("" if sample.status == 200 else f" status {sample.status}")
+                    )
+    finally:
+        explorer.stop()
+        if datasette:
+            datasette.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+        log(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
