@@ -101,7 +101,9 @@ def _secret_spans(text: str) -> list[tuple[int, int, str]]:
         while start > 0 and text[start - 1].isdigit() and m.start() - start < 11:
             start -= 1
         digits = m.start() - start
-        if 8 <= digits <= 10 and not (start and text[start - 1].isalnum()):
+        # Glued to a longer word it is not a token, except in the Bot API's ".../bot<token>/".
+        glued = start and text[start - 1].isalnum() and text[max(0, start - 3) : start] != "bot"
+        if 8 <= digits <= 10 and not glued:
             spans.append((start, m.end(), _marker(TELEGRAM.label)))
     for m in URL_PASSWORD.pattern.finditer(text):
         user = m.group("user")
