@@ -43,6 +43,7 @@ The API other views call (keep these names):
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import itertools
 import json
 import logging
@@ -64,7 +65,6 @@ from .models import Session
 from .pagination import Keyset
 from .querysets import PREVIEW_CHARS
 from .selectors import sessions_for_table
-from .timefmt import iso
 
 logger = logging.getLogger(__name__)
 
@@ -389,19 +389,32 @@ def row_builder(fields: Sequence[str], sources: dict[str, str] | None = None) ->
     from when they differ (annotations)."""
     sources = sources or {}
     plan = [(name, sources.get(name, name), name in TIME_FIELDS) for name in fields]
+    # Resolved once: looking the zone up per value cost a third of the time of a row.
+    zone = timezone.get_current_timezone()
 
     def to_row(raw: dict) -> dict:
         row = {}
         for name, key, is_time in plan:
             value = raw.get(key)
             if is_time:
-                row[name] = iso(value) or None
+                row[name] = iso_in(value, zone)
                 row[f"{name}_epoch"] = value
             else:
                 row[name] = value
         return row
 
     return to_row
+
+
+def iso_in(value, zone) -> str | None:
+    """ISO 8601 of an epoch in ``zone`` (what ``timefmt.iso`` gives, without its per-call
+    zone lookup); None for NULL or an out-of-range value."""
+    if value is None:
+        return None
+    try:
+        return dt.datetime.fromtimestamp(float(value), zone).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError, TypeError):
+        return None
 
 
 def _present(queryset, fields: Sequence[str], virtual: Iterable[str] = ()) -> list[str]:
