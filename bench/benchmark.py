@@ -88,6 +88,7 @@ class Explorer:
         )
 
     def start(self) -> None:
+        Path(self.env["HERMES_EXPLORER_DATA_DIR"]).mkdir(parents=True, exist_ok=True)
         self.manage("migrate", "--noinput")
         self.manage("collectstatic", "--noinput")
         subprocess.run(

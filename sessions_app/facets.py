@@ -30,3 +30,17 @@ def distinct_values(column: str, *, table: str = "sessions") -> list[str]:
             values = sorted(str(row[0]) for row in cursor.fetchall())
         cache.set(key, values, FACET_TTL)
     return values
+
+
+def source_counts() -> dict[str, int]:
+    """Sessions per source (answered from the ``source`` index), cached like the facets."""
+    shape = connections["hermes"].hermes_shape_now()
+    name = connections["hermes"].settings_dict["NAME"]
+    key = f"facet-counts:{name}:{shape.schema_version}:sessions.source"
+    counts = cache.get(key)
+    if counts is None:
+        with connections["hermes"].cursor() as cursor:
+            cursor.execute("SELECT source, COUNT(*) FROM sessions GROUP BY source")
+            counts = {str(source): n for source, n in cursor.fetchall()}
+        cache.set(key, counts, FACET_TTL)
+    return counts

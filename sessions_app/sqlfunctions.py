@@ -46,3 +46,15 @@ class ContentLength(Func):
             f"ELSE length(%(expressions)s) END"
         )
         return super().as_sql(compiler, connection, template=template, **extra_context)
+
+
+class NoIndex(Func):
+    """``+column``: the same value, but SQLite will not use an index for this term.
+
+    NOTE: we cannot add indexes to Hermes's file, so we steer the planner instead: with
+    ``+source = ?`` it walks the ``started_at`` index in page order and stops after one page,
+    rather than collecting every session of a common source through the ``source`` index and
+    sorting them all.
+    """
+
+    template = "+%(expressions)s"

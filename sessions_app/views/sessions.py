@@ -8,9 +8,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from hermes_explorer.roles import can_see_content
+
 from .. import exports, selectors
 from ..filters import SessionFilter
 from ..models import Message, Session
+from ..redaction import redact
 from ..tables import SessionTable
 
 SESSIONS_PER_PAGE = 50
@@ -43,6 +46,7 @@ def session_list(request):
         notes.append(f"Unknown sort “{sort}”: showing newest first.")
         sort = selectors.DEFAULT_SESSION_SORT
     filterset = SessionFilter(request.GET or None, queryset=Session.objects.all())
+    filterset.time_ordered = "started_at" in sort or "last_active" in sort
     if exports.requested_format(request):
         return exports.export_session_list(request, filterset, sorts[sort])
     rows, page, count = [], None, None
@@ -87,7 +91,10 @@ def session_detail(request, session_id: str):
     if session is None:
         raise Http404("No session with this id in the state.db.")
     visibility = selectors.Visibility.from_params(request.GET.getlist("show"))
-    transcript = selectors.transcript_page(session.id, visibility, _int_param(request, "page"))
+    # Viewers see metadata, usage and lineage; the transcript is not even queried for them.
+    transcript = None
+    if can_see_content(request.user):
+        transcript = selectors.transcript_page(session.id, visibility, _int_param(request, "page"))
     return render(
         request,
         "sessions_app/session_detail.html",
@@ -130,7 +137,7 @@ def message_text(request, session_id: str, message_id: int):
     )
     if message is None:
         raise Http404("No such message in this session.")
-    response = HttpResponse(message.text, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(redact(message.text), content_type="text/plain; charset=utf-8")
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return response
