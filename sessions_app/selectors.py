@@ -274,6 +274,7 @@ class TranscriptEntry:
     length: int
     calls: list[PairedCall] = field(default_factory=list)
     malformed_calls: bool = False
+    redacted: int = 0  # secrets replaced by markers in what this entry shows
 
 
 @dataclass
@@ -340,6 +341,7 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
                     paired_ids.add(result.id)
                 entry.calls.append(PairedCall(call=call, result=None))
                 entry.calls[-1].result = result
+        redact_entry(entry)
         entries.append(entry)
     # A result shown under its call is not shown again on its own.
     by_id = {e.message.id: e for e in entries}
@@ -351,6 +353,27 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
     return TranscriptPage(
         entries=entries, page=page, pages=pages, total=total, per_page=TRANSCRIPT_PAGE
     )
+
+
+def redact_entry(entry: TranscriptEntry) -> None:
+    """Replace secrets in everything the transcript shows of this entry (text, reasoning,
+    tool call arguments, raw malformed tool calls) and count them for the reveal button."""
+    from .redaction import redact_text, redaction_enabled
+
+    if not redaction_enabled():
+        return
+    message = entry.message
+    entry.text, total = redact_text(entry.text)
+    for name in ("reasoning_text", "reasoning_extra", "tool_calls"):
+        value = getattr(message, name, None)
+        if isinstance(value, str) and value:
+            cleaned, count = redact_text(value)
+            setattr(message, name, cleaned)
+            total += count
+    for paired in entry.calls:
+        paired.call.arguments, count = redact_text(paired.call.arguments)
+        total += count
+    entry.redacted = total
 
 
 def message_position(session_id: str, message_id: int, visibility: Visibility) -> int:

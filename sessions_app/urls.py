@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import sessions, transcript_export
+from .views import reveal, sessions, transcript_export
 
 app_name = "sessions"
 
@@ -26,5 +26,11 @@ urlpatterns = [
         "<str:session_id>/messages/<int:message_id>.txt",
         sessions.message_text,
         name="message_text",
+    ),
+    # Staff only (hermes_explorer/roles.py); POST, logged.
+    path(
+        "<str:session_id>/messages/<int:message_id>/reveal",
+        reveal.reveal_message,
+        name="reveal",
     ),
 ]

@@ -109,3 +109,11 @@ def export_url(context, fmt, **extra):
 @register.filter
 def urlencode_dict(value):
     return urlencode(value)
+
+
+@register.filter
+def redact(value):
+    """Well-known secret shapes replaced by ``[redacted: …]`` markers (HERMES_REDACT_SECRETS)."""
+    from ..redaction import redact as redact_secrets
+
+    return redact_secrets(value)

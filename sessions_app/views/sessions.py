@@ -62,7 +62,14 @@ def session_list(request):
         )
         rows = page.rows
         notes.extend(page.notes)
-    table = SessionTable(rows, order_by=sort, shape=shape, request=request)
+    table = SessionTable(
+        rows,
+        order_by=sort,
+        shape=shape,
+        request=request,
+        # Titles are metadata; the first user message of an untitled session is content.
+        show_previews=can_see_content(request.user),
+    )
     return render(
         request,
         "sessions_app/session_list.html",
