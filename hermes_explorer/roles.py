@@ -189,3 +189,31 @@ class RoleAccessMiddleware:
         if capability is None or has_capability(user, capability):
             return None
         return forbidden(request, capability)
+
+
+# Groups ------------------------------------------------------------------------------------
+# What the staff group may do in the admin besides the SQL console: manage accounts and roles,
+# look after saved queries, read the audit trail.
+STAFF_PERMISSIONS = {
+    "auth": ("add_user", "change_user", "view_user", "view_group"),
+    "console_app": ("view_savedquery", "change_savedquery", "delete_savedquery", "view_auditevent"),
+}
+
+
+def ensure_role_groups(using: str = "default") -> None:
+    """Create the three groups and the staff group's permissions if they are missing.
+
+    console_app's data migrations do it once; this runs after every ``migrate`` and ``flush``
+    (post_migrate) so that a database emptied by ``flush`` (tests do it) gets them back.
+    """
+    from django.contrib.auth.models import Group, Permission
+
+    groups = {
+        name: Group.objects.using(using).get_or_create(name=name)[0]
+        for name in GROUP_OF_ROLE.values()
+    }
+    for label, codenames in STAFF_PERMISSIONS.items():
+        permissions = Permission.objects.using(using).filter(
+            content_type__app_label=label, codename__in=codenames
+        )
+        groups["staff"].permissions.add(*permissions)

@@ -15,7 +15,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from hermes_explorer.roles import GROUP_OF_ROLE, ROLES, STAFF, role_of
+from hermes_explorer.roles import GROUP_OF_ROLE, ROLES, STAFF, ensure_role_groups, role_of
 
 ROLE_ALIASES = {
     "viewer": "viewer",
@@ -61,9 +61,8 @@ class Command(BaseCommand):
 
     @transaction.atomic
     def set_role(self, user, role: str) -> None:
-        groups = {
-            name: Group.objects.get_or_create(name=name)[0] for name in GROUP_OF_ROLE.values()
-        }
+        ensure_role_groups()
+        groups = {g.name: g for g in Group.objects.filter(name__in=GROUP_OF_ROLE.values())}
         user.groups.remove(*groups.values())
         user.groups.add(groups[GROUP_OF_ROLE[role]])
         user.is_staff = role == STAFF
