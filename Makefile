@@ -51,9 +51,23 @@ run: $(BIN)/.installed $(DATA_DIR)/secret_key
 	DJANGO_SECURE_COOKIES=$${DJANGO_SECURE_COOKIES:-0} GUNICORN_BIND=$(HOST):$(PORT) \
 		$(BIN)/gunicorn -c deploy/gunicorn.conf.py hermes_explorer.wsgi:application
 
-## test: set up and run the whole test suite
-test: $(BIN)/.installed-dev
+## test: set up and run the whole test suite (the browser tests drive Debian's Chromium)
+test: $(BIN)/.installed-dev chromium
 	$(BIN)/python -m pytest
+
+## chromium: the browser of the end-to-end tests, from apt when missing (never a download)
+.PHONY: chromium
+CHROMIUM ?= /usr/bin/chromium
+chromium:
+	@if [ -x $(CHROMIUM) ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		DEBIAN_FRONTEND=noninteractive apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	else \
+		echo "make test: $(CHROMIUM) is missing and this is not root." >&2; \
+		echo "Install it once with: sudo apt-get install -y chromium" >&2; \
+		exit 1; \
+	fi
 
 lint: $(BIN)/.installed-dev
 	$(BIN)/ruff check .

@@ -56,4 +56,60 @@
   }
   window.addEventListener("hashchange", revealHash);
   document.addEventListener("DOMContentLoaded", revealHash);
+
+  // On a phone the filter sidebar would push the results a screen down: fold it behind a
+  // button that says how many filters are on (CSS shows the button on narrow screens only).
+  function foldFilters() {
+    var forms = document.querySelectorAll(".with-sidebar > form.filters:not(.search-form)");
+    Array.prototype.forEach.call(forms, function (form, index) {
+      if (form.querySelector(".has-error, .form-errors")) return;
+      if (!form.id) form.id = "filters-" + index;
+      var params = new URLSearchParams(location.search);
+      var active = 0;
+      Array.prototype.forEach.call(form.elements, function (el) {
+        if (!el.name || el.type === "hidden" || el.type === "submit") return;
+        if ((el.type === "checkbox" || el.type === "radio") ? el.checked && params.getAll(el.name).indexOf(el.value) !== -1 : params.get(el.name)) active += 1;
+      });
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "filters-toggle";
+      button.setAttribute("aria-controls", form.id);
+      button.setAttribute("aria-expanded", "false");
+      button.textContent = active ? "Filters (" + active + " on)" : "Filters";
+      button.addEventListener("click", function () {
+        var open = form.classList.toggle("collapsed") === false;
+        button.setAttribute("aria-expanded", open ? "true" : "false");
+      });
+      form.classList.add("collapsed");
+      form.parentNode.insertBefore(button, form);
+    });
+  }
+
+  // Absolute times get their age on hover, relative ones ("3 hours ago") their date.
+  var ages = [[31536000, "year"], [2592000, "month"], [86400, "day"], [3600, "hour"], [60, "minute"]];
+  function age(date) {
+    var seconds = (Date.now() - date.getTime()) / 1000;
+    var future = seconds < 0;
+    seconds = Math.abs(seconds);
+    for (var i = 0; i < ages.length; i++) {
+      var n = Math.floor(seconds / ages[i][0]);
+      if (n >= 1) {
+        var text = n + " " + ages[i][1] + (n > 1 ? "s" : "");
+        return future ? "in " + text : text + " ago";
+      }
+    }
+    return "just now";
+  }
+  function titleTimes() {
+    var times = document.querySelectorAll("time[datetime]:not([title])");
+    Array.prototype.forEach.call(times, function (el) {
+      var date = new Date(el.getAttribute("datetime"));
+      if (!isNaN(date.getTime())) el.title = el.getAttribute("datetime").replace("T", " ") + " · " + age(date);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    foldFilters();
+    titleTimes();
+  });
 })();
