@@ -248,3 +248,5 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "INFO")},
 }
+# django-axes logs every sign-in at INFO; lockouts and failures come at WARNING.
+LOGGING["loggers"] = {**LOGGING.get("loggers", {}), "axes": {"level": "WARNING"}}

@@ -19,6 +19,7 @@ from django_tables2.data import TableListData
 
 from .content import as_text
 from .models import Session
+from .redaction import redact
 from .templatetags.explorer import compact, duration, usd
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
@@ -114,7 +115,7 @@ class SessionTable(tables.Table):
             label = format_html("{}", record.title)
         elif preview:
             label = format_html(
-                '<span class="untitled">{}</span>', Truncator(as_text(preview)).chars(90)
+                '<span class="untitled">{}</span>', Truncator(redact(as_text(preview))).chars(90)
             )
         else:
             label = format_html('<span class="untitled">{}</span>', record.id)
@@ -229,7 +230,7 @@ class MessageTable(tables.Table):
         return cell
 
     def render_preview(self, record):
-        text = Truncator(as_text(getattr(record, "preview", None))).chars(200)
+        text = Truncator(redact(as_text(getattr(record, "preview", None)))).chars(200)
         if not text:
             text = format_html(
                 '<span class="muted">(no text{})</span>',

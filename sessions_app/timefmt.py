@@ -25,6 +25,9 @@ def day_start_epoch(day: dt.date) -> float:
 
 def day_end_epoch(day: dt.date) -> float:
     """Epoch of local midnight at the end of ``day`` (exclusive bound)."""
+    if day >= dt.date.max:
+        # 9999-12-31 has no next day in Python: its end is 24 h after its start.
+        return day_start_epoch(day) + 86_400.0
     return day_start_epoch(day + dt.timedelta(days=1))
 
 
