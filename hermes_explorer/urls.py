@@ -11,6 +11,10 @@ from . import views
 urlpatterns = [
     path("", session_views.overview, name="overview"),
     path("sessions/", include("sessions_app.urls")),
+    path("messages/", include("sessions_app.urls_messages")),
+    path("search/", include("sessions_app.urls_search")),
+    # The old Datasette URLs (/state, /state/sessions, /state/messages.csv, …).
+    path("", include("sessions_app.urls_legacy")),
     path("sql/", include("console_app.urls")),
     path("healthz", login_not_required(views.healthz), name="healthz"),
     path("accounts/", include("django.contrib.auth.urls")),

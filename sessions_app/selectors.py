@@ -413,7 +413,9 @@ def messages_for_table(queryset):
     from django.db.models import OuterRef, Subquery
 
     def of_session(column: str):
-        return Subquery(Session.objects.filter(pk=OuterRef("session_id")).values(column)[:1])
+        return Subquery(
+            Session.objects.filter(pk=OuterRef("session_id")).order_by().values(column)[:1]
+        )
 
     return (
         queryset.only_readable(*MESSAGE_TABLE_COLUMNS)

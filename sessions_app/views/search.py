@@ -1,0 +1,112 @@
+"""Full-text search: ``/search/?q=…`` with filters, snippets and links into transcripts.
+
+The view parses the form and calls :func:`sessions_app.search.run_search`, which picks the
+index (word, trigram, or a bounded scan) and never raises on user text.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.db import connections
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from .. import search
+from ..facets import distinct_values
+from ..filters import MESSAGE_ROLES, OpenChoiceField, OpenMultipleChoiceField
+from ..models import Session
+from ..timefmt import day_end_epoch, day_start_epoch
+
+
+class SearchForm(forms.Form):
+    q = forms.CharField(
+        label="Search",
+        required=False,
+        strip=True,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "words to find"}),
+    )
+    mode = forms.ChoiceField(label="Match", choices=list(search.MODES.items()), required=False)
+    sort = forms.ChoiceField(label="Order", choices=list(search.SORTS.items()), required=False)
+    source = OpenMultipleChoiceField(
+        label="Source", required=False, widget=forms.CheckboxSelectMultiple
+    )
+    role = OpenChoiceField(label="Role", required=False)
+    tool_name = forms.CharField(label="Tool name", required=False, max_length=200)
+    session_id = forms.CharField(label="Session id", required=False, max_length=200)
+    date_from = forms.DateField(
+        label="From", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    date_to = forms.DateField(
+        label="To", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    show = forms.MultipleChoiceField(
+        label="Include",
+        choices=[("hidden", "hidden scaffolding")],
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+    )
+
+    def __init__(self, data, *, shape):
+        super().__init__(data)
+        self.fields["source"].choices = [(s, s) for s in distinct_values("source")]
+        role = data.get("role") or ""
+        roles = MESSAGE_ROLES + ([role] if role and role not in MESSAGE_ROLES else [])
+        self.fields["role"].choices = [("", "any")] + [(r, r) for r in roles]
+        if not shape.has_column("messages", "display_kind"):
+            del self.fields["show"]
+
+    def to_request(self, *, page: int, before: int | None) -> search.SearchRequest:
+        data = self.cleaned_data
+        return search.SearchRequest(
+            text=data.get("q") or "",
+            mode=data.get("mode") or "words",
+            sort=data.get("sort") or "rank",
+            sources=tuple(data.get("source") or ()),
+            role=data.get("role") or "",
+            tool_name=data.get("tool_name") or "",
+            session_id=data.get("session_id") or "",
+            since=day_start_epoch(data["date_from"]) if data.get("date_from") else None,
+            until=day_end_epoch(data["date_to"]) if data.get("date_to") else None,
+            page=page,
+            before=before,
+            include_hidden="hidden" in (data.get("show") or ()),
+        )
+
+
+def _positive_int(request: HttpRequest, name: str, *, cap: int) -> int | None:
+    try:
+        value = int(request.GET.get(name, ""))
+    except ValueError:
+        return None
+    return value if 1 <= value <= cap else None
+
+
+@require_GET
+def search_results(request: HttpRequest) -> HttpResponse:
+    shape = connections["hermes"].hermes_shape_now()
+    data = request.GET.copy()
+    if "\x00" in data.get("q", ""):
+        # A NUL cannot be searched for and would only make the form invalid.
+        data["q"] = data["q"].replace("\x00", "")
+    form = SearchForm(data, shape=shape)
+    result = None
+    session = None
+    if form.is_valid():
+        page = _positive_int(request, "page", cap=search.RANKED_CAP) or 1
+        before = _positive_int(request, "before", cap=2**62)
+        result = search.run_search(form.to_request(page=page, before=before))
+        session_id = form.cleaned_data.get("session_id")
+        if session_id:
+            session = Session.objects.only("id", "title", "source").filter(pk=session_id).first()
+    return render(
+        request,
+        "sessions_app/search_results.html",
+        {
+            "form": form,
+            "result": result,
+            "filtered_session": session,
+            "q": request.GET.get("q", ""),
+            "shape": shape,
+        },
+    )
