@@ -13,6 +13,7 @@ urlpatterns = [
     path("sessions/", include("sessions_app.urls")),
     path("messages/", include("sessions_app.urls_messages")),
     path("search/", include("sessions_app.urls_search")),
+    path("insights/", include("insights_app.urls")),
     # The old Datasette URLs (/state, /state/sessions, /state/messages.csv, …).
     path("", include("sessions_app.urls_legacy")),
     path("sql/", include("console_app.urls")),

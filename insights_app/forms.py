@@ -1,0 +1,114 @@
+"""The insights window: preset days, all time or a custom range of local days; source; model.
+
+``?days=`` takes the presets, ``all``, ``custom``, or any whole number of days (as Hermes's
+``--days``); ``start``/``end`` are local days in ``TIME_ZONE`` and make a custom range when
+``days`` is ``custom`` or absent.  An
+unknown source or model is not an error (a bookmark may outlive the data): the report is empty.
+"""
+
+from __future__ import annotations
+
+from django import forms
+
+from .stats import DEFAULT_DAYS, PRESET_DAYS, Window
+
+MAX_DAYS = 36_500
+DAY_CHOICES = [
+    *((str(d), f"Last {d} days") for d in PRESET_DAYS),
+    ("all", "All time"),
+    ("custom", "Custom range"),
+]
+BASIS_CHOICES = [
+    ("start", "By start day (as Hermes counts)"),
+    ("activity", "By activity day (usage on the day it happened)"),
+]
+
+
+class InsightsForm(forms.Form):
+    days = forms.CharField(
+        required=False,
+        label="Window",
+        max_length=10,
+        initial=str(DEFAULT_DAYS),
+        widget=forms.Select(choices=DAY_CHOICES),
+    )
+    start = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    end = forms.DateField(
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    source = forms.CharField(required=False, label="Source", max_length=200)
+    model = forms.CharField(
+        required=False,
+        label="Model",
+        max_length=200,
+        widget=forms.TextInput(attrs={"list": "insights-models", "placeholder": "any model"}),
+    )
+    basis = forms.ChoiceField(
+        required=False, label="Daily charts", choices=BASIS_CHOICES, widget=forms.RadioSelect
+    )
+
+    def __init__(
+        self,
+        data=None,
+        *,
+        sources: list[str] | None = None,
+        activity_days: bool = False,
+        **kwargs,
+    ):
+        super().__init__(data, **kwargs)
+        choices = list(DAY_CHOICES)
+        raw_days = (data or {}).get("days", "")
+        if raw_days and raw_days.isdigit() and raw_days not in dict(choices):
+            choices.insert(len(PRESET_DAYS), (raw_days, f"Last {raw_days} days"))
+        self.fields["days"].widget.choices = choices
+        source_choices = [("", "All sources")] + [(s, s) for s in sources or []]
+        current = (data or {}).get("source", "")
+        if current and current not in dict(source_choices):
+            source_choices.append((current, current))
+        self.fields["source"].widget = forms.Select(choices=source_choices)
+        if not activity_days:
+            del self.fields["basis"]
+
+    def clean_days(self) -> str:
+        value = (self.cleaned_data.get("days") or "").strip().lower()
+        if value in ("", "all", "custom"):
+            return value
+        if not value.isdigit() or not 1 <= int(value) <= MAX_DAYS:
+            raise forms.ValidationError(
+                f"Pick a window, or a whole number of days from 1 to {MAX_DAYS:,}."
+            )
+        return value
+
+    def clean(self):
+        cleaned = super().clean()
+        days, start, end = cleaned.get("days"), cleaned.get("start"), cleaned.get("end")
+        if "days" in self.errors or "start" in self.errors or "end" in self.errors:
+            return cleaned
+        if days == "custom" and not start and not end:
+            raise forms.ValidationError("A custom range needs a start day, an end day, or both.")
+        if start and end and start > end:
+            raise forms.ValidationError("The start day is after the end day.")
+        return cleaned
+
+    def window(self) -> Window:
+        """The window the (valid) form describes; the default 30 days when unbound."""
+        if not self.is_bound:
+            return Window(days=DEFAULT_DAYS)
+        data = self.cleaned_data
+        days, start, end = data.get("days"), data.get("start"), data.get("end")
+        source = (data.get("source") or "").strip() or None
+        model = (data.get("model") or "").strip() or None
+        # Dates count when no preset is chosen: a preset picked in the form wins over dates
+        # left in their fields from an earlier custom range.
+        if (start or end) and days in ("", "custom"):
+            return Window(days=None, start_day=start, end_day=end, source=source, model=model)
+        if days == "all":
+            return Window(days=None, source=source, model=model)
+        return Window(days=int(days) if days else DEFAULT_DAYS, source=source, model=model)
+
+    def chart_basis(self) -> str:
+        if "basis" not in self.fields or not self.is_bound:
+            return "start"
+        return self.cleaned_data.get("basis") or "start"

@@ -1,0 +1,62 @@
+"""Whole reports, cached briefly while the state.db does not change.
+
+A report over a window of a busy store takes a few hundred milliseconds even with warm
+per-session summaries (see ``summaries.py``); the same page asked again, or exported as JSON
+and CSV right after, should not pay that again.  A report is reused while
+
+* the file's *signature* is unchanged: size and modification time of the state.db and of its
+  ``-wal`` (every commit by Hermes appends to the WAL, or writes the file itself in rollback
+  journal mode), and
+* it is younger than ``REPORT_TTL`` seconds (a "last N days" window slides with the clock).
+
+The page shows when its numbers were computed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from django.core.cache import cache
+from django.db import connections
+
+from .stats import Report, Window, build_report
+
+REPORT_TTL = 90
+
+
+def file_signature() -> tuple | None:
+    """(path, device, inode, size, mtime) of the state.db and its WAL; None if unreadable."""
+    name = str(connections["hermes"].settings_dict["NAME"])
+    path = name[5:].partition("?")[0] if name.startswith("file:") else name
+    parts: list = [name]
+    for candidate in (path, path + "-wal"):
+        try:
+            st = os.stat(candidate)
+        except FileNotFoundError:
+            parts.append(None)
+            continue
+        except OSError:
+            return None
+        parts.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(parts)
+
+
+def _key(signature: tuple, window: Window, activity_days: bool) -> str:
+    raw = repr((signature, window, activity_days)).encode()
+    return "insights-report:" + hashlib.sha256(raw).hexdigest()
+
+
+def report_for(window: Window, *, activity_days: bool = False) -> Report:
+    """The report for ``window``, reused while the file is unchanged and the report fresh."""
+    signature = file_signature()
+    if signature is None:
+        return build_report(window, activity_days=activity_days)
+    key = _key(signature, window, activity_days)
+    report = cache.get(key)
+    if report is None:
+        report = build_report(window, activity_days=activity_days)
+        # A report cut short by the deadline is not kept: the next one completes it.
+        if report.messages_complete:
+            cache.set(key, report, REPORT_TTL)
+    return report

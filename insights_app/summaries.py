@@ -1,0 +1,306 @@
+"""Per-session message summaries (role counts, tools, skills), computed in SQL and kept warm.
+
+Counting messages by role and tools by name means reading every message of the window: on a
+busy install that is hundreds of thousands of rows (and, for ``tool`` rows, walking their
+output to reach ``tool_name``), over a second for one month of data.  But a session's messages
+almost never change once written, so each session's summary is computed once, in SQL, and
+kept in this process; a page then costs one lookup per session of its window.
+
+Freshness, without trusting any counter:
+
+* ``messages.id`` only grows.  We remember the highest id seen (the *high-water mark*); on
+  each report the new rows ``id > high_water`` (a rowid range, cheap) name the sessions that
+  changed, and their summaries are dropped.  A lower maximum means rows were deleted or the
+  file was replaced: everything is dropped.
+* Each summary also records the session's ``message_count``; a different count (a deleted
+  message, a counter catching up) makes it stale too.
+
+Summaries are computed in chunks of sessions, each chunk its own short statement, so a cold
+all-time report never pins the WAL in one long read and stops at the deadline with what it
+has (the next report continues where it stopped).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from django.db import OperationalError, connections
+
+from hermes_explorer.hermes_db.deadline import QueryTimeout
+
+CHUNK_SESSIONS = 1000
+# New rows past the high-water mark beyond which dropping everything is cheaper than asking
+# which sessions they belong to.
+MAX_DIRTY_ROWS = 200_000
+MAX_SESSIONS_PER_STORE = 500_000
+MAX_STORES = 4
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    message_count: int | None  # sessions.message_count when computed (a staleness check)
+    user: int
+    assistant: int
+    tool: int
+    stored: int  # every row, any role
+    # Per tool name, the larger of its tool rows and its calls in this session (Hermes).
+    tools: tuple[tuple[str, int], ...]
+    # (skill, loads, edits, last used epoch)
+    skills: tuple[tuple[str, int, int, float | None], ...]
+
+
+EMPTY = SessionSummary(None, 0, 0, 0, 0, (), ())
+
+
+@dataclass
+class _Store:
+    high_water: int | None = None
+    generation: int = 0  # bumped whenever summaries are dropped
+    summaries: dict[str, SessionSummary] = field(default_factory=dict)
+
+
+_stores: OrderedDict[tuple, _Store] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _store_key() -> tuple:
+    name = str(connections["hermes"].settings_dict["NAME"])
+    path = name[5:].partition("?")[0] if name.startswith("file:") else name
+    try:
+        stat = os.stat(path)
+        return (name, stat.st_dev, stat.st_ino)
+    except OSError:
+        return (name, None, None)
+
+
+def _store() -> _Store:
+    key = _store_key()
+    with _lock:
+        store = _stores.get(key)
+        if store is None:
+            store = _stores[key] = _Store()
+            while len(_stores) > MAX_STORES:
+                _stores.popitem(last=False)
+        else:
+            _stores.move_to_end(key)
+        return store
+
+
+def forget_all() -> None:
+    """Drop every cached summary (tests, or a file known to be replaced)."""
+    with _lock:
+        _stores.clear()
+
+
+def _rows(sql: str, params: list) -> list[tuple]:
+    with connections["hermes"].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _refresh_high_water(store: _Store) -> int:
+    """Drop the summaries of sessions that gained (or lost) rows; return the generation."""
+    (current,) = _rows("SELECT MAX(id) FROM messages", [])[0]
+    with _lock:
+        previous = store.high_water
+    if previous is not None and current is not None and current > previous:
+        changed = _rows(
+            "SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE id > %s AND id <= %s LIMIT %s)",
+            [previous, current, MAX_DIRTY_ROWS + 1],
+        )[0][0]
+        dirty = (
+            None
+            if changed > MAX_DIRTY_ROWS
+            else [
+                r[0]
+                for r in _rows(
+                    "SELECT DISTINCT session_id FROM messages WHERE id > %s AND id <= %s",
+                    [previous, current],
+                )
+            ]
+        )
+    else:
+        dirty = []
+    with _lock:
+        if current != store.high_water:
+            if (
+                dirty is None
+                or current is None
+                or (store.high_water is not None and current < store.high_water)
+            ):
+                store.summaries.clear()
+            else:
+                for session_id in dirty:
+                    store.summaries.pop(session_id, None)
+            store.high_water = current
+            store.generation += 1
+        return store.generation
+
+
+# --- The SQL --------------------------------------------------------------------------------
+
+_ASSISTANT_INDEX_SQL = re.compile(
+    r"role\s*=\s*'assistant'.*tool_calls\s+IS\s+NOT\s+NULL", re.IGNORECASE | re.DOTALL
+)
+_index_cache: dict[tuple, str | None] = {}
+
+
+def assistant_calls_index() -> str | None:
+    """The partial index on assistant rows with tool calls, if this file has one.
+
+    The planner prefers a wider ``(session_id, …)`` index and then reads every row of the
+    session; naming the partial index reads only the rows that carry calls.
+    """
+    key = _store_key()
+    if key in _index_cache:
+        return _index_cache[key]
+    found = None
+    for name, sql in _rows(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'"
+        " AND sql IS NOT NULL",
+        [],
+    ):
+        head, _, where = sql.partition(" WHERE ")
+        columns = head.partition("(")[2].replace(" ", "").lower()
+        if where and columns.startswith("session_id") and _ASSISTANT_INDEX_SQL.search(where):
+            if re.fullmatch(r"[A-Za-z0-9_]+", name):
+                found = name
+                break
+    _index_cache[key] = found
+    return found
+
+
+ROLE_AND_TOOL_ROWS_SQL = """
+    SELECT m.session_id, CASE WHEN m.role = 'tool' THEN m.tool_name END AS tool,
+           COUNT(*), SUM(m.role = 'user'), SUM(m.role = 'assistant'), SUM(m.role = 'tool')
+    FROM messages m WHERE m.session_id IN (SELECT value FROM json_each(%s))
+    GROUP BY m.session_id, tool"""
+
+
+def calls_sql(index: str | None) -> str:
+    """Every call in the assistant ``tool_calls`` of a chunk of sessions, grouped.
+
+    Guards, so that no row can fail the statement: ``json_each`` only ever sees valid JSON
+    (``json_valid``), only array entries count (``fullkey`` ``$[n]``), names and arguments are
+    read by path from the already-valid document, and arguments are parsed only once
+    ``json_valid`` said they are JSON.  ``CASE`` (not ``AND``) fixes the order of evaluation.
+    Hermes stores arguments as a JSON string inside the JSON; an object works too.
+    """
+    indexed = f" INDEXED BY {index}" if index else ""
+    args = "json_extract(c.doc, c.k || '.function.arguments')"
+    skill = (
+        "CASE WHEN c.name IN ('skill_view', 'skill_manage') THEN"
+        f" CASE WHEN json_valid({args}) THEN"
+        f" CASE WHEN json_type({args}, '$.name') = 'text' THEN json_extract({args}, '$.name')"
+        " END END END"
+    )
+    return f"""
+    WITH c AS MATERIALIZED (
+        SELECT m.session_id AS sid, m.timestamp AS ts, m.tool_calls AS doc, j.fullkey AS k,
+               json_extract(m.tool_calls, j.fullkey || '.function.name') AS name
+        FROM messages m{indexed},
+             json_each(CASE WHEN json_valid(m.tool_calls) THEN m.tool_calls END) AS j
+        WHERE m.session_id IN (SELECT value FROM json_each(%s))
+          AND m.role = 'assistant' AND m.tool_calls IS NOT NULL
+          AND j.fullkey GLOB '$[[]*')
+    SELECT sid, name, {skill} AS skill, COUNT(*), MAX(ts)
+    FROM c WHERE typeof(c.name) = 'text' AND c.name <> ''
+    GROUP BY sid, name, skill"""
+
+
+_BLANK = " \t\n\r\x0b\x0c"
+
+
+def compute(session_ids: list[str], counts: dict[str, int | None]) -> dict[str, SessionSummary]:
+    """Summaries of these sessions: two statements over their messages, nothing cached."""
+    ids = json.dumps(session_ids)
+    roles: dict[str, list[int]] = {}
+    rows_by_tool: dict[str, dict[str, int]] = {}
+    for sid, tool, n_all, n_user, n_assistant, n_tool in _rows(ROLE_AND_TOOL_ROWS_SQL, [ids]):
+        acc = roles.setdefault(sid, [0, 0, 0, 0])
+        acc[0] += n_user or 0
+        acc[1] += n_assistant or 0
+        acc[2] += n_tool or 0
+        acc[3] += n_all or 0
+        if tool is not None:
+            rows_by_tool.setdefault(sid, {})[tool] = n_tool or 0
+    index = assistant_calls_index()
+    try:
+        call_rows = _rows(calls_sql(index), [ids])
+    except OperationalError as exc:
+        if index is None or "no query solution" not in str(exc):
+            raise
+        call_rows = _rows(calls_sql(None), [ids])
+    calls_by_tool: dict[str, dict[str, int]] = {}
+    skills: dict[str, dict[str, list]] = {}
+    for sid, name, skill, n, last in call_rows:
+        per = calls_by_tool.setdefault(sid, {})
+        per[name] = per.get(name, 0) + n
+        if skill is not None and skill.strip(_BLANK):
+            entry = skills.setdefault(sid, {}).setdefault(skill, [0, 0, None])
+            entry[0 if name == "skill_view" else 1] += n
+            if last is not None and (entry[2] is None or last > entry[2]):
+                entry[2] = last
+    out = {}
+    for sid in session_ids:
+        user, assistant, tool, stored = roles.get(sid, (0, 0, 0, 0))
+        from_rows = rows_by_tool.get(sid, {})
+        from_calls = calls_by_tool.get(sid, {})
+        tools = tuple(
+            sorted(
+                (name, max(from_rows.get(name, 0), from_calls.get(name, 0)))
+                for name in from_rows.keys() | from_calls.keys()
+            )
+        )
+        skill_rows = tuple(sorted((s, v[0], v[1], v[2]) for s, v in skills.get(sid, {}).items()))
+        out[sid] = SessionSummary(counts.get(sid), user, assistant, tool, stored, tools, skill_rows)
+    return out
+
+
+@dataclass
+class Collected:
+    summaries: list[SessionSummary]
+    missing: int  # sessions of the window left uncounted (the deadline stopped us)
+    computed: int  # sessions whose summaries were computed for this report
+
+
+def collect(window_sessions: list[tuple[str, int | None]], *, use_cache: bool = True) -> Collected:
+    """Summaries of the window's sessions ``(id, message_count)``: cached where fresh,
+    computed in chunks where not.  A chunk that runs out of time ends the collection."""
+    store = _store() if use_cache else _Store()
+    generation = _refresh_high_water(store) if use_cache else 0
+    counts = dict(window_sessions)
+    have: list[SessionSummary] = []
+    todo: list[str] = []
+    with _lock:
+        cached = store.summaries
+        for sid, count in window_sessions:
+            summary = cached.get(sid)
+            if summary is not None and summary.message_count == count:
+                have.append(summary)
+            else:
+                todo.append(sid)
+    computed = 0
+    missing = 0
+    for start in range(0, len(todo), CHUNK_SESSIONS):
+        chunk = todo[start : start + CHUNK_SESSIONS]
+        try:
+            fresh = compute(chunk, counts)
+        except QueryTimeout:
+            missing = len(todo) - start
+            break
+        have.extend(fresh.values())
+        computed += len(chunk)
+        if use_cache:
+            with _lock:
+                # Rows may have arrived while we computed: keep only what is still current.
+                if store.generation == generation:
+                    if len(store.summaries) + len(fresh) > MAX_SESSIONS_PER_STORE:
+                        store.summaries.clear()
+                    store.summaries.update(fresh)
+    return Collected(summaries=have, missing=missing, computed=computed)
