@@ -47,15 +47,17 @@ def _key(signature: tuple, window: Window, activity_days: bool) -> str:
     return "insights-report:" + hashlib.sha256(raw).hexdigest()
 
 
-def report_for(window: Window, *, activity_days: bool = False) -> Report:
+def report_for(
+    window: Window, *, activity_days: bool = False, collect_seconds: float | None = None
+) -> Report:
     """The report for ``window``, reused while the file is unchanged and the report fresh."""
     signature = file_signature()
     if signature is None:
-        return build_report(window, activity_days=activity_days)
+        return build_report(window, activity_days=activity_days, collect_seconds=collect_seconds)
     key = _key(signature, window, activity_days)
     report = cache.get(key)
     if report is None:
-        report = build_report(window, activity_days=activity_days)
+        report = build_report(window, activity_days=activity_days, collect_seconds=collect_seconds)
         # A report cut short by the deadline is not kept: the next one completes it.
         if report.messages_complete:
             cache.set(key, report, REPORT_TTL)

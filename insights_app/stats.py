@@ -829,11 +829,13 @@ def build_report(
     now: float | None = None,
     activity_days: bool = False,
     use_cache: bool = True,
+    collect_seconds: float | None = None,
 ) -> Report:
     """The whole report for ``window``; ``now`` is injectable for deterministic tests.
 
     ``activity_days`` also reads ``session_daily_usage`` when the file has it;
-    ``use_cache=False`` recomputes every session's message summary.
+    ``use_cache=False`` recomputes every session's message summary; ``collect_seconds``
+    bounds the time spent computing summaries that are not cached yet.
     """
     started = time.monotonic()
     now = current_time() if now is None else float(now)
@@ -899,7 +901,9 @@ def build_report(
             f"SELECT s.id, s.message_count FROM sessions s WHERE {scope.where}", params
         )
     ]
-    collected = summaries_module.collect(window_sessions, use_cache=use_cache)
+    collected = summaries_module.collect(
+        window_sessions, use_cache=use_cache, time_limit=collect_seconds
+    )
     report.sessions_uncounted = collected.missing
     roles = {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
     tools: Counter = Counter()

@@ -26,6 +26,7 @@ import json
 import os
 import re
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -269,9 +270,17 @@ class Collected:
     computed: int  # sessions whose summaries were computed for this report
 
 
-def collect(window_sessions: list[tuple[str, int | None]], *, use_cache: bool = True) -> Collected:
+def collect(
+    window_sessions: list[tuple[str, int | None]],
+    *,
+    use_cache: bool = True,
+    time_limit: float | None = None,
+) -> Collected:
     """Summaries of the window's sessions ``(id, message_count)``: cached where fresh,
-    computed in chunks where not.  A chunk that runs out of time ends the collection."""
+    computed in chunks where not.  A chunk that runs out of its statement's time, or the
+    whole collection running past ``time_limit`` seconds, ends it: what was computed is
+    kept, and the next report carries on from there."""
+    stop_at = time.monotonic() + time_limit if time_limit is not None else None
     store = _store() if use_cache else _Store()
     generation = _refresh_high_water(store) if use_cache else 0
     counts = dict(window_sessions)
@@ -289,6 +298,9 @@ def collect(window_sessions: list[tuple[str, int | None]], *, use_cache: bool = 
     missing = 0
     for start in range(0, len(todo), CHUNK_SESSIONS):
         chunk = todo[start : start + CHUNK_SESSIONS]
+        if stop_at is not None and time.monotonic() > stop_at:
+            missing = len(todo) - start
+            break
         try:
             fresh = compute(chunk, counts)
         except QueryTimeout:

@@ -42,9 +42,15 @@ TOP_TOOLS_CHART = 15
 
 
 def _budget() -> float:
-    # The first report after a start reads every message of the window once (see
-    # summaries.py): give its statements more room than a list page, still bounded.
+    # The first report after a start reads every message of the window once, in chunks of
+    # sessions (see summaries.py): each statement gets more room than a list page's...
     return float(getattr(settings, "HERMES_INSIGHTS_TIMEOUT", 15))
+
+
+def _collect_seconds() -> float:
+    # ...and the whole first pass stops after this long, well inside the worker timeout;
+    # the page says what is missing and the next load carries on.
+    return float(getattr(settings, "HERMES_INSIGHTS_COLLECT_SECONDS", 20))
 
 
 def _local_date(epoch: float) -> dt.date:
@@ -448,7 +454,9 @@ def index(request):
         )
     window, basis = form.window(), form.chart_basis()
     with query_budget(_budget()):
-        report = reports.report_for(window, activity_days=basis == "activity")
+        report = reports.report_for(
+            window, activity_days=basis == "activity", collect_seconds=_collect_seconds()
+        )
     drill = Drill(window=window, now=report.now)
     linked = _linked(report, drill, messages_allowed=can_see_content(request.user))
     if export == "json":

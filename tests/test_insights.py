@@ -768,6 +768,32 @@ def test_deadline_leaves_sessions_uncounted_and_says_so(current, monkeypatch):
     assert r.overview["total_sessions"] == 6  # the session figures still stand
 
 
+def test_interrupted_collection_keeps_its_work(current, monkeypatch):
+    from hermes_explorer.hermes_db.deadline import QueryTimeout
+
+    monkeypatch.setattr(summaries, "CHUNK_SESSIONS", 4)
+    real, calls = summaries.compute, []
+
+    def flaky(ids, counts):
+        calls.append(len(ids))
+        if len(calls) == 2:
+            raise QueryTimeout(0.1)
+        return real(ids, counts)
+
+    monkeypatch.setattr(summaries, "compute", flaky)
+    first = build_report(Window(days=30), now=NOW)
+    assert first.sessions_uncounted == 2  # 6 sessions: a chunk of 4 done, then the timeout
+    second = build_report(Window(days=30), now=NOW)
+    assert second.sessions_uncounted == 0
+    assert calls == [4, 2, 2]  # the second report only computed the 2 missing sessions
+    assert second.overview["tool_messages"] == 7
+
+
+def test_collection_time_limit(current):
+    r = build_report(Window(days=30), now=NOW, use_cache=False, collect_seconds=-1)
+    assert r.sessions_uncounted == 6
+
+
 # --- The page, the exports, the drill-down -------------------------------------------------
 
 
