@@ -64,6 +64,7 @@ from hermes_explorer.hermes_db.deadline import query_budget
 from .models import Session
 from .pagination import Keyset
 from .querysets import PREVIEW_CHARS
+from .redaction import redact, redaction_enabled
 from .selectors import sessions_for_table
 
 logger = logging.getLogger(__name__)
@@ -146,7 +147,8 @@ MESSAGE_FIELDS = (
     "compressed_summary",
     "display_kind",
 )
-# Text a preview export cuts in SQL.
+# Text a preview export cuts in SQL, and where secrets hide: it is redacted like the transcript
+# page (``HERMES_REDACT_SECRETS``), so a download never shows what the page hides.
 LONG_MESSAGE_FIELDS = ("content", "tool_calls", "reasoning")
 _JOINED = ("session_title", "source")
 
@@ -384,11 +386,17 @@ def output_columns(fields: Sequence[str]) -> list[str]:
     return out
 
 
-def row_builder(fields: Sequence[str], sources: dict[str, str] | None = None) -> Callable:
+def row_builder(
+    fields: Sequence[str],
+    sources: dict[str, str] | None = None,
+    *,
+    redacted: Iterable[str] = (),
+) -> Callable:
     """``values()`` dict → export row. ``sources`` maps an output field to the key it is read
-    from when they differ (annotations)."""
+    from when they differ (annotations); ``redacted`` fields get secrets replaced by markers."""
     sources = sources or {}
     plan = [(name, sources.get(name, name), name in TIME_FIELDS) for name in fields]
+    hide = [name for name in redacted if name in fields] if redaction_enabled() else []
     # Resolved once: looking the zone up per value cost a third of the time of a row.
     zone = timezone.get_current_timezone()
 
@@ -401,6 +409,8 @@ def row_builder(fields: Sequence[str], sources: dict[str, str] | None = None) ->
                 row[f"{name}_epoch"] = value
             else:
                 row[name] = value
+        for name in hide:
+            row[name] = redact(row[name])
         return row
 
     return to_row
@@ -471,7 +481,8 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool):
         qs = qs.annotate(**cuts)
         sources.update({name: f"export_cut_{name}" for name in LONG_MESSAGE_FIELDS})
     selected = [sources.get(f, f) for f in fields]
-    return qs.values(*_with_keys(selected, keyset)), fields, row_builder(fields, sources)
+    to_row = row_builder(fields, sources, redacted=LONG_MESSAGE_FIELDS)
+    return qs.values(*_with_keys(selected, keyset)), fields, to_row
 
 
 def export_messages(

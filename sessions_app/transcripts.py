@@ -6,6 +6,9 @@
 memory than one of ten.  ``?chain=1`` exports the whole compression chain as one conversation:
 the root ancestor, then each compression continuation in turn (:func:`compression_chain`).
 
+Secrets in message text, tool calls, reasoning and the system prompt are redacted like the
+transcript page (``sessions_app.redaction``, ``HERMES_REDACT_SECRETS``).
+
 The Markdown is built to survive any content: message text sits in fenced blocks whose fence
 is longer than any backtick run inside it, inline values are backslash-escaped, and nothing
 from the data is left as live HTML.
@@ -22,6 +25,7 @@ from .content import as_text, parse_tool_calls, pretty_json
 from .exports import buffered, json_text, keyset_chunks
 from .models import Message, Session
 from .pagination import Keyset
+from .redaction import redact, redaction_enabled
 from .selectors import LINEAGE_LIMIT, Visibility, transcript_messages
 from .timefmt import iso
 
@@ -30,6 +34,18 @@ BY_ID = Keyset((("id", False),), name="id")
 TRANSCRIPT_CHUNK_ROWS = 500
 # Reasoning payloads some providers store besides ``reasoning``.
 REASONING_FIELDS = ("reasoning", "reasoning_content")
+# Columns that can hold secrets (tool output, wire text, routes): redacted like the page.
+SECRET_MESSAGE_COLUMNS = (
+    "content",
+    "tool_calls",
+    "reasoning",
+    "reasoning_content",
+    "reasoning_details",
+    "codex_reasoning_items",
+    "api_content",
+    "display_metadata",
+)
+SECRET_SESSION_COLUMNS = ("system_prompt", "model_config", "origin_json")
 # Markers Hermes puts in ``model_config`` of sessions that are not compression continuations.
 NOT_CONTINUATION = ("_delegate_from", "_branched_from", "_reset_from")
 
@@ -107,10 +123,15 @@ def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[
     fields = message_fields()
     columns = {f: Message._meta.get_field(f).column for f in fields if f != "session_id"}
     columns["session_id"] = "session_id"
+    hide = [c for c in SECRET_MESSAGE_COLUMNS if c in columns.values()]
+    if not redaction_enabled():
+        hide = []
 
     def to_row(raw: dict) -> dict:
         # Keys are the state.db's column names: the JSON export mirrors the file.
         row = {columns[name]: value for name, value in raw.items()}
+        for column in hide:
+            row[column] = redact(row[column])
         row["timestamp_iso"] = iso(raw.get("timestamp")) or None
         row["visibility"] = _visibility(raw)
         return row
@@ -136,7 +157,7 @@ def session_dict(session: Session) -> dict:
         if not qs.has_column(f.column):
             continue
         value = getattr(session, f.attname)
-        data[f.column] = value
+        data[f.column] = redact(value) if f.column in SECRET_SESSION_COLUMNS else value
         if f.name in ("started_at", "ended_at", "last_activity_at"):
             data[f"{f.column}_iso"] = iso(value) or None
     return data

@@ -55,6 +55,7 @@ NASTY_CONTENTS = (
     "-1",
     "",
 )
+SECRET = "sk-proj-Abcdefghijklmnopqrstuvwxyz0123456789"
 MEGABYTE = ("0123456789abcdef" * 64 + "\n") * 1100  # ~1.1 MB
 
 
@@ -174,6 +175,18 @@ def build_export_db(path, shape: str) -> dict:
     )
     db.message("chain-branch", "user", "branch work")
     facts["chain_ids"] = tuple(chain)
+
+    secret = db.session("secret-session", source="cli", title="Secrets", started_at=NASTY_NOW - DAY)
+    facts["secret_session_id"] = secret
+    facts["secret_message_id"] = db.message(secret, "tool", f"env:\nOPENAI_API_KEY={SECRET}\n")
+    db.message(
+        secret,
+        "assistant",
+        None,
+        tool_calls=[
+            tool_call("terminal", {"command": f"curl -H 'Authorization: Bearer {SECRET}'"})
+        ],
+    )
 
     history = db.session("history", source="cli", title="History", started_at=NASTY_NOW - DAY)
     facts["history_id"] = history
@@ -768,3 +781,48 @@ def test_nasty_fixture_exports_on_every_shape(staff_client, store):
         markdown_outline(text)
         data = json.loads(body(staff_client.get(reverse("sessions:export_json", args=[sid]))))
         assert data["messages"]
+
+
+# Roles and secrets -----------------------------------------------------------------------------
+def test_exports_redact_secrets_like_the_transcript_page(staff_client, export_store, settings):
+    sid = export_store["secret_session_id"]
+    ids = [
+        r[0]
+        for r in sql(export_store["path"], "SELECT id FROM messages WHERE session_id = ?", [sid])
+    ]
+    downloads = [
+        body(message_export("csv", ids=ids)),
+        body(message_export("jsonl", ids=ids)),
+        body(staff_client.get(reverse("sessions:export_md", args=[sid]))),
+        body(staff_client.get(reverse("sessions:export_json", args=[sid]))),
+    ]
+    for data in downloads:
+        text = data.decode()
+        assert SECRET not in text
+        assert "[redacted: openai key]" in text or "[redacted: bearer token]" in text
+    json.loads(downloads[3])  # tool_calls JSON stays valid after redaction
+    settings.HERMES_REDACT_SECRETS = False
+    assert SECRET in body(message_export("csv", ids=ids)).decode()
+
+
+def test_viewers_get_no_export_links_and_no_exports(client, django_user_model, export_store):
+    viewer = django_user_model.objects.create_user(username="viewer", password="pw-viewer-123")
+    client.force_login(viewer)
+    html = client.get("/sessions/").content.decode()
+    assert "export-links" not in html
+    assert client.get("/sessions/?_export=csv").status_code == 403
+    sid = export_store["chain_ids"][0]
+    assert client.get(reverse("sessions:export_md", args=[sid])).status_code == 403
+    assert client.get(reverse("sessions:export_json", args=[sid])).status_code == 403
+
+
+def test_analysts_may_export(client, django_user_model, export_store):
+    from django.contrib.auth.models import Group
+
+    analyst = django_user_model.objects.create_user(username="analyst", password="pw-analyst-123")
+    analyst.groups.add(Group.objects.get_or_create(name="analysts")[0])
+    client.force_login(analyst)
+    assert "export-links" in client.get("/sessions/").content.decode()
+    assert client.get("/sessions/?_export=csv").status_code == 200
+    sid = export_store["chain_ids"][0]
+    assert client.get(reverse("sessions:export_md", args=[sid])).status_code == 200
