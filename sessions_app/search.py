@@ -37,6 +37,7 @@ from django.utils.safestring import SafeString, mark_safe
 from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
 
 from .content import MULTIMODAL_PREFIX
+from .redaction import redact_text, redaction_enabled
 
 MODES = {
     "words": "Words",
@@ -58,6 +59,8 @@ SNIPPET_TOKENS = 16
 EXCERPT_BEFORE = 60
 EXCERPT_CHARS = 240
 TRIGRAM_MIN_CHARS = 3
+# Characters of a hit's content and tool calls read to find the secrets a snippet may show.
+REDACT_WINDOW = 65_536
 
 # Snippet highlight markers: private-use characters, so that the snippet can be escaped as a
 # whole and only then given its <mark> tags (planted markup in content stays text).
@@ -187,24 +190,71 @@ def is_query_error(exc: BaseException) -> bool:
 
 
 # --- Rendering snippets --------------------------------------------------------------
+# Word pieces as unicode61 cuts them (letters and digits; "_" and "-" separate).
+_PIECE = re.compile(r"[^\W_]{4,}")
+REDACTED = "[redacted]"
 
 
 def _clean(text: str | None) -> str:
     return (text or "").replace(MULTIMODAL_PREFIX, "").replace("\x00", "")
 
 
-def render_snippet(raw: str | None) -> SafeString:
-    """Escape an FTS5 snippet, then turn its markers into <mark> tags."""
-    html = escape(_clean(raw))
+def secret_pieces(*texts: str | None) -> set[str]:
+    """The word pieces of the secrets in ``texts`` that a snippet of them could show.
+
+    A snippet starts and stops at word boundaries and carries highlight markers, so the
+    redactor's patterns may not recognise what is left of a key in it ("sk-proj-" cut off, a
+    marker in the middle). Redacting the source text instead and noting which pieces
+    disappeared tells us what to hide in the snippet, whatever its cut."""
+    if not redaction_enabled():
+        return set()
+    pieces: set[str] = set()
+    for text in texts:
+        if not text:
+            continue
+        redacted, count = redact_text(text)
+        if count:
+            pieces |= set(_PIECE.findall(text)) - set(_PIECE.findall(redacted))
+    return pieces
+
+
+# A word in a snippet, highlight markers included (a trigram snippet can mark part of a word).
+_MARKED_RUN = re.compile(f"(?:[^\\W_]|[{MARK_OPEN}{MARK_CLOSE}])+")
+
+
+def _scrub(text: str, pieces: set[str]) -> str:
+    """Hide every word of ``text`` that is a secret's piece or a fragment of one (snippets
+    cut words at their edges, trigram snippets anywhere)."""
+    if pieces:
+
+        def hide(match: re.Match) -> str:
+            bare = match.group(0).replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+            if len(bare) >= 4 and any(bare in piece for piece in pieces):
+                return REDACTED
+            return match.group(0)
+
+        text = _MARKED_RUN.sub(hide, text)
+    if redaction_enabled():
+        # A secret beyond the window read for ``pieces``: hide it, and its highlights.
+        bare = text.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+        redacted, count = redact_text(bare)
+        if count:
+            return redacted
+    return text
+
+
+def render_snippet(raw: str | None, pieces: set[str] = frozenset()) -> SafeString:
+    """Redact, escape an FTS5 snippet, then turn its markers into <mark> tags."""
+    html = escape(_scrub(_clean(raw), set(pieces)))
     if html.count(MARK_OPEN) != html.count(MARK_CLOSE):
         # The content itself carried one of our markers: drop highlighting, keep the text.
         return mark_safe(html.replace(MARK_OPEN, "").replace(MARK_CLOSE, ""))
     return mark_safe(html.replace(MARK_OPEN, "<mark>").replace(MARK_CLOSE, "</mark>"))
 
 
-def highlight(text: str | None, terms: list[str]) -> SafeString:
-    """Escape a plain excerpt and mark every occurrence of the terms (case-insensitive)."""
-    text = _clean(text)
+def highlight(text: str | None, terms: list[str], pieces: set[str] = frozenset()) -> SafeString:
+    """Redact and escape a plain excerpt, marking every occurrence of the terms."""
+    text = _scrub(_clean(text).replace(MARK_OPEN, "").replace(MARK_CLOSE, ""), set(pieces))
     terms = [t for t in terms if t]
     if not terms:
         return mark_safe(escape(text))
@@ -231,7 +281,8 @@ def _select_columns(shape) -> str:
 
     return (
         "m.id, m.session_id, m.role, m.tool_name, m.timestamp, "
-        f"{col('active')}, {col('compacted')}, {col('display_kind')}, s.title, s.source"
+        f"{col('active')}, {col('compacted')}, {col('display_kind')}, s.title, s.source, "
+        f"substr(m.content, 1, {REDACT_WINDOW}), substr(m.tool_calls, 1, {REDACT_WINDOW})"
     )
 
 
@@ -380,7 +431,9 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
     result.sort = sort
     more = len(rows) > req.per_page
     rows = rows[: req.per_page]
-    result.hits = [_hit(row, render_snippet(row[10])) for row in rows]
+    result.hits = [
+        _hit(row, render_snippet(row[12], secret_pieces(row[10], row[11]))) for row in rows
+    ]
     if not more:
         return
     if sort == "newest":
@@ -484,7 +537,9 @@ def _scan_search(result: SearchResult, terms: list[str], columns: tuple[str, ...
     rows = outcome.rows
     more = len(rows) > req.per_page
     rows = rows[: req.per_page]
-    result.hits = [_hit(row, highlight(row[10], terms)) for row in rows]
+    result.hits = [
+        _hit(row, highlight(row[12], terms, secret_pieces(row[10], row[11]))) for row in rows
+    ]
     if more:
         result.next_before = rows[-1][0]
     elif not outcome.finished:
@@ -555,7 +610,9 @@ def _top_up(result: SearchResult, terms: list[str], state: IndexState) -> None:
     )
     seen = {hit.id for hit in result.hits}
     result.unindexed_hits = [
-        _hit(row, highlight(row[10], terms)) for row in outcome.rows if row[0] not in seen
+        _hit(row, highlight(row[12], terms, secret_pieces(row[10], row[11])))
+        for row in outcome.rows
+        if row[0] not in seen
     ]
     span = f"#{state.rebuild_from + 1:,}–#{state.rebuild_to:,}"
     if outcome.finished:

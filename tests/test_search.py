@@ -437,3 +437,36 @@ def test_bad_search_options_are_form_errors_not_crashes(staff_client, store):
         response = staff_client.get(reverse("search:results"), params)
         assert response.status_code == 200, params
         assert "<script>" not in response.content.decode().split("<main", 1)[1]
+
+
+# Secrets ----------------------------------------------------------------------------------
+SECRET_BODY = "Q7x9ZkLmN2pR4sT6vW8yB1cD3fG5hJ0k"
+
+
+@pytest.mark.parametrize("engine", ["fts", "scan", "trigram"])
+def test_snippets_never_show_a_secret_even_cut_or_highlighted(staff_client, tmp_path, engine):
+    path = tmp_path / f"secret-{engine}.db"
+    db = StateDB.create(path, "current")
+    db.session("s1", source="cli", title="Keys")
+    key = f"sk-proj-{SECRET_BODY}"
+    text = f"export OPENAI_API_KEY={key}\n" + "filler word " * 2 + "zorblax done"
+    mid = db.message("s1", "user", text)
+    db.close()
+    if engine == "scan":
+        with sqlite3.connect(path) as conn:
+            conn.execute("DROP TABLE messages_fts")
+    use_store(path)
+    mode = "substring" if engine == "trigram" else "words"
+    queries = ["zorblax", SECRET_BODY, "OPENAI_API_KEY", "export", "proj"]
+    if engine == "trigram":
+        queries = ["zorblax", SECRET_BODY[:12], "OPENAI_API"]
+    for q in queries:
+        response = get(staff_client, q=q, mode=mode)
+        assert hit_ids(response) == [mid], (engine, q)
+        assert response.context["result"].engine == engine
+        # The query itself is echoed in the form; the hits must not show the key.
+        hits = response.content.decode().split('<ol class="hits">', 1)[1].split("</ol>", 1)[0]
+        assert SECRET_BODY not in hits, (engine, q)
+        assert SECRET_BODY[:12] not in hits, (engine, q)
+        if q.startswith(SECRET_BODY[:12]):
+            assert "[redacted" in hits, (engine, q)

@@ -575,6 +575,7 @@ def _direct(
 ) -> HttpResponse:
     """Answer an old URL whose filters the explorer's pages cannot say: the same rows, with
     Datasette's paging (``_size``, ``_next``)."""
+    qs = filtered_queryset(query, shape)  # may add notes about values that cannot match
     notes = list(query.notes)
     if fmt:
         notes.append(
@@ -586,7 +587,6 @@ def _direct(
         query.sort, query.sort_desc = None, False
     keyset = _direct_keyset(query)
     size = query.size or DATASETTE_PAGE
-    qs = filtered_queryset(query, shape)
     if query.table == "sessions":
         qs = selectors.sessions_for_table(qs, sort="")
     else:

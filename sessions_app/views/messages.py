@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET
 
 from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
 
-from .. import selectors
+from .. import exports, selectors
 from ..filters import MessageFilter
 from ..models import Message, Session
 from ..tables import MessageTable
@@ -54,16 +54,22 @@ def search_redirect(request: HttpRequest) -> HttpResponse:
     return redirect(reverse("search:results") + "?" + params.urlencode())
 
 
+def export_filename_bits(filterset) -> list[str]:
+    data = filterset.form.cleaned_data
+    bits = [str(data[key]) for key in ("session_id", "role", "tool_name") if data.get(key)]
+    bits += list(data.get("source") or [])
+    for key, label in (("date_from", "from"), ("date_to", "to")):
+        if data.get(key):
+            bits.append(f"{label}-{data[key].isoformat()}")
+    return bits
+
+
 @require_GET
 def message_list(request: HttpRequest) -> HttpResponse:
     if request.GET.get("q", "").strip():
         return search_redirect(request)
     shape = connections["hermes"].hermes_shape_now()
     notes: list[str] = []
-    if request.GET.get("_export"):
-        # NOTE: streamed exports (sessions_app/exports.py) are built separately; until they
-        # are wired here the page says so rather than ignoring the request.
-        notes.append("Downloads of this table are not available yet: showing the page instead.")
     sort = request.GET.get("sort", selectors.DEFAULT_MESSAGE_SORT)
     if sort not in selectors.MESSAGE_SORTS:
         notes.append(f"Unknown sort “{sort}”: showing newest first.")
@@ -72,6 +78,15 @@ def message_list(request: HttpRequest) -> HttpResponse:
 
     # Always bound: visibility applies even when no filter is given.
     filterset = MessageFilter(request.GET, queryset=Message.objects.all())
+    if exports.requested_format(request):
+        if not filterset.is_valid():
+            return exports.invalid_filters_response(filterset.form)
+        return exports.export_messages(
+            request,
+            filterset.qs,
+            selectors.MESSAGE_SORTS[sort],
+            filename_bits=export_filename_bits(filterset),
+        )
     rows, page, count, timed_out, session = [], None, None, False, None
     if not filterset.is_valid():
         notes.append("Some filters are not valid; fix them to see messages.")

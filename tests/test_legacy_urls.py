@@ -1,0 +1,379 @@
+"""The old Datasette URLs on every shape: each maps to the rows Datasette would have shown,
+checked against the file with plain SQL."""
+
+from __future__ import annotations
+
+import sqlite3
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.urls import NoReverseMatch, reverse
+
+from sessions_app.views import legacy
+
+pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+
+
+def sql(path, query, params=()):
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+        return conn.execute(query, params).fetchall()
+
+
+def column(path, query, params=()):
+    return [r[0] for r in sql(path, query, params)]
+
+
+def redirected(client, url, params=None):
+    response = client.get(url, params or {})
+    assert response.status_code == 302, (url, response.status_code)
+    return response["Location"]
+
+
+def query_of(location):
+    parts = urlsplit(location)
+    return parts.path, parse_qs(parts.query)
+
+
+def table_ids(response):
+    return [row.record.id for row in response.context["table"].rows]
+
+
+def follow(client, url, params=None):
+    response = client.get(url, params or {}, follow=True)
+    assert response.status_code == 200
+    return response
+
+
+# The database page and its SQL ---------------------------------------------------------------
+@pytest.mark.parametrize("url", ["/state", "/state/"])
+def test_database_page_lists_the_tables(staff_client, store, url):
+    response = staff_client.get(url)
+    assert response.status_code == 200
+    html = response.content.decode()
+    for target in (reverse("sessions:list"), reverse("messages:list"), reverse("search:results")):
+        assert f'href="{target}"' in html
+
+
+def test_state_sql_goes_to_the_console_with_the_query(staff_client, store):
+    query = "SELECT title, source FROM sessions LIMIT 3"
+    location = redirected(staff_client, "/state", {"sql": query})
+    path, params = query_of(location)
+    assert path == reverse("sql:console")
+    assert params["sql"] == [query]
+
+
+def test_state_sql_without_a_console_says_not_available_yet(staff_client, store, monkeypatch):
+    real = legacy.reverse
+
+    def no_console(name, *args, **kwargs):
+        if name == "sql:console":
+            raise NoReverseMatch(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(legacy, "reverse", no_console)
+    response = staff_client.get("/state", {"sql": "<script>alert(1)</script>"})
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "not available yet" in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script>alert(1)" not in html
+
+
+# Sessions ------------------------------------------------------------------------------------
+def test_sessions_by_source_redirects_to_the_same_rows(staff_client, store):
+    location = redirected(staff_client, "/state/sessions", {"source": "telegram"})
+    path, params = query_of(location)
+    assert path == reverse("sessions:list") and params["source"] == ["telegram"]
+    response = follow(staff_client, "/state/sessions", {"source": "telegram"})
+    assert sorted(table_ids(response)) == sorted(
+        column(store.path, "SELECT id FROM sessions WHERE source = 'telegram'")
+    )
+    assert "Datasette listed sessions by id" in response.content.decode()
+
+
+@pytest.mark.parametrize(("param", "order"), [("_sort_desc", "DESC"), ("_sort", "ASC")])
+def test_sessions_sort_is_carried(staff_client, store, param, order):
+    response = follow(staff_client, "/state/sessions", {"source": "cli", param: "started_at"})
+    expected = column(
+        store.path,
+        f"SELECT id FROM sessions WHERE source = 'cli' ORDER BY started_at {order}, id {order}",
+    )
+    assert table_ids(response) == expected
+    sort = response.context["sort"]
+    assert sort == ("-started_at" if order == "DESC" else "started_at")
+
+
+def test_sessions_next_token_continues_after_that_row(staff_client, store):
+    rows = sql(store.path, "SELECT started_at, id FROM sessions ORDER BY started_at, id")
+    started_at, sid = rows[2]
+    location = redirected(
+        staff_client, "/state/sessions", {"_sort": "started_at", "_next": f"{started_at},{sid}"}
+    )
+    response = follow(staff_client, location)
+    assert table_ids(response) == [r[1] for r in rows[3:]]
+
+
+@pytest.mark.parametrize(
+    ("params", "where"),
+    [
+        ({"title__contains": "plan"}, "title LIKE '%plan%'"),
+        ({"user_id": "5127340981"}, "user_id = '5127340981'"),
+        ({"user_id__exact": "5127340981"}, "user_id = '5127340981'"),
+        ({"message_count__gte": "4"}, "message_count >= 4"),
+        ({"estimated_cost_usd__lte": "0.01"}, "estimated_cost_usd <= 0.01"),
+        ({"source__in": "cron,discord"}, "source IN ('cron', 'discord')"),
+    ],
+)
+def test_session_filters_with_an_explorer_equivalent_redirect(staff_client, store, params, where):
+    redirected(staff_client, "/state/sessions", params)
+    response = follow(staff_client, "/state/sessions", params)
+    assert sorted(table_ids(response)) == sorted(
+        column(store.path, f"SELECT id FROM sessions WHERE {where}")
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "where", "order"),
+    [
+        ({"message_count__gt": "3"}, "message_count > 3", "id"),
+        ({"message_count__lt": "3"}, "message_count < 3", "id"),
+        ({"message_count": "4"}, "message_count = 4", "id"),
+        ({"ended_at__isnull": "1"}, "ended_at IS NULL", "id"),
+        ({"ended_at__notnull": "1"}, "ended_at IS NOT NULL", "id"),
+        ({"source__not": "cli"}, "source != 'cli'", "id"),
+        ({"title": "Old times"}, "title = 'Old times'", "id"),
+        ({"model__endswith": "gpt-5"}, "model LIKE '%gpt-5'", "id"),
+        (
+            {"started_at__gt": "1767000000", "_sort_desc": "started_at"},
+            "started_at > 1767000000",
+            "started_at DESC, id DESC",
+        ),
+        ({"_sort": "id"}, "1", "id"),
+        ({"_sort_desc": "id", "_size": "3"}, "1", "id DESC"),
+        ({"source": "cli", "_sort": "id"}, "source = 'cli'", "id"),
+    ],
+)
+def test_other_session_filters_are_answered_directly(staff_client, store, params, where, order):
+    response = staff_client.get("/state/sessions", params)
+    assert response.status_code == 200
+    assert response.templates[0].name == "legacy/table.html"
+    size = int(params.get("_size", 100))
+    expected = column(
+        store.path, f"SELECT id FROM sessions WHERE {where} ORDER BY {order} LIMIT {size}"
+    )
+    assert table_ids(response) == expected
+
+
+def test_direct_pages_follow_datasette_next_tokens(staff_client, store):
+    expected = column(store.path, "SELECT id FROM sessions ORDER BY id")
+    seen, params = [], {"_sort": "id", "_size": "4"}
+    for _ in range(50):
+        response = staff_client.get("/state/sessions", params)
+        seen += table_ids(response)
+        next_url = response.context["next_url"]
+        if not next_url:
+            break
+        params = {k: v[0] for k, v in parse_qs(urlsplit(next_url).query).items()}
+    assert seen == expected
+
+
+def test_session_row_and_id_filter_open_the_session(staff_client, store):
+    sid = store.xss_session_id
+    assert redirected(staff_client, f"/state/sessions/{sid}") == reverse(
+        "sessions:detail", args=[sid]
+    )
+    assert redirected(staff_client, "/state/sessions", {"id": sid}) == reverse(
+        "sessions:detail", args=[sid]
+    )
+
+
+# Messages ------------------------------------------------------------------------------------
+def test_messages_of_a_session_are_all_its_rows_in_id_order(staff_client, store):
+    sid = store.history_session_id
+    response = follow(staff_client, "/state/messages", {"session_id": sid})
+    # Datasette showed every row (compacted, rewound, hidden too), by id, 100 per page.
+    assert table_ids(response) == column(
+        store.path, "SELECT id FROM messages WHERE session_id = ? ORDER BY id LIMIT 100", (sid,)
+    )
+
+
+def test_messages_pages_of_a_long_session(staff_client, store):
+    sid = store.big_session_id
+    expected = column(
+        store.path, "SELECT id FROM messages WHERE session_id = ? ORDER BY id", (sid,)
+    )
+    response = follow(staff_client, "/state/messages", {"session_id": sid})
+    assert table_ids(response) == expected[:100]
+    # Datasette's _next for a primary-key order is the last id seen.
+    response = follow(staff_client, "/state/messages", {"session_id": sid, "_next": expected[99]})
+    assert table_ids(response) == expected[100:200]
+    response = follow(staff_client, "/state/messages", {"session_id": sid, "_size": "7"})
+    assert table_ids(response) == expected[:7]
+
+
+@pytest.mark.parametrize(
+    ("params", "where", "order"),
+    [
+        ({"role": "user"}, "role = 'user'", "id"),
+        ({"role": "user", "_sort_desc": "id"}, "role = 'user'", "id DESC"),
+        ({"tool_name__exact": "terminal"}, "tool_name = 'terminal'", "id"),
+    ],
+)
+def test_message_filters_redirect_to_the_same_rows(staff_client, store, params, where, order):
+    location = redirected(staff_client, "/state/messages", params)
+    assert location.startswith(reverse("messages:list"))
+    response = follow(staff_client, "/state/messages", params)
+    assert table_ids(response) == column(
+        store.path, f"SELECT id FROM messages WHERE {where} ORDER BY {order} LIMIT 100"
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "where", "order", "limit"),
+    [
+        ({"id__gt": "400", "_size": "5"}, "id > 400", "id", 5),
+        ({"id__lte": "10"}, "id <= 10", "id", 100),
+        ({"content__contains": "telegram"}, "content LIKE '%telegram%'", "id", 100),
+        (
+            {"tool_name__isnull": "1", "role": "tool"},
+            "tool_name IS NULL AND role = 'tool'",
+            "id",
+            100,
+        ),
+        (
+            {"role": "user", "_sort_desc": "timestamp"},
+            "role = 'user'",
+            "timestamp DESC, id DESC",
+            100,
+        ),
+        ({"role__in": '["user", "tool"]'}, "role IN ('user', 'tool')", "id", 100),
+        (
+            {"token_count__gte": "10", "token_count__lt": "20"},
+            "token_count >= 10 AND token_count < 20",
+            "id",
+            100,
+        ),
+    ],
+)
+def test_other_message_filters_are_answered_directly(
+    staff_client, store, params, where, order, limit
+):
+    response = staff_client.get("/state/messages", params)
+    assert response.status_code == 200
+    assert response.templates[0].name == "legacy/table.html"
+    assert table_ids(response) == column(
+        store.path, f"SELECT id FROM messages WHERE {where} ORDER BY {order} LIMIT {limit}"
+    )
+
+
+def test_message_row_opens_it_in_its_transcript(staff_client, store):
+    location = redirected(staff_client, f"/state/messages/{store.rare_message_id}")
+    assert location == reverse(
+        "sessions:message", args=[store.rare_session_id, store.rare_message_id]
+    )
+    assert redirected(staff_client, "/state/messages", {"id": store.rare_message_id}) == location
+    assert staff_client.get("/state/messages/999999999").status_code == 404
+
+
+def test_search_goes_to_search_results(staff_client, store):
+    location = redirected(staff_client, "/state/messages", {"_search": "telegram"})
+    path, params = query_of(location)
+    assert path == reverse("search:results") and params["q"] == ["telegram"]
+    response = follow(staff_client, "/state/messages", {"_search": store.rare_word})
+    assert [h.id for h in response.context["result"].hits] == [store.rare_message_id]
+    within = follow(
+        staff_client, "/state/messages", {"_search": "telegram", "session_id": store.xss_session_id}
+    )
+    assert {h.session_id for h in within.context["result"].hits} == {store.xss_session_id}
+    raw = redirected(staff_client, "/state/messages", {"_search": "a OR b", "_searchmode": "raw"})
+    assert query_of(raw)[1]["mode"] == ["advanced"]
+
+
+# Downloads -----------------------------------------------------------------------------------
+def test_csv_and_json_suffixes_ask_for_the_export_of_the_same_rows(staff_client, store):
+    path, params = query_of(redirected(staff_client, "/state/sessions.csv"))
+    assert path == reverse("sessions:list") and params["_export"] == ["csv"]
+    path, params = query_of(redirected(staff_client, "/state/sessions.json", {"source": "cli"}))
+    assert params["_export"] == ["json"] and params["source"] == ["cli"]
+    sid = store.xss_session_id
+    location = redirected(staff_client, "/state/messages.json", {"session_id": sid})
+    path, params = query_of(location)
+    assert path == reverse("messages:list")
+    assert params["_export"] == ["json"] and params["session_id"] == [sid]
+    response = staff_client.get(location)
+    assert response.status_code == 200
+    import json
+
+    rows = json.loads(b"".join(response.streaming_content))
+    assert [r["id"] for r in rows] == column(
+        store.path, "SELECT id FROM messages WHERE session_id = ? ORDER BY id", (sid,)
+    )
+    csv_location = redirected(staff_client, "/state/messages.csv", {"session_id": sid})
+    assert query_of(csv_location)[1]["_export"] == ["csv"]
+
+
+def test_a_download_with_filters_the_export_cannot_carry_shows_the_rows(staff_client, store):
+    response = staff_client.get("/state/messages.csv", {"id__gt": "5", "_size": "3"})
+    assert response.status_code == 200
+    assert table_ids(response) == column(
+        store.path, "SELECT id FROM messages WHERE id > 5 ORDER BY id LIMIT 3"
+    )
+    assert "does not carry" in response.content.decode()
+
+
+# Unknown and bad parameters -------------------------------------------------------------------
+def test_unknown_parameters_are_ignored_with_a_note(staff_client, store):
+    response = follow(
+        staff_client, "/state/sessions", {"source": "cli", "frobnicate": "1", "_facet": "model"}
+    )
+    html = response.content.decode()
+    assert "Unknown parameter “frobnicate”: ignored." in html
+    assert "“_facet” has no equivalent here" in html
+    assert sorted(table_ids(response)) == sorted(
+        column(store.path, "SELECT id FROM sessions WHERE source = 'cli'")
+    )
+    direct = staff_client.get(
+        "/state/messages", {"id__gt": "1", "nosuchcolumn__gt": "3", "role__regex": "x"}
+    )
+    notes = direct.context["notes"]
+    assert any("nosuchcolumn__gt" in n for n in notes)
+    assert any("__regex" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("url", "params"),
+    [
+        ("/state/sessions", {"message_count": "abc"}),
+        ("/state/sessions", {"started_at__gt": "yesterday"}),
+        ("/state/sessions", {"_next": "garbage", "_sort": "id"}),
+        ("/state/sessions", {"_next": "$null,x", "_sort": "started_at"}),
+        ("/state/sessions", {"_size": "lots"}),
+        ("/state/sessions", {"_sort": "nosuchcolumn"}),
+        ("/state/messages", {"_next": "abc"}),
+        ("/state/messages", {"id": "abc"}),
+        ("/state/messages", {"role": "<script>alert(1)</script>", "id__gt": "0"}),
+        ("/state/messages", {"_search": '"unbalanced', "_searchmode": "raw"}),
+        ("/state/sessions", {"_search": "x"}),
+        ("/state/session_model_usage", {}),
+        ("/state/sessions/no/such", {}),
+        ("/state/sessions/%2E%2E", {}),
+        ("/state/messages.json", {"_shape": "objects", "id__gt": "3"}),
+    ],
+)
+def test_bad_old_urls_never_error(staff_client, store, url, params):
+    response = staff_client.get(url, params, follow=True)
+    assert response.status_code in (200, 404), (url, params, response.status_code)
+    if response.status_code == 200 and hasattr(response, "content"):
+        assert "<script>alert(1)</script>" not in response.content.decode()
+
+
+def test_invalid_values_match_no_row(staff_client, store):
+    response = staff_client.get("/state/sessions", {"message_count": "abc"})
+    assert table_ids(response) == []
+    assert any("not a valid value" in n for n in response.context["notes"])
+
+
+def test_tilde_encoding_round_trips():
+    for value in ("20251230_101500_a1b2c3", "a,b", "1767225600.5", "東京 x/y", "~2C"):
+        assert legacy.tilde_decode(legacy.tilde_encode(value)) == value
+    assert legacy.tilde_decode("api~2D9f") == "api-9f"
