@@ -259,14 +259,6 @@ def test_reveal_of_an_unknown_message_is_404(secret_store, staff_client):
     assert staff_client.post(url).status_code == 404
 
 
-# NOTE: the search page (issue 3, sessions_app/search.py) builds its snippets without the
-# redactor yet; non-strict so that the case turns green by itself once it does.
-SEARCH_REDACTION_PENDING = pytest.mark.xfail(
-    reason="search snippets and hit exports are not passed through sessions_app.redaction yet",
-    strict=False,
-)
-
-
 @pytest.mark.parametrize(
     "url",
     [
@@ -275,8 +267,8 @@ SEARCH_REDACTION_PENDING = pytest.mark.xfail(
         "/messages/?session_id={sid}&_export=csv",
         "/messages/?session_id={sid}&_export=jsonl",
         "/messages/?session_id={sid}",
-        pytest.param("/search/?q=pushed", marks=SEARCH_REDACTION_PENDING),
-        pytest.param("/search/?q=pushed&_export=csv", marks=SEARCH_REDACTION_PENDING),
+        "/search/?q=pushed",
+        "/search/?q=pushed&_export=csv",
         "/state/messages.json?session_id={sid}",
     ],
 )
