@@ -304,7 +304,9 @@ def test_console_export_of_a_refused_statement_is_not_a_download(console_client,
 
 def test_console_results_and_exports_are_redacted(console_client, current_store):
     secret = "sk-proj-" + "A1b2C3d4" * 6
-    response = console_client.get(reverse("sql:console"), {"sql": "SELECT :s AS leaked", "s": secret})
+    response = console_client.get(
+        reverse("sql:console"), {"sql": "SELECT :s AS leaked", "s": secret}
+    )
     # The parameter field echoes what was typed; the result cell is redacted.
     assert response.context["rows"] == [[{"text": "[redacted: openai key]"}]]
     assert f"<td>{secret}" not in response.content.decode()
