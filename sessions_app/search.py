@@ -48,6 +48,8 @@ SORTS = {"rank": "Best match", "newest": "Newest first"}
 PER_PAGE = 20
 # Relevance order is paged by OFFSET, which costs what the skipped hits cost: stop somewhere.
 RANKED_CAP = 1000
+# Above this many matching rows, relevance order is not attempted (see _too_many_to_rank).
+RANK_MATCH_CAP = 200_000
 MAX_QUERY_CHARS = 500
 # Seconds: one indexed search statement; the newest-first retry after a ranking that ran out
 # of time; a LIKE scan; the top-up scan of rows a rebuild has not indexed yet.
@@ -353,9 +355,10 @@ def _index_page(table: str, match: str, req: SearchRequest, sort: str, budget: f
     FTS5 rank every match (``ORDER BY rank``) and joins only the rows it hands out, which is
     why it has a budget and a fallback.  (``ORDER BY bm25()`` would join every match first.)
 
-    Newest first within one session goes the other way: the session's messages come from
+    Within one session: newest first goes the other way, the session's messages come from
     their index and each is checked against the FTS table by rowid.  Ranking never uses
-    that plan: FTS5 would redo its ranking for every row.
+    that plan (FTS5 would redo its ranking for every row); it ranks only the matches inside
+    the session's id range instead, which FTS5 seeks to directly.
     """
     shape = _shape()
     where, filter_params = _filters(req, shape)
@@ -375,6 +378,10 @@ def _index_page(table: str, match: str, req: SearchRequest, sort: str, budget: f
     for clause in where:
         sql += f" AND {clause}"
     params += filter_params
+    if req.session_id and sort != "newest":
+        low, high = _session_id_range(req.session_id)
+        sql += f" AND {table}.rowid >= %s AND {table}.rowid <= %s"
+        params += [low, high]
     if sort == "newest":
         # The order must name the driving table's key, or SQLite sorts every match.
         key = "m.id" if req.session_id else f"{table}.rowid"
@@ -389,10 +396,56 @@ def _index_page(table: str, match: str, req: SearchRequest, sort: str, budget: f
     return _fetch(sql, params, budget)
 
 
+def _session_id_range(session_id: str) -> tuple[int, int]:
+    """The first and last message id of a session (its index answers); (0, -1) if none."""
+    rows = _fetch(
+        "SELECT MIN(id), MAX(id) FROM messages WHERE session_id = %s", [session_id], SEARCH_BUDGET
+    )
+    low, high = rows[0] if rows else (None, None)
+    return (0, -1) if low is None else (int(low), int(high))
+
+
+def _too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
+    """Whether more than ``RANK_MATCH_CAP`` rows match (in the session's id range, if any).
+
+    Ranking costs a few microseconds per match; counting a tenth of that, and the count
+    stops at the cap. Above it, ranking would not finish in time anyway."""
+    sql = f"SELECT rowid FROM {table} WHERE {table} MATCH %s"
+    params: list = [match]
+    if req.session_id:
+        low, high = _session_id_range(req.session_id)
+        sql += " AND rowid >= %s AND rowid <= %s"
+        params += [low, high]
+    try:
+        rows = _fetch(
+            f"SELECT count(*) FROM ({sql} LIMIT {RANK_MATCH_CAP + 1})", params, SEARCH_BUDGET
+        )
+    except QueryTimeout:
+        return True
+    return rows[0][0] > RANK_MATCH_CAP
+
+
+def _query_error(result: SearchResult, exc: DatabaseError) -> None:
+    result.error = (
+        f"SQLite could not read this query ({exc}). Check quotes, parentheses and "
+        "operators, or search plain words instead."
+        if result.request.mode == "advanced"
+        else f"This search could not be run ({exc})."
+    )
+
+
 def _indexed_search(result: SearchResult, table: str, match: str) -> None:
     req = result.request
     sort = req.sort
     try:
+        if sort == "rank" and req.page == 1 and _too_many_to_rank(table, match, req):
+            # Ranking every match of a common word is what costs; newest first stops early.
+            result.notes.append(
+                f"More than {RANK_MATCH_CAP:,} messages match: too many to rank by relevance "
+                "quickly, so newest first. Add a word or a filter to rank them."
+            )
+            sort = "newest"
+            req = result.request = _replace(req, before=None)
         rows = _index_page(table, match, req, sort, SEARCH_BUDGET)
     except QueryTimeout:
         if sort != "rank":
@@ -402,13 +455,11 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
                 "matches. Narrow it: a rarer word, a session, a source or a shorter date range."
             )
             return
-        # Ranking every match of a common word is what costs; newest first stops early.
         result.notes.append(
             "Too many matches to rank by relevance in time: showing newest first instead."
         )
         sort = "newest"
-        req = _replace(req, before=None)
-        result.request = req
+        req = result.request = _replace(req, before=None)
         try:
             rows = _index_page(table, match, req, sort, RETRY_BUDGET)
         except QueryTimeout:
@@ -418,15 +469,15 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
                 "a shorter date range."
             )
             return
+        except DatabaseError as exc:
+            if not is_query_error(exc):
+                raise
+            _query_error(result, exc)
+            return
     except DatabaseError as exc:
         if not is_query_error(exc):
             raise
-        result.error = (
-            f"SQLite could not read this query ({exc}). Check quotes, parentheses and "
-            "operators, or search plain words instead."
-            if req.mode == "advanced"
-            else f"This search could not be run ({exc})."
-        )
+        _query_error(result, exc)
         return
     result.sort = sort
     more = len(rows) > req.per_page

@@ -470,3 +470,17 @@ def test_snippets_never_show_a_secret_even_cut_or_highlighted(staff_client, tmp_
         assert SECRET_BODY[:12] not in hits, (engine, q)
         if q.startswith(SECRET_BODY[:12]):
             assert "[redacted" in hits, (engine, q)
+
+
+def test_too_many_matches_to_rank_are_listed_newest_first(staff_client, store, monkeypatch):
+    monkeypatch.setattr(search, "RANK_MATCH_CAP", 2)
+    response = get(staff_client, q=store.common_word)
+    result = response.context["result"]
+    assert result.sort == "newest"
+    assert hit_ids(response) == sorted(store.common_word_message_ids, reverse=True)[:20]
+    assert any("too many to rank" in note for note in result.notes)
+    # Few enough: ranked as asked.
+    assert get(staff_client, q=store.rare_word).context["result"].sort == "rank"
+    # Within a session only the session's id range counts.
+    in_session = get(staff_client, q="telegram", session_id=store.cron_session_id)
+    assert in_session.context["result"].sort == "rank"
