@@ -197,7 +197,12 @@ class MessageTable(tables.Table):
 
     def render_id(self, record):
         return format_html(
-            '{}<span class="age">#{}</span>', _time_cell(record.timestamp), record.id
+            '{}<span class="age copy-id">#{} <button type="button" class="copy" data-copy="{}"'
+            ' aria-label="Copy message id {}" title="Copy message id">Copy</button></span>',
+            _time_cell(record.timestamp),
+            record.id,
+            record.id,
+            record.id,
         )
 
     def render_session(self, record):

@@ -207,9 +207,12 @@ class Browse:
 
 
 @pytest.fixture
-def browse(browser, app_url) -> Iterator[Browse]:
+def browse(request, browser, app_url) -> Iterator[Browse]:
     """``browse.page(role)``; at the end, the test fails on any console error or page error
-    and on any request that left the live server."""
+    and on any request that left the live server.  The app reads the nasty store unless the
+    test asks for ``demo``."""
+    if "demo" not in request.fixturenames:
+        request.getfixturevalue("facts")
     session = Browse(browser, app_url)
     yield session
     session.close()

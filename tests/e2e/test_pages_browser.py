@@ -43,6 +43,8 @@ def tour(demo_path) -> list[tuple[str, str, str | re.Pattern]]:
         ("overview", "/", "Overview" + SUFFIX),
         ("sessions", "/sessions/", "Sessions" + SUFFIX),
         ("session", f"/sessions/{session_id}/", title + SUFFIX),
+        ("search", "/search/?q=backup", "Search: backup" + SUFFIX),
+        ("messages", "/messages/", "Messages" + SUFFIX),
         ("sql", "/sql/", "SQL console" + SUFFIX),
     ]
 

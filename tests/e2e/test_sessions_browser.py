@@ -103,6 +103,23 @@ def test_open_a_session_and_expand_a_tool_call(browse, facts):
     assert page.evaluate("navigator.clipboard.readText()") == facts.tool_session_id
 
 
+def test_a_megabyte_tool_output_says_it_was_cut_and_links_the_full_text(browse, facts):
+    page = browse.page()
+    page.goto(f"/sessions/{facts.megabyte_session_id}/")
+    call = page.locator("details.tool-call").first
+    call.locator(":scope > summary").click()
+    note = call.locator(".truncated-note")
+    expect(note).to_be_visible()
+    expect(note).to_contain_text("Cut to 20,000 characters")
+    expect(note).to_contain_text(f"{facts.megabyte_bytes:,} characters")
+    call.locator("details.more summary").click()
+    expect(call.locator("details.more")).to_have_attribute("open", "")
+
+    note.get_by_role("link", name=re.compile("open the full text")).click()
+    expect(page).to_have_url(re.compile(rf"/messages/{facts.megabyte_message_id}\.txt$"))
+    expect(page.locator("body")).to_contain_text(facts.megabyte_tail_word)
+
+
 def test_download_the_session_csv_matches_the_database(browse, facts, tmp_path):
     page = browse.page()
     page.goto("/sessions/?source=telegram&source=cli")
