@@ -8,11 +8,16 @@ unknown source or model is not an error (a bookmark may outlive the data): the r
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django import forms
 
 from .stats import DEFAULT_DAYS, PRESET_DAYS, Window
 
 MAX_DAYS = 36_500
+# Days outside these make no sense for a state.db (and overflow date arithmetic at the ends).
+FIRST_DAY = dt.date(1970, 1, 1)
+LAST_DAY = dt.date(2199, 12, 31)
 DAY_CHOICES = [
     *((str(d), f"Last {d} days") for d in PRESET_DAYS),
     ("all", "All time"),
@@ -80,6 +85,20 @@ class InsightsForm(forms.Form):
                 f"Pick a window, or a whole number of days from 1 to {MAX_DAYS:,}."
             )
         return value
+
+    def _clean_day(self, name: str) -> dt.date | None:
+        value = self.cleaned_data.get(name)
+        if value is not None and not FIRST_DAY <= value <= LAST_DAY:
+            raise forms.ValidationError(
+                f"Pick a day between {FIRST_DAY.isoformat()} and {LAST_DAY.isoformat()}."
+            )
+        return value
+
+    def clean_start(self) -> dt.date | None:
+        return self._clean_day("start")
+
+    def clean_end(self) -> dt.date | None:
+        return self._clean_day("end")
 
     def clean(self):
         cleaned = super().clean()

@@ -162,6 +162,9 @@ def _span(report: Report, rows: list[DayRow]) -> tuple[dt.date, dt.date] | None:
         return None
     if data:
         first, last = min(first, min(data)), max(last, max(data))
+        if (last - first).days > 20 * 366:
+            # A range far wider than the data (a custom range from 1970): show the data.
+            first, last = min(data), max(data)
     return first, last
 
 

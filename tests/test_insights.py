@@ -854,6 +854,13 @@ def test_page_is_200_on_every_shape_and_window(shaped, staff_client, query):
     assert response.status_code == 200
 
 
+def test_doc_shape_page_says_models_come_from_session_counters(tmp_path, staff_client):
+    use_store(build_fixture(tmp_path / "doc.db", "doc"))
+    html = staff_client.get("/insights/?days=all").content.decode()
+    assert "no session_model_usage table" in html
+    assert "By activity day" not in html  # no session_daily_usage: no choice offered
+
+
 @pytest.mark.parametrize(
     "query",
     [
@@ -862,6 +869,8 @@ def test_page_is_200_on_every_shape_and_window(shaped, staff_client, query):
         "?days=99999999",
         "?days=custom",
         "?start=2025-13-45",
+        "?days=custom&end=9999-12-31",
+        "?start=0001-01-01",
         "?days=custom&start=2025-12-31&end=2025-12-01",
         "?source=" + "x" * 500,
     ],
