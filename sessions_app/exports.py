@@ -8,7 +8,12 @@ Hermes from recycling its WAL).  Why that holds: the ``hermes`` connection runs 
 (Django sets ``isolation_level=None``; ``supports_transactions`` is False so nothing wraps it),
 and a chunk is fetched completely before the next one starts, so SQLite ends the statement's
 implicit read transaction as soon as its rows are read.  ``tests/test_exports.py`` proves it
-with a writer that checkpoints the WAL between two chunks.
+with a writer that checkpoints the WAL between two chunks.  A chunk of megabyte rows makes the
+next chunk smaller (``EXPORT_CHUNK_BYTES``), so memory is bounded by bytes as well as rows.
+
+NOTE: the price of not holding one read transaction is that an export is not a snapshot: a row
+Hermes adds during a long download appears if it sorts after the rows already sent (new
+messages do, in id order), and a row updated behind the cursor is not sent again.
 
 Options in the query string, read by the convenience functions below:
 
@@ -18,6 +23,10 @@ Options in the query string, read by the convenience functions below:
                             injection, NUL characters dropped;
 ``_preview=1``              long text (content, reasoning, tool calls) cut in SQL to
                             ``PREVIEW_CHARS`` instead of the full value.
+
+Secrets in message text are redacted as on the transcript page (``sessions_app.redaction``,
+``HERMES_REDACT_SECRETS``): a download never shows what the page hides.  Who may download at
+all is decided by ``hermes_explorer.roles`` (``_export`` needs the export capability).
 
 The API other views call (keep these names):
 
@@ -216,7 +225,7 @@ def keyset_chunks(
     Each chunk is one statement, read to the end (``list()``) before the chunk is yielded:
     between chunks the connection holds no statement and therefore no read transaction.  The
     next chunk starts strictly after the last row's keys, so rows are neither skipped nor
-    repeated however long the client takes.  ``queryset`` may yield model instances or dicts
+    repeated however long the client takes (see the module's NOTE on snapshots).  ``queryset`` may yield model instances or dicts
     (``values()``); the keyset's names must be readable on them."""
     order = keyset.order_by()
     size = max(1, chunk_size)
