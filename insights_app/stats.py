@@ -186,7 +186,6 @@ _WIDTH = 18
 _POSITIVE = (
     "s.started_at <> 0 AND s.ended_at IS NOT NULL AND s.ended_at <> 0 AND s.ended_at > s.started_at"
 )
-_RES_KEYS = ("in", "out", "cr", "cw", "api")
 
 
 def _per_session_cte(scope: _Scope, segments: OffsetSegments) -> str:
@@ -424,7 +423,7 @@ def _models(scope: _Scope, per_full: dict[str | None, list]) -> list[dict[str, A
         e["actual_cost"] += _float(actual)
         e["tool_calls"] += _int(tools)
     for name, names in fulls.items():
-        if len(names) > 1:
+        if len(names) > 1 and scope.has_usage:
             # Several full routes share a short name: a session using two of them counts once.
             merged[name]["sessions"] = _distinct_sessions(scope, names)
     for e in merged.values():
@@ -433,48 +432,40 @@ def _models(scope: _Scope, per_full: dict[str | None, list]) -> list[dict[str, A
 
 
 def _distinct_sessions(scope: _Scope, fulls: list[str | None]) -> int:
-    """Sessions with a usage row or a residual on any of these full model names (rare)."""
+    """Sessions with a usage row, or a residual, on any of these full model names.
+
+    Only needed when several full routes share a short name (rare): a session that used two
+    of them counts once.  Without usage rows every session has exactly one model, so the
+    per-route counts simply add up and this is never called.
+    """
+    u = scope.ucol
     named = [f for f in fulls if f is not None]
     marks = ", ".join(["%s"] * len(named)) or "NULL"
-    model_match = f"(s.model IN ({marks}){' OR s.model IS NULL' if None in fulls else ''})"
-    residual_sessions = f"""SELECT s.id FROM sessions s WHERE {scope.where} AND {model_match}
-        AND (COALESCE(s.input_tokens, 0) > {{u_in}} OR COALESCE(s.output_tokens, 0) > {{u_out}}
-             OR COALESCE({scope.scol("cache_read_tokens")}, 0) > {{u_cr}}
-             OR COALESCE({scope.scol("cache_write_tokens")}, 0) > {{u_cw}}
-             OR COALESCE({scope.scol("api_call_count")}, 0) > {{u_api}}
-             OR COALESCE(s.estimated_cost_usd, 0.0) > {{u_cost}}
-             OR COALESCE({scope.scol("actual_cost_usd", "NULL")}, 0.0) > {{u_actual}})"""
-    if scope.has_usage:
-        u = scope.ucol
+    null_model = " OR s.model IS NULL" if None in fulls else ""
 
-        def total(col: str, default: str = "0") -> str:
-            return (
-                f"(SELECT COALESCE(SUM({u(col, default)}), 0) FROM session_model_usage u"
-                " WHERE u.session_id = s.id)"
-            )
+    def rows_sum(col: str, default: str = "0") -> str:
+        return (
+            f"(SELECT COALESCE(SUM({u(col, default)}), 0) FROM session_model_usage u"
+            " WHERE u.session_id = s.id)"
+        )
 
-        residual_sessions = residual_sessions.format(
-            u_in=total("input_tokens"),
-            u_out=total("output_tokens"),
-            u_cr=total("cache_read_tokens"),
-            u_cw=total("cache_write_tokens"),
-            u_api=total("api_call_count"),
-            u_cost=total("estimated_cost_usd", "NULL"),
-            u_actual=total("actual_cost_usd", "NULL"),
-        )
-        usage_marks = ", ".join(["%s"] * len(named)) or "NULL"
-        sql = f"""SELECT COUNT(DISTINCT sid) FROM (
-            SELECT u.session_id AS sid FROM session_model_usage u
-            WHERE u.model IN ({usage_marks}) AND u.session_id IN ({scope.session_ids})
-            UNION ALL {residual_sessions})"""
-        params = [*named, *scope.params, *scope.params, *named]
-    else:
-        residual_sessions = residual_sessions.format(
-            u_in=0, u_out=0, u_cr=0, u_cw=0, u_api=0, u_cost=0.0, u_actual=0.0
-        )
-        sql = f"SELECT COUNT(*) FROM ({residual_sessions})"
-        params = [*scope.params, *named]
-    return _int(_rows(sql, params)[0][0])
+    over = [
+        ("s.input_tokens", rows_sum("input_tokens")),
+        ("s.output_tokens", rows_sum("output_tokens")),
+        (scope.scol("cache_read_tokens"), rows_sum("cache_read_tokens")),
+        (scope.scol("cache_write_tokens"), rows_sum("cache_write_tokens")),
+        (scope.scol("api_call_count"), rows_sum("api_call_count")),
+        ("s.estimated_cost_usd", rows_sum("estimated_cost_usd", "NULL")),
+        (scope.scol("actual_cost_usd", "NULL"), rows_sum("actual_cost_usd", "NULL")),
+    ]
+    has_residual = " OR ".join(f"COALESCE({own}, 0) > {rows}" for own, rows in over)
+    sql = f"""SELECT COUNT(DISTINCT sid) FROM (
+        SELECT u.session_id AS sid FROM session_model_usage u
+        WHERE u.model IN ({marks}) AND u.session_id IN ({scope.session_ids})
+        UNION ALL
+        SELECT s.id FROM sessions s
+        WHERE {scope.where} AND (s.model IN ({marks}){null_model}) AND ({has_residual}))"""
+    return _int(_rows(sql, [*named, *scope.params, *scope.params, *named])[0][0])
 
 
 def tool_breakdown(counts: Counter) -> list[dict[str, Any]]:

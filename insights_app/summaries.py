@@ -58,11 +58,15 @@ class SessionSummary:
 EMPTY = SessionSummary(None, 0, 0, 0, 0, (), ())
 
 
+_UNKNOWN = object()
+
+
 @dataclass
 class _Store:
     high_water: int | None = None
     generation: int = 0  # bumped whenever summaries are dropped
     summaries: dict[str, SessionSummary] = field(default_factory=dict)
+    calls_index: object = _UNKNOWN  # name of the assistant tool-calls index, None, unknown
 
 
 _stores: OrderedDict[tuple, _Store] = OrderedDict()
@@ -148,7 +152,6 @@ def _refresh_high_water(store: _Store) -> int:
 _ASSISTANT_INDEX_SQL = re.compile(
     r"role\s*=\s*'assistant'.*tool_calls\s+IS\s+NOT\s+NULL", re.IGNORECASE | re.DOTALL
 )
-_index_cache: dict[tuple, str | None] = {}
 
 
 def assistant_calls_index() -> str | None:
@@ -157,9 +160,9 @@ def assistant_calls_index() -> str | None:
     The planner prefers a wider ``(session_id, …)`` index and then reads every row of the
     session; naming the partial index reads only the rows that carry calls.
     """
-    key = _store_key()
-    if key in _index_cache:
-        return _index_cache[key]
+    store = _store()
+    if store.calls_index is not _UNKNOWN:
+        return store.calls_index
     found = None
     for name, sql in _rows(
         "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'"
@@ -172,7 +175,7 @@ def assistant_calls_index() -> str | None:
             if re.fullmatch(r"[A-Za-z0-9_]+", name):
                 found = name
                 break
-    _index_cache[key] = found
+    store.calls_index = found
     return found
 
 

@@ -107,8 +107,9 @@ class Drill:
         )
 
     def tool(self, name: str) -> str:
-        base = _url("messages:list", "/messages/")
-        return f"{base}?{urlencode({k: v for k, v in {'tool_name': name, 'source': self.window.source}.items() if v})}"
+        params = {"tool_name": name, "source": self.window.source}
+        query = urlencode({k: v for k, v in params.items() if v})
+        return f"{_url('messages:list', '/messages/')}?{query}"
 
     def session(self, session_id: str) -> str | None:
         try:
