@@ -101,6 +101,8 @@ class SearchRequest:
     before: int | None = None  # newest-first order and scans: ids below this
     include_hidden: bool = False
     per_page: int = PER_PAGE
+    # First and last message id of ``session_id`` (set by run_search; FTS5 seeks to it).
+    session_range: tuple[int, int] | None = None
 
 
 @dataclass
@@ -379,7 +381,7 @@ def _index_page(table: str, match: str, req: SearchRequest, sort: str, budget: f
         sql += f" AND {clause}"
     params += filter_params
     if req.session_id and sort != "newest":
-        low, high = _session_id_range(req.session_id)
+        low, high = req.session_range or _session_id_range(req.session_id)
         sql += f" AND {table}.rowid >= %s AND {table}.rowid <= %s"
         params += [low, high]
     if sort == "newest":
@@ -413,7 +415,7 @@ def _too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
     sql = f"SELECT rowid FROM {table} WHERE {table} MATCH %s"
     params: list = [match]
     if req.session_id:
-        low, high = _session_id_range(req.session_id)
+        low, high = req.session_range or _session_id_range(req.session_id)
         sql += " AND rowid >= %s AND rowid <= %s"
         params += [low, high]
     try:
@@ -689,6 +691,8 @@ def run_search(req: SearchRequest) -> SearchResult:
     if not text:
         return result
     shape = _shape()
+    if req.session_id:
+        req = result.request = _replace(req, session_range=_session_id_range(req.session_id))
 
     if req.mode == "substring":
         if shape.has_trigram and len(text) >= TRIGRAM_MIN_CHARS:

@@ -245,3 +245,16 @@ def test_export_streams_the_filtered_rows(staff_client, store):
     assert exported == ids_of(
         store.path, f"{live(store)} AND session_id = ?", (store.xss_session_id,)
     )
+
+
+@pytest.mark.parametrize("rare_limit", [0, 10_000])
+def test_source_filter_gives_the_same_rows_with_either_plan(
+    staff_client, store, monkeypatch, rare_limit
+):
+    from sessions_app.filters import MessageFilter
+
+    monkeypatch.setattr(MessageFilter, "RARE_SOURCE_SESSIONS", rare_limit)
+    where = "session_id IN (SELECT id FROM sessions WHERE source IN ('telegram', 'cli'))"
+    expected = ids_of(store.path, f"{live(store)} AND {where}", limit=100_000)
+    assert all_pages(staff_client, source=["telegram", "cli"], size=7) == expected
+    assert table_ids(get(staff_client, source="nosuchsource")) == []
