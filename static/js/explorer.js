@@ -59,29 +59,41 @@
 
   // On a phone the filter sidebar would push the results a screen down: fold it behind a
   // button that says how many filters are on (CSS shows the button on narrow screens only).
+  // A search form keeps its search box in view and folds the rest.
+  function activeFilters(form, skip) {
+    var params = new URLSearchParams(location.search);
+    var active = 0;
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name || el.name === skip || el.type === "hidden" || el.type === "submit") return;
+      var on = (el.type === "checkbox" || el.type === "radio")
+        ? el.checked && params.getAll(el.name).indexOf(el.value) !== -1
+        : params.get(el.name);
+      if (on) active += 1;
+    });
+    return active;
+  }
   function foldFilters() {
-    var forms = document.querySelectorAll(".with-sidebar > form.filters:not(.search-form)");
+    var forms = document.querySelectorAll(".with-sidebar > form.filters");
     Array.prototype.forEach.call(forms, function (form, index) {
       if (form.querySelector(".has-error, .form-errors")) return;
       if (!form.id) form.id = "filters-" + index;
-      var params = new URLSearchParams(location.search);
-      var active = 0;
-      Array.prototype.forEach.call(form.elements, function (el) {
-        if (!el.name || el.type === "hidden" || el.type === "submit") return;
-        if ((el.type === "checkbox" || el.type === "radio") ? el.checked && params.getAll(el.name).indexOf(el.value) !== -1 : params.get(el.name)) active += 1;
-      });
+      var search = form.classList.contains("search-form") && form.querySelector(".field-q");
+      var active = activeFilters(form, search ? "q" : null);
+      var label = search ? "More options" : "Filters";
+      var folded = search ? "folded-extra" : "collapsed";
       var button = document.createElement("button");
       button.type = "button";
       button.className = "filters-toggle";
       button.setAttribute("aria-controls", form.id);
       button.setAttribute("aria-expanded", "false");
-      button.textContent = active ? "Filters (" + active + " on)" : "Filters";
+      button.textContent = active ? label + " (" + active + " on)" : label;
       button.addEventListener("click", function () {
-        var open = form.classList.toggle("collapsed") === false;
+        var open = form.classList.toggle(folded) === false;
         button.setAttribute("aria-expanded", open ? "true" : "false");
       });
-      form.classList.add("collapsed");
-      form.parentNode.insertBefore(button, form);
+      form.classList.add(folded);
+      if (search) search.parentNode.insertBefore(button, search.nextSibling);
+      else form.parentNode.insertBefore(button, form);
     });
   }
 

@@ -103,6 +103,15 @@ def test_filters_fold_behind_a_button_on_a_phone(browse, facts):
     expect(page).to_have_url(re.compile(r"source=cli&source=telegram|source=telegram&source=cli"))
     expect(page.get_by_role("button", name="Filters (2 on)")).to_be_visible()
 
+    # The search form keeps its box in view and folds the other options.
+    page.goto("/search/?q=backup&source=cli")
+    expect(page.get_by_label("Search", exact=True)).to_be_visible()
+    expect(page.get_by_role("checkbox", name="telegram")).to_be_hidden()
+    more = page.get_by_role("button", name="More options (1 on)")
+    more.click()
+    expect(more).to_have_attribute("aria-expanded", "true")
+    expect(page.get_by_role("checkbox", name="telegram")).to_be_visible()
+
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_text_and_links_have_enough_contrast_on_every_surface(browse, facts, scheme):
