@@ -7,8 +7,9 @@ page that says what happened and what to do, never a 500.
 from __future__ import annotations
 
 import logging
+import os
 
-from django.db import DatabaseError
+from django.db import DatabaseError, connections
 from django.shortcuts import render
 
 from .hermes_db.deadline import QueryTimeout
@@ -52,6 +53,8 @@ class StateDBErrorMiddleware:
             )
         if isinstance(exception, DatabaseError):
             explanation = describe_store_fault(exception)
+            if os.path.isdir(connections["hermes"].settings_dict["NAME"]):
+                explanation = "The configured state.db path is a directory, not a database file."
             if explanation is not None:
                 logger.warning("state.db unavailable: %s", exception)
                 return render(

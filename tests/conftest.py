@@ -6,6 +6,8 @@ once per session from the project's own DDL (``tests/builders.py``), never mocke
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.db import connections
 
@@ -13,6 +15,19 @@ from sessions_app.hermes_ddl import SHAPES
 from tests.builders import build_nasty_db
 
 HERMES_DBS = ["default", "hermes"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _placeholder_store(django_db_blocker):
+    """The settings name a placeholder state.db; make it a real (empty, current-shape) file so
+    that tests which never pick a store, and Django's teardown, find something to open."""
+    from django.conf import settings
+
+    from tests.builders import StateDB
+
+    path = settings.DATABASES["hermes"]["NAME"]
+    if not os.path.exists(path):
+        StateDB.create(path, "current").close()
 
 
 def use_store(path) -> None:
