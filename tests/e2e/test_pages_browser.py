@@ -45,6 +45,7 @@ def tour(demo_path) -> list[tuple[str, str, str | re.Pattern]]:
         ("session", f"/sessions/{session_id}/", title + SUFFIX),
         ("search", "/search/?q=backup", "Search: backup" + SUFFIX),
         ("messages", "/messages/", "Messages" + SUFFIX),
+        ("insights", "/insights/", "Insights" + SUFFIX),
         ("sql", "/sql/", "SQL console" + SUFFIX),
     ]
 

@@ -158,6 +158,13 @@ def test_a_viewer_sees_metadata_but_no_content(browse, facts):
     expect(page.locator("details.tool-call")).to_have_count(0)
     expect(page.locator(".export-links")).to_have_count(0)
 
+    page.goto("/sessions/?source=cli")
+    expect(rows_of(page)).not_to_have_count(0)
+    expect(page.locator(".export-links")).to_have_count(0)
+    nav = page.get_by_role("navigation", name="Main")
+    expect(nav.get_by_role("link", name="Sessions")).to_have_attribute("aria-current", "page")
+    expect(nav.get_by_role("link", name="SQL")).to_have_count(0)
+
     for url in (
         "/sessions/?source=cli&_export=csv",
         f"/sessions/{facts.tool_session_id}/export.md",
