@@ -21,6 +21,9 @@ from tests.e2e.conftest import (
     check_accessibility_basics,
     check_contrast,
     check_focus_visible,
+    contrast_ratio,
+    parse_rgb,
+    relative_luminance,
     screenshot,
 )
 
@@ -46,7 +49,7 @@ def tour(demo_path) -> list[tuple[str, str, str | re.Pattern]]:
         ("search", "/search/?q=backup", "Search: backup" + SUFFIX),
         ("messages", "/messages/", "Messages" + SUFFIX),
         ("insights", "/insights/", "Insights" + SUFFIX),
-        ("sql", "/sql/", "SQL console" + SUFFIX),
+        ("sql", "/sql/?query=stats-per-channel", "Statistics per channel · SQL console" + SUFFIX),
     ]
 
 
@@ -121,6 +124,10 @@ def test_text_and_links_have_enough_contrast_on_every_surface(browse, facts, sch
     page.goto(f"/sessions/{facts.tool_session_id}/")
     ratios = check_contrast(page)
     assert ratios["text"] >= 7, ratios  # body text aims for AAA
+    # The theme follows the system: a dark page in dark mode, a light one otherwise.
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    luminance = relative_luminance(parse_rgb(background))
+    assert luminance < 0.05 if scheme == "dark" else luminance > 0.8, (scheme, background)
     # Muted text, badges and the message bubbles are where contrast usually slips.
     pairs = page.evaluate(
         """() => {
@@ -141,8 +148,6 @@ def test_text_and_links_have_enough_contrast_on_every_surface(browse, facts, sch
           return out;
         }"""
     )
-    from tests.e2e.conftest import contrast_ratio, parse_rgb
-
     low = [
         (sel, round(contrast_ratio(parse_rgb(fg), parse_rgb(bg)), 2), fg, bg)
         for sel, fg, bg in pairs
