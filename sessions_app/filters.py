@@ -234,7 +234,7 @@ class MessageFilter(SchemaAwareFilterSet):
         self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
         role = (self.data.get("role") or "") if self.data else ""
         roles = MESSAGE_ROLES + ([role] if role and role not in MESSAGE_ROLES else [])
-        self.filters["role"].extra["choices"] = [(r, r) for r in roles]
+        self.filters["role"].extra["choices"] = [("", "any")] + [(r, r) for r in roles]
         shape = self.queryset.shape
         if not (
             shape.has_column("messages", "active") or shape.has_column("messages", "display_kind")

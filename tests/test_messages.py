@@ -258,3 +258,9 @@ def test_source_filter_gives_the_same_rows_with_either_plan(
     expected = ids_of(store.path, f"{live(store)} AND {where}", limit=100_000)
     assert all_pages(staff_client, source=["telegram", "cli"], size=7) == expected
     assert table_ids(get(staff_client, source="nosuchsource")) == []
+
+
+def test_the_form_starts_with_no_role_chosen(staff_client, store):
+    html = get(staff_client).content.decode()
+    role_select = html.split('name="role"', 1)[1].split("</select>", 1)[0]
+    assert '<option value="" selected>any</option>' in role_select
