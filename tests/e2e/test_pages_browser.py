@@ -79,6 +79,28 @@ def test_main_pages_render_cleanly_in_both_themes_and_on_a_phone(browse, demo, s
         screenshot(page, f"{name}-{scheme}-{device}")
 
 
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_sign_in_and_error_pages_say_where_you_are(browse, facts, scheme):
+    page = browse.page(role=None, color_scheme=scheme)
+    page.goto("/")
+    expect(page).to_have_url(re.compile(r"/accounts/login/"))
+    check_accessibility_basics(page, "Sign in" + SUFFIX, nav=False)
+    expect(page.locator("body")).not_to_contain_text(facts.path)  # nothing about the server
+    check_contrast(page)
+    # The user name has focus on arrival; Tab goes on to the password and the button.
+    expect(page.get_by_label("Username")).to_be_focused()
+    check_focus_visible(page, presses=2)
+    screenshot(page, f"sign-in-{scheme}-desktop")
+
+    page = browse.page(role="analyst", color_scheme=scheme)
+    browse.problems.allow(r"status of 404")
+    response = page.goto("/sessions/no-such-session/")
+    assert response.status == 404
+    check_accessibility_basics(page, "Not found" + SUFFIX)
+    expect(page.locator("main")).to_contain_text("No session with this id")
+    screenshot(page, f"not-found-{scheme}-desktop")
+
+
 def test_keyboard_focus_is_visible_and_skip_link_comes_first(browse, demo):
     page = browse.page(role="analyst")
     page.goto("/sessions/")
