@@ -377,3 +377,10 @@ def test_tilde_encoding_round_trips():
     for value in ("20251230_101500_a1b2c3", "a,b", "1767225600.5", "東京 x/y", "~2C"):
         assert legacy.tilde_decode(legacy.tilde_encode(value)) == value
     assert legacy.tilde_decode("api~2D9f") == "api-9f"
+
+
+def test_rowid_sort_on_messages_is_the_id(staff_client, store):
+    response = follow(staff_client, "/state/messages", {"_sort_desc": "rowid", "role": "user"})
+    assert table_ids(response) == column(
+        store.path, "SELECT id FROM messages WHERE role = 'user' ORDER BY id DESC LIMIT 100"
+    )

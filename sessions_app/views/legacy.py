@@ -161,6 +161,8 @@ def parse(table: str, params: QueryDict, shape) -> LegacyQuery:
         values = params.getlist(key)
         value = values[-1]
         if key in ("_sort", "_sort_desc"):
+            if value == "rowid" and table == "messages":
+                value = "id"  # an INTEGER PRIMARY KEY is the rowid
             if value in columns:
                 query.sort, query.sort_desc = value, key == "_sort_desc"
             else:

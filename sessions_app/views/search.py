@@ -93,7 +93,8 @@ def search_results(request: HttpRequest) -> HttpResponse:
     result = None
     session = None
     if form.is_valid():
-        page = _positive_int(request, "page", cap=search.RANKED_CAP) or 1
+        # Relevance pages stop at RANKED_CAP hits; a later page number is the first page.
+        page = _positive_int(request, "page", cap=search.RANKED_CAP // search.PER_PAGE) or 1
         before = _positive_int(request, "before", cap=2**62)
         result = search.run_search(form.to_request(page=page, before=before))
         session_id = form.cleaned_data.get("session_id")
