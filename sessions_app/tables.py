@@ -188,7 +188,7 @@ class MessageTable(tables.Table):
         fields = ()
         sequence = ("id", "session", "role", "tool_name", "preview", "token_count")
         order_by_field = "sort"
-        empty_text = "No message matches these filters."
+        empty_text = "No message matches these filters. Loosen a filter or reset them."
         attrs = {"class": "data-table messages-table"}
         template_name = "django_tables2/table.html"
 

@@ -113,10 +113,14 @@
     return "just now";
   }
   function titleTimes() {
-    var times = document.querySelectorAll("time[datetime]:not([title])");
+    var times = document.querySelectorAll("time[datetime]");
     Array.prototype.forEach.call(times, function (el) {
+      var next = el.nextElementSibling;
+      if (next && next.classList.contains("age")) return; // the age is already on screen
       var date = new Date(el.getAttribute("datetime"));
-      if (!isNaN(date.getTime())) el.title = el.getAttribute("datetime").replace("T", " ") + " · " + age(date);
+      if (isNaN(date.getTime())) return;
+      var absolute = el.getAttribute("title") || el.getAttribute("datetime").replace("T", " ");
+      el.title = absolute + " · " + age(date);
     });
   }
 

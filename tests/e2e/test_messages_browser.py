@@ -47,3 +47,11 @@ def test_messages_of_one_session_from_the_url(browse, facts):
     expect(page.locator("table.data-table tbody tr")).to_have_count(4)
     # Hostile content is shown as text (a script would also be a console error here).
     expect(page.locator("main")).to_contain_text("<img src=x onerror=alert(1)>")
+
+
+def test_no_matching_message_says_what_to_do(browse, facts):
+    page = browse.page(role="analyst")
+    page.goto("/messages/?tool_name=no-such-tool")
+    expect(page.locator("table.data-table tbody")).to_contain_text("Loosen a filter or reset them")
+    page.get_by_role("link", name="Reset").click()
+    expect(page.locator("table.data-table tbody tr")).not_to_have_count(0)

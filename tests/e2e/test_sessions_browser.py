@@ -82,6 +82,9 @@ def test_open_a_session_and_expand_a_tool_call(browse, facts):
     expect(page).to_have_url(re.compile(rf"/sessions/{facts.tool_session_id}/$"))
     expect(page).to_have_title("Tidy the backup scripts · Hermes Explorer")
     expect(page.get_by_role("heading", level=1)).to_have_text("Tidy the backup scripts")
+    # Absolute times on screen, their age on hover (and the start time shows both).
+    expect(page.locator(".msg-head time").first).to_have_attribute("title", re.compile(r" ago$"))
+    expect(page.locator(".meta-grid .age")).to_contain_text("ago")
 
     call = page.locator("details.tool-call").filter(
         has=page.locator("summary", has_text="read_file")
