@@ -123,6 +123,19 @@ def test_a_megabyte_tool_output_says_it_was_cut_and_links_the_full_text(browse, 
     expect(page.locator("body")).to_contain_text(facts.megabyte_tail_word)
 
 
+def test_a_capped_count_says_so(browse, facts, monkeypatch):
+    """On a big file the count stops at a cap; the page must say it is not exact."""
+    from sessions_app import selectors
+
+    exact = selectors.capped_count
+    monkeypatch.setattr(selectors, "capped_count", lambda qs, cap=5: exact(qs, cap=cap))
+    page = browse.page()
+    page.goto("/sessions/")
+    count = page.get_by_role("status")
+    expect(count).to_contain_text("more than 5 sessions")
+    expect(count).to_contain_text("count capped for speed")
+
+
 def test_download_the_session_csv_matches_the_database(browse, facts, tmp_path):
     page = browse.page()
     page.goto("/sessions/?source=telegram&source=cli")
