@@ -221,10 +221,10 @@ def browse(request, browser, app_url) -> Iterator[Browse]:
 
 
 # Checks shared by the journeys -----------------------------------------------------------
-def screenshot(page, name: str) -> Path:
+def screenshot(page, name: str, *, full_page: bool = True) -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
+    page.screenshot(path=str(path), full_page=full_page)
     return path
 
 

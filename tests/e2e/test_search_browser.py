@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import E2E_DBS
+from tests.e2e.conftest import E2E_DBS, screenshot
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=E2E_DBS)
 
@@ -68,6 +68,7 @@ def test_a_hit_on_a_later_page_of_a_long_transcript(browse, facts):
     expect(target).to_have_count(1)
     expect(target).to_contain_text("(turn 200)")
     expect(target).to_be_in_viewport()
+    screenshot(page, "search-hit-landing-light-desktop", full_page=False)
 
 
 def test_a_hit_in_a_tool_result_opens_the_collapsed_call(browse, facts):
@@ -81,6 +82,7 @@ def test_a_hit_in_a_tool_result_opens_the_collapsed_call(browse, facts):
     expect(result).to_be_visible()
     expect(result).to_contain_text("rsync -a ~/src /mnt/backup")
     expect(page.locator("details.tool-call[open]")).to_have_count(1)
+    screenshot(page, "search-hit-in-tool-result-light-desktop", full_page=False)
 
 
 def test_a_viewer_cannot_search_or_list_messages(browse, facts):
