@@ -384,3 +384,20 @@ def test_rowid_sort_on_messages_is_the_id(staff_client, store):
     assert table_ids(response) == column(
         store.path, "SELECT id FROM messages WHERE role = 'user' ORDER BY id DESC LIMIT 100"
     )
+
+
+def test_a_redirected_session_list_renders_every_row_of_its_page(staff_client, tmp_path):
+    from tests.builders import StateDB
+    from tests.conftest import use_store
+
+    path = tmp_path / "many.db"
+    db = StateDB.create(path, "legacy")
+    for i in range(40):
+        db.session(f"20251201_0000{i:02d}_aaaaaa", source="telegram", started_at=1_764_547_200 + i)
+    db.session("20251202_000000_bbbbbb", source="cli")
+    db.close()
+    use_store(path)
+    response = follow(staff_client, "/state/sessions", {"source": "telegram"})
+    body = response.content.decode().split("<tbody", 1)[1].split("</tbody>", 1)[0]
+    assert body.count("<tr") == 40
+    assert "20251202_000000_bbbbbb" not in body

@@ -66,7 +66,8 @@ def session_list(request):
         rows,
         order_by=sort,
         shape=shape,
-        request=request,
+        # NOTE: no request=: django-tables2 would then paginate the rows again (25 a page)
+        # and hide the rest of this keyset page. Header links read the request from context.
         # Titles are metadata; the first user message of an untitled session is content.
         show_previews=can_see_content(request.user),
     )
