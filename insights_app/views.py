@@ -57,7 +57,7 @@ def _local_date(epoch: float) -> dt.date:
     return dt.datetime.fromtimestamp(epoch, timezone.get_current_timezone()).date()
 
 
-def _url(name: str, fallback: str, *args) -> str | None:
+def _url(name: str, fallback: str, *args) -> str:
     try:
         return reverse(name, args=args)
     except NoReverseMatch:
