@@ -75,6 +75,46 @@ def test_filter_and_sort_sessions_through_the_url(browse, facts):
     expect(rows_of(page)).to_have_count(len(facts.session_ids))
 
 
+def test_page_through_sessions_with_the_keyset_pager(browse, demo):
+    conn = sqlite3.connect(f"file:{demo}?mode=ro", uri=True)
+    try:
+        ids = [
+            r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY started_at DESC, id DESC")
+        ]
+    finally:
+        conn.close()
+    page = browse.page()
+    pager = page.get_by_role("navigation", name="Pages")
+
+    def shows(expected: list[str]) -> None:
+        # Wait for the new page (its first row), then compare every row with the database.
+        first = rows_of(page).first.locator(f"a[href='/sessions/{expected[0]}/']")
+        expect(first).to_be_visible()
+        expect(rows_of(page)).to_have_count(len(expected))
+        hrefs = (
+            rows_of(page)
+            .locator("a[href^='/sessions/']")
+            .evaluate_all("links => links.map(a => a.getAttribute('href'))")
+        )
+        assert [href.split("/")[2] for href in hrefs] == expected
+
+    page.goto("/sessions/")
+    shows(ids[:50])
+    pager.get_by_role("link", name="Next").click()
+    expect(page).to_have_url(re.compile(r"[?&]cursor="))
+    shows(ids[50:100])
+    pager.get_by_role("link", name="Next").click()
+    shows(ids[100:150])
+    pager.get_by_role("link", name="Next").click()
+    shows(ids[150:])
+    expect(pager.get_by_role("link", name="Next")).to_have_count(0)
+    pager.get_by_role("link", name="Previous").click()
+    shows(ids[100:150])
+    pager.get_by_role("link", name="First page").click()
+    shows(ids[:50])
+    expect(page).not_to_have_url(re.compile(r"cursor="))
+
+
 def test_open_a_session_and_expand_a_tool_call(browse, facts):
     page = browse.page()
     page.goto("/sessions/")
