@@ -101,3 +101,10 @@ def test_a_viewer_cannot_search_or_list_messages(browse, facts):
     expect(
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Messages")
     ).to_have_count(0)
+
+
+def test_no_hit_says_what_to_try(browse, facts):
+    page = browse.page(role="analyst")
+    page.goto("/search/?q=xylophonequartz")
+    expect(page.locator("main .empty")).to_contain_text("No message matches")
+    expect(page.locator("main .empty")).to_contain_text("Substring")
