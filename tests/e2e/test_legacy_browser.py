@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import E2E_DBS
+from tests.e2e.conftest import E2E_DBS, check_accessibility_basics
 
 pytestmark = pytest.mark.django_db(transaction=True, databases=E2E_DBS)
 
@@ -57,3 +57,18 @@ def test_a_search_bookmark_lands_on_search(browse, facts):
     page.goto(f"/state/messages?_search={facts.rare_word}")
     expect(page).to_have_url(re.compile(rf"/search/\?.*q={facts.rare_word}"))
     expect(page.locator(".hit")).to_have_count(1)
+
+
+def test_a_bookmark_the_explorer_has_no_filter_for_shows_the_rows_directly(browse, facts):
+    """``end_reason__not`` is no filter of /sessions/: the old page answers with the rows."""
+    page = browse.page(role="analyst")
+    page.goto("/state/sessions?end_reason__not=idle&_sort=started_at")
+    expect(page).to_have_url(re.compile(r"/state/sessions\?"))
+    check_accessibility_basics(page, "state/sessions (old address) · Hermes Explorer")
+    expected = session_ids_in(
+        facts, "WHERE end_reason IS NOT NULL AND end_reason != 'idle'", "ORDER BY started_at, id"
+    )
+    expect(page.locator("table.data-table tbody tr")).to_have_count(len(expected))
+    assert listed_session_ids(page) == expected
+    page.get_by_role("link", name="open sessions in the explorer").click()
+    expect(page).to_have_url(re.compile(r"/sessions/"))
