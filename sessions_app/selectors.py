@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.core.cache import cache
 from django.db import connections
 from django.db.models import Count, F, Sum, TextField, Value
 from django.db.models.functions import Coalesce, Length, Substr
@@ -67,8 +68,28 @@ def sessions_for_table(queryset, *, sort: str):
     return qs
 
 
+OVERVIEW_TTL = 60
+
+
 def source_overview() -> list[dict]:
-    """Sessions, messages and estimated cost per source (one GROUP BY over ``sessions``)."""
+    """Sessions, messages and estimated cost per source (one GROUP BY over ``sessions``).
+
+    The GROUP BY reads every session row (tens of ms on 50k sessions), so the answer is
+    cached for a minute, and at once replaced when a new session appears (the newest rowid is
+    part of the key: an O(1) lookup)."""
+    connection = connections["hermes"]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT MAX(rowid) FROM sessions")
+        newest = cursor.fetchone()[0]
+    key = f"overview:{connection.settings_dict['NAME']}:{newest}"
+    rows = cache.get(key)
+    if rows is None:
+        rows = _source_overview()
+        cache.set(key, rows, OVERVIEW_TTL)
+    return rows
+
+
+def _source_overview() -> list[dict]:
     return list(
         Session.objects.order_by()
         .values("source")

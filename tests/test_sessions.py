@@ -45,7 +45,7 @@ def test_overview_lists_sources_and_latest_sessions(staff_client, store):
     assert response.status_code == 200
     sources = {row["source"]: row["sessions"] for row in response.context["sources"]}
     assert sources == dict(sql(store.path, "SELECT source, COUNT(*) FROM sessions GROUP BY source"))
-    latest = [s.id for s in response.context["latest"]]
+    latest = [row.record.id for row in response.context["latest"].rows]
     assert latest == [
         r[0]
         for r in sql(

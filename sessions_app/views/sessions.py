@@ -25,14 +25,19 @@ def _shape():
 
 @require_GET
 def overview(request):
+    shape = _shape()
+    latest = SessionTable(
+        selectors.latest_sessions(12),
+        order_by=None,
+        shape=shape,
+        orderable=False,
+        show_previews=can_see_content(request.user),
+        exclude=("tokens", "cost", "duration"),
+    )
     return render(
         request,
         "sessions_app/overview.html",
-        {
-            "sources": selectors.source_overview(),
-            "latest": selectors.latest_sessions(12),
-            "shape": _shape(),
-        },
+        {"sources": selectors.source_overview(), "latest": latest, "shape": shape},
     )
 
 
