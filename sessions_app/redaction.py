@@ -9,10 +9,15 @@ provider keys with a fixed prefix (OpenAI, Anthropic, OpenRouter, Google, AWS, G
 Telegram bot tokens, JWTs, bearer tokens, private key blocks, passwords in URLs, and
 ``NAME=value`` / ``"name": "value"`` pairs whose name says password, secret, token or key.
 
-Speed matters (tool outputs run to megabytes): every pattern starts with a literal, which lets
-the regex engine jump from candidate to candidate instead of trying every position, and the
-case-insensitive ones run on a lower-cased copy of the text.  Matches are merged and the text
-is rebuilt once; a megabyte costs a few milliseconds.
+Speed matters (tool outputs run to megabytes, an export redacts a gigabyte): most text holds
+no secret, so each shape runs only where a cheap *gate* finds the literal it needs (``sk-``,
+``AKIA``, ``://``, ``token=`` …).  A gate is a regex that starts with one literal character,
+which CPython's engine scans for at a few GB/s; one alternation of all the anchors would be
+tried at every position instead (about 30 MB/s, measured), and so is the ``NAME=value`` shape
+itself, which is why gating it matters most.  Gates are only necessary conditions: a shape that
+runs finds exactly what it found before.  The case-insensitive shapes run on a lower-cased copy
+of the text.  Matches are merged and the text is rebuilt once.  Clean text costs one pass per
+gate (about 0.3 ns a byte each); :func:`redact_many` gates a whole column of an export at once.
 
 ``HERMES_REDACT_SECRETS=0`` turns it off; staff can reveal one message at a time, and each
 reveal is logged (``console_app.models.AuditEvent``).
@@ -20,7 +25,10 @@ reveal is logged (``console_app.models.AuditEvent``).
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -32,37 +40,111 @@ class Shape:
     pattern: re.Pattern
     # Runs on the lower-cased text (the pattern is written in lower case).
     lowered: bool = False
+    # Runs only when one of these matches the same text (the shape needs what they match).
+    gates: tuple[re.Pattern, ...] = ()
 
 
-def _shape(label: str, pattern: str, *, lowered: bool = False) -> Shape:
-    return Shape(label, re.compile(pattern), lowered)
+def _shape(label: str, pattern: str, *gates: re.Pattern, lowered: bool = False) -> Shape:
+    return Shape(label, re.compile(pattern), lowered, gates)
 
+
+# Gates: each starts with ONE literal character, so the engine scans for it at C speed; a gate
+# may open several shapes (one pass instead of one per shape).  Keep each gate implied by every
+# shape it opens: whatever the shape matches must contain a match of one of its gates.
+SK_GATE = re.compile(r"sk-")
+A_GATE = re.compile(r"A(?:Iza|KIA|SIA|BIA|CCA)")
+GOCSPX_GATE = re.compile(r"GOCSPX-")
+YA29_GATE = re.compile(r"ya29\.")
+GITHUB_GATE = re.compile(r"g(?:h[pousr]_|ithub_pat_)")
+XOX_GATE = re.compile(r"xox[abposr]-")
+HOOKS_GATE = re.compile(r"hooks\.slack\.com/services/")
+EYJ_GATE = re.compile(r"eyJ")
+BEGIN_GATE = re.compile(r"-----BEGIN ")
+TELEGRAM_GATE = re.compile(r":AA")
+# A URL with a password has a colon after the user name.
+URL_PASSWORD_GATE = re.compile(r"://[^/\s:@'\"<>]{1,100}:")
+# On the lower-cased text: "bearer " and the last word of each NAME in a NAME=value pair
+# followed by its separator (password/passwd/pwd end in "wd" or "word", api_key in "key" …).
+BEARER_GATE = re.compile(r"bearer\s")
+_PAIR_SEPARATOR = r"[\"']?[ \t]{0,3}[=:]"
+PAIR_GATES = tuple(
+    re.compile(end + _PAIR_SEPARATOR)
+    for end in (r"w(?:or)?d", "phrase", "secret", "key", "token", r"credentials?")
+)
+TEXT_GATES = (
+    SK_GATE,
+    A_GATE,
+    GOCSPX_GATE,
+    YA29_GATE,
+    GITHUB_GATE,
+    XOX_GATE,
+    HOOKS_GATE,
+    EYJ_GATE,
+    BEGIN_GATE,
+    TELEGRAM_GATE,
+    URL_PASSWORD_GATE,
+)
+LOWERED_GATES = (BEARER_GATE, *PAIR_GATES)
+
+# Gates of a batch (:func:`redact_many`): fewer and coarser, only to pick the strings that go
+# through :func:`redact_text`.  Whatever a shape matches holds a match of one of these: "sk-…"
+# holds "k-", "eyJ…" "yJ", ":AA<33 chars>" "AA<33 chars>", "secret=" "cret=", "token=" "ken=",
+# a lower-cased "-----BEGIN " "begin ", "GOCSPX-" "gocspx-", and so on.  Grouped by first
+# character, and that character chosen rarer than the literal's own first one where it can:
+# 9 passes instead of 18, about 4 ns a byte in all (measured).
+BATCH_TEXT_GATES = (
+    re.compile(r"A(?:Iza|KIA|SIA|BIA|CCA|A[A-Za-z0-9_\-]{33})"),
+    re.compile(r"//[^/\s:@'\"<>]{1,100}:"),
+    XOX_GATE,
+    re.compile(r"y(?:a29\.|J)"),
+)
+BATCH_LOWERED_GATES = (
+    re.compile(r"k(?:-|s\.slack\.com/services/|(?:ey|en)" + _PAIR_SEPARATOR + ")"),
+    re.compile(r"be(?:arer\s|gin )"),
+    re.compile(r"p(?:ass(?:word|wd|phrase)|wd)" + _PAIR_SEPARATOR),
+    re.compile(r"c(?:ret|redentials?)" + _PAIR_SEPARATOR),
+    re.compile(r"g(?:ocspx-|h[pousr]_|ithub_pat_)"),
+)
 
 _KEY_CHARS = r"[A-Za-z0-9_\-]"
 # Provider keys: each pattern starts with the provider's literal prefix.
 PROVIDER_SHAPES: tuple[Shape, ...] = (
-    _shape("anthropic key", r"sk-ant-" + _KEY_CHARS + "{20,}"),
-    _shape("openrouter key", r"sk-or-" + _KEY_CHARS + "{20,}"),
-    _shape("openai key", r"sk-(?!ant-|or-)(?:proj-|svcacct-|admin-)?" + _KEY_CHARS + "{20,}"),
-    _shape("google api key", r"AIza[0-9A-Za-z_\-]{35}"),
-    _shape("google oauth secret", r"GOCSPX-" + _KEY_CHARS + "{20,}"),
-    _shape("google oauth token", r"ya29\.[0-9A-Za-z_\-]{20,}"),
-    _shape("aws access key", r"A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    _shape("github token", r"gh[pousr]_[A-Za-z0-9]{36,255}"),
-    _shape("github token", r"github_pat_[A-Za-z0-9_]{22,255}"),
-    _shape("slack token", r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
-    _shape("slack webhook", r"hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}"),
-    _shape("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
+    _shape("anthropic key", r"sk-ant-" + _KEY_CHARS + "{20,}", SK_GATE),
+    _shape("openrouter key", r"sk-or-" + _KEY_CHARS + "{20,}", SK_GATE),
+    _shape(
+        "openai key",
+        r"sk-(?!ant-|or-)(?:proj-|svcacct-|admin-)?" + _KEY_CHARS + "{20,}",
+        SK_GATE,
+    ),
+    _shape("google api key", r"AIza[0-9A-Za-z_\-]{35}", A_GATE),
+    _shape("google oauth secret", r"GOCSPX-" + _KEY_CHARS + "{20,}", GOCSPX_GATE),
+    _shape("google oauth token", r"ya29\.[0-9A-Za-z_\-]{20,}", YA29_GATE),
+    _shape("aws access key", r"A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Za-z])", A_GATE),
+    _shape("github token", r"gh[pousr]_[A-Za-z0-9]{36,255}", GITHUB_GATE),
+    _shape("github token", r"github_pat_[A-Za-z0-9_]{22,255}", GITHUB_GATE),
+    _shape("slack token", r"xox[abposr]-[A-Za-z0-9\-]{10,}", XOX_GATE),
+    _shape("slack webhook", r"hooks\.slack\.com/services/[A-Za-z0-9_/]{20,}", HOOKS_GATE),
+    _shape("jwt", r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", EYJ_GATE),
 )
 PRIVATE_KEY = _shape(
     "private key",
     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
     r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    BEGIN_GATE,
 )
 # "<bot id>:AA<33 chars>": matched from the colon; the digits before it are checked by hand.
-TELEGRAM = _shape("telegram bot token", r":AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])")
-URL_PASSWORD = _shape("url password", r"://(?P<user>[^/\s:@'\"<>]{1,100}):[^/\s@'\"<>]{1,200}@")
-BEARER = _shape("bearer token", r"bearer\s+(?P<secret>[a-z0-9\-._~+/]{16,}=*)", lowered=True)
+TELEGRAM = _shape("telegram bot token", r":AA[A-Za-z0-9_\-]{33}(?![A-Za-z0-9_\-])", TELEGRAM_GATE)
+URL_PASSWORD = _shape(
+    "url password",
+    r"://(?P<user>[^/\s:@'\"<>]{1,100}):[^/\s@'\"<>]{1,200}@",
+    URL_PASSWORD_GATE,
+)
+BEARER = _shape(
+    "bearer token",
+    r"bearer\s+(?P<secret>[a-z0-9\-._~+/]{16,}=*)",
+    BEARER_GATE,
+    lowered=True,
+)
 PAIR = _shape(
     "secret",
     r"(?:pass(?:word|wd|phrase)|pwd|secret|secret[_\-]?(?:access[_\-]?)?key|token"
@@ -76,6 +158,7 @@ PAIR = _shape(
     r"|(?P<bare>(?![0-9]+(?![^\s\"'&,;<>]))(?!(?:null|none|true|false)(?![a-z0-9_]))"
     r"(?!bearer\s)(?!\[redacted)(?!\*{3})[^\s\"'&,;<>]{4,})"
     r")",
+    *PAIR_GATES,
     lowered=True,
 )
 
@@ -87,38 +170,60 @@ def _marker(label: str) -> str:
     return f"[redacted: {label}]"
 
 
-def _secret_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, marker) of every secret found, possibly overlapping."""
+def _open(gates: tuple[re.Pattern, ...], text: str) -> set[re.Pattern]:
+    return {gate for gate in gates if gate.search(text)}
+
+
+def _runs(shape: Shape, passed: set[re.Pattern]) -> bool:
+    return not shape.gates or any(gate in passed for gate in shape.gates)
+
+
+def _secret_spans(text: str, *, gated: bool = True) -> list[tuple[int, int, str]]:
+    """(start, end, marker) of every secret found, possibly overlapping.
+
+    Shapes run in a fixed order (it decides the marker when two find the same span); a shape
+    whose gates all fail is skipped, which changes nothing but the time (``gated=False`` runs
+    every shape: the tests compare)."""
     spans: list[tuple[int, int, str]] = []
+    lowered = _lowered(text)
+    if gated:
+        passed = _open(TEXT_GATES, text) | _open(LOWERED_GATES, lowered)
+        if not passed:
+            return spans
+    else:
+        passed = set(TEXT_GATES + LOWERED_GATES)
     for shape in (*PROVIDER_SHAPES, PRIVATE_KEY):
+        if not _runs(shape, passed):
+            continue
         for m in shape.pattern.finditer(text):
             # A prefix glued to a longer word ("task-ant-…", "mAKIA…") is not a key.
             if m.start() and (text[m.start() - 1].isalnum() and shape is not PRIVATE_KEY):
                 continue
             spans.append((m.start(), m.end(), _marker(shape.label)))
-    for m in TELEGRAM.pattern.finditer(text):
-        start = m.start()
-        while start > 0 and text[start - 1].isdigit() and m.start() - start < 11:
-            start -= 1
-        digits = m.start() - start
-        # Glued to a longer word it is not a token, except in the Bot API's ".../bot<token>/".
-        glued = start and text[start - 1].isalnum() and text[max(0, start - 3) : start] != "bot"
-        if 8 <= digits <= 10 and not glued:
-            spans.append((start, m.end(), _marker(TELEGRAM.label)))
-    for m in URL_PASSWORD.pattern.finditer(text):
-        user = m.group("user")
-        spans.append((m.start(), m.end(), f"://{user}:{_marker(URL_PASSWORD.label)}@"))
-    lowered = _lowered(text)
-    if lowered is None:
-        return spans
-    for m in BEARER.pattern.finditer(lowered):
-        spans.append((*m.span("secret"), _marker(BEARER.label)))
-    for m in PAIR.pattern.finditer(lowered):
-        group = m.lastgroup or "bare"
-        start, end = m.span(group)
-        value = text[start:end]
-        label = next((s.label for s in _VALUE_LABELS if s.pattern.match(value)), PAIR.label)
-        spans.append((start, end, _marker(label)))
+    if _runs(TELEGRAM, passed):
+        for m in TELEGRAM.pattern.finditer(text):
+            start = m.start()
+            while start > 0 and text[start - 1].isdigit() and m.start() - start < 11:
+                start -= 1
+            digits = m.start() - start
+            # Glued to a longer word it is not a token, except in the Bot API's ".../bot<token>/".
+            glued = start and text[start - 1].isalnum() and text[max(0, start - 3) : start] != "bot"
+            if 8 <= digits <= 10 and not glued:
+                spans.append((start, m.end(), _marker(TELEGRAM.label)))
+    if _runs(URL_PASSWORD, passed):
+        for m in URL_PASSWORD.pattern.finditer(text):
+            user = m.group("user")
+            spans.append((m.start(), m.end(), f"://{user}:{_marker(URL_PASSWORD.label)}@"))
+    if _runs(BEARER, passed):
+        for m in BEARER.pattern.finditer(lowered):
+            spans.append((*m.span("secret"), _marker(BEARER.label)))
+    if _runs(PAIR, passed):
+        for m in PAIR.pattern.finditer(lowered):
+            group = m.lastgroup or "bare"
+            start, end = m.span(group)
+            value = text[start:end]
+            label = next((s.label for s in _VALUE_LABELS if s.pattern.match(value)), PAIR.label)
+            spans.append((start, end, _marker(label)))
     return spans
 
 
@@ -139,7 +244,11 @@ def redact_text(text: str) -> tuple[str, int]:
     """``text`` with secrets replaced, and how many were replaced (whatever the setting)."""
     if not text:
         return text, 0
-    spans = _secret_spans(text)
+    return _replaced(text, _secret_spans(text))
+
+
+def _replaced(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, int]:
+    """``text`` with each span replaced by its marker (the first of overlapping ones wins)."""
     if not spans:
         return text, 0
     spans.sort(key=lambda s: (s[0], -s[1]))
@@ -169,3 +278,38 @@ def redact(text):
     if not isinstance(text, str) or not text or not redaction_enabled():
         return text
     return redact_text(text)[0]
+
+
+def redact_many(values: Iterable) -> list:
+    """``[redact(v) for v in values]``, with the gates run once over the whole batch.
+
+    For exports, a column of a chunk at a time: one gate pass over a megabyte costs the same
+    as over a kilobyte but is called once instead of a thousand times.  The ASCII strings are
+    joined with NUL, which no gate matches, so every gate match lies inside one string; only
+    the strings a gate matched in go through :func:`redact_text` (which gates each shape
+    again).  Other strings go one by one: lower-casing non-ASCII text can change its length,
+    or turn a non-ASCII letter into an ASCII one (the Kelvin sign), so the join's lower-cased
+    copy would not line up."""
+    out = list(values)
+    if not redaction_enabled():
+        return out
+    batch: list[int] = []
+    for i, value in enumerate(out):
+        if isinstance(value, str) and value:
+            if value.isascii():
+                batch.append(i)
+            else:
+                out[i] = redact_text(value)[0]
+    if not batch:
+        return out
+    texts = [out[i] for i in batch]
+    joined = "\x00".join(texts)
+    starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
+    hit: set[int] = set()
+    for gates, haystack in ((BATCH_TEXT_GATES, joined), (BATCH_LOWERED_GATES, joined.lower())):
+        for gate in gates:
+            for m in gate.finditer(haystack):
+                hit.add(bisect.bisect_right(starts, m.start()) - 1)
+    for k in hit:
+        out[batch[k]] = redact_text(texts[k])[0]
+    return out
