@@ -88,7 +88,10 @@ class SessionFilter(SchemaAwareFilterSet):
         field_name="end_reason", lookup_expr="exact", label="End reason"
     )
     cost_status = django_filters.ChoiceFilter(
-        choices=COST_STATUSES, method="filter_cost_status", label="Cost status"
+        choices=COST_STATUSES,
+        method="filter_cost_status",
+        label="Cost status",
+        empty_label="any",
     )
     min_cost = django_filters.NumberFilter(
         field_name="estimated_cost_usd",
