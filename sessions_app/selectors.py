@@ -20,7 +20,7 @@ from .pagination import Keyset
 from .sqlfunctions import ContentHead, ContentLength
 
 COUNT_CAP = 10_000
-TRANSCRIPT_PAGE = 200
+TRANSCRIPT_PAGE = 100
 # Characters of one message loaded into a transcript page; the rest is a click away.
 TRANSCRIPT_CUT = 20_000
 LINEAGE_LIMIT = 200
