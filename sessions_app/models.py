@@ -195,7 +195,23 @@ class Message(HermesModel):
         return content_format.as_text(self.content)
 
 
-class SessionModelUsage(HermesModel):
+class UsageCounters(HermesModel):
+    """The counters ``session_model_usage`` and ``session_daily_usage`` share."""
+
+    api_call_count = models.IntegerField(null=True)
+    input_tokens = models.IntegerField(null=True)
+    output_tokens = models.IntegerField(null=True)
+    cache_read_tokens = models.IntegerField(null=True)
+    cache_write_tokens = models.IntegerField(null=True)
+    reasoning_tokens = models.IntegerField(null=True)
+    estimated_cost_usd = models.FloatField(null=True)
+    actual_cost_usd = models.FloatField(null=True)
+
+    class Meta:
+        abstract = True
+
+
+class SessionModelUsage(UsageCounters):
     """Per-session, per-route usage (v20+). ``task = ''`` is the main loop."""
 
     pk = models.CompositePrimaryKey(
@@ -215,14 +231,6 @@ class SessionModelUsage(HermesModel):
     billing_base_url = models.TextField()
     billing_mode = models.TextField()
     task = models.TextField(default="")
-    api_call_count = models.IntegerField(null=True)
-    input_tokens = models.IntegerField(null=True)
-    output_tokens = models.IntegerField(null=True)
-    cache_read_tokens = models.IntegerField(null=True)
-    cache_write_tokens = models.IntegerField(null=True)
-    reasoning_tokens = models.IntegerField(null=True)
-    estimated_cost_usd = models.FloatField(null=True)
-    actual_cost_usd = models.FloatField(null=True)
     cost_status = models.TextField(null=True)
     cost_source = models.TextField(null=True)
     first_seen = models.FloatField(null=True)
@@ -242,7 +250,7 @@ class SessionModelUsage(HermesModel):
         return short_model(self.model)
 
 
-class SessionDailyUsage(HermesModel):
+class SessionDailyUsage(UsageCounters):
     """Usage attributed to the local day it happened (newest files only)."""
 
     pk = models.CompositePrimaryKey("session_id", "day")
@@ -254,14 +262,6 @@ class SessionDailyUsage(HermesModel):
         related_name="daily_usage",
     )
     day = models.TextField()
-    api_call_count = models.IntegerField(null=True)
-    input_tokens = models.IntegerField(null=True)
-    output_tokens = models.IntegerField(null=True)
-    cache_read_tokens = models.IntegerField(null=True)
-    cache_write_tokens = models.IntegerField(null=True)
-    reasoning_tokens = models.IntegerField(null=True)
-    estimated_cost_usd = models.FloatField(null=True)
-    actual_cost_usd = models.FloatField(null=True)
 
     objects = HermesManager.from_queryset(UsageQuerySet)()
 

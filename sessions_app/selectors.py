@@ -155,11 +155,15 @@ USAGE_COUNTERS = (
 def session_usage(session: Session) -> list[UsageRow] | None:
     """Per-model usage of one session: its ``session_model_usage`` rows plus, for legacy
     sessions whose rows cover only part of the counters, the residual attributed to the
-    session's own model. None when the file has no ``session_model_usage``."""
+    session's own model. None when the file has no ``session_model_usage``.
+
+    NOTE: the residual is the session counter minus *all* its rows (auxiliary tasks
+    included), floored at 0, as ``hermes insights`` computes it; the insights page uses the
+    same rule (``insights_app/stats.py``), so the two pages agree."""
     if not connections["hermes"].hermes_shape_now().has_model_usage:
         return None
     rows = []
-    main_totals = dict.fromkeys(USAGE_COUNTERS, 0)
+    covered = dict.fromkeys(USAGE_COUNTERS + ("api_calls",), 0)
     for usage in SessionModelUsage.objects.of_session(session.id).order_by("task", "-input_tokens"):
         row = UsageRow(
             model=usage.model,
@@ -172,12 +176,16 @@ def session_usage(session: Session) -> list[UsageRow] | None:
             **{c: getattr(usage, c) or 0 for c in USAGE_COUNTERS},
         )
         rows.append(row)
-        if not row.task:
-            for c in USAGE_COUNTERS:
-                main_totals[c] += getattr(row, c)
-    residual = {c: max(0, (getattr(session, c, 0) or 0) - main_totals[c]) for c in USAGE_COUNTERS}
+        for c in covered:
+            covered[c] += getattr(row, c)
+    residual = {c: max(0, (getattr(session, c, 0) or 0) - covered[c]) for c in USAGE_COUNTERS}
+    api_calls = max(0, (session.api_call_count or 0) - covered["api_calls"])
     if any(residual.values()):
-        rows.append(UsageRow(model=session.model or "?", task="", residual=True, **residual))
+        rows.append(
+            UsageRow(
+                model=session.model or "?", task="", residual=True, api_calls=api_calls, **residual
+            )
+        )
     return rows
 
 
