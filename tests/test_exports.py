@@ -11,7 +11,10 @@ import csv
 import datetime as dt
 import io
 import json
+import random
 import sqlite3
+import tracemalloc
+import zoneinfo
 from urllib.parse import urlencode
 
 import pytest
@@ -481,11 +484,12 @@ def test_message_export_takes_session_title_from_the_same_query(
     connections["hermes"].hermes_shape_now()  # connect first: shape detection is not a chunk
     ids = export_store["nasty_message_ids"][:10]
     queryset = Message.objects.filter(id__in=ids)
-    rows, _fields, to_row = exports.message_rows(queryset, BY_ID, preview=False)
+    plan = exports.message_rows(queryset, BY_ID, preview=False)
     with django_assert_num_queries(4, connection=connections["hermes"]):
-        chunks = list(exports.keyset_chunks(rows, BY_ID, to_row=to_row, chunk_size=3))
+        chunks = list(plan.chunks(chunk_size=3))
     assert [len(c) for c in chunks] == [3, 3, 3, 1]
-    assert all(r["session_title"] for c in chunks for r in c)
+    title = plan.columns.index("session_title")
+    assert all(r[title] for c in chunks for r in c)
 
 
 # The streaming machinery ------------------------------------------------------------------------
@@ -826,3 +830,116 @@ def test_analysts_may_export(client, django_user_model, export_store):
     assert client.get("/sessions/?_export=csv").status_code == 200
     sid = export_store["chain_ids"][0]
     assert client.get(reverse("sessions:export_md", args=[sid])).status_code == 200
+
+
+# Speed without changing a byte -------------------------------------------------------------------
+def _hostile_value(rng):
+    pick = rng.random()
+    if pick < 0.15:
+        return None
+    if pick < 0.3:
+        return rng.randint(-(10**12), 10**12)
+    if pick < 0.4:
+        return rng.choice([rng.random() * 1e9, float("nan"), float("inf"), -0.0, 1e-300])
+    if pick < 0.45:
+        return rng.choice([True, False, b"by,tes", 3 + 4j])
+    alphabet = ["a", ",", '"', "\n", "\r", " ", "\x00", "é", "🚀", "=", "'", "\t", "-", "@"]
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
+
+
+@pytest.mark.parametrize("spreadsheet", [False, True])
+def test_csv_lines_are_byte_for_byte_what_the_csv_module_writes(spreadsheet):
+    """The export writes CSV a column at a time; ``csv.writer`` is the reference."""
+    rng = random.Random(11)
+    for _ in range(3000):
+        width = rng.randint(1, 5)
+        rows = [[_hostile_value(rng) for _ in range(width)] for _ in range(rng.randint(1, 6))]
+        reference = io.StringIO()
+        writer = csv.writer(reference)
+        for row in rows:
+            writer.writerow([exports.neutralise_formula(v) for v in row] if spreadsheet else row)
+        lines = exports.csv_lines(rows, spreadsheet=spreadsheet)
+        assert "".join(line + "\r\n" for line in lines) == reference.getvalue(), rows
+
+
+ZONES = [
+    "UTC",
+    "Europe/Paris",  # DST
+    "Asia/Kolkata",  # half-hour offset
+    "America/St_Johns",  # half-hour offset with DST
+    "Australia/Lord_Howe",  # half-hour DST shift
+    "Africa/Monrovia",  # -0:44:30 until 1972: offsets with seconds
+    "Pacific/Kiritimati",  # +14:00, skipped a whole day in 1994
+]
+
+
+@pytest.mark.parametrize("zone_name", ZONES)
+def test_iso_times_of_a_column_are_those_of_fromtimestamp(zone_name):
+    zone = zoneinfo.ZoneInfo(zone_name)
+    rng = random.Random(zone_name)
+    values = [rng.uniform(-3e9, 6e10) for _ in range(5000)]
+    # Around DST changes and whole seconds: fractions that round up into the next second.
+    values += [
+        base + delta
+        for base in range(0, 2_000_000_000, 7_776_017)
+        for delta in (0, 0.4999995, 0.9999994, 0.9999995, 0.9999996, -0.0000004, 3599.9999999)
+    ]
+    values += [None, "1700000000", "soon", 1, -1, 0, 1e20, -1e20, float("nan"), float("inf")]
+    iso = exports.iso_converter(zone)
+    assert [iso(v) for v in values] == [exports.iso_in(v, zone) for v in values]
+
+
+def test_exports_are_written_in_few_large_pieces(tmp_path, monkeypatch):
+    """One write per chunk of rows (not one per row), and none past the flush size by more
+    than one row."""
+    db = StateDB.create(tmp_path / "many.db", "current")
+    db.session("s", source="cli", title="Many", started_at=NASTY_NOW - DAY)
+    for i in range(600):
+        db.message("s", "user", f"message {i}, " + "x" * (i % 50), timestamp=NASTY_NOW - DAY + i)
+    db.close()
+    use_store(tmp_path / "many.db")
+    monkeypatch.setattr(exports, "EXPORT_CHUNK_ROWS", 250)
+    monkeypatch.setattr(exports, "FLUSH_BYTES", 8 * 1024)
+    try:
+        response = message_export(ids=list(range(1, 601)))
+        pieces = list(response.streaming_content)
+    finally:
+        connections["hermes"].close()
+    assert all(isinstance(p, bytes) and p for p in pieces)
+    rows = parse_csv(b"".join(pieces))
+    assert [r["content"] for r in rows] == [f"message {i}, " + "x" * (i % 50) for i in range(600)]
+    # header, then 3 chunks of ~25-35 KB each cut into ~8 KB pieces
+    assert 8 <= len(pieces) <= 20
+    assert max(len(p) for p in pieces) < 8 * 1024 + 120  # + one line
+
+
+def test_memory_of_an_export_does_not_grow_with_its_size(tmp_path, monkeypatch):
+    """Peak Python memory while streaming 1,000 rows and 8,000 rows is about the same: chunks
+    are fetched, written and dropped one at a time."""
+    db = StateDB.create(tmp_path / "big.db", "current")
+    db.session("s", source="cli", title="Big", started_at=NASTY_NOW - DAY)
+    line = 'a line of tool output, with a comma and a "quote"\n' * 20
+    for i in range(8000):
+        db.message("s", "tool" if i % 2 else "assistant", f"{i} {line}", timestamp=NASTY_NOW + i)
+    db.close()
+    use_store(tmp_path / "big.db")
+    monkeypatch.setattr(exports, "EXPORT_CHUNK_ROWS", 500)
+
+    def peak(count: int) -> tuple[int, int]:
+        request = export_request(_export="csv")
+        queryset = Message.objects.filter(id__lte=count)
+        response = exports.export_messages(request, queryset, BY_ID)
+        tracemalloc.start()
+        try:
+            size = sum(len(piece) for piece in response.streaming_content)
+            return tracemalloc.get_traced_memory()[1], size
+        finally:
+            tracemalloc.stop()
+
+    try:
+        small, small_size = peak(1000)
+        large, large_size = peak(8000)
+    finally:
+        connections["hermes"].close()
+    assert large_size > 7 * small_size
+    assert large < small * 1.3, (small, large)
