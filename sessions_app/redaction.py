@@ -350,14 +350,28 @@ def redact_many(values: Iterable) -> list:
     if not redaction_enabled():
         return out
     batch: list[int] = []
+    size = 0
     for i, value in enumerate(out):
         if isinstance(value, str) and value:
             if value.isascii():
                 batch.append(i)
+                size += len(value)
+                if size >= BATCH_CHARS:
+                    _redact_batch(out, batch)
+                    batch, size = [], 0
             else:
                 out[i] = redact_text(value)[0]
-    if not batch:
-        return out
+    if batch:
+        _redact_batch(out, batch)
+    return out
+
+
+# Characters joined for one pass of the batch gates: big enough that the calls do not count,
+# small enough that the joined copy and its lower-cased one stay small.
+BATCH_CHARS = 256 * 1024
+
+
+def _redact_batch(out: list, batch: list[int]) -> None:
     texts = [out[i] for i in batch]
     joined = "\n".join(texts)
     starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
@@ -370,4 +384,3 @@ def redact_many(values: Iterable) -> list:
     for k, shapes in found.items():
         text = texts[k]
         out[batch[k]] = _replaced(text, _secret_spans(text, shapes=shapes))[0]
-    return out

@@ -263,3 +263,15 @@ def test_redact_many_follows_the_setting(settings):
     settings.HERMES_REDACT_SECRETS = False
     values = [f"key {OPENAI}", None, 3]
     assert redact_many(values) == values
+
+
+def test_a_long_batch_is_gated_a_slice_at_a_time(monkeypatch):
+    """The batch gates run over slices of about ``BATCH_CHARS`` (the joined copy stays small);
+    secrets on both sides of every cut are found."""
+    monkeypatch.setattr(redaction, "BATCH_CHARS", 200)
+    rng = random.Random(5)
+    texts = ["".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(0, 12))) for _ in range(400)]
+    texts[::7] = [f"x{i} OPENAI_API_KEY={OPENAI}" for i in range(len(texts[::7]))]
+    out = redact_many(texts)
+    assert out == [redact(t) for t in texts]
+    assert all("[redacted: openai key]" in o for o in out[::7])
