@@ -618,6 +618,7 @@ class TablePlan:
             keys_of=self._keys_of,
             text_size=self._text_size,
             chunk_size=chunk_size or EXPORT_CHUNK_ROWS,
+            max_chunk_bytes=EXPORT_CHUNK_BYTES,
         )
 
     def _keys_of(self, row: tuple) -> list:

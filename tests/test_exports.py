@@ -531,6 +531,19 @@ def test_big_rows_shrink_the_next_chunk_without_losing_order(export_store):
     assert max(len(c) for c in chunks[big_chunk + 1 :]) <= 4
 
 
+def test_big_message_text_shrinks_the_next_chunk_of_an_export(export_store, monkeypatch):
+    """The same byte bound on the export path, measured on content, tool calls and reasoning."""
+    monkeypatch.setattr(exports, "EXPORT_CHUNK_BYTES", 10_000)
+    ids = export_store["nasty_message_ids"]
+    plan = exports.message_rows(Message.objects.filter(id__in=ids), BY_ID, preview=False)
+    chunks = list(plan.chunks(chunk_size=4))
+    content = plan.columns.index("content")
+    assert [r[0] for c in chunks for r in c] == sorted(ids)
+    big = next(i for i, c in enumerate(chunks) if any(r[content] == MEGABYTE for r in c))
+    assert len(chunks[big + 1]) == 1  # shrank after a megabyte
+    assert max(len(c) for c in chunks[big + 1 :]) <= 4
+
+
 def test_no_read_transaction_stays_open_between_chunks(tmp_path):
     """A writer can checkpoint (and truncate) the WAL while an export waits between chunks:
     the export holds no snapshot. The same writer cannot while a plain reader is mid-read."""
