@@ -79,7 +79,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import BadRequest
 from django.db.models import F, OuterRef, Subquery
-from django.db.models.functions import Coalesce, Substr
+from django.db.models.functions import Coalesce
 from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 
@@ -90,6 +90,7 @@ from .pagination import Keyset
 from .querysets import PREVIEW_CHARS
 from .redaction import redact_many, redaction_enabled
 from .selectors import sessions_for_table
+from .sqlfunctions import ContentHead
 
 logger = logging.getLogger(__name__)
 
@@ -742,7 +743,8 @@ def export_sessions(
         and "last_active" not in qs.query.annotations
     ):
         qs = qs.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
-    plan = table_plan(qs, keyset, _present(qs, SESSION_FIELDS))
+    # model_config can carry a base URL with credentials: redacted like the session page.
+    plan = table_plan(qs, keyset, _present(qs, SESSION_FIELDS), redacted=("model_config",))
     return _stream_plan(request, plan, fmt, export_filename("sessions", filename_bits, fmt))
 
 
@@ -761,7 +763,9 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
     sources = {"session_title": "export_session_title", "source": "export_session_source"}
     if preview:
         cuts = {
-            f"export_cut_{name}": Substr(name, 1, PREVIEW_CHARS) for name in LONG_MESSAGE_FIELDS
+            # NUL-safe: multimodal content starts with a NUL that stops SQLite's substr().
+            f"export_cut_{name}": ContentHead(name, PREVIEW_CHARS)
+            for name in LONG_MESSAGE_FIELDS
         }
         qs = qs.annotate(**cuts)
         sources.update({name: f"export_cut_{name}" for name in LONG_MESSAGE_FIELDS})

@@ -1,49 +1,61 @@
 """SQL expressions for Hermes's text columns.
 
-NOTE: multimodal content is stored as ``"\\x00json:" + JSON``. SQLite's ``substr()`` and
-``length()`` stop at the first NUL character, so on those rows they return ``''`` and ``0``.
-These expressions look at such values through a BLOB cast, skip the NUL, and put it back, so a
-preview cut in SQL works on every row.
+NOTE: multimodal content is stored as ``"\\x00json:" + JSON``, and tool output can hold NUL
+bytes. SQLite's ``substr()`` and ``length()`` stop at the first NUL character (``''`` and
+``0`` for multimodal rows), so these expressions cut such values through a BLOB cast instead.
 """
 
 from __future__ import annotations
 
 from django.db.models import Func, IntegerField, TextField
 
-# ``x < char(1)`` is true only for '' and for text starting with NUL (BINARY comparison is a
-# memcmp over the whole value, NULs included).
-_STARTS_WITH_NUL = "%(expressions)s < char(1)"
-_AFTER_NUL = "CAST(substr(CAST(%(expressions)s AS BLOB), 2) AS TEXT)"
+
+class NulSafeText(TextField):
+    """Text that SQLite may hand back as a BLOB (see :class:`ContentHead`): decoded here,
+    a split multi-byte character dropped, cut to ``max_chars``."""
+
+    def __init__(self, *args, max_chars: int | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.max_chars = max_chars
+
+    def from_db_value(self, value, expression, connection):
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", errors="ignore")
+            if self.max_chars is not None:
+                value = value[: self.max_chars]
+        return value
 
 
 class ContentHead(Func):
-    """The first ``length`` characters of a text column, NUL-prefixed values included."""
+    """The first ``length`` characters of a text column, NUL characters included.
 
-    output_field = TextField()
+    Rows without a NUL take plain ``substr()``; rows with one (multimodal content, binary
+    tool output) are cut as bytes through a BLOB cast and decoded in Python."""
 
     def __init__(self, expression, length: int, **extra):
-        super().__init__(expression, **extra)
         self.length = int(length)
+        super().__init__(expression, output_field=NulSafeText(max_chars=self.length), **extra)
 
     def as_sql(self, compiler, connection, **extra_context):
         n = self.length
         template = (
-            f"CASE WHEN {_STARTS_WITH_NUL} "
-            f"THEN char(0) || substr({_AFTER_NUL}, 1, {max(n - 1, 0)}) "
+            "CASE WHEN instr(%(expressions)s, char(0)) > 0 "
+            f"THEN substr(CAST(%(expressions)s AS BLOB), 1, {4 * n}) "
             f"ELSE substr(%(expressions)s, 1, {n}) END"
         )
         return super().as_sql(compiler, connection, template=template, **extra_context)
 
 
 class ContentLength(Func):
-    """Length in characters of a text column, NUL-prefixed values included."""
+    """Length of a text column; for values holding a NUL, their length in bytes (SQLite's
+    ``length()`` would stop at the NUL)."""
 
     output_field = IntegerField()
 
     def as_sql(self, compiler, connection, **extra_context):
         template = (
-            f"CASE WHEN {_STARTS_WITH_NUL} THEN 1 + length({_AFTER_NUL}) "
-            f"ELSE length(%(expressions)s) END"
+            "CASE WHEN instr(%(expressions)s, char(0)) > 0 "
+            "THEN length(CAST(%(expressions)s AS BLOB)) ELSE length(%(expressions)s) END"
         )
         return super().as_sql(compiler, connection, template=template, **extra_context)
 
