@@ -189,8 +189,10 @@ class Datasette:
             return
         copy = self.venv.parent / "datasette-copy" / "state.db"
         if not copy.exists() or copy.stat().st_mtime < self.store.stat().st_mtime:
-            log("Datasette refuses this file (no such tokenizer: cjk_unicode61); "
-                f"serving it a copy without messages_fts_cjk at {copy} …")
+            log(
+                "Datasette refuses this file (no such tokenizer: cjk_unicode61); "
+                f"serving it a copy without messages_fts_cjk at {copy} …"
+            )
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(self.store, copy)
             conn = sqlite3.connect(copy)
@@ -200,7 +202,9 @@ class Datasette:
             conn.commit()
             conn.close()
         self.store = copy
-        self.note = "served a copy without messages_fts_cjk (Datasette cannot start on the original)"
+        self.note = (
+            "served a copy without messages_fts_cjk (Datasette cannot start on the original)"
+        )
 
     def start(self) -> None:
         self.install()
