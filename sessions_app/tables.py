@@ -9,7 +9,6 @@ template per cell: a 50-row page would otherwise render hundreds of small templa
 from __future__ import annotations
 
 import django_tables2 as tables
-from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -20,7 +19,7 @@ from django_tables2.data import TableListData
 from .content import as_text
 from .models import Session
 from .redaction import redact
-from .templatetags.explorer import compact, duration, usd
+from .templatetags.explorer import compact, cost_badge, duration, source_badge, started_cell
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
 
@@ -30,42 +29,6 @@ class PresortedData(TableListData):
 
     def order_by(self, aliases):
         return None
-
-
-def started_cell(epoch_value) -> str:
-    moment = Session(started_at=epoch_value).started
-    if moment is None:
-        return "—"
-    local = timezone.localtime(moment)
-    return format_html(
-        '<time datetime="{}" title="{}">{}</time><span class="age">{}</span>',
-        local.isoformat(timespec="seconds"),
-        local.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        local.strftime("%Y-%m-%d %H:%M"),
-        naturaltime(moment),
-    )
-
-
-def cost_cell(record) -> str:
-    status = getattr(record, "cost_status", None)
-    if status == "included":
-        return format_html(
-            '<span class="cost included" title="{}">included</span>',
-            "Included in a subscription: shows $0 but is not free",
-        )
-    if status == "unknown":
-        return mark_safe('<span class="cost unknown" title="No price known">unknown</span>')
-    actual = getattr(record, "actual_cost_usd", None)
-    if status == "actual" and actual is not None:
-        return format_html(
-            '<span class="cost actual" title="Provider-reported cost">{}</span>', usd(actual)
-        )
-    if record.estimated_cost_usd is not None:
-        return format_html(
-            '<span class="cost estimated" title="Local estimate">{}</span>',
-            usd(record.estimated_cost_usd),
-        )
-    return mark_safe('<span class="cost none">—</span>')
 
 
 class SessionTable(tables.Table):
@@ -128,9 +91,7 @@ class SessionTable(tables.Table):
         return format_html('<a href="{}">{}</a>{}', url, label, chain)
 
     def render_source(self, value):
-        return format_html(
-            '<span class="badge source source-{}">{}</span>', slugify(value) or "none", value
-        )
+        return source_badge(value)
 
     def render_tokens(self, record):
         return format_html(
@@ -141,7 +102,7 @@ class SessionTable(tables.Table):
         )
 
     def render_cost(self, record):
-        return cost_cell(record)
+        return cost_badge(record)
 
     def render_duration(self, record):
         if record.ended_at is None:

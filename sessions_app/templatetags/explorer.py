@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from django import template
+from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.http import urlencode
+from django.utils.safestring import mark_safe
+from django.utils.text import slugify
 
 from ..content import as_text
 from ..models import short_model as _short_model
@@ -117,3 +121,52 @@ def redact(value):
     from ..redaction import redact as redact_secrets
 
     return redact_secrets(value)
+
+
+# Cells shared by the django-tables2 tables and the page templates (one rendering each).
+@register.filter
+def started_cell(epoch_value):
+    """Local start time with its age beneath (hover for seconds and zone)."""
+    moment = from_epoch(epoch_value)
+    if moment is None:
+        return "—"
+    local = timezone.localtime(moment)
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time><span class="age">{}</span>',
+        local.isoformat(timespec="seconds"),
+        local.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        local.strftime("%Y-%m-%d %H:%M"),
+        naturaltime(moment),
+    )
+
+
+@register.filter
+def source_badge(source):
+    return format_html(
+        '<span class="badge source source-{}">{}</span>', slugify(source) or "none", source
+    )
+
+
+@register.filter
+def cost_badge(record):
+    """A cost with its status: an ``included`` session is not a plain $0, an ``unknown`` one
+    not a missing number."""
+    status = getattr(record, "cost_status", None)
+    if status == "included":
+        return format_html(
+            '<span class="cost included" title="{}">included</span>',
+            "Included in a subscription: shows $0 but is not free",
+        )
+    if status == "unknown":
+        return mark_safe('<span class="cost unknown" title="No price known">unknown</span>')
+    actual = getattr(record, "actual_cost_usd", None)
+    if status == "actual" and actual is not None:
+        return format_html(
+            '<span class="cost actual" title="Provider-reported cost">{}</span>', usd(actual)
+        )
+    estimated = getattr(record, "estimated_cost_usd", None)
+    if estimated is not None:
+        return format_html(
+            '<span class="cost estimated" title="Local estimate">{}</span>', usd(estimated)
+        )
+    return mark_safe('<span class="cost none">—</span>')
