@@ -14,33 +14,38 @@ FACET_TTL = 300
 FACET_LIMIT = 500
 
 
+def _cached(label: str, compute):
+    """``compute(cursor)`` once per file, schema version and ``FACET_TTL``."""
+    connection = connections["hermes"]
+    shape = connection.hermes_shape_now()
+    key = f"facet:{connection.settings_dict['NAME']}:{shape.schema_version}:{label}"
+    value = cache.get(key)
+    if value is None:
+        with connection.cursor() as cursor:
+            value = compute(cursor)
+        cache.set(key, value, FACET_TTL)
+    return value
+
+
 def distinct_values(column: str, *, table: str = "sessions") -> list[str]:
-    shape = connections["hermes"].hermes_shape_now()
-    if not shape.has_column(table, column):
+    if not connections["hermes"].hermes_shape_now().has_column(table, column):
         return []
-    name = connections["hermes"].settings_dict["NAME"]
-    key = f"facet:{name}:{shape.schema_version}:{table}.{column}"
-    values = cache.get(key)
-    if values is None:
-        with connections["hermes"].cursor() as cursor:
-            cursor.execute(
-                f'SELECT DISTINCT "{column}" FROM "{table}" '
-                f'WHERE "{column}" IS NOT NULL AND "{column}" != \'\' LIMIT {FACET_LIMIT}'
-            )
-            values = sorted(str(row[0]) for row in cursor.fetchall())
-        cache.set(key, values, FACET_TTL)
-    return values
+
+    def compute(cursor):
+        cursor.execute(
+            f'SELECT DISTINCT "{column}" FROM "{table}" '
+            f'WHERE "{column}" IS NOT NULL AND "{column}" != \'\' LIMIT {FACET_LIMIT}'
+        )
+        return sorted(str(row[0]) for row in cursor.fetchall())
+
+    return _cached(f"{table}.{column}", compute)
 
 
 def source_counts() -> dict[str, int]:
     """Sessions per source (answered from the ``source`` index), cached like the facets."""
-    shape = connections["hermes"].hermes_shape_now()
-    name = connections["hermes"].settings_dict["NAME"]
-    key = f"facet-counts:{name}:{shape.schema_version}:sessions.source"
-    counts = cache.get(key)
-    if counts is None:
-        with connections["hermes"].cursor() as cursor:
-            cursor.execute("SELECT source, COUNT(*) FROM sessions GROUP BY source")
-            counts = {str(source): n for source, n in cursor.fetchall()}
-        cache.set(key, counts, FACET_TTL)
-    return counts
+
+    def compute(cursor):
+        cursor.execute("SELECT source, COUNT(*) FROM sessions GROUP BY source")
+        return {str(source): n for source, n in cursor.fetchall()}
+
+    return _cached("sessions.source:counts", compute)

@@ -135,10 +135,6 @@ class SessionFilter(SchemaAwareFilterSet):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
-        models = distinct_values("model")
-        self.model_choices = models
-        reasons = distinct_values("end_reason")
-        self.end_reason_choices = reasons
 
     # When the page walks the started_at index (time sorts), a common source is cheaper to
     # check row by row along that index than to collect and sort through the source index.
