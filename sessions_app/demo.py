@@ -1845,14 +1845,10 @@ class _Builder:
         route = plan.route
         assert route is not None
 
-        def usage_row(model: str, task: str, u: _Usage, r: Route) -> dict[str, Any]:
+        def counters(u: _Usage) -> dict[str, Any]:
+            # The columns session_model_usage and session_daily_usage share.
             return {
                 "session_id": plan.id,
-                "model": model,
-                "billing_provider": r.provider,
-                "billing_base_url": r.base_url,
-                "billing_mode": r.mode,
-                "task": task,
                 "api_call_count": u.api_call_count,
                 "input_tokens": u.input_tokens,
                 "output_tokens": u.output_tokens,
@@ -1863,6 +1859,16 @@ class _Builder:
                 "actual_cost_usd": round(u.cost * actual_factor, 6) if actual_factor else None,
                 "cost_status": status,
                 "cost_source": cost_source,
+            }
+
+        def usage_row(model: str, task: str, u: _Usage, r: Route) -> dict[str, Any]:
+            return {
+                **counters(u),
+                "model": model,
+                "billing_provider": r.provider,
+                "billing_base_url": r.base_url,
+                "billing_mode": r.mode,
+                "task": task,
                 "first_seen": u.first_seen,
                 "last_seen": u.last_seen,
             }
@@ -1918,23 +1924,7 @@ class _Builder:
             self._add("session_model_usage", row)
         self.counts["model_usage_rows"] += len(rows)
         for day, u in per_day.items():
-            self._add(
-                "session_daily_usage",
-                {
-                    "session_id": plan.id,
-                    "day": day,
-                    "api_call_count": u.api_call_count,
-                    "input_tokens": u.input_tokens,
-                    "output_tokens": u.output_tokens,
-                    "cache_read_tokens": u.cache_read_tokens,
-                    "cache_write_tokens": u.cache_write_tokens,
-                    "reasoning_tokens": u.reasoning_tokens,
-                    "estimated_cost_usd": money(u.cost),
-                    "actual_cost_usd": round(u.cost * actual_factor, 6) if actual_factor else None,
-                    "cost_status": status,
-                    "cost_source": cost_source,
-                },
-            )
+            self._add("session_daily_usage", {**counters(u), "day": day})
         self.counts["daily_usage_rows"] += len(per_day)
 
     # Writing.
