@@ -6,11 +6,9 @@ from django import template
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
 from django.utils.html import format_html
-from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 from django.utils.text import slugify
 
-from ..content import as_text
 from ..models import short_model as _short_model
 from ..timefmt import from_epoch
 
@@ -73,11 +71,6 @@ def duration(seconds):
 
 
 @register.filter
-def as_plain_text(value):
-    return as_text(value)
-
-
-@register.filter
 def local_iso(value):
     moment = from_epoch(value)
     return timezone.localtime(moment).isoformat(timespec="seconds") if moment else ""
@@ -108,11 +101,6 @@ def export_url(context, fmt, **extra):
     for key, value in extra.items():
         params[key] = value
     return request.path + "?" + params.urlencode()
-
-
-@register.filter
-def urlencode_dict(value):
-    return urlencode(value)
 
 
 @register.filter
