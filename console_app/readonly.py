@@ -26,8 +26,8 @@ import sqlite3
 import time
 from dataclasses import dataclass
 
-from hermes_explorer.hermes_db.base import readonly_uri
 from hermes_explorer.hermes_db.deadline import PROGRESS_STEPS
+from hermes_explorer.hermes_db.uri import readonly_uri
 from hermes_explorer.middleware import describe_store_fault
 
 # Big enough for a megabyte tool output, small enough that one value cannot exhaust memory.

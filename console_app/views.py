@@ -11,13 +11,13 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import BadRequest
-from django.db import connections
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from hermes_explorer import store
 from hermes_explorer.security import client_ip
 from sessions_app.redaction import redact
 
@@ -30,11 +30,6 @@ from .readonly import ConsoleError, ConsoleTimeout, ConsoleUnavailable, QueryRes
 CELL_CHARS = 2_000
 EXPORT_FORMATS = ("csv", "json", "jsonl")
 DEFAULT_SQL = "SELECT id, title, source, datetime(started_at, 'unixepoch') AS started\nFROM sessions\nORDER BY started_at DESC\nLIMIT 20"
-
-
-def _state_db_path() -> str:
-    # The alias's NAME, not the setting: tests (and only tests) point the alias elsewhere.
-    return str(connections["hermes"].settings_dict["NAME"])
 
 
 def _audit(request, sql: str, params: dict) -> None:
@@ -133,7 +128,7 @@ def console(request):
             result = run_readonly(
                 form.cleaned_data["sql"],
                 params,
-                path=_state_db_path(),
+                path=store.name(),
                 timeout=(
                     settings.HERMES_EXPORT_CHUNK_TIMEOUT
                     if exporting

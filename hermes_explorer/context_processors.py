@@ -1,11 +1,12 @@
 """Template context every page needs: which state.db we read, and whether it is demo data."""
 
 from django.conf import settings
-from django.db import connections
+
+from . import store
 
 
 def explorer(request):
     return {
-        "hermes_state_db": connections["hermes"].settings_dict["NAME"],
+        "hermes_state_db": store.name(),
         "hermes_demo": settings.HERMES_DEMO,
     }

@@ -9,9 +9,10 @@ from __future__ import annotations
 import logging
 import os
 
-from django.db import DatabaseError, connections
+from django.db import DatabaseError
 from django.shortcuts import render
 
+from . import store
 from .hermes_db.deadline import QueryTimeout
 
 logger = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class StateDBErrorMiddleware:
             )
         if isinstance(exception, DatabaseError):
             explanation = describe_store_fault(exception)
-            if os.path.isdir(connections["hermes"].settings_dict["NAME"]):
+            if os.path.isdir(store.path()):
                 explanation = "The configured state.db path is a directory, not a database file."
             if explanation is not None:
                 logger.warning("state.db unavailable: %s", exception)

@@ -6,10 +6,12 @@ import sqlite3
 import time
 
 from django.conf import settings
-from django.db import DatabaseError, connections
+from django.db import DatabaseError
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+
+from . import store
 
 
 @never_cache
@@ -19,11 +21,8 @@ def healthz(request):
     started = time.monotonic()
     body = {"status": "ok", "demo": settings.HERMES_DEMO}
     try:
-        connection = connections["hermes"]
-        shape = connection.hermes_shape_now()
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT id FROM sessions ORDER BY started_at DESC LIMIT 1")
-            cursor.fetchall()
+        shape = store.shape()
+        store.rows("SELECT id FROM sessions ORDER BY started_at DESC LIMIT 1")
         body["state_db"] = {"readable": True, "shape": shape.label}
         status = 200
     except (DatabaseError, sqlite3.Error) as exc:
@@ -31,6 +30,6 @@ def healthz(request):
         body["state_db"] = {"readable": False, "error": str(exc)}
         status = 503
     finally:
-        connections["hermes"].close()
+        store.close()
     body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
     return JsonResponse(body, status=status)

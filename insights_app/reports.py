@@ -15,31 +15,14 @@ The page shows when its numbers were computed.
 from __future__ import annotations
 
 import hashlib
-import os
 
 from django.core.cache import cache
-from django.db import connections
+
+from hermes_explorer import store
 
 from .stats import Report, Window, build_report
 
 REPORT_TTL = 90
-
-
-def file_signature() -> tuple | None:
-    """(path, device, inode, size, mtime) of the state.db and its WAL; None if unreadable."""
-    name = str(connections["hermes"].settings_dict["NAME"])
-    path = name[5:].partition("?")[0] if name.startswith("file:") else name
-    parts: list = [name]
-    for candidate in (path, path + "-wal"):
-        try:
-            st = os.stat(candidate)
-        except FileNotFoundError:
-            parts.append(None)
-            continue
-        except OSError:
-            return None
-        parts.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
-    return tuple(parts)
 
 
 def _key(signature: tuple, window: Window, activity_days: bool) -> str:
@@ -51,7 +34,7 @@ def report_for(
     window: Window, *, activity_days: bool = False, collect_seconds: float | None = None
 ) -> Report:
     """The report for ``window``, reused while the file is unchanged and the report fresh."""
-    signature = file_signature()
+    signature = store.file_signature()
     if signature is None:
         return build_report(window, activity_days=activity_days, collect_seconds=collect_seconds)
     key = _key(signature, window, activity_days)

@@ -44,9 +44,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connections
 from django.utils import timezone
 
+from hermes_explorer import store
 from sessions_app.timefmt import day_end_epoch, day_start_epoch
 
 from . import summaries as summaries_module
@@ -134,7 +134,7 @@ class _Scope:
 
 
 def _scope(window: Window, now: float) -> _Scope:
-    shape = connections["hermes"].hermes_shape_now()
+    shape = store.shape()
     clauses, params = [], []
     lo, hi = window.bounds(now)
     if lo is not None:
@@ -162,13 +162,6 @@ def current_time() -> float:
 def short_model(model: str | None) -> str:
     """Hermes's display name for a model: the last ``/`` segment, ``unknown`` when empty."""
     return (model or "unknown").split("/")[-1]
-
-
-def _rows(sql: str, params) -> list[tuple]:
-    with connections["hermes"].cursor() as cursor:
-        # Always a params list: the backend then reads %% in the SQL as a literal %.
-        cursor.execute(sql, list(params))
-        return cursor.fetchall()
 
 
 def _int(value) -> int:
@@ -380,7 +373,7 @@ def _window_span(scope: _Scope) -> tuple[int, float | None, float | None]:
         f" MAX(CASE WHEN s.started_at <> 0 THEN s.started_at END) FROM sessions s"
         f" WHERE {scope.where}"
     )
-    n, lo, hi = _rows(sql, scope.params)[0]
+    n, lo, hi = store.rows(sql, scope.params)[0]
     return _int(n), lo, hi
 
 
@@ -465,7 +458,7 @@ def _distinct_sessions(scope: _Scope, fulls: list[str | None]) -> int:
         UNION ALL
         SELECT s.id FROM sessions s
         WHERE {scope.where} AND (s.model IN ({marks}){null_model}) AND ({has_residual}))"""
-    return _int(_rows(sql, [*named, *scope.params, *scope.params, *named])[0][0])
+    return _int(store.rows(sql, [*named, *scope.params, *scope.params, *named])[0][0])
 
 
 def tool_breakdown(counts: Counter) -> list[dict[str, Any]]:
@@ -589,7 +582,7 @@ def top_sessions(found: dict[str, tuple], tz: dt.tzinfo) -> list[dict[str, Any]]
     if ids:
         marks = ", ".join(["%s"] * len(ids))
         titles = dict(
-            _rows(f"SELECT id, substr(title, 1, 100) FROM sessions WHERE id IN ({marks})", ids)
+            store.rows(f"SELECT id, substr(title, 1, 100) FROM sessions WHERE id IN ({marks})", ids)
         )
     out = []
     for kind, label in TOP_LABELS.items():
@@ -805,7 +798,7 @@ def days_by_activity(scope: _Scope) -> list[DayRow]:
         FROM session_daily_usage d WHERE d.session_id IN ({scope.session_ids})
         GROUP BY d.day ORDER BY d.day"""
     out = []
-    for day, n, i, o, cr, cw, cost in _rows(sql, scope.params):
+    for day, n, i, o, cr, cw, cost in store.rows(sql, scope.params):
         try:
             parsed = dt.date.fromisoformat(str(day))
         except ValueError:
@@ -854,7 +847,7 @@ def build_report(
     grid = [[0] * 24 for _ in range(7)]
     days: list[DayRow] = []
     found: dict[str, tuple] = {}
-    for kind, key, *v in _rows(_session_statement(scope, segments), params):
+    for kind, key, *v in store.rows(_session_statement(scope, segments), params):
         if kind == "source":
             platforms[key] = dict(zip(_SOURCE_KEYS, v[: len(_SOURCE_KEYS)], strict=True))
         elif kind == "day":
@@ -888,7 +881,7 @@ def build_report(
     # Messages: roles, tools and skills from the per-session summaries.
     window_sessions = [
         (sid, count)
-        for sid, count in _rows(
+        for sid, count in store.rows(
             f"SELECT s.id, s.message_count FROM sessions s WHERE {scope.where}", params
         )
     ]

@@ -23,15 +23,15 @@ has (the next report continues where it stopped).
 from __future__ import annotations
 
 import json
-import os
 import re
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from django.db import OperationalError, connections
+from django.db import OperationalError
 
+from hermes_explorer import store as state_db
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 
 CHUNK_SESSIONS = 1000
@@ -73,18 +73,8 @@ _stores: OrderedDict[tuple, _Store] = OrderedDict()
 _lock = threading.Lock()
 
 
-def _store_key() -> tuple:
-    name = str(connections["hermes"].settings_dict["NAME"])
-    path = name[5:].partition("?")[0] if name.startswith("file:") else name
-    try:
-        stat = os.stat(path)
-        return (name, stat.st_dev, stat.st_ino)
-    except OSError:
-        return (name, None, None)
-
-
 def _store() -> _Store:
-    key = _store_key()
+    key = state_db.file_identity()
     with _lock:
         store = _stores.get(key)
         if store is None:
@@ -102,19 +92,13 @@ def forget_all() -> None:
         _stores.clear()
 
 
-def _rows(sql: str, params: list) -> list[tuple]:
-    with connections["hermes"].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
 def _refresh_high_water(store: _Store) -> int:
     """Drop the summaries of sessions that gained (or lost) rows; return the generation."""
-    (current,) = _rows("SELECT MAX(id) FROM messages", [])[0]
+    (current,) = state_db.rows("SELECT MAX(id) FROM messages", [])[0]
     with _lock:
         previous = store.high_water
     if previous is not None and current is not None and current > previous:
-        changed = _rows(
+        changed = state_db.rows(
             "SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE id > %s AND id <= %s LIMIT %s)",
             [previous, current, MAX_DIRTY_ROWS + 1],
         )[0][0]
@@ -123,7 +107,7 @@ def _refresh_high_water(store: _Store) -> int:
             if changed > MAX_DIRTY_ROWS
             else [
                 r[0]
-                for r in _rows(
+                for r in state_db.rows(
                     "SELECT DISTINCT session_id FROM messages WHERE id > %s AND id <= %s",
                     [previous, current],
                 )
@@ -164,7 +148,7 @@ def assistant_calls_index() -> str | None:
     if store.calls_index is not _UNKNOWN:
         return store.calls_index
     found = None
-    for name, sql in _rows(
+    for name, sql in state_db.rows(
         "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'"
         " AND sql IS NOT NULL",
         [],
@@ -225,7 +209,9 @@ def compute(session_ids: list[str], counts: dict[str, int | None]) -> dict[str, 
     ids = json.dumps(session_ids)
     roles: dict[str, list[int]] = {}
     rows_by_tool: dict[str, dict[str, int]] = {}
-    for sid, tool, n_all, n_user, n_assistant, n_tool in _rows(ROLE_AND_TOOL_ROWS_SQL, [ids]):
+    for sid, tool, n_all, n_user, n_assistant, n_tool in state_db.rows(
+        ROLE_AND_TOOL_ROWS_SQL, [ids]
+    ):
         acc = roles.setdefault(sid, [0, 0, 0, 0])
         acc[0] += n_user or 0
         acc[1] += n_assistant or 0
@@ -235,11 +221,11 @@ def compute(session_ids: list[str], counts: dict[str, int | None]) -> dict[str, 
             rows_by_tool.setdefault(sid, {})[tool] = n_tool or 0
     index = assistant_calls_index()
     try:
-        call_rows = _rows(calls_sql(index), [ids])
+        call_rows = state_db.rows(calls_sql(index), [ids])
     except OperationalError as exc:
         if index is None or "no query solution" not in str(exc):
             raise
-        call_rows = _rows(calls_sql(None), [ids])
+        call_rows = state_db.rows(calls_sql(None), [ids])
     calls_by_tool: dict[str, dict[str, int]] = {}
     skills: dict[str, dict[str, list]] = {}
     for sid, name, skill, n, last in call_rows:

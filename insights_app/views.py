@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db import connections
 from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import render
 from django.urls import NoReverseMatch, reverse
@@ -22,6 +21,7 @@ from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
+from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import query_budget
 from hermes_explorer.roles import can_see_content
 from sessions_app.facets import distinct_values
@@ -430,7 +430,7 @@ def _iso(epoch: float | None) -> str:
 
 @require_GET
 def index(request):
-    shape = connections["hermes"].hermes_shape_now()
+    shape = store.shape()
     export = request.GET.get("_export", "")
     if export not in ("", "json", "csv"):
         return HttpResponseBadRequest(

@@ -8,7 +8,8 @@ cached for a few minutes per file.
 from __future__ import annotations
 
 from django.core.cache import cache
-from django.db import connections
+
+from hermes_explorer import store
 
 FACET_TTL = 300
 FACET_LIMIT = 500
@@ -16,19 +17,17 @@ FACET_LIMIT = 500
 
 def _cached(label: str, compute):
     """``compute(cursor)`` once per file, schema version and ``FACET_TTL``."""
-    connection = connections["hermes"]
-    shape = connection.hermes_shape_now()
-    key = f"facet:{connection.settings_dict['NAME']}:{shape.schema_version}:{label}"
+    key = f"facet:{store.name()}:{store.shape().schema_version}:{label}"
     value = cache.get(key)
     if value is None:
-        with connection.cursor() as cursor:
+        with store.cursor() as cursor:
             value = compute(cursor)
         cache.set(key, value, FACET_TTL)
     return value
 
 
 def distinct_values(column: str, *, table: str = "sessions") -> list[str]:
-    if not connections["hermes"].hermes_shape_now().has_column(table, column):
+    if not store.shape().has_column(table, column):
         return []
 
     def compute(cursor):

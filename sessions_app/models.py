@@ -14,7 +14,9 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from django.db import connections, models
+from django.db import models
+
+from hermes_explorer import store
 
 from . import content as content_format
 from .querysets import HermesManager, MessageQuerySet, SessionQuerySet, UsageQuerySet
@@ -28,7 +30,7 @@ class HermesModel(models.Model):
         abstract = True
 
     def refresh_from_db(self, using=None, fields=None, from_queryset=None):
-        shape = connections["hermes"].hermes_shape_now()
+        shape = store.shape()
         wanted = set(fields) if fields is not None else self.get_deferred_fields()
         missing = shape.missing_columns(self._meta.db_table, wanted)
         for name in missing:

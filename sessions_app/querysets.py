@@ -7,8 +7,10 @@ table shows, and long text cut in SQL.
 
 from __future__ import annotations
 
-from django.db import connections, models
+from django.db import models
 from django.db.models import Case, OuterRef, Q, Subquery, When
+
+from hermes_explorer import store
 
 from .sqlfunctions import ContentHead
 
@@ -18,7 +20,7 @@ PREVIEW_CHARS = 240
 class HermesQuerySet(models.QuerySet):
     @property
     def shape(self):
-        return connections[self.db].hermes_shape_now()
+        return store.shape(self.db)
 
     def has_column(self, column: str) -> bool:
         return self.shape.has_column(self.model._meta.db_table, column)

@@ -29,12 +29,13 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from django.db import DatabaseError, connections
+from django.db import DatabaseError
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
+from hermes_explorer import store
+from hermes_explorer.hermes_db.deadline import QueryTimeout
 
 from .content import MULTIMODAL_PREFIX
 from .redaction import redact_text, redaction_enabled
@@ -275,10 +276,6 @@ def highlight(text: str | None, terms: list[str], pieces: set[str] = frozenset()
 # --- SQL pieces ----------------------------------------------------------------------
 
 
-def _shape():
-    return connections["hermes"].hermes_shape_now()
-
-
 def _select_columns(shape) -> str:
     def col(name: str) -> str:
         return f"m.{name}" if shape.has_column("messages", name) else "NULL"
@@ -340,12 +337,6 @@ def _hit(row, snippet: SafeString) -> Hit:
     )
 
 
-def _fetch(sql: str, params: list, budget: float) -> list:
-    with query_budget(budget), connections["hermes"].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
-
-
 # --- Indexed search --------------------------------------------------------------------
 
 
@@ -362,7 +353,7 @@ def _index_page(table: str, match: str, req: SearchRequest, sort: str, budget: f
     that plan (FTS5 would redo its ranking for every row); it ranks only the matches inside
     the session's id range instead, which FTS5 seeks to directly.
     """
-    shape = _shape()
+    shape = store.shape()
     where, filter_params = _filters(req, shape)
     snippet = f"snippet({table}, -1, %s, %s, %s, {SNIPPET_TOKENS})"
     if req.session_id and sort == "newest":
@@ -395,12 +386,12 @@ def _index_page(table: str, match: str, req: SearchRequest, sort: str, budget: f
     else:
         sql += f" ORDER BY {table}.rank LIMIT %s OFFSET %s"
         params += [req.per_page + 1, (req.page - 1) * req.per_page]
-    return _fetch(sql, params, budget)
+    return store.rows(sql, params, budget)
 
 
 def _session_id_range(session_id: str) -> tuple[int, int]:
     """The first and last message id of a session (its index answers); (0, -1) if none."""
-    rows = _fetch(
+    rows = store.rows(
         "SELECT MIN(id), MAX(id) FROM messages WHERE session_id = %s", [session_id], SEARCH_BUDGET
     )
     low, high = rows[0] if rows else (None, None)
@@ -419,7 +410,7 @@ def _too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
         sql += " AND rowid >= %s AND rowid <= %s"
         params += [low, high]
     try:
-        rows = _fetch(
+        rows = store.rows(
             f"SELECT count(*) FROM ({sql} LIMIT {RANK_MATCH_CAP + 1})", params, SEARCH_BUDGET
         )
     except QueryTimeout:
@@ -516,7 +507,7 @@ class ScanOutcome:
 
 
 def _max_id() -> int:
-    rows = _fetch("SELECT MAX(id) FROM messages", [], SEARCH_BUDGET)
+    rows = store.rows("SELECT MAX(id) FROM messages", [], SEARCH_BUDGET)
     return int(rows[0][0] or 0) if rows else 0
 
 
@@ -535,7 +526,7 @@ def scan(
     Each statement covers one id range (the primary key answers it), so a scan that runs out
     of time still returns what it found and where it stopped; ranges grow while they are
     quick. One session's messages are few and indexed: they are scanned in one statement."""
-    shape = _shape()
+    shape = store.shape()
     where, filter_params = _filters(req, shape)
     like_clauses, like_params = [], []
     for term in terms:
@@ -565,7 +556,7 @@ def scan(
         params = [terms[0], lower, upper, *filter_params, *like_params, limit - len(rows)]
         began = time.monotonic()
         try:
-            found = _fetch(sql_head + tail, params, remaining)
+            found = store.rows(sql_head + tail, params, remaining)
         except QueryTimeout:
             break
         rows += found
@@ -621,9 +612,9 @@ class IndexState:
 
 def index_state() -> IndexState:
     """What ``state_meta`` says about the FTS index (nothing, on files without it)."""
-    if not _shape().has_table("state_meta"):
+    if not store.shape().has_table("state_meta"):
         return IndexState()
-    rows = _fetch(
+    rows = store.rows(
         "SELECT key, value FROM state_meta WHERE key IN "
         "('fts_stale', 'fts_rebuild_high_water', 'fts_rebuild_progress')",
         [],
@@ -690,7 +681,7 @@ def run_search(req: SearchRequest) -> SearchResult:
     result = SearchResult(request=req, sort=req.sort)
     if not text:
         return result
-    shape = _shape()
+    shape = store.shape()
     if req.session_id:
         req = result.request = _replace(req, session_range=_session_id_range(req.session_id))
 

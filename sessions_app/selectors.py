@@ -10,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
-from django.db import connections
 from django.db.models import Count, F, Sum, TextField, Value
 from django.db.models.functions import Coalesce, Length, Substr
+
+from hermes_explorer import store
 
 from .content import parse_tool_calls
 from .models import Message, Session, SessionModelUsage
@@ -77,11 +78,8 @@ def source_overview() -> list[dict]:
     The GROUP BY reads every session row (tens of ms on 50k sessions), so the answer is
     cached for a minute, and at once replaced when a new session appears (the newest rowid is
     part of the key: an O(1) lookup)."""
-    connection = connections["hermes"]
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT MAX(rowid) FROM sessions")
-        newest = cursor.fetchone()[0]
-    key = f"overview:{connection.settings_dict['NAME']}:{newest}"
+    (newest,) = store.one("SELECT MAX(rowid) FROM sessions")
+    key = f"overview:{store.name()}:{newest}"
     rows = cache.get(key)
     if rows is None:
         rows = _source_overview()
@@ -160,7 +158,7 @@ def session_usage(session: Session) -> list[UsageRow] | None:
     NOTE: the residual is the session counter minus *all* its rows (auxiliary tasks
     included), floored at 0, as ``hermes insights`` computes it; the insights page uses the
     same rule (``insights_app/stats.py``), so the two pages agree."""
-    if not connections["hermes"].hermes_shape_now().has_model_usage:
+    if not store.shape().has_model_usage:
         return None
     rows = []
     covered = dict.fromkeys(USAGE_COUNTERS + ("api_calls",), 0)
@@ -199,12 +197,12 @@ class Lineage:
 def session_lineage(session: Session) -> Lineage:
     """The parent chain up to the root and every descendant (compression continuations,
     branches, delegations), each in one recursive query over the parent index."""
-    shape = connections["hermes"].hermes_shape_now()
+    shape = store.shape()
     lineage = Lineage()
     if not shape.has_column("sessions", "parent_session_id"):
         return lineage
     end_reason = "s.end_reason" if shape.has_column("sessions", "end_reason") else "NULL"
-    with connections["hermes"].cursor() as cursor:
+    with store.cursor() as cursor:
         cursor.execute(
             f"""
             WITH RECURSIVE up(id, parent, depth) AS (

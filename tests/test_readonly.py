@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.db import DatabaseError, connections
 
-from hermes_explorer.hermes_db.base import readonly_uri
+from hermes_explorer.hermes_db.uri import readonly_uri
 from hermes_explorer.routers import HermesReadOnlyError, HermesRouter
 from sessions_app.models import Message, Session
 

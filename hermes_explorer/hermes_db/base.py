@@ -11,6 +11,7 @@ from django.db.backends.sqlite3.features import DatabaseFeatures as SQLiteFeatur
 
 from .deadline import PROGRESS_STEPS, Deadline, QueryTimeout
 from .shape import detect_shape
+from .uri import readonly_uri
 
 # A mode=ro reader can see a transient "disk I/O error" while the writer checkpoints the WAL.
 IO_RETRIES = 3
@@ -109,16 +110,3 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
         cursor = self.connection.cursor(factory=HermesCursor)
         cursor.deadline = self.deadline
         return cursor
-
-
-def readonly_uri(name: str) -> str:
-    """``file:<path>?mode=ro`` for a plain path; a URI keeps its query but gains mode=ro."""
-    if name.startswith("file:"):
-        base, _, query = name.partition("?")
-        # NOTE: immutable=1 is dropped on purpose: on a WAL file being written it misses
-        # committed rows and can return corrupt results.
-        pairs = [p for p in query.split("&") if p and not p.startswith(("mode=", "immutable="))]
-        return base + "?" + "&".join(["mode=ro", *pairs])
-    from urllib.parse import quote
-
-    return "file:" + quote(str(name)) + "?mode=ro"

@@ -17,6 +17,8 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
+from .uri import path_of
+
 # The plain tables whose columns the explorer reads.
 KNOWN_TABLES = (
     "sessions",
@@ -75,7 +77,7 @@ _lock = threading.Lock()
 def detect_shape(conn: sqlite3.Connection, name: str) -> StoreShape:
     cookie = conn.execute("PRAGMA schema_version").fetchone()[0]
     try:
-        stat = os.stat(_path_of(name))
+        stat = os.stat(path_of(name))
         key = (name, stat.st_dev, stat.st_ino, cookie)
     except OSError:
         key = (name, None, None, cookie)
@@ -86,14 +88,6 @@ def detect_shape(conn: sqlite3.Connection, name: str) -> StoreShape:
         with _lock:
             _cache[key] = shape
     return shape
-
-
-def _path_of(name: str) -> str:
-    if name.startswith("file:"):
-        from urllib.parse import unquote
-
-        return unquote(name[5:].partition("?")[0])
-    return name
 
 
 _CONTENT_OPTION = re.compile(r"content\s*=\s*'?([A-Za-z0-9_]+)'?", re.IGNORECASE)

@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from django.contrib import messages as flash
-from django.db import connections
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET
 
+from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
 
 from .. import selectors
@@ -446,10 +446,6 @@ def translate_search(query: LegacyQuery) -> Translation:
 # --- Views ---------------------------------------------------------------------------------
 
 
-def _shape():
-    return connections["hermes"].hermes_shape_now()
-
-
 def _with_params(url: str, params: list[tuple[str, str]]) -> str:
     query = QueryDict(mutable=True)
     for key, value in params:
@@ -478,7 +474,7 @@ def database(request: HttpRequest, fmt: str | None = None) -> HttpResponse:
                 status=200,
             )
         return redirect(console + "?" + request.GET.urlencode())
-    shape = _shape()
+    shape = store.shape()
     return render(request, "legacy/database.html", {"shape": shape})
 
 
@@ -489,7 +485,7 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
             f"The old address /state/{table} has no page in the explorer "
             "(only sessions and messages were browsed there)."
         )
-    shape = _shape()
+    shape = store.shape()
     query = parse(table, request.GET, shape)
 
     if query.search is not None:

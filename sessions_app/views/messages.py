@@ -9,12 +9,12 @@ page, with the filters kept, instead of holding a worker.
 
 from __future__ import annotations
 
-from django.db import connections
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
 
 from .. import exports, selectors
@@ -68,7 +68,7 @@ def export_filename_bits(filterset) -> list[str]:
 def message_list(request: HttpRequest) -> HttpResponse:
     if request.GET.get("q", "").strip():
         return search_redirect(request)
-    shape = connections["hermes"].hermes_shape_now()
+    shape = store.shape()
     notes: list[str] = []
     sort = request.GET.get("sort", selectors.DEFAULT_MESSAGE_SORT)
     if sort not in selectors.MESSAGE_SORTS:

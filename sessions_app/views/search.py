@@ -7,10 +7,11 @@ index (word, trigram, or a bounded scan) and never raises on user text.
 from __future__ import annotations
 
 from django import forms
-from django.db import connections
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
+
+from hermes_explorer import store
 
 from .. import search
 from ..facets import distinct_values
@@ -84,7 +85,7 @@ def _positive_int(request: HttpRequest, name: str, *, cap: int) -> int | None:
 
 @require_GET
 def search_results(request: HttpRequest) -> HttpResponse:
-    shape = connections["hermes"].hermes_shape_now()
+    shape = store.shape()
     data = request.GET.copy()
     if "\x00" in data.get("q", ""):
         # A NUL cannot be searched for and would only make the form invalid.

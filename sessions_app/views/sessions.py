@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from django.db import connections
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from hermes_explorer import store
 from hermes_explorer.roles import can_see_content
 
 from .. import exports, selectors
@@ -19,13 +19,9 @@ from ..tables import SessionTable
 SESSIONS_PER_PAGE = 50
 
 
-def _shape():
-    return connections["hermes"].hermes_shape_now()
-
-
 @require_GET
 def overview(request):
-    shape = _shape()
+    shape = store.shape()
     latest = SessionTable(
         selectors.latest_sessions(12),
         order_by=None,
@@ -43,7 +39,7 @@ def overview(request):
 
 @require_GET
 def session_list(request):
-    shape = _shape()
+    shape = store.shape()
     sorts = selectors.session_sort_options(shape)
     sort = request.GET.get("sort", selectors.DEFAULT_SESSION_SORT)
     notes = []
@@ -117,7 +113,7 @@ def session_detail(request, session_id: str):
             "lineage": selectors.session_lineage(session),
             "transcript": transcript,
             "visibility": visibility,
-            "shape": _shape(),
+            "shape": store.shape(),
         },
     )
 
