@@ -61,12 +61,12 @@ class SessionTable(tables.Table):
         attrs = {"class": "data-table sessions-table"}
         template_name = "django_tables2/table.html"
 
-    def __init__(self, rows, *, order_by, shape, show_previews=True, **kwargs):
+    def __init__(self, data, *, order_by, shape, show_previews=True, **kwargs):
         exclude = list(kwargs.pop("exclude", ()))
         if not shape.has_column("sessions", "tool_call_count"):
             exclude.append("tool_call_count")
         self.show_previews = show_previews
-        super().__init__(PresortedData(rows), order_by=order_by, exclude=exclude, **kwargs)
+        super().__init__(PresortedData(data), order_by=order_by, exclude=exclude, **kwargs)
 
     def render_started_at(self, value):
         return started_cell(value)
@@ -153,8 +153,8 @@ class MessageTable(tables.Table):
         attrs = {"class": "data-table messages-table"}
         template_name = "django_tables2/table.html"
 
-    def __init__(self, rows, *, order_by, **kwargs):
-        super().__init__(PresortedData(rows), order_by=order_by, **kwargs)
+    def __init__(self, data, *, order_by, **kwargs):
+        super().__init__(PresortedData(data), order_by=order_by, **kwargs)
 
     def render_id(self, record):
         return format_html(

@@ -185,7 +185,7 @@ def test_session_filtered_page_costs_a_few_indexed_queries(staff_client, store):
 
 # A filter that scans too long ------------------------------------------------------------------
 def test_a_filter_that_runs_out_of_time_says_so_on_the_page(staff_client, store, monkeypatch):
-    monkeypatch.setattr(message_views, "FILTER_BUDGET", 0.0)
+    monkeypatch.setattr(message_views.MessageListView, "page_budget", 0.0)
     # Check the deadline at every SQLite step so that even a small fixture runs out of time.
     monkeypatch.setattr("hermes_explorer.hermes_db.base.PROGRESS_STEPS", 1)
     connections["hermes"].close()

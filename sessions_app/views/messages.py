@@ -10,39 +10,19 @@ page, with the filters kept, instead of holding a worker.
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from hermes_explorer import store
-from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
-
 from .. import exports, selectors
 from ..filters import MessageFilter
+from ..listing import KeysetTableView
 from ..models import Message, Session
 from ..tables import MessageTable
 
-MESSAGES_PER_PAGE = 50
 MAX_PER_PAGE = 1000
-# Seconds the page query may scan before we give up and ask for a narrower filter.
-FILTER_BUDGET = 2.0
 # Parameters of this page that mean nothing to the search page.
 LIST_ONLY_PARAMS = ("sort", "cursor", "size", "q", "_export")
-
-
-def page_size(request: HttpRequest, notes: list[str]) -> int:
-    raw = request.GET.get("size")
-    if not raw:
-        return MESSAGES_PER_PAGE
-    try:
-        size = int(raw)
-    except ValueError:
-        notes.append(f"Page size “{raw}” is not a number: showing {MESSAGES_PER_PAGE}.")
-        return MESSAGES_PER_PAGE
-    if not 1 <= size <= MAX_PER_PAGE:
-        size = min(max(size, 1), MAX_PER_PAGE)
-        notes.append(f"Page size kept between 1 and {MAX_PER_PAGE}: showing {size}.")
-    return size
 
 
 def search_redirect(request: HttpRequest) -> HttpResponse:
@@ -64,65 +44,76 @@ def export_filename_bits(filterset) -> list[str]:
     return bits
 
 
-@require_GET
-def message_list(request: HttpRequest) -> HttpResponse:
-    if request.GET.get("q", "").strip():
-        return search_redirect(request)
-    shape = store.shape()
-    notes: list[str] = []
-    sort = request.GET.get("sort", selectors.DEFAULT_MESSAGE_SORT)
-    if sort not in selectors.MESSAGE_SORTS:
-        notes.append(f"Unknown sort “{sort}”: showing newest first.")
-        sort = selectors.DEFAULT_MESSAGE_SORT
-    per_page = page_size(request, notes)
+class MessageListView(KeysetTableView):
+    filterset_class = MessageFilter
+    table_class = MessageTable
+    template_name = "sessions_app/message_list.html"
+    default_sort = selectors.DEFAULT_MESSAGE_SORT
+    invalid_note = "Some filters are not valid; fix them to see messages."
+    # Seconds the page query may scan before we give up and ask for a narrower filter.
+    page_budget = 2.0
 
-    # Always bound: visibility applies even when no filter is given.
-    filterset = MessageFilter(request.GET, queryset=Message.objects.all())
-    if exports.requested_format(request):
-        if not filterset.is_valid():
-            return exports.invalid_filters_response(filterset.form)
-        return exports.export_messages(
-            request,
-            filterset.qs,
-            selectors.MESSAGE_SORTS[sort],
-            filename_bits=export_filename_bits(filterset),
-        )
-    rows, page, count, timed_out, session = [], None, None, False, None
-    if not filterset.is_valid():
-        notes.append("Some filters are not valid; fix them to see messages.")
-    else:
-        session_id = filterset.form.cleaned_data.get("session_id")
-        if session_id:
-            session = Session.objects.only("id", "title", "source").filter(pk=session_id).first()
+    def get(self, request, *args, **kwargs):
+        if request.GET.get("q", "").strip():
+            return search_redirect(request)
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        return Message.objects.all()
+
+    def get_filterset_kwargs(self, filterset_class):
+        # Always bound: visibility applies even when no filter is given.
+        return {**super().get_filterset_kwargs(filterset_class), "data": self.request.GET}
+
+    def get_sorts(self):
+        return selectors.MESSAGE_SORTS
+
+    def get_per_page(self) -> int:
+        raw = self.request.GET.get("size")
+        if not raw:
+            return self.per_page
         try:
-            with query_budget(FILTER_BUDGET):
-                filtered = filterset.qs
-                if session_id:
-                    # One session: its index bounds the count.
-                    count = selectors.capped_count(filtered)
-                page = selectors.MESSAGE_SORTS[sort].paginate(
-                    selectors.messages_for_table(filtered), request.GET.get("cursor"), per_page
-                )
-        except QueryTimeout:
-            timed_out = True
-            page = None
-        else:
-            rows = selectors.link_messages(page.rows)
-            notes.extend(page.notes)
-    table = MessageTable(rows, order_by=sort)
-    return render(
-        request,
-        "sessions_app/message_list.html",
-        {
-            "filter": filterset,
-            "table": table,
-            "page": page,
-            "count": count,
-            "notes": notes,
-            "sort": sort,
-            "timed_out": timed_out,
-            "budget": FILTER_BUDGET,
-            "filtered_session": session,
-            "shape": shape,
-        },
-    )
+            size = int(raw)
+        except ValueError:
+            self.notes.append(f"Page size “{raw}” is not a number: showing {self.per_page}.")
+            return self.per_page
+        if not 1 <= size <= MAX_PER_PAGE:
+            size = min(max(size, 1), MAX_PER_PAGE)
+            self.notes.append(f"Page size kept between 1 and {MAX_PER_PAGE}: showing {size}.")
+        return size
+
+    def export(self):
+        if not self.filterset.is_valid():
+            return exports.invalid_filters_response(self.filterset.form)
+        return exports.export_messages(
+            self.request,
+            self.filterset.qs,
+            self.keyset,
+            filename_bits=export_filename_bits(self.filterset),
+        )
+
+    def get_count(self, filtered):
+        # One session: its index bounds the count.
+        return selectors.capped_count(filtered) if self.session_id else None
+
+    def page_queryset(self, filtered):
+        return selectors.messages_for_table(filtered)
+
+    def prepare_rows(self, rows):
+        return selectors.link_messages(rows)
+
+    def _fill_page(self):
+        self.session_id = self.filterset.form.cleaned_data.get("session_id")
+        self.filtered_session = None
+        if self.session_id:
+            self.filtered_session = (
+                Session.objects.only("id", "title", "source").filter(pk=self.session_id).first()
+            )
+        super()._fill_page()
+
+    def get_context_data(self, **kwargs):
+        session = getattr(self, "filtered_session", None)
+        return {**super().get_context_data(**kwargs), "filtered_session": session}
+
+
+message_list = require_GET(MessageListView.as_view())

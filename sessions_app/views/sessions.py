@@ -12,11 +12,10 @@ from hermes_explorer.roles import can_see_content
 
 from .. import exports, selectors
 from ..filters import SessionFilter
+from ..listing import KeysetTableView
 from ..models import Message, Session
 from ..redaction import redact
 from ..tables import SessionTable
-
-SESSIONS_PER_PAGE = 50
 
 
 @require_GET
@@ -37,54 +36,43 @@ def overview(request):
     )
 
 
-@require_GET
-def session_list(request):
-    shape = store.shape()
-    sorts = selectors.session_sort_options(shape)
-    sort = request.GET.get("sort", selectors.DEFAULT_SESSION_SORT)
-    notes = []
-    if sort not in sorts:
-        notes.append(f"Unknown sort “{sort}”: showing newest first.")
-        sort = selectors.DEFAULT_SESSION_SORT
-    filterset = SessionFilter(request.GET or None, queryset=Session.objects.all())
-    filterset.time_ordered = "started_at" in sort or "last_active" in sort
-    if exports.requested_format(request):
-        return exports.export_session_list(request, filterset, sorts[sort])
-    rows, page, count = [], None, None
-    if filterset.is_bound and not filterset.is_valid():
-        notes.append("Some filters are not valid; fix them to see sessions.")
-    else:
-        filtered = filterset.qs
-        count = selectors.capped_count(filtered)
-        page = sorts[sort].paginate(
-            selectors.sessions_for_table(filtered, sort=sort),
-            request.GET.get("cursor"),
-            SESSIONS_PER_PAGE,
-        )
-        rows = page.rows
-        notes.extend(page.notes)
-    table = SessionTable(
-        rows,
-        order_by=sort,
-        shape=shape,
-        # NOTE: no request=: django-tables2 would then paginate the rows again (25 a page)
-        # and hide the rest of this keyset page. Header links read the request from context.
+class SessionListView(KeysetTableView):
+    filterset_class = SessionFilter
+    table_class = SessionTable
+    template_name = "sessions_app/session_list.html"
+    default_sort = selectors.DEFAULT_SESSION_SORT
+    invalid_note = "Some filters are not valid; fix them to see sessions."
+
+    def get_queryset(self):
+        return Session.objects.all()
+
+    def get_sorts(self):
+        return selectors.session_sort_options(self.shape)
+
+    def get_filterset(self, filterset_class):
+        filterset = super().get_filterset(filterset_class)
+        filterset.time_ordered = "started_at" in self.sort or "last_active" in self.sort
+        return filterset
+
+    def export(self):
+        return exports.export_session_list(self.request, self.filterset, self.keyset)
+
+    def get_count(self, filtered):
+        return selectors.capped_count(filtered)
+
+    def page_queryset(self, filtered):
+        return selectors.sessions_for_table(filtered, sort=self.sort)
+
+    def get_table_kwargs(self):
         # Titles are metadata; the first user message of an untitled session is content.
-        show_previews=can_see_content(request.user),
-    )
-    return render(
-        request,
-        "sessions_app/session_list.html",
-        {
-            "filter": filterset,
-            "table": table,
-            "page": page,
-            "count": count,
-            "notes": notes,
-            "sort": sort,
-            "shape": shape,
-        },
-    )
+        return {
+            **super().get_table_kwargs(),
+            "shape": self.shape,
+            "show_previews": can_see_content(self.request.user),
+        }
+
+
+session_list = require_GET(SessionListView.as_view())
 
 
 def _int_param(request, name: str, default: int = 1) -> int:

@@ -1,0 +1,117 @@
+"""One list pipeline for every keyset-paged table of the state.db.
+
+sort → filterset → ``_export``? → keyset page → table → render, in the django-tables2 and
+django-filter idiom (``SingleTableMixin`` + ``FilterView``).  A page costs what its rows cost:
+the rows of a page come from :class:`~sessions_app.pagination.Keyset` (never ``OFFSET``), the
+table takes them already ordered and sliced, and ``?_export=csv|json|jsonl`` hands the same
+filtered query to the export hook, in the spirit of django-tables2's ``ExportMixin``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from django.http import HttpResponse
+from django_filters.views import FilterView
+from django_tables2 import SingleTableMixin
+
+from hermes_explorer import store
+from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
+
+from . import exports
+from .pagination import Keyset
+
+
+class KeysetTableView(SingleTableMixin, FilterView):
+    """A filtered, sorted table, a keyset page at a time, exportable whole.
+
+    Subclasses name ``filterset_class``, ``table_class``, ``template_name`` and
+    ``default_sort``, and give :meth:`get_sorts`, :meth:`export` and, where the page needs
+    them, :meth:`get_count`, :meth:`page_queryset` and :meth:`prepare_rows`.
+    """
+
+    default_sort = ""
+    per_page = 50
+    # Seconds the page query may run before the page says "narrow it" (None: the default
+    # deadline, and a timeout becomes the site-wide "ran out of time" page).
+    page_budget: float | None = None
+    invalid_note = "Some filters are not valid; fix them to see rows."
+    table_pagination = False  # the keyset page is the pagination
+    strict = False
+
+    def get_sorts(self) -> dict[str, Keyset]:
+        raise NotImplementedError
+
+    def export(self) -> HttpResponse:
+        raise NotImplementedError
+
+    def get_count(self, filtered):
+        return None
+
+    def page_queryset(self, filtered):
+        return filtered
+
+    def prepare_rows(self, rows: list) -> list:
+        return rows
+
+    def get_per_page(self) -> int:
+        return self.per_page
+
+    def get(self, request, *args, **kwargs):
+        self.notes: list[str] = []
+        self.shape = store.shape()
+        sorts = self.get_sorts()
+        self.sort = request.GET.get("sort", self.default_sort)
+        if self.sort not in sorts:
+            self.notes.append(f"Unknown sort “{self.sort}”: showing newest first.")
+            self.sort = self.default_sort
+        self.keyset = sorts[self.sort]
+        self.filterset = self.get_filterset(self.get_filterset_class())
+        if exports.requested_format(request):
+            return self.export()
+        self.rows, self.page, self.count, self.timed_out = [], None, None, False
+        if self.filterset.is_bound and not self.filterset.is_valid():
+            self.notes.append(self.invalid_note)
+        else:
+            self._fill_page()
+        self.object_list = self.rows
+        return self.render_to_response(self.get_context_data(filter=self.filterset))
+
+    def _fill_page(self) -> None:
+        budget = (
+            contextlib.nullcontext() if self.page_budget is None else query_budget(self.page_budget)
+        )
+        per_page = self.get_per_page()
+        try:
+            with budget:
+                filtered = self.filterset.qs
+                self.count = self.get_count(filtered)
+                self.page = self.keyset.paginate(
+                    self.page_queryset(filtered), self.request.GET.get("cursor"), per_page
+                )
+        except QueryTimeout:
+            if self.page_budget is None:
+                raise
+            self.timed_out, self.page = True, None
+            return
+        self.rows = self.prepare_rows(self.page.rows)
+        self.notes.extend(self.page.notes)
+
+    def get_table_data(self):
+        return self.rows
+
+    def get_table_kwargs(self):
+        return {"order_by": self.sort}
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.update(
+            page=self.page,
+            count=self.count,
+            notes=self.notes,
+            sort=self.sort,
+            shape=self.shape,
+            timed_out=self.timed_out,
+            budget=self.page_budget,
+        )
+        return context
