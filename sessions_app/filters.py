@@ -15,6 +15,7 @@ from .facets import distinct_values, source_counts
 from .models import Message, Session
 from .sqlfunctions import NoIndex
 from .timefmt import day_end_epoch, day_start_epoch
+from .widgets import FastCheckboxSelectMultiple, FastSelect
 
 COST_STATUSES = [
     ("estimated", "estimated"),
@@ -66,7 +67,7 @@ class SessionFilter(SchemaAwareFilterSet):
         field_name="source",
         lookup_expr="exact",
         label="Source",
-        widget=forms.CheckboxSelectMultiple,
+        widget=FastCheckboxSelectMultiple,
         method="filter_source",
     )
     model = django_filters.CharFilter(method="filter_model", label="Model")
@@ -92,6 +93,7 @@ class SessionFilter(SchemaAwareFilterSet):
         method="filter_cost_status",
         label="Cost status",
         empty_label="any",
+        widget=FastSelect,
     )
     min_cost = django_filters.NumberFilter(
         field_name="estimated_cost_usd",
@@ -119,7 +121,7 @@ class SessionFilter(SchemaAwareFilterSet):
         lookup_expr="isnull",
         exclude=True,
         label="Part of a chain",
-        widget=forms.Select(choices=[("", "any"), ("true", "yes"), ("false", "no")]),
+        widget=FastSelect(choices=[("", "any"), ("true", "yes"), ("false", "no")]),
     )
 
     needs_column = {
@@ -198,12 +200,14 @@ class MessageFilter(SchemaAwareFilterSet):
     session_id = django_filters.CharFilter(
         field_name="session_id", lookup_expr="exact", label="Session id", max_length=200
     )
-    role = OpenChoiceFilter(field_name="role", lookup_expr="exact", label="Role", choices=[])
+    role = OpenChoiceFilter(
+        field_name="role", lookup_expr="exact", label="Role", choices=[], widget=FastSelect
+    )
     tool_name = django_filters.CharFilter(
         field_name="tool_name", lookup_expr="exact", label="Tool name", max_length=200
     )
     source = OpenMultipleChoiceFilter(
-        method="filter_source", label="Source", widget=forms.CheckboxSelectMultiple
+        method="filter_source", label="Source", widget=FastCheckboxSelectMultiple
     )
     date_from = django_filters.DateFilter(
         field_name="timestamp",
@@ -221,7 +225,7 @@ class MessageFilter(SchemaAwareFilterSet):
         choices=MESSAGE_SHOW,
         method="filter_show",
         label="Show also",
-        widget=forms.CheckboxSelectMultiple,
+        widget=FastCheckboxSelectMultiple,
     )
 
     class Meta:
