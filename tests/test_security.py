@@ -522,3 +522,13 @@ def test_staff_manage_accounts_in_the_admin(current_store):
     client = client_for("staff")
     assert client.get("/admin/auth/user/").status_code == 200
     assert client_for("analyst").get("/admin/").status_code == 302
+
+
+def test_staff_reveal_of_a_multimodal_message_shows_its_text_on_every_shape(store, staff_client):
+    """Multimodal content starts with a NUL: the reveal must cut it NUL-safely (plain
+    ``substr()`` returns '' for it), and must not name a column the file lacks."""
+    url = f"/sessions/{store.multimodal_session_id}/messages/{store.multimodal_message_id}/reveal"
+    response = staff_client.post(url)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "What is in this photo? Sent from telegram." in body

@@ -6,7 +6,7 @@ crawler; every reveal is written to the audit log before anything is shown.
 
 from __future__ import annotations
 
-from django.db.models.functions import Length, Substr
+from django.db.models import Value
 from django.http import Http404
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
@@ -17,6 +17,7 @@ from hermes_explorer.security import client_ip
 
 from ..content import as_text, parse_tool_calls
 from ..models import Message
+from ..sqlfunctions import ContentHead, ContentLength
 
 # Characters of content loaded (cut in SQL): enough for any real secret, bounded for the page.
 REVEAL_CUT = 1_000_000
@@ -28,12 +29,14 @@ def reveal_message(request, session_id: str, message_id: int):
     base = Message.objects.only_readable(
         "id", "session", "role", "tool_name", "timestamp", "tool_calls"
     )
+    # NUL-safe cuts: multimodal content starts with a NUL, where substr() would give ''.
+    reasoning = ContentHead("reasoning", REVEAL_CUT) if base.has_column("reasoning") else Value(None)
     message = (
         base.filter(pk=message_id, session_id=session_id)
         .annotate(
-            body=Substr("content", 1, REVEAL_CUT),
-            body_length=Length("content"),
-            reasoning_text=Substr("reasoning", 1, REVEAL_CUT),
+            body=ContentHead("content", REVEAL_CUT),
+            body_length=ContentLength("content"),
+            reasoning_text=reasoning,
         )
         .first()
     )
