@@ -12,7 +12,6 @@ import inspect
 
 import django_tables2 as tables
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.formats import localize
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -22,7 +21,14 @@ from django_tables2.data import TableListData
 from .content import as_text
 from .models import Session
 from .redaction import redact
-from .templatetags.explorer import compact, cost_badge, duration, source_badge, started_cell
+from .templatetags.explorer import (
+    compact,
+    cost_badge,
+    duration,
+    source_badge,
+    started_cell,
+    time_html,
+)
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
 
@@ -182,18 +188,7 @@ class SessionTable(KeysetTable):
 
 
 # Messages ---------------------------------------------------------------------------------
-# Appended for the messages explorer (issue 3); the session table above is untouched.
-def _time_cell(epoch_value) -> str:
-    moment = Session(started_at=epoch_value).started
-    if moment is None:
-        return format_html('<span class="muted">no time</span>')
-    local = timezone.localtime(moment)
-    return format_html(
-        '<time datetime="{}" title="{}">{}</time>',
-        local.isoformat(timespec="seconds"),
-        local.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        local.strftime("%Y-%m-%d %H:%M:%S"),
-    )
+NO_TIME = mark_safe('<span class="muted">no time</span>')
 
 
 class MessageTable(KeysetTable):
@@ -223,7 +218,7 @@ class MessageTable(KeysetTable):
         return format_html(
             '{}<span class="age copy-id">#{} <button type="button" class="copy" data-copy="{}"'
             ' aria-label="Copy message id {}" title="Copy message id">Copy</button></span>',
-            _time_cell(record.timestamp),
+            time_html(record.timestamp, seconds=True, empty=NO_TIME),
             record.id,
             record.id,
             record.id,

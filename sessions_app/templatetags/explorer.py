@@ -70,12 +70,6 @@ def duration(seconds):
     return f"{secs}s"
 
 
-@register.filter
-def local_iso(value):
-    moment = from_epoch(value)
-    return timezone.localtime(moment).isoformat(timespec="seconds") if moment else ""
-
-
 @register.simple_tag(takes_context=True)
 def query_with(context, **changes):
     """The current query string with some parameters replaced (None removes one)."""
@@ -112,20 +106,34 @@ def redact(value):
 
 
 # Cells shared by the django-tables2 tables and the page templates (one rendering each).
+def time_html(epoch_value, *, seconds: bool = False, age: bool = False, empty="—"):
+    """The one ``<time>`` element of the explorer: local time (to the minute, or the second),
+    the full time and zone on hover, optionally its age beneath."""
+    moment = from_epoch(epoch_value)
+    if moment is None:
+        return empty
+    local = timezone.localtime(moment)
+    html = format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        local.isoformat(timespec="seconds"),
+        local.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        local.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M"),
+    )
+    if age:
+        html = format_html('{}<span class="age">{}</span>', html, naturaltime(moment))
+    return html
+
+
+@register.filter
+def time_cell(epoch_value, precision=""):
+    """``{{ epoch|time_cell }}`` to the minute, ``{{ epoch|time_cell:"seconds" }}``."""
+    return time_html(epoch_value, seconds=precision == "seconds")
+
+
 @register.filter
 def started_cell(epoch_value):
     """Local start time with its age beneath (hover for seconds and zone)."""
-    moment = from_epoch(epoch_value)
-    if moment is None:
-        return "—"
-    local = timezone.localtime(moment)
-    return format_html(
-        '<time datetime="{}" title="{}">{}</time><span class="age">{}</span>',
-        local.isoformat(timespec="seconds"),
-        local.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        local.strftime("%Y-%m-%d %H:%M"),
-        naturaltime(moment),
-    )
+    return time_html(epoch_value, age=True)
 
 
 @register.filter

@@ -30,7 +30,9 @@ def reveal_message(request, session_id: str, message_id: int):
         "id", "session", "role", "tool_name", "timestamp", "tool_calls"
     )
     # NUL-safe cuts: multimodal content starts with a NUL, where substr() would give ''.
-    reasoning = ContentHead("reasoning", REVEAL_CUT) if base.has_column("reasoning") else Value(None)
+    reasoning = (
+        ContentHead("reasoning", REVEAL_CUT) if base.has_column("reasoning") else Value(None)
+    )
     message = (
         base.filter(pk=message_id, session_id=session_id)
         .annotate(
