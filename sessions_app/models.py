@@ -21,6 +21,7 @@ from hermes_explorer import store
 from . import content as content_format
 from .querysets import HermesManager, MessageQuerySet, SessionQuerySet, UsageQuerySet
 from .timefmt import from_epoch
+from .visibility import kind_of
 
 
 class HermesModel(models.Model):
@@ -186,11 +187,7 @@ class Message(HermesModel):
     @property
     def visibility(self) -> str:
         """live, compacted (archived by compaction), rewound, or hidden scaffolding."""
-        if self.display_kind == "hidden":
-            return "hidden"
-        if self.active == 0:
-            return "compacted" if self.compacted else "rewound"
-        return "live"
+        return kind_of(self.active, self.compacted, self.display_kind)
 
     @property
     def text(self) -> str:

@@ -19,6 +19,7 @@ from .content import parse_tool_calls
 from .models import Message, Session, SessionModelUsage
 from .pagination import Keyset
 from .sqlfunctions import ContentHead, ContentLength
+from .visibility import Visibility
 
 COUNT_CAP = 10_000
 TRANSCRIPT_PAGE = 100
@@ -260,33 +261,6 @@ def _lineage_row(row) -> dict:
 
 
 # Transcript ---------------------------------------------------------------------------------
-@dataclass
-class Visibility:
-    compacted: bool = True
-    rewound: bool = False
-    hidden: bool = False
-
-    @classmethod
-    def from_params(cls, values: list[str]) -> Visibility:
-        """From ``?show=`` values (repeated or comma-separated); none at all is the default.
-        The form always sends ``show=live`` so that unticking every box means "live only"."""
-        if not values:
-            return cls()
-        wanted = {part.strip() for value in values for part in value.split(",")}
-        return cls(
-            compacted="compacted" in wanted, rewound="rewound" in wanted, hidden="hidden" in wanted
-        )
-
-    def as_param(self) -> str:
-        return ",".join(k for k in ("compacted", "rewound", "hidden") if getattr(self, k)) or "live"
-
-    def with_kind(self, kind: str) -> Visibility:
-        values = {"compacted": self.compacted, "rewound": self.rewound, "hidden": self.hidden}
-        if kind in values:
-            values[kind] = True
-        return Visibility(**values)
-
-
 @dataclass
 class PairedCall:
     call: object

@@ -26,8 +26,9 @@ from .exports import buffered, json_text, keyset_chunks
 from .models import Message, Session
 from .pagination import Keyset
 from .redaction import redact, redaction_enabled
-from .selectors import LINEAGE_LIMIT, Visibility, transcript_messages
+from .selectors import LINEAGE_LIMIT, transcript_messages
 from .timefmt import iso
+from .visibility import Visibility, kind_of
 
 # Messages in insertion order, within each session.
 BY_ID = Keyset((("id", False),), name="id")
@@ -133,20 +134,14 @@ def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[
         for column in hide:
             row[column] = redact(row[column])
         row["timestamp_iso"] = iso(raw.get("timestamp")) or None
-        row["visibility"] = _visibility(raw)
+        row["visibility"] = kind_of(
+            raw.get("active"), raw.get("compacted"), raw.get("display_kind")
+        )
         return row
 
     for session in sessions:
         qs = transcript_messages(session.id, visibility).values(*fields)
         yield from keyset_chunks(qs, BY_ID, to_row=to_row, chunk_size=TRANSCRIPT_CHUNK_ROWS)
-
-
-def _visibility(row: dict) -> str:
-    if row.get("display_kind") == "hidden":
-        return "hidden"
-    if row.get("active") == 0:
-        return "compacted" if row.get("compacted") else "rewound"
-    return "live"
 
 
 def session_dict(session: Session) -> dict:
@@ -244,12 +239,6 @@ def _meta_lines(session: Session) -> list[str]:
     return lines
 
 
-def visibility_label(visibility: Visibility) -> str:
-    """``live + compacted`` for ``?show=compacted``: live messages are always shown."""
-    kinds = [k for k in visibility.as_param().split(",") if k != "live"]
-    return " + ".join(["live", *kinds])
-
-
 def _title(session: Session) -> str:
     return session.title or f"Untitled session {session.id}"
 
@@ -264,7 +253,7 @@ def markdown_pieces(
     yield "\n".join(_meta_lines(session)) + "\n"
     yield (
         f"- **Exported:** {md_inline(timezone.localtime().isoformat(timespec='seconds'))}"
-        f" · showing {md_inline(visibility_label(visibility))} messages\n"
+        f" · showing {md_inline(visibility.label)} messages\n"
     )
     if chain is not None:
         yield f"- **Compression chain:** {len(chain)} session{'s' if len(chain) != 1 else ''}: "

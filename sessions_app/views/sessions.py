@@ -16,6 +16,7 @@ from ..listing import KeysetTableView
 from ..models import Message, Session
 from ..redaction import redact
 from ..tables import SessionTable
+from ..visibility import Visibility
 
 
 @require_GET
@@ -87,7 +88,7 @@ def session_detail(request, session_id: str):
     session = selectors.session_detail(session_id)
     if session is None:
         raise Http404("No session with this id in the state.db.")
-    visibility = selectors.Visibility.from_params(request.GET.getlist("show"))
+    visibility = Visibility.from_params(request.GET.getlist("show"))
     # Viewers see metadata, usage and lineage; the transcript is not even queried for them.
     transcript = None
     if can_see_content(request.user):
@@ -116,7 +117,7 @@ def message_in_transcript(request, session_id: str, message_id: int):
     )
     if message is None:
         raise Http404("No such message in this session.")
-    visibility = selectors.Visibility.from_params(request.GET.getlist("show"))
+    visibility = Visibility.from_params(request.GET.getlist("show"))
     if message.visibility != "live":
         visibility = visibility.with_kind(message.visibility)
     page = selectors.message_position(session_id, message.id, visibility)

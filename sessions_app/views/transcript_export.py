@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET
 
 from .. import transcripts
 from ..exports import export_filename
-from ..selectors import Visibility
+from ..visibility import Visibility
 
 CONTENT_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json; charset=utf-8"}
 

@@ -1,0 +1,56 @@
+"""Which messages a transcript shows: Hermes's history edits, defined once.
+
+Hermes keeps every row it ever wrote.  A row is *live* (part of the conversation as it now
+stands), *compacted* (``active = 0, compacted = 1``: archived by a compaction, still worth
+showing), *rewound* (``active = 0`` otherwise: undone by the user) or *hidden*
+(``display_kind = 'hidden'``: model-only scaffolding).  Files without these columns predate
+history edits: every row is live.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+LIVE = "live"
+KINDS = ("compacted", "rewound", "hidden")
+
+
+def kind_of(active, compacted, display_kind) -> str:
+    """live, compacted, rewound or hidden, from a row's three columns (None where absent)."""
+    if display_kind == "hidden":
+        return "hidden"
+    if active == 0:
+        return "compacted" if compacted else "rewound"
+    return LIVE
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """What a reader asked to see besides the live transcript (``?show=``)."""
+
+    compacted: bool = True
+    rewound: bool = False
+    hidden: bool = False
+
+    @classmethod
+    def from_params(cls, values: list[str]) -> Visibility:
+        """From ``?show=`` values (repeated or comma-separated); none at all is the default.
+        The form always sends ``show=live`` so that unticking every box means "live only"."""
+        if not values:
+            return cls()
+        wanted = {part.strip() for value in values for part in value.split(",")}
+        return cls(**{kind: kind in wanted for kind in KINDS})
+
+    def as_param(self) -> str:
+        return ",".join(kind for kind in KINDS if getattr(self, kind)) or LIVE
+
+    def with_kind(self, kind: str) -> Visibility:
+        values = {k: getattr(self, k) for k in KINDS}
+        if kind in values:
+            values[kind] = True
+        return Visibility(**values)
+
+    @property
+    def label(self) -> str:
+        """``live + compacted`` for ``?show=compacted``: live messages are always shown."""
+        return " + ".join([LIVE, *(kind for kind in KINDS if getattr(self, kind))])
