@@ -12,6 +12,8 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from hermes_explorer.params import truthy
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -19,7 +21,7 @@ def env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     if value is None or value == "":
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    return truthy(value)
 
 
 def env_list(name: str, default: str) -> list[str]:

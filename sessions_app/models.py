@@ -194,8 +194,13 @@ class Message(HermesModel):
         return content_format.as_text(self.content)
 
 
+# Hermes's token counters, on sessions and on usage rows; a "total" is the first four.
+TOKEN_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+USAGE_COUNTERS = (*TOKEN_COUNTERS, "reasoning_tokens")
+
+
 class UsageCounters(HermesModel):
-    """The counters ``session_model_usage`` and ``session_daily_usage`` share."""
+    """The counters of a ``session_model_usage`` row (``session_daily_usage`` has the same)."""
 
     api_call_count = models.IntegerField(null=True)
     input_tokens = models.IntegerField(null=True)
@@ -247,29 +252,6 @@ class SessionModelUsage(UsageCounters):
     @property
     def model_short(self) -> str:
         return short_model(self.model)
-
-
-class SessionDailyUsage(UsageCounters):
-    """Usage attributed to the local day it happened (newest files only)."""
-
-    pk = models.CompositePrimaryKey("session_id", "day")
-    session = models.ForeignKey(
-        Session,
-        on_delete=models.DO_NOTHING,
-        db_column="session_id",
-        db_constraint=False,
-        related_name="daily_usage",
-    )
-    day = models.TextField()
-
-    objects = HermesManager.from_queryset(UsageQuerySet)()
-
-    class Meta:
-        managed = False
-        db_table = "session_daily_usage"
-
-    def __str__(self) -> str:
-        return f"{self.session_id} on {self.day}"
 
 
 def short_model(model: str | None) -> str:

@@ -16,7 +16,7 @@ from django.db.models.functions import Coalesce, Length, Substr
 from hermes_explorer import store
 
 from .content import parse_tool_calls
-from .models import Message, Session, SessionModelUsage
+from .models import TOKEN_COUNTERS, USAGE_COUNTERS, Message, Session, SessionModelUsage
 from .pagination import Keyset
 from .sqlfunctions import ContentHead, ContentLength
 from .visibility import Visibility
@@ -134,21 +134,7 @@ class UsageRow:
 
     @property
     def total_tokens(self) -> int:
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_read_tokens
-            + self.cache_write_tokens
-        )
-
-
-USAGE_COUNTERS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-)
+        return sum(getattr(self, counter) for counter in TOKEN_COUNTERS)
 
 
 def session_usage(session: Session) -> list[UsageRow] | None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from django.http import Http404, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
+from hermes_explorer.params import flag
+
 from .. import transcripts
 from ..exports import export_filename
 from ..visibility import Visibility
@@ -17,16 +19,12 @@ from ..visibility import Visibility
 CONTENT_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json; charset=utf-8"}
 
 
-def _wants_chain(request) -> bool:
-    return request.GET.get("chain", "") in ("1", "true", "yes", "on")
-
-
 def _transcript_response(request, session_id: str, kind: str) -> StreamingHttpResponse:
     session = transcripts.session_with_everything(session_id)
     if session is None:
         raise Http404("No session with this id in the state.db.")
     visibility = Visibility.from_params(request.GET.getlist("show"))
-    chain = transcripts.compression_chain(session) if _wants_chain(request) else None
+    chain = transcripts.compression_chain(session) if flag(request, "chain") else None
     body = transcripts.transcript_stream(kind, session, chain, visibility)
     bits = [session.id, "chain" if chain is not None else ""]
     response = StreamingHttpResponse(body, content_type=CONTENT_TYPES[kind])
