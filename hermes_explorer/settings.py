@@ -57,6 +57,10 @@ if HERMES_DEMO:
 HERMES_QUERY_TIMEOUT = float(os.environ.get("HERMES_QUERY_TIMEOUT", "3"))
 # Per chunk of a streamed export (each chunk is its own short statement).
 HERMES_EXPORT_CHUNK_TIMEOUT = float(os.environ.get("HERMES_EXPORT_CHUNK_TIMEOUT", "15"))
+# Insights: seconds for one statement of a report (a chunk of sessions), and for the whole
+# first pass over a window before the page shows what it has and says what is missing.
+HERMES_INSIGHTS_TIMEOUT = float(os.environ.get("HERMES_INSIGHTS_TIMEOUT", "15"))
+HERMES_INSIGHTS_COLLECT_SECONDS = float(os.environ.get("HERMES_INSIGHTS_COLLECT_SECONDS", "20"))
 
 INSTALLED_APPS = [
     "django.contrib.admin",
