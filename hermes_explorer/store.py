@@ -98,13 +98,6 @@ def one(
         return cur.fetchone()
 
 
-def column_or_null(table_alias: str, table: str, column: str, *, alias: str = ALIAS) -> str:
-    """``t.column`` when the file has it, else ``NULL``: the SQL for an optional column."""
-    if shape(alias).has_column(table, column):
-        return f"{table_alias}.{column}" if table_alias else column
-    return "NULL"
-
-
 def present(table: str, wanted: Sequence[str], *, alias: str = ALIAS) -> list[str]:
     """The columns of ``wanted`` that this file's ``table`` has, in the order given."""
     s = shape(alias)

@@ -50,14 +50,6 @@ class ToolCall:
     arguments: str  # pretty-printed when it was valid JSON
     raw_arguments: str
 
-    @property
-    def argument_data(self) -> dict:
-        try:
-            data = json.loads(self.raw_arguments)
-        except (TypeError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
 
 def parse_tool_calls(raw: str | None) -> tuple[list[ToolCall], bool]:
     """The calls of an assistant row, and whether the JSON was malformed."""

@@ -88,17 +88,6 @@ class SessionQuerySet(HermesQuerySet):
             first_user_preview=Case(When(title__isnull=True, then=Subquery(first_user)))
         )
 
-    def from_sources(self, sources):
-        return self.filter(source__in=list(sources)) if sources else self
-
-    def started_since(self, epoch: float):
-        return self.filter(started_at__gte=epoch)
-
-    def children_of(self, session_id: str):
-        if not self.has_column("parent_session_id"):
-            return self.none()
-        return self.filter(parent_session_id=session_id)
-
 
 class MessageQuerySet(HermesQuerySet):
     def of_session(self, session_id: str):
