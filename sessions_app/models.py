@@ -194,6 +194,21 @@ class Message(HermesModel):
         return content_format.as_text(self.content)
 
 
+# Columns that can hold secrets (tool output, wire text, routes, prompts): content that
+# viewers never see and that every output path redacts.
+SECRET_MESSAGE_COLUMNS = (
+    "content",
+    "tool_calls",
+    "reasoning",
+    "reasoning_content",
+    "reasoning_details",
+    "codex_reasoning_items",
+    "api_content",
+    "display_metadata",
+)
+SECRET_SESSION_COLUMNS = ("system_prompt", "model_config", "origin_json")
+
+
 # Hermes's token counters, on sessions and on usage rows; a "total" is the first four.
 TOKEN_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 USAGE_COUNTERS = (*TOKEN_COUNTERS, "reasoning_tokens")

@@ -110,10 +110,55 @@ def session_detail(session_id: str) -> Session | None:
     qs = Session.objects.defer("system_prompt")
     if qs.has_column("system_prompt"):
         qs = qs.annotate(
-            system_prompt_head=Substr("system_prompt", 1, 4000),
+            system_prompt_head=Substr("system_prompt", 1, SYSTEM_PROMPT_HEAD),
             system_prompt_length=Length("system_prompt"),
         )
     return qs.filter(pk=session_id).first()
+
+
+SYSTEM_PROMPT_HEAD = 4000
+
+
+@dataclass(frozen=True)
+class SystemPrompt:
+    head: str
+    length: int
+
+
+def system_prompt_of(session: Session) -> SystemPrompt | None:
+    """The session's system prompt from wherever the file keeps it: inline in
+    ``sessions.system_prompt`` (older writers), or once per distinct prompt in
+    ``system_prompts`` keyed by ``sessions.system_prompt_hash`` (current writers)."""
+    if getattr(session, "system_prompt_length", None):
+        return SystemPrompt(session.system_prompt_head, session.system_prompt_length)
+    shape = store.shape()
+    digest = getattr(session, "system_prompt_hash", None)
+    if not digest or not shape.has_table("system_prompts"):
+        return None
+    row = store.one(
+        "SELECT substr(prompt, 1, %s), length(prompt) FROM system_prompts WHERE hash = %s",
+        [SYSTEM_PROMPT_HEAD, digest],
+    )
+    return SystemPrompt(row[0], row[1]) if row and row[1] else None
+
+
+# Characters of one field shown under "every recorded field" (the page links to exports).
+FIELD_CHARS = 500
+
+
+def recorded_fields(session_id: str, *, hidden: frozenset[str] = frozenset()) -> list[tuple]:
+    """Every column this file records for the session, in the table's order, including columns
+    of Hermes releases newer than the explorer; long text cut in SQL. ``hidden`` columns are
+    not even read."""
+    names = [c for c in store.shape().column_order.get("sessions", ()) if c not in hidden]
+    if not names:
+        return []
+    select = ", ".join(
+        f'CASE WHEN typeof("{c}") = \'text\' THEN substr("{c}", 1, {FIELD_CHARS}) ELSE "{c}" END'
+        for c in names
+    )
+    row = store.one(f"SELECT {select} FROM sessions WHERE id = %s", [session_id])
+    return list(zip(names, row, strict=True)) if row else []
 
 
 @dataclass

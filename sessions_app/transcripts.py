@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from .content import as_text, parse_tool_calls, pretty_json
 from .exports import buffered, json_text, keyset_chunks
-from .models import Message, Session
+from .models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS, Message, Session
 from .pagination import Keyset
 from .redaction import redact, redaction_enabled
 from .selectors import LINEAGE_LIMIT, transcript_messages
@@ -35,18 +35,6 @@ BY_ID = Keyset((("id", False),), name="id")
 TRANSCRIPT_CHUNK_ROWS = 500
 # Reasoning payloads some providers store besides ``reasoning``.
 REASONING_FIELDS = ("reasoning", "reasoning_content")
-# Columns that can hold secrets (tool output, wire text, routes): redacted like the page.
-SECRET_MESSAGE_COLUMNS = (
-    "content",
-    "tool_calls",
-    "reasoning",
-    "reasoning_content",
-    "reasoning_details",
-    "codex_reasoning_items",
-    "api_content",
-    "display_metadata",
-)
-SECRET_SESSION_COLUMNS = ("system_prompt", "model_config", "origin_json")
 # Markers Hermes puts in ``model_config`` of sessions that are not compression continuations.
 NOT_CONTINUATION = ("_delegate_from", "_branched_from", "_reset_from")
 

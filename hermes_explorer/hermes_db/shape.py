@@ -36,6 +36,8 @@ class StoreShape:
     schema_version: int | None
     tables: frozenset[str]
     columns: dict[str, frozenset[str]] = field(default_factory=dict)
+    # The same columns in the table's own order (for "every recorded field").
+    column_order: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fts_layout: str | None = None  # "external", "inline" or None when there is no index
     has_trigram: bool = False
 
@@ -57,17 +59,41 @@ class StoreShape:
     def has_daily_usage(self) -> bool:
         return "session_daily_usage" in self.tables
 
+    def not_recorded(self) -> list[str]:
+        """What this file does not record, in readers' words (most noticeable first)."""
+        return [
+            what
+            for what, table, column in OPTIONAL_DATA
+            if not (self.has_column(table, column) if column else self.has_table(table))
+        ]
+
     @property
     def label(self) -> str:
-        """A human name for the shape, for the footer and /healthz."""
-        if self.fts_layout == "external" or self.has_column("messages", "active"):
-            kind = "current"
-        elif self.has_model_usage:
-            kind = "legacy"
-        else:
-            kind = "doc-era"
+        """An honest name for the file, for the page footer and /healthz: its schema version,
+        whether it is the current layout, and the first things it lacks."""
         version = f"v{self.schema_version}" if self.schema_version is not None else "unversioned"
-        return f"{kind} shape, schema {version}"
+        current = self.has_table("system_prompts") or self.has_column("messages", "active")
+        missing = self.not_recorded()
+        detail = "current layout" if current and not missing else "older layout"
+        if missing:
+            detail += ", no " + ", no ".join(missing[:2])
+        return f"Hermes schema {version} ({detail})"
+
+
+# Optional data a state.db may lack, as a reader names it: (what, table, column or None).
+OPTIONAL_DATA = (
+    ("per-model usage", "session_model_usage", None),
+    ("reasoning", "messages", "reasoning"),
+    ("titles", "sessions", "title"),
+    ("cost estimates", "sessions", "estimated_cost_usd"),
+    ("cache tokens", "sessions", "cache_read_tokens"),
+    ("reasoning tokens", "sessions", "reasoning_tokens"),
+    ("tool call counts", "sessions", "tool_call_count"),
+    ("finish reasons", "messages", "finish_reason"),
+    ("history edits (compaction, rewind)", "messages", "active"),
+    ("daily usage", "session_daily_usage", None),
+    ("full-text index", "messages_fts", None),
+)
 
 
 _cache: dict[tuple, StoreShape] = {}
@@ -99,11 +125,12 @@ def _introspect(conn: sqlite3.Connection) -> StoreShape:
     ).fetchall()
     tables = frozenset(name for name, _type, _sql in master)
     sql_of = {name: sql or "" for name, _type, sql in master}
-    columns = {}
+    column_order = {}
     for table in KNOWN_TABLES:
         if table in tables:
             rows = conn.execute(f'PRAGMA table_info("{table}")').fetchall()
-            columns[table] = frozenset(row[1] for row in rows)
+            column_order[table] = tuple(row[1] for row in rows)
+    columns = {table: frozenset(names) for table, names in column_order.items()}
     fts_layout = None
     if "messages_fts" in tables:
         match = _CONTENT_OPTION.search(sql_of["messages_fts"])
@@ -119,6 +146,7 @@ def _introspect(conn: sqlite3.Connection) -> StoreShape:
         schema_version=version,
         tables=tables,
         columns=columns,
+        column_order=column_order,
         fts_layout=fts_layout,
         has_trigram="messages_fts_trigram" in tables,
     )

@@ -13,7 +13,7 @@ from hermes_explorer.roles import can_see_content
 from .. import exports, selectors
 from ..filters import SessionFilter
 from ..listing import KeysetTableView
-from ..models import Message, Session
+from ..models import SECRET_SESSION_COLUMNS, Message, Session
 from ..redaction import redact
 from ..tables import SessionTable
 from ..visibility import Visibility
@@ -89,10 +89,13 @@ def session_detail(request, session_id: str):
     if session is None:
         raise Http404("No session with this id in the state.db.")
     visibility = Visibility.from_params(request.GET.getlist("show"))
-    # Viewers see metadata, usage and lineage; the transcript is not even queried for them.
+    shape = store.shape()
+    # Viewers see metadata, usage and lineage; content is not even queried for them.
+    content = can_see_content(request.user)
     transcript = None
-    if can_see_content(request.user):
+    if content:
         transcript = selectors.transcript_page(session.id, visibility, _int_param(request, "page"))
+    hidden = frozenset() if content else frozenset(SECRET_SESSION_COLUMNS)
     return render(
         request,
         "sessions_app/session_detail.html",
@@ -102,7 +105,10 @@ def session_detail(request, session_id: str):
             "lineage": selectors.session_lineage(session),
             "transcript": transcript,
             "visibility": visibility,
-            "shape": store.shape(),
+            "shape": shape,
+            "system_prompt": selectors.system_prompt_of(session) if content else None,
+            "fields": selectors.recorded_fields(session.id, hidden=hidden),
+            "not_recorded": shape.not_recorded(),
         },
     )
 
