@@ -21,7 +21,7 @@ Unknown parameters are ignored and said so (on the page, or as a message after a
 from __future__ import annotations
 
 from django.contrib import messages as flash
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_GET
@@ -31,6 +31,7 @@ from sessions_app import selectors as session_selectors
 from sessions_app.models import Message
 from sessions_app.tables import MessageTable, SessionTable
 
+from . import access
 from .filters import MODELS, LegacyQuery, parse
 from .paging import tilde_decode
 from .selectors import DIRECT_BUDGET, direct_page
@@ -66,6 +67,9 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
             f"The old address /state/{table} has no page in the explorer "
             "(only sessions and messages were browsed there)."
         )
+    refused = access.refusals(table, request.GET, request.user)
+    if refused:
+        return _refused(request, table, fmt, refused)
     shape = store.shape()
     query = parse(table, request.GET, shape)
 
@@ -95,6 +99,22 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
         notes = [] if fmt else query.notes + t.notes
         return _redirect(request, _with_params(target, params), notes)
     return _direct(request, query, shape, fmt=fmt, closest=_with_params(target, t.params))
+
+
+def _refused(request: HttpRequest, table: str, fmt: str | None, reasons: list[str]):
+    """A filter the role may not ask: 400, and no query runs, so every probe gets the same
+    answer whatever the rows hold."""
+    message = " ".join(reasons)
+    if fmt == "json":
+        # Datasette's error object.
+        body = {"ok": False, "error": message, "status": 400, "title": "Refused filter"}
+        return JsonResponse(body, status=400, json_dumps_params={"ensure_ascii": False})
+    if fmt == "csv":
+        return HttpResponse(message + "\n", status=400, content_type="text/plain; charset=utf-8")
+    closest = reverse(f"{table}:list")
+    return _render_table(
+        request, table, store.shape(), [], notes=reasons, closest=closest, refused=True, status=400
+    )
 
 
 def _to_session(request: HttpRequest, session_id: str, notes: list[str]) -> HttpResponse:
@@ -149,37 +169,22 @@ def _direct(
         next_url = request.path + "?" + params.urlencode()
     return _render_table(
         request,
-        query,
+        query.table,
         shape,
         page.rows,
         notes=page.notes,
+        filters=query.filters,
         closest=closest,
         next_url=next_url,
         timed_out=page.timed_out,
     )
 
 
-def _render_table(
-    request, query, shape, rows, *, notes, closest, next_url=None, timed_out=False, status=200
-) -> HttpResponse:
-    if query.table == "sessions":
+def _render_table(request, table, shape, rows, *, status=200, **context) -> HttpResponse:
+    if table == "sessions":
         table_obj = SessionTable(rows, order_by=None, shape=shape, orderable=False)
     else:
         rows = session_selectors.link_messages(rows)
         table_obj = MessageTable(rows, order_by=None, orderable=False)
-    return render(
-        request,
-        "legacy_app/table.html",
-        {
-            "legacy_table": query.table,
-            "table": table_obj,
-            "notes": notes,
-            "filters": query.filters,
-            "closest": closest,
-            "next_url": next_url,
-            "timed_out": timed_out,
-            "budget": DIRECT_BUDGET,
-            "shape": shape,
-        },
-        status=status,
-    )
+    context.update(legacy_table=table, table=table_obj, budget=DIRECT_BUDGET, shape=shape)
+    return render(request, "legacy_app/table.html", context, status=status)
