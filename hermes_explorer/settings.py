@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "sessions_app",
     "insights_app",
     "console_app",
+    "legacy_app",
 ]
 
 MIDDLEWARE = [

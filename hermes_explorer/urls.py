@@ -15,7 +15,7 @@ urlpatterns = [
     path("search/", include("sessions_app.urls_search")),
     path("insights/", include("insights_app.urls")),
     # The old Datasette URLs (/state, /state/sessions, /state/messages.csv, …).
-    path("", include("sessions_app.urls_legacy")),
+    path("", include("legacy_app.urls")),
     path("sql/", include("console_app.urls")),
     path("healthz", login_not_required(views.healthz), name="healthz"),
     path("accounts/", include("django.contrib.auth.urls")),

@@ -1,4 +1,4 @@
-"""The old Datasette addresses on the database ``state`` (see ``views/legacy.py``).
+"""The old Datasette addresses on the database ``state`` (answered in ``legacy_app.views``).
 
 Datasette wrote ``/state``, ``/state/<table>`` and ``/state/<table>/<pk>``, each with an
 optional ``.csv`` / ``.json`` suffix and without a trailing slash; a trailing slash is
@@ -7,18 +7,18 @@ tolerated here too.
 
 from django.urls import re_path
 
-from .views import legacy
+from . import views
 
 app_name = "legacy"
 
 urlpatterns = [
-    re_path(r"^state(?:\.(?P<fmt>csv|json))?/?$", legacy.database, name="database"),
+    re_path(r"^state(?:\.(?P<fmt>csv|json))?/?$", views.database, name="database"),
     re_path(
-        r"^state/(?P<table>[A-Za-z0-9_]+)(?:\.(?P<fmt>csv|json))?/?$", legacy.table, name="table"
+        r"^state/(?P<table>[A-Za-z0-9_]+)(?:\.(?P<fmt>csv|json))?/?$", views.table, name="table"
     ),
     re_path(
         r"^state/(?P<table>[A-Za-z0-9_]+)/(?P<pk>[^/]+?)(?:\.(?P<fmt>json))?/?$",
-        legacy.row,
+        views.row,
         name="row",
     ),
 ]

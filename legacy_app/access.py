@@ -1,0 +1,77 @@
+"""What a role may ask of a column through the old URLs: no answer about what it cannot read.
+
+A Datasette column filter is an oracle: whether a row comes back answers yes or no about the
+value, so ``system_prompt__gte=…`` repeated as a binary search spells out a hidden prompt, and
+``content__contains=sk-…`` one character at a time spells out a key the page shows as
+``[redacted: …]``.  Two rules close it:
+
+1. Columns a role cannot read are neither filtered nor sorted by that role, not even asked
+   whether they are empty: viewers cannot read message content nor the session's system
+   prompt, model route and origin (:data:`CONTENT_COLUMNS`).
+2. Columns whose text may hold secrets the explorer redacts (:data:`REDACTED_COLUMNS`) answer
+   roles that cannot reveal secrets (every role but staff) only whether they are empty
+   (``__isnull``, ``__notnull``, ``__isblank``, ``__notblank``).  Every operator that compares
+   the column with a value — equality, lists, patterns, ranges, and any operator added later
+   — and sorting by it are refused.
+
+Refused rather than re-checked against the redacted text: a range answered on the redacted
+value still leaks (the stored text and the redacted text differ exactly where the secret
+starts, so ``>=`` decides on the secret's first differing character), and equality or patterns
+re-checked would keep a second code path to get right for every operator.  A refusal depends
+only on the parameter names and the role, never on the file or its rows, so every probe of a
+refused column gets the same answer.
+
+Titles and other metadata are not covered here: they are shown unredacted to every role, and
+the session list filters titles itself.
+"""
+
+from __future__ import annotations
+
+from django.http import QueryDict
+
+from hermes_explorer.roles import can_reveal, can_see_content
+from sessions_app.transcripts import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS
+
+from .filters import PRESENCE_OPS, SORT_PARAMS, column_and_op, sort_column
+
+# Columns only roles that read content may see (the session page shows them to no one else).
+CONTENT_COLUMNS = {
+    "sessions": frozenset({"system_prompt", "model_config", "origin_json"}),
+    "messages": frozenset(SECRET_MESSAGE_COLUMNS),
+}
+# Columns whose text the explorer shows redacted.
+REDACTED_COLUMNS = {
+    "sessions": frozenset(SECRET_SESSION_COLUMNS),
+    "messages": frozenset(SECRET_MESSAGE_COLUMNS),
+}
+
+
+def refusals(table: str, params: QueryDict, user) -> list[str]:
+    """Why this user may not ask these parameters of ``table`` (empty: nothing refused)."""
+    if can_reveal(user):
+        return []
+    hidden = frozenset() if can_see_content(user) else CONTENT_COLUMNS.get(table, frozenset())
+    redacted = REDACTED_COLUMNS.get(table, frozenset())
+    reasons: list[str] = []
+    for key in params:
+        if key in SORT_PARAMS:
+            # Sorting compares values too.
+            asked = [(sort_column(table, v), True, f"Sorting by {v}") for v in params.getlist(key)]
+        elif key.startswith("_"):
+            continue
+        else:
+            column, op = column_and_op(key)
+            asked = [(column, op not in PRESENCE_OPS, f"The filter “{key}”")]
+        for column, compares, what in asked:
+            if column in hidden:
+                reasons.append(
+                    f"{what} is refused: your role cannot read {column}, "
+                    "so it can neither filter nor sort by it."
+                )
+            elif column in redacted and compares:
+                reasons.append(
+                    f"{what} is refused: {column} may hold redacted secrets, so your role can "
+                    f"only ask whether it is empty ({column}__isnull, __notnull, __isblank, "
+                    "__notblank)."
+                )
+    return reasons
