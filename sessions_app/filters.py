@@ -25,6 +25,13 @@ COST_STATUSES = [
     ("none", "not recorded"),
 ]
 HUGE = 10**12
+SESSION_FLAGS = [
+    ("all", "all sessions"),
+    ("archived_or_hidden", "archived or hidden only"),
+    ("archived", "archived by a user"),
+    ("hidden", "hidden"),
+    ("pinned", "pinned"),
+]
 
 
 class OpenMultipleChoiceField(forms.MultipleChoiceField):
@@ -124,15 +131,63 @@ class SessionFilter(SchemaAwareFilterSet):
         widget=FastSelect(choices=[("", "any"), ("true", "yes"), ("false", "no")]),
     )
 
+    cwd = django_filters.CharFilter(
+        field_name="cwd", lookup_expr="icontains", label="Working directory"
+    )
+    git_branch = django_filters.CharFilter(
+        field_name="git_branch", lookup_expr="exact", label="Git branch"
+    )
+    git_repo_root = django_filters.CharFilter(
+        field_name="git_repo_root", lookup_expr="exact", label="Git repository"
+    )
+    chat_type = django_filters.CharFilter(
+        field_name="chat_type", lookup_expr="exact", label="Chat type"
+    )
+    flags = django_filters.ChoiceFilter(
+        choices=SESSION_FLAGS,
+        method="filter_flags",
+        label="Archived / hidden",
+        empty_label="hide archived and hidden",
+        widget=FastSelect,
+    )
+
     needs_column = {
         "end_reason": "end_reason",
         "cost_status": "cost_status",
         "has_parent": "parent_session_id",
+        "cwd": "cwd",
+        "git_branch": "git_branch",
+        "git_repo_root": "git_repo_root",
+        "chat_type": "chat_type",
+        "flags": "archived",
     }
 
     class Meta:
         model = Session
         fields: list[str] = []
+
+    def filter_queryset(self, queryset):
+        # As Hermes's own session list: archived and hidden sessions stay out unless asked for.
+        if "flags" in self.filters and not self.form.cleaned_data.get("flags"):
+            queryset = queryset.exclude(self._flagged(queryset))
+        return super().filter_queryset(queryset)
+
+    @staticmethod
+    def _flagged(queryset) -> Q:
+        flagged = Q()
+        for column in ("archived", "auto_archived", "hidden"):
+            if queryset.has_column(column):
+                flagged |= Q(**{column: 1})
+        return flagged
+
+    def filter_flags(self, queryset, name, value):
+        if value == "all":
+            return queryset
+        if value == "archived_or_hidden":
+            return queryset.filter(self._flagged(queryset))
+        if value in ("archived", "pinned", "hidden") and queryset.has_column(value):
+            return queryset.filter(**{value: 1})
+        return queryset.none()
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -170,7 +225,6 @@ class SessionFilter(SchemaAwareFilterSet):
 
 
 # Messages ---------------------------------------------------------------------------------
-# Appended for the messages explorer (issue 3); the session filters above are untouched.
 MESSAGE_ROLES = ["user", "assistant", "tool", "system", "session_meta"]
 MESSAGE_SHOW = [
     ("compacted", "compacted (archived by compression)"),

@@ -433,3 +433,83 @@ def test_session_page_query_count_is_pinned(
 ):
     with django_assert_max_num_queries(8):
         assert staff_client.get("/sessions/big/").status_code == 200
+
+
+# Archived, hidden and pinned sessions; workspace filters ------------------------------------
+@pytest.fixture
+def flagged_store(tmp_path):
+    path = tmp_path / "flags.db"
+    with StateDB.create(path, "current") as db:
+        db.session("20260101_100000_aaaaaa", title="Plain one", started_at=1_767_261_600)
+        db.session(
+            "20260101_110000_bbbbbb", title="Archived one", archived=1, started_at=1_767_265_200
+        )
+        db.session(
+            "20260101_120000_cccccc",
+            title="Auto-archived one",
+            auto_archived=1,
+            started_at=1_767_268_800,
+        )
+        db.session("20260101_130000_dddddd", title="Hidden one", hidden=1, started_at=1_767_272_400)
+        db.session(
+            "20260101_140000_eeeeee",
+            title="Pinned CLI one",
+            pinned=1,
+            cwd="/home/ana/src/bot",
+            git_branch="fix-login",
+            git_repo_root="/home/ana/src/bot",
+            started_at=1_767_276_000,
+        )
+    use_store(path)
+    return path
+
+
+def _titles(client, **params) -> set[str]:
+    response = client.get("/sessions/?" + urlencode(params, doseq=True))
+    assert response.status_code == 200
+    return {row.title for row in response.context["table"].data}
+
+
+def test_archived_and_hidden_sessions_are_left_out_by_default_with_a_way_to_see_them(
+    flagged_store, staff_client
+):
+    assert _titles(staff_client) == {"Plain one", "Pinned CLI one"}
+    assert _titles(staff_client, flags="all") == {
+        "Plain one",
+        "Archived one",
+        "Auto-archived one",
+        "Hidden one",
+        "Pinned CLI one",
+    }
+    assert _titles(staff_client, flags="archived_or_hidden") == {
+        "Archived one",
+        "Auto-archived one",
+        "Hidden one",
+    }
+    assert _titles(staff_client, flags="pinned") == {"Pinned CLI one"}
+    assert _titles(staff_client, flags="hidden") == {"Hidden one"}
+    # The CSV says the same as the page.
+    response = staff_client.get("/sessions/?_export=csv")
+    body = b"".join(response.streaming_content).decode()
+    assert "Plain one" in body and "Archived one" not in body
+
+
+def test_sessions_filter_by_workspace_and_branch(flagged_store, staff_client):
+    assert _titles(staff_client, cwd="src/bot") == {"Pinned CLI one"}
+    assert _titles(staff_client, git_branch="fix-login") == {"Pinned CLI one"}
+    assert _titles(staff_client, git_branch="main") == set()
+    assert _titles(staff_client, git_repo_root="/home/ana/src/bot") == {"Pinned CLI one"}
+
+
+def test_flag_and_workspace_filters_are_not_offered_on_files_without_those_columns(
+    tmp_path, staff_client
+):
+    path = tmp_path / "doc.db"
+    with StateDB.create(path, "doc") as db:
+        db.session("20260101_100000_aaaaaa", title="Old one")
+    use_store(path)
+    response = staff_client.get("/sessions/?flags=pinned&git_branch=x")
+    assert response.status_code == 200
+    form = response.context["filter"].form
+    assert "flags" not in form.fields and "git_branch" not in form.fields
+    assert {row.title for row in response.context["table"].data} == {"Old one"}

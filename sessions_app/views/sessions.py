@@ -47,6 +47,11 @@ class SessionListView(KeysetTableView):
     def get_queryset(self):
         return Session.objects.all()
 
+    def get_filterset_kwargs(self, filterset_class):
+        # Always bound: the default (archived and hidden sessions left out) applies with no
+        # parameter at all.
+        return {**super().get_filterset_kwargs(filterset_class), "data": self.request.GET}
+
     def get_sorts(self):
         return selectors.session_sort_options(self.shape)
 
