@@ -1,6 +1,6 @@
 """A realistic, seeded Hermes ``state.db`` for the demo and for benchmarks.
 
-``build_demo_db`` writes a file of any of the three shapes (see :mod:`sessions_app.hermes_ddl`)
+``build_demo_db`` writes a file of any of the three shapes (see :mod:`hermes_fixtures.ddl`)
 whose data looks like a busy install: several channels, compression chains, branches and
 subagent delegations, model switches, auxiliary usage, every ``cost_status``, tool calls
 paired with their results, reasoning, multimodal parts, malformed JSON, hostile HTML,
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from sessions_app import hermes_ddl
+from hermes_fixtures import ddl as hermes_ddl
 
 Progress = Callable[[str], None]
 

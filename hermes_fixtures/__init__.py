@@ -1,0 +1,5 @@
+"""Hermes ``state.db`` files made from scratch, for the demo, the benchmark and the tests.
+
+A plain Python package (no Django): :mod:`hermes_fixtures.ddl` holds the project's own DDL of
+Hermes's layouts.
+"""
