@@ -19,7 +19,7 @@ from hermes_fixtures.ddl import (
     create_schema,
     plant_unloadable_cjk_table,
 )
-from sessions_app.demo import RARE_TOKENS, build_demo_db
+from hermes_fixtures.demo import RARE_TOKENS, build_demo_db
 from tests.builders import (
     NASTY_NOW,
     StateDB,

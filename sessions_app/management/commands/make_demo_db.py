@@ -15,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hermes_fixtures.ddl import SHAPES
-from sessions_app.demo import build_demo_db
+from hermes_fixtures.demo import build_demo_db
 
 
 def _remove_sidecars(path: Path) -> None:
