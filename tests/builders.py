@@ -23,11 +23,11 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from hermes_fixtures.ddl import create_schema
+from hermes_fixtures.demo.usage import local_day
 
 NASTY_NOW = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC
 DAY = 86_400.0
@@ -55,11 +55,6 @@ def table_names(conn: sqlite3.Connection) -> set[str]:
         row[0]
         for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
     }
-
-
-def local_day(ts: float) -> str:
-    """The local 'YYYY-MM-DD' of an epoch time, as ``session_daily_usage.day`` uses."""
-    return time.strftime("%Y-%m-%d", time.localtime(ts))
 
 
 def tool_call(name: str, arguments: dict[str, Any], call_id: str | None = None) -> dict[str, Any]:
