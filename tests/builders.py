@@ -1,6 +1,6 @@
 """Small explicit builders of Hermes ``state.db`` files for tests (no mocks).
 
-Files are made with the project's own DDL (:mod:`sessions_app.hermes_ddl`), so every shape
+Files are made with the project's own DDL (:mod:`hermes_fixtures.ddl`), so every shape
 has its real tables, indexes, FTS layout and triggers: rows inserted here are searchable.
 
 ``StateDB`` inserts one row per call. Columns the shape does not have are dropped silently
@@ -23,11 +23,11 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import time
 from dataclasses import dataclass
 from typing import Any
 
-from sessions_app.hermes_ddl import create_schema, insert_columns
+from hermes_fixtures.ddl import create_schema
+from hermes_fixtures.demo.usage import local_day
 
 NASTY_NOW = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC
 DAY = 86_400.0
@@ -44,9 +44,17 @@ _JSON_COLUMNS = {
 }
 
 
-def local_day(ts: float) -> str:
-    """The local 'YYYY-MM-DD' of an epoch time, as ``session_daily_usage.day`` uses."""
-    return time.strftime("%Y-%m-%d", time.localtime(ts))
+def insert_columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    """Names of the columns ``table`` has on this file (``PRAGMA table_info``)."""
+    return {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
+
+
+def table_names(conn: sqlite3.Connection) -> set[str]:
+    """Tables and views named in ``sqlite_master`` (safe: opens none of them)."""
+    return {
+        row[0]
+        for row in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+    }
 
 
 def tool_call(name: str, arguments: dict[str, Any], call_id: str | None = None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import os
 import pytest
 from django.db import connections
 
-from sessions_app.hermes_ddl import SHAPES
+from hermes_fixtures.ddl import SHAPES
 from tests.builders import build_nasty_db
 
 HERMES_DBS = ["default", "hermes"]

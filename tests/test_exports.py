@@ -23,8 +23,8 @@ from django.test import RequestFactory
 from django.urls import resolve, reverse
 from django.utils import timezone
 
+from hermes_fixtures.ddl import SHAPES
 from sessions_app import exports, transcripts
-from sessions_app.hermes_ddl import SHAPES
 from sessions_app.models import Message, Session
 from sessions_app.pagination import Keyset
 from sessions_app.querysets import PREVIEW_CHARS

@@ -27,7 +27,7 @@ from django.conf import settings
 from django.db import connections
 from django.test import Client
 
-from sessions_app.demo import build_demo_db
+from hermes_fixtures.demo import build_demo_db
 from tests.builders import NastyFacts, build_nasty_db
 from tests.conftest import use_store
 from tests.roles_helpers import make_user

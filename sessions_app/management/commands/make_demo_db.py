@@ -14,8 +14,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions_app.demo import build_demo_db
-from sessions_app.hermes_ddl import SHAPES
+from hermes_fixtures.ddl import SHAPES
+from hermes_fixtures.demo import build_demo_db
 
 
 def _remove_sidecars(path: Path) -> None:

@@ -12,17 +12,22 @@ from pathlib import Path
 
 import pytest
 
-from sessions_app.demo import RARE_TOKENS, build_demo_db
-from sessions_app.hermes_ddl import (
+from hermes_fixtures.ddl import (
     SCHEMA_VERSIONS,
     SHAPES,
     TOOL_FTS_PREFIX_CHARS,
     create_schema,
-    insert_columns,
     plant_unloadable_cjk_table,
-    table_names,
 )
-from tests.builders import NASTY_NOW, StateDB, build_nasty_db, tool_call
+from hermes_fixtures.demo import RARE_TOKENS, build_demo_db
+from tests.builders import (
+    NASTY_NOW,
+    StateDB,
+    build_nasty_db,
+    insert_columns,
+    table_names,
+    tool_call,
+)
 
 DEMO_NOW = 1_760_000_000.0
 
