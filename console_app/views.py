@@ -17,13 +17,14 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
+from accounts_app import audit
+from accounts_app.models import AuditEvent
 from hermes_explorer import store
-from hermes_explorer.security import client_ip
 from sessions_app.redaction import redact
 
 from . import canned
 from .forms import ConsoleForm, SaveQueryForm
-from .models import AuditEvent, SavedQuery
+from .models import SavedQuery
 from .readonly import ConsoleError, ConsoleTimeout, ConsoleUnavailable, QueryResult, run_readonly
 
 # Characters of one cell shown in the HTML table; exports carry the whole value.
@@ -34,13 +35,7 @@ DEFAULT_SQL = "SELECT id, title, source, datetime(started_at, 'unixepoch') AS st
 
 def _audit(request, sql: str, params: dict) -> None:
     detail = sql if not params else f"{sql}\n-- parameters: {params!r}"
-    AuditEvent.objects.create(
-        user=request.user,
-        username=request.user.get_username(),
-        action=AuditEvent.SQL,
-        detail=detail[:10_000],
-        ip=client_ip(request),
-    )
+    audit.record(request, AuditEvent.SQL, detail=detail)
 
 
 def _display_cell(value):
