@@ -29,3 +29,7 @@ class SavedQuery(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def manageable_by(self, user) -> bool:
+        """Who may change or delete it: the staff member who saved it, and superusers."""
+        return user.is_superuser or (user.pk is not None and self.created_by_id == user.pk)
