@@ -1,8 +1,6 @@
-"""The app's own records (they live in the ``default`` database, never in the state.db).
+"""The console's own records (in the ``default`` database, never in the state.db).
 
-* :class:`SavedQuery`: SQL that staff saved from the console, linkable by slug;
-* :class:`AuditEvent`: who revealed a redacted message or ran SQL against the state.db, when,
-  and from where.
+:class:`SavedQuery`: SQL that staff saved from the console, linkable by slug.
 """
 
 from __future__ import annotations
@@ -32,31 +30,6 @@ class SavedQuery(models.Model):
     def __str__(self) -> str:
         return self.name
 
-
-class AuditEvent(models.Model):
-    REVEAL = "reveal"
-    SQL = "sql"
-    ACTIONS = [(REVEAL, "revealed a redacted message"), (SQL, "ran SQL on the state.db")]
-
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="audit_events",
-    )
-    # Kept as text too: the trail must survive the account's deletion.
-    username = models.CharField(max_length=150)
-    action = models.CharField(max_length=16, choices=ACTIONS)
-    session_id = models.CharField(max_length=200, blank=True)
-    message_id = models.BigIntegerField(null=True, blank=True)
-    detail = models.TextField(blank=True)
-    ip = models.GenericIPAddressField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        target = f" message {self.message_id}" if self.message_id else ""
-        return f"{self.username} {self.action}{target} at {self.created_at:%Y-%m-%d %H:%M}"
+    def manageable_by(self, user) -> bool:
+        """Who may change or delete it: the staff member who saved it, and superusers."""
+        return user.is_superuser or (user.pk is not None and self.created_by_id == user.pk)

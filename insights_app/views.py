@@ -21,9 +21,9 @@ from django.utils import timezone
 from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
+from accounts_app.roles import can_see_content
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import query_budget
-from hermes_explorer.roles import can_see_content
 from sessions_app.facets import distinct_values
 
 from . import charts, reports

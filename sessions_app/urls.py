@@ -27,7 +27,7 @@ urlpatterns = [
         sessions.message_text,
         name="message_text",
     ),
-    # Staff only (hermes_explorer/roles.py); POST, logged.
+    # Staff only (accounts_app/roles.py); POST, logged.
     path(
         "<str:session_id>/messages/<int:message_id>/reveal",
         reveal.reveal_message,

@@ -1,4 +1,4 @@
-"""Accounts of each role for tests (the groups come from console_app's data migration)."""
+"""Accounts of each role for tests (the groups come from accounts_app's data migration)."""
 
 from __future__ import annotations
 

@@ -20,8 +20,8 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import Resolver404, resolve
 
-from console_app.models import AuditEvent
-from hermes_explorer.roles import role_of
+from accounts_app.models import AuditEvent
+from accounts_app.roles import role_of
 from hermes_explorer.security import client_ip
 from tests.builders import NASTY_NOW, StateDB, tool_call
 from tests.conftest import use_store

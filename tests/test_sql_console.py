@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from accounts_app.models import AuditEvent
 from console_app.canned import CANNED_QUERIES
-from console_app.models import AuditEvent, SavedQuery
+from console_app.models import SavedQuery
 from console_app.readonly import (
     ConsoleDenied,
     ConsoleError,

@@ -12,8 +12,8 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from console_app.models import AuditEvent
-from hermes_explorer.security import client_ip
+from accounts_app import audit
+from accounts_app.models import AuditEvent
 
 from ..content import as_text, parse_tool_calls
 from ..models import Message
@@ -44,14 +44,7 @@ def reveal_message(request, session_id: str, message_id: int):
     )
     if message is None:
         raise Http404("No such message in this session.")
-    AuditEvent.objects.create(
-        user=request.user,
-        username=request.user.get_username(),
-        action=AuditEvent.REVEAL,
-        session_id=session_id[:200],
-        message_id=message.id,
-        ip=client_ip(request),
-    )
+    audit.record(request, AuditEvent.REVEAL, session_id=session_id, message_id=message.id)
     calls, malformed = parse_tool_calls(message.tool_calls)
     return render(
         request,

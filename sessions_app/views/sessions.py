@@ -7,8 +7,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from accounts_app.roles import can_see_content
 from hermes_explorer import store
-from hermes_explorer.roles import can_see_content
 
 from .. import exports, selectors
 from ..filters import SessionFilter

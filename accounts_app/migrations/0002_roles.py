@@ -1,4 +1,4 @@
-"""Create the three role groups (see hermes_explorer/roles.py). Idempotent, reversible."""
+"""Create the three role groups (see accounts_app/roles.py). Idempotent, reversible."""
 
 from django.db import migrations
 
@@ -20,7 +20,7 @@ def remove_groups(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("console_app", "0001_initial"),
+        ("accounts_app", "0001_initial"),
         ("auth", "0012_alter_user_first_name_max_length"),
     ]
 

@@ -1,5 +1,6 @@
-"""Let the ``staff`` group manage accounts and roles in the admin (users, groups) and look after
-saved queries and the audit trail, without being superusers.
+"""Let the ``staff`` group manage accounts and roles in the admin (users, groups) and read the
+audit trail, without being superusers (the console grants its own saved-query permissions
+after ``migrate``, see ``accounts_app.roles.ensure_role_groups``).
 
 NOTE: permissions are normally created after the last migration (post_migrate); on a fresh
 database they do not exist yet here, so they are created first for the apps concerned.
@@ -10,7 +11,7 @@ from django.db import migrations
 
 STAFF_PERMISSIONS = {
     "auth": ["add_user", "change_user", "view_user", "view_group"],
-    "console_app": ["view_savedquery", "change_savedquery", "delete_savedquery", "view_auditevent"],
+    "accounts_app": ["view_auditevent"],
 }
 
 
@@ -40,7 +41,7 @@ def revoke(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("console_app", "0002_roles"),
+        ("accounts_app", "0002_roles"),
         ("contenttypes", "0002_remove_content_type_name"),
     ]
 

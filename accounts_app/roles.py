@@ -1,7 +1,7 @@
 """Who may see what: three roles, and the one place that enforces them.
 
-Roles are Django groups (created by ``console_app``'s data migration, managed in the admin and
-with ``manage.py roles``):
+Roles are Django groups (created by this app's data migration, managed in the admin and with
+``manage.py roles``):
 
 ========  ===========================================================================
 viewers   metadata: session tables, session pages without the transcript, insights
@@ -12,19 +12,17 @@ staff     also the SQL console, revealing redacted secrets, managing users (admi
 A signed-in user with no group is a viewer (least privilege); ``is_staff`` or the ``staff``
 group make a staff member; a superuser can do everything.
 
-Enforcement is :class:`RoleAccessMiddleware`: it maps the resolved URL (namespace and name),
-the path and the query string to the capability a request needs, and answers 403 with a page
-that says which role is missing. Because it looks at every request, including
-``?_export=`` on any table and the legacy ``.csv``/``.json`` URLs, an export can never show
-what the page hides. Templates get the same answers from :func:`context` to hide links.
+:func:`required_capability` maps the resolved URL (namespace and name), the path and the query
+string to the capability a request needs; :class:`accounts_app.middleware.RoleAccessMiddleware`
+applies it to every request, including ``?_export=`` on any table and the legacy
+``.csv``/``.json`` URLs, so an export can never show what the page hides.  Templates get the
+same answers from :func:`accounts_app.context_processors.roles` to hide links.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-from django.shortcuts import render
 
 VIEWER = "viewer"
 ANALYST = "analyst"
@@ -89,18 +87,6 @@ def can_reveal(user) -> bool:
     return has_capability(user, REVEAL)
 
 
-def context(request) -> dict:
-    """Template context: the current user's role and what it allows."""
-    user = getattr(request, "user", None)
-    return {
-        "role": role_of(user),
-        "can_see_content": can_see_content(user),
-        "can_export": can_export(user),
-        "can_use_sql": can_use_sql(user),
-        "can_reveal": can_reveal(user),
-    }
-
-
 # Enforcement -------------------------------------------------------------------------------
 # (namespace, url name or "*") → capability.  Checked on the resolved URL, so a route that
 # moves keeps its rule; the path rules below catch URLs that only redirect or stream.
@@ -151,69 +137,42 @@ def required_capability(request) -> Capability | None:
     return max(needs, key=lambda c: _RANK[c.minimum])
 
 
-def forbidden(request, capability: Capability):
-    role = role_of(request.user)
-    return render(
-        request,
-        "errors/forbidden_role.html",
-        {
-            "capability": capability,
-            "role": role,
-            "role_group": GROUP_OF_ROLE.get(role or VIEWER),
-            "needed_role": capability.minimum,
-            "needed_group": GROUP_OF_ROLE[capability.minimum],
-        },
-        status=403,
-    )
-
-
-class RoleAccessMiddleware:
-    """403 for a request the user's role does not allow (see :func:`required_capability`).
-
-    Runs after authentication and ``LoginRequiredMiddleware``: anonymous requests were already
-    sent to the login page, except views marked ``login_not_required`` (the login page and
-    ``/healthz``), which need no role.
-    """
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        return self.get_response(request)
-
-    def process_view(self, request, view_func, view_args, view_kwargs):
-        user = getattr(request, "user", None)
-        if user is None or not user.is_authenticated:
-            return None
-        capability = required_capability(request)
-        if capability is None or has_capability(user, capability):
-            return None
-        return forbidden(request, capability)
-
-
 # Groups ------------------------------------------------------------------------------------
-# What the staff group may do in the admin besides the SQL console: manage accounts and roles,
-# look after saved queries, read the audit trail.
+# What the staff group may do in the admin besides the SQL console: manage accounts and roles
+# (viewers and analysts only, see accounts_app.admin) and read the audit trail.  Another app
+# adds the permissions of its own models with a ``staff_permissions`` attribute on its
+# AppConfig (the console: saved queries), so this module never names another app.
 STAFF_PERMISSIONS = {
     "auth": ("add_user", "change_user", "view_user", "view_group"),
-    "console_app": ("view_savedquery", "change_savedquery", "delete_savedquery", "view_auditevent"),
+    "accounts_app": ("view_auditevent",),
 }
 
 
-def ensure_role_groups(using: str = "default") -> None:
-    """Create the three groups and the staff group's permissions if they are missing.
+def staff_permissions_of(app_config) -> tuple[str, ...]:
+    """Codenames the staff group gets among the permissions of ``app_config``'s models."""
+    return tuple(STAFF_PERMISSIONS.get(app_config.label, ())) + tuple(
+        getattr(app_config, "staff_permissions", ())
+    )
 
-    console_app's data migrations do it once; this runs after every ``migrate`` and ``flush``
-    (post_migrate) so that a database emptied by ``flush`` (tests do it) gets them back.
+
+def ensure_role_groups(using: str = "default", app_configs=None) -> None:
+    """Create the three groups, and give the staff group its permissions, if they are missing.
+
+    The data migrations do it once; this also runs after every ``migrate`` and ``flush``
+    (post_migrate, once per app: ``app_configs`` is that app) so that a database emptied by
+    ``flush`` (tests do it) gets them back, and an app installed later grants its own.
     """
+    from django.apps import apps
     from django.contrib.auth.models import Group, Permission
 
     groups = {
         name: Group.objects.using(using).get_or_create(name=name)[0]
         for name in GROUP_OF_ROLE.values()
     }
-    for label, codenames in STAFF_PERMISSIONS.items():
-        permissions = Permission.objects.using(using).filter(
-            content_type__app_label=label, codename__in=codenames
-        )
-        groups["staff"].permissions.add(*permissions)
+    for app_config in app_configs if app_configs is not None else apps.get_app_configs():
+        codenames = staff_permissions_of(app_config)
+        if codenames:
+            permissions = Permission.objects.using(using).filter(
+                content_type__app_label=app_config.label, codename__in=codenames
+            )
+            groups["staff"].permissions.add(*permissions)

@@ -15,7 +15,7 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from hermes_explorer.roles import GROUP_OF_ROLE, ROLES, STAFF, ensure_role_groups, role_of
+from accounts_app.roles import GROUP_OF_ROLE, ROLES, STAFF, ensure_role_groups, role_of
 
 ROLE_ALIASES = {
     "viewer": "viewer",

@@ -1,0 +1,20 @@
+from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _grant_staff_permissions(sender, using="default", **kwargs):
+    from .roles import ensure_role_groups
+
+    if using == "default":
+        ensure_role_groups(using, app_configs=[sender])
+
+
+class AccountsAppConfig(AppConfig):
+    name = "accounts_app"
+    verbose_name = "Accounts, roles and audit"
+
+    def ready(self):
+        # Sent once per installed app after ``migrate``/``flush``; auth's own handler, which
+        # creates that app's permissions, was connected first (auth is earlier in
+        # INSTALLED_APPS), so they exist by the time the staff group is given them.
+        post_migrate.connect(_grant_staff_permissions, dispatch_uid="hermes_staff_permissions")

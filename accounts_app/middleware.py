@@ -1,0 +1,55 @@
+"""The one place roles are enforced: a 403 page for a request the user's role does not allow."""
+
+from __future__ import annotations
+
+from django.shortcuts import render
+
+from .roles import (
+    GROUP_OF_ROLE,
+    VIEWER,
+    Capability,
+    has_capability,
+    required_capability,
+    role_of,
+)
+
+
+def forbidden(request, capability: Capability):
+    """The 403 page: which role the user has, which one the page needs, whom to ask."""
+    role = role_of(request.user)
+    return render(
+        request,
+        "errors/forbidden_role.html",
+        {
+            "capability": capability,
+            "role": role,
+            "role_group": GROUP_OF_ROLE.get(role or VIEWER),
+            "needed_role": capability.minimum,
+            "needed_group": GROUP_OF_ROLE[capability.minimum],
+        },
+        status=403,
+    )
+
+
+class RoleAccessMiddleware:
+    """403 for a request the user's role does not allow (see ``roles.required_capability``).
+
+    Runs after authentication and ``LoginRequiredMiddleware``: anonymous requests were already
+    sent to the login page, except views marked ``login_not_required`` (the login page and
+    ``/healthz``), which need no role.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return None
+        capability = required_capability(request)
+        if capability is None or has_capability(user, capability):
+            return None
+        return forbidden(request, capability)

@@ -1,0 +1,43 @@
+"""The audit trail, in the app's own ``default`` database (never in the state.db).
+
+:class:`AuditEvent`: who revealed a redacted message or ran SQL against the state.db, when,
+and from where.  Written by :func:`accounts_app.audit.record`; nobody edits or deletes it in
+the admin.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class AuditEvent(models.Model):
+    REVEAL = "reveal"
+    SQL = "sql"
+    ACTIONS = [(REVEAL, "revealed a redacted message"), (SQL, "ran SQL on the state.db")]
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="audit_events",
+    )
+    # Kept as text too: the trail must survive the account's deletion.
+    username = models.CharField(max_length=150)
+    action = models.CharField(max_length=16, choices=ACTIONS)
+    session_id = models.CharField(max_length=200, blank=True)
+    message_id = models.BigIntegerField(null=True, blank=True)
+    detail = models.TextField(blank=True)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        # NOTE: the table keeps the name the console app gave it when the trail lived there,
+        # so existing installs keep their rows without copying them.
+        db_table = "console_app_auditevent"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        target = f" message {self.message_id}" if self.message_id else ""
+        return f"{self.username} {self.action}{target} at {self.created_at:%Y-%m-%d %H:%M}"

@@ -1,0 +1,125 @@
+"""What the console does with a statement, apart from HTTP: run it read-only (``readonly``),
+write it to the audit trail, and shape its rows for the page or for a download.
+
+Views parse the request and render; everything here takes plain values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+from accounts_app import audit
+from accounts_app.models import AuditEvent
+from hermes_explorer import store
+from sessions_app.exports import export_filename, stream_export
+from sessions_app.redaction import redact
+
+from .readonly import ConsoleError, ConsoleUnavailable, QueryResult, run_readonly
+
+# Characters of one cell shown in the HTML table; exports carry the whole value.
+CELL_CHARS = 2_000
+EXPORT_FORMATS = ("csv", "json", "jsonl")
+
+
+@dataclass
+class Outcome:
+    """A statement run for the page: its result and display rows, or why it did not run."""
+
+    result: QueryResult | None = None
+    rows: list[list[dict]] = field(default_factory=list)
+    error: str | None = None
+    status: int = 200
+
+
+def run_for_page(request, sql: str, params: dict[str, str]) -> Outcome:
+    """Run ``sql`` under the page's limits (audited, whatever happens)."""
+    try:
+        result = run_readonly(
+            sql,
+            params,
+            path=store.name(),
+            timeout=settings.HERMES_SQL_TIMEOUT,
+            max_rows=settings.HERMES_SQL_MAX_ROWS,
+        )
+    except ConsoleError as exc:
+        return Outcome(error=str(exc), status=error_status(exc))
+    finally:
+        record_run(request, sql, params)
+    return Outcome(result=result, rows=[[display_cell(v) for v in row] for row in result.rows])
+
+
+def export_response(request, sql: str, params: dict[str, str], *, fmt: str, slug: str):
+    """The result of ``sql`` as a download (audited); raises ConsoleError when it cannot run."""
+    try:
+        result = run_readonly(
+            sql,
+            params,
+            path=store.name(),
+            timeout=settings.HERMES_EXPORT_CHUNK_TIMEOUT,
+            max_rows=settings.HERMES_SQL_EXPORT_MAX_ROWS,
+            max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES,
+        )
+    finally:
+        record_run(request, sql, params)
+    columns = unique_columns(result.columns)
+    rows = [[export_value(v) for v in row] for row in result.rows]
+    response = stream_export(
+        fmt=fmt,
+        columns=columns,
+        chunks=[rows],
+        filename=export_filename("sql", [slug or "query"], fmt),
+    )
+    if result.truncated:
+        response["X-Rows-Truncated"] = f"at {result.row_cap} rows"
+    return response
+
+
+def error_status(exc: ConsoleError) -> int:
+    """503 when the state.db cannot be read, 400 for anything about the statement itself."""
+    return 503 if isinstance(exc, ConsoleUnavailable) else 400
+
+
+def record_run(request, sql: str, params: dict[str, str]) -> None:
+    detail = sql if not params else f"{sql}\n-- parameters: {params!r}"
+    audit.record(request, AuditEvent.SQL, detail=detail)
+
+
+# Cells ----------------------------------------------------------------------------------------
+def display_cell(value) -> dict:
+    """What a cell shows: NULL, a blob's size, or text (redacted, cut for the page)."""
+    if value is None:
+        return {"null": True}
+    if isinstance(value, bytes):
+        return {"blob": len(value)}
+    if isinstance(value, str):
+        text = redact(value)
+        if len(text) > CELL_CHARS:
+            return {"text": text[:CELL_CHARS], "cut": len(text)}
+        return {"text": text}
+    return {"text": str(value), "number": True}
+
+
+def export_value(value):
+    """A cell in a download: text redacted, a blob as hex."""
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, str):
+        return redact(value)
+    return value
+
+
+def unique_columns(columns: list[str]) -> list[str]:
+    """``SELECT 1, 1`` has two columns called "1": exports need distinct keys."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in columns:
+        name = name or "column"
+        if name in seen:
+            seen[name] += 1
+            name = f"{name}_{seen[name]}"
+        else:
+            seen[name] = 1
+        out.append(name)
+    return out
