@@ -666,6 +666,12 @@ class Report:
     def messages_complete(self) -> bool:
         return self.sessions_uncounted == 0
 
+    def day_rows(self, basis: str) -> list[DayRow]:
+        """The days by ``basis``: "activity" (when read) or "start"."""
+        if basis == "activity" and self.days_by_activity is not None:
+            return self.days_by_activity
+        return self.days_by_start
+
     def as_hermes_dict(self) -> dict[str, Any]:
         """Hermes's report dictionary (same keys), plus fields of ours beside them."""
         w = self.window
