@@ -14,7 +14,8 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
-from .stats import Report, Window
+from .stats import Report
+from .window import Window
 
 
 def local_date(epoch: float) -> dt.date:

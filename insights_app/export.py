@@ -10,7 +10,8 @@ from typing import Any
 from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.utils import timezone
 
-from .stats import TOKEN_KEYS, Report
+from .figures.registry import TOKEN_KEYS
+from .stats import Report
 
 CSV_TABLES = ("models", "platforms", "tools", "skills", "daily")
 

@@ -14,7 +14,10 @@ from sessions_app.facets import distinct_values
 
 from . import charts
 from .drilldown import Drill, local_date
-from .stats import TOKEN_KEYS, WEEKDAYS, DayRow, Report
+from .figures.activity import WEEKDAYS
+from .figures.days import DayRow
+from .figures.registry import TOKEN_KEYS
+from .stats import Report
 
 TOKEN_PARTS = (
     ("k-input", "input_tokens", "input"),
