@@ -11,16 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
-from django.utils import timezone
 from django.utils.http import urlencode
+
+from sessions_app.timefmt import local_date
 
 from .stats import Report
 from .window import Window
-
-
-def local_date(epoch: float) -> dt.date:
-    """The day of ``epoch`` in ``TIME_ZONE``."""
-    return dt.datetime.fromtimestamp(epoch, timezone.get_current_timezone()).date()
 
 
 def _url(name: str, fallback: str, *args) -> str:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import io
 from typing import Any
 
 from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
-from django.utils import timezone
+
+from sessions_app.exports import neutralise_formula
+from sessions_app.timefmt import iso
 
 from .figures.registry import TOKEN_KEYS
 from .stats import Report
@@ -48,14 +49,6 @@ def _filename(report: Report, table: str, ext: str) -> str:
     else:
         span = "all-time" if w.days is None else f"{w.days}d"
     return f"hermes-insights-{table}-{span}.{ext}"
-
-
-def _cell(value: Any) -> Any:
-    # A spreadsheet runs a cell that starts with = + - @ as a formula: names come from the
-    # state.db, so text cells are defused with a leading quote. Numbers stay numbers.
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
 
 
 def csv_response(report: Report, table: str, basis: str) -> HttpResponse:
@@ -98,7 +91,7 @@ def csv_response(report: Report, table: str, basis: str) -> HttpResponse:
                 s["view_count"],
                 s["manage_count"],
                 s["total_count"],
-                _iso(s["last_used_at"]),
+                iso(s["last_used_at"]),
             ]
             for s in report.skills["top_skills"]
         ]
@@ -108,17 +101,8 @@ def csv_response(report: Report, table: str, basis: str) -> HttpResponse:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(header)
-    writer.writerows([[_cell(v) for v in row] for row in rows])
+    # Names come from the state.db: text cells are defused as in every spreadsheet CSV.
+    writer.writerows([[neutralise_formula(v) for v in row] for row in rows])
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{_filename(report, table, "csv")}"'
     return response
-
-
-def _iso(epoch: float | None) -> str:
-    if epoch is None:
-        return ""
-    try:
-        moment = dt.datetime.fromtimestamp(float(epoch), timezone.get_current_timezone())
-    except (OverflowError, OSError, ValueError):
-        return ""
-    return moment.isoformat(timespec="seconds")

@@ -11,9 +11,11 @@ import datetime as dt
 from typing import Any
 
 from sessions_app.facets import distinct_values
+from sessions_app.formatting import compact, money, short_model
+from sessions_app.timefmt import local_date
 
 from . import charts
-from .drilldown import Drill, local_date
+from .drilldown import Drill
 from .figures.activity import WEEKDAYS
 from .figures.days import DayRow
 from .figures.registry import TOKEN_KEYS
@@ -100,9 +102,9 @@ def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
         "size": size,
         "buckets": series,
         "charts": {
-            "sessions": chart("sessions", "Sessions", charts.compact, "sessions", "bar"),
-            "tokens": chart("tokens", "Tokens", charts.compact, "tokens", "bar bar-tokens"),
-            "cost": chart("cost", "Estimated cost", charts.money, "", "bar bar-cost"),
+            "sessions": chart("sessions", "Sessions", compact, "sessions", "bar"),
+            "tokens": chart("tokens", "Tokens", compact, "tokens", "bar bar-tokens"),
+            "cost": chart("cost", "Estimated cost", money, "", "bar bar-cost"),
         },
     }
 
@@ -123,7 +125,7 @@ def bar_charts(report: Report, linked: dict[str, list[dict[str, Any]]]) -> dict[
                     m["url"],
                     parts=[(css, m[key]) for css, key, _label in TOKEN_PARTS],
                     note=", ".join(
-                        f"{charts.compact(m[key])} {label}" for _css, key, label in TOKEN_PARTS
+                        f"{compact(m[key])} {label}" for _css, key, label in TOKEN_PARTS
                     ),
                 )
                 for m in models
@@ -158,7 +160,7 @@ def bar_charts(report: Report, linked: dict[str, list[dict[str, Any]]]) -> dict[
                     p["platform"],
                     p["sessions"],
                     p["url"],
-                    note=f"{p['messages']:,} messages, {charts.compact(p['total_tokens'])} tokens",
+                    note=f"{p['messages']:,} messages, {compact(p['total_tokens'])} tokens",
                 )
                 for p in platforms
             ],
@@ -232,4 +234,4 @@ def page(report: Report, drill: Drill, linked: dict[str, list[dict[str, Any]]], 
 
 def model_names() -> list[str]:
     """Short model names for the model box's suggestions (a cached facet)."""
-    return sorted({(m or "").split("/")[-1] for m in distinct_values("model")} - {""})
+    return sorted({short_model(m) for m in distinct_values("model")} - {""})

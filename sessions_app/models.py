@@ -19,8 +19,19 @@ from django.db import models
 from hermes_explorer import store
 
 from . import content as content_format
+from .formatting import short_model
 from .querysets import HermesManager, MessageQuerySet, SessionQuerySet, UsageQuerySet
 from .timefmt import from_epoch
+
+
+def message_visibility(active, compacted, display_kind) -> str:
+    """live, compacted (archived by compaction), rewound, or hidden scaffolding: what a
+    message's ``active``, ``compacted`` and ``display_kind`` columns say (NULL: live)."""
+    if display_kind == "hidden":
+        return "hidden"
+    if active == 0:
+        return "compacted" if compacted else "rewound"
+    return "live"
 
 
 class HermesModel(models.Model):
@@ -185,12 +196,7 @@ class Message(HermesModel):
 
     @property
     def visibility(self) -> str:
-        """live, compacted (archived by compaction), rewound, or hidden scaffolding."""
-        if self.display_kind == "hidden":
-            return "hidden"
-        if self.active == 0:
-            return "compacted" if self.compacted else "rewound"
-        return "live"
+        return message_visibility(self.active, self.compacted, self.display_kind)
 
     @property
     def text(self) -> str:
@@ -273,10 +279,3 @@ class SessionDailyUsage(UsageCounters):
 
     def __str__(self) -> str:
         return f"{self.session_id} on {self.day}"
-
-
-def short_model(model: str | None) -> str:
-    """``vendor/model`` → ``model`` (Hermes shows the last path segment)."""
-    if not model:
-        return ""
-    return model.rstrip("/").rsplit("/", 1)[-1]

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from .content import as_text, parse_tool_calls, pretty_json
 from .exports import buffered, json_text, keyset_chunks
-from .models import Message, Session
+from .models import Message, Session, message_visibility
 from .pagination import Keyset
 from .redaction import redact, redaction_enabled
 from .selectors import LINEAGE_LIMIT, Visibility, transcript_messages
@@ -133,20 +133,14 @@ def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[
         for column in hide:
             row[column] = redact(row[column])
         row["timestamp_iso"] = iso(raw.get("timestamp")) or None
-        row["visibility"] = _visibility(raw)
+        row["visibility"] = message_visibility(
+            raw.get("active"), raw.get("compacted"), raw.get("display_kind")
+        )
         return row
 
     for session in sessions:
         qs = transcript_messages(session.id, visibility).values(*fields)
         yield from keyset_chunks(qs, BY_ID, to_row=to_row, chunk_size=TRANSCRIPT_CHUNK_ROWS)
-
-
-def _visibility(row: dict) -> str:
-    if row.get("display_kind") == "hidden":
-        return "hidden"
-    if row.get("active") == 0:
-        return "compacted" if row.get("compacted") else "rewound"
-    return "live"
 
 
 def session_dict(session: Session) -> dict:

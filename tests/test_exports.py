@@ -23,7 +23,7 @@ from django.test import RequestFactory
 from django.urls import resolve, reverse
 from django.utils import timezone
 
-from sessions_app import exports, transcripts
+from sessions_app import exports, timefmt, transcripts
 from sessions_app.hermes_ddl import SHAPES
 from sessions_app.models import Message, Session
 from sessions_app.pagination import Keyset
@@ -900,7 +900,7 @@ def test_iso_times_of_a_column_are_those_of_fromtimestamp(zone_name):
     ]
     values += [None, "1700000000", "soon", 1, -1, 0, 1e20, -1e20, float("nan"), float("inf")]
     iso = exports.iso_converter(zone)
-    assert [iso(v) for v in values] == [exports.iso_in(v, zone) for v in values]
+    assert [iso(v) for v in values] == [timefmt.iso_in(v, zone) for v in values]
 
 
 def test_exports_are_written_in_few_large_pieces(tmp_path, monkeypatch):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_explorer import store
+from sessions_app.formatting import short_model
 
 from ..window import Scope
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
@@ -49,11 +50,6 @@ _RESIDUAL = {
     "cost": "MAX(0.0, s_cost - u_cost)",
     "actual": "MAX(0.0, s_actual - u_actual)",
 }
-
-
-def short_model(model: str | None) -> str:
-    """Hermes's display name for a model: the last ``/`` segment, ``unknown`` when empty."""
-    return (model or "unknown").split("/")[-1]
 
 
 def parts(scope: Scope) -> list[Part]:
@@ -90,7 +86,7 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
     merged: dict[str, dict[str, Any]] = {}
     fulls: dict[str, list[str | None]] = {}
     for full, values in rows:
-        name = short_model(full)
+        name = short_model(full, missing="unknown")
         entry = merged.setdefault(
             name,
             {

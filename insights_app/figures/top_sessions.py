@@ -14,6 +14,7 @@ from typing import Any
 from django.utils import timezone
 
 from hermes_explorer import store
+from sessions_app.formatting import duration_compact
 
 from ..window import Scope
 from .registry import Figure, Part, Row
@@ -81,23 +82,9 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
 FIGURE = Figure("top_sessions", parts, decode)
 
 
-def format_duration_compact(seconds: float) -> str:
-    """Hermes's compact duration: 45s, 12m, 3h 5m, 1.5d."""
-    if seconds < 60:
-        return f"{seconds:.0f}s"
-    minutes = seconds / 60
-    if minutes < 60:
-        return f"{minutes:.0f}m"
-    hours = minutes / 60
-    if hours < 24:
-        rest = int(minutes % 60)
-        return f"{int(hours)}h {rest}m" if rest else f"{int(hours)}h"
-    return f"{hours / 24:.1f}d"
-
-
 def _top_value(kind: str, value) -> str:
     if kind == "longest":
-        return format_duration_compact(float(value))
+        return duration_compact(float(value))
     if kind == "messages":
         return f"{int(value)} msgs"
     if kind == "tokens":

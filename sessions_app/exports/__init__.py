@@ -76,7 +76,7 @@ from .chunks import keyset_chunks
 from .csv_fast import csv_lines, neutralise_formula
 from .encoders import json_text
 from .http import buffered, invalid_filters_response, stream_export
-from .isotime import iso_converter, iso_in
+from .isotime import iso_converter
 from .plans import (
     TablePlan,
     export_messages,
@@ -85,7 +85,13 @@ from .plans import (
     message_rows,
     table_plan,
 )
-from .request import export_filename, requested_format, wants_preview, wants_spreadsheet
+from .request import (
+    export_filename,
+    query_flag,
+    requested_format,
+    wants_preview,
+    wants_spreadsheet,
+)
 
 __all__ = [
     "TablePlan",
@@ -97,11 +103,11 @@ __all__ = [
     "export_sessions",
     "invalid_filters_response",
     "iso_converter",
-    "iso_in",
     "json_text",
     "keyset_chunks",
     "message_rows",
     "neutralise_formula",
+    "query_flag",
     "requested_format",
     "stream_export",
     "table_plan",

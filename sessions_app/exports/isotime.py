@@ -1,7 +1,8 @@
 """Epoch seconds to ISO 8601 for a column of times: measured; change only with the benchmark.
 
 An export writes every time twice (ISO 8601 and the raw epoch), so turning epochs into text is
-a large share of its cost.  :func:`iso_converter` gives exactly what :func:`iso_in` gives, about
+a large share of its cost.  :func:`iso_converter` gives exactly what
+:func:`sessions_app.timefmt.iso_in` gives, about
 twice as fast; ``tests/test_exports.py`` compares the two over awkward values and zones.
 """
 
@@ -11,17 +12,7 @@ import datetime as dt
 import math
 from collections.abc import Callable
 
-
-def iso_in(value, zone) -> str | None:
-    """ISO 8601 of an epoch in ``zone`` (what ``timefmt.iso`` gives, without its per-call
-    zone lookup); None for NULL or an out-of-range value."""
-    if value is None:
-        return None
-    try:
-        return dt.datetime.fromtimestamp(float(value), zone).isoformat(timespec="seconds")
-    except (OverflowError, OSError, ValueError, TypeError):
-        return None
-
+from ..timefmt import iso_in
 
 # "MM:SS" of each second of an hour.
 _MINUTES_SECONDS = [f"{m:02d}:{s:02d}" for m in range(60) for s in range(60)]

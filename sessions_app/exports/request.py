@@ -35,12 +35,21 @@ def requested_format(request) -> str | None:
     return value
 
 
+# What a query-string switch accepts as "on" (anything else, or nothing, is off).
+TRUTHY = frozenset({"1", "true", "yes", "on"})
+
+
+def query_flag(request, name: str) -> bool:
+    """Whether ``?<name>=`` switches an option on (``1``, ``true``, ``yes`` or ``on``)."""
+    return request.GET.get(name, "") in TRUTHY
+
+
 def wants_spreadsheet(request) -> bool:
-    return request.GET.get("_bom", "") in ("1", "true", "yes", "on")
+    return query_flag(request, "_bom")
 
 
 def wants_preview(request) -> bool:
-    return request.GET.get("_preview", "") in ("1", "true", "yes", "on")
+    return query_flag(request, "_preview")
 
 
 # Filenames ---------------------------------------------------------------------------------------

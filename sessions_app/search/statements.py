@@ -16,6 +16,7 @@ from django.utils.safestring import SafeString
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 
+from ..models import message_visibility
 from .query import SearchRequest, like_pattern
 from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN
 
@@ -104,14 +105,6 @@ def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
     return where, params
 
 
-def _visibility(active, compacted, display_kind) -> str:
-    if display_kind == "hidden":
-        return "hidden"
-    if active == 0:
-        return "compacted" if compacted else "rewound"
-    return "live"
-
-
 def to_hit(row, snippet: SafeString) -> Hit:
     """The hit of a statement row, with its rendered snippet."""
     mid, session_id, role, tool_name, ts, active, compacted, kind, title, source = row[:10]
@@ -124,7 +117,7 @@ def to_hit(row, snippet: SafeString) -> Hit:
         title=title,
         source=source,
         snippet=snippet,
-        visibility=_visibility(active, compacted, kind),
+        visibility=message_visibility(active, compacted, kind),
     )
 
 

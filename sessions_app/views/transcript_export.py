@@ -11,14 +11,10 @@ from django.http import Http404, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
 from .. import transcripts
-from ..exports import export_filename
+from ..exports import export_filename, query_flag
 from ..selectors import Visibility
 
 CONTENT_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json; charset=utf-8"}
-
-
-def _wants_chain(request) -> bool:
-    return request.GET.get("chain", "") in ("1", "true", "yes", "on")
 
 
 def _transcript_response(request, session_id: str, kind: str) -> StreamingHttpResponse:
@@ -26,7 +22,7 @@ def _transcript_response(request, session_id: str, kind: str) -> StreamingHttpRe
     if session is None:
         raise Http404("No session with this id in the state.db.")
     visibility = Visibility.from_params(request.GET.getlist("show"))
-    chain = transcripts.compression_chain(session) if _wants_chain(request) else None
+    chain = transcripts.compression_chain(session) if query_flag(request, "chain") else None
     body = transcripts.transcript_stream(kind, session, chain, visibility)
     bits = [session.id, "chain" if chain is not None else ""]
     response = StreamingHttpResponse(body, content_type=CONTENT_TYPES[kind])
