@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from sessions_app.formatting import compact
+
 _ids = itertools.count(1)
 
 # Plot geometry, in SVG user units (the SVG scales to its container).
@@ -38,19 +40,6 @@ def _uid(prefix: str) -> str:
 def _num(value: float) -> str:
     """A coordinate: short, and never in exponent notation."""
     return f"{value:.2f}".rstrip("0").rstrip(".")
-
-
-def compact(value: float) -> str:
-    """1234567 → 1.2M (axis and bar labels)."""
-    n = float(value)
-    for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(n) >= size:
-            return f"{n / size:.1f}{suffix}"
-    return f"{int(n)}" if n == int(n) else f"{n:.2f}"
-
-
-def money(value: float) -> str:
-    return f"${value:,.2f}" if value >= 1 or value == 0 else f"${value:,.4f}"
 
 
 def _open_svg(uid: str, title: str, desc: str, width: float, height: float, role: str) -> str:

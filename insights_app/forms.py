@@ -12,7 +12,7 @@ import datetime as dt
 
 from django import forms
 
-from .stats import DEFAULT_DAYS, PRESET_DAYS, Window
+from .window import DEFAULT_DAYS, PRESET_DAYS, Window
 
 MAX_DAYS = 36_500
 # Days outside these make no sense for a state.db (and overflow date arithmetic at the ends).

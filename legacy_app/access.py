@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from django.http import QueryDict
 
-from hermes_explorer.roles import can_reveal, can_see_content
+from accounts_app.roles import can_reveal, can_see_content
 from sessions_app.models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS
 
 from .filters import PRESENCE_OPS, SORT_PARAMS, column_and_op, sort_column

@@ -19,6 +19,7 @@ from django.db import models
 from hermes_explorer import store
 
 from . import content as content_format
+from .formatting import short_model
 from .querysets import HermesManager, MessageQuerySet, SessionQuerySet, UsageQuerySet
 from .timefmt import from_epoch
 from .visibility import kind_of
@@ -267,10 +268,3 @@ class SessionModelUsage(UsageCounters):
     @property
     def model_short(self) -> str:
         return short_model(self.model)
-
-
-def short_model(model: str | None) -> str:
-    """``vendor/model`` → ``model`` (Hermes shows the last path segment)."""
-    if not model:
-        return ""
-    return model.rstrip("/").rsplit("/", 1)[-1]

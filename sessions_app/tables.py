@@ -19,16 +19,10 @@ from django.utils.text import Truncator, slugify
 from django_tables2.data import TableListData
 
 from .content import as_text
+from .formatting import compact, duration
 from .models import Session
 from .redaction import redact
-from .templatetags.explorer import (
-    compact,
-    cost_badge,
-    duration,
-    source_badge,
-    started_cell,
-    time_html,
-)
+from .templatetags.explorer import cost_badge, source_badge, started_cell, time_html
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
 

@@ -31,9 +31,24 @@ def day_end_epoch(day: dt.date) -> float:
     return day_start_epoch(day + dt.timedelta(days=1))
 
 
+def iso_in(value, zone: dt.tzinfo) -> str | None:
+    """ISO 8601 of an epoch in ``zone``, to the second; None for NULL or an out-of-range value.
+
+    Exports resolve the zone once and convert a column at a time
+    (:mod:`sessions_app.exports.isotime` gives the same strings, faster)."""
+    if value is None:
+        return None
+    try:
+        return dt.datetime.fromtimestamp(float(value), zone).isoformat(timespec="seconds")
+    except (OverflowError, OSError, ValueError, TypeError):
+        return None
+
+
 def iso(value: float | None) -> str:
-    """ISO 8601 in the configured zone, for exports."""
-    moment = from_epoch(value)
-    if moment is None:
-        return ""
-    return timezone.localtime(moment).isoformat(timespec="seconds")
+    """ISO 8601 in ``TIME_ZONE`` (``2026-01-01T09:30:00+01:00``); "" when there is no time."""
+    return iso_in(value, timezone.get_current_timezone()) or ""
+
+
+def local_date(epoch: float) -> dt.date:
+    """The day of ``epoch`` in ``TIME_ZONE``."""
+    return dt.datetime.fromtimestamp(epoch, timezone.get_current_timezone()).date()

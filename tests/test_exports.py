@@ -24,7 +24,7 @@ from django.urls import resolve, reverse
 from django.utils import timezone
 
 from hermes_fixtures.ddl import SHAPES
-from sessions_app import exports, transcripts
+from sessions_app import exports, timefmt, transcripts
 from sessions_app.models import Message, Session
 from sessions_app.pagination import Keyset
 from sessions_app.querysets import PREVIEW_CHARS
@@ -219,7 +219,7 @@ def export_store(request, export_dbs):
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Cross many chunk boundaries on small fixtures."""
-    monkeypatch.setattr(exports, "EXPORT_CHUNK_ROWS", 4)
+    monkeypatch.setattr(exports.chunks, "EXPORT_CHUNK_ROWS", 4)
     monkeypatch.setattr(transcripts, "TRANSCRIPT_CHUNK_ROWS", 3)
 
 
@@ -511,7 +511,7 @@ def test_keyset_chunks_run_one_bounded_query_per_chunk(export_store, django_asse
 def test_session_export_over_http_costs_queries_per_chunk_not_per_row(
     staff_client, export_store, monkeypatch, django_assert_max_num_queries
 ):
-    monkeypatch.setattr(exports, "EXPORT_CHUNK_ROWS", 5)
+    monkeypatch.setattr(exports.chunks, "EXPORT_CHUNK_ROWS", 5)
     total = sql(export_store["path"], "SELECT count(*) FROM sessions")[0][0]
     chunks = total // 5 + 1
     # Fixed costs: connection shape detection and the filter form's choices.
@@ -534,7 +534,7 @@ def test_big_rows_shrink_the_next_chunk_without_losing_order(export_store):
 
 def test_big_message_text_shrinks_the_next_chunk_of_an_export(export_store, monkeypatch):
     """The same byte bound on the export path, measured on content, tool calls and reasoning."""
-    monkeypatch.setattr(exports, "EXPORT_CHUNK_BYTES", 10_000)
+    monkeypatch.setattr(exports.chunks, "EXPORT_CHUNK_BYTES", 10_000)
     ids = export_store["nasty_message_ids"]
     plan = exports.message_rows(Message.objects.filter(id__in=ids), BY_ID, preview=False)
     chunks = list(plan.chunks(chunk_size=4))
@@ -900,7 +900,7 @@ def test_iso_times_of_a_column_are_those_of_fromtimestamp(zone_name):
     ]
     values += [None, "1700000000", "soon", 1, -1, 0, 1e20, -1e20, float("nan"), float("inf")]
     iso = exports.iso_converter(zone)
-    assert [iso(v) for v in values] == [exports.iso_in(v, zone) for v in values]
+    assert [iso(v) for v in values] == [timefmt.iso_in(v, zone) for v in values]
 
 
 def test_exports_are_written_in_few_large_pieces(tmp_path, monkeypatch):
@@ -912,8 +912,8 @@ def test_exports_are_written_in_few_large_pieces(tmp_path, monkeypatch):
         db.message("s", "user", f"message {i}, " + "x" * (i % 50), timestamp=NASTY_NOW - DAY + i)
     db.close()
     use_store(tmp_path / "many.db")
-    monkeypatch.setattr(exports, "EXPORT_CHUNK_ROWS", 250)
-    monkeypatch.setattr(exports, "FLUSH_BYTES", 8 * 1024)
+    monkeypatch.setattr(exports.chunks, "EXPORT_CHUNK_ROWS", 250)
+    monkeypatch.setattr(exports.encoders, "FLUSH_BYTES", 8 * 1024)
     try:
         response = message_export(ids=list(range(1, 601)))
         pieces = list(response.streaming_content)
@@ -938,7 +938,7 @@ def test_memory_of_an_export_does_not_grow_with_its_size(tmp_path, monkeypatch):
         db.message("s", "tool" if i % 2 else "assistant", f"{i} {line}", timestamp=NASTY_NOW + i)
     db.close()
     use_store(tmp_path / "big.db")
-    monkeypatch.setattr(exports, "EXPORT_CHUNK_ROWS", 500)
+    monkeypatch.setattr(exports.chunks, "EXPORT_CHUNK_ROWS", 500)
 
     def peak(count: int) -> tuple[int, int]:
         request = export_request(_export="csv")

@@ -344,7 +344,7 @@ def test_a_scan_that_runs_out_of_time_says_where_it_stopped(staff_client, tmp_pa
     with sqlite3.connect(path) as conn:
         conn.execute("DROP TABLE messages_fts")
     use_store(path)
-    monkeypatch.setattr(search, "SCAN_BUDGET", 0.0)
+    monkeypatch.setattr(search.engine, "SCAN_BUDGET", 0.0)
     response = get(staff_client, q="flimwobble")
     result = response.context["result"]
     assert result.timed_out and result.next_before
@@ -394,7 +394,7 @@ def test_a_top_up_that_cannot_finish_says_matches_may_be_missing(
     path = tmp_path / "rebuild-slow.db"
     _rebuilding_store(path)
     use_store(path)
-    monkeypatch.setattr(search, "TOPUP_BUDGET", 0.0)
+    monkeypatch.setattr(search.engine, "TOPUP_BUDGET", 0.0)
     result = get(staff_client, q="glorpnik").context["result"]
     assert any("may be missing" in note for note in result.notes)
 
@@ -407,7 +407,7 @@ def test_hidden_scaffolding_stays_out_unless_asked(staff_client, current_store):
 
 def test_relevance_that_runs_out_of_time_falls_back_to_newest(staff_client, store, monkeypatch):
     calls = []
-    real = search._index_page
+    real = search.statements.index_page
 
     def slow_rank(table, match, req, sort, budget):
         calls.append(sort)
@@ -417,7 +417,7 @@ def test_relevance_that_runs_out_of_time_falls_back_to_newest(staff_client, stor
             raise QueryTimeout(budget)
         return real(table, match, req, sort, budget)
 
-    monkeypatch.setattr(search, "_index_page", slow_rank)
+    monkeypatch.setattr(search.statements, "index_page", slow_rank)
     response = get(staff_client, q=store.common_word)
     result = response.context["result"]
     assert calls == ["rank", "newest"]
@@ -473,7 +473,7 @@ def test_snippets_never_show_a_secret_even_cut_or_highlighted(staff_client, tmp_
 
 
 def test_too_many_matches_to_rank_are_listed_newest_first(staff_client, store, monkeypatch):
-    monkeypatch.setattr(search, "RANK_MATCH_CAP", 2)
+    monkeypatch.setattr(search.statements, "RANK_MATCH_CAP", 2)
     response = get(staff_client, q=store.common_word)
     result = response.context["result"]
     assert result.sort == "newest"

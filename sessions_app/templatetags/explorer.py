@@ -9,7 +9,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.text import slugify
 
-from ..models import short_model as _short_model
+from .. import formatting
 from ..timefmt import from_epoch
 
 register = template.Library()
@@ -21,53 +21,11 @@ def epoch(value):
     return from_epoch(value)
 
 
-@register.filter
-def short_model(value):
-    return _short_model(value)
-
-
-@register.filter
-def compact(value):
-    """1234567 → 1.2M; keeps small numbers exact."""
-    if value is None or value == "":
-        return "—"
-    try:
-        n = float(value)
-    except (TypeError, ValueError):
-        return value
-    for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(n) >= size:
-            return f"{n / size:.1f}{suffix}"
-    return f"{int(n)}" if n == int(n) else f"{n:.1f}"
-
-
-@register.filter
-def usd(value, digits=4):
-    if value is None or value == "":
-        return "—"
-    try:
-        return f"${float(value):,.{int(digits)}f}"
-    except (TypeError, ValueError):
-        return "—"
-
-
-@register.filter
-def duration(seconds):
-    if seconds is None or seconds == "":
-        return "—"
-    try:
-        seconds = int(float(seconds))
-    except (TypeError, ValueError):
-        return "—"
-    if seconds < 0:
-        return "—"
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h {minutes:02d}m"
-    if minutes:
-        return f"{minutes}m {secs:02d}s"
-    return f"{secs}s"
+# Numbers, money, durations and model names: one definition each, in ``formatting``.
+register.filter("short_model", formatting.short_model)
+register.filter("compact", formatting.compact)
+register.filter("usd", formatting.usd)
+register.filter("duration", formatting.duration)
 
 
 @register.simple_tag(takes_context=True)
@@ -158,11 +116,13 @@ def cost_badge(record):
     actual = getattr(record, "actual_cost_usd", None)
     if status == "actual" and actual is not None:
         return format_html(
-            '<span class="cost actual" title="Provider-reported cost">{}</span>', usd(actual)
+            '<span class="cost actual" title="Provider-reported cost">{}</span>',
+            formatting.usd(actual),
         )
     estimated = getattr(record, "estimated_cost_usd", None)
     if estimated is not None:
         return format_html(
-            '<span class="cost estimated" title="Local estimate">{}</span>', usd(estimated)
+            '<span class="cost estimated" title="Local estimate">{}</span>',
+            formatting.usd(estimated),
         )
     return mark_safe('<span class="cost none">—</span>')

@@ -1,0 +1,108 @@
+"""The insights report as JSON (Hermes's dictionary) and its tables as CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
+
+from sessions_app.exports import neutralise_formula
+from sessions_app.timefmt import iso
+
+from .figures.registry import TOKEN_KEYS
+from .stats import Report
+
+CSV_TABLES = ("models", "platforms", "tools", "skills", "daily")
+
+
+def refusal(fmt: str, table: str) -> HttpResponse | None:
+    """A 400 for an ``_export`` this page does not make (checked before any query); else None."""
+    if fmt not in ("", "json", "csv"):
+        return HttpResponseBadRequest(
+            "Unknown _export format: use json, or csv with table=" + "|".join(CSV_TABLES) + ".",
+            content_type="text/plain; charset=utf-8",
+        )
+    if fmt == "csv" and table not in CSV_TABLES:
+        return HttpResponseBadRequest(
+            "CSV export needs table=" + "|".join(CSV_TABLES) + ".",
+            content_type="text/plain; charset=utf-8",
+        )
+    return None
+
+
+def json_response(report: Report, linked: dict[str, list[dict[str, Any]]]) -> JsonResponse:
+    """Hermes's report dictionary, its rows carrying the links the page shows."""
+    data = report.as_hermes_dict()
+    for key in ("models", "platforms", "tools", "top_sessions"):
+        data[key] = linked[key]
+    response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})
+    response["Content-Disposition"] = f'inline; filename="{_filename(report, "report", "json")}"'
+    return response
+
+
+def _filename(report: Report, table: str, ext: str) -> str:
+    w = report.window
+    if w.is_custom:
+        span = f"{w.start_day or 'start'}_{w.end_day or 'today'}"
+    else:
+        span = "all-time" if w.days is None else f"{w.days}d"
+    return f"hermes-insights-{table}-{span}.{ext}"
+
+
+def csv_response(report: Report, table: str, basis: str) -> HttpResponse:
+    """One table of the report as a CSV download, its text cells defused for spreadsheets."""
+    if table == "models":
+        header = [
+            "model",
+            "sessions",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "reasoning_tokens",
+            "total_tokens",
+            "api_calls",
+            "tool_calls",
+            "cost",
+            "actual_cost",
+        ]
+        rows = [[m[k] for k in header] for m in report.models]
+    elif table == "platforms":
+        header = [
+            "platform",
+            "sessions",
+            "messages",
+            *TOKEN_KEYS,
+            "total_tokens",
+            "tool_calls",
+            "estimated_cost",
+        ]
+        rows = [[p[k] for k in header] for p in report.platforms]
+    elif table == "tools":
+        header = ["tool", "count", "percentage"]
+        rows = [[t["tool"], t["count"], round(t["percentage"], 4)] for t in report.tools]
+    elif table == "skills":
+        header = ["skill", "view_count", "manage_count", "total_count", "last_used_at"]
+        rows = [
+            [
+                s["skill"],
+                s["view_count"],
+                s["manage_count"],
+                s["total_count"],
+                iso(s["last_used_at"]),
+            ]
+            for s in report.skills["top_skills"]
+        ]
+    else:
+        header = ["day", "sessions", "messages", *TOKEN_KEYS, "total_tokens", "cost"]
+        rows = [[d.as_dict()[k] for k in header] for d in report.day_rows(basis)]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(header)
+    # Names come from the state.db: text cells are defused as in every spreadsheet CSV.
+    writer.writerows([[neutralise_formula(v) for v in row] for row in rows])
+    response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{_filename(report, table, "csv")}"'
+    return response

@@ -1,0 +1,113 @@
+"""Figure ``days``: the window's sessions per local start day; and usage per activity day.
+
+A session's whole usage is, per counter, the larger of its own counter and the sum of its usage
+rows (its rows plus its residual, see :mod:`.models`), so the days add up to the models table.
+The activity-day view reads ``session_daily_usage`` in a statement of its own: it is asked for
+only on request, and only files that have the table can answer it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_explorer import store
+
+from ..window import Scope
+from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
+
+EPOCH_DAY0 = dt.date(1970, 1, 1)
+
+
+@dataclass
+class DayRow:
+    day: dt.date  # local day
+    sessions: int = 0
+    messages: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(getattr(self, k) for k in TOKEN_KEYS)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "day": self.day.isoformat(),
+            "sessions": self.sessions,
+            "messages": self.messages,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "total_tokens": self.total_tokens,
+            "cost": self.cost,
+        }
+
+
+COLUMNS = (
+    ("sessions", "COUNT(*)"),
+    ("messages", "SUM(messages)"),
+    ("input_tokens", "SUM(MAX(s_in, u_in))"),
+    ("output_tokens", "SUM(MAX(s_out, u_out))"),
+    ("cache_read_tokens", "SUM(MAX(s_cr, u_cr))"),
+    ("cache_write_tokens", "SUM(MAX(s_cw, u_cw))"),
+    ("cost", "SUM(MAX(s_cost, u_cost))"),
+)
+
+
+def parts(scope: Scope) -> list[Part]:
+    # The key is the local day number since 1970-01-01.
+    return [Part("lt / 86400", COLUMNS, "FROM per WHERE lt IS NOT NULL GROUP BY 2")]
+
+
+def decode(scope: Scope, rows: list[Row]) -> list[DayRow]:
+    """The start days that have sessions, in order."""
+    days = [
+        DayRow(
+            EPOCH_DAY0 + dt.timedelta(days=int(key)),
+            as_int(v["sessions"]),
+            as_int(v["messages"]),
+            as_int(v["input_tokens"]),
+            as_int(v["output_tokens"]),
+            as_int(v["cache_read_tokens"]),
+            as_int(v["cache_write_tokens"]),
+            as_float(v["cost"]),
+        )
+        for key, v in rows
+    ]
+    return sorted(days, key=lambda d: d.day)
+
+
+FIGURE = Figure("days", parts, decode)
+
+
+def days_by_activity(scope: Scope) -> list[DayRow]:
+    """Per local day the usage happened (``session_daily_usage``), for the window's sessions.
+
+    Usage from before Hermes started writing this table was never spread over days.
+    """
+    d = scope.dcol
+    sql = f"""SELECT d.day, COUNT(DISTINCT d.session_id), SUM(COALESCE({d("input_tokens")}, 0)),
+               SUM(COALESCE({d("output_tokens")}, 0)),
+               SUM(COALESCE({d("cache_read_tokens")}, 0)),
+               SUM(COALESCE({d("cache_write_tokens")}, 0)),
+               SUM(COALESCE({d("estimated_cost_usd", "NULL")}, 0.0))
+        FROM session_daily_usage d WHERE d.session_id IN ({scope.session_ids})
+        GROUP BY d.day ORDER BY d.day"""
+    out = []
+    for day, n, i, o, cr, cw, cost in store.rows(sql, scope.params):
+        try:
+            parsed = dt.date.fromisoformat(str(day))
+        except ValueError:
+            continue  # not a 'YYYY-MM-DD' day: nothing to place on a calendar
+        out.append(
+            DayRow(
+                parsed, as_int(n), 0, as_int(i), as_int(o), as_int(cr), as_int(cw), as_float(cost)
+            )
+        )
+    return out

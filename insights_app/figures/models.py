@@ -1,0 +1,157 @@
+"""Figure ``models``: Hermes's models table, per short model name.
+
+Per short model name (last path segment): every ``session_model_usage`` row of the window's
+sessions (auxiliary tasks included) plus, per session, the *residual*: the session's counter
+minus the sum of **all** its usage rows (every task, not only the main loop), floored at 0,
+attributed to the session's own model.  That is what Hermes does: it totals every row of the
+session before subtracting.  Residual reasoning tokens are 0 (Hermes's choice); API calls and
+cost get residuals too.  A session counts for a model when it has a usage row for it or a
+non-zero residual; its tool calls go to its own model.  Without ``session_model_usage`` every
+session is its own residual: the table comes from the sessions' counters.
+
+The pass groups by full model name; the rows are merged by short name here, and only when
+several full routes share a short name is one more statement needed (a session that used two
+of them counts once).
+
+NOTE: Hermes re-prices usage rows that carry neither ``cost_status`` nor ``cost_source`` from
+its own price table; we have no price table and use the stored estimate (or $0).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hermes_explorer import store
+from sessions_app.formatting import short_model
+
+from ..window import Scope
+from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
+
+COLUMNS = (
+    ("sessions", "COUNT(DISTINCT CASE WHEN counted THEN sid END)"),
+    ("input_tokens", "SUM(i)"),
+    ("output_tokens", "SUM(o)"),
+    ("cache_read_tokens", "SUM(cr)"),
+    ("cache_write_tokens", "SUM(cw)"),
+    ("reasoning_tokens", "SUM(rs)"),
+    ("api_calls", "SUM(api)"),
+    ("cost", "SUM(cost)"),
+    ("actual_cost", "SUM(actual)"),
+    ("tool_calls", "SUM(tc)"),
+)
+_FLOATS = frozenset({"cost", "actual_cost"})
+# A session's residual per counter: what its own counter has beyond its usage rows.
+_RESIDUAL = {
+    "in": "MAX(0, s_in - u_in)",
+    "out": "MAX(0, s_out - u_out)",
+    "cr": "MAX(0, s_cr - u_cr)",
+    "cw": "MAX(0, s_cw - u_cw)",
+    "api": "MAX(0, s_api - u_api)",
+    "cost": "MAX(0.0, s_cost - u_cost)",
+    "actual": "MAX(0.0, s_actual - u_actual)",
+}
+
+
+def parts(scope: Scope) -> list[Part]:
+    # Per full model name: usage rows, residuals, and tool calls (to the session's own model).
+    # Only usage rows and residuals make a session count for a model.
+    res_cols = ", ".join(f"{expr} AS r_{key}" for key, expr in _RESIDUAL.items())
+    has_res = " OR ".join(f"r_{key} > 0" for key in _RESIDUAL)
+    residual_rows = f"""SELECT id AS sid, model, r_in AS i, r_out AS o, r_cr AS cr, r_cw AS cw,
+                              0 AS rs, r_api AS api, r_cost AS cost, r_actual AS actual,
+                              tool_calls AS tc, ({has_res}) AS counted
+                       FROM (SELECT id, model, tool_calls, {res_cols} FROM per)
+                       WHERE ({has_res}) OR tool_calls > 0"""
+    if scope.has_usage:
+        u = scope.ucol
+        rows = f"""SELECT u.session_id AS sid, u.model AS model,
+                           COALESCE({u("input_tokens")}, 0) AS i,
+                           COALESCE({u("output_tokens")}, 0) AS o,
+                           COALESCE({u("cache_read_tokens")}, 0) AS cr,
+                           COALESCE({u("cache_write_tokens")}, 0) AS cw,
+                           COALESCE({u("reasoning_tokens")}, 0) AS rs,
+                           COALESCE({u("api_call_count")}, 0) AS api,
+                           COALESCE({u("estimated_cost_usd", "NULL")}, 0.0) AS cost,
+                           COALESCE({u("actual_cost_usd", "NULL")}, 0.0) AS actual,
+                           0 AS tc, 1 AS counted
+                    FROM session_model_usage u WHERE u.session_id IN (SELECT id FROM per)
+                    UNION ALL {residual_rows}"""
+    else:
+        rows = residual_rows
+    return [Part("model", COLUMNS, f"FROM ({rows}) GROUP BY model")]
+
+
+def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
+    """Merge the per-full-model rows into Hermes's per-short-name table."""
+    merged: dict[str, dict[str, Any]] = {}
+    fulls: dict[str, list[str | None]] = {}
+    for full, values in rows:
+        name = short_model(full, missing="unknown")
+        entry = merged.setdefault(
+            name,
+            {
+                "model": name,
+                "sessions": 0,
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "cache_read_tokens": 0,
+                "cache_write_tokens": 0,
+                "reasoning_tokens": 0,
+                "total_tokens": 0,
+                "api_calls": 0,
+                "tool_calls": 0,
+                "cost": 0.0,
+                "actual_cost": 0.0,
+            },
+        )
+        if as_int(values["sessions"]):
+            fulls.setdefault(name, []).append(full)
+        for key, value in values.items():
+            entry[key] += as_float(value) if key in _FLOATS else as_int(value)
+    for name, names in fulls.items():
+        if len(names) > 1 and scope.has_usage:
+            # Several full routes share a short name: a session using two of them counts once.
+            merged[name]["sessions"] = _distinct_sessions(scope, names)
+    for entry in merged.values():
+        entry["total_tokens"] = sum(entry[k] for k in TOKEN_KEYS)
+    return sorted(merged.values(), key=lambda m: (-m["total_tokens"], -m["sessions"], m["model"]))
+
+
+FIGURE = Figure("models", parts, decode)
+
+
+def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
+    """Sessions with a usage row, or a residual, on any of these full model names.
+
+    Only needed when several full routes share a short name (rare): a session that used two
+    of them counts once.  Without usage rows every session has exactly one model, so the
+    per-route counts simply add up and this is never called.
+    """
+    u = scope.ucol
+    named = [f for f in fulls if f is not None]
+    marks = ", ".join(["%s"] * len(named)) or "NULL"
+    null_model = " OR s.model IS NULL" if None in fulls else ""
+
+    def rows_sum(col: str, default: str = "0") -> str:
+        return (
+            f"(SELECT COALESCE(SUM({u(col, default)}), 0) FROM session_model_usage u"
+            " WHERE u.session_id = s.id)"
+        )
+
+    over = [
+        ("s.input_tokens", rows_sum("input_tokens")),
+        ("s.output_tokens", rows_sum("output_tokens")),
+        (scope.scol("cache_read_tokens"), rows_sum("cache_read_tokens")),
+        (scope.scol("cache_write_tokens"), rows_sum("cache_write_tokens")),
+        (scope.scol("api_call_count"), rows_sum("api_call_count")),
+        ("s.estimated_cost_usd", rows_sum("estimated_cost_usd", "NULL")),
+        (scope.scol("actual_cost_usd", "NULL"), rows_sum("actual_cost_usd", "NULL")),
+    ]
+    has_residual = " OR ".join(f"COALESCE({own}, 0) > {rows}" for own, rows in over)
+    sql = f"""SELECT COUNT(DISTINCT sid) FROM (
+        SELECT u.session_id AS sid FROM session_model_usage u
+        WHERE u.model IN ({marks}) AND u.session_id IN ({scope.session_ids})
+        UNION ALL
+        SELECT s.id FROM sessions s
+        WHERE {scope.where} AND (s.model IN ({marks}){null_model}) AND ({has_residual}))"""
+    return as_int(store.rows(sql, [*named, *scope.params, *scope.params, *named])[0][0])

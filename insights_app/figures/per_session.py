@@ -1,0 +1,90 @@
+"""``per``: the window's sessions, one row each, that every figure of the pass groups.
+
+Its columns, by name:
+
+``id``, ``source`` (``unknown`` when empty), ``model``, ``started_at``
+    the session's own;
+``lt``
+    its local start time in ``TIME_ZONE`` as epoch-like seconds (``lt / 86400`` is the local
+    day number, ``lt / 3600 % 24`` the local hour), NULL when it has no start;
+``dur``
+    its duration when positive (clock drift ignored), else NULL;
+``messages``, ``tool_calls``
+    its counters;
+``s_in``, ``s_out``, ``s_cr``, ``s_cw``, ``s_rs``, ``s_api``, ``s_cost``, ``s_actual``
+    its token, API-call and cost counters (input, output, cache read, cache write, reasoning);
+``u_in``, ``u_out``, ``u_cr``, ``u_cw``, ``u_api``, ``u_cost``, ``u_actual``
+    the sums of its ``session_model_usage`` rows (0 without that table);
+``included``, ``unknown``
+    1 when its cost is included in a subscription, or unknown.
+
+Cost buckets: ``included`` is ``cost_status = 'included'``; ``unknown`` is ``cost_status =
+'unknown'``, or no status and no stored estimate for a session that used tokens (files without
+``cost_status``: no estimate for a session that used tokens).  NOTE: Hermes derives both from
+its price table at report time; we read what Hermes stored.
+"""
+
+from __future__ import annotations
+
+from ..localtime import OffsetSegments
+from ..window import Scope
+
+_POSITIVE = (
+    "s.started_at <> 0 AND s.ended_at IS NOT NULL AND s.ended_at <> 0 AND s.ended_at > s.started_at"
+)
+
+
+def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
+    """``per``: one row per window session with its counters, its usage-row sums, its local
+    start time split into day number / weekday / hour, and its positive duration."""
+    c = scope.scol
+    if scope.shape.has_column("sessions", "cost_status"):
+        unknown = (
+            "s.cost_status = 'unknown' OR (s.cost_status IS NULL"
+            " AND s.estimated_cost_usd IS NULL AND {used})"
+        )
+        included = "s.cost_status = 'included'"
+    else:
+        unknown, included = "s.estimated_cost_usd IS NULL AND {used}", "0"
+    used = (
+        f"COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0)"
+        f" + COALESCE({c('cache_read_tokens')}, 0) + COALESCE({c('cache_write_tokens')}, 0) > 0"
+    )
+    unknown = unknown.format(used=used)
+    if scope.has_usage:
+        u = scope.ucol
+        usage_cols = f"""COALESCE(SUM({u("input_tokens")}), 0) AS u_in,
+               COALESCE(SUM({u("output_tokens")}), 0) AS u_out,
+               COALESCE(SUM({u("cache_read_tokens")}), 0) AS u_cr,
+               COALESCE(SUM({u("cache_write_tokens")}), 0) AS u_cw,
+               COALESCE(SUM({u("api_call_count")}), 0) AS u_api,
+               COALESCE(SUM({u("estimated_cost_usd", "NULL")}), 0.0) AS u_cost,
+               COALESCE(SUM({u("actual_cost_usd", "NULL")}), 0.0) AS u_actual"""
+        join = "LEFT JOIN session_model_usage u ON u.session_id = s.id"
+        group = "GROUP BY s.id"
+    else:
+        usage_cols = (
+            "0 AS u_in, 0 AS u_out, 0 AS u_cr, 0 AS u_cw, 0 AS u_api,"
+            " 0.0 AS u_cost, 0.0 AS u_actual"
+        )
+        join = group = ""
+    local = segments.local_sql("s.started_at")
+    return f"""per AS MATERIALIZED (
+        SELECT s.id AS id, COALESCE(NULLIF(s.source, ''), 'unknown') AS source,
+               s.model AS model, s.started_at AS started_at,
+               CASE WHEN s.started_at <> 0 AND {local} >= 0
+                    THEN CAST({local} AS INTEGER) END AS lt,
+               CASE WHEN {_POSITIVE} THEN s.ended_at - s.started_at END AS dur,
+               COALESCE(s.message_count, 0) AS messages,
+               COALESCE({c("tool_call_count")}, 0) AS tool_calls,
+               COALESCE(s.input_tokens, 0) AS s_in, COALESCE(s.output_tokens, 0) AS s_out,
+               COALESCE({c("cache_read_tokens")}, 0) AS s_cr,
+               COALESCE({c("cache_write_tokens")}, 0) AS s_cw,
+               COALESCE({c("reasoning_tokens")}, 0) AS s_rs,
+               COALESCE({c("api_call_count")}, 0) AS s_api,
+               COALESCE(s.estimated_cost_usd, 0.0) AS s_cost,
+               COALESCE({c("actual_cost_usd", "NULL")}, 0.0) AS s_actual,
+               CASE WHEN {included} THEN 1 ELSE 0 END AS included,
+               CASE WHEN {unknown} THEN 1 ELSE 0 END AS unknown,
+               {usage_cols}
+        FROM sessions s {join} WHERE {scope.where} {group})"""

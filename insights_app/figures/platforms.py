@@ -1,0 +1,90 @@
+"""Figure ``platforms``: the window's sessions per source, with their counters summed.
+
+Hermes's platforms table, and the totals of the overview (the sum over sources).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..window import Scope
+from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
+
+COLUMNS = (
+    ("sessions", "COUNT(*)"),
+    ("messages", "SUM(messages)"),
+    ("tool_calls", "SUM(tool_calls)"),
+    ("input_tokens", "SUM(s_in)"),
+    ("output_tokens", "SUM(s_out)"),
+    ("cache_read_tokens", "SUM(s_cr)"),
+    ("cache_write_tokens", "SUM(s_cw)"),
+    ("reasoning_tokens", "SUM(s_rs)"),
+    ("api_calls", "SUM(s_api)"),
+    ("cost", "SUM(s_cost)"),
+    ("actual_cost", "SUM(s_actual)"),
+    ("duration_sum", "SUM(dur)"),
+    ("durations", "COUNT(dur)"),
+    ("first_started", "MIN(CASE WHEN started_at <> 0 THEN started_at END)"),
+    ("last_started", "MAX(CASE WHEN started_at <> 0 THEN started_at END)"),
+    ("included", "SUM(included)"),
+    ("unknown", "SUM(unknown)"),
+)
+KEYS = tuple(name for name, _ in COLUMNS)
+_FLOATS = frozenset({"cost", "actual_cost", "duration_sum"})
+_EPOCHS = frozenset({"first_started", "last_started"})
+
+
+def parts(scope: Scope) -> list[Part]:
+    return [Part("source", COLUMNS, "FROM per GROUP BY source")]
+
+
+def decode(scope: Scope, rows: list[Row]) -> dict[str, dict[str, Any]]:
+    """Per source, its sums (numbers as int or float, first and last start as stored)."""
+    out = {}
+    for source, values in rows:
+        out[source] = {
+            k: v if k in _EPOCHS else as_float(v) if k in _FLOATS else as_int(v)
+            for k, v in values.items()
+        }
+    return out
+
+
+FIGURE = Figure("platforms", parts, decode)
+
+
+def platform_rows(platforms: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Hermes's platforms table, busiest first."""
+    return sorted(
+        (
+            {
+                "platform": source,
+                "sessions": row["sessions"],
+                "messages": row["messages"],
+                **{k: row[k] for k in TOKEN_KEYS},
+                "total_tokens": sum(row[k] for k in TOKEN_KEYS),
+                "tool_calls": row["tool_calls"],
+                # Ours.
+                "estimated_cost": row["cost"],
+            }
+            for source, row in platforms.items()
+        ),
+        key=lambda p: (-p["sessions"], p["platform"]),
+    )
+
+
+def totals(platforms: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The sums over every source (earliest first start, latest last start)."""
+    out: dict[str, Any] = dict.fromkeys(KEYS, 0)
+    out["first_started"] = out["last_started"] = None
+    for row in platforms.values():
+        for key in KEYS:
+            value = row[key]
+            if key == "first_started":
+                if value is not None and (out[key] is None or value < out[key]):
+                    out[key] = value
+            elif key == "last_started":
+                if value is not None and (out[key] is None or value > out[key]):
+                    out[key] = value
+            else:
+                out[key] += value
+    return out

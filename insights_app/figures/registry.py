@@ -1,0 +1,94 @@
+"""What a figure is, and the one statement that computes every figure of the pass.
+
+A *figure* is one table of the report computed in SQL from the window's sessions: the rows per
+source, per local day, per weekday-hour, per model, the notable sessions.  It declares
+
+* its *parts*: one or more ``SELECT``\\ s over the per-session rows ``per``
+  (:mod:`.per_session`), each a row key and **named** columns (every part of a figure has the
+  same column names), and
+* its *decoder*: a function of the rows it got back, each a key and a dict by column name.
+
+All parts of all figures are one statement (``WITH per AS MATERIALIZED (…) SELECT … UNION ALL
+SELECT …``): SQLite builds ``per`` once and groups it several ways, so the whole pass reads the
+window's sessions and usage rows once, however many figures there are.  Each output row carries
+its figure's name, and its columns are padded with NULL to the widest part; the decoder sees
+only its own columns, by name.  To change a figure, change its module; to add one, write a
+module and list it in :data:`insights_app.figures.FIGURES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hermes_explorer import store
+
+from ..localtime import OffsetSegments
+from ..window import Scope
+from .per_session import per_session_cte
+
+TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+# A decoded row: the part's key and its columns by name.
+Row = tuple[Any, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One ``SELECT`` of the pass: ``SELECT <key>, <columns…> <source>``."""
+
+    key: str
+    columns: tuple[tuple[str, str], ...]  # (name, SQL expression), in order
+    source: str  # FROM per … (WHERE, GROUP BY, ORDER BY, LIMIT)
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A named figure: the parts it adds to the pass and how its rows become its value."""
+
+    name: str
+    parts: Callable[[Scope], list[Part]]
+    decode: Callable[[Scope, list[Row]], Any]
+
+
+def statement(
+    scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]
+) -> tuple[str, dict[str, list[str]]]:
+    """The single statement of every part of ``figures`` (parameters: ``scope.params``), and
+    each figure's column names."""
+    planned = [(figure, figure.parts(scope)) for figure in figures]
+    width = max(len(part.columns) for _, parts in planned for part in parts)
+    selects = []
+    names: dict[str, list[str]] = {}
+    for figure, parts in planned:
+        names[figure.name] = [name for name, _ in parts[0].columns]
+        for part in parts:
+            if [name for name, _ in part.columns] != names[figure.name]:
+                raise ValueError(f"the parts of figure {figure.name!r} name different columns")
+            columns = [sql for _, sql in part.columns] + ["NULL"] * (width - len(part.columns))
+            # A subquery, so that a part may have its own ORDER BY and LIMIT.
+            selects.append(
+                f"SELECT * FROM (SELECT '{figure.name}', {part.key}, {', '.join(columns)}"
+                f" {part.source})"
+            )
+    sql = f"WITH {per_session_cte(scope, segments)}\n" + "\nUNION ALL\n".join(selects)
+    return sql, names
+
+
+def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -> dict[str, Any]:
+    """Every figure's value, by name, from one run of :func:`statement`."""
+    sql, names = statement(scope, segments, figures)
+    rows: dict[str, list[Row]] = {figure.name: [] for figure in figures}
+    for name, key, *values in store.rows(sql, scope.params):
+        # zip() stops at the figure's own columns: the NULL padding is dropped.
+        rows[name].append((key, dict(zip(names[name], values, strict=False))))
+    return {figure.name: figure.decode(scope, rows[figure.name]) for figure in figures}
+
+
+def as_int(value) -> int:
+    return int(value) if value is not None else 0
+
+
+def as_float(value) -> float:
+    return float(value) if value is not None else 0.0

@@ -1,0 +1,101 @@
+"""Figure ``top_sessions``: the longest session, and those with most messages, tokens, tools.
+
+Each is one part of the pass (``ORDER BY … LIMIT 1``); ties go to the most recently started.
+NOTE: Hermes's "longest" considers every closed session and could name one whose clock
+drifted (a negative duration) when no other is closed; we only consider positive ones.
+NOTE: ``session_id`` is the whole id (Hermes cuts it to 16 characters for its terminal).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.utils import timezone
+
+from hermes_explorer import store
+from sessions_app.formatting import duration_compact
+
+from ..window import Scope
+from .registry import Figure, Part, Row
+
+TOP_LABELS = {
+    "longest": "Longest session",
+    "messages": "Most messages",
+    "tokens": "Most tokens",
+    "tool_calls": "Most tool calls",
+}
+
+
+def parts(scope: Scope) -> list[Part]:
+    top = [
+        ("longest", "dur", "dur IS NOT NULL"),
+        ("messages", "messages", "messages > 0"),
+        ("tokens", "s_in + s_out", "s_in + s_out > 0"),
+    ]
+    if scope.shape.has_column("sessions", "tool_call_count"):
+        top.append(("tool_calls", "tool_calls", "tool_calls > 0"))
+    return [
+        Part(
+            f"'{kind}'",
+            (("session_id", "id"), ("started_at", "started_at"), ("value", value)),
+            f"FROM per WHERE {condition} ORDER BY {value} DESC, started_at DESC, id DESC LIMIT 1",
+        )
+        for kind, value, condition in top
+    ]
+
+
+def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
+    """Hermes's notable sessions, in its order, with their titles (one more statement)."""
+    found = {kind: values for kind, values in rows}
+    titles = {}
+    ids = [v["session_id"] for v in found.values()]
+    if ids:
+        marks = ", ".join(["%s"] * len(ids))
+        titles = dict(
+            store.rows(f"SELECT id, substr(title, 1, 100) FROM sessions WHERE id IN ({marks})", ids)
+        )
+    tz = timezone.get_current_timezone()
+    out = []
+    for kind, label in TOP_LABELS.items():
+        if kind not in found:
+            continue
+        session_id, started_at, value = (
+            found[kind][k] for k in ("session_id", "started_at", "value")
+        )
+        out.append(
+            {
+                "label": label,
+                "session_id": session_id,
+                "value": _top_value(kind, value),
+                "date": _short_date(started_at, tz),
+                # Ours.
+                "metric": kind,
+                "raw_value": value,
+                "title": titles.get(session_id),
+                "started_at": started_at,
+            }
+        )
+    return out
+
+
+FIGURE = Figure("top_sessions", parts, decode)
+
+
+def _top_value(kind: str, value) -> str:
+    if kind == "longest":
+        return duration_compact(float(value))
+    if kind == "messages":
+        return f"{int(value)} msgs"
+    if kind == "tokens":
+        return f"{int(value):,} tokens"
+    return f"{int(value)} calls"
+
+
+def _short_date(epoch: float | None, tz: dt.tzinfo) -> str:
+    if not epoch:
+        return "?"
+    try:
+        return dt.datetime.fromtimestamp(float(epoch), tz).strftime("%b %d")
+    except (OverflowError, OSError, ValueError):
+        return "?"

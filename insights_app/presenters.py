@@ -1,0 +1,237 @@
+"""The insights report as the page shows it: daily charts, bar charts, the heatmap, notes.
+
+The report (:mod:`insights_app.stats`) holds numbers; this module turns them into the charts
+of :mod:`insights_app.charts`, each with the words that describe it and the drill-down links
+of :mod:`insights_app.drilldown`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from sessions_app.facets import distinct_values
+from sessions_app.formatting import compact, money, short_model
+from sessions_app.timefmt import local_date
+
+from . import charts
+from .drilldown import Drill
+from .figures.activity import WEEKDAYS
+from .figures.days import DayRow
+from .figures.registry import TOKEN_KEYS
+from .stats import Report
+
+TOKEN_PARTS = (
+    ("k-input", "input_tokens", "input"),
+    ("k-output", "output_tokens", "output"),
+    ("k-cache-read", "cache_read_tokens", "cache read"),
+    ("k-cache-write", "cache_write_tokens", "cache write"),
+)
+TOP_TOOLS_CHART = 15
+
+
+def _span(report: Report, rows: list[DayRow]) -> tuple[dt.date, dt.date] | None:
+    """The days the daily charts cover: the window's own days, widened to the data."""
+    w = report.window
+    data = [r.day for r in rows]
+    today = local_date(report.now)
+    if w.is_custom:
+        first = w.start_day or (min(data) if data else None)
+        last = w.end_day or today
+    elif w.days is not None:
+        first, last = local_date(report.lo), today
+    else:
+        first, last = (min(data), max(data)) if data else (None, None)
+    if first is None or last is None:
+        return None
+    if data:
+        first, last = min(first, min(data)), max(last, max(data))
+        if (last - first).days > 20 * 366:
+            # A range far wider than the data (a custom range from 1970): show the data.
+            first, last = min(data), max(data)
+    return first, last
+
+
+def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
+    """Sessions, tokens and cost per day (or week, month, year), bars linked to the days."""
+    rows = report.day_rows(basis)
+    span = _span(report, rows)
+    if span is None:
+        return {"size": "day", "buckets": [], "charts": {}}
+    size, series = charts.buckets(
+        [
+            (
+                r.day,
+                {
+                    "sessions": r.sessions,
+                    "messages": r.messages,
+                    "tokens": r.total_tokens,
+                    **{k: getattr(r, k) for k in TOKEN_KEYS},
+                    "cost": r.cost,
+                },
+            )
+            for r in rows
+        ],
+        *span,
+    )
+    for b in series:
+        # Activity days are not start days: the session list cannot show "usage on day X".
+        b.href = drill.days(b.first, b.last) if basis == "start" else None
+    per = {"day": "day", "week": "week", "month": "month", "year": "year"}[size]
+    how = "by start day" if basis == "start" else "by activity day"
+
+    def chart(key: str, title: str, fmt, unit: str, css: str):
+        values = [b.values.get(key, 0) for b in series]
+        peak = max(values, default=0)
+        total = sum(values)
+        busiest = series[values.index(peak)].label if peak else "none"
+        return charts.column_chart(
+            [charts.Column(b.label, b.tick, b.values.get(key, 0), b.href) for b in series],
+            title=f"{title} per {per}, {how}",
+            desc=(
+                f"{len(series)} bars from {series[0].label} to {series[-1].label}; "
+                f"total {fmt(total)}{(' ' + unit) if unit else ''}; "
+                f"busiest: {busiest} with {fmt(peak)}."
+            ),
+            fmt=fmt,
+            unit=unit,
+            css=css,
+        )
+
+    return {
+        "size": size,
+        "buckets": series,
+        "charts": {
+            "sessions": chart("sessions", "Sessions", compact, "sessions", "bar"),
+            "tokens": chart("tokens", "Tokens", compact, "tokens", "bar bar-tokens"),
+            "cost": chart("cost", "Estimated cost", money, "", "bar bar-cost"),
+        },
+    }
+
+
+def bar_charts(report: Report, linked: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Tokens per model, top tools, sessions per platform, and the weekday-hour heatmap."""
+    models = linked["models"]
+    tools = linked["tools"][:TOP_TOOLS_CHART]
+    platforms = linked["platforms"]
+    busiest = report.activity.get("busiest_day", {}) if report.activity else {}
+    busiest_hour = report.activity.get("busiest_hour", {}) if report.activity else {}
+    return {
+        "models": charts.hbar_chart(
+            [
+                charts.Bar(
+                    m["model"],
+                    m["total_tokens"],
+                    m["url"],
+                    parts=[(css, m[key]) for css, key, _label in TOKEN_PARTS],
+                    note=", ".join(
+                        f"{compact(m[key])} {label}" for _css, key, label in TOKEN_PARTS
+                    ),
+                )
+                for m in models
+                if m["total_tokens"] > 0
+            ],
+            title="Tokens per model",
+            desc=(
+                f"{len(models)} models; stacked bars split input, output, cache read and cache "
+                "write tokens" + (f"; most tokens: {models[0]['model']}." if models else ".")
+            ),
+            unit="tokens",
+        ),
+        "tools": charts.hbar_chart(
+            [
+                charts.Bar(t["tool"], t["count"], t["url"], note=f"{t['percentage']:.1f}% of calls")
+                for t in tools
+            ],
+            title="Top tools by calls",
+            desc=(
+                f"The {len(tools)} most used tools"
+                + (
+                    f"; first: {tools[0]['tool']} with {tools[0]['count']:,} calls."
+                    if tools
+                    else "."
+                )
+            ),
+            unit="calls",
+        ),
+        "platforms": charts.hbar_chart(
+            [
+                charts.Bar(
+                    p["platform"],
+                    p["sessions"],
+                    p["url"],
+                    note=f"{p['messages']:,} messages, {compact(p['total_tokens'])} tokens",
+                )
+                for p in platforms
+            ],
+            title="Sessions per platform",
+            desc=(
+                f"{len(platforms)} platforms"
+                + (
+                    f"; busiest: {platforms[0]['platform']} with {platforms[0]['sessions']:,} sessions."
+                    if platforms
+                    else "."
+                )
+            ),
+            unit="sessions",
+        ),
+        "heatmap": charts.heatmap(
+            report.heatmap,
+            title="Sessions started by weekday and hour",
+            desc=(
+                f"Times in {report.timezone}. Busiest day: {busiest.get('day', 'none')} "
+                f"({busiest.get('count', 0)} sessions); busiest hour: "
+                f"{busiest_hour.get('hour', 0):02d}:00 ({busiest_hour.get('count', 0)} sessions)."
+            ),
+            weekdays=WEEKDAYS,
+        ),
+    }
+
+
+def page_notes(report: Report, basis: str) -> list[str]:
+    """What the reader should know about these numbers (missing tables, cut counts)."""
+    notes = []
+    if report.models_from == "sessions":
+        notes.append(
+            "This state.db has no session_model_usage table: the models table comes from each "
+            "session's own counters (its recorded model), so model switches and auxiliary "
+            "calls (titles, compression, vision) are not visible."
+        )
+    if not report.messages_complete:
+        notes.append(
+            f"Counting messages and tools ran out of time: {report.sessions_uncounted:,} "
+            "sessions of this window are not in the message, tool and skill figures yet. "
+            "Reload in a moment (the work done so far is kept), or narrow the window."
+        )
+    if basis == "activity":
+        notes.append(
+            "Daily charts by activity day use session_daily_usage: usage recorded before Hermes "
+            "kept daily rows is missing from them. Bars do not link to sessions (the session "
+            "list filters by start day)."
+        )
+    if report.window.model:
+        notes.append(
+            "The model filter selects sessions by their recorded model; the models table still "
+            "shows every model those sessions used (switches and auxiliary tasks)."
+        )
+    return notes
+
+
+def page(report: Report, drill: Drill, linked: dict[str, list[dict[str, Any]]], basis: str) -> dict:
+    """The template context of a report."""
+    return {
+        "report": report,
+        "basis": basis,
+        "linked": linked,
+        "daily": daily(report, drill, basis) if not report.empty else None,
+        "charts": bar_charts(report, linked) if not report.empty else None,
+        "notes": page_notes(report, basis),
+        "drill": drill,
+        "heat_rows": [(WEEKDAYS[i], row, sum(row)) for i, row in enumerate(report.heatmap)],
+        "models_datalist": model_names(),
+    }
+
+
+def model_names() -> list[str]:
+    """Short model names for the model box's suggestions (a cached facet)."""
+    return sorted({short_model(m) for m in distinct_values("model")} - {""})

@@ -1,0 +1,99 @@
+"""Export responses: the streamed download, its headers, and the 400 for invalid filters."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Iterable, Iterator
+
+from django.core.exceptions import BadRequest
+from django.http import HttpResponse, StreamingHttpResponse
+
+from ..querysets import PREVIEW_CHARS
+from . import encoders
+from .request import FORMATS, safe_filename
+
+logger = logging.getLogger(__name__)
+
+
+def _encoded(pieces: Iterable[str], *, label: str) -> Iterator[bytes]:
+    """Each piece as one UTF-8 write."""
+    try:
+        for piece in pieces:
+            if piece:
+                yield piece.encode("utf-8", "replace")
+    except Exception:
+        # Headers are gone: the server can only cut the connection, which clients see as an
+        # incomplete download. Say why in the log.
+        logger.exception("%s stopped mid-stream", label)
+        raise
+
+
+def buffered(pieces: Iterable[str], *, label: str = "export") -> Iterator[bytes]:
+    """UTF-8 bytes in writes of about ``FLUSH_BYTES``; an empty piece flushes (chunk ends)."""
+
+    def joined() -> Iterator[str]:
+        flush = encoders.FLUSH_BYTES
+        buffer: list[str] = []
+        size = 0
+        for piece in pieces:
+            if piece:
+                buffer.append(piece)
+                size += len(piece)
+                if size < flush:
+                    continue
+            if buffer:
+                yield "".join(buffer)
+                buffer, size = [], 0
+        if buffer:
+            yield "".join(buffer)
+
+    return _encoded(joined(), label=label)
+
+
+def stream_export(
+    *,
+    fmt: str,
+    columns: list[str],
+    chunks: Iterable[list[dict]],
+    filename: str,
+    spreadsheet: bool = False,
+    preview_only: bool = False,
+) -> StreamingHttpResponse:
+    """A download of ``chunks`` as ``fmt`` (csv, json or jsonl).
+
+    A chunk is a list of dicts keyed by ``columns``, or of sequences in ``columns`` order.
+
+    ``spreadsheet`` (CSV only): BOM and formula neutralisation.  ``preview_only`` marks the
+    file as holding cut text (``-preview`` in the name, ``X-Export-Preview`` header)."""
+    if fmt not in FORMATS:
+        raise BadRequest(f"Unknown export format {fmt!r}: use csv, json or jsonl.")
+    iterator = iter(chunks)
+    # Run the first query now: a bad filter or a timeout still gets a proper error page.
+    first = next(iterator, None)
+    rows = itertools.chain([first] if first is not None else [], iterator)
+    name = safe_filename(filename)
+    if preview_only and "-preview" not in name:
+        stem, _, ext = name.rpartition(".")
+        name = f"{stem}-preview.{ext}"
+    pieces = encoders.ENCODERS[fmt](list(columns), rows, spreadsheet and fmt == "csv")
+    response = StreamingHttpResponse(_encoded(pieces, label=name), content_type=FORMATS[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, no-store"
+    if preview_only:
+        response["X-Export-Preview"] = f"text cut to {PREVIEW_CHARS} characters"
+    return response
+
+
+def invalid_filters_response(form) -> HttpResponse:
+    """A 400 that says which filters are wrong (plain text: scripts read it too)."""
+    lines = ["The export was not made: some filters are not valid.", ""]
+    for field, errors in form.errors.items():
+        for error in errors:
+            lines.append(f"{field}: {error}")
+    response = HttpResponse(
+        "\n".join(lines) + "\n", status=400, content_type="text/plain; charset=utf-8"
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

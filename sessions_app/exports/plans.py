@@ -1,0 +1,295 @@
+"""Table exports: which columns a session or message export has, and how its rows are made.
+
+A :class:`TablePlan` holds the ``values_list()`` queryset an export reads and the function that
+turns a fetched chunk into output rows a column at a time: times become ISO 8601 in
+``TIME_ZONE`` next to the raw epoch (:mod:`.isotime`), secrets are redacted like on the pages
+(:func:`sessions_app.redaction.redact_many`), and keys fetched only for the keyset are dropped.
+Only columns this file has are named (``has_column``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from django.db.models import F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.http import StreamingHttpResponse
+from django.utils import timezone
+
+from ..models import Session
+from ..pagination import Keyset
+from ..querysets import PREVIEW_CHARS
+from ..redaction import redact_many, redaction_enabled
+from ..selectors import sessions_for_table
+from ..sqlfunctions import ContentHead
+from . import chunks as chunking
+from .http import invalid_filters_response, stream_export
+from .isotime import iso_converter
+from .request import (
+    export_filename,
+    requested_format,
+    session_filename_bits,
+    wants_preview,
+    wants_spreadsheet,
+)
+
+# Columns of the exports, in order. Times become two columns: ISO 8601 and ``<name>_epoch``.
+TIME_FIELDS = frozenset({"started_at", "ended_at", "last_activity_at", "timestamp"})
+SESSION_FIELDS = (
+    "id",
+    "title",
+    "source",
+    "user_id",
+    "model",
+    "started_at",
+    "ended_at",
+    "last_activity_at",
+    "message_count",
+    "tool_call_count",
+    "api_call_count",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "estimated_cost_usd",
+    "actual_cost_usd",
+    "cost_status",
+    "cost_source",
+    "pricing_version",
+    "billing_provider",
+    "billing_base_url",
+    "billing_mode",
+    "parent_session_id",
+    "end_reason",
+    "title_source",
+    "profile_name",
+    "display_name",
+    "chat_type",
+    "chat_id",
+    "thread_id",
+    "cwd",
+    "git_branch",
+    "git_repo_root",
+    "archived",
+    "pinned",
+    "hidden",
+    "model_config",
+)
+# ``session_title`` and ``source`` come from ``sessions`` in the same statement.
+MESSAGE_FIELDS = (
+    "id",
+    "session_id",
+    "session_title",
+    "source",
+    "role",
+    "tool_name",
+    "tool_call_id",
+    "timestamp",
+    "token_count",
+    "finish_reason",
+    "content",
+    "tool_calls",
+    "reasoning",
+    "active",
+    "compacted",
+    "compressed_summary",
+    "display_kind",
+)
+# Text a preview export cuts in SQL, and where secrets hide: it is redacted like the transcript
+# page (``HERMES_REDACT_SECRETS``), so a download never shows what the page hides.
+LONG_MESSAGE_FIELDS = ("content", "tool_calls", "reasoning")
+_JOINED = ("session_title", "source")
+
+
+def output_columns(fields: Sequence[str]) -> list[str]:
+    """Header of an export: each time field as ISO 8601 followed by its raw epoch."""
+    out = []
+    for name in fields:
+        out.append(name)
+        if name in TIME_FIELDS:
+            out.append(f"{name}_epoch")
+    return out
+
+
+@dataclass(frozen=True)
+class TablePlan:
+    """A table export: the ``values_list()`` queryset it reads and how rows become lines.
+
+    A fetched row holds ``fields`` (export fields, read from annotations where they differ)
+    followed by any keyset key not among them; ``columns`` is the header."""
+
+    queryset: object
+    keyset: Keyset
+    fields: list[str]
+    columns: list[str]
+    to_rows: Callable[[list[tuple]], list[tuple]]
+    key_positions: tuple[int, ...]
+    text_positions: tuple[int, ...]
+
+    def chunks(self, chunk_size: int | None = None) -> Iterator[list[tuple]]:
+        """Lists of output rows (tuples in ``columns`` order), one query per list."""
+        # The limits are read at call time: tests lower them to cross chunk boundaries.
+        return chunking.keyset_chunks(
+            self.queryset,
+            self.keyset,
+            to_rows=self.to_rows,
+            keys_of=self._keys_of,
+            text_size=self._text_size,
+            chunk_size=chunk_size or chunking.EXPORT_CHUNK_ROWS,
+            max_chunk_bytes=chunking.EXPORT_CHUNK_BYTES,
+        )
+
+    def _keys_of(self, row: tuple) -> list:
+        return [row[i] for i in self.key_positions]
+
+    def _text_size(self, rows: list[tuple]) -> int:
+        return sum(
+            len(value)
+            for i in self.text_positions
+            for value in [row[i] for row in rows]
+            if value.__class__ is str
+        )
+
+
+def table_plan(
+    queryset,
+    keyset: Keyset,
+    fields: Sequence[str],
+    sources: dict[str, str] | None = None,
+    *,
+    redacted: Iterable[str] = (),
+    text_fields: Iterable[str] | None = None,
+) -> TablePlan:
+    """The plan of an export of ``fields`` of ``queryset`` in ``keyset`` order.
+
+    ``sources`` maps a field to the name it is selected as (an annotation); ``redacted``
+    fields get secrets replaced by markers (:func:`sessions_app.redaction.redact_many`, a
+    column of a chunk at a time); ``text_fields`` are those whose size bounds the next chunk
+    (all of them by default).  Times become ISO 8601 in ``TIME_ZONE`` followed by the raw
+    epoch, computed a column at a time (:func:`iso_converter`)."""
+    fields = list(fields)
+    sources = sources or {}
+    selected = [sources.get(f, f) for f in fields]
+    names = _with_keys(selected, keyset)
+    count = len(fields)
+    times = frozenset(i for i, f in enumerate(fields) if f in TIME_FIELDS)
+    redacted = set(redacted)
+    hide = frozenset(i for i, f in enumerate(fields) if f in redacted)
+    if not redaction_enabled():
+        hide = frozenset()
+    # Resolved once: looking the zone up per value cost a third of the time of a row.
+    iso = iso_converter(timezone.get_current_timezone())
+
+    def to_rows(fetched: list[tuple]) -> list[tuple]:
+        # A column at a time: zip() transposes in C, and the redactor gates a whole column
+        # in one pass.  Keys appended for the keyset are dropped.
+        columns = list(zip(*fetched, strict=True))[:count]
+        out: list = []
+        for i, column in enumerate(columns):
+            if i in hide:
+                column = redact_many(column)
+            if i in times:
+                out.append(list(map(iso, column)))
+            out.append(column)
+        return list(zip(*out, strict=True))
+
+    wanted = set(fields if text_fields is None else text_fields)
+    return TablePlan(
+        queryset=queryset.values_list(*names),
+        keyset=keyset,
+        fields=fields,
+        columns=output_columns(fields),
+        to_rows=to_rows,
+        key_positions=tuple(names.index(k) for k, _ in keyset.keys),
+        text_positions=tuple(i for i, f in enumerate(fields) if f in wanted),
+    )
+
+
+def _present(queryset, fields: Sequence[str], virtual: Iterable[str] = ()) -> list[str]:
+    """The fields this file has (``virtual`` ones are computed and always there)."""
+    meta = queryset.model._meta
+    virtual = set(virtual)
+    return [f for f in fields if f in virtual or queryset.has_column(meta.get_field(f).column)]
+
+
+def _with_keys(names: list[str], keyset: Keyset) -> list[str]:
+    return names + [k for k, _ in keyset.keys if k not in names]
+
+
+def _stream_plan(request, plan: TablePlan, fmt: str, filename: str, *, preview: bool = False):
+    return stream_export(
+        fmt=fmt,
+        columns=plan.columns,
+        chunks=plan.chunks(),
+        filename=filename,
+        spreadsheet=wants_spreadsheet(request),
+        preview_only=preview,
+    )
+
+
+def export_sessions(
+    request, queryset, keyset: Keyset, *, filename_bits=()
+) -> StreamingHttpResponse:
+    """The sessions of ``queryset`` in ``keyset`` order, every column this file has."""
+    fmt = requested_format(request) or "csv"
+    qs = queryset
+    if (
+        any(k == "last_active" for k, _ in keyset.keys)
+        and "last_active" not in qs.query.annotations
+    ):
+        qs = qs.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
+    # model_config can carry a base URL with credentials: redacted like the session page.
+    plan = table_plan(qs, keyset, _present(qs, SESSION_FIELDS), redacted=("model_config",))
+    return _stream_plan(request, plan, fmt, export_filename("sessions", filename_bits, fmt))
+
+
+def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
+    """The plan of a message export: its columns and how fetched rows become export rows.
+
+    The session's title and source are correlated lookups on the sessions primary key inside
+    the same statement (not a query per row).  NOTE: a subquery rather than Django's INNER
+    JOIN, so that a message whose session row was pruned still exports (with empty title)."""
+    session = Session.objects.order_by().filter(pk=OuterRef("session_id"))
+    qs = queryset.annotate(
+        export_session_title=Subquery(session.values("title")[:1]),
+        export_session_source=Subquery(session.values("source")[:1]),
+    )
+    fields = _present(qs, MESSAGE_FIELDS, virtual=_JOINED)
+    sources = {"session_title": "export_session_title", "source": "export_session_source"}
+    if preview:
+        cuts = {
+            # NUL-safe: multimodal content starts with a NUL that stops SQLite's substr().
+            f"export_cut_{name}": ContentHead(name, PREVIEW_CHARS)
+            for name in LONG_MESSAGE_FIELDS
+        }
+        qs = qs.annotate(**cuts)
+        sources.update({name: f"export_cut_{name}" for name in LONG_MESSAGE_FIELDS})
+    return table_plan(
+        qs,
+        keyset,
+        fields,
+        sources,
+        redacted=LONG_MESSAGE_FIELDS,
+        text_fields=LONG_MESSAGE_FIELDS,
+    )
+
+
+def export_messages(
+    request, queryset, keyset: Keyset, *, filename_bits=()
+) -> StreamingHttpResponse:
+    """The messages of ``queryset`` in ``keyset`` order; full content unless ``_preview=1``."""
+    fmt = requested_format(request) or "csv"
+    preview = wants_preview(request)
+    plan = message_rows(queryset, keyset, preview=preview)
+    filename = export_filename("messages", filename_bits, fmt, preview=preview)
+    return _stream_plan(request, plan, fmt, filename, preview=preview)
+
+
+def export_session_list(request, filterset, keyset: Keyset):
+    """``/sessions/?…&_export=``: the page's filterset, sort and table queryset, all pages."""
+    if filterset.is_bound and not filterset.is_valid():
+        return invalid_filters_response(filterset.form)
+    qs = sessions_for_table(filterset.qs, sort=keyset.name)
+    return export_sessions(request, qs, keyset, filename_bits=session_filename_bits(filterset))

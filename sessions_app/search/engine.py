@@ -1,0 +1,290 @@
+"""Search messages with the best index this file has, within time budgets.
+
+Hermes keeps three kinds of index, and a file may have any subset (``hermes-schema.md``):
+
+* ``messages_fts`` (FTS5, ``unicode61``), in one of two layouts: *inline* (one column) or
+  *external content* through the view ``messages_fts_src`` (columns content, tool_name,
+  tool_calls). In both the rowid is ``messages.id``, and ``snippet()`` and ``rank`` work.
+* ``messages_fts_trigram`` (FTS5, ``trigram``): substrings and CJK text, three characters or
+  more; it leaves out tool rows and cron/subagent sessions.
+* ``messages_fts_cjk``: built with a tokenizer we do not have. Any statement that names it
+  fails, so nothing here ever does (tests plant it and search the file).
+
+When no index can answer (no FTS table at all, a CJK word shorter than three characters,
+substring mode without the trigram index), a LIKE scan walks messages newest first in short
+id-range statements until it has a page of hits or its time budget is spent, and says how far
+it got.  Relevance order that runs out of time falls back to newest first.
+
+A rebuild in progress (``state_meta``: rows with ``fts_rebuild_progress < id <=
+fts_rebuild_high_water`` are not indexed yet) is topped up by the same bounded scan over that
+id range, shown apart from the indexed hits, or reported when the scan could not finish.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from django.db import DatabaseError
+
+from hermes_explorer import store
+from hermes_explorer.hermes_db.deadline import QueryTimeout
+
+from . import statements
+from .query import (
+    MAX_QUERY_CHARS,
+    TRIGRAM_MIN_CHARS,
+    SearchRequest,
+    advanced_terms,
+    has_cjk,
+    is_query_error,
+    plain_words,
+    quote,
+    words_match,
+)
+from .snippets import highlight, render_snippet, secret_pieces
+from .statements import Hit, IndexState
+
+# Relevance order is paged by OFFSET, which costs what the skipped hits cost: stop somewhere.
+RANKED_CAP = 1000
+# Seconds: the newest-first retry after a ranking that ran out of time; a LIKE scan; the
+# top-up scan of rows a rebuild has not indexed yet.
+RETRY_BUDGET = 1.5
+SCAN_BUDGET = 2.0
+TOPUP_BUDGET = 1.0
+
+
+@dataclass
+class SearchResult:
+    request: SearchRequest
+    engine: str = ""  # "fts", "trigram", "scan" or "" (nothing searched)
+    sort: str = "rank"  # the order actually used
+    hits: list[Hit] = field(default_factory=list)
+    unindexed_hits: list[Hit] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+    timed_out: bool = False
+    next_page: int | None = None
+    next_before: int | None = None
+
+    @property
+    def searched(self) -> bool:
+        return bool(self.engine)
+
+
+def _snippet_hit(row) -> Hit:
+    """A hit of an indexed search: FTS5's snippet, highlighted where it matched."""
+    return statements.to_hit(
+        row, render_snippet(row[statements.SNIPPET], secret_pieces(*row[statements.SECRET_TEXTS]))
+    )
+
+
+def _excerpt_hit(row, terms: list[str]) -> Hit:
+    """A hit of a scan: an excerpt around the first term, every term highlighted."""
+    pieces = secret_pieces(*row[statements.SECRET_TEXTS])
+    return statements.to_hit(row, highlight(row[statements.SNIPPET], terms, pieces))
+
+
+def _query_error(result: SearchResult, exc: DatabaseError) -> None:
+    result.error = (
+        f"SQLite could not read this query ({exc}). Check quotes, parentheses and "
+        "operators, or search plain words instead."
+        if result.request.mode == "advanced"
+        else f"This search could not be run ({exc})."
+    )
+
+
+def _indexed_search(result: SearchResult, table: str, match: str) -> None:
+    req = result.request
+    sort = req.sort
+    try:
+        if sort == "rank" and req.page == 1 and statements.too_many_to_rank(table, match, req):
+            # Ranking every match of a common word is what costs; newest first stops early.
+            result.notes.append(
+                f"More than {statements.RANK_MATCH_CAP:,} messages match: too many to rank by relevance "
+                "quickly, so newest first. Add a word or a filter to rank them."
+            )
+            sort = "newest"
+            req = result.request = replace(req, before=None)
+        rows = statements.index_page(table, match, req, sort, statements.SEARCH_BUDGET)
+    except QueryTimeout:
+        if sort != "rank":
+            result.timed_out = True
+            result.error = (
+                f"The search ran out of time ({statements.SEARCH_BUDGET:g} s) before it found a page of "
+                "matches. Narrow it: a rarer word, a session, a source or a shorter date range."
+            )
+            return
+        result.notes.append(
+            "Too many matches to rank by relevance in time: showing newest first instead."
+        )
+        sort = "newest"
+        req = result.request = replace(req, before=None)
+        try:
+            rows = statements.index_page(table, match, req, sort, RETRY_BUDGET)
+        except QueryTimeout:
+            result.timed_out = True
+            result.error = (
+                "The search ran out of time. Narrow it: a rarer word, a session, a source or "
+                "a shorter date range."
+            )
+            return
+        except DatabaseError as exc:
+            if not is_query_error(exc):
+                raise
+            _query_error(result, exc)
+            return
+    except DatabaseError as exc:
+        if not is_query_error(exc):
+            raise
+        _query_error(result, exc)
+        return
+    result.sort = sort
+    more = len(rows) > req.per_page
+    rows = rows[: req.per_page]
+    result.hits = [_snippet_hit(row) for row in rows]
+    if not more:
+        return
+    if sort == "newest":
+        result.next_before = rows[-1][0]
+    elif req.page * req.per_page < RANKED_CAP:
+        result.next_page = req.page + 1
+    else:
+        result.notes.append(
+            f"Relevance order stops after {RANKED_CAP:,} hits: sort by newest first to go further."
+        )
+
+
+def _scan_search(result: SearchResult, terms: list[str], columns: tuple[str, ...]) -> None:
+    req = result.request
+    result.engine = "scan"
+    result.sort = "newest"
+    if req.sort == "rank":
+        result.notes.append("A scan has no relevance order: hits are newest first.")
+    outcome = statements.scan(
+        req, terms, budget=SCAN_BUDGET, limit=req.per_page + 1, below=req.before, columns=columns
+    )
+    rows = outcome.rows
+    more = len(rows) > req.per_page
+    rows = rows[: req.per_page]
+    result.hits = [_excerpt_hit(row, terms) for row in rows]
+    if more:
+        result.next_before = rows[-1][0]
+    elif not outcome.finished:
+        result.timed_out = True
+        result.next_before = outcome.resume_before
+        result.notes.append(
+            f"The scan stopped after {SCAN_BUDGET:g} s, at message #{outcome.resume_before:,}: "
+            "older messages were not searched yet. Continue with the link below, or narrow the "
+            "search (a session, a source, a date range)."
+        )
+
+
+def _top_up(result: SearchResult, terms: list[str], state: IndexState) -> None:
+    """Hits among rows the index does not hold yet, on the first page only."""
+    req = result.request
+    first_page = req.page == 1 and req.before is None
+    if not (state.rebuilding and first_page and terms):
+        if state.rebuilding:
+            result.notes.append(
+                f"The search index is being rebuilt: messages #{state.rebuild_from + 1:,}–"
+                f"#{state.rebuild_to:,} are not indexed yet (matches among them are listed on "
+                "the first page)."
+            )
+        return
+    outcome = statements.scan(
+        req,
+        terms,
+        budget=TOPUP_BUDGET,
+        limit=req.per_page,
+        above=state.rebuild_from,
+        below=state.rebuild_to + 1,
+    )
+    seen = {hit.id for hit in result.hits}
+    result.unindexed_hits = [_excerpt_hit(row, terms) for row in outcome.rows if row[0] not in seen]
+    span = f"#{state.rebuild_from + 1:,}–#{state.rebuild_to:,}"
+    if outcome.finished:
+        result.notes.append(
+            f"The search index is being rebuilt: messages {span} are not indexed yet, so they "
+            "were scanned directly (listed apart)."
+        )
+    else:
+        result.notes.append(
+            f"The search index is being rebuilt: messages {span} are not indexed yet and could "
+            "not all be scanned in time, so some recent matches may be missing."
+        )
+
+
+def run_search(req: SearchRequest) -> SearchResult:
+    """Search messages with the best index this file has; never raises on user text."""
+    text = req.text.strip()[:MAX_QUERY_CHARS]
+    req = replace(req, text=text)
+    result = SearchResult(request=req, sort=req.sort)
+    if not text:
+        return result
+    shape = store.shape()
+    if req.session_id:
+        req = result.request = replace(
+            req, session_range=statements.session_id_range(req.session_id)
+        )
+
+    if req.mode == "substring":
+        if shape.has_trigram and len(text) >= TRIGRAM_MIN_CHARS:
+            result.engine = "trigram"
+            result.notes.append(
+                "Substring search uses the trigram index, which leaves out tool output and "
+                "cron/subagent sessions."
+            )
+            _indexed_search(result, "messages_fts_trigram", quote(text))
+        else:
+            why = (
+                "this state.db has no substring (trigram) index"
+                if not shape.has_trigram
+                else f"the substring index needs {TRIGRAM_MIN_CHARS} characters or more"
+            )
+            result.notes.append(f"Scanning messages directly: {why}.")
+            _scan_search(result, [text], ("content",))
+        return result
+
+    terms = advanced_terms(text) if req.mode == "advanced" else plain_words(text)
+    if not terms:
+        result.error = (
+            "Nothing to search for: word search ignores punctuation and operators alone. "
+            "Try the substring mode to find symbols."
+        )
+        return result
+
+    if shape.fts_layout is None:
+        result.notes.append(
+            "This state.db has no full-text index (messages_fts is missing): searching by "
+            f"scanning messages newest first, up to {SCAN_BUDGET:g} s per page."
+        )
+        _scan_search(result, terms, ("content", "tool_name", "tool_calls"))
+        return result
+
+    state = statements.index_state()
+    if state.stale:
+        result.notes.append(
+            "Hermes marked the search index as stale: recent messages may be missing."
+        )
+    match = text if req.mode == "advanced" else words_match(text)
+    result.engine = "fts"
+    _indexed_search(result, "messages_fts", match)
+
+    first_page = req.page == 1 and req.before is None
+    if not result.hits and not result.error and first_page and has_cjk(text):
+        # unicode61 keeps a run of CJK characters as one token, so a word inside a sentence
+        # is not found: fall back to substrings.
+        result.notes.append(
+            "No whole-word match (the word index does not split CJK text): showing substring "
+            "matches."
+        )
+        if shape.has_trigram and all(len(t) >= TRIGRAM_MIN_CHARS for t in terms):
+            result.engine = "trigram"
+            _indexed_search(result, "messages_fts_trigram", " ".join(quote(t) for t in terms))
+        else:
+            _scan_search(result, terms, ("content",))
+        return result
+
+    if not result.error:
+        _top_up(result, terms, state)
+    return result

@@ -1,0 +1,95 @@
+"""What a search asks for, and how user text becomes an FTS5 query or LIKE terms.
+
+User text never reaches ``MATCH`` raw in the default mode: each word is quoted, so ``"``, ``-``,
+``:``, ``*``, ``NEAR`` or a stray parenthesis are just characters. ``mode=advanced`` passes the
+text through for AND/OR/NOT, ``"phrases"`` and ``prefix*``; what SQLite still rejects is
+recognised here (:func:`is_query_error`) and becomes a message.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MODES = {
+    "words": "Words",
+    "advanced": 'Advanced (AND, OR, NOT, "phrase", prefix*)',
+    "substring": "Substring / CJK",
+}
+SORTS = {"rank": "Best match", "newest": "Newest first"}
+PER_PAGE = 20
+MAX_QUERY_CHARS = 500
+TRIGRAM_MIN_CHARS = 3
+
+# Scripts the unicode61 tokenizer does not split into words (a CJK sentence is one "word").
+_CJK = re.compile(
+    r"[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+)
+_ADVANCED_WORD = re.compile(r"\w+", re.UNICODE)
+_OPERATORS = {"AND", "OR", "NOT", "NEAR"}
+# What SQLite says when it cannot read a MATCH expression.
+_QUERY_ERRORS = (
+    "fts5:",
+    "unterminated string",
+    "no such column",
+    "unknown special query",
+    "malformed match",
+)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    text: str
+    mode: str = "words"
+    sort: str = "rank"
+    sources: tuple[str, ...] = ()
+    role: str = ""
+    tool_name: str = ""
+    session_id: str = ""
+    since: float | None = None  # epoch, inclusive
+    until: float | None = None  # epoch, exclusive
+    page: int = 1  # relevance order
+    before: int | None = None  # newest-first order and scans: ids below this
+    include_hidden: bool = False
+    per_page: int = PER_PAGE
+    # First and last message id of ``session_id`` (set by run_search; FTS5 seeks to it).
+    session_range: tuple[int, int] | None = None
+
+
+def plain_words(text: str) -> list[str]:
+    """The whitespace-separated words that hold at least one letter or digit (what the
+    unicode61 tokenizer would keep); pure punctuation is dropped."""
+    return [w for w in text.split() if any(ch.isalnum() for ch in w)]
+
+
+def quote(term: str) -> str:
+    """An FTS5 string: whatever is inside is text, never syntax."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def words_match(text: str) -> str:
+    """Every word quoted; FTS5 ANDs them."""
+    return " ".join(quote(w) for w in plain_words(text))
+
+
+def advanced_terms(text: str) -> list[str]:
+    """Bare words of an advanced query, without operators (for LIKE scans)."""
+    return [
+        w
+        for w in _ADVANCED_WORD.findall(text.replace("_", " "))
+        if w not in _OPERATORS and any(ch.isalnum() for ch in w)
+    ]
+
+
+def has_cjk(text: str) -> bool:
+    return bool(_CJK.search(text))
+
+
+def like_pattern(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def is_query_error(exc: BaseException) -> bool:
+    message = str(exc).lower()
+    return any(needle in message for needle in _QUERY_ERRORS)

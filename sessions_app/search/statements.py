@@ -1,0 +1,302 @@
+"""The SQL of search: an indexed page, a bounded LIKE scan, and what ``state_meta`` says.
+
+Every statement returns the same columns (:func:`select_columns`): the hit's own fields, then
+the start of its content and tool calls (where a snippet's secrets are looked for), then its
+snippet or excerpt; :func:`to_hit` reads them.  Only columns this file has are named.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.urls import NoReverseMatch, reverse
+from django.utils.safestring import SafeString
+
+from hermes_explorer import store
+from hermes_explorer.hermes_db.deadline import QueryTimeout
+
+from ..visibility import kind_of
+from .query import SearchRequest, like_pattern
+from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN
+
+# Above this many matching rows, relevance order is not attempted (see too_many_to_rank).
+RANK_MATCH_CAP = 200_000
+# Seconds: one indexed search statement (the engine gives scans and retries their own).
+SEARCH_BUDGET = 2.0
+SNIPPET_TOKENS = 16
+EXCERPT_BEFORE = 60
+EXCERPT_CHARS = 240
+# Characters of a hit's content and tool calls read to find the secrets a snippet may show.
+REDACT_WINDOW = 65_536
+# Where a hit row holds the texts its secrets are looked for in, and its snippet or excerpt.
+SECRET_TEXTS = slice(10, 12)
+SNIPPET = 12
+
+
+@dataclass
+class Hit:
+    """A message that matched, with its session's title and source and its rendered snippet."""
+
+    id: int
+    session_id: str
+    role: str | None
+    tool_name: str | None
+    timestamp: float | None
+    title: str | None
+    source: str | None
+    snippet: SafeString
+    visibility: str = "live"
+
+    @property
+    def url(self) -> str | None:
+        """The message inside its transcript (right page, anchored)."""
+        try:
+            return reverse("sessions:message", args=[self.session_id, self.id])
+        except NoReverseMatch:
+            return None
+
+    @property
+    def session_url(self) -> str | None:
+        try:
+            return reverse("sessions:detail", args=[self.session_id])
+        except NoReverseMatch:
+            return None
+
+
+def select_columns(shape) -> str:
+    """The columns every hit statement starts with (the snippet or excerpt follows them)."""
+
+    def col(name: str) -> str:
+        return f"m.{name}" if shape.has_column("messages", name) else "NULL"
+
+    return (
+        "m.id, m.session_id, m.role, m.tool_name, m.timestamp, "
+        f"{col('active')}, {col('compacted')}, {col('display_kind')}, s.title, s.source, "
+        f"substr(m.content, 1, {REDACT_WINDOW}), substr(m.tool_calls, 1, {REDACT_WINDOW})"
+    )
+
+
+def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
+    """The request's filters as ``WHERE`` clauses over ``messages m`` and ``sessions s``."""
+    where: list[str] = []
+    params: list = []
+    if req.role:
+        where.append("m.role = %s")
+        params.append(req.role)
+    if req.tool_name:
+        where.append("m.tool_name = %s")
+        params.append(req.tool_name)
+    if req.session_id:
+        where.append("m.session_id = %s")
+        params.append(req.session_id)
+    if req.sources:
+        where.append(f"s.source IN ({', '.join(['%s'] * len(req.sources))})")
+        params.extend(req.sources)
+    if req.since is not None:
+        where.append("m.timestamp >= %s")
+        params.append(req.since)
+    if req.until is not None:
+        where.append("m.timestamp < %s")
+        params.append(req.until)
+    if not req.include_hidden and shape.has_column("messages", "display_kind"):
+        # Model-only scaffolding stays out of search as it stays out of transcripts.
+        where.append("(m.display_kind IS NULL OR m.display_kind <> 'hidden')")
+    return where, params
+
+
+def to_hit(row, snippet: SafeString) -> Hit:
+    """The hit of a statement row, with its rendered snippet."""
+    mid, session_id, role, tool_name, ts, active, compacted, kind, title, source = row[:10]
+    return Hit(
+        id=mid,
+        session_id=session_id,
+        role=role,
+        tool_name=tool_name,
+        timestamp=ts,
+        title=title,
+        source=source,
+        snippet=snippet,
+        visibility=kind_of(active, compacted, kind),
+    )
+
+
+def index_page(table: str, match: str, req: SearchRequest, sort: str, budget: float) -> list:
+    """One page (+1 row, to know whether there is another) of ``table MATCH match``.
+
+    Across all messages the FTS table drives the join (its MATCH is the selective part):
+    newest first walks its rowids downwards and stops after a page; relevance order lets
+    FTS5 rank every match (``ORDER BY rank``) and joins only the rows it hands out, which is
+    why it has a budget and a fallback.  (``ORDER BY bm25()`` would join every match first.)
+
+    Within one session: newest first goes the other way, the session's messages come from
+    their index and each is checked against the FTS table by rowid.  Ranking never uses
+    that plan (FTS5 would redo its ranking for every row); it ranks only the matches inside
+    the session's id range instead, which FTS5 seeks to directly.
+    """
+    shape = store.shape()
+    where, filter_params = filters(req, shape)
+    snippet = f"snippet({table}, -1, %s, %s, %s, {SNIPPET_TOKENS})"
+    if req.session_id and sort == "newest":
+        joins = (
+            f"FROM messages m CROSS JOIN {table} ON {table}.rowid = m.id "
+            "LEFT JOIN sessions s ON s.id = m.session_id"
+        )
+    else:
+        joins = (
+            f"FROM {table} JOIN messages m ON m.id = {table}.rowid "
+            "LEFT JOIN sessions s ON s.id = m.session_id"
+        )
+    sql = f"SELECT {select_columns(shape)}, {snippet} {joins} WHERE {table} MATCH %s"
+    params: list = [MARK_OPEN, MARK_CLOSE, ELLIPSIS, match]
+    for clause in where:
+        sql += f" AND {clause}"
+    params += filter_params
+    if req.session_id and sort != "newest":
+        low, high = req.session_range or session_id_range(req.session_id)
+        sql += f" AND {table}.rowid >= %s AND {table}.rowid <= %s"
+        params += [low, high]
+    if sort == "newest":
+        # The order must name the driving table's key, or SQLite sorts every match.
+        key = "m.id" if req.session_id else f"{table}.rowid"
+        if req.before is not None:
+            sql += f" AND {key} < %s"
+            params.append(req.before)
+        sql += f" ORDER BY {key} DESC LIMIT %s"
+        params.append(req.per_page + 1)
+    else:
+        sql += f" ORDER BY {table}.rank LIMIT %s OFFSET %s"
+        params += [req.per_page + 1, (req.page - 1) * req.per_page]
+    return store.rows(sql, params, budget)
+
+
+def session_id_range(session_id: str) -> tuple[int, int]:
+    """The first and last message id of a session (its index answers); (0, -1) if none."""
+    rows = store.rows(
+        "SELECT MIN(id), MAX(id) FROM messages WHERE session_id = %s", [session_id], SEARCH_BUDGET
+    )
+    low, high = rows[0] if rows else (None, None)
+    return (0, -1) if low is None else (int(low), int(high))
+
+
+def too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
+    """Whether more than ``RANK_MATCH_CAP`` rows match (in the session's id range, if any).
+
+    Ranking costs a few microseconds per match; counting a tenth of that, and the count
+    stops at the cap. Above it, ranking would not finish in time anyway."""
+    sql = f"SELECT rowid FROM {table} WHERE {table} MATCH %s"
+    params: list = [match]
+    if req.session_id:
+        low, high = req.session_range or session_id_range(req.session_id)
+        sql += " AND rowid >= %s AND rowid <= %s"
+        params += [low, high]
+    try:
+        rows = store.rows(
+            f"SELECT count(*) FROM ({sql} LIMIT {RANK_MATCH_CAP + 1})", params, SEARCH_BUDGET
+        )
+    except QueryTimeout:
+        return True
+    return rows[0][0] > RANK_MATCH_CAP
+
+
+@dataclass
+class ScanOutcome:
+    rows: list
+    finished: bool  # the whole id range was looked at
+    resume_before: int | None  # where a next page (or a longer scan) would continue
+
+
+def max_id() -> int:
+    rows = store.rows("SELECT MAX(id) FROM messages", [], SEARCH_BUDGET)
+    return int(rows[0][0] or 0) if rows else 0
+
+
+def scan(
+    req: SearchRequest,
+    terms: list[str],
+    *,
+    budget: float,
+    limit: int,
+    above: int = 0,
+    below: int | None = None,
+    columns: tuple[str, ...] = ("content", "tool_name", "tool_calls"),
+) -> ScanOutcome:
+    """Messages with ``above < id < below`` whose text contains every term, newest first.
+
+    Each statement covers one id range (the primary key answers it), so a scan that runs out
+    of time still returns what it found and where it stopped; ranges grow while they are
+    quick. One session's messages are few and indexed: they are scanned in one statement."""
+    shape = store.shape()
+    where, filter_params = filters(req, shape)
+    like_clauses, like_params = [], []
+    for term in terms:
+        pattern = like_pattern(term)
+        ors = [f"m.{c} LIKE %s ESCAPE '\\'" for c in columns if shape.has_column("messages", c)]
+        like_clauses.append("(" + " OR ".join(ors) + ")")
+        like_params += [pattern] * len(ors)
+    excerpt = (
+        f"substr(m.content, max(1, instr(lower(m.content), lower(%s)) - {EXCERPT_BEFORE}),"
+        f" {EXCERPT_CHARS})"
+    )
+    sql_head = (
+        f"SELECT {select_columns(shape)}, {excerpt} FROM messages m "
+        "LEFT JOIN sessions s ON s.id = m.session_id WHERE m.id > %s AND m.id < %s"
+    )
+    tail = "".join(f" AND {c}" for c in [*where, *like_clauses]) + " ORDER BY m.id DESC LIMIT %s"
+
+    upper = (max_id() + 1) if below is None else below
+    chunk = 5_000 if not req.session_id else max(upper - above, 1)
+    started = time.monotonic()
+    rows: list = []
+    while upper > above + 1 and len(rows) < limit:
+        remaining = budget - (time.monotonic() - started)
+        if remaining <= 0.02:
+            break
+        lower = max(above, upper - chunk)
+        params = [terms[0], lower, upper, *filter_params, *like_params, limit - len(rows)]
+        began = time.monotonic()
+        try:
+            found = store.rows(sql_head + tail, params, remaining)
+        except QueryTimeout:
+            break
+        rows += found
+        if len(rows) >= limit:
+            return ScanOutcome(rows=rows, finished=False, resume_before=rows[-1][0])
+        upper = lower + 1
+        if time.monotonic() - began < budget / 20:
+            chunk = min(chunk * 4, 2_000_000)
+    finished = upper <= above + 1
+    return ScanOutcome(rows=rows, finished=finished, resume_before=None if finished else upper)
+
+
+@dataclass(frozen=True)
+class IndexState:
+    stale: bool = False
+    rebuild_from: int | None = None  # exclusive
+    rebuild_to: int | None = None  # inclusive
+
+    @property
+    def rebuilding(self) -> bool:
+        return self.rebuild_from is not None
+
+
+def index_state() -> IndexState:
+    """What ``state_meta`` says about the FTS index (nothing, on files without it)."""
+    if not store.shape().has_table("state_meta"):
+        return IndexState()
+    rows = store.rows(
+        "SELECT key, value FROM state_meta WHERE key IN "
+        "('fts_stale', 'fts_rebuild_high_water', 'fts_rebuild_progress')",
+        [],
+        SEARCH_BUDGET,
+    )
+    meta = {key: value for key, value in rows}
+    stale = str(meta.get("fts_stale") or "").strip().lower() in {"1", "true", "yes"}
+    try:
+        high = int(meta["fts_rebuild_high_water"])
+        progress = int(meta.get("fts_rebuild_progress") or 0)
+    except (KeyError, TypeError, ValueError):
+        return IndexState(stale=stale)
+    if high <= progress:
+        return IndexState(stale=stale)
+    return IndexState(stale=stale, rebuild_from=progress, rebuild_to=high)
