@@ -1030,3 +1030,46 @@ def _date(text):
     import datetime as dt
 
     return dt.date.fromisoformat(text)
+
+
+def test_reasoning_tokens_of_files_without_usage_rows_come_from_the_sessions(tmp_path):
+    """An older file (no session_model_usage) still records reasoning on its sessions."""
+    path = tmp_path / "no-usage.db"
+    with StateDB.create(path, "legacy") as db:
+        db.session(
+            "20260101_100000_aaaaaa",
+            model="openai/gpt-5",
+            started_at=NOW - 3600,
+            input_tokens=100,
+            output_tokens=50,
+            reasoning_tokens=700,
+        )
+        db.session(
+            "20260101_110000_bbbbbb",
+            model="openai/gpt-5",
+            started_at=NOW - 1800,
+            input_tokens=10,
+            output_tokens=5,
+            reasoning_tokens=300,
+        )
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE session_model_usage")
+    conn.commit()
+    conn.close()
+    use_store(path)
+    r = report(days=30)
+    assert r.models_from == "sessions"
+    assert by_name(r.models, "model")["gpt-5"]["reasoning_tokens"] == 1000
+    assert r.overview["total_reasoning_tokens"] == 1000
+    assert r.overview["stored_reasoning_tokens"] == 1000
+
+
+def test_stored_reasoning_is_shown_beside_hermes_figure_when_usage_rows_leave_it_out(current):
+    o = report(days=30).overview
+    conn = sqlite3.connect(current)
+    (per_session,) = conn.execute(
+        "SELECT COALESCE(SUM(reasoning_tokens), 0) FROM sessions WHERE started_at >= ?",
+        [NOW - 30 * 86400],
+    ).fetchone()
+    conn.close()
+    assert o["stored_reasoning_tokens"] == per_session

@@ -4,7 +4,8 @@ Per short model name (last path segment): every ``session_model_usage`` row of t
 sessions (auxiliary tasks included) plus, per session, the *residual*: the session's counter
 minus the sum of **all** its usage rows (every task, not only the main loop), floored at 0,
 attributed to the session's own model.  That is what Hermes does: it totals every row of the
-session before subtracting.  Residual reasoning tokens are 0 (Hermes's choice); API calls and
+session before subtracting.  Residual reasoning tokens are 0 (Hermes's choice) where usage
+rows exist, the session's own counter where they do not; API calls and
 cost get residuals too.  A session counts for a model when it has a usage row for it or a
 non-zero residual; its tool calls go to its own model.  Without ``session_model_usage`` every
 session is its own residual: the table comes from the sessions' counters.
@@ -57,11 +58,15 @@ def parts(scope: Scope) -> list[Part]:
     # Only usage rows and residuals make a session count for a model.
     res_cols = ", ".join(f"{expr} AS r_{key}" for key, expr in _RESIDUAL.items())
     has_res = " OR ".join(f"r_{key} > 0" for key in _RESIDUAL)
+    # With usage rows, Hermes gives residual reasoning 0; without them the session's own
+    # counter is all there is, and it is counted.
+    residual_rs = "0" if scope.has_usage else "s_rs"
     residual_rows = f"""SELECT id AS sid, model, r_in AS i, r_out AS o, r_cr AS cr, r_cw AS cw,
-                              0 AS rs, r_api AS api, r_cost AS cost, r_actual AS actual,
+                              {residual_rs} AS rs, r_api AS api, r_cost AS cost,
+                              r_actual AS actual,
                               tool_calls AS tc, ({has_res}) AS counted
-                       FROM (SELECT id, model, tool_calls, {res_cols} FROM per)
-                       WHERE ({has_res}) OR tool_calls > 0"""
+                       FROM (SELECT id, model, tool_calls, s_rs, {res_cols} FROM per)
+                       WHERE ({has_res}) OR tool_calls > 0 OR {residual_rs} > 0"""
     if scope.has_usage:
         u = scope.ucol
         rows = f"""SELECT u.session_id AS sid, u.model AS model,

@@ -42,6 +42,9 @@ def overview(
         "unknown_cost_sessions": totals["unknown"],
         # Ours.
         "total_reasoning_tokens": sum(m["reasoning_tokens"] for m in models),
+        # What the sessions' own counters hold: differs from the figure above where usage
+        # rows leave reasoning out (gateway sessions keep cumulative totals on the session).
+        "stored_reasoning_tokens": totals["reasoning_tokens"],
         "total_api_calls": sum(m["api_calls"] for m in models),
         "stored_messages": roles["stored"],
         "sessions_with_duration": durations,
