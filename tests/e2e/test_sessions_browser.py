@@ -79,7 +79,13 @@ def test_page_through_sessions_with_the_keyset_pager(browse, demo):
     conn = sqlite3.connect(f"file:{demo}?mode=ro", uri=True)
     try:
         ids = [
-            r[0] for r in conn.execute("SELECT id FROM sessions ORDER BY started_at DESC, id DESC")
+            r[0]
+            for r in conn.execute(
+                # Archived and hidden sessions are left out of the list by default.
+                "SELECT id FROM sessions WHERE NOT (COALESCE(archived, 0) OR"
+                " COALESCE(auto_archived, 0) OR COALESCE(hidden, 0))"
+                " ORDER BY started_at DESC, id DESC"
+            )
         ]
     finally:
         conn.close()
@@ -98,20 +104,19 @@ def test_page_through_sessions_with_the_keyset_pager(browse, demo):
         )
         assert [href.split("/")[2] for href in hrefs] == expected
 
+    pages = [ids[i : i + 50] for i in range(0, len(ids), 50)]
+    assert len(pages) >= 3, "the demo store holds several pages of sessions"
     page.goto("/sessions/")
-    shows(ids[:50])
-    pager.get_by_role("link", name="Next").click()
-    expect(page).to_have_url(re.compile(r"[?&]cursor="))
-    shows(ids[50:100])
-    pager.get_by_role("link", name="Next").click()
-    shows(ids[100:150])
-    pager.get_by_role("link", name="Next").click()
-    shows(ids[150:])
+    shows(pages[0])
+    for expected in pages[1:]:
+        pager.get_by_role("link", name="Next").click()
+        expect(page).to_have_url(re.compile(r"[?&]cursor="))
+        shows(expected)
     expect(pager.get_by_role("link", name="Next")).to_have_count(0)
     pager.get_by_role("link", name="Previous").click()
-    shows(ids[100:150])
+    shows(pages[-2])
     pager.get_by_role("link", name="First page").click()
-    shows(ids[:50])
+    shows(pages[0])
     expect(page).not_to_have_url(re.compile(r"cursor="))
 
 
