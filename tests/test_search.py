@@ -257,6 +257,27 @@ def test_advanced_mode_accepts_operators_and_explains_errors(staff_client, store
     assert "could not read this query" in response.content.decode()
 
 
+@pytest.mark.parametrize(
+    "q",
+    [
+        " OR ".join(f"{letter}*" for letter in "abcdefghijklmnopqrstuvwxyz"),
+        "ta* OR qu*",
+        "tidy* OR scrip* OR mirr* OR quok*",
+        " OR ".join(f"word{i}" for i in range(20)),
+    ],
+)
+def test_costly_advanced_searches_are_refused_with_a_way_to_narrow_them(staff_client, store, q):
+    import time
+
+    started = time.monotonic()
+    response = get(staff_client, q=q, mode="advanced")
+    assert time.monotonic() - started < 1.0
+    assert response.status_code == 200
+    assert response.context["result"].hits == []
+    assert "Narrow it" in response.context["result"].error
+    assert "Narrow it" in response.content.decode()
+
+
 # CJK and substrings -----------------------------------------------------------------------
 @pytest.mark.parametrize("q", ["服务器", "日志", "データベース"])
 def test_cjk_word_inside_a_sentence_is_found(staff_client, store, q):

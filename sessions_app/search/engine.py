@@ -34,6 +34,7 @@ from .query import (
     MAX_QUERY_CHARS,
     TRIGRAM_MIN_CHARS,
     SearchRequest,
+    advanced_limit_error,
     advanced_terms,
     has_cjk,
     is_query_error,
@@ -246,6 +247,10 @@ def run_search(req: SearchRequest) -> SearchResult:
         return result
 
     terms = advanced_terms(text) if req.mode == "advanced" else plain_words(text)
+    too_costly = advanced_limit_error(text) if req.mode == "advanced" else None
+    if too_costly:
+        result.error = too_costly
+        return result
     if not terms:
         result.error = (
             "Nothing to search for: word search ignores punctuation and operators alone. "

@@ -81,6 +81,37 @@ def advanced_terms(text: str) -> list[str]:
     ]
 
 
+# An FTS5 prefix term expands to every indexed word it starts, inside one SQLite call that
+# no deadline can interrupt: a few long prefixes are cheap, many short ones are not (26
+# one-letter prefixes ran for seconds on a mid-sized store).
+MAX_PREFIX_TERMS = 3
+MIN_PREFIX_CHARS = 3
+MAX_ADVANCED_TERMS = 16
+_PREFIX_TERM = re.compile(r"(\w*)\*", re.UNICODE)
+
+
+def advanced_limit_error(text: str) -> str | None:
+    """Why an advanced query would cost too much to run, or None when it is bounded."""
+    prefixes = _PREFIX_TERM.findall(text)
+    if len(prefixes) > MAX_PREFIX_TERMS:
+        return (
+            f"This search has {len(prefixes)} prefix terms (word*); at most {MAX_PREFIX_TERMS} "
+            "can be searched at once. Narrow it: fewer prefixes, or whole words."
+        )
+    short = [p for p in prefixes if len(p) < MIN_PREFIX_CHARS]
+    if short:
+        return (
+            f"A prefix term needs at least {MIN_PREFIX_CHARS} letters before the * "
+            f"(“{short[0]}*” would match too many words). Narrow it: a longer prefix."
+        )
+    if len(advanced_terms(text)) > MAX_ADVANCED_TERMS:
+        return (
+            f"This search has more than {MAX_ADVANCED_TERMS} terms. Narrow it: fewer words, "
+            "or split it into several searches."
+        )
+    return None
+
+
 def has_cjk(text: str) -> bool:
     return bool(_CJK.search(text))
 
