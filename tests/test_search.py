@@ -478,10 +478,12 @@ def test_snippets_never_show_a_secret_even_cut_or_highlighted(staff_client, tmp_
             conn.execute("DROP TABLE messages_fts")
     use_store(path)
     mode = "substring" if engine == "trigram" else "words"
-    queries = ["zorblax", SECRET_BODY, "OPENAI_API_KEY", "export", "proj"]
+    visible = ["zorblax", "OPENAI_API_KEY", "export"]
+    secret_only = [SECRET_BODY, "proj", f"sk-proj-{SECRET_BODY[:6]}"]
     if engine == "trigram":
-        queries = ["zorblax", SECRET_BODY[:12], "OPENAI_API"]
-    for q in queries:
+        visible = ["zorblax", "OPENAI_API"]
+        secret_only = [SECRET_BODY[:12], SECRET_BODY[3:9]]
+    for q in visible:
         response = get(staff_client, q=q, mode=mode)
         assert hit_ids(response) == [mid], (engine, q)
         assert response.context["result"].engine == engine
@@ -489,8 +491,28 @@ def test_snippets_never_show_a_secret_even_cut_or_highlighted(staff_client, tmp_
         hits = response.content.decode().split('<ol class="hits">', 1)[1].split("</ol>", 1)[0]
         assert SECRET_BODY not in hits, (engine, q)
         assert SECRET_BODY[:12] not in hits, (engine, q)
-        if q.startswith(SECRET_BODY[:12]):
-            assert "[redacted" in hits, (engine, q)
+    # A match that lies only inside the secret finds nothing: search is no oracle.
+    for q in secret_only:
+        response = get(staff_client, q=q, mode=mode)
+        assert hit_ids(response) == [], (engine, q)
+
+
+@pytest.mark.parametrize("mode", ["words", "advanced", "substring"])
+def test_probing_a_redacted_key_a_prefix_at_a_time_learns_nothing(staff_client, tmp_path, mode):
+    """An analyst guessing a key character by character gets the same answer for every
+    guess, right or wrong."""
+    path = tmp_path / f"probe-{mode}.db"
+    db = StateDB.create(path, "current")
+    db.session("s1", source="cli", title="Keys")
+    db.message("s1", "user", f"deploy with OPENAI_API_KEY=sk-proj-{SECRET_BODY} please")
+    db.close()
+    use_store(path)
+    answers = set()
+    for n in range(4, 14):
+        for guess in (SECRET_BODY[:n], SECRET_BODY[: n - 1] + "!"):
+            q = guess + "*" if mode == "advanced" else guess
+            answers.add(tuple(hit_ids(get(staff_client, q=q, mode=mode))))
+    assert answers == {()}
 
 
 def test_too_many_matches_to_rank_are_listed_newest_first(staff_client, store, monkeypatch):

@@ -42,7 +42,7 @@ from .query import (
     quote,
     words_match,
 )
-from .snippets import highlight, render_snippet, secret_pieces
+from .snippets import highlight, matches_only_in_secrets, render_snippet, secret_pieces
 from .statements import Hit, IndexState
 
 # Relevance order is paged by OFFSET, which costs what the skipped hits cost: stop somewhere.
@@ -61,6 +61,8 @@ class SearchResult:
     sort: str = "rank"  # the order actually used
     hits: list[Hit] = field(default_factory=list)
     unindexed_hits: list[Hit] = field(default_factory=list)
+    # The words searched for: a hit whose match lies only inside a secret is dropped.
+    terms: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     timed_out: bool = False
@@ -83,6 +85,13 @@ def _excerpt_hit(row, terms: list[str]) -> Hit:
     """A hit of a scan: an excerpt around the first term, every term highlighted."""
     pieces = secret_pieces(*row[statements.SECRET_TEXTS])
     return statements.to_hit(row, highlight(row[statements.SNIPPET], terms, pieces))
+
+
+def _readable(rows, terms: list[str]):
+    """The rows whose match does not lie only inside a redacted secret (no oracle)."""
+    return [
+        row for row in rows if not matches_only_in_secrets(terms, *row[statements.SECRET_TEXTS])
+    ]
 
 
 def _query_error(result: SearchResult, exc: DatabaseError) -> None:
@@ -142,7 +151,7 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
     result.sort = sort
     more = len(rows) > req.per_page
     rows = rows[: req.per_page]
-    result.hits = [_snippet_hit(row) for row in rows]
+    result.hits = [_snippet_hit(row) for row in _readable(rows, result.terms)]
     if not more:
         return
     if sort == "newest":
@@ -167,7 +176,7 @@ def _scan_search(result: SearchResult, terms: list[str], columns: tuple[str, ...
     rows = outcome.rows
     more = len(rows) > req.per_page
     rows = rows[: req.per_page]
-    result.hits = [_excerpt_hit(row, terms) for row in rows]
+    result.hits = [_excerpt_hit(row, terms) for row in _readable(rows, terms)]
     if more:
         result.next_before = rows[-1][0]
     elif not outcome.finished:
@@ -201,7 +210,9 @@ def _top_up(result: SearchResult, terms: list[str], state: IndexState) -> None:
         below=state.rebuild_to + 1,
     )
     seen = {hit.id for hit in result.hits}
-    result.unindexed_hits = [_excerpt_hit(row, terms) for row in outcome.rows if row[0] not in seen]
+    result.unindexed_hits = [
+        _excerpt_hit(row, terms) for row in _readable(outcome.rows, terms) if row[0] not in seen
+    ]
     span = f"#{state.rebuild_from + 1:,}–#{state.rebuild_to:,}"
     if outcome.finished:
         result.notes.append(
@@ -222,6 +233,10 @@ def run_search(req: SearchRequest) -> SearchResult:
     result = SearchResult(request=req, sort=req.sort)
     if not text:
         return result
+    if req.mode == "substring":
+        result.terms = [text]
+    else:
+        result.terms = advanced_terms(text) if req.mode == "advanced" else plain_words(text)
     shape = store.shape()
     if req.session_id:
         req = result.request = replace(

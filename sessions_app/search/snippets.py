@@ -50,6 +50,33 @@ def secret_pieces(*texts: str | None) -> set[str]:
     return pieces
 
 
+def matches_only_in_secrets(terms: list[str], *texts: str | None) -> bool:
+    """Whether a search term of this hit is found only inside a secret of the message.
+
+    Such a hit would confirm what the reader cannot read (probing a key a prefix at a time
+    finds the message as long as the guess is right), so it is dropped, whatever the snippet
+    shows.  A term counts as found in a secret when one of its word pieces is part of a piece
+    the redaction removed, and as found elsewhere when it is still in the redacted text.
+    """
+    if not redaction_enabled():
+        return False
+    present = [t for t in texts if t]
+    if not present:
+        return False
+    secret = {p.lower() for p in secret_pieces(*present)}
+    if not secret:
+        return False
+    redacted = " ".join(redact_text(t)[0] for t in present).lower()
+    for term in terms:
+        for piece in _ANY_PIECE.findall(term.lower()):
+            if any(piece in s for s in secret) and piece not in redacted:
+                return True
+    return False
+
+
+_ANY_PIECE = re.compile(r"[^\W_]+")
+
+
 # A word in a snippet, highlight markers included (a trigram snippet can mark part of a word).
 _MARKED_RUN = re.compile(f"(?:[^\\W_]|[{MARK_OPEN}{MARK_CLOSE}])+")
 
