@@ -13,7 +13,7 @@ from django.conf import settings
 from accounts_app import audit
 from accounts_app.models import AuditEvent
 from hermes_explorer import store
-from sessions_app.exports import export_filename, stream_export
+from sessions_app.exports import export_filename, stream_export, wants_raw, wants_spreadsheet
 from sessions_app.redaction import redact
 
 from .readonly import ConsoleError, ConsoleUnavailable, QueryResult, run_readonly
@@ -70,6 +70,8 @@ def export_response(request, sql: str, params: dict[str, str], *, fmt: str, slug
         columns=columns,
         chunks=[rows],
         filename=export_filename("sql", [slug or "query"], fmt),
+        spreadsheet=wants_spreadsheet(request),
+        raw=wants_raw(request),
     )
     if result.truncated:
         response["X-Rows-Truncated"] = f"at {result.row_cap} rows"

@@ -68,7 +68,10 @@ def sql(path, query, params=()):
 
 
 def cell(value) -> str:
-    """How Python's csv module writes a value."""
+    """How the default CSV writes a value: as Python's csv module does, with a text cell
+    that a spreadsheet would run as a formula defused by a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(exports.FORMULA_STARTS):
+        return "'" + value
     return "" if value is None else str(value)
 
 
@@ -318,7 +321,8 @@ def test_times_are_iso_8601_in_the_configured_zone_next_to_the_raw_epoch(
 
 def test_json_and_jsonl_hold_the_same_rows_as_csv(staff_client, export_store, small_chunks):
     base = "/sessions/?source=telegram&sort=source"
-    csv_rows = parse_csv(body(staff_client.get(base + "&_export=csv")))
+    # JSON is raw, as the raw CSV is.
+    csv_rows = parse_csv(body(staff_client.get(base + "&_export=csv&_raw=1")))
     as_json = json.loads(body(staff_client.get(base + "&_export=json")))
     lines = body(staff_client.get(base + "&_export=jsonl")).decode().splitlines()
     as_jsonl = [json.loads(line) for line in lines]
@@ -359,18 +363,21 @@ def test_unknown_format_shows_the_page_with_a_note(staff_client, export_store):
     assert "Unknown export format" in response.content.decode()
 
 
-def test_formulas_are_neutralised_only_in_the_spreadsheet_variant(staff_client, export_store):
+def test_formulas_are_neutralised_in_every_csv_unless_raw_is_asked(staff_client, export_store):
     plain = body(staff_client.get("/sessions/?_export=csv&sort=source"))
+    raw = body(staff_client.get("/sessions/?_export=csv&sort=source&_raw=1"))
     sheet = body(staff_client.get("/sessions/?_export=csv&sort=source&_bom=1"))
-    assert not plain.startswith(b"\xef\xbb\xbf")
+    assert not plain.startswith(b"\xef\xbb\xbf") and not raw.startswith(b"\xef\xbb\xbf")
     assert sheet.startswith(b"\xef\xbb\xbf")
+    raw_titles = {r["title"] for r in parse_csv(raw)}
     plain_titles = {r["title"] for r in parse_csv(plain)}
     sheet_rows = parse_csv(sheet[3:])
     sheet_titles = {r["title"] for r in sheet_rows}
     for title in FORMULA_TITLES:
-        assert title in plain_titles
+        assert title in raw_titles
+        assert "'" + title in plain_titles
         assert "'" + title in sheet_titles
-    assert "'\ttab first" in sheet_titles and "\ttab first" in plain_titles
+    assert "'\ttab first" in sheet_titles and "\ttab first" in raw_titles
     # Numbers stay numbers; only text cells are touched.
     assert all(not r["message_count"].startswith("'") for r in sheet_rows)
     assert [r["id"] for r in sheet_rows] == [r["id"] for r in parse_csv(plain)]
@@ -861,9 +868,16 @@ def _hostile_value(rng):
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 8)))
 
 
-@pytest.mark.parametrize("spreadsheet", [False, True])
-def test_csv_lines_are_byte_for_byte_what_the_csv_module_writes(spreadsheet):
+def _safe_cell(value):
+    if isinstance(value, str) and value.startswith(exports.FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+@pytest.mark.parametrize("style", ["raw", "safe", "spreadsheet"])
+def test_csv_lines_are_byte_for_byte_what_the_csv_module_writes(style):
     """The export writes CSV a column at a time; ``csv.writer`` is the reference."""
+    defuse = {"raw": lambda v: v, "safe": _safe_cell, "spreadsheet": exports.neutralise_formula}
     rng = random.Random(11)
     for _ in range(3000):
         width = rng.randint(1, 5)
@@ -871,9 +885,29 @@ def test_csv_lines_are_byte_for_byte_what_the_csv_module_writes(spreadsheet):
         reference = io.StringIO()
         writer = csv.writer(reference)
         for row in rows:
-            writer.writerow([exports.neutralise_formula(v) for v in row] if spreadsheet else row)
-        lines = exports.csv_lines(rows, spreadsheet=spreadsheet)
+            writer.writerow([defuse[style](v) for v in row])
+        lines = exports.csv_lines(rows, style=style)
         assert "".join(line + "\r\n" for line in lines) == reference.getvalue(), rows
+
+
+def test_default_csv_defuses_formulas_and_raw_keeps_them(staff_client, tmp_path):
+    path = tmp_path / "formula.db"
+    with StateDB.create(path, "current") as db:
+        db.session(
+            "20260101_100000_aaaaaa", title='=HYPERLINK("http://x")', started_at=1_767_261_600
+        )
+        db.message("20260101_100000_aaaaaa", "user", "@SUM(1+1)")
+        db.message("20260101_100000_aaaaaa", "user", "- a list item")
+    use_store(path)
+
+    def body(url):
+        return b"".join(staff_client.get(url).streaming_content).decode("utf-8-sig")
+
+    default = body("/sessions/?_export=csv") + body("/messages/?_export=csv")
+    assert "'=HYPERLINK" in default and "'@SUM(1+1)" in default and "'- a list item" in default
+    raw = body("/sessions/?_export=csv&_raw=1") + body("/messages/?_export=csv&_raw=1")
+    assert "'=HYPERLINK" not in raw and ",=HYPERLINK" in raw.replace('"', "")
+    assert "'@SUM" not in raw and "@SUM(1+1)" in raw
 
 
 ZONES = [

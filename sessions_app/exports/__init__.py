@@ -27,9 +27,12 @@ only hold more memory: a chunk's text is held about twice while it is written ou
 Options in the query string, read by :mod:`.request`:
 
 ``_export=csv|json|jsonl``  the format (anything else shows the page with a note);
-``_bom=1``                  CSV for spreadsheets: a UTF-8 BOM, cells that start with
-                            ``= + - @`` (or a tab/CR) prefixed with ``'`` against formula
-                            injection, NUL characters dropped;
+(CSV, always)               cells that start with ``= + - @`` (or a tab/CR) prefixed
+                            with ``'`` against formula injection;
+``_raw=1``                  CSV cells exactly as stored (for scripts; JSON/JSONL are
+                            always raw);
+``_bom=1``                  CSV for spreadsheets: also a UTF-8 BOM, NUL characters
+                            dropped;
 ``_preview=1``              long text (content, reasoning, tool calls) cut in SQL to
                             ``PREVIEW_CHARS`` instead of the full value.
 
@@ -73,7 +76,7 @@ The API other views call (keep these names; this package exports them):
 """
 
 from .chunks import keyset_chunks
-from .csv_fast import csv_lines, neutralise_formula
+from .csv_fast import FORMULA_STARTS, csv_lines, neutralise_formula
 from .encoders import json_text
 from .http import buffered, invalid_filters_response, stream_export
 from .isotime import iso_converter
@@ -89,6 +92,7 @@ from .request import (
     export_filename,
     requested_format,
     wants_preview,
+    wants_raw,
     wants_spreadsheet,
 )
 
@@ -106,9 +110,11 @@ __all__ = [
     "keyset_chunks",
     "message_rows",
     "neutralise_formula",
+    "FORMULA_STARTS",
     "requested_format",
     "stream_export",
     "table_plan",
     "wants_preview",
+    "wants_raw",
     "wants_spreadsheet",
 ]

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-# Cells a spreadsheet would run as a formula (OWASP "CSV injection"). Every CSV meant for a
-# spreadsheet defuses its cells with ``neutralise_formula``.
+# Cells a spreadsheet would run as a formula (OWASP "CSV injection"). Every CSV a spreadsheet
+# may open defuses its cells with ``neutralise_formula``; ``raw`` CSV (asked for with
+# ``_raw=1``, for scripts) keeps them as stored.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# How a CSV is written: "safe" (formulas defused), "spreadsheet" (also a BOM, and NULs
+# dropped), "raw" (every value as stored).
+CSV_STYLES = ("safe", "spreadsheet", "raw")
 
 
 def neutralise_formula(value):
@@ -54,13 +58,18 @@ _NUMBERS = frozenset({int, float})
 _SCANNED_COLUMN = 64 * 1024
 
 
-def csv_column(values: Sequence, *, spreadsheet: bool = False) -> Sequence[str]:
+def csv_column(values: Sequence, *, style: str = "safe") -> Sequence[str]:
     """``csv_cell`` of each value of one column, cheaply for the common columns: numbers
     (``str``), and short text with nothing to quote (four scans of the joined column, then
     returned as it is)."""
-    if spreadsheet:
+    if style == "spreadsheet":
         return [csv_cell(neutralise_formula(v)) for v in values]
     kinds = set(map(type, values))
+    if style == "safe" and str in kinds:
+        # One C-level test per text cell; only a column that holds a formula is rewritten.
+        starts = FORMULA_STARTS
+        if any(v.startswith(starts) for v in values if v.__class__ is str):
+            values = ["'" + v if v.__class__ is str and v.startswith(starts) else v for v in values]
     if kinds <= _NUMBERS:
         return list(map(str, values))
     if _NONE in kinds and kinds <= {_NONE, str, int, float}:
@@ -75,9 +84,9 @@ def csv_column(values: Sequence, *, spreadsheet: bool = False) -> Sequence[str]:
     return list(map(csv_cell, values))
 
 
-def csv_lines(rows: list[Sequence], *, spreadsheet: bool = False) -> list[str]:
+def csv_lines(rows: list[Sequence], *, style: str = "safe") -> list[str]:
     """The CSV records of ``rows`` (without line ends), encoded a column at a time."""
-    return records([csv_column(c, spreadsheet=spreadsheet) for c in zip(*rows, strict=True)])
+    return records([csv_column(c, style=style) for c in zip(*rows, strict=True)])
 
 
 def records(cells: list[Sequence[str]]) -> list[str]:

@@ -69,15 +69,12 @@ def _pieces(lines: list[str], sep: str, lead: str = "", tail: str = "") -> Itera
         done, start = ends[stop - 1], stop
 
 
-def _csv_pieces(columns, chunks, spreadsheet: bool) -> Iterator[str]:
-    yield ("\ufeff" if spreadsheet else "") + csv_line(columns) + "\r\n"
+def _csv_pieces(columns, chunks, style: str) -> Iterator[str]:
+    yield ("\ufeff" if style == "spreadsheet" else "") + csv_line(columns) + "\r\n"
     for chunk in chunks:
         # Memory: the fields of the chunk, then its records, then its pieces; each is dropped
         # once the next is made, so the chunk's text is held about twice at most.
-        cells = [
-            csv_column(c, spreadsheet=spreadsheet)
-            for c in zip(*_as_values(chunk, columns), strict=True)
-        ]
+        cells = [csv_column(c, style=style) for c in zip(*_as_values(chunk, columns), strict=True)]
         del chunk
         lines = records(cells)
         del cells
@@ -88,7 +85,7 @@ def _json_rows(columns, chunk) -> list[str]:
     return [json_text(dict(zip(columns, row, strict=True))) for row in _as_values(chunk, columns)]
 
 
-def _json_pieces(columns, chunks, spreadsheet: bool) -> Iterator[str]:
+def _json_pieces(columns, chunks, style: str) -> Iterator[str]:
     first = True
     for chunk in chunks:
         lines = _json_rows(columns, chunk)
@@ -99,12 +96,13 @@ def _json_pieces(columns, chunks, spreadsheet: bool) -> Iterator[str]:
     yield "[]\n" if first else "\n]\n"
 
 
-def _jsonl_pieces(columns, chunks, spreadsheet: bool) -> Iterator[str]:
+def _jsonl_pieces(columns, chunks, style: str) -> Iterator[str]:
     for chunk in chunks:
         lines = _json_rows(columns, chunk)
         del chunk
         yield from _pieces(lines, "\n", tail="\n")
 
 
-# ``ENCODERS[fmt](columns, chunks, spreadsheet)``: the text of a whole export, in pieces.
+# ``ENCODERS[fmt](columns, chunks, style)``: the text of a whole export, in pieces (``style``:
+# how CSV cells are written, see ``csv_fast.CSV_STYLES``).
 ENCODERS = {"csv": _csv_pieces, "json": _json_pieces, "jsonl": _jsonl_pieces}

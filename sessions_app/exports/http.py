@@ -58,13 +58,15 @@ def stream_export(
     chunks: Iterable[list[dict]],
     filename: str,
     spreadsheet: bool = False,
+    raw: bool = False,
     preview_only: bool = False,
 ) -> StreamingHttpResponse:
     """A download of ``chunks`` as ``fmt`` (csv, json or jsonl).
 
     A chunk is a list of dicts keyed by ``columns``, or of sequences in ``columns`` order.
 
-    ``spreadsheet`` (CSV only): BOM and formula neutralisation.  ``preview_only`` marks the
+    CSV cells that a spreadsheet would run as a formula are defused unless ``raw`` (for
+    scripts); ``spreadsheet`` also adds a BOM.  ``preview_only`` marks the
     file as holding cut text (``-preview`` in the name, ``X-Export-Preview`` header)."""
     if fmt not in FORMATS:
         raise BadRequest(f"Unknown export format {fmt!r}: use csv, json or jsonl.")
@@ -76,7 +78,8 @@ def stream_export(
     if preview_only and "-preview" not in name:
         stem, _, ext = name.rpartition(".")
         name = f"{stem}-preview.{ext}"
-    pieces = encoders.ENCODERS[fmt](list(columns), rows, spreadsheet and fmt == "csv")
+    style = "spreadsheet" if spreadsheet else "raw" if raw else "safe"
+    pieces = encoders.ENCODERS[fmt](list(columns), rows, style)
     response = StreamingHttpResponse(_encoded(pieces, label=name), content_type=FORMATS[fmt])
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["X-Content-Type-Options"] = "nosniff"

@@ -31,6 +31,7 @@ from .request import (
     requested_format,
     session_filename_bits,
     wants_preview,
+    wants_raw,
     wants_spreadsheet,
 )
 
@@ -225,6 +226,7 @@ def _stream_plan(request, plan: TablePlan, fmt: str, filename: str, *, preview: 
         chunks=plan.chunks(),
         filename=filename,
         spreadsheet=wants_spreadsheet(request),
+        raw=wants_raw(request),
         preview_only=preview,
     )
 

@@ -41,6 +41,11 @@ def wants_spreadsheet(request) -> bool:
     return flag(request, "_bom")
 
 
+def wants_raw(request) -> bool:
+    """``_raw=1``: CSV cells exactly as stored, formulas included (for scripts)."""
+    return flag(request, "_raw")
+
+
 def wants_preview(request) -> bool:
     return flag(request, "_preview")
 
