@@ -11,6 +11,7 @@ Nothing here is ever saved: the router refuses writes (see ``hermes_explorer.rou
 
 from __future__ import annotations
 
+import functools
 import json
 from datetime import datetime
 
@@ -21,6 +22,7 @@ from hermes_explorer import store
 from . import content as content_format
 from .formatting import short_model
 from .querysets import HermesManager, MessageQuerySet, SessionQuerySet, UsageQuerySet
+from .redaction import redact, redaction_enabled
 from .timefmt import from_epoch
 from .visibility import kind_of
 
@@ -42,12 +44,30 @@ class HermesModel(models.Model):
             super().refresh_from_db(using=using, fields=rest, from_queryset=from_queryset)
 
 
+@functools.lru_cache(maxsize=8192)
+def _redacted_metadata(value: str) -> str:
+    return redact(value)
+
+
+class MetadataText(models.TextField):
+    """Free text a person or a gateway wrote into a metadata column (a title, a user or
+    display name, a model route): shown to every role, so a pasted key is redacted as soon as
+    the value is read, on every page and export that reads it through the ORM.  Filters still
+    compare the stored value (see ``SessionFilter.filter_title`` for the one free-text filter).
+    """
+
+    def from_db_value(self, value, expression, connection):
+        if value.__class__ is str and value and redaction_enabled():
+            return _redacted_metadata(value)
+        return value
+
+
 class Session(HermesModel):
     id = models.TextField(primary_key=True)
     source = models.TextField()
-    user_id = models.TextField(null=True)
-    model = models.TextField(null=True)
-    title = models.TextField(null=True)
+    user_id = MetadataText(null=True)
+    model = MetadataText(null=True)
+    title = MetadataText(null=True)
     started_at = models.FloatField()
     ended_at = models.FloatField(null=True)
     message_count = models.IntegerField(null=True)
@@ -79,7 +99,7 @@ class Session(HermesModel):
     chat_id = models.TextField(null=True)
     chat_type = models.TextField(null=True)
     thread_id = models.TextField(null=True)
-    display_name = models.TextField(null=True)
+    display_name = MetadataText(null=True)
     origin_json = models.TextField(null=True)
     cwd = models.TextField(null=True)
     git_branch = models.TextField(null=True)
@@ -244,7 +264,7 @@ class SessionModelUsage(UsageCounters):
         db_constraint=False,
         related_name="model_usage",
     )
-    model = models.TextField()
+    model = MetadataText()
     # NOTE: part of the composite key, so declared NOT NULL (Django requires it); Hermes
     # writes '' for "none", and a NULL read back is still just None.
     billing_provider = models.TextField()
