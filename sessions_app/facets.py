@@ -11,7 +11,10 @@ from django.core.cache import cache
 
 from hermes_explorer import store
 
+from .redaction import redact
+
 FACET_TTL = 300
+METADATA_COLUMNS = frozenset({"model", "title", "user_id", "display_name"})
 FACET_LIMIT = 500
 
 
@@ -35,7 +38,11 @@ def distinct_values(column: str, *, table: str = "sessions") -> list[str]:
             f'SELECT DISTINCT "{column}" FROM "{table}" '
             f'WHERE "{column}" IS NOT NULL AND "{column}" != \'\' LIMIT {FACET_LIMIT}'
         )
-        return sorted(str(row[0]) for row in cursor.fetchall())
+        values = {str(row[0]) for row in cursor.fetchall()}
+        if column in METADATA_COLUMNS:
+            # Free text shown to every role: a pasted key never reaches a filter's choices.
+            values = {redact(v) for v in values}
+        return sorted(values)
 
     return _cached(f"{table}.{column}", compute)
 

@@ -18,6 +18,7 @@ from hermes_explorer import store
 from .content import parse_tool_calls
 from .models import TOKEN_COUNTERS, USAGE_COUNTERS, Message, Session, SessionModelUsage
 from .pagination import Keyset
+from .redaction import redact
 from .sqlfunctions import ContentHead, ContentLength
 from .visibility import Visibility
 
@@ -284,7 +285,7 @@ def _lineage_row(row) -> dict:
         "id": sid,
         "parent": parent,
         "depth": depth,
-        "title": title,
+        "title": redact(title) if title else title,
         "source": source,
         "started_at": started_at,
         "end_reason": end_reason,

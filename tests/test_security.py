@@ -532,3 +532,59 @@ def test_staff_reveal_of_a_multimodal_message_shows_its_text_on_every_shape(stor
     assert response.status_code == 200
     body = response.content.decode()
     assert "What is in this photo? Sent from telegram." in body
+
+
+# Secrets in metadata ------------------------------------------------------------------------
+@pytest.fixture
+def metadata_secret_store(tmp_path):
+    path = tmp_path / "meta.db"
+    with StateDB.create(path, "current") as db:
+        db.session(
+            "20260101_090000_me7a01",
+            title=f"debug {OPENAI}",
+            user_id=f"{GITHUB}",
+            display_name=f"bot {GITHUB}",
+            model=f"openai/{OPENAI}",
+            started_at=NASTY_NOW - 3600,
+            input_tokens=10,
+        )
+        db.message("20260101_090000_me7a01", "user", "the usual words zorblax")
+        db.refresh_counters()
+    use_store(path)
+    yield "20260101_090000_me7a01"
+    connections["hermes"].close()
+
+
+@pytest.mark.parametrize("role", ["viewer", "analyst"])
+def test_secrets_pasted_into_metadata_are_redacted_on_every_page(metadata_secret_store, role):
+    client = client_for(role)
+    sid = metadata_secret_store
+    urls = ["/", "/sessions/", f"/sessions/{sid}/", "/insights/?days=30"]
+    if role == "analyst":
+        urls += ["/search/?q=zorblax", "/messages/"]
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        body = response.content.decode()
+        for secret in (OPENAI, GITHUB):
+            assert secret not in body, (role, url)
+
+
+def test_secrets_pasted_into_metadata_are_redacted_in_exports(metadata_secret_store):
+    client = client_for("analyst")
+    sid = metadata_secret_store
+    for url in (
+        "/sessions/?_export=csv",
+        "/sessions/?_export=json",
+        "/messages/?_export=jsonl",
+        f"/sessions/{sid}/export.md",
+        f"/sessions/{sid}/export.json",
+        "/insights/?days=30&_export=json",
+    ):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        data = (
+            b"".join(response.streaming_content) if response.streaming else response.content
+        ).decode()
+        for secret in (OPENAI, GITHUB):
+            assert secret not in data, url

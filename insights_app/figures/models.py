@@ -24,6 +24,7 @@ from typing import Any
 
 from hermes_explorer import store
 from sessions_app.formatting import short_model
+from sessions_app.redaction import redact
 
 from ..window import Scope
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
@@ -91,7 +92,7 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
     merged: dict[str, dict[str, Any]] = {}
     fulls: dict[str, list[str | None]] = {}
     for full, values in rows:
-        name = short_model(full, missing="unknown")
+        name = redact(short_model(full, missing="unknown"))
         entry = merged.setdefault(
             name,
             {

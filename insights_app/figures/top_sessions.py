@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from hermes_explorer import store
 from sessions_app.formatting import duration_compact
+from sessions_app.redaction import redact
 
 from ..window import Scope
 from .registry import Figure, Part, Row
@@ -72,7 +73,7 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
                 # Ours.
                 "metric": kind,
                 "raw_value": value,
-                "title": titles.get(session_id),
+                "title": redact(titles[session_id]) if titles.get(session_id) else None,
                 "started_at": started_at,
             }
         )

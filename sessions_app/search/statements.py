@@ -16,6 +16,7 @@ from django.utils.safestring import SafeString
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 
+from ..redaction import redact
 from ..visibility import kind_of
 from .query import SearchRequest, like_pattern
 from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN
@@ -114,7 +115,7 @@ def to_hit(row, snippet: SafeString) -> Hit:
         role=role,
         tool_name=tool_name,
         timestamp=ts,
-        title=title,
+        title=redact(title) if title else title,
         source=source,
         snippet=snippet,
         visibility=kind_of(active, compacted, kind),
