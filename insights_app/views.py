@@ -25,18 +25,6 @@ from .forms import InsightsForm
 TEMPLATE = "insights_app/report_detail.html"
 
 
-def _budget() -> float:
-    # The first report after a start reads every message of the window once, in chunks of
-    # sessions (see summaries.py): each statement gets more room than a list page's...
-    return float(getattr(settings, "HERMES_INSIGHTS_TIMEOUT", 15))
-
-
-def _collect_seconds() -> float:
-    # ...and the whole first pass stops after this long, well inside the worker timeout;
-    # the page says what is missing and the next load carries on.
-    return float(getattr(settings, "HERMES_INSIGHTS_COLLECT_SECONDS", 20))
-
-
 @require_GET
 def index(request):
     fmt, table = request.GET.get("_export", ""), request.GET.get("table", "")
@@ -53,9 +41,11 @@ def index(request):
         context = {"report": None, "models_datalist": presenters.model_names()}
         return render(request, TEMPLATE, {"form": form, "shape": shape, **context})
     window, basis = form.window(), form.chart_basis()
-    with query_budget(_budget()):
+    with query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
         report = reports.report_for(
-            window, activity_days=basis == "activity", collect_seconds=_collect_seconds()
+            window,
+            activity_days=basis == "activity",
+            collect_seconds=settings.HERMES_INSIGHTS_COLLECT_SECONDS,
         )
     drill = Drill(window=window, now=report.now)
     linked = linked_rows(report, drill, messages_allowed=can_see_content(request.user))

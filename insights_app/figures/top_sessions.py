@@ -48,9 +48,9 @@ def parts(scope: Scope) -> list[Part]:
 
 def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
     """Hermes's notable sessions, in its order, with their titles (one more statement)."""
-    found = {kind: values for kind, values in rows}
+    found = dict(rows)
     titles = {}
-    ids = [v["session_id"] for v in found.values()]
+    ids = [top["session_id"] for top in found.values()]
     if ids:
         marks = ", ".join(["%s"] * len(ids))
         titles = dict(
@@ -59,22 +59,22 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
     tz = timezone.get_current_timezone()
     out = []
     for kind, label in TOP_LABELS.items():
-        if kind not in found:
+        top = found.get(kind)
+        if top is None:
             continue
-        session_id, started_at, value = (
-            found[kind][k] for k in ("session_id", "started_at", "value")
-        )
         out.append(
             {
                 "label": label,
-                "session_id": session_id,
-                "value": _top_value(kind, value),
-                "date": _short_date(started_at, tz),
+                "session_id": top["session_id"],
+                "value": _top_value(kind, top["value"]),
+                "date": _short_date(top["started_at"], tz),
                 # Ours.
                 "metric": kind,
-                "raw_value": value,
-                "title": redact(titles[session_id]) if titles.get(session_id) else None,
-                "started_at": started_at,
+                "raw_value": top["value"],
+                "title": redact(titles[top["session_id"]])
+                if titles.get(top["session_id"])
+                else None,
+                "started_at": top["started_at"],
             }
         )
     return out
