@@ -13,7 +13,7 @@ from django.db.models import Exists, OuterRef, Q
 
 from .facets import distinct_values, source_counts
 from .models import Message, Session
-from .sqlfunctions import NoIndex
+from .sqlfunctions import NoIndex, Redacted
 from .timefmt import day_end_epoch, day_start_epoch
 from .widgets import FastCheckboxSelectMultiple, FastSelect
 
@@ -90,8 +90,8 @@ class SessionFilter(SchemaAwareFilterSet):
         label="Started to",
         widget=forms.DateInput(attrs={"type": "date"}),
     )
-    title = django_filters.CharFilter(field_name="title", lookup_expr="icontains", label="Title")
-    user_id = django_filters.CharFilter(field_name="user_id", lookup_expr="exact", label="User id")
+    title = django_filters.CharFilter(method="filter_title", label="Title")
+    user_id = django_filters.CharFilter(method="filter_user_id", label="User id")
     end_reason = django_filters.CharFilter(
         field_name="end_reason", lookup_expr="exact", label="End reason"
     )
@@ -210,6 +210,23 @@ class SessionFilter(SchemaAwareFilterSet):
                     _source_unindexed__in=values
                 )
         return queryset.filter(source__in=values)
+
+    # Free text shown redacted: the filters also compare the redacted value, so that a guess
+    # at a key pasted into a title or a user name matches nothing (no oracle).  The plain test
+    # comes first: only the rows it keeps are redacted.
+    def filter_title(self, queryset, name, value):
+        return (
+            queryset.filter(title__icontains=value)
+            .alias(_title_seen=Redacted("title"))
+            .filter(_title_seen__icontains=value)
+        )
+
+    def filter_user_id(self, queryset, name, value):
+        return (
+            queryset.filter(user_id=value)
+            .alias(_user_seen=Redacted("user_id"))
+            .filter(_user_seen=value)
+        )
 
     def filter_model(self, queryset, name, value):
         # Accept the full route (vendor/model) or the short name people see.

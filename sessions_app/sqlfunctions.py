@@ -60,6 +60,14 @@ class ContentLength(Func):
         return super().as_sql(compiler, connection, template=template, **extra_context)
 
 
+class Redacted(Func):
+    """``hermes_redact(column)``: the text as the reader sees it, secrets replaced by markers
+    (a function the state.db connection registers; see ``hermes_db.base``)."""
+
+    function = "hermes_redact"
+    output_field = TextField()
+
+
 class NoIndex(Func):
     """``+column``: the same value, but SQLite will not use an index for this term.
 

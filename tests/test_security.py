@@ -588,3 +588,17 @@ def test_secrets_pasted_into_metadata_are_redacted_in_exports(metadata_secret_st
         ).decode()
         for secret in (OPENAI, GITHUB):
             assert secret not in data, url
+
+
+def test_title_and_user_filters_never_confirm_a_secret(metadata_secret_store):
+    client = client_for("viewer")
+    for params in (
+        {"title": OPENAI[:20]},
+        {"title": OPENAI[8:30]},
+        {"user_id": GITHUB},
+    ):
+        response = client.get("/sessions/", params)
+        assert response.status_code == 200
+        assert list(response.context["table"].data) == [], params
+    # What the reader can see still filters.
+    assert len(list(client.get("/sessions/", {"title": "debug"}).context["table"].data)) == 1

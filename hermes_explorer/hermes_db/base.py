@@ -22,6 +22,14 @@ def _is_interrupt(exc: sqlite3.OperationalError) -> bool:
     return str(exc) == "interrupted"
 
 
+def _redact_for_sql(value):
+    if value.__class__ is not str or not value:
+        return value
+    from sessions_app.redaction import redact
+
+    return redact(value)
+
+
 class HermesCursor(sqlite_base.SQLiteCursorWrapper):
     """Django's SQLite cursor, plus deadlines and the checkpoint retry."""
 
@@ -99,6 +107,9 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
         self.deadline = Deadline()
         conn.set_progress_handler(self.deadline.expired, PROGRESS_STEPS)
         self.hermes_shape = detect_shape(conn, self.settings_dict["NAME"])
+        # Filters on free text compare what the reader can see (the redacted value), so that
+        # a filter never confirms a secret: ``hermes_redact(title) LIKE …``.
+        conn.create_function("hermes_redact", 1, _redact_for_sql, deterministic=True)
         return conn
 
     def hermes_shape_now(self):
