@@ -1,8 +1,9 @@
-"""Run one SQL statement typed by a person on the state.db, read-only by construction.
+"""The read-only fence around one SQL statement typed by a person on the state.db.
 
-The console does not go through Django's ``hermes`` connection: it opens its own raw
-``sqlite3`` connection per query, so that what a person types can be fenced in more tightly
-than the app's own queries need:
+The console does not go through Django's ``hermes`` connection: each statement gets its own
+raw ``sqlite3`` connection, in a process of its own (``isolation.py`` starts it, ``child.py``
+runs it), so that what a person types can be fenced in more tightly than the app's own
+queries need:
 
 1. the file is opened ``file:…?mode=ro`` (the same URI the backend uses) and
    ``PRAGMA query_only=1`` is set: SQLite itself refuses to write;
@@ -10,30 +11,30 @@ than the app's own queries need:
    functions other than a short deny list, recursive CTEs and a few introspection pragmas.
    Everything else (writes, DDL, ``ATTACH``, transactions, ``VACUUM``, other pragmas) is
    refused while the statement is *prepared*, before it runs;
-3. ``SQLITE_LIMIT_ATTACHED`` is 0 and a string or blob is capped at
-   :data:`MAX_VALUE_BYTES`, so ``randomblob(1e9)`` cannot eat the server's memory;
-4. a deadline (an SQLite progress handler) covers ``execute`` and every fetch, and at most
-   ``max_rows`` rows are kept.
+3. SQLite's own limits: no attached database, a string or blob of at most
+   :data:`MAX_VALUE_BYTES`, a ``LIKE``/``GLOB`` pattern of at most
+   :data:`MAX_LIKE_PATTERN_CHARS`, and a heap limit, so one value cannot eat the memory;
+4. a deadline (an SQLite progress handler) covers ``execute`` and every fetch.
 
 Only the first statement is run (``sqlite3`` refuses a string with two), and named parameters
 (``:name``) are bound, never pasted into the SQL.
+
+This module imports no Django at load time: the child process imports it and must start fast.
+Turning SQLite's errors into sentences (:func:`translate`) happens in the web process.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
-import time
-from dataclasses import dataclass
 
-from hermes_explorer.hermes_db.deadline import PROGRESS_STEPS
 from hermes_explorer.hermes_db.uri import readonly_uri
-from hermes_explorer.middleware import describe_store_fault
 
 # Big enough for a megabyte tool output, small enough that one value cannot exhaust memory.
-MAX_VALUE_BYTES = 64 * 1024 * 1024
+MAX_VALUE_BYTES = 16 * 1024 * 1024
+# SQLite's LIKE/GLOB matching is quadratic in the pattern: a long one is a way to burn CPU.
+MAX_LIKE_PATTERN_CHARS = 10_000
 MAX_SQL_CHARS = 100_000
-FETCH_BATCH = 256
 
 CJK_TABLE = "messages_fts_cjk"
 CJK_EXPLANATION = (
@@ -110,17 +111,35 @@ class ConsoleUnavailable(ConsoleError):
     """The state.db itself cannot be read (missing, corrupt, locked…)."""
 
 
-@dataclass
-class QueryResult:
-    columns: list[str]
-    rows: list[tuple]
-    truncated: bool
-    elapsed_ms: float
-    row_cap: int
+class ConsoleTooLarge(ConsoleError):
+    def __init__(self, limit_bytes: int, *, row: bool = False):
+        self.limit_bytes = limit_bytes
+        what = "one row holds" if row else "it holds"
+        super().__init__(
+            f"The result is too large: {what} more than {_megabytes(limit_bytes)} of text and "
+            "blobs, more than the console keeps. Select fewer rows or columns, or cut long "
+            "values with substr()."
+        )
 
-    @property
-    def row_count(self) -> int:
-        return len(self.rows)
+
+class ConsoleOutOfMemory(ConsoleError):
+    def __init__(self):
+        super().__init__(
+            "The query needed more memory than the console allows and was stopped. Select fewer "
+            "or shorter values, or avoid building huge strings (printf, zeroblob, group_concat)."
+        )
+
+
+class ConsoleBusy(ConsoleError):
+    def __init__(self, slots: int):
+        super().__init__(
+            f"The console is already running {slots} statement{'s' if slots != 1 else ''}, as "
+            "many as it runs at once: try again in a moment."
+        )
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 2**20:g} MB"
 
 
 class ReadOnlyAuthorizer:
@@ -241,29 +260,42 @@ def names_cjk_table(sql: str) -> bool:
 
 
 # Running ------------------------------------------------------------------------------------
+def check_statement(sql: str) -> None:
+    """Refuse, before any process starts, what can be refused from the text alone."""
+    if not sql.strip():
+        raise ConsoleError("Type a query first.")
+    if len(sql) > MAX_SQL_CHARS:
+        raise ConsoleError(f"The query is longer than {MAX_SQL_CHARS:,} characters.")
+    if names_cjk_table(sql):
+        raise ConsoleDenied(CJK_EXPLANATION)
+
+
 def open_readonly(
-    path: str, *, busy_timeout: float
+    path: str, *, busy_timeout: float, heap_limit: int = 0
 ) -> tuple[sqlite3.Connection, ReadOnlyAuthorizer]:
-    """A fresh raw connection on ``path``: mode=ro, query_only, limits, and the authorizer."""
-    try:
-        conn = sqlite3.connect(
-            readonly_uri(path),
-            uri=True,
-            timeout=busy_timeout,
-            detect_types=0,
-            isolation_level=None,  # never BEGIN on our behalf
-            check_same_thread=False,
-        )
-    except sqlite3.Error as exc:
-        raise ConsoleUnavailable(_fault_text(exc)) from exc
+    """A fresh raw connection on ``path``: mode=ro, query_only, limits, and the authorizer.
+
+    Raises ``sqlite3.Error`` when the file cannot be opened (see :func:`unavailable`)."""
+    conn = sqlite3.connect(
+        readonly_uri(path),
+        uri=True,
+        timeout=busy_timeout,
+        detect_types=0,
+        isolation_level=None,  # never BEGIN on our behalf
+        check_same_thread=False,
+    )
     try:
         conn.execute("PRAGMA query_only = 1")
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-    except sqlite3.Error as exc:
+        if heap_limit:
+            # SQLite answers "out of memory" past this instead of growing the process.
+            conn.execute(f"PRAGMA hard_heap_limit = {int(heap_limit)}")
+    except sqlite3.Error:
         conn.close()
-        raise ConsoleUnavailable(_fault_text(exc)) from exc
+        raise
     conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_LIKE_PATTERN_CHARS)
     conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_CHARS)
     authorizer = ReadOnlyAuthorizer()
     # Set last: the pragmas above are ours, not the user's.
@@ -271,100 +303,55 @@ def open_readonly(
     return conn, authorizer
 
 
-def run_readonly(
-    sql: str,
-    params: dict[str, str] | None = None,
+# Errors as sentences (in the web process) -----------------------------------------------------------
+def translate(
+    text: str,
     *,
-    path: str,
+    refusal: str | None,
+    keyword: str,
     timeout: float,
-    max_rows: int,
-    max_bytes: int | None = None,
-) -> QueryResult:
-    """Run one read-only statement and return at most ``max_rows`` rows.
+    programming: bool = False,
+) -> ConsoleError:
+    """The ConsoleError for SQLite's ``text`` (``refusal``: what the authorizer refused)."""
+    from hermes_explorer.middleware import describe_store_fault
 
-    ``timeout`` seconds cover preparing, running and fetching; ``max_bytes`` (exports) stops
-    fetching once the rows kept hold about that many bytes of text.
-    """
-    if not sql.strip():
-        raise ConsoleError("Type a query first.")
-    if len(sql) > MAX_SQL_CHARS:
-        raise ConsoleError(f"The query is longer than {MAX_SQL_CHARS:,} characters.")
-    if names_cjk_table(sql):
-        raise ConsoleDenied(CJK_EXPLANATION)
-    started = time.monotonic()
-    conn, authorizer = open_readonly(path, busy_timeout=max(0.05, min(timeout, 5.0)))
-    expires_at = started + timeout
-    conn.set_progress_handler(lambda: 1 if time.monotonic() > expires_at else 0, PROGRESS_STEPS)
-    try:
-        cursor = conn.execute(sql, params or {})
-        columns = [d[0] for d in cursor.description or ()]
-        rows: list[tuple] = []
-        truncated = False
-        size = 0
-        while columns:
-            batch = cursor.fetchmany(FETCH_BATCH)
-            if not batch:
-                break
-            for row in batch:
-                if len(rows) >= max_rows:
-                    truncated = True
-                    break
-                rows.append(row)
-                if max_bytes is not None:
-                    size += sum(len(v) for v in row if isinstance(v, str | bytes))
-                    if size > max_bytes:
-                        truncated = True
-                        break
-            if truncated:
-                break
-    except sqlite3.ProgrammingError as exc:
-        raise ConsoleError(_programming_text(exc)) from exc
-    except sqlite3.DatabaseError as exc:
-        raise _translate(exc, authorizer, timeout, leading_keyword(sql)) from exc
-    finally:
-        conn.close()
-    return QueryResult(
-        columns=columns,
-        rows=rows,
-        truncated=truncated,
-        elapsed_ms=round((time.monotonic() - started) * 1000, 1),
-        row_cap=max_rows,
-    )
-
-
-def _translate(
-    exc: sqlite3.DatabaseError, authorizer: ReadOnlyAuthorizer, timeout: float, keyword: str
-):
-    text = str(exc)
+    if programming:
+        return ConsoleError(_programming_text(text))
     if text == "interrupted":
         return ConsoleTimeout(timeout)
-    if authorizer.refusal is not None and ("authoriz" in text or "prohibited" in text):
-        if keyword in WRITE_KEYWORDS and not authorizer.refusal.startswith(("PRAGMA", "The ")):
+    if text == "out of memory":
+        return ConsoleOutOfMemory()
+    if refusal is not None and ("authoriz" in text or "prohibited" in text):
+        if keyword in WRITE_KEYWORDS and not refusal.startswith(("PRAGMA", "The ")):
             # SQLite reports DROP as a DELETE from the schema, CREATE VIEW as an INSERT…:
             # name the statement the person typed.
             return ConsoleDenied(f"{keyword} is not allowed: the console only reads the state.db.")
-        return ConsoleDenied(authorizer.refusal)
+        return ConsoleDenied(refusal)
     if "no such tokenizer" in text or CJK_TABLE in text:
         return ConsoleDenied(CJK_EXPLANATION)
     if "readonly database" in text or "may not be modified" in text or keyword in WRITE_KEYWORDS:
         return ConsoleDenied(
             f"{keyword or 'This statement'} is refused: the state.db is read-only here (SQLite said: {text})."
         )
-    fault = describe_store_fault(exc)
+    fault = describe_store_fault(sqlite3.DatabaseError(text))
     if fault is not None and not text.startswith("no such table"):
         return ConsoleUnavailable(f"{fault} (SQLite said: {text})")
     return ConsoleError(f"SQLite said: {text}")
 
 
-def _programming_text(exc: sqlite3.ProgrammingError) -> str:
-    text = str(exc)
+def unavailable(text: str) -> ConsoleUnavailable:
+    """The error for a state.db that could not even be opened."""
+    from hermes_explorer.middleware import describe_store_fault
+
+    fault = describe_store_fault(sqlite3.DatabaseError(text))
+    return ConsoleUnavailable(
+        f"{fault} (SQLite said: {text})" if fault else f"The state.db cannot be opened: {text}"
+    )
+
+
+def _programming_text(text: str) -> str:
     if "one statement at a time" in text:
         return "Only one statement can run at a time: remove everything after the first ';'."
     if "Binding" in text or "supplied" in text:
         return f"{text} Use named parameters (:name), each filled in the form."
     return text
-
-
-def _fault_text(exc: sqlite3.Error) -> str:
-    fault = describe_store_fault(exc)
-    return f"{fault} (SQLite said: {exc})" if fault else f"The state.db cannot be opened: {exc}"

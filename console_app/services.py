@@ -1,5 +1,5 @@
-"""What the console does with a statement, apart from HTTP: run it read-only (``readonly``),
-write it to the audit trail, and shape its rows for the page or for a download.
+"""What the console does with a statement, apart from HTTP: run it fenced in (``isolation``,
+``readonly``), write it to the audit trail, and shape its rows for the page or a download.
 
 Views parse the request and render; everything here takes plain values.
 """
@@ -16,7 +16,9 @@ from hermes_explorer import store
 from sessions_app.exports import export_filename, stream_export, wants_raw, wants_spreadsheet
 from sessions_app.redaction import redact
 
-from .readonly import ConsoleError, ConsoleUnavailable, QueryResult, run_readonly
+from . import isolation
+from .isolation import Result
+from .readonly import ConsoleBusy, ConsoleError, ConsoleUnavailable
 
 # Characters of one cell shown in the HTML table; exports carry the whole value.
 CELL_CHARS = 2_000
@@ -27,60 +29,71 @@ EXPORT_FORMATS = ("csv", "json", "jsonl")
 class Outcome:
     """A statement run for the page: its result and display rows, or why it did not run."""
 
-    result: QueryResult | None = None
+    result: Result | None = None
     rows: list[list[dict]] = field(default_factory=list)
     error: str | None = None
     status: int = 200
+
+    @classmethod
+    def failed(cls, exc: ConsoleError) -> Outcome:
+        return cls(error=str(exc), status=error_status(exc))
+
+
+def page_limits() -> isolation.Limits:
+    return isolation.Limits(
+        timeout=settings.HERMES_SQL_TIMEOUT,
+        max_rows=settings.HERMES_SQL_MAX_ROWS,
+        max_bytes=settings.HERMES_SQL_MAX_BYTES,
+        cell_chars=CELL_CHARS,
+    )
+
+
+def export_limits() -> isolation.Limits:
+    return isolation.Limits(
+        timeout=settings.HERMES_EXPORT_CHUNK_TIMEOUT,
+        max_rows=settings.HERMES_SQL_EXPORT_MAX_ROWS,
+        max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES,
+    )
 
 
 def run_for_page(request, sql: str, params: dict[str, str]) -> Outcome:
     """Run ``sql`` under the page's limits (audited, whatever happens)."""
     try:
-        result = run_readonly(
-            sql,
-            params,
-            path=store.name(),
-            timeout=settings.HERMES_SQL_TIMEOUT,
-            max_rows=settings.HERMES_SQL_MAX_ROWS,
+        result = isolation.run(
+            sql, params, path=store.name(), limits=page_limits(), convert=display_rows
         )
     except ConsoleError as exc:
-        return Outcome(error=str(exc), status=error_status(exc))
+        return Outcome.failed(exc)
     finally:
         record_run(request, sql, params)
-    return Outcome(result=result, rows=[[display_cell(v) for v in row] for row in result.rows])
+    return Outcome(result=result, rows=result.rows)
 
 
 def export_response(request, sql: str, params: dict[str, str], *, fmt: str, slug: str):
     """The result of ``sql`` as a download (audited); raises ConsoleError when it cannot run."""
     try:
-        result = run_readonly(
-            sql,
-            params,
-            path=store.name(),
-            timeout=settings.HERMES_EXPORT_CHUNK_TIMEOUT,
-            max_rows=settings.HERMES_SQL_EXPORT_MAX_ROWS,
-            max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES,
-        )
+        spooled = isolation.spool(sql, params, path=store.name(), limits=export_limits())
     finally:
         record_run(request, sql, params)
-    columns = unique_columns(result.columns)
-    rows = [[export_value(v) for v in row] for row in result.rows]
     response = stream_export(
         fmt=fmt,
-        columns=columns,
-        chunks=[rows],
+        columns=unique_columns(spooled.columns),
+        chunks=(list(map(export_row, batch)) for batch in spooled.batches()),
         filename=export_filename("sql", [slug or "query"], fmt),
         spreadsheet=wants_spreadsheet(request),
         raw=wants_raw(request),
     )
-    if result.truncated:
-        response["X-Rows-Truncated"] = f"at {result.row_cap} rows"
+    if spooled.truncated == "rows":
+        response["X-Rows-Truncated"] = f"at {settings.HERMES_SQL_EXPORT_MAX_ROWS} rows"
+    elif spooled.truncated:
+        response["X-Rows-Truncated"] = f"at {settings.HERMES_SQL_EXPORT_MAX_BYTES} bytes"
     return response
 
 
 def error_status(exc: ConsoleError) -> int:
-    """503 when the state.db cannot be read, 400 for anything about the statement itself."""
-    return 503 if isinstance(exc, ConsoleUnavailable) else 400
+    """503 when the state.db cannot be read or the console is busy, 400 for anything about the
+    statement itself."""
+    return 503 if isinstance(exc, ConsoleUnavailable | ConsoleBusy) else 400
 
 
 def record_run(request, sql: str, params: dict[str, str]) -> None:
@@ -89,12 +102,20 @@ def record_run(request, sql: str, params: dict[str, str]) -> None:
 
 
 # Cells ----------------------------------------------------------------------------------------
+# What the child sends for the page (see child.py): None, numbers, text, {"cut": text, "length":
+# n} for text longer than the page shows, {"blob": n} for a blob.
+def display_rows(rows: list[list]) -> list[list[dict]]:
+    return [[display_cell(v) for v in row] for row in rows]
+
+
 def display_cell(value) -> dict:
     """What a cell shows: NULL, a blob's size, or text (redacted, cut for the page)."""
     if value is None:
         return {"null": True}
-    if isinstance(value, bytes):
-        return {"blob": len(value)}
+    if isinstance(value, dict):
+        if "blob" in value:
+            return {"blob": value["blob"]}
+        return {"text": redact(value["cut"])[:CELL_CHARS], "cut": value["length"]}
     if isinstance(value, str):
         text = redact(value)
         if len(text) > CELL_CHARS:
@@ -103,13 +124,9 @@ def display_cell(value) -> dict:
     return {"text": str(value), "number": True}
 
 
-def export_value(value):
-    """A cell in a download: text redacted, a blob as hex."""
-    if isinstance(value, bytes):
-        return value.hex()
-    if isinstance(value, str):
-        return redact(value)
-    return value
+def export_row(row: list) -> list:
+    """A row of a download: text redacted (blobs arrive as hex)."""
+    return [redact(v) if isinstance(v, str) else v for v in row]
 
 
 def unique_columns(columns: list[str]) -> list[str]:

@@ -1,10 +1,11 @@
 """The SQL console (staff only; the role middleware enforces it for every ``sql:*`` URL).
 
-``/sql/?sql=…&name=value`` runs one read-only statement and shows the rows;
-``/sql/?query=<slug>`` opens a canned or saved query; ``&_export=csv|json|jsonl`` downloads
-the result.  GET, like Datasette's ``/state?sql=`` it replaces, so a result is a link people
-can share; saving and deleting are POSTs.  Running, auditing and exporting live in
-``services.py``; these views parse the request and render.
+``/sql/?sql=…&name=value`` and ``/sql/?query=<slug>`` (a canned or saved query) fill in the
+form, so a query is still a link people can share (Datasette's ``/state?sql=`` lands here) —
+but a GET never runs anything: a crafted link cannot run a statement under a staff member's
+name.  The statement runs on a POST of the form (CSRF-protected), which shows the rows, or with
+``_export=csv|json|jsonl`` downloads them.  Saving and deleting are POSTs too.  Running,
+auditing and exporting live in ``services.py``; these views parse the request and render.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from django.core.exceptions import BadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from . import canned, services
 from .forms import ConsoleForm, SaveQueryForm
@@ -25,31 +26,31 @@ from .readonly import ConsoleError
 DEFAULT_SQL = "SELECT id, title, source, datetime(started_at, 'unixepoch') AS started\nFROM sessions\nORDER BY started_at DESC\nLIMIT 20"
 
 
-@require_GET
+@require_http_methods(["GET", "HEAD", "POST"])
 def console(request):
-    """The console: SQL, its parameters, the rows, and the named queries on the side."""
-    named, sql = _named_query_and_sql(request, request.GET)
-    form = ConsoleForm(_with_sql(request.GET, sql), sql=sql, initial={"sql": sql or DEFAULT_SQL})
-    fmt = _export_format(request.GET)
+    """The form (filled in by a GET), the rows of a POST, and the named queries on the side."""
+    data = request.POST if request.method == "POST" else request.GET
+    named, sql = _named_query_and_sql(request, data)
+    form = ConsoleForm(_with_sql(data, sql), sql=sql, initial={"sql": sql or DEFAULT_SQL})
     missing = form.missing_parameters() if sql else []
-    if not sql or missing:
+    if request.method != "POST" or not sql or missing:
         return _page(request, form, named, sql=sql, missing=missing)
+    fmt = _export_format(data)
     if not form.is_valid():
         return _page(request, form, named, sql=sql, status=400)
     sql, params = form.cleaned_data["sql"], form.parameters()
-    if fmt is not None:
-        try:
-            return services.export_response(
-                request, sql, params, fmt=fmt, slug=named.slug if named else ""
-            )
-        except ConsoleError as exc:
-            outcome = services.Outcome(error=str(exc), status=services.error_status(exc))
-    else:
+    if fmt is None:
         outcome = services.run_for_page(request, sql, params)
+    else:
+        try:
+            slug = named.slug if named else ""
+            return services.export_response(request, sql, params, fmt=fmt, slug=slug)
+        except ConsoleError as exc:
+            outcome = services.Outcome.failed(exc)
     return _page(request, form, named, sql=sql, outcome=outcome, status=outcome.status)
 
 
-@require_GET
+@require_safe
 def saved(request):
     """Every named query: the ones that ship with the console and the ones staff saved."""
     canned_queries, saved_queries = canned.all_named_queries()
@@ -120,19 +121,19 @@ def _export_format(data) -> str | None:
     return fmt
 
 
-def _export_links(request, outcome) -> dict[str, str]:
-    if outcome is None or outcome.result is None or not outcome.result.columns:
-        return {}
-    links = {}
-    base = request.GET.copy()
-    for fmt in services.EXPORT_FORMATS:
-        base["_export"] = fmt
-        links[fmt] = "?" + base.urlencode()
-    return links
+def _replay(form, named) -> list[tuple[str, str]]:
+    """The fields that run this statement again: the download buttons post them, and as a
+    query string they make the link that fills in the form."""
+    fields = [("sql", form.cleaned_data["sql"])]
+    fields += list(form.parameters().items())
+    if named is not None:
+        fields.append(("query", named.slug))
+    return fields
 
 
 def _page(request, form, named, *, sql, missing=(), outcome=None, save_form=None, status=200):
     canned_queries, saved_queries = canned.all_named_queries()
+    replay = _replay(form, named) if outcome is not None and outcome.result is not None else []
     if save_form is None and sql:
         save_form = SaveQueryForm(initial={"sql": sql})
     return render(
@@ -146,7 +147,10 @@ def _page(request, form, named, *, sql, missing=(), outcome=None, save_form=None
             "result": outcome.result if outcome else None,
             "rows": outcome.rows if outcome else [],
             "error": outcome.error if outcome else None,
-            "export_links": _export_links(request, outcome),
+            "replay": replay,
+            "share_link": reverse("sql:console") + "?" + urlencode(replay) if replay else "",
+            "export_formats": services.EXPORT_FORMATS if outcome and outcome.result else (),
+            "prefilled": request.method != "POST" and bool(sql) and not missing,
             "canned_queries": canned_queries,
             "saved_queries": saved_queries,
             "save_form": save_form,

@@ -243,12 +243,17 @@ if HERMES_REMOTE_USER_HEADER:
 # Secrets in message content are replaced by "[redacted: …]" markers when shown or exported.
 HERMES_REDACT_SECRETS = env_bool("HERMES_REDACT_SECRETS", True)
 
-# The SQL console (/sql/, staff): per-statement deadline, rows shown, and the limits of its
-# downloads (which run under HERMES_EXPORT_CHUNK_TIMEOUT).
+# The SQL console (/sql/, staff): each statement runs in a process of its own, killed at its
+# deadline. Deadline, rows shown and size of a result on the page; the limits of its downloads
+# (which run under HERMES_EXPORT_CHUNK_TIMEOUT); the memory of one statement's process; how
+# many statements run at once on this host (one more is told the console is busy).
 HERMES_SQL_TIMEOUT = float(os.environ.get("HERMES_SQL_TIMEOUT", "1"))
 HERMES_SQL_MAX_ROWS = int(os.environ.get("HERMES_SQL_MAX_ROWS", "1000"))
+HERMES_SQL_MAX_BYTES = int(os.environ.get("HERMES_SQL_MAX_BYTES", str(16 * 2**20)))
 HERMES_SQL_EXPORT_MAX_ROWS = int(os.environ.get("HERMES_SQL_EXPORT_MAX_ROWS", "100000"))
 HERMES_SQL_EXPORT_MAX_BYTES = int(os.environ.get("HERMES_SQL_EXPORT_MAX_BYTES", str(64 * 2**20)))
+HERMES_SQL_MEMORY_MB = int(os.environ.get("HERMES_SQL_MEMORY_MB", "512"))
+HERMES_SQL_CONCURRENCY = int(os.environ.get("HERMES_SQL_CONCURRENCY", "2"))
 
 LOGGING = {
     "version": 1,

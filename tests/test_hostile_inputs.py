@@ -276,6 +276,21 @@ def test_hostile_post_bodies_on_the_console_are_refused_cleanly(current_store, s
         assert response.status_code in (302, 400), value
 
 
+def test_hostile_statements_and_parameters_posted_to_the_console_never_give_a_500(
+    current_store, staff_user, settings
+):
+    """A GET only fills the console's form in; the statement runs on POST, so post them."""
+    settings.HERMES_SQL_TIMEOUT = 0.5
+    client = Client()
+    client.force_login(staff_user)
+    for value in HOSTILE:
+        for data in ({"sql": value}, {"sql": "SELECT :p AS p", "p": value}):
+            response = client.post("/sql/", data)
+            assert response.status_code in (200, 400), (data, response.status_code)
+            if "<" in value:
+                assert value.encode() not in response.content, data
+
+
 def test_the_state_db_files_are_unchanged_after_all_of_this(nasty_stores, fingerprints_before):
     """Runs last in this module: every request above left the fixture files as they were."""
     connections["hermes"].close()

@@ -1,0 +1,179 @@
+"""The process one console statement runs in: ``python -m console_app.child``.
+
+``isolation.py`` starts it for each statement, writes the request as JSON to its stdin and
+reads the answer from its stdout as frames (a 4-byte big-endian length, then a JSON object):
+
+``{"columns": [...]}``, then ``{"rows": [[...], ...]}`` any number of times, then one of
+``{"end": {"truncated": false | "rows" | "bytes"}}``, ``{"too_large": {"limit", "row"}}``,
+``{"failed": {"text", "refusal", "programming"}}`` or ``{"unavailable": text}``.
+
+Before anything else the process limits itself: its address space (``RLIMIT_AS``), its CPU
+time (a backstop if the web process could not kill it), the size of any file it writes
+(SQLite's temporary files) and its scheduling priority.  The web process kills it at the
+deadline in any case; this side stops itself earlier when it can (the progress handler), so
+that the answer says "out of time" rather than nothing.
+
+Rows are measured as they are fetched, before they are sent: a result stops at ``max_rows``
+rows, and at ``max_bytes`` (text and blob lengths, or the encoded row if larger) either with
+``too_large`` (the page) or as a cut result (a download).  For the page, text is cut to what
+the page can show (plus a margin, so that redaction still sees a whole secret at the cut) and
+a blob is sent as its size only.
+
+Only the standard library and ``readonly.py`` are imported: this starts in a few tens of
+milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import sqlite3
+import sys
+import time
+
+from console_app.readonly import open_readonly
+
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+FRAME_BYTES = 256 * 1024
+# A value counts at least this much (numbers and NULLs cost memory too).
+MIN_CELL_BYTES = 8
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def main() -> int:
+    request = json.loads(sys.stdin.buffer.read(MAX_REQUEST_BYTES))
+    _limit_process(request)
+    out = Frames(sys.stdout.fileno())
+    try:
+        run(request, out)
+    except MemoryError:
+        out.send({"failed": {"text": "out of memory", "refusal": None, "programming": False}})
+    except BrokenPipeError:
+        return 1  # the web process gave up on us
+    return 0
+
+
+def _limit_process(request: dict) -> None:
+    memory = int(request["memory_bytes"])
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    cpu = math.ceil(float(request["timeout"])) + 2
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    temp = int(request["temp_file_bytes"])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (temp, temp))
+    os.nice(5)  # pages of other people come first
+
+
+class Frames:
+    """Length-prefixed JSON frames on a file descriptor."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def send(self, message: dict) -> None:
+        self.send_encoded(_ENCODE(message).encode())
+
+    def send_encoded(self, payload: bytes) -> None:
+        view = memoryview(len(payload).to_bytes(4, "big") + payload)
+        while view:
+            view = view[os.write(self.fd, view) :]
+
+
+def run(request: dict, out: Frames) -> None:
+    started = time.monotonic()
+    expires_at = started + float(request["timeout"])
+    try:
+        conn, authorizer = open_readonly(
+            request["path"],
+            busy_timeout=max(0.05, min(float(request["timeout"]), 5.0)),
+            heap_limit=int(request["heap_limit"]),
+        )
+    except sqlite3.Error as exc:
+        out.send({"unavailable": str(exc)})
+        return
+    conn.set_progress_handler(
+        lambda: 1 if time.monotonic() > expires_at else 0, int(request["progress_steps"])
+    )
+    try:
+        cursor = conn.execute(request["sql"], request["params"])
+        columns = [d[0] for d in cursor.description or ()]
+        out.send({"columns": columns})
+        if columns:
+            _send_rows(cursor, request, out)
+        else:
+            out.send({"end": {"truncated": False}})
+    except sqlite3.ProgrammingError as exc:
+        out.send({"failed": {"text": str(exc), "refusal": None, "programming": True}})
+    except sqlite3.DatabaseError as exc:
+        refusal = authorizer.refusal
+        out.send({"failed": {"text": str(exc), "refusal": refusal, "programming": False}})
+    finally:
+        conn.close()
+
+
+def _send_rows(cursor, request: dict, out: Frames) -> None:
+    max_rows, max_bytes = int(request["max_rows"]), int(request["max_bytes"])
+    max_row_bytes = int(request["max_row_bytes"])
+    keep = request.get("cell_chars")  # the page: cut text, blobs as their size
+    cut_results = bool(request.get("cut_when_too_large"))
+    shape = _page_cell if keep is not None else _export_cell
+    sent = total = 0
+    batch: list[str] = []
+    batch_bytes = 0
+    # One row at a time: each is measured before the next is fetched (fetchmany would hold
+    # a whole batch of huge rows first).
+    for row in cursor:
+        if sent >= max_rows:
+            _flush(out, batch)
+            out.send({"end": {"truncated": "rows"}})
+            return
+        encoded = _ENCODE([shape(v, keep) for v in row])
+        size = max(_value_bytes(row), len(encoded))
+        total += size
+        if size > max_row_bytes or total > max_bytes:
+            _flush(out, batch)
+            if size > max_row_bytes:
+                out.send({"too_large": {"limit": max_row_bytes, "row": True}})
+            elif cut_results:
+                out.send({"end": {"truncated": "bytes"}})
+            else:
+                out.send({"too_large": {"limit": max_bytes, "row": False}})
+            return
+        del row
+        batch.append(encoded)
+        batch_bytes += len(encoded)
+        sent += 1
+        if batch_bytes >= FRAME_BYTES:
+            _flush(out, batch)
+            batch_bytes = 0
+    _flush(out, batch)
+    out.send({"end": {"truncated": False}})
+
+
+def _flush(out: Frames, batch: list[str]) -> None:
+    if batch:
+        out.send_encoded(('{"rows":[' + ",".join(batch) + "]}").encode())
+        batch.clear()
+
+
+def _value_bytes(row: tuple) -> int:
+    return sum(len(v) if isinstance(v, str | bytes) else MIN_CELL_BYTES for v in row)
+
+
+def _page_cell(value, keep: int):
+    if isinstance(value, bytes):
+        return {"blob": len(value)}
+    if isinstance(value, str) and len(value) > keep:
+        return {"cut": value[:keep], "length": len(value)}
+    return value
+
+
+def _export_cell(value, keep=None):
+    if isinstance(value, bytes):
+        return value.hex()
+    return value
+
+
+if __name__ == "__main__":
+    sys.exit(main())

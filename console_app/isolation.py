@@ -1,0 +1,317 @@
+"""Run one console statement in a process of its own, under limits that cannot be talked past.
+
+SQLite's progress handler stops a statement between two steps of its virtual machine, not
+inside one SQL function call: a ``LIKE`` or an ``instr`` over a huge ``printf`` string runs for
+minutes, and rows of ``zeroblob``\\s fill a worker's memory.  So each statement runs in a fresh
+child process (``child.py``), and the web process only waits for it:
+
+* **time**: the child stops itself at the deadline when it can (progress handler: a clean "ran
+  out of time" answer); the web process kills it :data:`KILL_GRACE` seconds later whatever it
+  is doing, so no console request answers later than deadline + 1 s;
+* **memory**: the child caps its own address space (``HERMES_SQL_MEMORY_MB``) and SQLite's
+  heap, a value and a ``LIKE`` pattern (``readonly.py``); rows are measured in the child, one by
+  one, before they are sent, so the web process never receives more than the result cap, and
+  for the page only what the page can show (cut text, blob sizes);
+* **workers**: at most ``HERMES_SQL_CONCURRENCY`` statements run at once on this host (a lock
+  file per slot in the data directory, released by the kernel if a worker dies); one more is
+  told right away that the console is busy, rather than holding a worker thread in a queue;
+* **downloads**: the child's rows are spooled to an anonymous temporary file under the same
+  deadline, then the download is encoded from that file, so the statement, its process and
+  its slot are done before the first byte goes out and a slow client holds none of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from django.conf import settings
+
+from hermes_explorer.hermes_db.deadline import PROGRESS_STEPS
+
+from .readonly import (
+    MAX_VALUE_BYTES,
+    ConsoleBusy,
+    ConsoleError,
+    ConsoleTimeout,
+    ConsoleTooLarge,
+    check_statement,
+    leading_keyword,
+    translate,
+    unavailable,
+)
+
+# Seconds between the child's own deadline and the kill.
+KILL_GRACE = 0.25
+# A single row may not hold more than this (it is handled whole in the web process).
+MAX_ROW_BYTES = MAX_VALUE_BYTES
+# Characters of a text cell kept beyond what the page shows, so that the redaction of what is
+# shown sees any secret that starts there whole (private keys are a few kilobytes).
+REDACTION_MARGIN = 16 * 1024
+# A frame larger than this is not from our child: stop reading.
+MAX_FRAME_BYTES = MAX_ROW_BYTES * 7 + 1024 * 1024
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+CHILD = [sys.executable, "-E", "-S", "-m", "console_app.child"]
+_ROWS_FRAME = b'{"rows":'
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one statement may use. ``cell_chars`` set: rows for the page (text cut, blobs as
+    sizes, too large is an error); None: rows for a download (too large cuts the result)."""
+
+    timeout: float
+    max_rows: int
+    max_bytes: int
+    cell_chars: int | None = None
+
+
+@dataclass
+class Result:
+    columns: list[str]
+    rows: list
+    truncated: bool
+    elapsed_ms: float
+    row_cap: int
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+
+def run(
+    sql: str,
+    params: dict[str, str],
+    *,
+    path: str,
+    limits: Limits,
+    convert: Callable[[list], list] | None = None,
+) -> Result:
+    """Run ``sql`` for the page: every row (few, cut), each batch through ``convert``."""
+    check_statement(sql)
+    started = time.monotonic()
+    rows: list = []
+    with _slot(), _Child(sql, params, path=path, limits=limits) as child:
+        columns = child.columns()
+        for payload in child.row_frames():
+            batch = json.loads(payload)["rows"]
+            rows.extend(convert(batch) if convert else batch)
+    return Result(
+        columns=columns,
+        rows=rows,
+        truncated=bool(child.truncated),
+        elapsed_ms=round((time.monotonic() - started) * 1000, 1),
+        row_cap=limits.max_rows,
+    )
+
+
+@dataclass
+class Spooled:
+    """A finished statement's rows in a temporary file, read back one batch at a time."""
+
+    columns: list[str]
+    truncated: str | bool
+    file: IO[bytes]
+
+    def batches(self) -> Iterator[list[list]]:
+        try:
+            while header := self.file.read(4):
+                yield json.loads(self.file.read(int.from_bytes(header, "big")))["rows"]
+        finally:
+            self.file.close()
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def spool(sql: str, params: dict[str, str], *, path: str, limits: Limits) -> Spooled:
+    """Run ``sql`` for a download: its rows go to a temporary file (see the module docstring)."""
+    check_statement(sql)
+    file = tempfile.TemporaryFile(prefix="hermes-console-")
+    try:
+        with _slot(), _Child(sql, params, path=path, limits=limits) as child:
+            columns = child.columns()
+            for payload in child.row_frames():
+                file.write(len(payload).to_bytes(4, "big"))
+                file.write(payload)
+    except BaseException:
+        file.close()
+        raise
+    file.seek(0)
+    return Spooled(columns=columns, truncated=child.truncated, file=file)
+
+
+# Concurrency -----------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _slot() -> Iterator[None]:
+    """Hold one of the host's ``HERMES_SQL_CONCURRENCY`` console slots, or raise ConsoleBusy."""
+    count = max(1, int(settings.HERMES_SQL_CONCURRENCY))
+    directory = Path(settings.DATA_DIR) / "console-slots"
+    directory.mkdir(parents=True, exist_ok=True)
+    for number in range(count):
+        fd = os.open(directory / f"{number}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        try:
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+        return
+    raise ConsoleBusy(count)
+
+
+# The child -------------------------------------------------------------------------------------
+class _Child:
+    """One child process running one statement; every read is bounded by the deadline."""
+
+    def __init__(self, sql: str, params: dict[str, str], *, path: str, limits: Limits):
+        self.sql, self.limits = sql, limits
+        self.truncated: str | bool = False
+        self.deadline = time.monotonic() + limits.timeout + KILL_GRACE
+        self._buffer = bytearray()
+        self._request = json.dumps(
+            {
+                "path": path,
+                "sql": sql,
+                "params": params,
+                "timeout": limits.timeout,
+                "max_rows": limits.max_rows,
+                "max_bytes": limits.max_bytes,
+                "max_row_bytes": MAX_ROW_BYTES,
+                "cell_chars": (
+                    limits.cell_chars + REDACTION_MARGIN if limits.cell_chars is not None else None
+                ),
+                "cut_when_too_large": limits.cell_chars is None,
+                "memory_bytes": int(settings.HERMES_SQL_MEMORY_MB) * 2**20,
+                "heap_limit": int(settings.HERMES_SQL_MEMORY_MB) * 2**20 // 2,
+                "temp_file_bytes": int(settings.HERMES_SQL_MEMORY_MB) * 2**20,
+                "progress_steps": PROGRESS_STEPS,
+            }
+        ).encode()
+
+    def __enter__(self) -> _Child:
+        try:
+            self.proc = subprocess.Popen(
+                CHILD,
+                cwd=PROJECT_ROOT,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={"PATH": os.defpath},
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ConsoleError(
+                f"The console could not start a process for the query: {exc}"
+            ) from exc
+        self._out = self.proc.stdout.fileno()
+        os.set_blocking(self._out, False)
+        self._send_request()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.proc.stdout.close()
+        if not self.proc.stdin.closed:
+            self.proc.stdin.close()
+
+    def columns(self) -> list[str]:
+        message = json.loads(self._frame())
+        if "columns" not in message:
+            raise self._failure(message)
+        return message["columns"]
+
+    def row_frames(self) -> Iterator[bytes]:
+        """The encoded ``{"rows": …}`` frames until the end (sets ``truncated``)."""
+        while True:
+            payload = self._frame()
+            if payload.startswith(_ROWS_FRAME):
+                yield payload
+                continue
+            message = json.loads(payload)
+            if "end" not in message:
+                raise self._failure(message)
+            self.truncated = message["end"]["truncated"]
+            return
+
+    def _failure(self, message: dict) -> ConsoleError:
+        if "unavailable" in message:
+            return unavailable(message["unavailable"])
+        if "too_large" in message:
+            return ConsoleTooLarge(message["too_large"]["limit"], row=message["too_large"]["row"])
+        failed = message.get("failed") or {}
+        return translate(
+            str(failed.get("text", "the query failed")),
+            refusal=failed.get("refusal"),
+            keyword=leading_keyword(self.sql),
+            timeout=self.limits.timeout,
+            programming=bool(failed.get("programming")),
+        )
+
+    def _send_request(self) -> None:
+        fd = self.proc.stdin.fileno()
+        os.set_blocking(fd, False)
+        view = memoryview(self._request)
+        try:
+            while view:
+                self._wait(fd, select.POLLOUT)
+                view = view[os.write(fd, view) :]
+        except BrokenPipeError:
+            pass  # the child died before reading: reading its answer says so
+        finally:
+            self.proc.stdin.close()
+
+    def _frame(self) -> bytes:
+        size = int.from_bytes(self._read(4), "big")
+        if size > MAX_FRAME_BYTES:
+            raise ConsoleError("The console's process sent an answer too large to read.")
+        return self._read(size)
+
+    def _read(self, size: int) -> bytes:
+        while len(self._buffer) < size:
+            self._wait(self._out, select.POLLIN)
+            chunk = os.read(self._out, max(size - len(self._buffer), 1 << 16))
+            if not chunk:
+                raise self._ended()
+            self._buffer += chunk
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def _wait(self, fd: int, event: int) -> None:
+        poller = select.poll()
+        poller.register(fd, event | select.POLLERR | select.POLLHUP)
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0 or not poller.poll(remaining * 1000):
+            self.proc.kill()
+            raise ConsoleTimeout(self.limits.timeout)
+
+    def _ended(self) -> ConsoleError:
+        """The child closed its output without a last word."""
+        try:
+            code = self.proc.wait(max(0.05, self.deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return ConsoleTimeout(self.limits.timeout)
+        if code in (-signal.SIGKILL, -signal.SIGXCPU):  # its CPU-time backstop
+            return ConsoleTimeout(self.limits.timeout)
+        return ConsoleError(
+            f"The query stopped unexpectedly (the console's process ended with status {code})."
+        )
