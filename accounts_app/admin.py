@@ -1,8 +1,80 @@
-"""Admin for the audit trail (read-only: an audit log is not edited)."""
+"""The admin of accounts and of the audit trail, without a way up.
+
+Staff (``is_staff`` or the ``staff`` group, with the permissions the data migration gives that
+group) manage **viewers and analysts only**: the accounts of staff members and superusers are
+read-only to them, including their passwords (the admin's password form asks the same
+question); the flags and permissions that make someone staff or superuser (``is_staff``,
+``is_superuser``, ``user_permissions``) are read-only; the only groups they can give are the
+viewer and analyst roles, and groups beyond that stay as they were.  Superusers can do
+everything.  Nobody adds, changes or deletes an audit event here: the trail is read-only.
+"""
+
+from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.models import Group
 
 from .models import AuditEvent
+from .roles import ANALYST, GROUP_OF_ROLE, STAFF, VIEWER, role_of
+
+# The groups a staff member may give or take away.
+REACHABLE_GROUPS = (GROUP_OF_ROLE[VIEWER], GROUP_OF_ROLE[ANALYST])
+ELEVATING_FIELDS = ("is_staff", "is_superuser", "user_permissions")
+
+
+def can_manage_account(actor, account) -> bool:
+    """Whether ``actor`` may change or delete ``account`` (its password included)."""
+    if actor.is_superuser:
+        return True
+    if account.is_superuser or account.is_staff:
+        return False
+    account._hermes_role = None  # judge the groups as they are now
+    return role_of(account) != STAFF
+
+
+User = get_user_model()
+if admin.site.is_registered(User):
+    admin.site.unregister(User)
+
+
+@admin.register(User)
+class AccountAdmin(UserAdmin):
+    list_display = ("username", "email", "first_name", "last_name", "role", "is_active")
+    list_filter = ("is_staff", "is_superuser", "is_active", "groups")
+
+    @admin.display(description="role")
+    def role(self, obj) -> str:
+        return "superuser" if obj.is_superuser else role_of(obj) or ""
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if not request.user.is_superuser:
+            fields += [f for f in ELEVATING_FIELDS if f not in fields]
+        return fields
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name == "groups" and not request.user.is_superuser:
+            kwargs["queryset"] = Group.objects.filter(name__in=REACHABLE_GROUPS)
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def has_change_permission(self, request, obj=None):
+        allowed = super().has_change_permission(request, obj)
+        return allowed and (obj is None or can_manage_account(request.user, obj))
+
+    def has_delete_permission(self, request, obj=None):
+        allowed = super().has_delete_permission(request, obj)
+        return allowed and (obj is None or can_manage_account(request.user, obj))
+
+    def save_related(self, request, form, formsets, change):
+        """Keep the groups the editor could not see in the form (they are not theirs to drop)."""
+        kept = []
+        if change and not request.user.is_superuser:
+            kept = list(form.instance.groups.exclude(name__in=REACHABLE_GROUPS))
+        super().save_related(request, form, formsets, change)
+        if kept:
+            form.instance.groups.add(*kept)
 
 
 @admin.register(AuditEvent)
@@ -19,4 +91,4 @@ class AuditEventAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request, obj=None):
-        return request.user.is_superuser
+        return False
