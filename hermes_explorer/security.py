@@ -1,9 +1,11 @@
 """Sign-in hardening pieces that the settings point at.
 
 * :func:`client_ip`: the address a request came from, for the login throttle (django-axes)
-  and the audit log.  Behind the documented Caddy proxy (``DJANGO_BEHIND_TLS_PROXY=1``) it is
-  the right-most ``X-Forwarded-For`` entry, the one Caddy itself appended; anything to its left
-  was sent by the client and could be forged.  Otherwise it is the socket's address.
+  and the audit log.  Behind the documented Caddy proxy (``DJANGO_BEHIND_TLS_PROXY=1``), for a
+  request whose socket comes from the proxy (``HERMES_TRUSTED_PROXIES``), it is the right-most
+  ``X-Forwarded-For`` entry, the one Caddy itself appended; anything to its left was sent by
+  the client and could be forged.  Otherwise it is the socket's address: a client that reaches
+  gunicorn directly cannot rotate the header to dodge a lockout.
 * :class:`LoginThrottleBackend`: django-axes' standalone backend, minus its refusal to run
   without a request (the test client's ``login()``, ``authenticate()`` in a shell): there is
   no address to throttle there, so it stands aside.
@@ -14,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 
 from axes.backends import AxesStandaloneBackend
@@ -30,15 +33,38 @@ def _valid_ip(value: str) -> str | None:
         return None
 
 
+@functools.lru_cache(maxsize=8)
+def _networks(entries: tuple[str, ...]) -> tuple:
+    networks = []
+    for entry in entries:
+        try:
+            networks.append(ipaddress.ip_network(entry.strip(), strict=False))
+        except ValueError:
+            continue
+    return tuple(networks)
+
+
+def is_trusted_proxy(address: str | None) -> bool:
+    """Whether ``address`` is one of ``HERMES_TRUSTED_PROXIES``."""
+    if address is None:
+        return False
+    ip = ipaddress.ip_address(address)
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    networks = _networks(tuple(getattr(settings, "HERMES_TRUSTED_PROXIES", ())))
+    return any(ip.version == net.version and ip in net for net in networks)
+
+
 def client_ip(request) -> str | None:
     """The client's address (see the module docstring for which header is trusted)."""
-    if getattr(settings, "HERMES_TRUST_FORWARDED_FOR", False):
+    peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
+    if getattr(settings, "HERMES_TRUST_FORWARDED_FOR", False) and is_trusted_proxy(peer):
         forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
         if forwarded:
             candidate = _valid_ip(forwarded.split(",")[-1])
             if candidate:
                 return candidate
-    return _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
+    return peer
 
 
 class LoginThrottleBackend(AxesStandaloneBackend):

@@ -83,6 +83,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # After static files: every page and download is no-store; HEAD is answered as GET.
+    "hermes_explorer.http_policy.NoStoreMiddleware",
+    "hermes_explorer.http_policy.HeadAsGetMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -226,8 +229,11 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_CLIENT_IP_CALLABLE = "hermes_explorer.security.client_ip"
-# Trust the right-most X-Forwarded-For entry (set by our own proxy) only behind it.
+# Trust the right-most X-Forwarded-For entry (set by our own proxy) only behind it, and only
+# on a request that came from the proxy itself (addresses or networks, comma-separated): a
+# client that reaches gunicorn directly cannot pick the address the lockout counts against.
 HERMES_TRUST_FORWARDED_FOR = BEHIND_TLS_PROXY
+HERMES_TRUSTED_PROXIES = env_list("HERMES_TRUSTED_PROXIES", "127.0.0.1,::1")
 
 # Optional: trust a user name set by the reverse proxy (Caddy forward_auth/SSO). Off unless
 # named; the proxy MUST overwrite this header on every request (see deploy/Caddyfile).

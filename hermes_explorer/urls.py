@@ -1,6 +1,7 @@
 """The public URL map (see shared/design.md): keep these stable."""
 
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 
@@ -18,6 +19,20 @@ urlpatterns = [
     path("", include("legacy_app.urls")),
     path("sql/", include("console_app.urls")),
     path("healthz", login_not_required(views.healthz), name="healthz"),
-    path("accounts/", include("django.contrib.auth.urls")),
+    # Sign-in, sign-out and changing one's own password. No password-reset pages: there is no
+    # mail here, and an anonymous form that tries to send one only tells who has an account;
+    # staff reset passwords in the admin (or ``manage.py changepassword``).
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path(
+        "accounts/password_change/",
+        auth_views.PasswordChangeView.as_view(),
+        name="password_change",
+    ),
+    path(
+        "accounts/password_change/done/",
+        auth_views.PasswordChangeDoneView.as_view(),
+        name="password_change_done",
+    ),
     path("admin/", admin.site.urls),
 ]

@@ -602,3 +602,115 @@ def test_title_and_user_filters_never_confirm_a_secret(metadata_secret_store):
         assert list(response.context["table"].data) == [], params
     # What the reader can see still filters.
     assert len(list(client.get("/sessions/", {"title": "debug"}).context["table"].data)) == 1
+
+
+# Small doors ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/accounts/password_reset/",
+        "/accounts/password_reset/done/",
+        "/accounts/reset/MQ/set-password/",
+        "/accounts/reset/done/",
+    ],
+)
+def test_there_are_no_anonymous_password_reset_pages(client, current_store, path):
+    assert not _exists(path)
+    response = client.post(path, {"email": "someone@example.org"})
+    assert response.status_code in (302, 404)
+    assert response.status_code == 404 or response["Location"].startswith("/accounts/login/")
+
+
+def test_signed_in_users_still_change_their_own_password(current_store):
+    client = client_for("viewer")
+    assert client.get("/accounts/password_change/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "url, role",
+    [
+        ("/", "viewer"),
+        ("/sessions/", "viewer"),
+        ("/sessions/{xss_session_id}/", "viewer"),
+        ("/insights/", "viewer"),
+        ("/messages/", "analyst"),
+        ("/search/?q=telegram", "analyst"),
+        ("/sessions/?_export=csv", "analyst"),
+        ("/sessions/{xss_session_id}/export.md", "analyst"),
+        ("/state/sessions", "viewer"),
+        ("/sql/", "staff"),
+        ("/sql/saved/", "staff"),
+        ("/messages/", "viewer"),  # the 403 page too
+    ],
+)
+def test_content_pages_and_downloads_are_never_stored(current_store, url, role):
+    path = url.format(**vars(current_store))
+    if not _exists(path):
+        pytest.skip(f"{path.split('?')[0]} is not built yet")
+    response = client_for(role).get(path)
+    if response.streaming:
+        b"".join(response.streaming_content)
+    assert response.status_code in (200, 302, 403)
+    assert "no-store" in response["Cache-Control"]
+    assert "private" in response["Cache-Control"]
+
+
+def test_the_sign_in_page_is_not_stored_either(client, current_store):
+    assert "no-store" in client.get("/accounts/login/")["Cache-Control"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/",
+        "/sessions/",
+        "/sessions/{xss_session_id}/",
+        "/messages/",
+        "/search/?q=telegram",
+        "/insights/",
+        "/state/sessions",
+        "/sql/",
+        "/sql/saved/",
+        "/sessions/?_export=csv",
+        "/healthz",
+        "/accounts/login/",
+    ],
+)
+def test_head_answers_like_get(staff_client, current_store, url):
+    path = url.format(**vars(current_store))
+    if not _exists(path):
+        pytest.skip(f"{path.split('?')[0]} is not built yet")
+    got = staff_client.get(path)
+    head = staff_client.head(path)
+    assert head.status_code == got.status_code
+    assert got.status_code in (200, 302)
+    assert head["Content-Type"] == got["Content-Type"]
+    if head.streaming:
+        assert b"".join(head.streaming_content) == b""
+    else:
+        assert head.content == b""
+        if head.has_header("Content-Length") and url != "/healthz":  # it says how long it took
+            assert int(head["Content-Length"]) == len(got.content)
+
+
+def test_forwarded_for_is_believed_only_from_a_trusted_proxy(rf, settings):
+    settings.HERMES_TRUST_FORWARDED_FOR = True
+    settings.HERMES_TRUSTED_PROXIES = ["127.0.0.1", "::1", "10.8.0.0/16"]
+    direct = rf.get("/", REMOTE_ADDR="198.51.100.7", HTTP_X_FORWARDED_FOR="203.0.113.9")
+    assert client_ip(direct) == "198.51.100.7"
+    for proxy in ("127.0.0.1", "::1", "10.8.3.4", "::ffff:127.0.0.1"):
+        via = rf.get("/", REMOTE_ADDR=proxy, HTTP_X_FORWARDED_FOR="6.6.6.6, 203.0.113.9")
+        assert client_ip(via) == "203.0.113.9", proxy
+
+
+def test_a_direct_client_cannot_rotate_forwarded_for_to_dodge_the_lockout(current_store, settings):
+    settings.HERMES_TRUST_FORWARDED_FOR = True
+    make_user("analyst", username="hank")
+    client = Client()
+    for n in range(settings.AXES_FAILURE_LIMIT):
+        _login(client, "hank", "wrong", ip="198.51.100.7", HTTP_X_FORWARDED_FOR=f"192.0.2.{n}")
+    locked = _login(client, "hank", PASSWORD, ip="198.51.100.7", HTTP_X_FORWARDED_FOR="192.0.2.99")
+    assert locked.status_code == 429
+    # Through the proxy, the forwarded address is the one that counts.
+    proxied = _login(Client(), "hank", PASSWORD, ip="127.0.0.1", HTTP_X_FORWARDED_FOR="192.0.2.99")
+    assert proxied.status_code == 302
