@@ -4,7 +4,7 @@
 reads the answer from its stdout as frames (a 4-byte big-endian length, then a JSON object):
 
 ``{"columns": [...]}``, then ``{"rows": [[...], ...]}`` any number of times, then one of
-``{"end": {"truncated": false | "rows" | "bytes"}}``, ``{"too_large": {"limit", "row"}}``,
+``{"end": {"truncated": false | "rows" | "bytes", "row_cap": n}}``, ``{"too_large": {"limit", "row"}}``,
 ``{"failed": {"text", "refusal", "programming"}}`` or ``{"unavailable": text}``.
 
 Before anything else the process limits itself: its address space (``RLIMIT_AS``), its CPU
@@ -14,8 +14,9 @@ deadline in any case; this side stops itself earlier when it can (the progress h
 that the answer says "out of time" rather than nothing.
 
 Rows are measured as they are fetched, before they are sent: a result stops at ``max_rows``
-rows, and at ``max_bytes`` (text and blob lengths, or the encoded row if larger) either with
-``too_large`` (the page) or as a cut result (a download).  For the page, text is cut to what
+rows (fewer when ``max_cells`` cells would be exceeded), and at ``max_bytes`` (text and blob lengths, or the encoded row if larger) either with
+``too_large`` (the page) or as a cut result (a download); one encoded row larger than
+``max_row_bytes`` is ``too_large`` in both.  For the page, text is cut to what
 the page can show (plus a margin, so that redaction still sees a whole secret at the cut) and
 a blob is sent as its size only.
 
@@ -114,6 +115,8 @@ def run(request: dict, out: Frames) -> None:
 
 def _send_rows(cursor, request: dict, out: Frames) -> None:
     max_rows, max_bytes = int(request["max_rows"]), int(request["max_bytes"])
+    if request.get("max_cells"):  # a wide result shows fewer rows
+        max_rows = min(max_rows, max(1, int(request["max_cells"]) // len(cursor.description)))
     max_row_bytes = int(request["max_row_bytes"])
     keep = request.get("cell_chars")  # the page: cut text, blobs as their size
     cut_results = bool(request.get("cut_when_too_large"))
@@ -126,14 +129,13 @@ def _send_rows(cursor, request: dict, out: Frames) -> None:
     for row in cursor:
         if sent >= max_rows:
             _flush(out, batch)
-            out.send({"end": {"truncated": "rows"}})
+            out.send({"end": {"truncated": "rows", "row_cap": max_rows}})
             return
         encoded = _ENCODE([shape(v, keep) for v in row])
-        size = max(_value_bytes(row), len(encoded))
-        total += size
-        if size > max_row_bytes or total > max_bytes:
+        total += max(_value_bytes(row), len(encoded))
+        if len(encoded) > max_row_bytes or total > max_bytes:
             _flush(out, batch)
-            if size > max_row_bytes:
+            if len(encoded) > max_row_bytes:
                 out.send({"too_large": {"limit": max_row_bytes, "row": True}})
             elif cut_results:
                 out.send({"end": {"truncated": "bytes"}})

@@ -55,13 +55,15 @@ from .readonly import (
 
 # Seconds between the child's own deadline and the kill.
 KILL_GRACE = 0.25
-# A single row may not hold more than this (it is handled whole in the web process).
-MAX_ROW_BYTES = MAX_VALUE_BYTES
+# A single row of a download may not hold more than this: it is decoded, redacted and encoded
+# whole in the web process, which holds several copies of it meanwhile (measured: about eight
+# for CSV with redaction).  The page never meets it: its cells are cut in the child.
+MAX_ROW_BYTES = 4 * 1024 * 1024
 # Characters of a text cell kept beyond what the page shows, so that the redaction of what is
 # shown sees any secret that starts there whole (private keys are a few kilobytes).
 REDACTION_MARGIN = 16 * 1024
 # A frame larger than this is not from our child: stop reading.
-MAX_FRAME_BYTES = MAX_ROW_BYTES * 7 + 1024 * 1024
+MAX_FRAME_BYTES = MAX_VALUE_BYTES + 1024 * 1024
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CHILD = [sys.executable, "-E", "-S", "-m", "console_app.child"]
 _ROWS_FRAME = b'{"rows":'
@@ -76,6 +78,7 @@ class Limits:
     max_rows: int
     max_bytes: int
     cell_chars: int | None = None
+    max_cells: int | None = None
 
 
 @dataclass
@@ -113,7 +116,7 @@ def run(
         rows=rows,
         truncated=bool(child.truncated),
         elapsed_ms=round((time.monotonic() - started) * 1000, 1),
-        row_cap=limits.max_rows,
+        row_cap=child.row_cap or limits.max_rows,
     )
 
 
@@ -182,6 +185,7 @@ class _Child:
     def __init__(self, sql: str, params: dict[str, str], *, path: str, limits: Limits):
         self.sql, self.limits = sql, limits
         self.truncated: str | bool = False
+        self.row_cap: int | None = None
         self.deadline = time.monotonic() + limits.timeout + KILL_GRACE
         self._buffer = bytearray()
         self._request = json.dumps(
@@ -191,6 +195,7 @@ class _Child:
                 "params": params,
                 "timeout": limits.timeout,
                 "max_rows": limits.max_rows,
+                "max_cells": limits.max_cells,
                 "max_bytes": limits.max_bytes,
                 "max_row_bytes": MAX_ROW_BYTES,
                 "cell_chars": (
@@ -249,6 +254,7 @@ class _Child:
             if "end" not in message:
                 raise self._failure(message)
             self.truncated = message["end"]["truncated"]
+            self.row_cap = message["end"].get("row_cap")
             return
 
     def _failure(self, message: dict) -> ConsoleError:

@@ -22,6 +22,9 @@ from .readonly import ConsoleBusy, ConsoleError, ConsoleUnavailable
 
 # Characters of one cell shown in the HTML table; exports carry the whole value.
 CELL_CHARS = 2_000
+# Cells of one page (a wide result shows fewer rows): each costs the web process a few hundred
+# bytes and its share of rendering.
+MAX_CELLS = 50_000
 EXPORT_FORMATS = ("csv", "json", "jsonl")
 
 
@@ -45,6 +48,7 @@ def page_limits() -> isolation.Limits:
         max_rows=settings.HERMES_SQL_MAX_ROWS,
         max_bytes=settings.HERMES_SQL_MAX_BYTES,
         cell_chars=CELL_CHARS,
+        max_cells=MAX_CELLS,
     )
 
 

@@ -156,6 +156,7 @@ def _page(request, form, named, *, sql, missing=(), outcome=None, save_form=None
             "save_form": save_form,
             "timeout": settings.HERMES_SQL_TIMEOUT,
             "row_cap": settings.HERMES_SQL_MAX_ROWS,
+            "size_cap": settings.HERMES_SQL_MAX_BYTES,
         },
         status=status,
     )

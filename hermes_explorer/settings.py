@@ -255,7 +255,7 @@ HERMES_REDACT_SECRETS = env_bool("HERMES_REDACT_SECRETS", True)
 # many statements run at once on this host (one more is told the console is busy).
 HERMES_SQL_TIMEOUT = float(os.environ.get("HERMES_SQL_TIMEOUT", "1"))
 HERMES_SQL_MAX_ROWS = int(os.environ.get("HERMES_SQL_MAX_ROWS", "1000"))
-HERMES_SQL_MAX_BYTES = int(os.environ.get("HERMES_SQL_MAX_BYTES", str(16 * 2**20)))
+HERMES_SQL_MAX_BYTES = int(os.environ.get("HERMES_SQL_MAX_BYTES", str(8 * 2**20)))
 HERMES_SQL_EXPORT_MAX_ROWS = int(os.environ.get("HERMES_SQL_EXPORT_MAX_ROWS", "100000"))
 HERMES_SQL_EXPORT_MAX_BYTES = int(os.environ.get("HERMES_SQL_EXPORT_MAX_BYTES", str(64 * 2**20)))
 HERMES_SQL_MEMORY_MB = int(os.environ.get("HERMES_SQL_MEMORY_MB", "512"))
