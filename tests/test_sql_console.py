@@ -177,6 +177,11 @@ def test_huge_values_cannot_exhaust_memory(current_store):
         run("SELECT randomblob(1000000000)", path=current_store.path)
 
 
+def test_a_huge_like_pattern_is_refused(current_store):
+    with pytest.raises(ConsoleError, match="pattern too complex"):
+        run("SELECT 'a' LIKE printf('%.*c', 20000, '%')", path=current_store.path)
+
+
 def test_named_parameters_are_found_outside_strings_and_comments():
     sql = (
         "SELECT ':not_me', \":nor_me\" FROM t -- :comment\n"
