@@ -13,7 +13,7 @@ from django.conf import settings
 from accounts_app import audit
 from accounts_app.models import AuditEvent
 from hermes_explorer import store
-from sessions_app.exports import export_filename, stream_export, wants_raw, wants_spreadsheet
+from sessions_app.exports import export_filename, stream_export
 from sessions_app.redaction import redact
 
 from . import isolation
@@ -73,8 +73,20 @@ def run_for_page(request, sql: str, params: dict[str, str]) -> Outcome:
     return Outcome(result=result, rows=result.rows)
 
 
-def export_response(request, sql: str, params: dict[str, str], *, fmt: str, slug: str):
-    """The result of ``sql`` as a download (audited); raises ConsoleError when it cannot run."""
+def export_response(
+    request,
+    sql: str,
+    params: dict[str, str],
+    *,
+    fmt: str,
+    slug: str,
+    spreadsheet: bool = False,
+    raw: bool = False,
+):
+    """The result of ``sql`` as a download (audited); raises ConsoleError when it cannot run.
+
+    CSV cells that a spreadsheet would run as formulas are defused unless ``raw``;
+    ``spreadsheet`` adds the BOM spreadsheets want."""
     try:
         spooled = isolation.spool(sql, params, path=store.name(), limits=export_limits())
     finally:
@@ -84,8 +96,8 @@ def export_response(request, sql: str, params: dict[str, str], *, fmt: str, slug
         columns=unique_columns(spooled.columns),
         chunks=(list(map(export_row, batch)) for batch in spooled.batches()),
         filename=export_filename("sql", [slug or "query"], fmt),
-        spreadsheet=wants_spreadsheet(request),
-        raw=wants_raw(request),
+        spreadsheet=spreadsheet,
+        raw=raw,
     )
     if spooled.truncated == "rows":
         response["X-Rows-Truncated"] = f"at {settings.HERMES_SQL_EXPORT_MAX_ROWS} rows"

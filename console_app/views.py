@@ -4,7 +4,8 @@
 form, so a query is still a link people can share (Datasette's ``/state?sql=`` lands here) —
 but a GET never runs anything: a crafted link cannot run a statement under a staff member's
 name.  The statement runs on a POST of the form (CSRF-protected), which shows the rows, or with
-``_export=csv|json|jsonl`` downloads them.  Saving and deleting are POSTs too.  Running,
+``_export=csv|json|jsonl`` downloads them (``_bom=1``: CSV for spreadsheets; ``_raw=1``: CSV
+cells as stored, formulas included).  Saving and deleting are POSTs too.  Running,
 auditing and exporting live in ``services.py``; these views parse the request and render.
 """
 
@@ -17,6 +18,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
+
+from hermes_explorer.params import truthy
 
 from . import canned, services
 from .forms import ConsoleForm, SaveQueryForm
@@ -44,7 +47,8 @@ def console(request):
     else:
         try:
             slug = named.slug if named else ""
-            return services.export_response(request, sql, params, fmt=fmt, slug=slug)
+            options = {"spreadsheet": truthy(data.get("_bom")), "raw": truthy(data.get("_raw"))}
+            return services.export_response(request, sql, params, fmt=fmt, slug=slug, **options)
         except ConsoleError as exc:
             outcome = services.Outcome.failed(exc)
     return _page(request, form, named, sql=sql, outcome=outcome, status=outcome.status)

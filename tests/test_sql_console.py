@@ -397,3 +397,15 @@ def test_console_is_staff_only(current_store, role):
         assert "cannot use the SQL console" in response.content.decode()
     response = client.post(reverse("sql:save"), {"name": "x", "sql": "SELECT 1"})
     assert response.status_code == 403
+
+
+def test_console_csv_defuses_formulas_unless_raw_and_adds_a_bom_for_spreadsheets(console_client):
+    sql = {"sql": "SELECT '=HYPERLINK(\"x\")' AS f, 1 AS n"}
+
+    def download(**options):
+        response = console_client.post(reverse("sql:console"), sql | {"_export": "csv", **options})
+        return b"".join(response.streaming_content).decode("utf-8")
+
+    assert download().splitlines()[1].startswith("\"'=HYPERLINK")
+    assert download(_raw="1").splitlines()[1].startswith('"=HYPERLINK')
+    assert download(_bom="1").startswith("\ufeff")
