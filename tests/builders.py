@@ -1,10 +1,11 @@
 """Small explicit builders of Hermes ``state.db`` files for tests (no mocks).
 
-Files are made with the project's own DDL (:mod:`hermes_fixtures.ddl`), so every shape
-has its real tables, indexes, FTS layout and triggers: rows inserted here are searchable.
+Files are made with the project's own DDL (:mod:`hermes_fixtures.ddl`), so every layout
+(the shapes, Hermes's release layouts, random subsets of the current one) has its real tables,
+indexes, FTS layout and triggers: rows inserted here are searchable.
 
-``StateDB`` inserts one row per call. Columns the shape does not have are dropped silently
-(and so are calls on tables the shape lacks), so one fixture script can build every shape::
+``StateDB`` inserts one row per call. Columns the layout does not have are dropped silently
+(and so are calls on tables the layout lacks), so one fixture script can build every layout::
 
     db = StateDB.create(tmp_path / "state.db", "legacy")
     db.session("s1", source="telegram", title="Hello")
@@ -12,8 +13,8 @@ has its real tables, indexes, FTS layout and triggers: rows inserted here are se
     db.message("s1", "assistant", None, tool_calls=[tool_call("terminal", {"command": "ls"})])
     db.close()
 
-``build_nasty_db`` builds the standard fixture of the page tests, the same on every shape as
-far as the shape allows, and returns :class:`NastyFacts`: the ids the tests need.
+``build_nasty_db`` builds the standard fixture of the page tests, the same on every layout as
+far as the layout allows, and returns :class:`NastyFacts`: the ids the tests need.
 All times are fixed offsets from ``now`` (``NASTY_NOW`` by default), so results are
 deterministic.
 """
@@ -26,7 +27,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_fixtures.ddl import create_schema
+from hermes_fixtures.ddl import Layout, create_schema, get_layout
 from hermes_fixtures.demo.usage import local_day
 
 NASTY_NOW = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC
@@ -73,7 +74,7 @@ class StateDB:
 
     def __init__(self, conn: sqlite3.Connection, shape: str, path: str) -> None:
         self.conn = conn
-        self.shape = shape
+        self.shape = shape  # the layout's name
         self.path = path
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         self.columns = {
@@ -92,16 +93,18 @@ class StateDB:
         self._clock: dict[str, float] = {}
 
     @classmethod
-    def create(cls, path: str | os.PathLike[str], shape: str) -> StateDB:
+    def create(cls, path: str | os.PathLike[str], layout: str | Layout) -> StateDB:
+        """A new file of ``layout``: a shape, a release layout, ``random-N`` or a Layout."""
         path = os.fspath(path)
         if os.path.exists(path):
             raise FileExistsError(path)
+        lay = get_layout(layout)
         conn = sqlite3.connect(path)
-        create_schema(conn, shape)
-        return cls(conn, shape, path)
+        create_schema(conn, lay)
+        return cls(conn, lay.name, path)
 
     def has(self, table: str, column: str | None = None) -> bool:
-        """Whether this shape has ``table`` (and ``column`` in it)."""
+        """Whether this layout has ``table`` (and ``column`` in it)."""
         cols = self.columns.get(table)
         return cols is not None and (column is None or column in cols)
 
@@ -156,7 +159,7 @@ class StateDB:
         return message_id
 
     def model_usage(self, session_id: str, model: str, task: str = "", **cols: Any) -> None:
-        """A ``session_model_usage`` row (ignored on the doc shape, which has no such table)."""
+        """A ``session_model_usage`` row (ignored on layouts without that table)."""
         values = {
             "session_id": session_id,
             "model": model,
@@ -168,15 +171,15 @@ class StateDB:
         self._insert("session_model_usage", {**values, **cols})
 
     def daily_usage(self, session_id: str, day: str, **cols: Any) -> None:
-        """A ``session_daily_usage`` row (current shape only)."""
+        """A ``session_daily_usage`` row (ignored on layouts without that table)."""
         self._insert("session_daily_usage", {"session_id": session_id, "day": day, **cols})
 
     def meta(self, key: str, value: str) -> None:
-        """A ``state_meta`` row (current shape only)."""
+        """A ``state_meta`` row (ignored on layouts without that table)."""
         self._insert("state_meta", {"key": key, "value": value})
 
     def system_prompt(self, hash: str, prompt: str) -> None:
-        """A ``system_prompts`` row (current shape only)."""
+        """A ``system_prompts`` row (ignored on layouts without that table)."""
         self._insert("system_prompts", {"hash": hash, "prompt": prompt})
 
     def refresh_counters(self, session_id: str | None = None) -> None:
@@ -234,7 +237,7 @@ class NastyFacts:
     """What ``build_nasty_db`` put where. Ids are the same on every shape unless noted."""
 
     path: str
-    shape: str
+    shape: str  # the layout's name
     now: float
     session_ids: tuple[str, ...]  # every session, in insertion order
     message_count: int  # rows in messages
@@ -277,7 +280,7 @@ class NastyFacts:
     rare_session_id: str
     common_word: str
     common_word_message_ids: tuple[int, ...]  # every message whose indexed text has it
-    # History edits (current shape only: None / empty on the others).
+    # History edits (on layouts with the visibility columns; None / empty on the others).
     history_session_id: str
     hidden_message_id: int | None
     compacted_message_ids: tuple[int, ...]
@@ -302,11 +305,20 @@ _LOREM = (
 
 
 def build_nasty_db(
-    path: str | os.PathLike[str], shape: str, *, now: float = NASTY_NOW
+    path: str | os.PathLike[str],
+    layout: str | Layout,
+    *,
+    now: float = NASTY_NOW,
+    lean: bool = False,
 ) -> NastyFacts:
-    """Build the standard nasty fixture at ``path`` for ``shape`` and say what is where."""
-    db = StateDB.create(path, shape)
-    current = shape == "current"
+    """Build the standard nasty fixture at ``path`` for ``layout`` and say what is where.
+
+    ``lean`` keeps every case but shrinks the two big ones (the "megabyte" tool output to
+    about 20 KB, still past the FTS prefix, and the long session to 120 messages, still two
+    transcript pages) for tests that request every page of many files.
+    """
+    db = StateDB.create(path, layout)
+    shape = db.shape
     sessions: list[str] = []
     common: list[int] = []
 
@@ -579,7 +591,7 @@ def build_nasty_db(
     )
     line = "2025-12-31T08:00:01Z INFO build step ok, cache hit ratio 0.97\n"
     tail_word = "zanzibarquux"
-    big_output = line * (1_200_000 // len(line)) + f"final line {tail_word}\n"
+    big_output = line * ((20_000 if lean else 1_200_000) // len(line)) + f"final line {tail_word}\n"
     mega_message = db.message(
         mega, "tool", big_output, tool_call_id="call_big_1", tool_name="terminal"
     )
@@ -668,7 +680,8 @@ def build_nasty_db(
         cost_status="estimated",
     )
 
-    # 12. A long session for transcript pagination: 450 messages (api_server, included).
+    # 12. A long session for transcript pagination: 450 messages, 120 when lean (api_server).
+    long_count = 120 if lean else 450
     big = session(
         "api-00b1ab1e5e55",
         now - 6 * DAY,
@@ -676,7 +689,7 @@ def build_nasty_db(
         user_id="workspace:bob",
         model="nousresearch/hermes-4-405b",
         title="Long planning session",
-        ended_at=now - 6 * DAY + 450 * 30 + 60,
+        ended_at=now - 6 * DAY + long_count * 30 + 60,
         end_reason="idle",
         input_tokens=90_000,
         output_tokens=22_500,
@@ -685,7 +698,7 @@ def build_nasty_db(
         billing_provider="nous",
         billing_mode="subscription_included",
     )
-    for i in range(450):
+    for i in range(long_count):
         role = "user" if i % 2 == 0 else "assistant"
         text = f"{_LOREM[i % len(_LOREM)]} (turn {i // 2 + 1})"
         db.message(big, role, text, timestamp=now - 6 * DAY + i * 30)
@@ -744,7 +757,8 @@ def build_nasty_db(
     db.message(cron, "user", "[Scheduled job] Summarise unread email.")
     common.append(db.message(cron, "assistant", "Digest posted to telegram: 3 new emails."))
 
-    # 15. History edits (current shape only): hidden, compacted, rewound and a summary row.
+    # 15. History edits, where the layout records them: compacted and rewound rows (with the
+    # visibility columns), a summary row and a hidden note.
     history = session(
         "20251231_100000_e1e2e3",
         now - 14 * HOUR,
@@ -757,22 +771,27 @@ def build_nasty_db(
     hidden = summary = None
     compacted: list[int] = []
     rewound: list[int] = []
-    if current:
+    visibility = db.has("messages", "active") and db.has("messages", "compacted")
+    if visibility:
         compacted.append(db.message(history, "user", "first question", active=0, compacted=1))
         compacted.append(db.message(history, "assistant", "first answer", active=0, compacted=1))
+    if db.has("messages", "_compressed_summary"):
         summary = db.message(
             history,
             "user",
             "[CONTEXT COMPACTION] Earlier: a first question and its answer.",
             _compressed_summary=1,
         )
+    if visibility:
         db.message(history, "user", "first question")  # live copy of an archived row
+    if db.has("messages", "display_kind"):
         hidden = db.message(
             history,
             "user",
             "[System note: continue the task.]",
             display_kind="hidden",
         )
+    if visibility:
         rewound.append(db.message(history, "user", "do the wrong thing", active=0, compacted=0))
         rewound.append(db.message(history, "assistant", "doing it", active=0, compacted=0))
     db.message(history, "user", "second question")
@@ -828,7 +847,7 @@ def build_nasty_db(
         malformed_message_ids=bad,
         chain_ids=(chain[0], chain[1], chain[2]),
         big_session_id=big,
-        big_session_messages=450,
+        big_session_messages=long_count,
         multimodal_session_id=photo,
         multimodal_message_id=multimodal,
         cron_session_id=cron,

@@ -1,4 +1,5 @@
-"""The project's own Hermes DDL, the demo generator and the test builders.
+"""The project's own Hermes DDL (shapes, release layouts, random layouts), the demo generator
+and the test builders.
 
 Plain sqlite3: no Django database is needed (``pytest -p no:django`` works).
 """
@@ -13,11 +14,14 @@ from pathlib import Path
 import pytest
 
 from hermes_fixtures.ddl import (
+    RELEASE_LAYOUTS,
     SCHEMA_VERSIONS,
     SHAPES,
     TOOL_FTS_PREFIX_CHARS,
     create_schema,
+    get_layout,
     plant_unloadable_cjk_table,
+    random_layout,
 )
 from hermes_fixtures.demo import RARE_TOKENS, build_demo_db
 from tests.builders import (
@@ -99,8 +103,9 @@ def test_each_shape_builds_with_its_schema_version(tmp_path, shape):
 
 
 def test_unknown_shape_is_refused():
-    with pytest.raises(ValueError):
-        create_schema(sqlite3.connect(":memory:"), "future")
+    for name in ("future", "random-", "random-x", "v99"):
+        with pytest.raises(ValueError):
+            create_schema(sqlite3.connect(":memory:"), name)
 
 
 def test_doc_shape_has_only_the_documented_columns(tmp_path):
@@ -247,6 +252,106 @@ def test_new_rows_get_the_defaults_of_the_current_shape(db_of):
     assert row == (1, 0, 0)
     flags = db.conn.execute("SELECT archived, pinned, hidden FROM sessions").fetchone()
     assert flags == (0, 0, 0)
+
+
+# --- Release layouts and random layouts -------------------------------------------------
+
+FIRST_SESSIONS = {
+    "id", "source", "user_id", "model", "model_config", "system_prompt", "parent_session_id",
+    "started_at", "ended_at", "end_reason", "message_count", "tool_call_count",
+    "input_tokens", "output_tokens",
+}  # fmt: skip
+FIRST_MESSAGES = {
+    "id", "session_id", "role", "content", "tool_call_id", "tool_calls", "tool_name",
+    "timestamp", "token_count",
+}  # fmt: skip
+
+
+def test_the_first_release_layout_has_only_its_columns(db_of):
+    db = db_of("v1")
+    assert insert_columns(db.conn, "sessions") == FIRST_SESSIONS
+    assert insert_columns(db.conn, "messages") == FIRST_MESSAGES
+    assert db.conn.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+    assert table_names(db.conn) >= {"messages_fts"}
+    assert not table_names(db.conn) & {"session_model_usage", "state_meta", "system_prompts"}
+    (fts_sql,) = db.conn.execute(
+        "SELECT sql FROM sqlite_master WHERE name = 'messages_fts'"
+    ).fetchone()
+    assert "content=messages" in fts_sql  # read back from messages.content
+
+
+def test_the_v5_layout_has_titles_and_billing_but_no_reasoning(db_of):
+    db = db_of("v5")
+    sessions, messages = insert_columns(db.conn, "sessions"), insert_columns(db.conn, "messages")
+    assert {"title", "estimated_cost_usd", "cost_status", "reasoning_tokens"} <= sessions
+    assert messages == FIRST_MESSAGES | {"finish_reason"}
+    assert not table_names(db.conn) & {"session_model_usage", "state_meta", "messages_fts_trigram"}
+    assert db.conn.execute("SELECT version FROM schema_version").fetchall() == [(5,)]
+
+
+def test_the_v20_layout_has_usage_rows_without_a_task(db_of):
+    db = db_of("v20")
+    usage = insert_columns(db.conn, "session_model_usage")
+    assert "task" not in usage and {"model", "billing_mode", "input_tokens"} <= usage
+    assert {"reasoning", "reasoning_content", "codex_message_items"} <= insert_columns(
+        db.conn, "messages"
+    )
+    db.model_usage("s1", "m1", task="compression", input_tokens=5)  # task silently dropped
+    assert db.conn.execute("SELECT model, input_tokens FROM session_model_usage").fetchall() == [
+        ("m1", 5)
+    ]
+
+
+LAYOUT_SAMPLES = [*RELEASE_LAYOUTS, *(f"random-{seed}" for seed in range(1, 13))]
+
+
+@pytest.mark.parametrize("name", LAYOUT_SAMPLES)
+def test_every_layout_keeps_its_fts_in_sync(db_of, name):
+    layout = get_layout(name)
+    db = db_of(name)
+    db.session("s1")
+    first = db.message("s1", "user", "the quokkafjord notes")
+    second = db.message("s1", "assistant", "unrelated")
+    db.commit()
+    tables = table_names(db.conn)
+    assert ("messages_fts" in tables) == (layout.fts is not None)
+    assert ("messages_fts_trigram" in tables) == layout.trigram
+    if layout.fts is None:
+        return
+    assert fts_ids(db.conn, "quokkafjord") == [first]
+    db.conn.execute("UPDATE messages SET content = 'now quokkafjord' WHERE id = ?", (second,))
+    db.conn.execute("DELETE FROM messages WHERE id = ?", (first,))
+    assert fts_ids(db.conn, "quokkafjord") == [second]
+    if layout.trigram:
+        assert fts_ids(db.conn, "kkafj", "messages_fts_trigram") == [second]
+
+
+def test_random_layouts_keep_the_first_release_and_say_what_they_left_out(tmp_path):
+    for seed in range(1, 41):
+        layout = random_layout(seed)
+        assert layout == random_layout(seed)  # deterministic per seed
+        conn = sqlite3.connect(tmp_path / f"r{seed}.db")
+        create_schema(conn, layout)
+        for table, first in (("sessions", FIRST_SESSIONS), ("messages", FIRST_MESSAGES)):
+            present = insert_columns(conn, table)
+            assert first <= present
+            left_out = {r.split(".", 1)[1] for r in layout.removed if r.startswith(f"{table}.")}
+            assert not present & left_out
+            assert set(layout.columns(table)) == present
+        tables = table_names(conn)
+        for table in ("session_model_usage", "state_meta", "system_prompts", "schema_version"):
+            assert (table in tables) == (table not in layout.removed)
+        conn.close()
+
+
+@pytest.mark.parametrize("name", ["v1", "v5", "v10", "v20", "random-3", "random-7"])
+def test_nasty_fixture_builds_on_release_and_random_layouts(tmp_path, name):
+    facts = build_nasty_db(tmp_path / "state.db", name, lean=True)
+    ro = open_ro(facts.path)
+    assert ro.execute("PRAGMA quick_check").fetchone() == ("ok",)
+    (count,) = ro.execute("SELECT count(*) FROM messages").fetchone()
+    assert count == facts.message_count
+    assert facts.big_session_messages == 120
 
 
 # --- Full-text search ------------------------------------------------------------------

@@ -141,9 +141,3 @@ SESSION_DAILY_USAGE_COLUMNS: tuple[Column, ...] = (
     Column("day", "TEXT NOT NULL", "current"),
     *(c._replace(since="current") for c in _USAGE_COUNTERS),
 )
-
-
-def columns_sql(columns: tuple[Column, ...], shape: str) -> str:
-    """The column definitions of ``columns`` that ``shape`` has, for a CREATE TABLE."""
-    age = rank(shape)
-    return ",\n    ".join(f"{c.name} {c.decl}" for c in columns if rank(c.since) <= age)
