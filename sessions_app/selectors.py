@@ -346,14 +346,13 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
     qs = base.defer(*heavy).annotate(
         body=ContentHead("content", TRANSCRIPT_CUT),
         body_length=ContentLength("content"),
-        reasoning_text=Substr("reasoning", 1, TRANSCRIPT_CUT),
     )
-    if base.has_column("reasoning_content"):
-        qs = qs.defer("reasoning_content").annotate(
-            reasoning_extra=Substr("reasoning_content", 1, TRANSCRIPT_CUT)
-        )
-    else:
-        qs = qs.annotate(reasoning_extra=Value(None, output_field=TextField()))
+    # Releases before v6 record no reasoning, before v7 no reasoning_content.
+    for column, name in (("reasoning", "reasoning_text"), ("reasoning_content", "reasoning_extra")):
+        if base.has_column(column):
+            qs = qs.defer(column).annotate(**{name: Substr(column, 1, TRANSCRIPT_CUT)})
+        else:
+            qs = qs.annotate(**{name: Value(None, output_field=TextField())})
     messages = list(qs.order_by("id")[start : start + TRANSCRIPT_PAGE])
 
     results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
