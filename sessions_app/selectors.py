@@ -234,7 +234,10 @@ def session_lineage(session: Session) -> Lineage:
     lineage = Lineage()
     if not shape.has_column("sessions", "parent_session_id"):
         return lineage
-    end_reason = "s.end_reason" if shape.has_column("sessions", "end_reason") else "NULL"
+    # Titles arrived in v3.
+    end_reason, title = (
+        f"s.{c}" if shape.has_column("sessions", c) else "NULL" for c in ("end_reason", "title")
+    )
     with store.cursor() as cursor:
         cursor.execute(
             f"""
@@ -245,7 +248,7 @@ def session_lineage(session: Session) -> Lineage:
                 FROM sessions s JOIN up ON s.id = up.parent
                 WHERE up.depth < {LINEAGE_LIMIT}
             )
-            SELECT up.id, up.parent, up.depth, s.title, s.source, s.started_at, {end_reason}
+            SELECT up.id, up.parent, up.depth, {title}, s.source, s.started_at, {end_reason}
             FROM up JOIN sessions s ON s.id = up.id
             WHERE up.depth > 0 ORDER BY up.depth DESC
             """,
@@ -268,7 +271,7 @@ def session_lineage(session: Session) -> Lineage:
                 FROM sessions s JOIN down ON s.parent_session_id = down.id
                 WHERE down.depth < {LINEAGE_LIMIT}
             )
-            SELECT down.id, down.parent, down.depth, s.title, s.source, s.started_at,
+            SELECT down.id, down.parent, down.depth, {title}, s.source, s.started_at,
                    {end_reason}
             FROM down JOIN sessions s ON s.id = down.id
             ORDER BY down.path LIMIT {LINEAGE_LIMIT}
