@@ -183,6 +183,18 @@ class UsageRow:
         return sum(getattr(self, counter) for counter in TOKEN_COUNTERS)
 
 
+USAGE_ROW_COLUMNS = (
+    "model",
+    "task",
+    "api_call_count",
+    "estimated_cost_usd",
+    "actual_cost_usd",
+    "cost_status",
+    "billing_provider",
+    *USAGE_COUNTERS,
+)
+
+
 def session_usage(session: Session) -> list[UsageRow] | None:
     """Per-model usage of one session: its ``session_model_usage`` rows plus, for legacy
     sessions whose rows cover only part of the counters, the residual attributed to the
@@ -195,16 +207,21 @@ def session_usage(session: Session) -> list[UsageRow] | None:
         return None
     rows = []
     covered = dict.fromkeys(USAGE_COUNTERS + ("api_calls",), 0)
-    for usage in SessionModelUsage.objects.of_session(session.id).order_by("task", "-input_tokens"):
+    # Plain values, not model rows: before v22 the table had no task column, which the
+    # model's primary key names. Without it every row is the main loop.
+    columns = store.present("session_model_usage", USAGE_ROW_COLUMNS)
+    order = ("task", "-input_tokens") if "task" in columns else ("-input_tokens",)
+    usages = SessionModelUsage.objects.of_session(session.id).order_by(*order).values(*columns)
+    for usage in usages:
         row = UsageRow(
-            model=usage.model,
-            task=usage.task or "",
-            api_calls=usage.api_call_count or 0,
-            estimated_cost_usd=usage.estimated_cost_usd,
-            actual_cost_usd=usage.actual_cost_usd,
-            cost_status=usage.cost_status,
-            billing_provider=usage.billing_provider,
-            **{c: getattr(usage, c) or 0 for c in USAGE_COUNTERS},
+            model=usage["model"],
+            task=usage.get("task") or "",
+            api_calls=usage.get("api_call_count") or 0,
+            estimated_cost_usd=usage.get("estimated_cost_usd"),
+            actual_cost_usd=usage.get("actual_cost_usd"),
+            cost_status=usage.get("cost_status"),
+            billing_provider=usage.get("billing_provider"),
+            **{c: usage.get(c) or 0 for c in USAGE_COUNTERS},
         )
         rows.append(row)
         for c in covered:
