@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
-from django.db.models import Count, F, Sum, TextField, Value
+from django.db.models import Count, F, FloatField, Sum, TextField, Value
 from django.db.models.functions import Coalesce, Length, Substr
 
 from hermes_explorer import store
@@ -90,14 +90,16 @@ def source_overview() -> list[dict]:
 
 
 def _source_overview() -> list[dict]:
+    sessions = Session.objects.order_by()
+    # Costs are recorded from v5 on.
+    cost = (
+        Sum("estimated_cost_usd")
+        if sessions.has_column("estimated_cost_usd")
+        else Value(None, output_field=FloatField())
+    )
     return list(
-        Session.objects.order_by()
-        .values("source")
-        .annotate(
-            sessions=Count("id"),
-            messages=Coalesce(Sum("message_count"), 0),
-            cost=Sum("estimated_cost_usd"),
-        )
+        sessions.values("source")
+        .annotate(sessions=Count("id"), messages=Coalesce(Sum("message_count"), 0), cost=cost)
         .order_by("-sessions")
     )
 
