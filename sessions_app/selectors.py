@@ -467,6 +467,8 @@ def messages_for_table(queryset):
     from django.db.models import OuterRef, Subquery
 
     def of_session(column: str):
+        if not store.shape().has_column("sessions", column):
+            return Value(None, output_field=TextField())
         return Subquery(
             Session.objects.filter(pk=OuterRef("session_id")).order_by().values(column)[:1]
         )

@@ -107,7 +107,9 @@ class MessageListView(KeysetTableView):
         self.filtered_session = None
         if self.session_id:
             self.filtered_session = (
-                Session.objects.only("id", "title", "source").filter(pk=self.session_id).first()
+                Session.objects.only_readable("id", "title", "source")
+                .filter(pk=self.session_id)
+                .first()
             )
         super()._fill_page()
 

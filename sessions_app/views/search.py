@@ -100,7 +100,9 @@ def search_results(request: HttpRequest) -> HttpResponse:
         result = search.run_search(form.to_request(page=page, before=before))
         session_id = form.cleaned_data.get("session_id")
         if session_id:
-            session = Session.objects.only("id", "title", "source").filter(pk=session_id).first()
+            session = (
+                Session.objects.only_readable("id", "title", "source").filter(pk=session_id).first()
+            )
     return render(
         request,
         "sessions_app/search_results.html",
