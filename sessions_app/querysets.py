@@ -84,9 +84,11 @@ class SessionQuerySet(HermesQuerySet):
             .order_by("id")
             .values_list(ContentHead("content", 120))[:1]
         )
-        return self.only_readable(*self.LIST_COLUMNS).annotate(
-            first_user_preview=Case(When(title__isnull=True, then=Subquery(first_user)))
-        )
+        preview = Subquery(first_user)
+        # Files before v3 have no titles: every row shows its preview.
+        if self.has_column("title"):
+            preview = Case(When(title__isnull=True, then=preview))
+        return self.only_readable(*self.LIST_COLUMNS).annotate(first_user_preview=preview)
 
 
 class MessageQuerySet(HermesQuerySet):
