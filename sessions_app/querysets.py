@@ -103,10 +103,17 @@ class MessageQuerySet(HermesQuerySet):
         qs = self
         if self.has_column("active"):
             keep = Q(active=1) | Q(active__isnull=True)
+            # Without ``compacted`` an inactive row cannot be told archived from rewound:
+            # it counts as rewound (hidden by default) rather than break the page.
+            if self.has_column("compacted"):
+                archived = Q(active=0, compacted=1)
+                undone = Q(active=0) & (Q(compacted=0) | Q(compacted__isnull=True))
+            else:
+                archived, undone = Q(pk__in=[]), Q(active=0)
             if compacted:
-                keep |= Q(active=0, compacted=1)
+                keep |= archived
             if rewound:
-                keep |= Q(active=0) & (Q(compacted=0) | Q(compacted__isnull=True))
+                keep |= undone
             qs = qs.filter(keep)
         if not hidden and self.has_column("display_kind"):
             qs = qs.filter(Q(display_kind__isnull=True) | ~Q(display_kind="hidden"))
