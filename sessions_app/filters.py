@@ -152,8 +152,11 @@ class SessionFilter(SchemaAwareFilterSet):
     )
 
     needs_column = {
+        "title": "title",
         "end_reason": "end_reason",
         "cost_status": "cost_status",
+        "min_cost": "estimated_cost_usd",
+        "max_cost": "estimated_cost_usd",
         "has_parent": "parent_session_id",
         "cwd": "cwd",
         "git_branch": "git_branch",
