@@ -181,39 +181,11 @@ def _lacks(layout: Layout, *columns: str) -> bool:
     return any(not layout.has("sessions", c) for c in columns)
 
 
-KNOWN_FAILURES: list[tuple[str, Callable[[Layout], bool], str]] = [
-    (
-        "exports",
-        lambda lay: _lacks(lay, "title"),
-        "message exports name sessions.title (sessions_app/exports/plans.py message_rows)",
-    ),
-    (
-        "search",
-        lambda lay: _lacks(lay, "title"),
-        "search names s.title (sessions_app/search/statements.py select_columns)",
-    ),
-    (
-        "insights",
-        lambda lay: _lacks(lay, "estimated_cost_usd", "title"),
-        "insights names s.estimated_cost_usd (insights_app/figures/per_session.py, models.py)"
-        " and sessions.title (insights_app/figures/top_sessions.py)",
-    ),
-    (
-        "legacy",
-        lambda lay: _lacks(lay, "title"),
-        "/state/messages.csv and ?_search= run the message export and search (see above)",
-    ),
-]
-
-
 def _cases() -> list:
     params = []
     for family in FAMILIES:
         for name in CASES:
-            layout = get_layout(name)
-            reasons = [why for fam, hit, why in KNOWN_FAILURES if fam == family and hit(layout)]
-            marks = [pytest.mark.xfail(strict=False, reason="; ".join(reasons))] if reasons else []
-            params.append(pytest.param(family, name, marks=marks, id=f"{family}-{name}"))
+            params.append(pytest.param(family, name, id=f"{family}-{name}"))
     return params
 
 

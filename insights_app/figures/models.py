@@ -150,7 +150,7 @@ def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
         (scope.scol("cache_read_tokens"), rows_sum("cache_read_tokens")),
         (scope.scol("cache_write_tokens"), rows_sum("cache_write_tokens")),
         (scope.scol("api_call_count"), rows_sum("api_call_count")),
-        ("s.estimated_cost_usd", rows_sum("estimated_cost_usd", "NULL")),
+        (scope.scol("estimated_cost_usd", "NULL"), rows_sum("estimated_cost_usd", "NULL")),
         (scope.scol("actual_cost_usd", "NULL"), rows_sum("actual_cost_usd", "NULL")),
     ]
     has_residual = " OR ".join(f"COALESCE({own}, 0) > {rows}" for own, rows in over)

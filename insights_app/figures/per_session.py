@@ -38,14 +38,14 @@ def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
     """``per``: one row per window session with its counters, its usage-row sums, its local
     start time split into day number / weekday / hour, and its positive duration."""
     c = scope.scol
+    cost = c("estimated_cost_usd", "NULL")
     if scope.shape.has_column("sessions", "cost_status"):
         unknown = (
-            "s.cost_status = 'unknown' OR (s.cost_status IS NULL"
-            " AND s.estimated_cost_usd IS NULL AND {used})"
+            f"s.cost_status = 'unknown' OR (s.cost_status IS NULL AND {cost} IS NULL AND {{used}})"
         )
         included = "s.cost_status = 'included'"
     else:
-        unknown, included = "s.estimated_cost_usd IS NULL AND {used}", "0"
+        unknown, included = f"{cost} IS NULL AND {{used}}", "0"
     used = (
         f"COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0)"
         f" + COALESCE({c('cache_read_tokens')}, 0) + COALESCE({c('cache_write_tokens')}, 0) > 0"
@@ -82,7 +82,7 @@ def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
                COALESCE({c("cache_write_tokens")}, 0) AS s_cw,
                COALESCE({c("reasoning_tokens")}, 0) AS s_rs,
                COALESCE({c("api_call_count")}, 0) AS s_api,
-               COALESCE(s.estimated_cost_usd, 0.0) AS s_cost,
+               COALESCE({c("estimated_cost_usd", "NULL")}, 0.0) AS s_cost,
                COALESCE({c("actual_cost_usd", "NULL")}, 0.0) AS s_actual,
                CASE WHEN {included} THEN 1 ELSE 0 END AS included,
                CASE WHEN {unknown} THEN 1 ELSE 0 END AS unknown,

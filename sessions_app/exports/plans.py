@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from django.db.models import F, OuterRef, Subquery
+from django.db.models import F, OuterRef, Subquery, TextField, Value
 from django.db.models.functions import Coalesce
 from django.http import StreamingHttpResponse
 from django.utils import timezone
@@ -255,7 +255,11 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
     JOIN, so that a message whose session row was pruned still exports (with empty title)."""
     session = Session.objects.order_by().filter(pk=OuterRef("session_id"))
     qs = queryset.annotate(
-        export_session_title=Subquery(session.values("title")[:1]),
+        export_session_title=(
+            Subquery(session.values("title")[:1])
+            if Session.objects.all().has_column("title")
+            else Value(None, output_field=TextField())
+        ),
         export_session_source=Subquery(session.values("source")[:1]),
     )
     fields = _present(qs, MESSAGE_FIELDS, virtual=_JOINED)

@@ -71,9 +71,10 @@ def select_columns(shape) -> str:
     def col(name: str) -> str:
         return f"m.{name}" if shape.has_column("messages", name) else "NULL"
 
+    title = "s.title" if shape.has_column("sessions", "title") else "NULL"
     return (
         "m.id, m.session_id, m.role, m.tool_name, m.timestamp, "
-        f"{col('active')}, {col('compacted')}, {col('display_kind')}, s.title, s.source, "
+        f"{col('active')}, {col('compacted')}, {col('display_kind')}, {title}, s.source, "
         f"substr(m.content, 1, {REDACT_WINDOW}), substr(m.tool_calls, 1, {REDACT_WINDOW})"
     )
 
