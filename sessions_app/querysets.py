@@ -8,7 +8,7 @@ table shows, and long text cut in SQL.
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import Case, OuterRef, Q, Subquery, When
+from django.db.models import Case, Exists, OuterRef, Q, Subquery, When
 
 from hermes_explorer import store
 
@@ -117,7 +117,18 @@ class MessageQuerySet(HermesQuerySet):
             qs = qs.filter(keep)
         if not hidden and self.has_column("display_kind"):
             qs = qs.filter(Q(display_kind__isnull=True) | ~Q(display_kind="hidden"))
-        return qs
+        return qs.without_superseded()
+
+    def without_superseded(self):
+        """Leave out the archived originals a compaction carried forward: an inactive row
+        whose ``message_uid`` a live row of the same session also has is that message's old
+        copy, and Hermes shows the message once (the live copy)."""
+        if not (self.has_column("active") and self.has_column("message_uid")):
+            return self
+        live_copy = self.model.objects.filter(
+            session_id=OuterRef("session_id"), message_uid=OuterRef("message_uid"), active=1
+        )
+        return self.exclude(Q(active=0) & Q(message_uid__isnull=False) & Exists(live_copy))
 
     def with_preview(self, chars: int = PREVIEW_CHARS):
         """Content cut in SQL: a page of previews never loads a megabyte tool output."""

@@ -513,3 +513,42 @@ def test_flag_and_workspace_filters_are_not_offered_on_files_without_those_colum
     form = response.context["filter"].form
     assert "flags" not in form.fields and "git_branch" not in form.fields
     assert {row.title for row in response.context["table"].data} == {"Old one"}
+
+
+def test_a_carried_forward_original_shows_once_in_transcript_search_and_table(
+    tmp_path, staff_client
+):
+    """Compaction archives a turn (active=0, compacted=1) and writes a live copy with the same
+    message_uid: Hermes shows that message once, the live copy."""
+    path = tmp_path / "split.db"
+    with StateDB.create(path, "current") as db:
+        db.session("20260101_100000_aaaaaa", title="Split", started_at=1_767_261_600)
+        db.message("20260101_100000_aaaaaa", "user", "question about zorblax")
+        db.message(
+            "20260101_100000_aaaaaa",
+            "assistant",
+            "the zorblax answer",
+            active=0,
+            compacted=1,
+            message_uid="uid-1",
+        )
+        live = db.message(
+            "20260101_100000_aaaaaa",
+            "assistant",
+            "the zorblax answer",
+            active=1,
+            compacted=0,
+            message_uid="uid-1",
+        )
+        # A compacted row without a live twin is still shown as compacted.
+        db.message("20260101_100000_aaaaaa", "user", "older zorblax turn", active=0, compacted=1)
+    use_store(path)
+    page = staff_client.get("/sessions/20260101_100000_aaaaaa/")
+    assert page.content.decode().count("the zorblax answer") == 1
+    hits = staff_client.get("/search/", {"q": "answer"}).context["result"].hits
+    assert [h.id for h in hits] == [live]
+    table = staff_client.get(
+        "/messages/", {"session_id": "20260101_100000_aaaaaa", "show": "compacted"}
+    )
+    assert [m.id for m in table.context["table"].data].count(live) == 1
+    assert len(list(table.context["table"].data)) == 3
