@@ -92,6 +92,28 @@ def test_a_file_that_is_not_sqlite_gives_a_clear_503(staff_client, tmp_path):
     assert_store_unavailable(staff_client, says="not an SQLite database")
 
 
+@pytest.mark.parametrize("kind", ["zero-byte", "other-app", "sessions-only", "being-created"])
+def test_a_file_that_is_not_a_hermes_store_gives_a_clear_503(staff_client, tmp_path, kind):
+    path = tmp_path / "state.db"
+    if kind == "zero-byte":
+        path.write_bytes(b"")
+    else:
+        conn = sqlite3.connect(path)
+        if kind == "other-app":
+            conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+        elif kind == "sessions-only":
+            conn.execute(
+                "CREATE TABLE sessions (id TEXT PRIMARY KEY, source TEXT, started_at REAL)"
+            )
+        else:  # Hermes has started its schema: the version table exists, nothing else yet
+            conn.execute("CREATE TABLE schema_version (version INTEGER)")
+        conn.commit()
+        conn.close()
+    use_store(path)
+    assert_store_unavailable(staff_client, says="does not look like a Hermes state.db")
+    assert "not a Hermes state.db" in staff_client.get("/healthz").json()["state_db"]["error"]
+
+
 def test_random_bytes_give_a_clear_503(staff_client, tmp_path):
     path = tmp_path / "state.db"
     path.write_bytes(os.urandom(64 * 1024))

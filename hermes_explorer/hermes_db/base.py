@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
+from django.db import DatabaseError
 from django.db.backends.sqlite3 import base as sqlite_base
 from django.db.backends.sqlite3.creation import DatabaseCreation as SQLiteCreation
 from django.db.backends.sqlite3.features import DatabaseFeatures as SQLiteFeatures
@@ -20,6 +21,10 @@ IO_RETRY_PAUSE = 0.05
 
 def _is_interrupt(exc: sqlite3.OperationalError) -> bool:
     return str(exc) == "interrupted"
+
+
+class NotAHermesStore(DatabaseError):
+    """An SQLite file without the tables every Hermes release writes."""
 
 
 def _redact_for_sql(value):
@@ -113,8 +118,14 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
         return conn
 
     def hermes_shape_now(self):
-        """The detected shape of the file this alias points at (connects if needed)."""
+        """The detected shape of the file this alias points at (connects if needed); a file
+        without Hermes's two tables (empty, still being created, another app's) is refused."""
         self.ensure_connection()
+        missing = [t for t in ("sessions", "messages") if not self.hermes_shape.has_table(t)]
+        if missing:
+            raise NotAHermesStore(
+                f"no such table: {', '.join(missing)} (this file is not a Hermes state.db)"
+            )
         return self.hermes_shape
 
     def create_cursor(self, name=None):
