@@ -342,6 +342,10 @@ def test_a_lone_surrogate_escape_stays_escaped():
 def test_zero_width_characters_do_not_hide_a_key():
     hidden = OPENAI[:6] + "\u200b" + OPENAI[6:12] + "\ufeff" + OPENAI[12:]
     assert redact(f"key: {hidden} end") == "key: [redacted: openai key] end"
+    # Written as escapes in a JSON string, as Hermes stores non-ASCII tool output.
+    stored = json.dumps({"output": f"key: {hidden} end"})
+    assert "\\u200b" in stored
+    assert json.loads(redact(stored)) == {"output": "key: [redacted: openai key] end"}
 
 
 def test_a_private_key_before_an_escaped_backslash_ends_with_its_string():
