@@ -241,10 +241,12 @@ def test_no_part_of_a_secret_survives_in_any_context(name, text, secret, context
         json.loads(output.removeprefix("\x00json:"))
 
 
-@pytest.mark.parametrize("name, text, secret", SHAPES, ids=[s[0] for s in SHAPES])
+# The tokens that fit in a URL path.
+TOKENS = [shape for shape in SHAPES if not any(c in shape[1] for c in " \n:;=")]
+
+
+@pytest.mark.parametrize("name, text, secret", TOKENS, ids=[s[0] for s in TOKENS])
 def test_a_url_holding_a_token_hides_it(name, text, secret):
-    if any(c in text for c in " \n:;="):
-        pytest.skip("not a token that fits in a URL path")
     output = redact(f"GET https://api.example.com/v1/{text}/status?page=2 200")
     assert not _leaks(output, secret), output
     assert output.endswith("?page=2 200")
