@@ -71,8 +71,10 @@ SEPARATOR = r"[\"']?[ \t]{0,40}[=:][=>]?[ \t]{0,40}"
 SEPARATOR_GATE = r"(?:\\*[\"'])?(?:[ \t]|\\+t){0,40}[=:]"
 # After a header scheme word ("Bearer", "Basic"): white space, or its escape in a JSON string.
 _SPACE_GATE = r"(?:\s|\\+[tnr])"
-# One gate for two rules (a dot after "ya29" or "hvs"/"hvb"): one test where a dot is.
-_YA29_OR_VAULT = r"\.(?<=(?:a29|hv[sb])\.)"
+# One gate for three rules that hold a dot followed by six token characters: Discord's bot
+# token (a second dot after them), Google's access token ("ya29." before them) and Vault's
+# ("hvs.", "hvb."); at most dots in text (".py", "e.g.") the first test already fails.
+_DOT_TOKEN = r"\.[a-z0-9_\-]{6}(?:\.[a-z0-9_\-]{27}|(?<=(?:a29|hv[sb])\.[a-z0-9_\-]{6}))"
 # Names whose value is a secret, on the lower-cased text.
 SECRET_NAME = (
     r"(?:pass(?:word|wd|phrase)|pwd|secret|secret[_\-]?(?:access[_\-]?)?key|token"
@@ -136,7 +138,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         origin="gitleaks gcp-api-key",
     ),
     Rule("google oauth secret", r"GOCSPX-" + _KEY + "{20,}", gates=("gocspx-",)),
-    Rule("google oauth token", r"ya29\.[0-9A-Za-z_\-]{20,}", gates=(_YA29_OR_VAULT,)),
+    Rule("google oauth token", r"ya29\.[0-9A-Za-z_\-]{20,}", gates=(_DOT_TOKEN,)),
     Rule(
         "aws access key",
         r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![0-9A-Za-z])",
@@ -268,7 +270,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "vault token",
         r"hvs\.[A-Za-z0-9_\-]{90,120}|hvb\.[A-Za-z0-9_\-]{138,300}",
-        gates=(_YA29_OR_VAULT,),
+        gates=(_DOT_TOKEN,),
         origin="gitleaks vault-service-token, vault-batch-token",
     ),
     Rule(
@@ -382,7 +384,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "discord bot token",
         r"\." + _KEY + r"{6}\." + _KEY + "{27,38}(?![A-Za-z0-9_\\-])",
-        gates=(r"\.[a-z0-9_\-]{6}\.[a-z0-9_\-]{27}",),
+        gates=(_DOT_TOKEN,),
         lead=("[MNO][A-Za-z0-9_\\-]+", 24, 26),
         origin="detect-secrets DiscordBotTokenDetector",
     ),
