@@ -24,7 +24,11 @@ Limits, honestly:
     * It finds shapes, not meaning: a password written as prose ("the password is hunter2"),
       a key with no known prefix outside a ``NAME=value`` pair, or a secret split across
       messages is not found.  A marker says a secret was there and which kind.
-    * Encodings other than JSON's (base64, URL-encoding, HTML entities) are not decoded.
+    * Encodings other than JSON's (base64, URL-encoding, HTML entities) are not decoded, and
+      JSON strings are found by their quotes on one line (four levels deep at most): text with
+      an odd quote before a JSON document on the same line is matched as stored only.
+    * It errs towards hiding: in code, ``token = request.headers.get(…)`` loses the expression
+      after the ``=``, and prose such as "the secret: keep it short" loses a word.
     * A preview cut inside a secret may leave a tail too short to recognise; the search
       snippets guard against that with the full text (``secret_pieces``).
     * Redaction hides values in output; it does not change what SQL can compare.  Filters,
