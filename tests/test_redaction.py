@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import random
 import string
 import time
 
 import pytest
 
-from sessions_app import redaction
-from sessions_app.redaction import redact, redact_many, redact_text
+from hermes_explorer.redaction import engine, redact, redact_many, redact_text
 
 OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z_-Ab3dEf6hIj"
 ANTHROPIC = "sk-ant-api03-" + "x" * 20 + "Y7_z-" + "q" * 60
@@ -183,6 +183,15 @@ FRAGMENTS = (
     *(",", ";", "&", "<", ">", "/", ".", "deepseek-chat", "Let's begin "),
     # Pieces that make one shape start inside another's literal ("AKIAIza…", ":AAKIA…").
     *("Iza", "KIA", "IOSFODNN7EXAMPLE", "SyA1234567890abcdefghijklmnopqrstuv", "AAKIA"),
+    # The shapes of the maintained rule sets, headers, and what JSON does to all of them.
+    *("sk_live_", "rk_test_", "SK", "0123456789abcdef" * 2, "gsk_", "xai-", "hf_", "api_org_"),
+    *("npm_", "pypi-AgEIcHlwaS5vcmc", "SG.", "xkeysib-", "dop_v1_", "hvs.", "PMAK-", "NRAK-"),
+    *("HRKU-AA", "AGE-SECRET-KEY-1", "Q~", "8Q~", "sha256~", "LTAI", "EAAC", "sk.eyJ", "ops_eyJ"),
+    *("glpat-", "glrt-", "glc_", "GR1348941", "xapp-1-", "hooks.slack.com/services/"),
+    *("discord.com/api/webhooks/", "webhook.office.com/webhookb2/", "AccountKey=", "MTE", "."),
+    *("Cookie: ", "set-cookie:", "; Path=/", "Authorization: Basic ", "authorization: token "),
+    *("secret: NAME = ", "          ", "\\n", "\\t", "\\r", '\\"', "\\\\", "\\u0073", "\\u200b"),
+    *("\\/", "\\u00e9", '{"a": "', '"}', '", "', "\u200b", "\ufeff", "ya29."),
 )
 
 
@@ -221,9 +230,12 @@ def test_gates_change_nothing_but_the_time(seed):
     string by string and a batch at a time."""
     rng = random.Random(seed)
     texts = ["".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(0, 25))) for _ in range(3000)]
+    # And the same inside JSON strings, one and two levels down (a tool call's arguments).
+    texts += [json.dumps({"output": t}) for t in texts[:600]]
+    texts += [json.dumps([{"arguments": json.dumps({"command": t})}]) for t in texts[600:900]]
     found = 0
     for text in texts:
-        ungated = redaction._replaced(text, redaction._secret_spans(text, gated=False))
+        ungated = engine.redact_text(text, gated=False)
         assert redact_text(text) == ungated, text
         found += ungated[1] > 0
     assert found > 500  # the fragments do make secrets
@@ -268,10 +280,91 @@ def test_redact_many_follows_the_setting(settings):
 def test_a_long_batch_is_gated_a_slice_at_a_time(monkeypatch):
     """The batch gates run over slices of about ``BATCH_CHARS`` (the joined copy stays small);
     secrets on both sides of every cut are found."""
-    monkeypatch.setattr(redaction, "BATCH_CHARS", 200)
+    monkeypatch.setattr(engine, "BATCH_CHARS", 200)
     rng = random.Random(5)
     texts = ["".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(0, 12))) for _ in range(400)]
     texts[::7] = [f"x{i} OPENAI_API_KEY={OPENAI}" for i in range(len(texts[::7]))]
     out = redact_many(texts)
     assert out == [redact(t) for t in texts]
     assert all("[redacted: openai key]" in o for o in out[::7])
+
+
+# Decoding -------------------------------------------------------------------------------------
+def test_a_key_after_a_json_newline_escape_is_redacted():
+    """The "n" of "\\n" is no letter glued to the key."""
+    for key in (OPENAI, AWS, GITHUB, JWT, TELEGRAM):
+        stored = json.dumps({"output": f"env:\n{key}\n"})
+        assert key not in redact(stored), key
+        assert json.loads(redact(stored))["output"].startswith("env:\n[redacted: ")
+
+
+def test_a_key_spelled_with_escapes_in_tool_call_arguments_is_redacted():
+    spelled = "\\u0073k" + OPENAI[2:]
+    arguments = '{"text": "' + spelled + '"}'
+    stored = json.dumps([{"function": {"name": "send", "arguments": arguments}}])
+    out = redact(stored)
+    decoded = json.loads(json.loads(out)[0]["function"]["arguments"])
+    assert decoded == {"text": "[redacted: openai key]"}
+
+
+def test_a_password_pair_one_json_level_down_is_redacted():
+    arguments = json.dumps({"password": "two words", "user": "bob"})
+    stored = json.dumps([{"function": {"name": "login", "arguments": arguments}}])
+    decoded = json.loads(json.loads(redact(stored))[0]["function"]["arguments"])
+    assert decoded == {"password": "[redacted: secret]", "user": "bob"}
+
+
+def test_json_cut_short_is_still_decoded():
+    """A preview cut in SQL ends inside a string: what is there is decoded and hidden."""
+    stored = '{"output": "token \\u0073k' + OPENAI[2:30]
+    assert OPENAI[2:30] not in redact(stored)
+
+
+def test_a_private_key_cut_short_inside_json_ends_with_its_string():
+    stored = json.dumps({"output": PRIVATE_KEY[:90], "exit_code": 0})
+    assert json.loads(redact(stored)) == {"output": "[redacted: private key]", "exit_code": 0}
+
+
+def test_non_ascii_json_is_encoded_again_as_it_was():
+    stored = json.dumps({"output": f"café ☕\n{OPENAI}"}, ensure_ascii=False)
+    assert redact(stored) == '{"output": "café ☕\\n[redacted: openai key]"}'
+    stored = json.dumps({"output": f"café\t{OPENAI}"})
+    assert redact(stored) == '{"output": "caf\\u00e9\\t[redacted: openai key]"}'
+
+
+def test_a_lone_surrogate_escape_stays_escaped():
+    stored = '{"output": "\\ud83d \\t' + OPENAI + '"}'
+    out = redact(stored)
+    assert out == '{"output": "\\ud83d \\t[redacted: openai key]"}'
+    out.encode("utf-8")
+
+
+def test_zero_width_characters_do_not_hide_a_key():
+    hidden = OPENAI[:6] + "\u200b" + OPENAI[6:12] + "\ufeff" + OPENAI[12:]
+    assert redact(f"key: {hidden} end") == "key: [redacted: openai key] end"
+    # Written as escapes in a JSON string, as Hermes stores non-ASCII tool output.
+    stored = json.dumps({"output": f"key: {hidden} end"})
+    assert "\\u200b" in stored
+    assert json.loads(redact(stored)) == {"output": "key: [redacted: openai key] end"}
+
+
+def test_a_private_key_before_an_escaped_backslash_ends_with_its_string():
+    stored = json.dumps({"key": PRIVATE_KEY[:90] + "\\", "exit_code": 0})
+    assert json.loads(redact(stored)) == {"key": "[redacted: private key]", "exit_code": 0}
+
+
+def test_a_json_column_stays_json_whatever_the_text_redaction_does(monkeypatch):
+    """If a replacement ever cut a JSON string in two, the column is decoded, walked and
+    encoded again."""
+    import hermes_explorer.redaction as redaction
+
+    real = redaction._redact_text
+    stored = json.dumps({"password": "hunter2 x", "note": "ok"})
+    # A text redaction that breaks the document it is given, and only that.
+    monkeypatch.setattr(
+        redaction, "_redact_text", lambda text: (text[:-3], 1) if text == stored else real(text)
+    )
+    assert json.loads(redaction.redact_json_text(stored)) == {
+        "password": "[redacted: secret]",
+        "note": "ok",
+    }

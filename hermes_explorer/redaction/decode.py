@@ -1,0 +1,128 @@
+"""Decoding before matching: JSON string escapes and invisible characters.
+
+Hermes stores tool results and tool-call arguments as JSON, often JSON inside a JSON string
+(a tool call's ``arguments``).  In the stored text a secret may sit behind an escape (a key at
+the start of an output line follows ``\\n``), be spelled with escapes (``\\u0073k-…``), or be a
+``"password": "…"`` pair one level down, where its quotes read ``\\"``.  The engine matches
+the stored text as it is, and also each JSON string literal that holds an escape, decoded
+(and, inside it, the literals of the next level): what it finds there it hides in the decoded
+value, which is encoded again in place.  Everything outside those literals is untouched, so a
+JSON document stays a valid JSON document with the same layout.
+
+Literals are found by their quotes, not by parsing, so text that is not JSON, or JSON cut
+short (a preview), is handled too; a quote pair that is not really a string only costs a
+decode that finds nothing.
+
+Zero-width characters (U+200B–U+200D, U+2060, U+FEFF) inside a key would break every shape;
+they are stripped for matching, and a secret that contained them is hidden with them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+
+# A double-quoted string on one line: the body, then the closing quote, or the end of the line
+# or of the text (a preview cut inside a string).
+_LITERAL = re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)(?:"|(?=\n)|\Z)')
+_DECODER = json.JSONDecoder(strict=False)
+# The escapes JSON defines; anything else after a backslash is kept as it is.
+_ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
+_SIMPLE = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escaped_literals(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, body) of each string literal in ``text`` whose body holds an escape."""
+    for m in _LITERAL.finditer(text):
+        start, end = m.span(1)
+        if text.find("\\", start, end) >= 0:
+            yield start, end, m.group(1)
+
+
+# Escapes after which matching the stored text is not enough.  A newline's (``\\n``, ``\\r``,
+# at any depth) is handled there: the shapes stop at it, and one after it starts a word.  Any
+# other (``\\"``, ``\\t``, ``\\u…``, ``\\/``, or a deeper level's ``\\\\u…``) may hide a
+# shape.
+_MEANINGFUL_ESCAPE = re.compile(r"\\+[^nr\\]")
+
+
+def needs_decoding(body: str) -> bool:
+    """Whether a literal's body holds an escape that decoding must undo before matching."""
+    return _MEANINGFUL_ESCAPE.search(body) is not None
+
+
+def unescape(body: str) -> str:
+    """The value of a JSON string literal's body; escapes JSON does not define stay as they
+    are (a literal found in text that is not JSON)."""
+    try:
+        return _DECODER.decode(f'"{body}"')
+    except ValueError:
+        pass
+
+    def value(m: re.Match) -> str:
+        return chr(int(m.group(1), 16)) if m.group(1) else _SIMPLE[m.group(2)]
+
+    return _ESCAPE.sub(value, body)
+
+
+def escape(value: str, *, ascii_only: bool) -> str:
+    """``value`` as the body of a JSON string literal (``ascii_only``: as ``\\uXXXX``, the way
+    an all-ASCII original was written).  A lone surrogate (from a cut ``\\ud83d``) stays escaped:
+    written raw it could not be encoded to UTF-8."""
+    body = json.dumps(value, ensure_ascii=ascii_only)[1:-1]
+    if not ascii_only and _SURROGATE.search(body):
+        body = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", body)
+    return body
+
+
+def after_escape(text: str, start: int) -> bool:
+    """Whether ``text[start - 1]`` is the last character of an escape (``\\n``, ``\\u00a0``):
+    then it is not part of a word, whatever it looks like."""
+    if start >= 2 and text[start - 2] == "\\" and text[start - 1] in "nrtbf":
+        return True
+    return (
+        start >= 6
+        and text[start - 6 : start - 4] == "\\u"
+        and bool(_HEX4.fullmatch(text, start - 4, start))
+    )
+
+
+def inside_escape(text: str, start: int) -> bool:
+    """Whether ``text[start]`` is escaped (an odd run of backslashes before it): a match may
+    not start there, and a replacement may not end there."""
+    run = 0
+    while start - run > 0 and text[start - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
+
+
+def escape_end(text: str, end: int) -> int:
+    """``end``, moved past the escape that a replacement ending there would cut in two."""
+    if end < len(text) and inside_escape(text, end):
+        if text[end] == "u" and _HEX4.fullmatch(text, end + 1, end + 5):
+            return end + 5
+        return end + 1
+    return end
+
+
+# Invisible characters ---------------------------------------------------------------------------
+_INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufeff]")
+
+
+def visible(text: str) -> tuple[str, Callable[[int, int], tuple[int, int]] | None]:
+    """``text`` without zero-width characters, and a function that maps a span of it back to
+    ``text`` (None when there was nothing to strip)."""
+    if text.isascii() or not _INVISIBLE.search(text):
+        return text, None
+    kept = [i for i, c in enumerate(text) if not _INVISIBLE.match(c)]
+    stripped = "".join(text[i] for i in kept)
+
+    def origin(start: int, end: int) -> tuple[int, int]:
+        if start >= len(kept):
+            return len(text), len(text)
+        return kept[start], (kept[end - 1] + 1 if end > start else kept[start])
+
+    return stripped, origin

@@ -1,0 +1,472 @@
+"""The secret shapes, as data: what each looks like and the cheap literals that must be in it.
+
+The provider shapes follow the gitleaks default rule set (``config/gitleaks.toml``, v8.30,
+222 rules) and detect-secrets' plugins (v1.5): each :class:`Rule` names the rule or plugin it
+follows in ``origin``.  They are re-expressed here, not imported: a rule keeps the token's fixed
+prefix, alphabet and length, and drops what only serves scanning a repository (entropy
+thresholds, file-path allow-lists, the trailing delimiter groups, which the engine's own
+boundary check replaces).  Rules without an origin are our own: headers, ``NAME=value``
+pairs, URLs with a password, and LLM-provider keys an agent is likely to hold.
+
+Not taken over: gitleaks' keyword rules (a provider's name near a 32–64 character value,
+about half the set), which the ``NAME=value`` rule covers in their usual spelling
+(``DISCORD_TOKEN=…``, ``"heroku_api_key": "…"``) without its false positives; and prefixed
+tokens of smaller services whose gates slow the scans every export pays for (shopify,
+databricks, pulumi, linear and five more made the scan of "p" 40% slower, measured).
+
+A rule is data for :mod:`hermes_explorer.redaction.engine`:
+
+``pattern``
+    The regex.  It starts with a literal whenever it can (the regex engine then scans for
+    it at C speed).  When the secret begins with a run that has no literal (Telegram's bot
+    id, Discord's user id), the pattern starts after it and ``lead`` describes the run.
+``gates``
+    Regexes that are *necessary*: whatever the pattern matches contains a match of one of
+    them.  Each begins with one literal character; the engine groups gates by that character
+    into one scan of the text each, and runs a rule only on text where one of its gates
+    matched.  ``gates`` run on the lower-cased text, ``raw_gates`` on the text as it is
+    (rarer upper-case letters make cheaper scans).  A gate that contains a quote, a space or
+    a tab also accepts its JSON-escaped form (``\\"``, ``\\t``), so a secret one JSON level down
+    still opens its gate and the engine knows to decode (see :mod:`.decode`).
+``secret``
+    The named group hidden; by default the whole match.
+``handler``
+    ``"plain"``; ``"pair"`` (``NAME=value``: the value is labelled by its own provider shape
+    when it has one); ``"cookie"`` (each cookie value in a header is hidden, names kept).
+
+Keep each gate implied by its pattern: ``tests/test_redaction.py`` runs every rule with and
+without gates over random strings and requires the same result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: rules go in sets
+class Rule:
+    kind: str  # what the marker says: "[redacted: <kind>]"
+    pattern: str
+    gates: tuple[str, ...] = ()  # on the lower-cased text
+    raw_gates: tuple[str, ...] = ()  # on the text as it is
+    lowered: bool = False  # the pattern is written for the lower-cased text
+    secret: str | None = None  # the group hidden (default: the whole match)
+    # Characters just before the match that belong to the secret: (a regex for them, fewest,
+    # most).
+    lead: tuple[str, int, int] | None = None
+    glued: bool = False  # may follow a letter or a digit
+    after: tuple[str, ...] = ()  # words a match may be glued to all the same
+    handler: str = "plain"
+    origin: str = ""
+
+
+# Pieces --------------------------------------------------------------------------------------
+_KEY = r"[A-Za-z0-9_\-]"
+_B64 = r"[A-Za-z0-9+/]"
+# Between a name and its value: a closing quote, spaces or tabs (aligned config files use
+# many), then "=" or ":" (also ":=", "=>", "==").
+SEPARATOR = r"[\"']?[ \t]{0,40}[=:][=>]?[ \t]{0,40}"
+# The gate's form of a separator, which also accepts the escaped quote and tab of a JSON string
+# (at any depth: "\\\"" is a quote two levels down).
+SEPARATOR_GATE = r"(?:\\*[\"'])?(?:[ \t]|\\+t){0,40}[=:]"
+# After a header scheme word ("Bearer", "Basic"): white space, or its escape in a JSON string.
+_SPACE_GATE = r"(?:\s|\\+[tnr])"
+# One gate for three rules that hold a dot followed by six token characters: Discord's bot
+# token (a second dot after them), Google's access token ("ya29." before them) and Vault's
+# ("hvs.", "hvb."); at most dots in text (".py", "e.g.") the first test already fails.
+_DOT_TOKEN = r"\.[a-z0-9_\-]{6}(?:\.[a-z0-9_\-]{27}|(?<=(?:a29|hv[sb])\.[a-z0-9_\-]{6}))"
+# Names whose value is a secret, on the lower-cased text.
+SECRET_NAME = (
+    r"(?:pass(?:word|wd|phrase)|pwd|secret|secret[_\-]?(?:access[_\-]?)?key|token"
+    r"|api[_\-]?key|api[_\-]?secret|private[_\-]?key|client[_\-]?secret|credentials?"
+    r"|access[_\-]?key|account[_\-]?key)"
+)
+# A bare value: not a number (max_token=4096), not a literal (null, true), not a header scheme
+# (its own rule), not a marker already.  It ends at a space or a quote, at "&", "," or ";" when
+# the next parameter's name follows ("?token=…&page=2", "Password=…;Database=…"), and where a
+# JSON escape of a newline, tab or quote begins (an escaped backslash is part of it).
+_BARE = (
+    r"(?![0-9]+(?:[\s\"'&,;<>]|\\[nrt\"]|\Z))(?!(?:null|none|true|false)(?![a-z0-9_]))"
+    r"(?!bearer\s)(?!basic\s)(?!\[redacted)(?!\*{3})"
+    r"(?:[^\s\"'&,;<>\\]|[&,;](?=[^\s\"'<>&,;])(?![a-z_][a-z0-9_.\-]*=)"
+    r"|\\\\|\\(?![nrtbfu\"/])){4,}"
+)
+# Name gates, by the last letters of the names above ("key" after the letter that ends
+# secret, api, private, access or account).
+_PAIR_GATES = tuple(
+    end + SEPARATOR_GATE
+    for end in (
+        *("password", "passwd", "passphrase", "pwd", "cret", "ken", "credential", "credentials"),
+        r"key(?:(?<=[eist]key)|(?<=[eist][_\-]key))",
+    )
+)
+
+# Provider keys and tokens: a fixed prefix, then the token's alphabet --------------------------
+PROVIDER_RULES: tuple[Rule, ...] = (
+    Rule(
+        "anthropic key",
+        r"sk-ant-" + _KEY + "{20,}",
+        gates=("k-(?<=sk-)",),
+        origin="gitleaks anthropic-api-key, anthropic-admin-api-key",
+    ),
+    Rule("openrouter key", r"sk-or-" + _KEY + "{20,}", gates=("k-(?<=sk-)",)),
+    Rule(
+        "openai key",
+        r"sk-(?!ant-|or-)(?:proj-|svcacct-|admin-)?" + _KEY + "{20,}",
+        gates=("k-(?<=sk-)",),
+        origin="gitleaks openai-api-key; detect-secrets OpenAIDetector",
+    ),
+    Rule(
+        "stripe key",
+        r"k_(?:live|test|prod)_[0-9A-Za-z]{10,99}",
+        gates=("k_(?:live|test|prod)_",),
+        lead=("[sr]", 1, 1),
+        origin="gitleaks stripe-access-token; detect-secrets StripeDetector",
+    ),
+    Rule(
+        "twilio key",
+        r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])",
+        raw_gates=("K(?<=SK)[0-9a-fA-F]{32}",),
+        origin="gitleaks twilio-api-key; detect-secrets TwilioKeyDetector",
+    ),
+    Rule("groq key", r"gsk_[A-Za-z0-9]{40,}", gates=("k_(?<=gsk_)",)),
+    Rule("xai key", r"xai-[A-Za-z0-9]{40,}", gates=("xai-",)),
+    Rule(
+        "google api key",
+        r"AIza[0-9A-Za-z_\-]{35}",
+        raw_gates=("AIza",),
+        origin="gitleaks gcp-api-key",
+    ),
+    Rule("google oauth secret", r"GOCSPX-" + _KEY + "{20,}", gates=("gocspx-",)),
+    Rule("google oauth token", r"ya29\.[0-9A-Za-z_\-]{20,}", gates=(_DOT_TOKEN,)),
+    Rule(
+        "aws access key",
+        r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![0-9A-Za-z])",
+        raw_gates=("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+        origin="gitleaks aws-access-token; detect-secrets AWSKeyDetector",
+    ),
+    Rule(
+        "aws bedrock key",
+        r"ABSK" + _B64 + "{109,269}={0,2}",
+        raw_gates=("ABSK",),
+        origin="gitleaks aws-amazon-bedrock-api-key-long-lived",
+    ),
+    Rule(
+        "azure storage key",
+        r"AccountKey=(?P<secret>" + _B64 + "{86}==)",
+        gates=("key=(?<=accountkey=)",),
+        secret="secret",
+        glued=True,
+        origin="detect-secrets AzureStorageKeyDetector",
+    ),
+    Rule(
+        "github token",
+        r"gh[pousr]_[A-Za-z0-9]{36,255}",
+        gates=("gh[pousr]_",),
+        origin="gitleaks github-pat, github-oauth, github-app-token, github-refresh-token",
+    ),
+    Rule(
+        "github token",
+        r"github_pat_[A-Za-z0-9_]{22,255}",
+        gates=("github_pat_",),
+        origin="gitleaks github-fine-grained-pat",
+    ),
+    Rule(
+        "gitlab token",
+        r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas|ffct)-" + _KEY + "{20,}"
+        r"(?:\.[0-9a-z]{2}[0-9a-z]{7})?",
+        gates=("gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas|ffct)-",),
+        origin="gitleaks gitlab-pat (and the other gitlab-* token rules); "
+        "detect-secrets GitLabTokenDetector",
+    ),
+    Rule(
+        "gitlab token",
+        r"GR1348941" + _KEY + "{20,}",
+        gates=("gr1348941",),
+        origin="gitleaks gitlab-rrt",
+    ),
+    Rule(
+        "grafana token",
+        r"glc_" + _B64 + "{32,400}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
+        gates=("glc_", "glsa_"),
+        origin="gitleaks grafana-cloud-api-token, grafana-service-account-token",
+    ),
+    Rule(
+        "grafana token",
+        r"eyJrIjoi[A-Za-z0-9]{70,400}={0,3}",
+        raw_gates=("JrIjoi(?<=eyJrIjoi)",),
+        origin="gitleaks grafana-api-key",
+    ),
+    Rule(
+        "slack token",
+        r"xox[abposre]-[A-Za-z0-9\-]{10,}|xoxe\.xox[bp]-\d-[A-Za-z0-9]{20,}"
+        r"|xapp-\d-[A-Za-z0-9\-]{10,}",
+        gates=("xox[abposre][-.]", "xapp-"),
+        origin="gitleaks slack-bot-token, slack-user-token, slack-app-token, slack-config-*",
+    ),
+    Rule(
+        "slack webhook",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_]{20,}",
+        gates=(r"ks\.slack\.com/",),
+        glued=True,
+        origin="gitleaks slack-webhook-url",
+    ),
+    Rule(
+        "discord webhook",
+        r"discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/[A-Za-z0-9_\-]{40,}",
+        gates=("ks/(?<=webhooks/)",),
+        glued=True,
+    ),
+    Rule(
+        "teams webhook",
+        r"webhook\.office\.com/webhookb2/[A-Za-z0-9@/\-]{40,}",
+        gates=(r"k\.office\.com/",),
+        glued=True,
+        origin="gitleaks microsoft-teams-webhook",
+    ),
+    Rule(
+        "hugging face token",
+        r"hf_[A-Za-z]{34}(?![A-Za-z0-9])",
+        gates=("f_(?<=hf_)",),
+        origin="gitleaks huggingface-access-token",
+    ),
+    Rule(
+        "hugging face token",
+        r"api_org_[A-Za-z]{34}(?![A-Za-z0-9])",
+        gates=("g_(?<=api_org_)",),
+        origin="gitleaks huggingface-organization-api-token",
+    ),
+    Rule(
+        "npm token",
+        r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",
+        gates=("pm_(?<=npm_)",),
+        origin="gitleaks npm-access-token",
+    ),
+    # A package index upload token: a macaroon whose base64 names the index.
+    Rule(
+        "package index token",
+        r"pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_\-]{50,}",
+        gates=("pypi-ageichlwas5vcmc", "pypi-agendgvzdc5wexbplm9yzw"),
+        origin="gitleaks pypi-upload-token; detect-secrets PypiTokenDetector",
+    ),
+    Rule(
+        "sendgrid key",
+        r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
+        gates=(r"g\.(?<=sg\.)",),
+        origin="gitleaks sendgrid-api-token; detect-secrets SendGridDetector",
+    ),
+    Rule(
+        "sendinblue key",
+        r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}",
+        gates=("xkeysib-",),
+        origin="gitleaks sendinblue-api-token",
+    ),
+    Rule(
+        "digitalocean token",
+        r"dop_v1_[a-f0-9]{64}",
+        gates=("p_v1_(?<=dop_v1_)",),
+        origin="gitleaks digitalocean-pat",
+    ),
+    Rule(
+        "vault token",
+        r"hvs\.[A-Za-z0-9_\-]{90,120}|hvb\.[A-Za-z0-9_\-]{138,300}",
+        gates=(_DOT_TOKEN,),
+        origin="gitleaks vault-service-token, vault-batch-token",
+    ),
+    Rule(
+        "postman key",
+        r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}",
+        gates=("pmak-",),
+        origin="gitleaks postman-api-token",
+    ),
+    Rule(
+        "rubygems token",
+        r"rubygems_[a-f0-9]{48}",
+        gates=("gems_(?<=rubygems_)",),
+        origin="gitleaks rubygems-api-token",
+    ),
+    Rule(
+        "flutterwave key",
+        r"FLWSECK_TEST-[a-hA-H0-9]{12,32}(?:-X)?",
+        gates=("k_test-(?<=flwseck_test-)",),
+        origin="gitleaks flutterwave-secret-key, flutterwave-encryption-key",
+    ),
+    Rule(
+        "new relic key",
+        r"NRAK-[A-Za-z0-9]{27}",
+        gates=("k-(?<=nrak-)",),
+        origin="gitleaks new-relic-user-api-key",
+    ),
+    Rule(
+        "scalingo token",
+        r"tk-us-" + _KEY + "{48}",
+        gates=("k-us-",),
+        origin="gitleaks scalingo-api-token",
+    ),
+    Rule(
+        "artifactory key",
+        r"AKCp[A-Za-z0-9]{69}",
+        raw_gates=("AKCp",),
+        origin="gitleaks artifactory-api-key",
+    ),
+    Rule(
+        "azure client secret",
+        r"Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+        raw_gates=("~(?<=Q~)",),
+        lead=("[A-Za-z0-9_~.]{3}[0-9]", 4, 4),
+        origin="gitleaks azure-ad-client-secret",
+    ),
+    Rule(
+        "openshift token",
+        r"sha256~[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])",
+        raw_gates=("~(?<=sha256~)",),
+        origin="gitleaks openshift-user-token",
+    ),
+    Rule(
+        "alibaba key",
+        r"LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])",
+        raw_gates=("AI(?<=LTAI)",),
+        origin="gitleaks alibaba-access-key-id",
+    ),
+    Rule(
+        "heroku key",
+        r"HRKU-AA[0-9A-Za-z_\-]{58}",
+        raw_gates=("AA(?<=HRKU-AA)",),
+        origin="gitleaks heroku-api-key-v2",
+    ),
+    Rule(
+        "facebook token",
+        r"EAA[MC][A-Za-z0-9]{100,}",
+        raw_gates=("AA[MC](?<=EAA[MC])",),
+        origin="gitleaks facebook-page-access-token",
+    ),
+    Rule(
+        "age secret key",
+        r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+        raw_gates=("AGE-SECRET-KEY-1",),
+        origin="gitleaks age-secret-key",
+    ),
+    Rule(
+        "1password token",
+        r"ops_eyJ" + _B64 + "{250,}={0,3}",
+        raw_gates=("J(?<=ops_eyJ)",),
+        origin="gitleaks 1password-service-account-token",
+    ),
+    Rule(
+        "mapbox token",
+        r"sk\.eyJ" + _KEY + r"{10,}\." + _KEY + "{20,}",
+        raw_gates=(r"J(?<=sk\.eyJ)",),
+        origin="gitleaks mapbox-api-token",
+    ),
+    Rule(
+        "sentry token",
+        r"sntrys_eyJ" + _B64 + "{30,}={0,2}_" + _B64 + "{43}",
+        raw_gates=("J(?<=sntrys_eyJ)",),
+        origin="gitleaks sentry-org-token",
+    ),
+    Rule(
+        "jwt",
+        r"eyJ" + _KEY + r"{8,}\.eyJ" + _KEY + r"{8,}\." + _KEY + "{8,}",
+        raw_gates=("J(?<=eyJ)",),
+        origin="gitleaks jwt; detect-secrets JwtTokenDetector",
+    ),
+    # "<bot id>:AA<33 chars>": matched from the colon, the id is the lead; glued to a word it
+    # is not a token, except in the Bot API's ".../bot<token>/".
+    Rule(
+        "telegram bot token",
+        r":AA" + _KEY + "{33}(?![A-Za-z0-9_\\-])",
+        raw_gates=("AA(?<=:AA)",),
+        lead=("[0-9]+", 8, 10),
+        after=("bot",),
+        origin="detect-secrets TelegramBotTokenDetector",
+    ),
+    # "<user id, base64>.<6>.<27+>": matched from the first dot, the user id is the lead.
+    Rule(
+        "discord bot token",
+        r"\." + _KEY + r"{6}\." + _KEY + "{27,38}(?![A-Za-z0-9_\\-])",
+        gates=(_DOT_TOKEN,),
+        lead=("[MNO][A-Za-z0-9_\\-]+", 24, 26),
+        origin="detect-secrets DiscordBotTokenDetector",
+    ),
+)
+# Blocks, URLs and headers --------------------------------------------------------------------
+CONTEXT_RULES: tuple[Rule, ...] = (
+    # To its END line; a block cut short (a preview) is hidden to the end of the text, or to
+    # the end of the JSON string that holds it (escapes are read in pairs, so an escaped quote
+    # does not end it and an escaped backslash before the closing quote does not hide it).
+    Rule(
+        "private key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[^\"\\]|\\[\s\S])*?"
+        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?=\")|\Z)",
+        gates=("begin ",),
+        glued=True,
+        origin="gitleaks private-key; detect-secrets PrivateKeyDetector",
+    ),
+    Rule(
+        "url password",
+        r"://(?P<user>[^/\s:@'\"<>]{1,100}):(?P<secret>[^/\s@'\"<>]{1,200})@",
+        raw_gates=(r"//[^/\s:@'\"<>]{1,100}:",),
+        secret="secret",
+        glued=True,
+        origin="detect-secrets BasicAuthDetector",
+    ),
+    Rule(
+        "bearer token",
+        r"bearer(?:\s|\\[tnr])+(?P<secret>[a-z0-9\-._~+/]{16,}=*)",
+        gates=("bearer" + _SPACE_GATE,),
+        lowered=True,
+        secret="secret",
+        glued=True,
+    ),
+    Rule(
+        "basic auth",
+        r"authorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?basic[ \t]+"
+        r"(?P<secret>[a-z0-9+/]{8,}={0,2})",
+        gates=("basic" + _SPACE_GATE,),
+        lowered=True,
+        secret="secret",
+        glued=True,
+        origin="gitleaks curl-auth-header",
+    ),
+    Rule(
+        "authorization token",
+        r"authorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?token[ \t]+"
+        r"(?P<secret>[a-z0-9._~+/=\-]{8,})",
+        gates=("ken(?<=token)" + _SPACE_GATE,),
+        lowered=True,
+        secret="secret",
+        glued=True,
+    ),
+    # The value of a Cookie or Set-Cookie header, to the end of the line (or of its JSON string).
+    Rule(
+        "cookie",
+        r"cookie(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?(?P<secret>[^\r\n\"\\]{4,})",
+        gates=("kie(?<=cookie)" + SEPARATOR_GATE,),
+        lowered=True,
+        secret="secret",
+        glued=True,
+        handler="cookie",
+    ),
+    # NAME=value and "name": "value" where the name says password, secret, token or key.  A
+    # label that swallows the value ("secret: NAME = value") hides the value after it too.
+    Rule(
+        "secret",
+        SECRET_NAME + SEPARATOR + r"(?:"
+        r"\"(?P<dq>(?!\[redacted)(?:[^\"\\\n]|\\.){1,500})\""
+        r"|'(?P<sq>(?!\[redacted)[^'\n]{1,500})'"
+        r"|(?P<bare>" + _BARE + r"(?:[ \t]{0,40}[=:][=>]?[ \t]{0,40}"
+        r"(?:\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|[^\s\"'&,;<>]+))?)"
+        r")",
+        gates=_PAIR_GATES,
+        lowered=True,
+        glued=True,
+        handler="pair",
+    ),
+)
+
+RULES: tuple[Rule, ...] = PROVIDER_RULES + CONTEXT_RULES
+
+# Cookie attributes: their values say nothing secret.
+COOKIE_ATTRIBUTES = frozenset(
+    ("path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority")
+)
