@@ -13,8 +13,8 @@ from django.conf import settings
 from accounts_app import audit
 from accounts_app.models import AuditEvent
 from hermes_explorer import store
+from hermes_explorer.redaction import redact
 from sessions_app.exports import export_filename, stream_export
-from sessions_app.redaction import redact
 
 from . import isolation
 from .isolation import Result

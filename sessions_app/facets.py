@@ -10,8 +10,7 @@ from __future__ import annotations
 from django.core.cache import cache
 
 from hermes_explorer import store
-
-from .redaction import redact
+from hermes_explorer.redaction import redact
 
 FACET_TTL = 300
 METADATA_COLUMNS = frozenset({"model", "title", "user_id", "display_name"})

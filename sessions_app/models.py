@@ -18,11 +18,11 @@ from datetime import datetime
 from django.db import models
 
 from hermes_explorer import store
+from hermes_explorer.redaction import redact, redaction_enabled
 
 from . import content as content_format
 from .formatting import short_model
 from .querysets import HermesManager, MessageQuerySet, SessionQuerySet, UsageQuerySet
-from .redaction import redact, redaction_enabled
 from .timefmt import from_epoch
 from .visibility import kind_of
 

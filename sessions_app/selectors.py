@@ -14,11 +14,11 @@ from django.db.models import Count, F, FloatField, Sum, TextField, Value
 from django.db.models.functions import Coalesce, Length, Substr
 
 from hermes_explorer import store
+from hermes_explorer.redaction import redact
 
 from .content import parse_tool_calls
 from .models import TOKEN_COUNTERS, USAGE_COUNTERS, Message, Session, SessionModelUsage
 from .pagination import Keyset
-from .redaction import redact
 from .sqlfunctions import ContentHead, ContentLength
 from .visibility import Visibility
 
@@ -412,7 +412,7 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
 def redact_entry(entry: TranscriptEntry) -> None:
     """Replace secrets in everything the transcript shows of this entry (text, reasoning,
     tool call arguments, raw malformed tool calls) and count them for the reveal button."""
-    from .redaction import redact_text, redaction_enabled
+    from hermes_explorer.redaction import redact_text, redaction_enabled
 
     if not redaction_enabled():
         return

@@ -18,10 +18,11 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
 from django_tables2.data import TableListData
 
+from hermes_explorer.redaction import redact
+
 from .content import as_text
 from .formatting import compact, duration
 from .models import Session
-from .redaction import redact
 from .templatetags.explorer import cost_badge, source_badge, started_cell, time_html
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}

@@ -7,7 +7,7 @@ memory than one of ten.  ``?chain=1`` exports the whole compression chain as one
 the root ancestor, then each compression continuation in turn (:func:`compression_chain`).
 
 Secrets in message text, tool calls, reasoning and the system prompt are redacted like the
-transcript page (``sessions_app.redaction``, ``HERMES_REDACT_SECRETS``).
+transcript page (``hermes_explorer.redaction``, ``HERMES_REDACT_SECRETS``).
 
 The Markdown is built to survive any content: message text sits in fenced blocks whose fence
 is longer than any backtick run inside it, inline values are backslash-escaped, and nothing
@@ -21,11 +21,12 @@ from collections.abc import Iterable, Iterator
 
 from django.utils import timezone
 
+from hermes_explorer.redaction import redact, redaction_enabled
+
 from .content import as_text, parse_tool_calls, pretty_json
 from .exports import buffered, json_text, keyset_chunks
 from .models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS, Message, Session
 from .pagination import Keyset
-from .redaction import redact, redaction_enabled
 from .selectors import LINEAGE_LIMIT, transcript_messages
 from .timefmt import iso
 from .visibility import Visibility, kind_of

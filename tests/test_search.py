@@ -267,12 +267,10 @@ def test_advanced_mode_accepts_operators_and_explains_errors(staff_client, store
     ],
 )
 def test_costly_advanced_searches_are_refused_with_a_way_to_narrow_them(staff_client, store, q):
-    import time
-
-    started = time.monotonic()
     response = get(staff_client, q=q, mode="advanced")
-    assert time.monotonic() - started < 1.0
     assert response.status_code == 200
+    # Refused before any statement runs: nothing can hold the worker.
+    assert not response.context["result"].searched
     assert response.context["result"].hits == []
     assert "Narrow it" in response.context["result"].error
     assert "Narrow it" in response.content.decode()

@@ -10,6 +10,7 @@ from django.db.backends.sqlite3 import base as sqlite_base
 from django.db.backends.sqlite3.creation import DatabaseCreation as SQLiteCreation
 from django.db.backends.sqlite3.features import DatabaseFeatures as SQLiteFeatures
 
+from ..redaction import redact
 from .deadline import PROGRESS_STEPS, Deadline, QueryTimeout
 from .shape import detect_shape
 from .uri import readonly_uri
@@ -30,8 +31,6 @@ class NotAHermesStore(DatabaseError):
 def _redact_for_sql(value):
     if value.__class__ is not str or not value:
         return value
-    from sessions_app.redaction import redact
-
     return redact(value)
 
 

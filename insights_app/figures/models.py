@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from hermes_explorer import store
+from hermes_explorer.redaction import redact
 from sessions_app.formatting import short_model
-from sessions_app.redaction import redact
 
 from ..window import Scope
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int

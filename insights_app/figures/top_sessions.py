@@ -14,8 +14,8 @@ from typing import Any
 from django.utils import timezone
 
 from hermes_explorer import store
+from hermes_explorer.redaction import redact
 from sessions_app.formatting import duration_compact
-from sessions_app.redaction import redact
 
 from ..window import Scope
 from .registry import Figure, Part, Row

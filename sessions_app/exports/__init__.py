@@ -19,7 +19,7 @@ Speed (at least 50 MB/s for a million messages, redaction on): the per-row Pytho
 what costs, so a chunk is handled a column at a time.  Rows are fetched as tuples
 (``values_list()``, the same SQL as ``values()``), times become ISO 8601 through a per-hour
 cache (:func:`iso_converter`), secrets are looked for a column at a time
-(:func:`sessions_app.redaction.redact_many`), CSV is written a column at a time with the same
+(:func:`hermes_explorer.redaction.redact_many`), CSV is written a column at a time with the same
 bytes as ``csv.writer`` (:func:`csv_lines`), and lines are encoded and sent in pieces of about
 ``FLUSH_BYTES``.  1,000 rows a chunk measured as fast as 2,000, 5,000 or 10,000 (more rows
 only hold more memory: a chunk's text is held about twice while it is written out).
@@ -36,7 +36,7 @@ Options in the query string, read by :mod:`.request`:
 ``_preview=1``              long text (content, reasoning, tool calls) cut in SQL to
                             ``PREVIEW_CHARS`` instead of the full value.
 
-Secrets in message text are redacted as on the transcript page (``sessions_app.redaction``,
+Secrets in message text are redacted as on the transcript page (``hermes_explorer.redaction``,
 ``HERMES_REDACT_SECRETS``): a download never shows what the page hides.  Who may download at
 all is decided by ``accounts_app.roles`` (``_export`` needs the export capability).
 

@@ -3,7 +3,7 @@
 A :class:`TablePlan` holds the ``values_list()`` queryset an export reads and the function that
 turns a fetched chunk into output rows a column at a time: times become ISO 8601 in
 ``TIME_ZONE`` next to the raw epoch (:mod:`.isotime`), secrets are redacted like on the pages
-(:func:`sessions_app.redaction.redact_many`), and keys fetched only for the keyset are dropped.
+(:func:`hermes_explorer.redaction.redact_many`), and keys fetched only for the keyset are dropped.
 Only columns this file has are named (``has_column``).
 """
 
@@ -17,10 +17,11 @@ from django.db.models.functions import Coalesce
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
+from hermes_explorer.redaction import redact_many, redaction_enabled
+
 from ..models import Session
 from ..pagination import Keyset
 from ..querysets import PREVIEW_CHARS
-from ..redaction import redact_many, redaction_enabled
 from ..selectors import sessions_for_table
 from ..sqlfunctions import ContentHead
 from . import chunks as chunking
@@ -166,7 +167,7 @@ def table_plan(
     """The plan of an export of ``fields`` of ``queryset`` in ``keyset`` order.
 
     ``sources`` maps a field to the name it is selected as (an annotation); ``redacted``
-    fields get secrets replaced by markers (:func:`sessions_app.redaction.redact_many`, a
+    fields get secrets replaced by markers (:func:`hermes_explorer.redaction.redact_many`, a
     column of a chunk at a time); ``text_fields`` are those whose size bounds the next chunk
     (all of them by default).  Times become ISO 8601 in ``TIME_ZONE`` followed by the raw
     epoch, computed a column at a time (:func:`iso_converter`)."""

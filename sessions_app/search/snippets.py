@@ -13,8 +13,9 @@ import re
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from hermes_explorer.redaction import redact_text, redaction_enabled
+
 from ..content import MULTIMODAL_PREFIX
-from ..redaction import redact_text, redaction_enabled
 
 # Snippet highlight markers: private-use characters, so that the snippet can be escaped as a
 # whole and only then given its <mark> tags (planted markup in content stays text).

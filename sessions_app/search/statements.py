@@ -15,8 +15,8 @@ from django.utils.safestring import SafeString
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
+from hermes_explorer.redaction import redact
 
-from ..redaction import redact
 from ..visibility import kind_of
 from .query import SearchRequest, like_pattern
 from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN

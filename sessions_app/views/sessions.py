@@ -9,12 +9,12 @@ from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_see_content
 from hermes_explorer import store
+from hermes_explorer.redaction import redact
 
 from .. import exports, selectors
 from ..filters import SessionFilter
 from ..listing import KeysetTableView
 from ..models import SECRET_SESSION_COLUMNS, Message, Session
-from ..redaction import redact
 from ..tables import SessionTable
 from ..visibility import Visibility
 
