@@ -15,6 +15,9 @@ from hermes_explorer import store
 from .sqlfunctions import ContentHead
 
 PREVIEW_CHARS = 240
+# A preview is read this far, redacted, and only then cut to its length: a secret that starts
+# inside the preview is then seen whole by the redactor, not as a tail it cannot recognise.
+PREVIEW_READ_CHARS = 1024
 
 
 class HermesQuerySet(models.QuerySet):

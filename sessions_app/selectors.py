@@ -19,6 +19,7 @@ from hermes_explorer.redaction import redact
 from .content import parse_tool_calls
 from .models import TOKEN_COUNTERS, USAGE_COUNTERS, Message, Session, SessionModelUsage
 from .pagination import Keyset
+from .querysets import PREVIEW_READ_CHARS
 from .sqlfunctions import ContentHead, ContentLength
 from .visibility import Visibility
 
@@ -475,7 +476,7 @@ def messages_for_table(queryset):
 
     return (
         queryset.only_readable(*MESSAGE_TABLE_COLUMNS)
-        .with_preview()
+        .with_preview(PREVIEW_READ_CHARS)
         .annotate(session_title=of_session("title"), session_source=of_session("source"))
     )
 

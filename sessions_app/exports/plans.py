@@ -21,7 +21,7 @@ from hermes_explorer.redaction import redact_many, redaction_enabled
 
 from ..models import Session
 from ..pagination import Keyset
-from ..querysets import PREVIEW_CHARS
+from ..querysets import PREVIEW_CHARS, PREVIEW_READ_CHARS
 from ..selectors import sessions_for_table
 from ..sqlfunctions import ContentHead
 from . import chunks as chunking
@@ -163,6 +163,7 @@ def table_plan(
     *,
     redacted: Iterable[str] = (),
     text_fields: Iterable[str] | None = None,
+    cut: int | None = None,
 ) -> TablePlan:
     """The plan of an export of ``fields`` of ``queryset`` in ``keyset`` order.
 
@@ -192,6 +193,9 @@ def table_plan(
         for i, column in enumerate(columns):
             if i in hide:
                 column = redact_many(column)
+                if cut is not None:
+                    # Redacted whole (read past the cut), then cut: see PREVIEW_READ_CHARS.
+                    column = [v[:cut] if v.__class__ is str else v for v in column]
             if i in times:
                 out.append(list(map(iso, column)))
             out.append(column)
@@ -268,7 +272,7 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
     if preview:
         cuts = {
             # NUL-safe: multimodal content starts with a NUL that stops SQLite's substr().
-            f"export_cut_{name}": ContentHead(name, PREVIEW_CHARS)
+            f"export_cut_{name}": ContentHead(name, PREVIEW_READ_CHARS)
             for name in LONG_MESSAGE_FIELDS
         }
         qs = qs.annotate(**cuts)
@@ -280,6 +284,7 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
         sources,
         redacted=LONG_MESSAGE_FIELDS,
         text_fields=LONG_MESSAGE_FIELDS,
+        cut=PREVIEW_CHARS if preview else None,
     )
 
 
