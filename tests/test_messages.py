@@ -11,6 +11,7 @@ from django.db import connections
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from sessions_app.querysets import PREVIEW_READ_CHARS
 from sessions_app.views import messages as message_views
 
 pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
