@@ -32,10 +32,14 @@ def refusal(fmt: str, table: str) -> HttpResponse | None:
     return None
 
 
-def json_response(report: Report, linked: dict[str, list[dict[str, Any]]]) -> JsonResponse:
-    """Hermes's report dictionary, its rows carrying the links the page shows."""
+def json_response(
+    report: Report, linked: dict[str, list[dict[str, Any]]], sessions_url: str
+) -> JsonResponse:
+    """Hermes's report dictionary, its rows carrying the links the page shows; ``drilldown``
+    beside them is the list of all the window's sessions."""
     data = report.as_hermes_dict()
-    for key in ("models", "platforms", "tools", "top_sessions"):
+    data["drilldown"] = sessions_url
+    for key in ("models", "platforms", "tools", "top_sessions", "daily_by_start_day"):
         data[key] = linked[key]
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})
     response["Content-Disposition"] = f'inline; filename="{_filename(report, "report", "json")}"'

@@ -50,7 +50,7 @@ def index(request):
     drill = Drill(window=window, now=report.now)
     linked = linked_rows(report, drill, messages_allowed=can_see_content(request.user))
     if fmt == "json":
-        return export.json_response(report, linked)
+        return export.json_response(report, linked, drill.all_sessions())
     if fmt == "csv":
         return export.csv_response(report, table, basis)
     context = presenters.page(report, drill, linked, basis)
