@@ -84,6 +84,18 @@ class Drill:
     def day(self, day: dt.date) -> str:
         return self.days(day, day)
 
+    def day_model(self, day: dt.date, name: str) -> str:
+        """The sessions started on ``day`` that used model ``name``."""
+        bounds = self._bounds(day_start_epoch(day), day_end_epoch(day))
+        return self._sessions(
+            {
+                **bounds,
+                "source": self.window.source,
+                "model": self.window.model,
+                "used_model": name,
+            }
+        )
+
     def days(self, first: dt.date, last: dt.date) -> str:
         bounds = self._bounds(day_start_epoch(first), day_end_epoch(last))
         return self._sessions({**bounds, "source": self.window.source, "model": self.window.model})

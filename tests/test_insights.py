@@ -826,7 +826,9 @@ def test_page_renders_every_section_with_links(page):
     assert "Tidy the &lt;b&gt;scripts&lt;/b&gt;" in html
     assert "<b>scripts</b>" not in html
     # Charts are inline SVG with accessible names.
-    assert html.count("<svg") == 7  # 3 daily, models, platforms, tools, heatmap
+    # 3 daily, models, platforms, tools, heatmap; the explorer's own: cost by model, cache
+    # hits per day and per model, reasoning tokens per model.
+    assert html.count("<svg") == 11
     assert "aria-labelledby=" in html and "<desc id=" in html
 
 
