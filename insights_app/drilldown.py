@@ -100,10 +100,16 @@ class Drill:
         bounds = self._bounds(day_start_epoch(first), day_end_epoch(last))
         return self._sessions({**bounds, "source": self.window.source, "model": self.window.model})
 
+    def skill(self, name: str) -> str:
+        """The assistant messages that load or edit skill ``name``."""
+        return self._messages([("skill", name), ("role", "assistant")])
+
     def tool(self, name: str) -> str:
+        return self._messages([("tool_name", name), ("role", "tool")])
+
+    def _messages(self, what: list[tuple[str, str]]) -> str:
         params = [
-            ("tool_name", name),
-            ("role", "tool"),
+            *what,
             ("source", self.window.source),
             ("session_model", self.window.model),
             *[("session_" + k, v) for k, v in self._bounds().items()],
@@ -142,6 +148,10 @@ def linked_rows(
         "platforms": [{**p, **both(drill.source(p["platform"]))} for p in report.platforms],
         "tools": [
             {**t, **both(drill.tool(t["tool"]) if messages_allowed else None)} for t in report.tools
+        ],
+        "top_skills": [
+            {**k, **both(drill.skill(k["skill"]) if messages_allowed else None)}
+            for k in report.skills.get("top_skills", [])
         ],
         "top_sessions": [{**t, "url": drill.session(t["session_id"])} for t in report.top_sessions],
         "daily_by_start_day": [

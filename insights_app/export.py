@@ -67,6 +67,7 @@ def json_response(
     beside them is the list of all the window's sessions, ``explorer`` our own figures."""
     data = report.as_hermes_dict()
     data["drilldown"] = sessions_url
+    data["skills"] = {**data["skills"], "top_skills": linked["top_skills"]}
     data["explorer"] = extra.as_dict()
     for key in ("models", "platforms", "tools", "top_sessions", "daily_by_start_day"):
         data[key] = linked[key]

@@ -15,6 +15,7 @@ from django.db.models.expressions import RawSQL
 from .facets import distinct_values, source_counts
 from .model_usage import used_model_sql
 from .models import Message, Session
+from .skill_calls import SKILL_CALLS_SQL
 from .sqlfunctions import NoIndex, Redacted
 from .timefmt import day_end_epoch, day_start_epoch
 from .widgets import FastCheckboxSelectMultiple, FastSelect
@@ -342,6 +343,9 @@ class MessageFilter(SchemaAwareFilterSet):
     session_model = django_filters.CharFilter(
         method="filter_session_model", label="Session model", widget=forms.HiddenInput
     )
+    skill = django_filters.CharFilter(
+        method="filter_skill", label="Calls skill", widget=forms.HiddenInput, max_length=200
+    )
     show = django_filters.MultipleChoiceFilter(
         choices=MESSAGE_SHOW,
         method="filter_show",
@@ -387,6 +391,15 @@ class MessageFilter(SchemaAwareFilterSet):
             Q(model=value) | Q(model__endswith="/" + value)
         )
         return queryset.filter(session_id__in=of_model.values("id"))
+
+    def filter_skill(self, queryset, name, value):
+        # Assistant messages loading or editing this skill (see skill_calls).
+        value = value.strip()
+        if not value:
+            return queryset
+        if not queryset.has_column("tool_calls"):
+            return queryset.none()
+        return queryset.filter(id__in=RawSQL(SKILL_CALLS_SQL, [value]))
 
     def filter_show(self, queryset, name, value):
         return queryset  # applied in filter_queryset, which also covers "nothing ticked"

@@ -64,6 +64,10 @@ def test_every_drilldown_lists_its_figure(shaped_page, query):
         # a tool only ever called, never answered, lists nothing).
         assert listed(shaped_page, row["drilldown"]) <= row["count"], (query, row["tool"])
         checked += 1
+    for row in data["skills"]["top_skills"]:
+        # One skill call per assistant message in these fixtures: messages equal calls.
+        assert listed(shaped_page, row["drilldown"]) == row["total_count"], (query, row["skill"])
+        checked += 1
     if data["overview"]:
         total = listed(shaped_page, data["drilldown"])
         assert total == data["overview"]["total_sessions"], query
