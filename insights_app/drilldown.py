@@ -7,6 +7,7 @@ the report's window (its days, source and model), so the numbers can be checked 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,9 +20,11 @@ from .stats import Report
 from .window import Window
 
 
-def _url(name: str, fallback: str, *args) -> str:
+@functools.lru_cache(maxsize=16)
+def _url(name: str, fallback: str) -> str:
+    # A list page's own URL: the same for every link of a report (hundreds of them).
     try:
-        return reverse(name, args=args)
+        return reverse(name)
     except NoReverseMatch:
         return fallback
 

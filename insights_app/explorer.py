@@ -19,15 +19,25 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from django.core.cache import cache
+from django.utils import timezone
 
 from hermes_explorer import store
 from sessions_app.timefmt import day_start_epoch, local_date
 
+from . import reports
 from .drilldown import Drill
+from .figures import models, platforms
+from .figures.overview import overview
+from .figures.platforms import totals
+from .figures.registry import compute
+from .localtime import offset_segments
 from .stats import Report
-from .window import DAY_SECONDS, Window, scope_of
+from .window import DAY_SECONDS, Window, scope_of, window_span
 
 # Overview figures compared with the previous period, with their card labels.
 COMPARED = (
@@ -69,6 +79,38 @@ def previous_window(window: Window, now: float) -> Window | None:
         from_epoch=now - 2 * span,
         to_epoch=now - span,
     )
+
+
+# Overview fields that need the messages (roles): not computed for the previous period.
+_ROLE_FIELDS = ("user_messages", "assistant_messages", "tool_messages", "stored_messages")
+
+
+def previous_report(window: Window, now: float) -> Report:
+    """The overview of ``window`` alone: the session pass's platforms and models figures,
+    without the per-session message summaries (no compared figure needs them).  Reused while
+    the file is unchanged, as whole reports are."""
+    signature = store.file_signature()
+    key = reports.cache_key(signature, window, "overview-only") if signature else None
+    cached = cache.get(key) if key else None
+    if cached is not None:
+        return cached
+    lo, hi = window.bounds(now)
+    tz = timezone.get_current_timezone()
+    report = Report(window=window, now=now, lo=lo, hi=hi, generated_at=time.time())
+    scope = scope_of(window, now)
+    n, first, last = window_span(scope)
+    if n:
+        figures = compute(
+            scope, offset_segments(tz, first, last), (platforms.FIGURE, models.FIGURE)
+        )
+        report.empty = False
+        report.models = figures["models"]
+        roles = {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
+        full = overview(totals(figures["platforms"]), roles, report.models)
+        report.overview = {k: v for k, v in full.items() if k not in _ROLE_FIELDS}
+    if key:
+        cache.set(key, report, reports.REPORT_TTL)
+    return report
 
 
 def hit_rate(input_tokens: int, cache_read: int, cache_write: int) -> float | None:

@@ -25,8 +25,9 @@ from .stats import Report, Window, build_report
 REPORT_TTL = 90
 
 
-def _key(signature: tuple, window: Window, activity_days: bool) -> str:
-    raw = repr((signature, window, activity_days)).encode()
+def cache_key(signature: tuple, window: Window, variant) -> str:
+    """The cache key of a report of ``window`` (``variant``: what else shapes it)."""
+    raw = repr((signature, window, variant)).encode()
     return "insights-report:" + hashlib.sha256(raw).hexdigest()
 
 
@@ -50,7 +51,7 @@ def report_for(
     signature = store.file_signature()
     if signature is None:
         return build()
-    key = _key(signature, window, activity_days)
+    key = cache_key(signature, window, activity_days)
     report = cache.get(key)
     if report is None:
         report = build()

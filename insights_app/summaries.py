@@ -86,11 +86,10 @@ def _store() -> _Store:
         if store is not None:
             _stores.move_to_end(key)
             return store
-    # First use in this process: start from what earlier processes stored.
+    # First use in this process: start from the mark earlier processes stored (their
+    # summaries are read per window, in collect()).
     fresh = _Store(key=summary_store.store_key())
     fresh.high_water = summary_store.high_water(fresh.key)
-    if fresh.high_water is not None:
-        fresh.summaries.update(summary_store.load(fresh.key))
     with _lock:
         store = _stores.setdefault(key, fresh)
         while len(_stores) > MAX_STORES:

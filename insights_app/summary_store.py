@@ -22,10 +22,13 @@ computed, as without this store.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Iterable
 
 from django.db import DatabaseError, transaction
+from django.db.models import TextField
+from django.db.models.functions import Cast
 
 from hermes_explorer import store as state_db
 
@@ -33,6 +36,7 @@ from .models import StoredSummary, SummaryMark
 
 log = logging.getLogger(__name__)
 IN_CHUNK = 500  # ids per IN (…) when loading chosen sessions
+WHOLE_FILE_FROM = 2000  # sessions beyond which the whole file's rows are read at once
 SAVE_BATCH = 1000
 
 
@@ -62,30 +66,43 @@ def decode(message_count: int | None, data: list):
         assistant,
         tool,
         stored,
-        tuple((name, n) for name, n in tools),
-        tuple((skill, loads, edits, last) for skill, loads, edits, last in skills),
+        tuple(map(tuple, tools)),
+        tuple(map(tuple, skills)),
     )
 
 
 def load(key: str, session_ids: Iterable[str] | None = None) -> dict:
-    """Stored summaries of this file (all, or of these sessions), by session id."""
-    out = {}
+    """Stored summaries of this file (all, or of these sessions), by session id.
+
+    The rows are read as text and decoded in one ``json.loads`` of them all (per-row decoding
+    costs several times more on a big window).
+    """
+    wanted = None if session_ids is None else list(session_ids)
     try:
         rows = StoredSummary.objects.filter(store_key=key)
-        if session_ids is None:
+        if wanted is None or len(wanted) > WHOLE_FILE_FROM:
+            # Most of the file: one read of it is cheaper than thousands of seeks.
             chunks = [rows]
         else:
-            ids = list(session_ids)
             chunks = [
-                rows.filter(session_id__in=ids[i : i + IN_CHUNK])
-                for i in range(0, len(ids), IN_CHUNK)
+                rows.filter(session_id__in=wanted[i : i + IN_CHUNK])
+                for i in range(0, len(wanted), IN_CHUNK)
             ]
+        keep = None if wanted is None else set(wanted)
+        found: list[tuple[str, int | None, str]] = []
         for chunk in chunks:
-            for sid, count, data in chunk.values_list("session_id", "message_count", "data"):
-                out[sid] = decode(count, data)
+            for sid, count, text in chunk.annotate(text=Cast("data", TextField())).values_list(
+                "session_id", "message_count", "text"
+            ):
+                if keep is None or sid in keep:
+                    found.append((sid, count, text))
+        decoded = json.loads("[" + ",".join(text for _, _, text in found) + "]")
+        return {
+            sid: decode(count, data) for (sid, count, _), data in zip(found, decoded, strict=True)
+        }
     except (DatabaseError, ValueError, TypeError) as exc:
         log.warning("stored insights summaries not read: %s", exc)
-    return out
+        return {}
 
 
 def save(key: str, summaries: dict) -> None:

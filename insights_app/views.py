@@ -49,9 +49,7 @@ def index(request):
         )
         before = explorer.previous_window(window, report.now)
         previous = (
-            reports.report_for(
-                before, collect_seconds=settings.HERMES_INSIGHTS_COLLECT_SECONDS, now=report.now
-            )
+            explorer.previous_report(before, report.now)
             if before is not None and not report.empty
             else None
         )
