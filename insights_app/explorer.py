@@ -188,7 +188,8 @@ def month_to_date_cost(window: Window, now: float) -> tuple[float, float]:
     else:
         rows = "0.0"
     sql = (
-        f"SELECT COALESCE(SUM(MAX(COALESCE(s.estimated_cost_usd, 0.0), {rows})), 0.0)"
+        f"SELECT COALESCE(SUM(MAX(COALESCE({scope.scol('estimated_cost_usd', 'NULL')}, 0.0),"
+        f" {rows})), 0.0)"
         f" FROM sessions s WHERE {scope.where}"
     )
     return float(store.rows(sql, scope.params)[0][0] or 0.0), first
