@@ -269,3 +269,18 @@ def extras(report: Report, previous: Report | None, drill: Drill) -> Extras:
         if m["reasoning_tokens"]
     ]
     return out
+
+
+def extras_for(report: Report, previous: Report | None, drill: Drill) -> Extras:
+    """:func:`extras`, reused with its report while the file is unchanged (hundreds of links
+    and the month-to-date statement are not worth redoing for a report served from cache)."""
+    signature = store.file_signature()
+    if signature is None:
+        return extras(report, previous, drill)
+    variant = ("extras", report.generated_at, previous.generated_at if previous else None)
+    key = reports.cache_key(signature, report.window, variant)
+    found = cache.get(key)
+    if found is None:
+        found = extras(report, previous, drill)
+        cache.set(key, found, reports.REPORT_TTL)
+    return found

@@ -55,7 +55,7 @@ def index(request):
         )
     drill = Drill(window=window, now=report.now)
     linked = linked_rows(report, drill, messages_allowed=can_see_content(request.user))
-    extra = explorer.extras(report, previous, drill)
+    extra = explorer.extras_for(report, previous, drill)
     if fmt == "json":
         return export.json_response(report, linked, drill.all_sessions(), extra)
     if fmt == "csv":
