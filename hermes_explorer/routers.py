@@ -1,8 +1,15 @@
-"""Read-only layer 1: send the Hermes apps to the state.db, and never write to it."""
+"""Read-only layer 1: send the Hermes models to the state.db, and never write to it.
+
+A model lives in the state.db when it is an *unmanaged* model of a Hermes app (a mirror of a
+Hermes table).  Managed models of those apps (the insights summaries the explorer keeps for
+itself) live in the app's own database like every other app's.
+"""
 
 from django.db import DatabaseError
 
 HERMES_APPS = {"sessions_app", "insights_app"}
+# Apps whose every model mirrors a Hermes table: never migrated anywhere.
+MIRROR_ONLY_APPS = {"sessions_app"}
 HERMES_ALIAS = "hermes"
 
 
@@ -10,14 +17,18 @@ class HermesReadOnlyError(DatabaseError):
     """Something tried to write to the state.db."""
 
 
+def in_state_db(model) -> bool:
+    return model._meta.app_label in HERMES_APPS and not model._meta.managed
+
+
 class HermesRouter:
     def db_for_read(self, model, **hints):
-        if model._meta.app_label in HERMES_APPS:
+        if in_state_db(model):
             return HERMES_ALIAS
         return None
 
     def db_for_write(self, model, **hints):
-        if model._meta.app_label in HERMES_APPS:
+        if in_state_db(model):
             raise HermesReadOnlyError(
                 f"{model.__name__} lives in Hermes's state.db, which the explorer never writes."
             )
@@ -29,6 +40,6 @@ class HermesRouter:
     def allow_migrate(self, db, app_label, model_name=None, **hints):
         if db == HERMES_ALIAS:
             return False
-        if app_label in HERMES_APPS:
+        if app_label in MIRROR_ONLY_APPS:
             return False
         return None

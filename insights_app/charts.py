@@ -133,6 +133,8 @@ class Column:
     tick: str  # short axis label
     value: float
     href: str | None = None
+    # Stacked parts, bottom first, as (css class, value); empty means one plain bar.
+    parts: Sequence[tuple[str, float]] = field(default_factory=tuple)
 
 
 def column_chart(
@@ -169,11 +171,16 @@ def column_chart(
         x = left + i * step
         h = col.value * scale
         if h > 0:
-            bar = (
-                f'<rect class="{escape(css)}" x="{_num(x + gap / 2)}" '
-                f'y="{_num(top + plot_h - max(h, 1))}" width="{_num(max(step - gap, 0.5))}" '
-                f'height="{_num(max(h, 1))}"/>'
-            )
+            bar = ""
+            base = top + plot_h
+            for part_css, value in [p for p in col.parts if p[1] > 0] or [(css, col.value)]:
+                ph = max(value * scale, 1)
+                bar += (
+                    f'<rect class="{escape(part_css)}" x="{_num(x + gap / 2)}" '
+                    f'y="{_num(base - ph)}" width="{_num(max(step - gap, 0.5))}" '
+                    f'height="{_num(ph)}"/>'
+                )
+                base -= ph
         else:
             # An invisible full-height target keeps empty days hoverable and clickable.
             bar = ""

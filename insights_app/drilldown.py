@@ -7,70 +7,118 @@ the report's window (its days, source and model), so the numbers can be checked 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 
-from sessions_app.timefmt import local_date
+from sessions_app.timefmt import day_end_epoch, day_start_epoch
 
 from .stats import Report
 from .window import Window
 
 
-def _url(name: str, fallback: str, *args) -> str:
+@functools.lru_cache(maxsize=16)
+def _url(name: str, fallback: str) -> str:
+    # A list page's own URL: the same for every link of a report (hundreds of them).
     try:
-        return reverse(name, args=args)
+        return reverse(name)
     except NoReverseMatch:
         return fallback
 
 
+def _epoch(value: float) -> str:
+    # repr() round-trips: the list compares with exactly the report's bound.
+    return repr(float(value))
+
+
+# Insights count every session, archived or hidden ones too; the session list hides those
+# unless asked.
+ALL_FLAGS = {"flags": "all"}
+# And every stored message: compacted, rewound and hidden rows count for tools.
+ALL_MESSAGES = [("show", "compacted"), ("show", "rewound"), ("show", "hidden")]
+
+
 @dataclass
 class Drill:
-    """Where each figure leads: the session (or message) list behind it."""
+    """Where each figure leads: the session (or message) list behind it.
+
+    Lists are filtered by the report's window to the second (``started_from_epoch`` /
+    ``started_to_epoch``), its source and model, and include archived and hidden sessions, so
+    each list holds exactly the rows its figure counts.
+    """
 
     window: Window
     now: float
 
-    def _dates(self) -> dict[str, str]:
-        w = self.window
-        if w.is_custom:
-            out = {}
-            if w.start_day:
-                out["started_after"] = w.start_day.isoformat()
-            if w.end_day:
-                out["started_before"] = w.end_day.isoformat()
-            return out
-        if w.days is None:
-            return {}
-        # The session list filters whole local days: from the window's first day.
-        return {"started_after": local_date(self.now - w.days * 86_400).isoformat()}
+    def _bounds(self, lo: float | None = None, hi: float | None = None) -> dict[str, str]:
+        w_lo, w_hi = self.window.bounds(self.now)
+        if w_lo is not None:
+            lo = w_lo if lo is None else max(lo, w_lo)
+        if w_hi is not None:
+            hi = w_hi if hi is None else min(hi, w_hi)
+        out = {}
+        if lo is not None:
+            out["started_from_epoch"] = _epoch(lo)
+        if hi is not None:
+            out["started_to_epoch"] = _epoch(hi)
+        return out
 
     def _sessions(self, params: dict[str, str | None]) -> str:
         base = _url("sessions:list", "/sessions/")
-        query = urlencode({k: v for k, v in params.items() if v})
-        return f"{base}?{query}" if query else base
+        query = urlencode({k: v for k, v in {**params, **ALL_FLAGS}.items() if v})
+        return f"{base}?{query}"
 
     def model(self, name: str) -> str:
-        return self._sessions({**self._dates(), "source": self.window.source, "model": name})
-
-    def source(self, name: str) -> str:
-        return self._sessions({**self._dates(), "source": name, "model": self.window.model})
-
-    def days(self, first: dt.date, last: dt.date) -> str:
         return self._sessions(
             {
-                "started_after": first.isoformat(),
-                "started_before": last.isoformat(),
+                **self._bounds(),
                 "source": self.window.source,
                 "model": self.window.model,
+                "used_model": name,
             }
         )
 
+    def source(self, name: str) -> str:
+        return self._sessions({**self._bounds(), "source": name, "model": self.window.model})
+
+    def day(self, day: dt.date) -> str:
+        return self.days(day, day)
+
+    def day_model(self, day: dt.date, name: str) -> str:
+        """The sessions started on ``day`` that used model ``name``."""
+        bounds = self._bounds(day_start_epoch(day), day_end_epoch(day))
+        return self._sessions(
+            {
+                **bounds,
+                "source": self.window.source,
+                "model": self.window.model,
+                "used_model": name,
+            }
+        )
+
+    def days(self, first: dt.date, last: dt.date) -> str:
+        bounds = self._bounds(day_start_epoch(first), day_end_epoch(last))
+        return self._sessions({**bounds, "source": self.window.source, "model": self.window.model})
+
+    def skill(self, name: str) -> str:
+        """The assistant messages that load or edit skill ``name``."""
+        return self._messages([("skill", name), ("role", "assistant")])
+
     def tool(self, name: str) -> str:
-        params = {"tool_name": name, "source": self.window.source}
-        query = urlencode({k: v for k, v in params.items() if v})
+        return self._messages([("tool_name", name), ("role", "tool")])
+
+    def _messages(self, what: list[tuple[str, str]]) -> str:
+        params = [
+            *what,
+            ("source", self.window.source),
+            ("session_model", self.window.model),
+            *[("session_" + k, v) for k, v in self._bounds().items()],
+            *ALL_MESSAGES,
+        ]
+        query = urlencode([(k, v) for k, v in params if v])
         return f"{_url('messages:list', '/messages/')}?{query}"
 
     def session(self, session_id: str) -> str | None:
@@ -81,7 +129,7 @@ class Drill:
 
     def all_sessions(self) -> str:
         return self._sessions(
-            {**self._dates(), "source": self.window.source, "model": self.window.model}
+            {**self._bounds(), "source": self.window.source, "model": self.window.model}
         )
 
 
@@ -89,12 +137,27 @@ def linked_rows(
     report: Report, drill: Drill, *, messages_allowed: bool
 ) -> dict[str, list[dict[str, Any]]]:
     """The report's rows with the URL each leads to (tools only for roles that may read
-    messages: the link would be a 403 for the others)."""
+    messages: the link would be a 403 for the others).
+
+    ``url`` is what the page links; ``drilldown`` the same list for the JSON export, whose
+    row count equals the row's figure (sessions, or tool calls counted by their rows).
+    """
+
+    def both(url: str | None) -> dict[str, str | None]:
+        return {"url": url, "drilldown": url}
+
     return {
-        "models": [{**m, "url": drill.model(m["model"])} for m in report.models],
-        "platforms": [{**p, "url": drill.source(p["platform"])} for p in report.platforms],
+        "models": [{**m, **both(drill.model(m["model"]))} for m in report.models],
+        "platforms": [{**p, **both(drill.source(p["platform"]))} for p in report.platforms],
         "tools": [
-            {**t, "url": drill.tool(t["tool"]) if messages_allowed else None} for t in report.tools
+            {**t, **both(drill.tool(t["tool"]) if messages_allowed else None)} for t in report.tools
+        ],
+        "top_skills": [
+            {**k, **both(drill.skill(k["skill"]) if messages_allowed else None)}
+            for k in report.skills.get("top_skills", [])
         ],
         "top_sessions": [{**t, "url": drill.session(t["session_id"])} for t in report.top_sessions],
+        "daily_by_start_day": [
+            {**d.as_dict(), "drilldown": drill.day(d.day)} for d in report.days_by_start
+        ],
     }

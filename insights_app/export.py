@@ -11,10 +11,38 @@ from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
 from sessions_app.exports import neutralise_formula
 from sessions_app.timefmt import iso
 
+from .explorer import Extras
 from .figures.registry import TOKEN_KEYS
 from .stats import Report
 
-CSV_TABLES = ("models", "platforms", "tools", "skills", "daily")
+CSV_TABLES = (
+    "models",
+    "platforms",
+    "tools",
+    "skills",
+    "daily",
+    # The explorer's own figures.
+    "cache_by_model",
+    "cache_by_day",
+    "cost_by_day_model",
+    "reasoning_by_model",
+)
+# The explorer's tables: (Extras attribute, columns).
+EXPLORER_TABLES = {
+    "cache_by_model": (
+        "cache_by_model",
+        ["model", "cache_hit_rate", "input_tokens", "cache_read_tokens", "cache_write_tokens"],
+    ),
+    "cache_by_day": (
+        "cache_by_day",
+        ["day", "cache_hit_rate", "input_tokens", "cache_read_tokens", "cache_write_tokens"],
+    ),
+    "cost_by_day_model": ("cost_by_day_model", ["day", "model", "cost"]),
+    "reasoning_by_model": (
+        "reasoning_by_model",
+        ["model", "reasoning_tokens", "output_tokens", "share_of_output"],
+    ),
+}
 
 
 def refusal(fmt: str, table: str) -> HttpResponse | None:
@@ -32,10 +60,16 @@ def refusal(fmt: str, table: str) -> HttpResponse | None:
     return None
 
 
-def json_response(report: Report, linked: dict[str, list[dict[str, Any]]]) -> JsonResponse:
-    """Hermes's report dictionary, its rows carrying the links the page shows."""
+def json_response(
+    report: Report, linked: dict[str, list[dict[str, Any]]], sessions_url: str, extra: Extras
+) -> JsonResponse:
+    """Hermes's report dictionary, its rows carrying the links the page shows; ``drilldown``
+    beside them is the list of all the window's sessions, ``explorer`` our own figures."""
     data = report.as_hermes_dict()
-    for key in ("models", "platforms", "tools", "top_sessions"):
+    data["drilldown"] = sessions_url
+    data["skills"] = {**data["skills"], "top_skills": linked["top_skills"]}
+    data["explorer"] = extra.as_dict()
+    for key in ("models", "platforms", "tools", "top_sessions", "daily_by_start_day"):
         data[key] = linked[key]
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})
     response["Content-Disposition"] = f'inline; filename="{_filename(report, "report", "json")}"'
@@ -51,9 +85,12 @@ def _filename(report: Report, table: str, ext: str) -> str:
     return f"hermes-insights-{table}-{span}.{ext}"
 
 
-def csv_response(report: Report, table: str, basis: str) -> HttpResponse:
+def csv_response(report: Report, table: str, basis: str, extra: Extras) -> HttpResponse:
     """One table of the report as a CSV download, its text cells defused for spreadsheets."""
-    if table == "models":
+    if table in EXPLORER_TABLES:
+        attribute, header = EXPLORER_TABLES[table]
+        rows = [[row[k] for k in header] for row in getattr(extra, attribute)]
+    elif table == "models":
         header = [
             "model",
             "sessions",

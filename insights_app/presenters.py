@@ -235,3 +235,87 @@ def page(report: Report, drill: Drill, linked: dict[str, list[dict[str, Any]]], 
 def model_names() -> list[str]:
     """Short model names for the model box's suggestions (a cached facet)."""
     return sorted({short_model(m) for m in distinct_values("model")} - {""})
+
+
+STACKED_MODELS = 4
+
+
+def _percent(value: float) -> str:
+    return f"{value:.1f}%"
+
+
+def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
+    """The explorer's own charts: daily cost stacked by model, cache-hit rate per day and per
+    model, reasoning tokens per model."""
+    if report.empty:
+        return None
+    drill = Drill(window=report.window, now=report.now)
+    totals: dict[str, float] = {}
+    for row in extra.cost_by_day_model:
+        totals[row["model"]] = totals.get(row["model"], 0.0) + row["cost"]
+    ranked = sorted(totals, key=lambda m: (-totals[m], m))
+    css = {m: f"m-{i}" if i < STACKED_MODELS else "m-other" for i, m in enumerate(ranked)}
+    legend = [(css[m], m) for m in ranked[:STACKED_MODELS]]
+    if len(ranked) > STACKED_MODELS:
+        legend.append(("m-other", f"{len(ranked) - STACKED_MODELS} other models"))
+    span = _span(report, report.days_by_start)
+    out: dict[str, Any] = {"legend": legend}
+    if span is not None:
+        per_day: dict[dt.date, dict[str, float]] = {}
+        for row in extra.cost_by_day_model:
+            day = dt.date.fromisoformat(row["day"])
+            values = per_day.setdefault(day, {})
+            values[css[row["model"]]] = values.get(css[row["model"]], 0.0) + row["cost"]
+        size, series = charts.buckets(sorted(per_day.items()), *span)
+        order = [c for c, _ in legend]
+        out["cost_by_model"] = charts.column_chart(
+            [
+                charts.Column(
+                    b.label,
+                    b.tick,
+                    sum(b.values.values()),
+                    drill.days(b.first, b.last),
+                    parts=[(c, b.values.get(c, 0.0)) for c in order],
+                )
+                for b in series
+            ],
+            title=f"Estimated cost per {size} by model",
+            desc=f"{len(series)} bars; each split by model, the costliest at the bottom.",
+            fmt=money,
+        )
+        sums = [
+            (d.day, {"i": d.input_tokens, "cr": d.cache_read_tokens, "cw": d.cache_write_tokens})
+            for d in report.days_by_start
+        ]
+        size, series = charts.buckets(sums, *span)
+        columns = []
+        for b in series:
+            whole = sum(b.values.values())
+            rate = 100 * b.values.get("cr", 0) / whole if whole else 0.0
+            columns.append(charts.Column(b.label, b.tick, rate, drill.days(b.first, b.last)))
+        out["cache_by_day"] = charts.column_chart(
+            columns,
+            title=f"Cache-hit rate per {size}",
+            desc="Cache-read tokens over input, cache-read and cache-write tokens, by start day.",
+            fmt=_percent,
+        )
+    out["cache_by_model"] = charts.hbar_chart(
+        [
+            charts.Bar(m["model"], 100 * m["cache_hit_rate"], m["drilldown"])
+            for m in extra.cache_by_model
+            if m["cache_hit_rate"] is not None
+        ],
+        title="Cache-hit rate per model",
+        desc="Cache-read tokens over every input-side token, per model.",
+        fmt=_percent,
+    )
+    out["reasoning"] = charts.hbar_chart(
+        [
+            charts.Bar(m["model"], m["reasoning_tokens"], m["drilldown"])
+            for m in extra.reasoning_by_model
+        ],
+        title="Reasoning tokens per model",
+        desc=f"{len(extra.reasoning_by_model)} models with reasoning tokens.",
+        unit="tokens",
+    )
+    return out

@@ -25,22 +25,36 @@ from .stats import Report, Window, build_report
 REPORT_TTL = 90
 
 
-def _key(signature: tuple, window: Window, activity_days: bool) -> str:
-    raw = repr((signature, window, activity_days)).encode()
+def cache_key(signature: tuple, window: Window, variant) -> str:
+    """The cache key of a report of ``window`` (``variant``: what else shapes it)."""
+    raw = repr((signature, window, variant)).encode()
     return "insights-report:" + hashlib.sha256(raw).hexdigest()
 
 
 def report_for(
-    window: Window, *, activity_days: bool = False, collect_seconds: float | None = None
+    window: Window,
+    *,
+    activity_days: bool = False,
+    collect_seconds: float | None = None,
+    now: float | None = None,
 ) -> Report:
-    """The report for ``window``, reused while the file is unchanged and the report fresh."""
+    """The report for ``window``, reused while the file is unchanged and the report fresh.
+
+    ``now`` fixes the clock (a previous period measured from its report's own clock); a
+    window with exact epoch bounds does not depend on it."""
+
+    def build() -> Report:
+        return build_report(
+            window, now=now, activity_days=activity_days, collect_seconds=collect_seconds
+        )
+
     signature = store.file_signature()
     if signature is None:
-        return build_report(window, activity_days=activity_days, collect_seconds=collect_seconds)
-    key = _key(signature, window, activity_days)
+        return build()
+    key = cache_key(signature, window, activity_days)
     report = cache.get(key)
     if report is None:
-        report = build_report(window, activity_days=activity_days, collect_seconds=collect_seconds)
+        report = build()
         # A report cut short by the deadline is not kept: the next one completes it.
         if report.messages_complete:
             cache.set(key, report, REPORT_TTL)

@@ -59,6 +59,8 @@ class Report:
     heatmap: list[list[int]] = field(default_factory=lambda: [[0] * 24 for _ in range(7)])
     days_by_start: list[DayRow] = field(default_factory=list)
     days_by_activity: list[DayRow] | None = None  # None: not asked, or the file has none
+    # Ours: estimated cost per start day and model ({"day", "model", "cost"}).
+    day_models: list[dict[str, Any]] = field(default_factory=list)
     models_from: str = "session_model_usage"  # or "sessions" on files without that table
     sessions_uncounted: int = 0  # window sessions whose messages the deadline left uncounted
     timezone: str = "UTC"
@@ -158,6 +160,7 @@ def build_report(
     report.days_by_start = figures["days"]
     report.activity = activity(report.heatmap, [d.day for d in report.days_by_start if d.sessions])
     report.top_sessions = figures["top_sessions"]
+    report.day_models = figures["day_models"]
     if activity_days and scope.shape.has_daily_usage:
         report.days_by_activity = days_by_activity(scope)
     report.elapsed = time.monotonic() - started

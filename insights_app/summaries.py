@@ -18,6 +18,9 @@ Freshness, without trusting any counter:
 Summaries are computed in chunks of sessions, each chunk its own short statement, so a cold
 all-time report never pins the WAL in one long read and stops at the deadline with what it
 has (the next report continues where it stopped).
+
+Every summary computed is also stored in the app's database, with the high-water mark, by
+:mod:`insights_app.summary_store`: a new process (or another worker) starts from them.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from django.db import OperationalError
 
 from hermes_explorer import store as state_db
 from hermes_explorer.hermes_db.deadline import QueryTimeout
+
+from . import summary_store
 
 CHUNK_SESSIONS = 1000
 # New rows past the high-water mark beyond which dropping everything is cheaper than asking
@@ -63,6 +68,7 @@ _UNKNOWN = object()
 
 @dataclass
 class _Store:
+    key: str = ""  # the file's key in the app database (summary_store)
     high_water: int | None = None
     generation: int = 0  # bumped whenever summaries are dropped
     summaries: dict[str, SessionSummary] = field(default_factory=dict)
@@ -77,12 +83,17 @@ def _store() -> _Store:
     key = state_db.file_identity()
     with _lock:
         store = _stores.get(key)
-        if store is None:
-            store = _stores[key] = _Store()
-            while len(_stores) > MAX_STORES:
-                _stores.popitem(last=False)
-        else:
+        if store is not None:
             _stores.move_to_end(key)
+            return store
+    # First use in this process: start from the mark earlier processes stored (their
+    # summaries are read per window, in collect()).
+    fresh = _Store(key=summary_store.store_key())
+    fresh.high_water = summary_store.high_water(fresh.key)
+    with _lock:
+        store = _stores.setdefault(key, fresh)
+        while len(_stores) > MAX_STORES:
+            _stores.popitem(last=False)
         return store
 
 
@@ -117,18 +128,26 @@ def _refresh_high_water(store: _Store) -> int:
         dirty = []
     with _lock:
         if current != store.high_water:
-            if (
+            drop_all = (
                 dirty is None
                 or current is None
                 or (store.high_water is not None and current < store.high_water)
-            ):
+            )
+            if drop_all:
                 store.summaries.clear()
+                dirty = None
             else:
                 for session_id in dirty:
                     store.summaries.pop(session_id, None)
             store.high_water = current
             store.generation += 1
-        return store.generation
+            moved = True
+        else:
+            moved = False
+        generation = store.generation
+    if moved and store.key:
+        summary_store.advance(store.key, current, dirty)
+    return generation
 
 
 # --- The SQL --------------------------------------------------------------------------------
@@ -283,6 +302,16 @@ def collect(
                 have.append(summary)
             else:
                 todo.append(sid)
+    if todo and use_cache and store.key:
+        # Another process may have computed them since this one started.
+        stored = summary_store.load(store.key, todo)
+        usable = {sid: s for sid, s in stored.items() if s.message_count == counts.get(sid)}
+        if usable:
+            have.extend(usable.values())
+            todo = [sid for sid in todo if sid not in usable]
+            with _lock:
+                if store.generation == generation:
+                    store.summaries.update(usable)
     computed = 0
     missing = 0
     for start in range(0, len(todo), CHUNK_SESSIONS):
@@ -304,4 +333,6 @@ def collect(
                     if len(store.summaries) + len(fresh) > MAX_SESSIONS_PER_STORE:
                         store.summaries.clear()
                     store.summaries.update(fresh)
+            if store.key:
+                summary_store.save(store.key, fresh)
     return Collected(summaries=have, missing=missing, computed=computed)

@@ -18,7 +18,7 @@ from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import query_budget
 from sessions_app.facets import distinct_values
 
-from . import export, presenters, reports
+from . import explorer, export, presenters, reports
 from .drilldown import Drill, linked_rows
 from .forms import InsightsForm
 
@@ -47,13 +47,25 @@ def index(request):
             activity_days=basis == "activity",
             collect_seconds=settings.HERMES_INSIGHTS_COLLECT_SECONDS,
         )
+        before = explorer.previous_window(window, report.now)
+        previous = (
+            explorer.previous_report(before, report.now)
+            if before is not None and not report.empty
+            else None
+        )
     drill = Drill(window=window, now=report.now)
     linked = linked_rows(report, drill, messages_allowed=can_see_content(request.user))
+    extra = explorer.extras_for(report, previous, drill)
     if fmt == "json":
-        return export.json_response(report, linked)
+        return export.json_response(report, linked, drill.all_sessions(), extra)
     if fmt == "csv":
-        return export.csv_response(report, table, basis)
+        return export.csv_response(report, table, basis, extra)
     context = presenters.page(report, drill, linked, basis)
+    context["extra"] = extra
+    context["compared"] = [
+        (key, label, extra.changes[key]) for key, label in explorer.COMPARED if key in extra.changes
+    ]
+    context["explorer_charts"] = presenters.explorer_charts(report, extra)
     return render(
         request,
         TEMPLATE,

@@ -33,17 +33,27 @@ class Window:
     end_day: dt.date | None = None
     source: str | None = None
     model: str | None = None
+    # Exact epoch bounds ``[from_epoch, to_epoch)``, for the explorer's own comparisons (the
+    # period before a "last N days" window); they take precedence over days and dates.
+    from_epoch: float | None = None
+    to_epoch: float | None = None
+
+    @property
+    def is_epoch(self) -> bool:
+        return self.from_epoch is not None or self.to_epoch is not None
 
     @property
     def is_custom(self) -> bool:
-        return self.start_day is not None or self.end_day is not None
+        return not self.is_epoch and (self.start_day is not None or self.end_day is not None)
 
     @property
     def is_all_time(self) -> bool:
-        return not self.is_custom and self.days is None
+        return not self.is_epoch and not self.is_custom and self.days is None
 
     def bounds(self, now: float) -> tuple[float | None, float | None]:
         """Epoch bounds ``[lo, hi)`` of ``started_at``; None is unbounded."""
+        if self.is_epoch:
+            return self.from_epoch, self.to_epoch
         if self.is_custom:
             lo = day_start_epoch(self.start_day) if self.start_day else None
             hi = day_end_epoch(self.end_day) if self.end_day else None
@@ -54,6 +64,11 @@ class Window:
 
     @property
     def label(self) -> str:
+        if self.is_epoch:
+            return "Started in [{}, {})".format(
+                "-inf" if self.from_epoch is None else self.from_epoch,
+                "now" if self.to_epoch is None else self.to_epoch,
+            )
         if self.is_custom:
             start = self.start_day.isoformat() if self.start_day else "the beginning"
             end = self.end_day.isoformat() if self.end_day else "today"

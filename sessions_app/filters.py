@@ -10,9 +10,12 @@ from __future__ import annotations
 import django_filters
 from django import forms
 from django.db.models import Exists, OuterRef, Q
+from django.db.models.expressions import RawSQL
 
 from .facets import distinct_values, source_counts
+from .model_usage import used_model_sql
 from .models import Message, Session
+from .skill_calls import SKILL_CALLS_SQL
 from .sqlfunctions import NoIndex, Redacted
 from .timefmt import day_end_epoch, day_start_epoch
 from .widgets import FastCheckboxSelectMultiple, FastSelect
@@ -69,6 +72,27 @@ def date_to(queryset, name, value):
     return queryset.filter(**{f"{name}__lt": day_end_epoch(value)}) if value else queryset
 
 
+def epoch_from(queryset, name, value):
+    # Exact epoch seconds (a report's window to the second), not a whole local day.
+    return queryset if value is None else queryset.filter(**{f"{name}__gte": float(value)})
+
+
+def epoch_to(queryset, name, value):
+    return queryset if value is None else queryset.filter(**{f"{name}__lt": float(value)})
+
+
+def epoch_filter(field_name: str, method, label: str) -> django_filters.NumberFilter:
+    """A bound in epoch seconds, carried by links (a hidden field of the form)."""
+    return django_filters.NumberFilter(
+        field_name=field_name,
+        method=method,
+        label=label,
+        min_value=-HUGE,
+        max_value=HUGE,
+        widget=forms.HiddenInput,
+    )
+
+
 class SessionFilter(SchemaAwareFilterSet):
     source = OpenMultipleChoiceFilter(
         field_name="source",
@@ -89,6 +113,11 @@ class SessionFilter(SchemaAwareFilterSet):
         method=date_to,
         label="Started to",
         widget=forms.DateInput(attrs={"type": "date"}),
+    )
+    started_from_epoch = epoch_filter("started_at", epoch_from, "Started at or after (epoch s)")
+    started_to_epoch = epoch_filter("started_at", epoch_to, "Started before (epoch s)")
+    used_model = django_filters.CharFilter(
+        method="filter_used_model", label="Used model", widget=forms.HiddenInput
     )
     title = django_filters.CharFilter(method="filter_title", label="Title")
     user_id = django_filters.CharFilter(method="filter_user_id", label="User id")
@@ -238,6 +267,14 @@ class SessionFilter(SchemaAwareFilterSet):
             return queryset
         return queryset.filter(Q(model=value) | Q(model__endswith="/" + value))
 
+    def filter_used_model(self, queryset, name, value):
+        # The sessions an insights models row counts: see model_usage.used_model_sql.
+        value = value.strip()
+        if not value:
+            return queryset
+        sql, params = used_model_sql(queryset.shape, value)
+        return queryset.filter(id__in=RawSQL(sql, params))
+
     def filter_cost_status(self, queryset, name, value):
         if value == "none":
             return queryset.filter(cost_status__isnull=True)
@@ -295,6 +332,20 @@ class MessageFilter(SchemaAwareFilterSet):
         label="To",
         widget=forms.DateInput(attrs={"type": "date"}),
     )
+    # The messages of sessions started in a window (epoch seconds) on a model: the insights
+    # page's tool rows link here with its window.
+    session_started_from_epoch = epoch_filter(
+        "started_at__gte", "filter_session", "Session started at or after (epoch s)"
+    )
+    session_started_to_epoch = epoch_filter(
+        "started_at__lt", "filter_session", "Session started before (epoch s)"
+    )
+    session_model = django_filters.CharFilter(
+        method="filter_session_model", label="Session model", widget=forms.HiddenInput
+    )
+    skill = django_filters.CharFilter(
+        method="filter_skill", label="Calls skill", widget=forms.HiddenInput, max_length=200
+    )
     show = django_filters.MultipleChoiceFilter(
         choices=MESSAGE_SHOW,
         method="filter_show",
@@ -325,6 +376,30 @@ class MessageFilter(SchemaAwareFilterSet):
             compacted="compacted" in show, rewound="rewound" in show, hidden="hidden" in show
         )
         return super().filter_queryset(queryset)
+
+    def filter_session(self, queryset, name, value):
+        if value is None:
+            return queryset
+        of_window = Session.objects.order_by().filter(**{name: float(value)})
+        return queryset.filter(session_id__in=of_window.values("id"))
+
+    def filter_session_model(self, queryset, name, value):
+        value = value.strip()
+        if not value:
+            return queryset
+        of_model = Session.objects.order_by().filter(
+            Q(model=value) | Q(model__endswith="/" + value)
+        )
+        return queryset.filter(session_id__in=of_model.values("id"))
+
+    def filter_skill(self, queryset, name, value):
+        # Assistant messages loading or editing this skill (see skill_calls).
+        value = value.strip()
+        if not value:
+            return queryset
+        if not queryset.has_column("tool_calls"):
+            return queryset.none()
+        return queryset.filter(id__in=RawSQL(SKILL_CALLS_SQL, [value]))
 
     def filter_show(self, queryset, name, value):
         return queryset  # applied in filter_queryset, which also covers "nothing ticked"

@@ -810,24 +810,33 @@ def test_page_renders_every_section_with_links(page):
     for heading in ("Overview", "Models", "Platforms", "Top tools", "Skills", "Activity"):
         assert f">{heading}</h2>" in html
     assert "local estimates, not a bill" in html
-    # Drill-down: model, source, day, tool, notable session.
-    assert 'href="/sessions/?started_after=2025-12-02&amp;model=claude-sonnet-4.5"' in html
-    assert 'href="/sessions/?started_after=2025-12-02&amp;source=telegram"' in html
-    assert 'href="/sessions/?started_after=2025-12-30&amp;started_before=2025-12-30"' in html
-    assert 'href="/messages/?tool_name=web_search"' in html
+    # Drill-down: model, source, day, tool, notable session; the window to the second
+    # (NOW - 30 days), archived and hidden sessions included.
+    since = "started_from_epoch=1764633600.0"
+    assert f'href="/sessions/?{since}&amp;used_model=claude-sonnet-4.5&amp;flags=all"' in html
+    assert f'href="/sessions/?{since}&amp;source=telegram&amp;flags=all"' in html
+    day = "started_from_epoch=1767052800.0&amp;started_to_epoch=1767139200.0"
+    assert f'href="/sessions/?{day}&amp;flags=all"' in html
+    assert (
+        'href="/messages/?tool_name=web_search&amp;role=tool&amp;session_'
+        f'{since}&amp;show=compacted&amp;show=rewound&amp;show=hidden"' in html
+    )
     assert 'href="/sessions/s1-switch/"' in html
     # The title is escaped wherever it shows.
     assert "Tidy the &lt;b&gt;scripts&lt;/b&gt;" in html
     assert "<b>scripts</b>" not in html
     # Charts are inline SVG with accessible names.
-    assert html.count("<svg") == 7  # 3 daily, models, platforms, tools, heatmap
+    # 3 daily, models, platforms, tools, heatmap; the explorer's own: cost by model, cache
+    # hits per day and per model, reasoning tokens per model.
+    assert html.count("<svg") == 11
     assert "aria-labelledby=" in html and "<desc id=" in html
 
 
 def test_source_filter_is_kept_in_drill_down(page):
     html = page.get("/insights/?days=30&source=cli").content.decode()
-    assert 'href="/sessions/?started_after=2025-12-02&amp;source=cli&amp;model=gpt-5"' in html
-    assert 'href="/messages/?tool_name=terminal&amp;source=cli"' in html
+    since = "started_from_epoch=1764633600.0"
+    assert f'href="/sessions/?{since}&amp;source=cli&amp;used_model=gpt-5&amp;flags=all"' in html
+    assert 'href="/messages/?tool_name=terminal&amp;role=tool&amp;source=cli&amp;session_' in html
 
 
 @pytest.mark.parametrize(
@@ -968,7 +977,8 @@ def test_json_export_uses_hermes_field_names(page):
         "tool": "skill_view",
         "count": 4,
         "percentage": pytest.approx(100 * 4 / 12),
-        "url": "/messages/?tool_name=skill_view",
+        "url": "/messages/?tool_name=skill_view&role=tool&session_started_from_epoch=1764633600.0&show=compacted&show=rewound&show=hidden",
+        "drilldown": "/messages/?tool_name=skill_view&role=tool&session_started_from_epoch=1764633600.0&show=compacted&show=rewound&show=hidden",
     }
 
 

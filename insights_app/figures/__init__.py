@@ -7,7 +7,8 @@ declares its SQL and its decoder, and :mod:`.per_session` for the rows they grou
 ``days``          sessions, tokens and cost per local start day;
 ``heatmap``       sessions per local weekday and hour (and Hermes's activity block);
 ``models``        Hermes's models table, usage rows plus residuals, per short model name;
-``top_sessions``  the longest session and those with most messages, tokens and tool calls.
+``top_sessions``  the longest session and those with most messages, tokens and tool calls;
+``day_models``    (the explorer's own) estimated cost per start day and model.
 
 Computed apart: roles, tools and skills from the per-session summaries (:mod:`.messages`), the
 usage per activity day (:func:`.days.days_by_activity`), and the overview (:mod:`.overview`).
@@ -19,7 +20,7 @@ from typing import Any
 
 from ..localtime import OffsetSegments
 from ..window import Scope
-from . import activity, days, models, platforms, top_sessions
+from . import activity, day_models, days, models, platforms, top_sessions
 from .registry import Figure, compute
 
 # The figures of the pass, in the order of its parts.
@@ -29,6 +30,7 @@ FIGURES: tuple[Figure, ...] = (
     activity.FIGURE,
     models.FIGURE,
     top_sessions.FIGURE,
+    day_models.FIGURE,
 )
 
 

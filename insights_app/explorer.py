@@ -1,0 +1,286 @@
+"""The explorer's own figures beside Hermes's report: they never change Hermes's fields.
+
+* **Previous period**: the same report for the period of the same length just before the
+  window ("last N days" → the N days before those; a custom range of N days → the N days
+  before its first day), and the change of each overview figure (▲/▼ and %).  All time and
+  open-ended ranges have no previous period.
+* **Cache-hit rate**: cache-read tokens over every input-side token (input + cache read +
+  cache write), overall (the overview's totals), per model (the models table) and per start
+  day (the days figure); None where there is no input-side token.
+* **Daily cost by model**: :mod:`.figures.day_models`.
+* **Average cost per active day** (days with a session start in the window) and a
+  **projection to the end of the calendar month**: the estimated cost of the sessions started
+  since the first of this month (local time), divided by the days of the month so far (today
+  counted whole) and multiplied by the days in the month.  An estimate, and labelled so.
+* **Reasoning tokens per model**, with their share of the model's output tokens.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.cache import cache
+from django.utils import timezone
+
+from hermes_explorer import store
+from sessions_app.timefmt import day_start_epoch, local_date
+
+from . import reports
+from .drilldown import Drill
+from .figures import models, platforms
+from .figures.overview import overview
+from .figures.platforms import totals
+from .figures.registry import compute
+from .localtime import offset_segments
+from .stats import Report
+from .window import DAY_SECONDS, Window, scope_of, window_span
+
+# Overview figures compared with the previous period, with their card labels.
+COMPARED = (
+    ("total_sessions", "Sessions"),
+    ("total_messages", "Messages"),
+    ("total_tool_calls", "Tool calls"),
+    ("total_tokens", "Tokens"),
+    ("total_hours", "Active time (h)"),
+    ("estimated_cost", "Estimated cost"),
+)
+PROJECTION_METHOD = (
+    "Estimate: cost of the sessions started since the 1st of this month, divided by the days "
+    "of the month so far (today counted whole), times the days in the month."
+)
+
+
+def previous_window(window: Window, now: float) -> Window | None:
+    """The period of the same length just before ``window``; None when it has no length."""
+    if window.is_epoch:
+        return None
+    if window.is_custom:
+        if window.start_day is None or window.end_day is None:
+            return None
+        length = (window.end_day - window.start_day).days + 1
+        return Window(
+            days=None,
+            start_day=window.start_day - dt.timedelta(days=length),
+            end_day=window.start_day - dt.timedelta(days=1),
+            source=window.source,
+            model=window.model,
+        )
+    if window.days is None:
+        return None
+    span = window.days * DAY_SECONDS
+    return Window(
+        days=None,
+        source=window.source,
+        model=window.model,
+        from_epoch=now - 2 * span,
+        to_epoch=now - span,
+    )
+
+
+# Overview fields that need the messages (roles): not computed for the previous period.
+_ROLE_FIELDS = ("user_messages", "assistant_messages", "tool_messages", "stored_messages")
+
+
+def previous_report(window: Window, now: float) -> Report:
+    """The overview of ``window`` alone: the session pass's platforms and models figures,
+    without the per-session message summaries (no compared figure needs them).  Reused while
+    the file is unchanged, as whole reports are."""
+    signature = store.file_signature()
+    key = reports.cache_key(signature, window, "overview-only") if signature else None
+    cached = cache.get(key) if key else None
+    if cached is not None:
+        return cached
+    lo, hi = window.bounds(now)
+    tz = timezone.get_current_timezone()
+    report = Report(window=window, now=now, lo=lo, hi=hi, generated_at=time.time())
+    scope = scope_of(window, now)
+    n, first, last = window_span(scope)
+    if n:
+        figures = compute(
+            scope, offset_segments(tz, first, last), (platforms.FIGURE, models.FIGURE)
+        )
+        report.empty = False
+        report.models = figures["models"]
+        roles = {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
+        full = overview(totals(figures["platforms"]), roles, report.models)
+        report.overview = {k: v for k, v in full.items() if k not in _ROLE_FIELDS}
+    if key:
+        cache.set(key, report, reports.REPORT_TTL)
+    return report
+
+
+def hit_rate(input_tokens: int, cache_read: int, cache_write: int) -> float | None:
+    """Cache-read tokens over all input-side tokens; None without any."""
+    whole = input_tokens + cache_read + cache_write
+    return cache_read / whole if whole else None
+
+
+def change(current: float, previous: float) -> dict[str, Any]:
+    """``current`` against ``previous``: the difference, the % (None from zero) and ▲/▼/=."""
+    pct = (current - previous) / previous * 100 if previous else None
+    arrow = "▲" if current > previous else "▼" if current < previous else "="
+    return {
+        "current": current,
+        "previous": previous,
+        "difference": current - previous,
+        "change_pct": pct,
+        "arrow": arrow,
+    }
+
+
+@dataclass
+class Extras:
+    """The explorer's own figures for one report."""
+
+    previous: Report | None = None
+    changes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cache_hit_rate: float | None = None
+    cache_by_model: list[dict[str, Any]] = field(default_factory=list)
+    cache_by_day: list[dict[str, Any]] = field(default_factory=list)
+    cost_by_day_model: list[dict[str, Any]] = field(default_factory=list)
+    active_days: int = 0
+    cost_per_active_day: float | None = None
+    projection: dict[str, Any] = field(default_factory=dict)
+    reasoning_by_model: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "note": "The explorer's own figures, not part of Hermes's report.",
+            "previous_period": (
+                {
+                    "started_at_min": self.previous.lo,
+                    "started_at_max_exclusive": self.previous.hi,
+                    "overview": self.previous.overview,
+                }
+                if self.previous is not None
+                else None
+            ),
+            "changes": self.changes,
+            "cache_hit_rate": self.cache_hit_rate,
+            "cache_hit_rate_by_model": self.cache_by_model,
+            "cache_hit_rate_by_day": self.cache_by_day,
+            "cost_by_day_and_model": self.cost_by_day_model,
+            "active_days": self.active_days,
+            "cost_per_active_day": self.cost_per_active_day,
+            "month_projection": self.projection,
+            "reasoning_by_model": self.reasoning_by_model,
+        }
+
+
+def month_to_date_cost(window: Window, now: float) -> tuple[float, float]:
+    """Estimated cost of the sessions (of the window's source and model) started since local
+    midnight of the 1st of this month, and that bound."""
+    today = local_date(now)
+    first = day_start_epoch(today.replace(day=1))
+    scope = scope_of(
+        Window(days=None, source=window.source, model=window.model, from_epoch=first), now
+    )
+    if scope.has_usage:
+        u = scope.ucol("estimated_cost_usd", "NULL")
+        rows = (
+            f"(SELECT COALESCE(SUM(COALESCE({u}, 0.0)), 0.0) FROM session_model_usage u"
+            " WHERE u.session_id = s.id)"
+        )
+    else:
+        rows = "0.0"
+    sql = (
+        f"SELECT COALESCE(SUM(MAX(COALESCE({scope.scol('estimated_cost_usd', 'NULL')}, 0.0),"
+        f" {rows})), 0.0)"
+        f" FROM sessions s WHERE {scope.where}"
+    )
+    return float(store.rows(sql, scope.params)[0][0] or 0.0), first
+
+
+def extras(report: Report, previous: Report | None, drill: Drill) -> Extras:
+    """Every figure of this module for ``report`` (and the previous period's report)."""
+    out = Extras(previous=previous)
+    o = report.overview
+    if previous is not None and not report.empty:
+        p = previous.overview
+        out.changes = {key: change(o.get(key, 0), p.get(key, 0)) for key, _ in COMPARED}
+    if report.empty:
+        return out
+    out.cache_hit_rate = hit_rate(
+        o["total_input_tokens"], o["total_cache_read_tokens"], o["total_cache_write_tokens"]
+    )
+    out.cache_by_model = [
+        {
+            "model": m["model"],
+            "cache_hit_rate": hit_rate(
+                m["input_tokens"], m["cache_read_tokens"], m["cache_write_tokens"]
+            ),
+            "input_tokens": m["input_tokens"],
+            "cache_read_tokens": m["cache_read_tokens"],
+            "cache_write_tokens": m["cache_write_tokens"],
+            "drilldown": drill.model(m["model"]),
+        }
+        for m in report.models
+    ]
+    out.cache_by_day = [
+        {
+            "day": d.day.isoformat(),
+            "cache_hit_rate": hit_rate(d.input_tokens, d.cache_read_tokens, d.cache_write_tokens),
+            "input_tokens": d.input_tokens,
+            "cache_read_tokens": d.cache_read_tokens,
+            "cache_write_tokens": d.cache_write_tokens,
+            "drilldown": drill.day(d.day),
+        }
+        for d in report.days_by_start
+    ]
+    out.cost_by_day_model = [
+        {**row, "drilldown": drill.day_model(dt.date.fromisoformat(row["day"]), row["model"])}
+        for row in report.day_models
+    ]
+    out.active_days = sum(1 for d in report.days_by_start if d.sessions)
+    cost = o["estimated_cost"]
+    out.cost_per_active_day = cost / out.active_days if out.active_days else None
+    mtd, first = month_to_date_cost(report.window, report.now)
+    today = local_date(report.now)
+    in_month = calendar.monthrange(today.year, today.month)[1]
+    out.projection = {
+        "month": today.strftime("%Y-%m"),
+        "month_to_date_cost": mtd,
+        "days_elapsed": today.day,
+        "days_in_month": in_month,
+        "projected_cost": mtd / today.day * in_month,
+        "method": PROJECTION_METHOD,
+        "drilldown": Drill(
+            window=Window(
+                days=None, source=report.window.source, model=report.window.model, from_epoch=first
+            ),
+            now=report.now,
+        ).all_sessions(),
+    }
+    out.reasoning_by_model = [
+        {
+            "model": m["model"],
+            "reasoning_tokens": m["reasoning_tokens"],
+            "output_tokens": m["output_tokens"],
+            "share_of_output": (
+                m["reasoning_tokens"] / m["output_tokens"] if m["output_tokens"] else None
+            ),
+            "drilldown": drill.model(m["model"]),
+        }
+        for m in report.models
+        if m["reasoning_tokens"]
+    ]
+    return out
+
+
+def extras_for(report: Report, previous: Report | None, drill: Drill) -> Extras:
+    """:func:`extras`, reused with its report while the file is unchanged (hundreds of links
+    and the month-to-date statement are not worth redoing for a report served from cache)."""
+    signature = store.file_signature()
+    if signature is None:
+        return extras(report, previous, drill)
+    variant = ("extras", report.generated_at, previous.generated_at if previous else None)
+    key = reports.cache_key(signature, report.window, variant)
+    found = cache.get(key)
+    if found is None:
+        found = extras(report, previous, drill)
+        cache.set(key, found, reports.REPORT_TTL)
+    return found

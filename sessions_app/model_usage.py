@@ -1,0 +1,67 @@
+"""Which sessions *used* a model, by the rule of the insights models table.
+
+A session counts for a model (short name, or full route) when it has a
+``session_model_usage`` row for it, or when the session's own model is that model and its own
+counters go beyond the sum of all its usage rows (the *residual*: tokens, API calls or cost not
+covered by any row).  Without ``session_model_usage`` every session is its own residual: it
+counts for its recorded model when any of those counters is above zero.  A session with no
+token, call or cost at all is not counted, as in Hermes's report.
+
+The session list's ``used_model`` filter uses this, so a models row of the insights page and
+the list it links to show the same number of sessions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+UNKNOWN = "unknown"
+
+# (sessions column, session_model_usage column, neutral value when absent)
+_COUNTERS = (
+    ("input_tokens", "input_tokens", "0"),
+    ("output_tokens", "output_tokens", "0"),
+    ("cache_read_tokens", "cache_read_tokens", "0"),
+    ("cache_write_tokens", "cache_write_tokens", "0"),
+    ("api_call_count", "api_call_count", "0"),
+    ("estimated_cost_usd", "estimated_cost_usd", "0.0"),
+    ("actual_cost_usd", "actual_cost_usd", "0.0"),
+)
+
+
+def model_match(column: str, name: str) -> tuple[str, list[str]]:
+    """``column`` names the model ``name``: the full route, or anything ending in ``/name``;
+    a missing model is called ``unknown``."""
+    escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    sql = f"({column} = %s OR {column} LIKE %s ESCAPE '\\'"
+    if name == UNKNOWN:
+        sql += f" OR {column} IS NULL OR {column} = ''"
+    return sql + ")", [name, "%/" + escaped]
+
+
+def used_model_sql(shape: Any, name: str) -> tuple[str, list[Any]]:
+    """``SELECT`` of the ids of the sessions that count for model ``name``, with parameters."""
+
+    def own(col: str, neutral: str) -> str:
+        return f"COALESCE(s.{col}, {neutral})" if shape.has_column("sessions", col) else neutral
+
+    own_model, own_params = model_match("s.model", name)
+    if not shape.has_model_usage:
+        positive = " OR ".join(f"{own(col, n)} > 0" for col, _, n in _COUNTERS)
+        return f"SELECT s.id FROM sessions s WHERE {own_model} AND ({positive})", own_params
+
+    def rows(col: str, neutral: str) -> str:
+        summed = (
+            f"COALESCE(SUM(u.{col}), {neutral})"
+            if shape.has_column("session_model_usage", col)
+            else neutral
+        )
+        return f"(SELECT {summed} FROM session_model_usage u WHERE u.session_id = s.id)"
+
+    residual = " OR ".join(f"{own(sc, n)} > {rows(uc, n)}" for sc, uc, n in _COUNTERS)
+    row_model, row_params = model_match("u.model", name)
+    sql = (
+        f"SELECT u.session_id FROM session_model_usage u WHERE {row_model}"
+        f" UNION SELECT s.id FROM sessions s WHERE {own_model} AND ({residual})"
+    )
+    return sql, [*row_params, *own_params]

@@ -1,0 +1,81 @@
+"""Every figure equals its drill-down: each row of the JSON export links to a list that holds
+exactly the rows its figure counts, on the current, legacy and doc shapes.
+
+The session list's count is ``context["count"]``; the message list shows no total, so its
+count is read from the same filter set the page built (``context["filter"].qs``).
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connections
+
+from tests.conftest import use_store
+from tests.test_insights import NOW, build_fixture
+
+pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+
+WINDOWS = [
+    "days=7",
+    "days=30",
+    "days=90",
+    "days=all",
+    "days=custom&start=2025-12-20&end=2025-12-30",
+    "days=30&source=cli",
+    "days=30&source=telegram",
+    "days=90&model=claude-sonnet-4.5",
+]
+
+
+@pytest.fixture(params=["current", "legacy", "doc"])
+def shaped_page(request, tmp_path, staff_client, monkeypatch):
+    use_store(build_fixture(tmp_path / f"{request.param}.db", request.param))
+    monkeypatch.setattr("insights_app.stats.current_time", lambda: NOW)
+    yield staff_client
+    connections["hermes"].close()
+
+
+def listed(client, url: str) -> int:
+    response = client.get(url)
+    assert response.status_code == 200, url
+    if url.startswith("/messages/"):
+        return response.context["filter"].qs.count()
+    count = response.context["count"]
+    assert not count.capped, url
+    return count.value
+
+
+@pytest.mark.parametrize("query", WINDOWS)
+def test_every_drilldown_lists_its_figure(shaped_page, query):
+    data = shaped_page.get(f"/insights/?{query}&_export=json").json()
+    checked = 0
+    for row in data["models"]:
+        assert listed(shaped_page, row["drilldown"]) == row["sessions"], (query, row["model"])
+        checked += 1
+    for row in data["platforms"]:
+        assert listed(shaped_page, row["drilldown"]) == row["sessions"], (query, row["platform"])
+        checked += 1
+    for row in data["daily_by_start_day"]:
+        assert listed(shaped_page, row["drilldown"]) == row["sessions"], (query, row["day"])
+        checked += 1
+    for row in data["tools"]:
+        # The list holds the tool's result rows; Hermes counts, per session, the larger of
+        # its result rows and its calls, so a call without a result row is not listed (and
+        # a tool only ever called, never answered, lists nothing).
+        assert listed(shaped_page, row["drilldown"]) <= row["count"], (query, row["tool"])
+        checked += 1
+    for row in data["skills"]["top_skills"]:
+        # One skill call per assistant message in these fixtures: messages equal calls.
+        assert listed(shaped_page, row["drilldown"]) == row["total_count"], (query, row["skill"])
+        checked += 1
+    if data["overview"]:
+        total = listed(shaped_page, data["drilldown"])
+        assert total == data["overview"]["total_sessions"], query
+    assert checked or data["empty"]
+
+
+def test_drilldown_bounds_are_the_window_to_the_second(shaped_page):
+    data = shaped_page.get("/insights/?days=30&_export=json").json()
+    url = data["platforms"][0]["drilldown"]
+    assert f"started_from_epoch={NOW - 30 * 86400!r}" in url
+    assert "flags=all" in url
