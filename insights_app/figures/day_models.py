@@ -12,8 +12,8 @@ import datetime as dt
 import json
 from typing import Any
 
+from hermes_explorer.redaction import redact
 from sessions_app.formatting import short_model
-from sessions_app.redaction import redact
 
 from ..window import Scope
 from .days import EPOCH_DAY0
