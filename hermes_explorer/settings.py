@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "insights_app",
     "console_app",
     "legacy_app",
+    "live_app",
 ]
 
 MIDDLEWARE = [

@@ -11,10 +11,14 @@ from . import views
 
 urlpatterns = [
     path("", session_views.overview, name="overview"),
+    # Before the session pages: /sessions/<id>/after/<message id>/ feeds a followed session.
+    path("sessions/", include("live_app.urls_follow")),
     path("sessions/", include("sessions_app.urls")),
     path("messages/", include("sessions_app.urls_messages")),
     path("search/", include("sessions_app.urls_search")),
     path("insights/", include("insights_app.urls")),
+    path("live/", include("live_app.urls")),
+    path("failures/", include("live_app.urls_failures")),
     # The old Datasette URLs (/state, /state/sessions, /state/messages.csv, …).
     path("", include("legacy_app.urls")),
     path("sql/", include("console_app.urls")),

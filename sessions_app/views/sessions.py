@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -10,6 +12,7 @@ from django.views.decorators.http import require_GET
 from accounts_app.roles import can_see_content
 from hermes_explorer import store
 from hermes_explorer.redaction import redact
+from live_app.following import follow_state
 
 from .. import exports, selectors
 from ..filters import SessionFilter
@@ -114,6 +117,7 @@ def session_detail(request, session_id: str):
             "system_prompt": selectors.system_prompt_of(session) if content else None,
             "fields": selectors.recorded_fields(session.id, hidden=hidden),
             "not_recorded": shape.not_recorded(),
+            "follow": follow_state(session, transcript, visibility, time.time()),
         },
     )
 

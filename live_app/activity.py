@@ -1,0 +1,206 @@
+"""Which sessions are active now, read cheaply enough to be polled by many open pages.
+
+A session is *active* when something happened in it within the last N minutes, or when it
+has not ended and started within the last day (an open session of last month is not
+"running", it was never closed).  Activity is ``COALESCE(last_activity_at, started_at)``
+where the file has ``last_activity_at`` (that expression is indexed on current files); on
+older files it is the newest message of the session, found among the newest message ids
+(ids are insertion order, so the newest few thousand rows name the recently active sessions
+without scanning the table).  Either way the newest message of each candidate session is
+looked up through the ``(session_id, id)`` index, so the page costs what its ~100 rows cost.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from hermes_explorer import store
+from hermes_explorer.redaction import redact
+from sessions_app.content import as_text
+from sessions_app.formatting import short_model
+
+DEFAULT_MINUTES = 15
+MAX_MINUTES = 24 * 60
+# A session left open longer than this is not "running": it was never closed.
+OPEN_HORIZON = 86_400.0
+# How many of the newest message ids stand for "recent" on files without last_activity_at.
+RECENT_MESSAGE_IDS = 5_000
+LIMIT = 100
+PREVIEW_CHARS = 160
+# Short per-statement budget: the page is polled, it must never queue up behind a slow read.
+BUDGET = 2.0
+
+
+@dataclass
+class LiveSession:
+    id: str
+    source: str
+    title: str
+    model: str
+    started_at: float | None
+    ended_at: float | None
+    activity: float | None
+    message_count: int
+    tool_call_count: int | None
+    tokens: int
+    cost: float | None
+    last_message_id: int | None = None
+    last_role: str = ""
+    preview: str = ""
+    last_tool: str = ""
+
+    @property
+    def running_seconds(self) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.ended_at if self.ended_at is not None else time.time()
+        return max(0.0, end - self.started_at)
+
+    @property
+    def is_open(self) -> bool:
+        return self.ended_at is None
+
+
+def clamp_minutes(raw: str | None) -> int:
+    try:
+        value = int(raw or DEFAULT_MINUTES)
+    except (TypeError, ValueError):
+        return DEFAULT_MINUTES
+    return max(1, min(value, MAX_MINUTES))
+
+
+def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _candidate_ids(now: float, minutes: int) -> list[str]:
+    shape = store.shape()
+    since = now - minutes * 60
+    open_since = now - OPEN_HORIZON
+    ids: list[str] = []
+    if shape.has_column("sessions", "last_activity_at"):
+        ids += [
+            r[0]
+            for r in store.rows(
+                "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) >= ? "
+                "ORDER BY COALESCE(last_activity_at, started_at) DESC LIMIT ?",
+                [since, LIMIT],
+                BUDGET,
+            )
+        ]
+    else:
+        ids += [
+            r[0]
+            for r in store.rows(
+                "SELECT session_id FROM messages WHERE id > "
+                "(SELECT COALESCE(MAX(id), 0) FROM messages) - ? "
+                "GROUP BY session_id HAVING MAX(timestamp) >= ? "
+                "ORDER BY MAX(timestamp) DESC LIMIT ?",
+                [RECENT_MESSAGE_IDS, since, LIMIT],
+                BUDGET,
+            )
+        ]
+    ids += [
+        r[0]
+        for r in store.rows(
+            "SELECT id FROM sessions WHERE started_at >= ? AND ended_at IS NULL "
+            "ORDER BY started_at DESC LIMIT ?",
+            [open_since, LIMIT],
+            BUDGET,
+        )
+    ]
+    return list(dict.fromkeys(ids))
+
+
+def _session_rows(ids: list[str]) -> list[LiveSession]:
+    shape = store.shape()
+
+    def col(name: str, default: str = "NULL") -> str:
+        return f"s.{name}" if shape.has_column("sessions", name) else default
+
+    activity = (
+        "COALESCE(s.last_activity_at, s.started_at)"
+        if shape.has_column("sessions", "last_activity_at")
+        else "s.started_at"
+    )
+    marks = ",".join("?" * len(ids))
+    sql = (
+        f"SELECT s.id, s.source, s.title, s.model, s.started_at, s.ended_at, {activity}, "
+        f"COALESCE(s.message_count, 0), {col('tool_call_count')}, "
+        "COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0), s.estimated_cost_usd, "
+        "(SELECT MAX(m.id) FROM messages m WHERE m.session_id = s.id) "
+        f"FROM sessions s WHERE s.id IN ({marks})"
+    )
+    out = []
+    for r in store.rows(sql, ids, BUDGET):
+        out.append(
+            LiveSession(
+                id=r[0],
+                source=r[1] or "",
+                title=redact(r[2] or ""),
+                model=redact(short_model(r[3])),
+                started_at=r[4],
+                ended_at=r[5],
+                activity=r[6],
+                message_count=r[7] or 0,
+                tool_call_count=r[8],
+                tokens=r[9] or 0,
+                cost=r[10],
+                last_message_id=r[11],
+            )
+        )
+    return out
+
+
+def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
+    """Fill each session's newest message: time (activity), role, preview and last tool."""
+    by_id = {s.last_message_id: s for s in sessions if s.last_message_id is not None}
+    if not by_id:
+        return
+    marks = ",".join("?" * len(by_id))
+    body = "substr(content, 1, 600)" if with_content else "NULL"
+    for mid, role, ts, head in store.rows(
+        f"SELECT id, role, timestamp, {body} FROM messages WHERE id IN ({marks})",
+        list(by_id),
+        BUDGET,
+    ):
+        session = by_id[mid]
+        session.last_role = role or ""
+        if ts is not None and (session.activity is None or ts > session.activity):
+            session.activity = ts
+        if with_content and head:
+            session.preview = one_line(redact(as_text(head)))
+    # The newest tool call: walk each session's assistant rows backwards on its own index.
+    sids = [s.id for s in sessions]
+    marks = ",".join("?" * len(sids))
+    names = dict(
+        store.rows(
+            "SELECT s.id, (SELECT CASE WHEN json_valid(m.tool_calls) "
+            "THEN json_extract(m.tool_calls, '$[#-1].function.name') END "
+            "FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant' "
+            "AND m.tool_calls IS NOT NULL ORDER BY m.id DESC LIMIT 1) "
+            f"FROM sessions s WHERE s.id IN ({marks})",
+            sids,
+            BUDGET,
+        )
+    )
+    for session in sessions:
+        name = names.get(session.id)
+        if isinstance(name, str):
+            session.last_tool = redact(name)
+
+
+def live_sessions(*, minutes: int, with_content: bool, now: float | None = None):
+    """The active sessions, newest activity first (at most ``LIMIT``)."""
+    now = time.time() if now is None else now
+    ids = _candidate_ids(now, minutes)
+    if not ids:
+        return []
+    sessions = _session_rows(ids)
+    _latest_messages(sessions, with_content)
+    since = now - minutes * 60
+    sessions = [s for s in sessions if s.is_open or (s.activity or 0) >= since]
+    sessions.sort(key=lambda s: s.activity or 0, reverse=True)
+    return sessions

@@ -1,0 +1,324 @@
+"""What went wrong: failures as Hermes records them, counted by tool, model, source and day.
+
+Hermes stores no "failed" flag; a failure is read from what it does store (see
+``docs/failures.md``):
+
+* a ``tool`` row whose result is an error: a JSON object with a non-null ``"error"``, or
+  ``"success": false``; a terminal result with a non-zero ``"exit_code"``; or text that starts
+  with ``Error``;
+* an ``assistant`` row whose ``finish_reason`` is ``length`` (cut at the token limit),
+  ``content_filter`` (refused by the provider's filter) or ``error``;
+* a session whose ``end_reason`` names an error or a timeout.
+
+There is no index on ``role``, ``finish_reason`` or ``timestamp`` alone, so the message side is
+a scan.  It is done in fixed blocks of message ids (ids are insertion order): each block's
+counts, grouped by hour, source, model, tool and kind, are cached for a day once the block is
+full (finished blocks do not change), and only the newest, open block is read again.  A window
+adds up the blocks it covers, so a repeat view or another filter costs Python additions, not SQL.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import hashlib
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from django.core.cache import cache
+from django.utils import timezone
+
+from hermes_explorer import store
+from hermes_explorer.redaction import redact
+from sessions_app.formatting import short_model
+
+BLOCK = 50_000
+BLOCK_TTL = 86_400
+PAGE_TTL = 60
+EXAMPLES = 25
+MAX_DAYS = 366
+# Tool results are checked on their first and last characters only: megabyte outputs are not
+# read whole, and Hermes puts an error object's keys at either end.
+HEAD, TAIL = 400, 200
+FINISH_FAILURES = ("length", "content_filter", "error")
+END_FAILURES = ("error", "timeout", "failed", "crashed", "exception", "api_error")
+
+KIND_LABELS = {
+    "tool_error": "tool result is an error",
+    "finish_length": "answer cut at the token limit (finish_reason length)",
+    "finish_content_filter": "answer blocked by a content filter",
+    "finish_error": "model call ended in error (finish_reason error)",
+    "session_error": "session ended with an error or timeout",
+}
+
+_TOOL_ERROR = f"""(
+  substr(m.content, 1, 5) = 'Error'
+  OR instr(substr(m.content, 1, {HEAD}), '"error": "') > 0
+  OR instr(substr(m.content, 1, {HEAD}), '"success": false') > 0
+  OR instr(substr(m.content, -{TAIL}), '"error": "') > 0
+  OR substr(m.content, -{TAIL}) GLOB '*"exit_code": [1-9-]*'
+)"""
+
+
+def _block_sql(shape) -> str:
+    has_finish = shape.has_column("messages", "finish_reason")
+    finish = (
+        "WHEN m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error') "
+        "THEN 'finish_' || m.finish_reason "
+        if has_finish
+        else ""
+    )
+    wanted = "m.role = 'tool'" + (
+        " OR (m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error'))"
+        if has_finish
+        else ""
+    )
+    return (
+        "SELECT CAST(m.timestamp / 3600 AS INTEGER), s.source, s.model, "
+        "CASE WHEN m.role = 'tool' THEN COALESCE(m.tool_name, '') ELSE '' END, "
+        f"CASE WHEN m.role = 'tool' THEN CASE WHEN {_TOOL_ERROR} THEN 'tool_error' "
+        f"ELSE 'tool_ok' END {finish}END, COUNT(*), MAX(m.id) "
+        "FROM messages m JOIN sessions s ON s.id = m.session_id "
+        f"WHERE m.id > ? AND m.id <= ? AND ({wanted}) GROUP BY 1, 2, 3, 4, 5"
+    )
+
+
+def _block(start: int, top: int, identity: tuple, shape, budget: float) -> list[tuple]:
+    """The grouped rows of ids (start, start + BLOCK]; cached for a day once the block is full."""
+    end = start + BLOCK
+    full = end <= top
+    key = (
+        "failures-block:"
+        + hashlib.sha256(repr((identity, start, full, top if not full else 0)).encode()).hexdigest()
+    )
+    rows = cache.get(key)
+    if rows is None:
+        rows = [tuple(r) for r in store.rows(_block_sql(shape), [start, min(end, top)], budget)]
+        cache.set(key, rows, BLOCK_TTL if full else PAGE_TTL)
+    return rows
+
+
+def _first_id_at(since: float, top: int, budget: float) -> int:
+    """The smallest message id with ``timestamp >= since`` (ids grow with time): a binary
+    search of primary-key lookups."""
+    low, high = 0, top
+    while low < high:
+        mid = (low + high) // 2
+        row = store.one(
+            "SELECT timestamp FROM messages WHERE id > ? ORDER BY id LIMIT 1", [mid], budget=budget
+        )
+        if row is None or row[0] is None or row[0] >= since:
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
+def local_day(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, tz=timezone.get_current_timezone()).date().isoformat()
+
+
+@dataclass(frozen=True)
+class Filters:
+    days: int = 30
+    source: str = ""
+    model: str = ""
+    tool: str = ""
+
+
+@dataclass
+class Group:
+    key: str
+    failures: int = 0
+    tool_calls: int = 0
+    sessions: int = 0
+    by_kind: Counter = field(default_factory=Counter)
+    href: str = ""
+
+    @property
+    def per_100_calls(self) -> float | None:
+        return 100.0 * self.by_kind["tool_error"] / self.tool_calls if self.tool_calls else None
+
+
+@dataclass
+class Report:
+    filters: Filters
+    since: float
+    now: float
+    kinds: Counter
+    tool_calls: int
+    sessions: int
+    failed_sessions: int
+    by_tool: list[Group]
+    by_model: list[Group]
+    by_source: list[Group]
+    by_day: list[tuple[str, Counter]]
+    examples: list[dict]
+    recorded: dict[str, bool]
+    elapsed: float = 0.0
+
+    @property
+    def failures(self) -> int:
+        return sum(self.kinds.values())
+
+    @property
+    def tool_error_rate(self) -> float | None:
+        return 100.0 * self.kinds["tool_error"] / self.tool_calls if self.tool_calls else None
+
+    @property
+    def per_session(self) -> float | None:
+        return self.failures / self.sessions if self.sessions else None
+
+
+def _matches(f: Filters, source: str, model: str, tool: str) -> bool:
+    return (
+        (not f.source or source == f.source)
+        and (not f.model or model == f.model)
+        and (not f.tool or tool == f.tool)
+    )
+
+
+def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
+    started = time.perf_counter()
+    now = time.time() if now is None else now
+    since = now - f.days * 86_400
+    shape = store.shape()
+    identity = store.file_identity()
+    top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
+    first = _first_id_at(since, top, budget)
+    since_hour = int(since // 3600)
+    kinds: Counter = Counter()
+    calls = 0
+    groups: dict[str, dict[str, Group]] = {"tool": {}, "model": {}, "source": {}}
+    daily: dict[str, Counter] = defaultdict(Counter)
+    newest: list[tuple[int, str]] = []
+    start = (max(first - 1, 0) // BLOCK) * BLOCK
+    while start < top:
+        for hour, source, model, tool, kind, count, max_id in _block(
+            start, top, identity, shape, budget
+        ):
+            if hour is None or hour < since_hour or kind is None:
+                continue
+            source, model = source or "", redact(short_model(model))
+            if not _matches(f, source, model, tool):
+                continue
+            for dim, value in (("tool", tool), ("model", model), ("source", source)):
+                if dim == "tool" and not value and kind.startswith("finish_"):
+                    continue
+                g = groups[dim].setdefault(value or "(unnamed)", Group(value or "(unnamed)"))
+                if kind in ("tool_ok", "tool_error"):
+                    g.tool_calls += count
+                if kind != "tool_ok":
+                    g.failures += count
+                    g.by_kind[kind] += count
+            if kind in ("tool_ok", "tool_error"):
+                calls += count
+            if kind != "tool_ok":
+                kinds[kind] += count
+                daily[local_day(hour * 3600)][kind] += count
+                bisect.insort(newest, (max_id, kind))
+                del newest[:-EXAMPLES]
+        start += BLOCK
+    sessions, failed_sessions = _sessions(f, since, shape, groups, kinds, daily, budget)
+    report = Report(
+        filters=f,
+        since=since,
+        now=now,
+        kinds=kinds,
+        tool_calls=calls,
+        sessions=sessions,
+        failed_sessions=failed_sessions,
+        by_tool=_ranked(groups["tool"]),
+        by_model=_ranked(groups["model"]),
+        by_source=_ranked(groups["source"]),
+        by_day=sorted(daily.items()),
+        examples=_examples([mid for mid, _k in reversed(newest)], budget),
+        recorded={
+            "finish_reason": shape.has_column("messages", "finish_reason"),
+            "end_reason": shape.has_column("sessions", "end_reason"),
+            "tool_name": shape.has_column("messages", "tool_name"),
+        },
+    )
+    report.elapsed = time.perf_counter() - started
+    return report
+
+
+def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
+    """Sessions started in the window, and those that ended with a failure ``end_reason``."""
+    has_end = shape.has_column("sessions", "end_reason")
+    end = "end_reason" if has_end else "NULL"
+    total = failed = 0
+    rows = store.rows(
+        f"SELECT source, model, {end}, started_at, COUNT(*) FROM sessions WHERE started_at >= ? "
+        "GROUP BY 1, 2, 3, CAST(started_at / 86400 AS INTEGER)",
+        [since],
+        budget,
+    )
+    for source, model, end_reason, started_at, count in rows:
+        source, model = source or "", redact(short_model(model))
+        if f.tool or not _matches(f, source, model, ""):
+            continue
+        total += count
+        for dim, value in (("model", model), ("source", source)):
+            g = groups[dim].setdefault(value or "(unnamed)", Group(value or "(unnamed)"))
+            g.sessions += count
+            if end_reason in END_FAILURES:
+                g.failures += count
+                g.by_kind["session_error"] += count
+        if end_reason in END_FAILURES:
+            failed += count
+            kinds["session_error"] += count
+            daily[local_day(started_at)]["session_error"] += count
+    return total, failed
+
+
+def _ranked(groups: dict[str, Group]) -> list[Group]:
+    return sorted(
+        (g for g in groups.values() if g.failures or g.tool_calls),
+        key=lambda g: (-g.failures, g.key),
+    )
+
+
+def _examples(ids: list[int], budget: float) -> list[dict]:
+    """The newest failing messages (metadata only: never their content)."""
+    if not ids:
+        return []
+    shape = store.shape()
+    finish = "m.finish_reason" if shape.has_column("messages", "finish_reason") else "NULL"
+    marks = ",".join("?" * len(ids))
+    rows = store.rows(
+        f"SELECT m.id, m.session_id, m.role, m.tool_name, {finish}, m.timestamp, s.source, "
+        f"s.model, s.title FROM messages m JOIN sessions s ON s.id = m.session_id "
+        f"WHERE m.id IN ({marks}) ORDER BY m.id DESC",
+        ids,
+        budget,
+    )
+    return [
+        {
+            "message_id": r[0],
+            "session_id": r[1],
+            "kind": "tool_error" if r[2] == "tool" else f"finish_{r[4]}",
+            "kind_label": KIND_LABELS.get(
+                "tool_error" if r[2] == "tool" else f"finish_{r[4]}", "failure"
+            ),
+            "tool": r[3] or "",
+            "timestamp": r[5],
+            "source": r[6] or "",
+            "model": redact(short_model(r[7])),
+            "title": redact(r[8] or ""),
+        }
+        for r in rows
+    ]
+
+
+def report_for(f: Filters, *, budget: float) -> Report:
+    """The report, reused for a minute while the file is unchanged."""
+    signature = store.file_signature()
+    key = "failures-page:" + hashlib.sha256(repr((signature, f)).encode()).hexdigest()
+    report = cache.get(key) if signature else None
+    if report is None:
+        report = build(f, budget=budget)
+        if signature:
+            cache.set(key, report, PAGE_TTL)
+    return report

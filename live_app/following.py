@@ -1,0 +1,104 @@
+"""The messages of one session after a given id, as transcript entries (for following).
+
+The same queryset, cut, pairing and redaction as a transcript page
+(:func:`sessions_app.selectors.transcript_page`), but keyed on "after this id" instead of a
+page number, so a page that follows a running session asks only for what is new.  A tool
+result is paired with its call when both arrive in the same batch; a result whose call was
+appended earlier is shown on its own, as on a transcript page where the call sits on the
+previous page.
+"""
+
+from __future__ import annotations
+
+from django.db.models import TextField, Value
+from django.db.models.functions import Substr
+
+from sessions_app.content import as_text, parse_tool_calls
+from sessions_app.selectors import (
+    TRANSCRIPT_CUT,
+    PairedCall,
+    TranscriptEntry,
+    redact_entry,
+    transcript_messages,
+)
+from sessions_app.sqlfunctions import ContentHead, ContentLength
+from sessions_app.visibility import Visibility
+
+# At most this many new messages per poll; the next poll continues from the last one sent.
+BATCH = 50
+
+
+def entries_after(
+    session_id: str, after: int, visibility: Visibility
+) -> tuple[list[TranscriptEntry], int]:
+    """The new entries, and the id the next poll continues from (``after`` if none)."""
+    base = transcript_messages(session_id, visibility).filter(id__gt=after)
+    heavy = ["content", "reasoning", "reasoning_details", "api_content", "display_metadata"]
+    qs = base.defer(*heavy).annotate(
+        body=ContentHead("content", TRANSCRIPT_CUT),
+        body_length=ContentLength("content"),
+        reasoning_text=Substr("reasoning", 1, TRANSCRIPT_CUT),
+    )
+    if base.has_column("reasoning_content"):
+        qs = qs.defer("reasoning_content").annotate(
+            reasoning_extra=Substr("reasoning_content", 1, TRANSCRIPT_CUT)
+        )
+    else:
+        qs = qs.annotate(reasoning_extra=Value(None, output_field=TextField()))
+    messages = list(qs.order_by("id")[:BATCH])
+    results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
+    entries: dict[int, TranscriptEntry] = {}
+    paired: set[int] = set()
+    for message in messages:
+        entry = TranscriptEntry(
+            message=message,
+            text=as_text(message.body),
+            truncated=(message.body_length or 0) > TRANSCRIPT_CUT,
+            length=message.body_length or 0,
+        )
+        if message.role == "assistant" and message.tool_calls:
+            calls, entry.malformed_calls = parse_tool_calls(message.tool_calls)
+            for call in calls:
+                result = results_by_call.get(call.call_id) if call.call_id else None
+                if result is not None:
+                    paired.add(result.id)
+                entry.calls.append(PairedCall(call=call, result=result))
+        redact_entry(entry)
+        entries[message.id] = entry
+    for entry in entries.values():
+        for call in entry.calls:
+            if call.result is not None:
+                call.result = entries[call.result.id]
+    newest = messages[-1].id if messages else after
+    return [e for mid, e in entries.items() if mid not in paired], newest
+
+
+# A session counts as running (worth following) when it is open and started within the
+# last day, or had activity within this many seconds.
+RECENT_ACTIVITY = 15 * 60
+
+
+def follow_state(session, transcript, visibility: Visibility, now: float) -> dict | None:
+    """What the session page needs to offer "Follow": None when the session is not running,
+    the transcript is hidden (viewers) or not on its last page."""
+    from .activity import OPEN_HORIZON
+
+    if transcript is None or transcript.page < transcript.pages:
+        return None
+    started = session.started_at or 0
+    # Read from the instance only: on files without the column, touching the deferred
+    # attribute would query a column the file lacks.
+    activity = session.__dict__.get("last_activity_at") or started
+    last = 0
+    for entry in transcript.entries:
+        activity = max(activity, entry.message.timestamp or 0)
+        last = max(last, entry.message.id)
+        for call in entry.calls:
+            if call.result is not None:
+                last = max(last, call.result.message.id)
+    running = (session.ended_at is None and now - started <= OPEN_HORIZON) or (
+        now - activity <= RECENT_ACTIVITY
+    )
+    if not running:
+        return None
+    return {"last_id": last, "query": "?show=" + visibility.as_param()}

@@ -1,0 +1,95 @@
+"""``/live/``: the sessions active now, and the new messages of a followed session.
+
+The page is plain server-rendered HTML that a reload refreshes; ``static/js/live.js`` swaps in
+``?partial=1`` (the table alone) every few seconds, and appends the output of
+:func:`messages_after` to a followed transcript.  Both answers are built from a handful of
+indexed lookups (see :mod:`live_app.activity`) and hold no read transaction between polls.
+"""
+
+from __future__ import annotations
+
+import time
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.views.decorators.http import require_GET
+
+from accounts_app.middleware import forbidden
+from accounts_app.roles import CONTENT, can_see_content
+from hermes_explorer import store
+from sessions_app.models import Session
+from sessions_app.visibility import Visibility
+
+from .activity import DEFAULT_MINUTES, MAX_MINUTES, clamp_minutes, live_sessions
+from .following import entries_after
+from .presenters import rows_html
+
+# How often the page's script asks again (the no-JS page reloads itself less often).
+POLL_SECONDS = 5
+RELOAD_SECONDS = 30
+
+
+def _table_context(request) -> dict:
+    minutes = clamp_minutes(request.GET.get("minutes"))
+    now = time.time()
+    content = can_see_content(request.user)
+    signature = store.file_signature()
+    sessions = live_sessions(minutes=minutes, with_content=content, now=now)
+    return {
+        "sessions": sessions,
+        "rows": rows_html(sessions, show_previews=content),
+        "minutes": minutes,
+        "checked_at": now,
+        "store_changed_at": _changed_at(signature),
+        "show_previews": content,
+    }
+
+
+def _changed_at(signature) -> float | None:
+    """When the file (or its WAL) last changed: the newest mtime in its signature."""
+    if not signature:
+        return None
+    stamps = [part[3] for part in signature[1:] if part]
+    return max(stamps) / 1e9 if stamps else None
+
+
+@require_GET
+def index(request):
+    context = _table_context(request)
+    if request.GET.get("partial"):
+        return render(request, "live_app/_live_table.html", context)
+    return render(
+        request,
+        "live_app/live_list.html",
+        {
+            **context,
+            "default_minutes": DEFAULT_MINUTES,
+            "max_minutes": MAX_MINUTES,
+            "poll_seconds": POLL_SECONDS,
+            "reload_seconds": RELOAD_SECONDS,
+            "shape": store.shape(),
+        },
+    )
+
+
+@require_GET
+def messages_after(request, session_id: str, message_id: int):
+    """The transcript entries after ``message_id``, as ``<li>`` fragments to append.
+
+    ``X-Last-Message-Id`` says where the next poll continues; an empty body means nothing new.
+    """
+    if not can_see_content(request.user):
+        return forbidden(request, CONTENT)
+    if not Session.objects.filter(pk=session_id).exists():
+        raise Http404("No session with this id in the state.db.")
+    visibility = Visibility.from_params(request.GET.getlist("show"))
+    entries, newest = entries_after(session_id, message_id, visibility)
+    html = "".join(
+        render_to_string("sessions_app/_message.html", {"entry": e}, request=request)
+        for e in entries
+    )
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    response["X-Last-Message-Id"] = str(newest)
+    response["Cache-Control"] = "no-store"
+    return response
