@@ -158,6 +158,18 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "staticfiles"
+
+# The failures page keeps per-block counts of the state.db's messages: blocks that are full
+# never change, so they live in a file cache that outlives a restart of the workers.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "failures": {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": DATA_DIR / "cache" / "failures",
+        "TIMEOUT": 86_400,
+        "OPTIONS": {"MAX_ENTRIES": 5_000},
+    },
+}
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

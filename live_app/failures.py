@@ -19,21 +19,22 @@ adds up the blocks it covers, so a repeat view or another filter costs Python ad
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 import hashlib
+import heapq
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.base import InvalidCacheBackendError
 from django.utils import timezone
 
 from hermes_explorer import store
 from hermes_explorer.redaction import redact
 from sessions_app.formatting import short_model
 
-BLOCK = 50_000
+BLOCK = 20_000
 BLOCK_TTL = 86_400
 PAGE_TTL = 60
 EXAMPLES = 25
@@ -84,19 +85,42 @@ def _block_sql(shape) -> str:
     )
 
 
-def _block(start: int, top: int, identity: tuple, shape, budget: float) -> list[tuple]:
-    """The grouped rows of ids (start, start + BLOCK]; cached for a day once the block is full."""
+def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
+    """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``.
+
+    A block is cached with the id it has been read up to; a later view reads only the ids
+    added since (Hermes appends) and merges them in, so the newest block costs what is new.
+    Keys are ``(hour, source, model, tool, kind)``, with the model already in its display
+    form (short, redacted); values ``(count, newest message id)``."""
     end = start + BLOCK
-    full = end <= top
-    key = (
-        "failures-block:"
-        + hashlib.sha256(repr((identity, start, full, top if not full else 0)).encode()).hexdigest()
-    )
-    rows = cache.get(key)
-    if rows is None:
-        rows = [tuple(r) for r in store.rows(_block_sql(shape), [start, min(end, top)], budget)]
-        cache.set(key, rows, BLOCK_TTL if full else PAGE_TTL)
-    return rows
+    raw = repr((identity, start, BLOCK)).encode()
+    key = "failures-block:" + hashlib.sha256(raw).hexdigest()
+    cached = failure_cache().get(key)
+    upto, merged = cached if cached else (start, {})
+    want = min(end, top)
+    if upto < want:
+        models: dict = {}
+        for hour, source, model, tool, kind, count, max_id in store.rows(
+            _block_sql(shape), [upto, want], budget
+        ):
+            if model not in models:
+                models[model] = redact(short_model(model))
+            group = (hour, source or "", models[model], tool or "", kind)
+            old = merged.get(group)
+            merged[group] = (
+                (count, max_id) if old is None else (old[0] + count, max(old[1], max_id))
+            )
+        failure_cache().set(key, (want, merged), BLOCK_TTL)
+    return merged
+
+
+def failure_cache():
+    """The ``failures`` cache when configured (a file cache that outlives a restart),
+    else the default one."""
+    try:
+        return caches["failures"]
+    except InvalidCacheBackendError:
+        return cache
 
 
 def _first_id_at(since: float, top: int, budget: float) -> int:
@@ -188,38 +212,48 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
     top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
     first = _first_id_at(since, top, budget)
     since_hour = int(since // 3600)
+    totals: Counter = Counter()
+    hourly: Counter = Counter()
+    candidates: list[int] = []
+    start = (max(first - 1, 0) // BLOCK) * BLOCK
+    while start < top:
+        filtered = bool(f.source or f.model or f.tool)
+        for (hour, source, model, tool, kind), (count, max_id) in _block(
+            start, top, identity, shape, budget
+        ).items():
+            if hour is None or hour < since_hour or kind is None:
+                continue
+            if filtered and not _matches(f, source, model, tool):
+                continue
+            totals[(source, model, tool, kind)] += count
+            if kind != "tool_ok":
+                hourly[(hour, kind)] += count
+                candidates.append(max_id)
+        start += BLOCK
     kinds: Counter = Counter()
     calls = 0
     groups: dict[str, dict[str, Group]] = {"tool": {}, "model": {}, "source": {}}
-    daily: dict[str, Counter] = defaultdict(Counter)
-    newest: list[tuple[int, str]] = []
-    start = (max(first - 1, 0) // BLOCK) * BLOCK
-    while start < top:
-        for hour, source, model, tool, kind, count, max_id in _block(
-            start, top, identity, shape, budget
-        ):
-            if hour is None or hour < since_hour or kind is None:
+    for (source, model, tool, kind), count in totals.items():
+        for dim, value in (("tool", tool), ("model", model), ("source", source)):
+            if dim == "tool" and kind.startswith("finish_"):
                 continue
-            source, model = source or "", redact(short_model(model))
-            if not _matches(f, source, model, tool):
-                continue
-            for dim, value in (("tool", tool), ("model", model), ("source", source)):
-                if dim == "tool" and not value and kind.startswith("finish_"):
-                    continue
-                g = groups[dim].setdefault(value or "(unnamed)", Group(value or "(unnamed)"))
-                if kind in ("tool_ok", "tool_error"):
-                    g.tool_calls += count
-                if kind != "tool_ok":
-                    g.failures += count
-                    g.by_kind[kind] += count
+            g = _group(groups[dim], value)
             if kind in ("tool_ok", "tool_error"):
-                calls += count
+                g.tool_calls += count
             if kind != "tool_ok":
-                kinds[kind] += count
-                daily[local_day(hour * 3600)][kind] += count
-                bisect.insort(newest, (max_id, kind))
-                del newest[:-EXAMPLES]
-        start += BLOCK
+                g.failures += count
+                g.by_kind[kind] += count
+        if kind in ("tool_ok", "tool_error"):
+            calls += count
+        if kind != "tool_ok":
+            kinds[kind] += count
+    daily: dict[str, Counter] = defaultdict(Counter)
+    days_of: dict[int, str] = {}
+    for (hour, kind), count in hourly.items():
+        if hour not in days_of:
+            days_of[hour] = local_day(hour * 3600)
+        daily[days_of[hour]][kind] += count
+    newest = heapq.nlargest(EXAMPLES, candidates)
     sessions, failed_sessions = _sessions(f, since, shape, groups, kinds, daily, budget)
     report = Report(
         filters=f,
@@ -233,7 +267,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
         by_model=_ranked(groups["model"]),
         by_source=_ranked(groups["source"]),
         by_day=sorted(daily.items()),
-        examples=_examples([mid for mid, _k in reversed(newest)], budget),
+        examples=_examples(newest, budget),
         recorded={
             "finish_reason": shape.has_column("messages", "finish_reason"),
             "end_reason": shape.has_column("sessions", "end_reason"),
@@ -255,13 +289,16 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
         [since],
         budget,
     )
-    for source, model, end_reason, started_at, count in rows:
-        source, model = source or "", redact(short_model(model))
+    models: dict = {}
+    for source, raw_model, end_reason, started_at, count in rows:
+        if raw_model not in models:
+            models[raw_model] = redact(short_model(raw_model))
+        source, model = source or "", models[raw_model]
         if f.tool or not _matches(f, source, model, ""):
             continue
         total += count
         for dim, value in (("model", model), ("source", source)):
-            g = groups[dim].setdefault(value or "(unnamed)", Group(value or "(unnamed)"))
+            g = _group(groups[dim], value)
             g.sessions += count
             if end_reason in END_FAILURES:
                 g.failures += count
@@ -271,6 +308,14 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
             kinds["session_error"] += count
             daily[local_day(started_at)]["session_error"] += count
     return total, failed
+
+
+def _group(groups: dict[str, Group], value: str) -> Group:
+    key = value or "(unnamed)"
+    group = groups.get(key)
+    if group is None:
+        group = groups[key] = Group(key)
+    return group
 
 
 def _ranked(groups: dict[str, Group]) -> list[Group]:

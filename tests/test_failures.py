@@ -21,7 +21,7 @@ import json
 import time
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.db import connections
 from django.urls import reverse
 
@@ -159,6 +159,7 @@ def oracle(path, since: float) -> dict:
 @pytest.fixture(params=SHAPES)
 def failures_store(request, tmp_path):
     cache.clear()
+    caches["failures"].clear()
     facts = build_failures(tmp_path / f"{request.param}.db", request.param)
     use_store(facts["path"])
     yield facts
@@ -168,6 +169,7 @@ def failures_store(request, tmp_path):
 @pytest.fixture
 def current_failures(tmp_path):
     cache.clear()
+    caches["failures"].clear()
     facts = build_failures(tmp_path / "current.db", "current")
     use_store(facts["path"])
     yield facts

@@ -11,7 +11,7 @@ import threading
 import time
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.db import connections
 
 from hermes_fixtures.ddl import SHAPES
@@ -79,6 +79,7 @@ def build_live(path, shape: str) -> dict:
 @pytest.fixture(params=SHAPES)
 def live_store(request, tmp_path):
     cache.clear()
+    caches["failures"].clear()
     facts = build_live(tmp_path / f"{request.param}.db", request.param)
     use_store(facts["path"])
     yield facts
@@ -88,6 +89,7 @@ def live_store(request, tmp_path):
 @pytest.fixture
 def current_live(tmp_path):
     cache.clear()
+    caches["failures"].clear()
     facts = build_live(tmp_path / "current.db", "current")
     use_store(facts["path"])
     yield facts
@@ -185,6 +187,7 @@ def test_live_writer_activity_shows_up_and_nothing_errors(tmp_path, staff_client
     """A thread appends a message every ~100 ms for ~2 s to a WAL store, as Hermes does,
     while the page, the partial and the follow endpoint are polled."""
     cache.clear()
+    caches["failures"].clear()
     path = tmp_path / "wal.db"
     build_live(path, "current")
     setup = sqlite3.connect(path)
