@@ -11,10 +11,12 @@ Hermes stores no "failed" flag; a failure is read from what it does store (see
 * a session whose ``end_reason`` names an error or a timeout.
 
 There is no index on ``role``, ``finish_reason`` or ``timestamp`` alone, so the message side is
-a scan.  It is done in fixed blocks of message ids (ids are insertion order): each block's
-counts, grouped by hour, source, model, tool and kind, are cached for a day once the block is
-full (finished blocks do not change), and only the newest, open block is read again.  A window
-adds up the blocks it covers, so a repeat view or another filter costs Python additions, not SQL.
+a scan.  It is done in fixed blocks of message ids (ids are insertion order, so a block is a
+stretch of time): each block's counts, grouped by hour, source, model, tool and kind, are kept
+in the ``failures`` cache (a file cache that outlives a restart) together with the id they were
+read up to, and a later view reads only the ids Hermes appended since.  A window adds up the
+blocks it covers, so a repeat view or another filter costs Python additions, not SQL; only
+the very first view of a store pays for the scan.
 """
 
 from __future__ import annotations

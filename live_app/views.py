@@ -8,8 +8,10 @@ indexed lookups (see :mod:`live_app.activity`) and hold no read transaction betw
 
 from __future__ import annotations
 
+import hashlib
 import time
 
+from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -28,6 +30,7 @@ from .presenters import rows_html
 # How often the page's script asks again (the no-JS page reloads itself less often).
 POLL_SECONDS = 5
 RELOAD_SECONDS = 30
+SHARE_SECONDS = 2
 
 
 def _table_context(request) -> dict:
@@ -35,7 +38,7 @@ def _table_context(request) -> dict:
     now = time.time()
     content = can_see_content(request.user)
     signature = store.file_signature()
-    sessions = live_sessions(minutes=minutes, with_content=content, now=now)
+    sessions = _shared_sessions(signature, minutes, content, now)
     return {
         "sessions": sessions,
         "rows": rows_html(sessions, show_previews=content),
@@ -44,6 +47,19 @@ def _table_context(request) -> dict:
         "store_changed_at": _changed_at(signature),
         "show_previews": content,
     }
+
+
+def _shared_sessions(signature, minutes: int, content: bool, now: float):
+    """Many open pages poll the same list: while the file is unchanged, one read serves
+    every poll of the next couple of seconds (running times then lag by as much)."""
+    if signature is None:
+        return live_sessions(minutes=minutes, with_content=content, now=now)
+    key = "live:" + hashlib.sha256(repr((signature, minutes, content)).encode()).hexdigest()
+    sessions = cache.get(key)
+    if sessions is None:
+        sessions = live_sessions(minutes=minutes, with_content=content, now=now)
+        cache.set(key, sessions, SHARE_SECONDS)
+    return sessions
 
 
 def _changed_at(signature) -> float | None:

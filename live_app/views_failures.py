@@ -17,7 +17,7 @@ from hermes_explorer import store
 from insights_app import charts
 from sessions_app.exports import stream_export
 
-from .failures import KIND_LABELS, MAX_DAYS, Filters, report_for
+from .failures import KIND_LABELS, MAX_DAYS, Filters, local_day, report_for
 
 CSV_COLUMNS = ["group", "key", "failures", "tool_calls", "tool_errors_per_100_calls", "sessions"]
 CSV_COLUMNS += sorted(KIND_LABELS)
@@ -42,12 +42,16 @@ def _chart(report):
         (dt.date.fromisoformat(day), {"failures": sum(kinds.values())})
         for day, kinds in report.by_day
     ]
-    tz = dt.datetime.fromtimestamp
-    first = tz(report.since).date()
-    last = tz(report.now).date()
+    first = dt.date.fromisoformat(local_day(report.since))
+    last = dt.date.fromisoformat(local_day(report.now))
     _size, buckets = charts.buckets(rows, first, last)
     columns = [
-        charts.Column(label=b.label, tick=b.tick, value=b.values.get("failures", 0))
+        charts.Column(
+            label=b.label,
+            tick=b.tick,
+            value=b.values.get("failures", 0),
+            href=_sessions_link(report.filters, b.first, b.last),
+        )
         for b in buckets
     ]
     return charts.column_chart(
@@ -56,6 +60,14 @@ def _chart(report):
         desc=f"{report.failures} failures between {first} and {last}, per day.",
         unit="failures",
     )
+
+
+def _sessions_link(f: Filters, first: dt.date, last: dt.date) -> str:
+    """The sessions started in these days (and from this source): where a bar leads."""
+    params = {"started_after": first.isoformat(), "started_before": last.isoformat()}
+    if f.source:
+        params["source"] = f.source
+    return reverse("sessions:list") + "?" + urlencode(params)
 
 
 def _group_rows(report):
@@ -93,7 +105,12 @@ def index(request):
             "filters": f,
             "chart": _chart(report),
             "day_rows": [
-                (day, [counts.get(k, 0) for k in KIND_LABELS]) for day, counts in report.by_day
+                (
+                    day,
+                    _sessions_link(f, dt.date.fromisoformat(day), dt.date.fromisoformat(day)),
+                    [counts.get(k, 0) for k in KIND_LABELS],
+                )
+                for day, counts in report.by_day
             ],
             "kinds": [(k, label, report.kinds.get(k, 0)) for k, label in KIND_LABELS.items()],
             "clear_link": _link(Filters(days=f.days)),

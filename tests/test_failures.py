@@ -234,6 +234,8 @@ def test_chart_and_drill_down_links(current_failures, staff_client):
     html = staff_client.get("/failures/?days=30").content.decode()
     assert "<svg" in html and "Failures over time" in html
     assert 'href="/failures/?days=30&amp;tool=terminal"' in html
+    # A day (a bar, a row of the day table) leads to the sessions started that day.
+    assert "/sessions/?started_after=" in html
 
 
 def test_exports(current_failures, staff_client):
