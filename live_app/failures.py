@@ -64,6 +64,11 @@ _TOOL_ERROR = f"""(
 )"""
 
 
+def _col(shape, table: str, alias: str, name: str, default: str = "NULL") -> str:
+    """``alias.name`` when this file has the column, else ``default`` (a literal)."""
+    return f"{alias}.{name}" if shape.has_column(table, name) else default
+
+
 def _block_sql(shape) -> str:
     has_finish = shape.has_column("messages", "finish_reason")
     finish = (
@@ -78,8 +83,10 @@ def _block_sql(shape) -> str:
         else ""
     )
     return (
-        "SELECT CAST(m.timestamp / 3600 AS INTEGER), s.source, s.model, "
-        "CASE WHEN m.role = 'tool' THEN COALESCE(m.tool_name, '') ELSE '' END, "
+        "SELECT CAST(m.timestamp / 3600 AS INTEGER), s.source, "
+        f"{_col(shape, 'sessions', 's', 'model')}, "
+        f"CASE WHEN m.role = 'tool' THEN COALESCE({_col(shape, 'messages', 'm', 'tool_name')}, '') "
+        "ELSE '' END, "
         f"CASE WHEN m.role = 'tool' THEN CASE WHEN {_TOOL_ERROR} THEN 'tool_error' "
         f"ELSE 'tool_ok' END {finish}END, COUNT(*), MAX(m.id) "
         "FROM messages m JOIN sessions s ON s.id = m.session_id "
@@ -283,10 +290,11 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
 def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
     """Sessions started in the window, and those that ended with a failure ``end_reason``."""
     has_end = shape.has_column("sessions", "end_reason")
-    end = "end_reason" if has_end else "NULL"
+    end = "s.end_reason" if has_end else "NULL"
     total = failed = 0
     rows = store.rows(
-        f"SELECT source, model, {end}, started_at, COUNT(*) FROM sessions WHERE started_at >= ? "
+        f"SELECT s.source, {_col(shape, 'sessions', 's', 'model')}, {end}, s.started_at, COUNT(*) "
+        "FROM sessions s WHERE s.started_at >= ? "
         "GROUP BY 1, 2, 3, CAST(started_at / 86400 AS INTEGER)",
         [since],
         budget,
@@ -335,8 +343,10 @@ def _examples(ids: list[int], budget: float) -> list[dict]:
     finish = "m.finish_reason" if shape.has_column("messages", "finish_reason") else "NULL"
     marks = ",".join("?" * len(ids))
     rows = store.rows(
-        f"SELECT m.id, m.session_id, m.role, m.tool_name, {finish}, m.timestamp, s.source, "
-        f"s.model, s.title FROM messages m JOIN sessions s ON s.id = m.session_id "
+        f"SELECT m.id, m.session_id, m.role, {_col(shape, 'messages', 'm', 'tool_name')}, "
+        f"{finish}, m.timestamp, s.source, {_col(shape, 'sessions', 's', 'model')}, "
+        f"{_col(shape, 'sessions', 's', 'title')} "
+        "FROM messages m JOIN sessions s ON s.id = m.session_id "
         f"WHERE m.id IN ({marks}) ORDER BY m.id DESC",
         ids,
         budget,

@@ -37,14 +37,13 @@ def entries_after(
     qs = base.defer(*heavy).annotate(
         body=ContentHead("content", TRANSCRIPT_CUT),
         body_length=ContentLength("content"),
-        reasoning_text=Substr("reasoning", 1, TRANSCRIPT_CUT),
     )
-    if base.has_column("reasoning_content"):
-        qs = qs.defer("reasoning_content").annotate(
-            reasoning_extra=Substr("reasoning_content", 1, TRANSCRIPT_CUT)
-        )
-    else:
-        qs = qs.annotate(reasoning_extra=Value(None, output_field=TextField()))
+    # Older releases record no reasoning (before v6) and no reasoning_content (before v7).
+    for column, name in (("reasoning", "reasoning_text"), ("reasoning_content", "reasoning_extra")):
+        if base.has_column(column):
+            qs = qs.defer(column).annotate(**{name: Substr(column, 1, TRANSCRIPT_CUT)})
+        else:
+            qs = qs.annotate(**{name: Value(None, output_field=TextField())})
     messages = list(qs.order_by("id")[:BATCH])
     results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
     entries: dict[int, TranscriptEntry] = {}

@@ -25,7 +25,7 @@ from django.core.cache import cache, caches
 from django.db import connections
 from django.urls import reverse
 
-from hermes_fixtures.ddl import SHAPES
+from hermes_fixtures.ddl import RELEASE_LAYOUTS, SHAPES
 from tests.builders import StateDB, tool_call
 from tests.conftest import use_store
 from tests.roles_helpers import client_for
@@ -156,7 +156,8 @@ def oracle(path, since: float) -> dict:
     return out
 
 
-@pytest.fixture(params=SHAPES)
+# Every shape, every release layout, and a few random subsets of the optional columns.
+@pytest.fixture(params=[*dict.fromkeys([*RELEASE_LAYOUTS, *SHAPES]), "random-3", "random-11"])
 def failures_store(request, tmp_path):
     cache.clear()
     caches["failures"].clear()

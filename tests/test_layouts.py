@@ -161,6 +161,19 @@ def _legacy_urls(facts: NastyFacts) -> list[str]:
     ]
 
 
+def _live_urls(facts: NastyFacts) -> list[str]:
+    """The live page and its partial, following every session, and failures with exports."""
+    return [
+        "/live/",
+        "/live/?partial=1&minutes=1440",
+        *(f"/sessions/{sid}/after/0/" for sid in facts.session_ids),
+        "/failures/?days=366",
+        "/failures/?days=366&source=cli&tool=terminal",
+        "/failures/?days=366&_export=csv",
+        "/failures/?days=366&_export=json",
+    ]
+
+
 FAMILIES: dict[str, Callable[[NastyFacts], list[str]]] = {
     "sessions": _session_urls,
     "messages": _message_urls,
@@ -168,6 +181,7 @@ FAMILIES: dict[str, Callable[[NastyFacts], list[str]]] = {
     "search": _search_urls,
     "insights": _insights_urls,
     "legacy": _legacy_urls,
+    "live": _live_urls,
 }
 
 
