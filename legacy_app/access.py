@@ -32,17 +32,21 @@ from django.http import QueryDict
 from accounts_app.roles import can_reveal, can_see_content
 from sessions_app.models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS
 
-from .filters import PRESENCE_OPS, SORT_PARAMS, column_and_op, sort_column
+from .api.operators import column_and_op, is_filter_key
+from .filters import PRESENCE_OPS, SORT_PARAMS, sort_column
 
 # Columns only roles that read content may see (the session page shows them to no one else).
 CONTENT_COLUMNS = {
     "sessions": frozenset({"system_prompt", "model_config", "origin_json"}),
     "messages": frozenset(SECRET_MESSAGE_COLUMNS),
+    # Where the current layout keeps the system prompts themselves.
+    "system_prompts": frozenset({"prompt"}),
 }
 # Columns whose text the explorer shows redacted.
 REDACTED_COLUMNS = {
     "sessions": frozenset(SECRET_SESSION_COLUMNS),
     "messages": frozenset(SECRET_MESSAGE_COLUMNS),
+    "system_prompts": frozenset({"prompt"}),
 }
 
 
@@ -57,7 +61,7 @@ def refusals(table: str, params: QueryDict, user) -> list[str]:
         if key in SORT_PARAMS:
             # Sorting compares values too.
             asked = [(sort_column(table, v), True, f"Sorting by {v}") for v in params.getlist(key)]
-        elif key.startswith("_"):
+        elif not is_filter_key(key):
             continue
         else:
             column, op = column_and_op(key)

@@ -32,6 +32,7 @@ from sessions_app.models import Message
 from sessions_app.tables import MessageTable, SessionTable
 
 from . import access
+from .api import views as api_views
 from .filters import MODELS, LegacyQuery, parse
 from .paging import tilde_decode
 from .selectors import DIRECT_BUDGET, direct_page
@@ -55,6 +56,8 @@ def _redirect(request: HttpRequest, url: str, notes: list[str]) -> HttpResponse:
 @require_GET
 def database(request: HttpRequest, fmt: str | None = None) -> HttpResponse:
     """``/state``: Datasette's page of the database; ``?sql=`` was its SQL editor."""
+    if fmt:
+        return api_views.database(request, fmt)
     if "sql" in request.GET:
         return redirect(reverse("sql:console") + "?" + request.GET.urlencode())
     return render(request, "legacy_app/database.html", {"shape": store.shape()})
@@ -62,6 +65,8 @@ def database(request: HttpRequest, fmt: str | None = None) -> HttpResponse:
 
 @require_GET
 def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpResponse:
+    if fmt:
+        return api_views.table(request, table, fmt)
     if table not in MODELS:
         raise Http404(
             f"The old address /state/{table} has no page in the explorer "
@@ -143,6 +148,8 @@ def _to_message(request: HttpRequest, message_id: str, notes: list[str]) -> Http
 @require_GET
 def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> HttpResponse:
     """Datasette's row pages: ``/state/sessions/<id>`` and ``/state/messages/<id>``."""
+    if fmt:
+        return api_views.row(request, table, pk)
     pk = tilde_decode(pk)
     if table == "sessions":
         return _to_session(request, pk, [])
