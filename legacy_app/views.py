@@ -58,7 +58,7 @@ def database(request: HttpRequest, fmt: str | None = None) -> HttpResponse:
     """``/state``: Datasette's page of the database; ``?sql=`` was its SQL editor."""
     if fmt:
         return api_views.database(request, fmt)
-    if "sql" in request.GET:
+    if request.GET.get("sql"):
         return redirect(reverse("sql:console") + "?" + request.GET.urlencode())
     return render(request, "legacy_app/database.html", {"shape": store.shape()})
 

@@ -9,11 +9,12 @@ answers:
     same status, same JSON keys, columns, rows (a value may differ only where the explorer
     redacted it), order, count, ``next`` and ``next_url`` (hosts aside); same CSV text.
 ``ties``
-    a sorted first page whose last rows tie on the sort value, where only those rows' order
-    or the ``next`` token differ: Datasette ordered a first page by the sort column alone
-    (SQLite chose the order of ties) but resumed in key order, so its own next page repeats or
-    skips rows there (the tests check that it does, URL by URL); the explorer follows key
-    order for those rows, so its loop returns each row once.
+    a sorted page whose rows or ``next`` token differ where sort values tie: Datasette ordered
+    a first page by the sort column alone (SQLite chose the order of ties) but resumed in key
+    order, so its own ``next_url`` loop repeats or skips rows of the first page's last group
+    of ties (the tests check, URL by URL, that Datasette's loop for that sort is unsound); the
+    explorer keeps Datasette's first page and leaves those rows out when resuming, so its loop
+    returns each row once.
 ``error-400``
     Datasette answered a 500 (or a 200 with ``ok: false``) where the explorer answers a JSON 400.
 ``mismatch``
@@ -296,6 +297,102 @@ def corpus(facts: dict, shape: str) -> list[str]:
         "/state/sessions.csv?_sort=title&_size=5",
         "/state/messages.csv?_size=3&_col=role",
     ]
+    # Explicit tokens: Datasette's own formats, NULL sort values, tilde-encoded values, junk.
+    late, api = facts["late"], next(x for x in sessions if x.startswith("api-"))
+    urls += [
+        f"/state/sessions.json?_next={q(sessions[10])}&_size=5",
+        f"/state/sessions.json?_next={q(late)}&_size=5",
+        f"/state/sessions.json?_next={q(api)}&_size=5",
+        "/state/sessions.json?_next=garbage&_size=5",
+        "/state/messages.json?_next=100&_size=5",
+        "/state/messages.json?_next=100&_sort=id&_size=5",
+        "/state/messages.json?_next=abc&_size=5",
+        f"/state/sessions.json?_sort=started_at&_next=1765000000.0%2C{q(sessions[3])}&_size=5",
+        f"/state/sessions.json?_sort_desc=started_at&_next=1765000000.0%2C{q(sessions[3])}&_size=5",
+        f"/state/sessions.json?_sort=title&_next=%24null%2C{q(sessions[6])}&_size=5",
+        f"/state/sessions.json?_sort_desc=title&_next=%24null%2C{q(sessions[6])}&_size=5",
+        f"/state/sessions.json?_sort_desc=estimated_cost_usd&_next=%24null%2C{q(sessions[1])}&_size=5",
+        f"/state/sessions.json?_sort=title&_next=Deploy+plan~2C+part+1+~231%2C{q(sessions[1])}&_size=5",
+        f"/state/sessions.json?_sort=message_count&_next=5%2C{q(sessions[20])}&_size=5",
+        "/state/messages.json?_sort=role&_next=tool%2C50&_size=5",
+        "/state/messages.json?_sort_desc=token_count&_next=%24null%2C10&_size=5",
+        "/state/messages.json?_sort=token_count&_next=%24null%2C300&_size=5",
+        "/state/schema_version.json?_next=0",
+        f"/state/session_model_usage.json?_next={_usage_key(facts)}&_size=3",
+        "/state/messages.json?_search=deploy&_size=3&_next=40",
+        f"/state/messages.json?_search=deploy&_sort=session_id&_next={q(sessions[2])}%2C30&_size=3",
+        "/state/sessions.json?_next=",
+    ]
+    # Message filters as CSV, columns and sorts together, shapes with options.
+    urls += [f"/state/messages.csv?{o}" for o in msg_ops[:12]]
+    urls += [
+        "/state/sessions.json?_col=title&_sort=started_at&_size=3",
+        "/state/sessions.json?_nocol=started_at&_sort_desc=started_at&_size=3",
+        "/state/sessions.json?_col=title&_sort_desc=message_count&_size=4&_shape=objects",
+        "/state/messages.json?_col=content&_sort=timestamp&_size=4",
+        "/state/sessions.json?_json_infinity=1&_size=2",
+        "/state/sessions.json?_shape=object&_col=title&_size=3",
+        "/state/sessions.json?_shape=array&_col=source&_size=3&_nl=on",
+        "/state/sessions.json?_shape=arrayfirst&_col=source&_size=3",
+        "/state/messages.json?_labels=on&_shape=object&_size=3",
+        "/state/messages.json?_label=session_id&_col=session_id&_size=3",
+        "/state/messages.json?_labels=on&_shape=array&_size=3",
+        "/state/messages.csv?_labels=on&_stream=on&role=tool",
+        "/state/sessions.json?_facet=source&_facet=end_reason&source=cli",
+        "/state/sessions.json?_facet=cost_status&_size=0",
+        "/state/messages.json?_facet=role&role=user&_size=2",
+        "/state/messages.json?_facet=tool_name&_facet_size=1&_size=2",
+        "/state/sessions.json?_facet=model&_sort_desc=started_at&_size=3",
+        "/state/sessions.json?_facet=source&_next=" + q(sessions[30]) + "&_size=3",
+        "/state/sessions.json?_where=" + q("message_count > 5") + "&_sort=message_count&_size=4",
+        "/state/sessions.json?_where=" + q("message_count > 5") + "&source=cli",
+        "/state/messages.json?_where=" + q("role = 'tool'") + "&_facet=tool_name&_size=3",
+    ]
+    for t in tables:
+        urls += [
+            f"/state/{t}.json?_size=max",
+            f"/state/{t}.csv?_size=max",
+            f"/state/{t}.json?_nocount=1&_size=2",
+            f"/state/{t}.json?_shape=objects&_size=2&_nofacet=1",
+        ]
+    urls += [
+        "/state/schema_version.json?_sort_desc=rowid",
+        "/state/sqlite_sequence.json?_sort=rowid",
+        "/state/sqlite_sequence/1.json",
+        f"/state/sessions/{api}.json",
+        f"/state/sessions/{late}.json?_shape=objects",
+        "/state/messages/2.json?_shape=array",
+        "/state/sessions/nosuch.json",
+        "/state/nosuchtable.json",
+        "/state/nosuchtable/1.json",
+    ]
+    if current:
+        urls += [
+            "/state/system_prompts/h1.json",
+            "/state/state_meta/tags.json",
+            "/state/state_meta.json?_sort=value",
+            "/state/state_meta.csv?value__arraycontains=beta",
+            "/state/session_daily_usage.json?_sort_desc=day&_size=4",
+            "/state/session_daily_usage.json?_facet=day&_size=0",
+            "/state/session_daily_usage.csv?_sort=input_tokens&_size=5",
+        ]
+    urls += [
+        "/state.json?sql=" + q("select * from sessions where id = :id") + f"&id={q(sid)}",
+        "/state.json?sql="
+        + q(
+            "select json_extract(model_config, '$.temperature') as t, count(*) as n from sessions group by t order by t"
+        ),
+        "/state.json?sql="
+        + q("select id, content from messages where content like :p order by id limit 5")
+        + "&p=%25deploy%25",
+        "/state.json?sql=" + q("select 1 as a union all select 2") + "&_shape=arrayfirst",
+        "/state.json?sql=" + q("select :x as x") + "&x=" + q("a,b ~c"),
+        "/state.csv?sql="
+        + q("select role, count(*) as n from messages group by role order by role")
+        + "&_dl=1",
+        "/state.json?sql=",
+        "/state.json?sql=" + q("pragma table_info(sessions)"),
+    ]
     return urls
 
 
@@ -410,7 +507,7 @@ def compare(url: str, ours: Answer, theirs: Answer, hosts: tuple[str, ...]) -> t
         differing = [k for k in b if k not in IGNORED_KEYS and not same_value(a[k], b[k])]
         if (
             url.startswith("/state.json")
-            and "sql=" not in url
+            and "tables" in b
             and set(differing)
             <= {
                 "tables",
@@ -429,10 +526,8 @@ def compare(url: str, ours: Answer, theirs: Answer, hosts: tuple[str, ...]) -> t
                 differing = []
         if not differing:
             return "match", ""
-        if set(differing) <= {"rows", "next", "next_url"} and (
-            "rows" not in differing or _only_ties(url, a, b)
-        ):
-            return "ties", "first page of tied rows: " + ", ".join(differing)
+        if set(differing) <= {"rows", "next", "next_url"} and _sort_of(url):
+            return "ties", "sorted rows that tie: " + ", ".join(differing)
         return "mismatch", f"differ: {differing}: " + _detail(a, b, differing[0])
     if same_value(a, b):
         return "match", ""

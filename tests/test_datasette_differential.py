@@ -125,7 +125,8 @@ def test_the_corpus_answers_like_datasette(layout, layouts, staff_client, capsys
 def _datasette_loop_is_sound(server, url: str) -> bool:
     """Whether Datasette's own next_url loop from ``url`` returns every row exactly once."""
     parts = urlsplit(url)
-    first = parts.path.replace(".csv", ".json") + "?" + parts.query
+    query = "&".join(p for p in parts.query.split("&") if not p.startswith("_next="))
+    first = parts.path.replace(".csv", ".json") + "?" + query
 
     def get(u):
         answer = theirs(server, u)
@@ -235,21 +236,34 @@ def test_next_url_loops_return_every_row_once(layout, layouts, staff_client):
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_datasette_tokens_resume_at_the_same_row(layout, layouts, staff_client):
+    """From each of Datasette's own tokens, the explorer's next page is Datasette's — except
+    where Datasette's loop for that sort repeats or skips rows (see ``tests/diff_corpus.py``):
+    there the explorer's page repeats none of the first page's rows."""
     facts, path, server = layouts[layout]
     use_store(path)
-    checked = 0
+    same = repeated = 0
     for table, query in LOOPS:
         url = f"/state/{table}.json?_size=5" + (f"&{query}" if query else "")
-        # Walk Datasette's pages; from each of its tokens, the explorer's next page.
-        for _ in range(3):
-            status, data = theirs(server, url).status, theirs(server, url).json
-            if status != 200 or not data.get("next_url"):
+        seen: set = set()
+        first_page: set = set()
+        for _ in range(4):
+            data = theirs(server, url).json
+            if data is None or not data.get("next_url"):
                 break
+            if not seen:
+                first_page = {json.dumps(r) for r in _redacted(data["rows"])}
+            seen |= {json.dumps(r) for r in data["rows"]}
             parts = urlsplit(data["next_url"])
             url = parts.path + "?" + parts.query
-            assert same_value(
-                ours(staff_client, url).json["rows"], theirs(server, url).json["rows"]
-            ), url
-            checked += 1
-    assert checked >= 20
+            mine = ours(staff_client, url).json["rows"]
+            datasettes = theirs(server, url).json["rows"]
+            if same_value(mine, datasettes):
+                same += 1
+                continue
+            # Datasette's loop repeats or skips rows here; the explorer's page repeats none of
+            # the rows Datasette's first page gave.
+            assert not _datasette_loop_is_sound(server, url), url
+            assert not {json.dumps(r) for r in mine} & first_page, url
+            repeated += 1
+    assert same >= 20 and repeated <= same // 4
     connections["hermes"].close()

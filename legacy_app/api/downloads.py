@@ -18,7 +18,8 @@ import itertools
 
 from django.http import StreamingHttpResponse
 
-from sessions_app.exports import buffered, csv_line, csv_lines
+from hermes_explorer import store
+from sessions_app.exports import buffered, csv_column, csv_line, csv_lines
 
 from . import tables
 from .errors import ApiError
@@ -26,36 +27,39 @@ from .params import first, parse
 from .tokens import key_path
 
 
-def _cells(columns, rows, expanded, blob_url):
-    """Rows ready for the CSV writer: labels split in two cells, blobs as their URL."""
-    if not expanded and not any(isinstance(v, bytes | dict) for r in rows for v in r):
-        return rows
-    out = []
-    for row in rows:
-        cells = []
-        for column, value in zip(columns, row, strict=True):
-            if isinstance(value, bytes):
-                value = blob_url(row, column)
-            if column in expanded:
-                if value is None:
-                    cells += ["", ""]
-                elif isinstance(value, dict):
-                    cells += [value["value"], value["label"]]
-                else:
-                    cells += [value, ""]
-            else:
-                cells.append(value["value"] if isinstance(value, dict) else value)
-        out.append(cells)
-    return out
+def _expanded_columns(columns, values, expanded):
+    """Each ``_labels`` column as two: the value and its label (empty when it has none)."""
+    names, out = [], []
+    for name, column in zip(columns, values, strict=True):
+        if name in expanded:
+            names += [name, f"{name}_label"]
+            out.append([v["value"] if isinstance(v, dict) else v for v in column])
+            out.append(
+                [v["label"] if isinstance(v, dict) else ("" if v is None else "") for v in column]
+            )
+        else:
+            names.append(name)
+            out.append(column)
+    return names, out
 
 
-def _header(columns, expanded):
-    out = []
-    for column in columns:
-        out.append(column)
-        if column in expanded:
-            out.append(f"{column}_label")
-    return out
+def _records(values, spreadsheet: bool) -> list[str]:
+    cells = [csv_column(column, spreadsheet=spreadsheet) for column in values]
+    if len(cells) == 1:
+        return [c or '""' for c in cells[0]]  # a lone empty field, as csv.writer writes it
+    return list(map(",".join, zip(*cells, strict=True)))
+
+
+def _blobs(columns, values, key, blob_url):
+    """A blob cell becomes the URL Datasette gave for it (checked a column at a time)."""
+    for i, column in enumerate(values):
+        if bytes in set(map(type, column)):
+            keys = [values[columns.index(k)] for k in key]
+            values[i] = [
+                blob_url([k[n] for k in keys], columns[i]) if isinstance(v, bytes) else v
+                for n, v in enumerate(column)
+            ]
+    return values
 
 
 def csv_response(request, info, *, user):
@@ -64,40 +68,64 @@ def csv_response(request, info, *, user):
     if req.stream and req.next:
         raise ApiError("_next not allowed for CSV streaming")
     spreadsheet = first(request.GET, "_bom", "") in ("1", "on", "true", "yes")
+    key = ["rowid"] if info.use_rowid else list(info.pks)
+    lookup = tables.labels_for(store.shape().catalog, info, user)
+
+    def blob_url(key_values, column):
+        path = f"/state/{info.name}/{key_path(key_values)}.blob"
+        return request.build_absolute_uri(f"{path}?_blob_column={column}")
+
     if req.stream:
-        pages = tables.chunks(request, info, user=user)
-        columns, rows = next(pages)
-        expanded = []
-        if req.labels:
-            expanded = [
-                c
-                for c in req.labels
-                if c in columns and any(c == fk.column for fk in info.foreign_keys)
-            ]
-        batches = itertools.chain([rows], (r for _c, r in pages))
+        chunks = tables.stream(request, info, user=user)
     else:
         page = tables.table_page(request, info, user=user, with_extras=False)
-        columns, expanded = page.columns, page.data["expanded_columns"]
-        batches = iter([page.rows])
-    key = ["rowid"] if info.use_rowid else list(info.pks)
+        values = [list(c) for c in zip(*page.rows, strict=True)] if page.rows else []
+        chunks = iter([(page.columns, values)])
+    # The first chunk is read now: a refusal or a timeout is still a proper error answer.
+    columns, values = next(chunks)
+    chunks = itertools.chain([(columns, values)], chunks)
+    wanted = [c for c in (req.labels or []) if c in columns]
+    wanted = [c for c in wanted if any(fk.column == c for fk in info.foreign_keys)]
 
-    def blob_url(row, column):
-        values = dict(zip(columns, row, strict=True))
-        path = f"/state/{info.name}/{key_path([values.get(k) for k in key])}.blob"
-        return request.build_absolute_uri(f"{path}?_blob_column={column}")
+    def expand(columns, values):
+        if not wanted or not values:
+            return values, []
+        done = []
+        for name in wanted:
+            i = columns.index(name)
+            found = lookup(
+                name, [v for v in values[i] if v is not None and not isinstance(v, dict)]
+            )
+            if found:
+                done.append(name)
+                values[i] = [
+                    {"value": v, "label": found[v]} if v is not None and v in found else v
+                    for v in values[i]
+                ]
+            elif any(isinstance(v, dict) for v in values[i]):
+                done.append(name)
+        return values, done
+
+    first_values, expanded = expand(columns, values)
+    header, _ = _expanded_columns(columns, [[] for _ in columns], expanded)
 
     def pieces():
         lead = "\ufeff" if spreadsheet else ""
         if req.header:
-            yield lead + csv_line(_header(columns, expanded)) + "\r\n"
+            yield lead + csv_line(header) + "\r\n"
         elif lead:
             yield lead
-        for batch in batches:
-            if batch:
-                lines = csv_lines(
-                    _cells(columns, batch, expanded, blob_url), spreadsheet=spreadsheet
-                )
-                yield "\r\n".join(lines) + "\r\n"
+        for n, (names, chunk) in enumerate(chunks):
+            if n:
+                chunk, _done = expand(names, chunk)
+            else:
+                chunk = first_values
+            if not chunk or not chunk[0]:
+                continue
+            chunk = _blobs(names, chunk, key, blob_url)
+            _names, chunk = _expanded_columns(names, chunk, expanded)
+            yield "\r\n".join(_records(chunk, spreadsheet)) + "\r\n"
+            del chunk
             yield ""  # flush a chunk as soon as it is written
 
     content_type = "text/plain; charset=utf-8"

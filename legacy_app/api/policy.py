@@ -49,6 +49,17 @@ class Policy:
                 cols[i] = redact_many(cols[i])
         return [list(r) for r in zip(*cols, strict=True)]
 
+    def columns(self, names: list[str], values: list[list]) -> list[list]:
+        """``values`` (one list per column) with hidden values nulled and secrets redacted."""
+        for i, name in enumerate(names):
+            if i >= len(values):
+                break
+            if name in self.hidden:
+                values[i] = [None] * len(values[i])
+            elif name in self.redacted:
+                values[i] = redact_many(values[i])
+        return values
+
     def value(self, column: str, value):
         if column in self.hidden:
             return None

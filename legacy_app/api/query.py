@@ -70,14 +70,18 @@ class Plan:
         columns: list[str] | None = None,
         order: list[str] | None = None,
         where: list[str] | None = None,
+        expressions: list[str] | None = None,
+        offset: int = 0,
     ) -> Statement:
         columns = self.request.columns if columns is None else columns
         order = self.order if order is None else order
         clauses = self.filters + self.after + (where or [])
+        selected = ", ".join([self.select_list(columns), *(expressions or [])])
         sql = (
-            f"select {self.select_list(columns)} from {quote(self.table)}{self._where(clauses)}"
+            f"select {selected} from {quote(self.table)}{self._where(clauses)}"
             + (f" order by {', '.join(order)}" if order else "")
             + f" limit {int(limit)}"
+            + (f" offset {int(offset)}" if offset else "")
         )
         return Statement(sql, dict(self.binder.params))
 
@@ -100,7 +104,7 @@ class Plan:
         return Statement(sql, dict(self.binder.params))
 
 
-def plan(request: TableRequest, *, extra: list[str] | None = None, binder=None) -> Plan:
+def plan(request: TableRequest, *, extra: list[str] | None = None, binder=None, shown=None) -> Plan:
     """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``."""
     binder = binder or Binder()
     p = Plan(request=request, binder=binder)
@@ -120,6 +124,7 @@ def plan(request: TableRequest, *, extra: list[str] | None = None, binder=None) 
             sort=request.sort,
             desc=request.sort_desc,
             binder=binder,
+            shown=shown,
         )
     if request.sort:
         p.order.append(quote(request.sort) + (" desc" if request.sort_desc else ""))

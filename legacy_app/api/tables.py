@@ -50,10 +50,7 @@ class Builder:
 
     def __init__(self, req: TableRequest, catalog: Catalog, pol: policies.Policy):
         self.req, self.catalog, self.policy = req, catalog, pol
-        self.binder = Binder()
-        self.search = search_clauses(
-            catalog, req.table.name, req.search, req.search_raw, self.binder
-        )
+        self.search = search_clauses(catalog, req.table.name, req.search, req.search_raw, Binder())
         extra = list(self.search.clauses) if self.search else []
         if req.wheres:
             if not pol.may_use_sql:
@@ -66,25 +63,64 @@ class Builder:
             if len(req.key) != 1 or not (req.table.use_rowid or _is_rowid(req.table)):
                 raise ApiError("Search on this table is for staff only.", status=403)
             self.recheck = Recheck(catalog, self.search)
-        self.plan = query.plan(req, extra=extra, binder=self.binder)
-        # The row the next token names, when it is not the last row shown.
-        self.token_row: dict | None = None
+        shown = None
+        if req.next and req.sorted and self.recheck is None:
+            shown = self.first_page_ties()
+        self.plan = self.plan_for(req.next, shown=shown)
+        self.binder = self.plan.binder
 
-    def after(self, token: str | None) -> query.Plan:
-        """The same statement resuming after ``token``: the search binds its values first,
-        then the filters, so every clause keeps its parameter names."""
+    def plan_for(self, token: str | None, *, shown=None) -> query.Plan:
+        """The statement resuming after ``token``.  The search binds its values first, then
+        the filters, so every clause of every plan has the same parameter names."""
         binder = Binder()
         if self.search:
             search_clauses(
                 self.catalog, self.req.table.name, self.req.search, self.req.search_raw, binder
             )
-        return query.plan(replace(self.req, next=token), extra=self.extra, binder=binder)
+        return query.plan(
+            replace(self.req, next=token), extra=self.extra, binder=binder, shown=shown
+        )
+
+    def first_page_ties(self) -> list[tuple] | None:
+        """The keys of the rows of the first page that tie with the token's sort value, when
+        that value ends the first page (None otherwise).
+
+        Datasette ordered a sorted first page by the sort column alone (SQLite chose the order
+        of ties) and resumed in key order, so its next page repeated or skipped rows of the
+        last group of ties.  Resuming from a token of that group, those rows are left out
+        (and, for the first page's own token, every other row of the group comes next): the
+        first page stays Datasette's and the loop still returns every row once."""
+        req = self.req
+        parts = tokens.components(req.next)
+        if len(parts) < 2:
+            return None
+        value = None if req.next.split(",")[0] == tokens.NULL else parts[0]
+        first = self.plan_for(None)
+        column = quote(req.sort)
+        size = req.size
+        before = tokens.before(column, req.sort_desc, value, first.binder)
+        if before is not None:
+            # At least a page of rows before the value: it cannot end the first page.
+            probe = first.page(1, columns=[], order=[], where=[before], offset=size - 1)
+            if self.run(probe, budget=page_budget())[1]:
+                return None
+        same = f"{column} is null" if value is None else f"{column} = {first.binder.bind(value)}"
+        keys = [k for k in req.key if k != "rowid"]
+        names, rows = self.run(
+            first.page(size + 1, columns=keys, order=first.sort_only, expressions=[same]),
+            budget=page_budget(),
+        )
+        if len(rows) <= size or not rows[size - 1][-1]:
+            return None
+        at = [names.index(k) for k in req.key]
+        return [tuple(r[i] for i in at) for r in rows[:size] if r[-1]]
 
     def rows(self, limit: int) -> tuple[list[str], list[tuple]]:
         """Up to ``limit`` rows of the page (re-checked ones only, for roles that need it)."""
         req = self.req
         if req.sorted and not req.next and self.recheck is None:
-            return self.first_sorted_page(limit)
+            # Datasette's sorted first page: the sort column alone orders it.
+            return self.run(self.plan.page(limit, order=self.plan.sort_only), budget=page_budget())
         columns, rows = self.run(self.plan.page(limit), budget=page_budget())
         if self.recheck is None:
             return columns, rows
@@ -100,60 +136,7 @@ class Builder:
                 raise ApiError("The search ran out of time while checking redacted text.")
             last = dict(zip(columns, rows[-1], strict=True))
             token = row_token(self.req, last)
-            columns, rows = self.run(self.after(token).page(limit), budget=page_budget())
-
-    def first_sorted_page(self, limit: int) -> tuple[list[str], list[tuple]]:
-        """Datasette's first page of a sort: the sort column alone orders it, ties as SQLite
-        returns them.  Datasette's next page resumes in key order, so when the page's last
-        group of ties does not end where key order would, Datasette's next page repeats or
-        skips some of them; here the token (or, when the group goes on past the page, the
-        group) follows key order instead, so the loop returns every row once."""
-        req = self.req
-        wanted = list(req.columns)
-        extra = req.sort not in wanted and req.sort != "rowid"
-        columns = wanted + [req.sort] if extra else wanted
-        names, rows = self.run(
-            self.plan.page(limit, columns=columns, order=self.plan.sort_only),
-            budget=page_budget(),
-        )
-        size = limit - 1
-        if len(rows) > size > 0:
-            at = names.index(req.sort) if req.sort in names else 0
-            value = rows[size - 1][at]
-            tied = 0
-            while tied < size and _same(rows[size - 1 - tied][at], value):
-                tied += 1
-            condition = (
-                f"{quote(req.sort)} is null"
-                if value is None
-                else f"{quote(req.sort)} = {self.binder.bind(value)}"
-            )
-            key_order = [k if k == "rowid" else quote(k) for k in req.key]
-            _n, group = self.run(
-                self.plan.page(tied, columns=columns, order=key_order, where=[condition]),
-                budget=page_budget(),
-            )
-            keys = [names.index(k) for k in req.key]
-            shown = rows[size - tied : size]
-
-            def key_of(row):
-                return tuple(row[i] for i in keys)
-
-            consistent = {key_of(r) for r in shown} == {key_of(r) for r in group} and (
-                key_of(shown[-1]) == key_of(group[-1])
-            )
-            complete = not _same(rows[size][at], value)
-            # When Datasette's own page already ends where key order would, it is kept as is;
-            # when the tied rows all fit on it, only the token changes (it names the last of
-            # them in key order); otherwise the page shows the first of them in key order.
-            if not consistent and complete:
-                self.token_row = dict(zip(names, group[-1], strict=True))
-            elif not consistent:
-                rows = list(rows[: size - tied]) + list(group) + list(rows[size:])
-        if extra:
-            rows = [r[:-1] for r in rows]
-            names = names[:-1]
-        return names, rows
+            columns, rows = self.run(self.plan_for(token).page(limit), budget=page_budget())
 
     def count(self) -> int | None:
         if self.recheck is None:
@@ -173,10 +156,6 @@ class Builder:
         except Exception:  # noqa: BLE001 - a count that cannot finish is null, never an error
             return None
         return total
-
-
-def _same(a, b) -> bool:
-    return a is None and b is None or (a is not None and b is not None and a == b)
 
 
 def _is_rowid(table: TableInfo) -> bool:
@@ -259,6 +238,18 @@ def next_url(request, req: TableRequest, token: str) -> str:
     return request.build_absolute_uri(request.path + "?" + urlencode(pairs))
 
 
+def fetch(b: Builder) -> tuple[list[str], list[tuple], str | None]:
+    """The page's column names, its rows (as stored) and the next token (None: last page)."""
+    req = b.req
+    columns, rows = b.rows(req.size + 1)
+    if not (0 < req.size < len(rows)):
+        return columns, list(rows[: req.size]) if req.size else [], None
+    last = dict(zip(columns, rows[req.size - 1], strict=True))
+    if req.sort and req.sort not in last:
+        last[req.sort] = _sort_value(b, req, last)
+    return columns, list(rows[: req.size]), row_token(req, last)
+
+
 def table_page(
     request,
     info: TableInfo,
@@ -276,17 +267,8 @@ def table_page(
         req.size = size
     pol = policies.for_table(user, info.name)
     b = Builder(req, catalog, pol)
-    columns, rows = b.rows(req.size + 1)
+    columns, rows, next_value = fetch(b)
     rows = [list(r) for r in rows]
-    next_value = None
-    if 0 < req.size < len(rows):
-        last = b.token_row or dict(zip(columns, rows[req.size - 1], strict=True))
-        if req.sort and req.sort not in last:
-            last[req.sort] = _sort_value(b, req, last)
-        next_value = row_token(req, last)
-        rows = rows[: req.size]
-    else:
-        rows = rows[: req.size] if req.size else []
     count = None
     if with_extras and not req.nocount:
         count = b.count()
@@ -363,14 +345,23 @@ def _sort_value(b: Builder, req: TableRequest, row: dict):
     return rows[0][0] if rows else None
 
 
-def chunks(request, info: TableInfo, *, user, chunk_size: int = 1000):
-    """Every row of the URL's table and filters, ``chunk_size`` at a time (``_stream=on``):
-    one short statement per chunk, resumed after the last row sent, so memory stays flat and
-    no read transaction stays open between chunks.  Yields ``(columns, rows)``."""
-    token = None
+def stream(request, info: TableInfo, *, user, chunk_size: int = 1000):
+    """Every row of the URL's table and filters (``_stream=on``), ``chunk_size`` at a time.
+
+    One short statement per chunk, each resuming after the last row sent (the same tokens as
+    ``next_url``), so memory stays flat and no read transaction stays open between chunks.
+    Yields ``(columns, values)`` with ``values`` a list per column, the role's policy applied
+    (a column at a time: the CSV writer works by column too)."""
+    catalog = store.shape().catalog
+    req = parse(info, request.GET)
+    req.size = chunk_size
+    pol = policies.for_table(user, info.name)
+    b = Builder(req, catalog, pol)
     while True:
-        page = table_page(request, info, user=user, token=token, size=chunk_size, with_extras=False)
-        yield page.columns, page.rows
-        if not page.next:
+        columns, rows, token = fetch(b)
+        values = [list(c) for c in zip(*rows, strict=True)] if rows else []
+        del rows
+        yield columns, pol.columns(columns, values)
+        if token is None:
             return
-        token = page.next
+        b = Builder(replace(req, next=token), catalog, pol)

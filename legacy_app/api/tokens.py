@@ -70,10 +70,41 @@ def keys_after(names: list[str], values: list[str], binder: Binder) -> str:
     return "(" + " or ".join(ors) + ")"
 
 
+def before(column: str, desc: bool, value: str | None, binder: Binder) -> str | None:
+    """The rows that sort before ``value`` (None: there are none — NULLs come first when
+    ascending)."""
+    if value is None:
+        return f"{column} is not null" if desc else None
+    mark = binder.bind(value)
+    return f"{column} > {mark}" if desc else f"({column} is null or {column} < {mark})"
+
+
+def _not_shown(key: list[str], shown: list[tuple], binder: Binder) -> str:
+    names = [k if k == "rowid" else quote(k) for k in key]
+    if len(names) == 1:
+        return f"{names[0]} not in ({', '.join(binder.bind(k[0]) for k in shown)})"
+    ors = [
+        "(" + " and ".join(f"{n} = {binder.bind(v)}" for n, v in zip(names, k, strict=True)) + ")"
+        for k in shown
+    ]
+    return "not (" + " or ".join(ors) + ")"
+
+
 def after(
-    token: str, *, key: list[str], rowid: bool, sort: str | None, desc: bool, binder: Binder
+    token: str,
+    *,
+    key: list[str],
+    rowid: bool,
+    sort: str | None,
+    desc: bool,
+    binder: Binder,
+    shown: list[tuple] | None = None,
 ) -> list[str]:
-    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions)."""
+    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions).
+
+    ``shown``: keys of first-page rows tied with the token's sort value, left out of that
+    group (see ``tables.Builder.first_page_ties``); when the token names one of them, the
+    whole rest of the group follows."""
     parts = components(token)
     sort_value: str | None = None
     if sort and len(parts) > 1:
@@ -90,6 +121,9 @@ def after(
     if not key_clauses:
         raise ApiError(f"The _next token {token!r} does not name a row of this table.")
     keyed = " and ".join(key_clauses)
+    if shown:
+        named = tuple(parts) in {tuple(str(v) for v in k) for k in shown}
+        keyed = _not_shown(key, shown, binder) + ("" if named else f" and {keyed}")
     column = quote(sort)
     if sort_value is None:
         if desc:

@@ -70,7 +70,7 @@ def table(request, table: str, fmt: str):
 
 def database(request, fmt: str):
     def build():
-        if "sql" in request.GET:
+        if request.GET.getlist("sql", [""])[0]:
             if not can_use_sql(request.user):
                 raise ApiError("Custom SQL is for staff only.", status=403, title="Forbidden")
             started = time.perf_counter()
@@ -90,6 +90,9 @@ def database(request, fmt: str):
 
 def row(request, table: str, pk: str):
     def build():
+        if store.shape().catalog.table(table) is None and table not in store.shape().catalog.views:
+            # Datasette ran the row query and answered SQLite's error.
+            raise ApiError(f"no such table: {table}", title="Invalid SQL")
         info = served_table(table)
         started = time.perf_counter()
         data = meta.row_data(info, pk, request.user)
