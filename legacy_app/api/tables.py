@@ -227,13 +227,13 @@ def _expand(columns: list[str], rows: list[list], wanted: list[str], lookup) -> 
     return expanded
 
 
-def next_url(request, req: TableRequest, token: str) -> str:
+def next_url(request, query_string: str, req: TableRequest, token: str) -> str:
     """Datasette's next_url: the query string minus blank values and the replaced keys, then
     ``_next`` (and the sort) appended."""
     added = {"_next": token}
     if req.sort:
         added["_sort_desc" if req.sort_desc else "_sort"] = req.sort
-    pairs = [(k, v) for k, v in parse_qsl(request.META.get("QUERY_STRING", "")) if k not in added]
+    pairs = [(k, v) for k, v in parse_qsl(query_string) if k not in added]
     pairs += list(added.items())
     return request.build_absolute_uri(request.path + "?" + urlencode(pairs))
 
@@ -258,9 +258,12 @@ def table_page(
     token: str | None = None,
     size: int | None = None,
     with_extras: bool = True,
+    params=None,
 ) -> Page:
+    """One page of ``info`` for the URL's parameters (or ``params``, a page's own choice)."""
     catalog = store.shape().catalog
-    req = parse(info, request.GET)
+    query_string = request.META.get("QUERY_STRING", "") if params is None else params.urlencode()
+    req = parse(info, request.GET if params is None else params)
     if token is not None:
         req.next = token
     if size is not None:
@@ -279,7 +282,7 @@ def table_page(
             req,
             b.plan.base(),
             b.run,
-            query_string=request.META.get("QUERY_STRING", ""),
+            query_string=query_string,
             path=request.path,
             absolute=request.build_absolute_uri,
             policy=pol,
@@ -325,7 +328,7 @@ def table_page(
         "facet_results": facets,
         "suggested_facets": [],
         "next": next_value,
-        "next_url": next_url(request, req, next_value) if next_value else None,
+        "next_url": next_url(request, query_string, req, next_value) if next_value else None,
         "private": False,
         "allow_execute_sql": pol.may_use_sql,
     }
