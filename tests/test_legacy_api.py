@@ -14,7 +14,7 @@ import sqlite3
 import pytest
 from django.db import connections
 
-from console_app.models import AuditEvent
+from accounts_app.models import AuditEvent
 from sessions_app.redaction import redact
 from tests.builders import NASTY_NOW, StateDB
 from tests.conftest import use_store

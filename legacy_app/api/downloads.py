@@ -8,8 +8,9 @@ last row sent, so memory stays flat whatever the table's size (``_next`` cannot 
 with it, as in Datasette).  ``_dl=1`` makes it an attachment (``text/csv``), otherwise it is
 ``text/plain`` as Datasette served it; ``_header=off`` drops the header line.
 
-For scripts the cells are raw.  ``_bom=1`` (the explorer's spreadsheet option, as on its own
-exports) adds a UTF-8 BOM and defuses cells a spreadsheet would run as formulas.
+Cells a spreadsheet would run as a formula (``= + - @``…) are defused with a leading ``'``,
+as in every CSV of the explorer; ``_raw=1`` gives the stored values exactly as Datasette wrote
+them (for scripts), ``_bom=1`` a file for spreadsheets (also a UTF-8 BOM).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import itertools
 from django.http import StreamingHttpResponse
 
 from hermes_explorer import store
-from sessions_app.exports import buffered, csv_column, csv_line, csv_lines
+from sessions_app.exports import buffered, csv_lines, wants_raw, wants_spreadsheet
+from sessions_app.exports.csv_fast import csv_column, csv_line
 
 from . import tables
 from .errors import ApiError
@@ -43,8 +45,16 @@ def _expanded_columns(columns, values, expanded):
     return names, out
 
 
-def _records(values, spreadsheet: bool) -> list[str]:
-    cells = [csv_column(column, spreadsheet=spreadsheet) for column in values]
+def _style(request) -> str:
+    """Formulas defused unless ``_raw=1`` (Datasette's exact bytes, for scripts); ``_bom=1``
+    for a spreadsheet (also a BOM)."""
+    if wants_spreadsheet(request):
+        return "spreadsheet"
+    return "raw" if wants_raw(request) else "safe"
+
+
+def _records(values, style: str) -> list[str]:
+    cells = [csv_column(column, style=style) for column in values]
     if len(cells) == 1:
         return [c or '""' for c in cells[0]]  # a lone empty field, as csv.writer writes it
     return list(map(",".join, zip(*cells, strict=True)))
@@ -67,7 +77,7 @@ def csv_response(request, info, *, user):
     req = parse(info, request.GET)
     if req.stream and req.next:
         raise ApiError("_next not allowed for CSV streaming")
-    spreadsheet = first(request.GET, "_bom", "") in ("1", "on", "true", "yes")
+    style = _style(request)
     key = ["rowid"] if info.use_rowid else list(info.pks)
     lookup = tables.labels_for(store.shape().catalog, info, user)
 
@@ -110,7 +120,7 @@ def csv_response(request, info, *, user):
     header, _ = _expanded_columns(columns, [[] for _ in columns], expanded)
 
     def pieces():
-        lead = "\ufeff" if spreadsheet else ""
+        lead = "\ufeff" if style == "spreadsheet" else ""
         if req.header:
             yield lead + csv_line(header) + "\r\n"
         elif lead:
@@ -124,7 +134,7 @@ def csv_response(request, info, *, user):
                 continue
             chunk = _blobs(names, chunk, key, blob_url)
             _names, chunk = _expanded_columns(names, chunk, expanded)
-            yield "\r\n".join(_records(chunk, spreadsheet)) + "\r\n"
+            yield "\r\n".join(_records(chunk, style)) + "\r\n"
             del chunk
             yield ""  # flush a chunk as soon as it is written
 
@@ -143,14 +153,15 @@ def sql_csv_response(request, data: dict):
     """``/state.csv?sql=…``: the query's columns and rows."""
     download = bool(first(request.GET, "_dl"))
     header = first(request.GET, "_header") != "off"
-    spreadsheet = first(request.GET, "_bom", "") in ("1", "on", "true", "yes")
+    style = _style(request)
     rows = [[v.hex() if isinstance(v, bytes) else v for v in r] for r in data["rows"]]
 
     def pieces():
         if header:
-            yield ("\ufeff" if spreadsheet else "") + csv_line(data["columns"]) + "\r\n"
+            lead = "\ufeff" if style == "spreadsheet" else ""
+            yield lead + csv_line(data["columns"]) + "\r\n"
         if rows:
-            yield "\r\n".join(csv_lines(rows, spreadsheet=spreadsheet)) + "\r\n"
+            yield "\r\n".join(csv_lines(rows, style=style)) + "\r\n"
 
     response = StreamingHttpResponse(buffered(pieces(), label="state.csv"))
     response["Content-Type"] = (

@@ -14,9 +14,9 @@ from functools import lru_cache
 
 import django
 
+from accounts_app.roles import can_use_sql
 from hermes_explorer import store
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
-from accounts_app.roles import can_use_sql
 
 from . import policy as policies
 from . import query, tokens

@@ -90,7 +90,7 @@ def sql_data(request, user) -> tuple[dict, int]:
         if exc.status != 400 or exc.title == "SQL Interrupted":
             raise
         error = exc.message
-    _audit(request, user, sql, params)
+    _audit(request, sql, params)
     data = {
         "ok": error is None,
         "database": "state",
@@ -106,15 +106,7 @@ def sql_data(request, user) -> tuple[dict, int]:
     return data, 400 if error else 200
 
 
-def _audit(request, user, sql: str, params: dict) -> None:
-    from console_app.models import AuditEvent
-    from hermes_explorer.security import client_ip
+def _audit(request, sql: str, params: dict) -> None:
+    from console_app.services import record_run
 
-    detail = sql if not params else f"{sql}\n-- parameters: {params!r}"
-    AuditEvent.objects.create(
-        user=user,
-        username=user.get_username(),
-        action=AuditEvent.SQL,
-        detail=detail[:10_000],
-        ip=client_ip(request),
-    )
+    record_run(request, sql, params)

@@ -14,8 +14,8 @@ import time
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.http import require_GET
 
-from hermes_explorer import store
 from accounts_app.roles import can_use_sql
+from hermes_explorer import store
 
 from . import downloads, meta, policy, shapes, sql, tables
 from .errors import ApiError
