@@ -21,8 +21,9 @@ re-checked would keep a second code path to get right for every operator.  A ref
 only on the parameter names and the role, never on the file or its rows, so every probe of a
 refused column gets the same answer.
 
-Titles and other metadata are not covered here: they are shown unredacted to every role, and
-the session list filters titles itself.
+Titles and other free-text metadata (:func:`metadata_columns`) are shown to every role,
+redacted; the API's filters on them compare the redacted value too, so a guess at a key pasted
+into a title matches nothing, and a sort by one orders by the redacted value.
 """
 
 from __future__ import annotations
@@ -48,6 +49,31 @@ REDACTED_COLUMNS = {
     "messages": frozenset(SECRET_MESSAGE_COLUMNS),
     "system_prompts": frozenset({"prompt"}),
 }
+
+
+def _metadata_columns() -> dict[str, frozenset[str]]:
+    from django.apps import apps
+
+    from sessions_app.models import MetadataText
+
+    found: dict[str, set[str]] = {}
+    for model in apps.get_app_config("sessions_app").get_models():
+        for f in model._meta.concrete_fields:
+            if isinstance(f, MetadataText):
+                found.setdefault(model._meta.db_table, set()).add(f.column)
+    return {table: frozenset(columns) for table, columns in found.items()}
+
+
+def metadata_columns(table: str) -> frozenset[str]:
+    """Free-text metadata columns (titles, user and display names, model routes): shown to
+    every role, redacted; a filter on them also compares the redacted value (no oracle)."""
+    global _METADATA
+    if _METADATA is None:
+        _METADATA = _metadata_columns()
+    return _METADATA.get(table, frozenset())
+
+
+_METADATA: dict[str, frozenset[str]] | None = None
 
 
 def refusals(table: str, params: QueryDict, user) -> list[str]:

@@ -279,3 +279,50 @@ def test_versions_and_database_json(api_store):
         names["messages_fts_cjk"]["hidden"] is True and names["messages_fts_cjk"]["count"] is None
     )
     assert data["allow_execute_sql"] is False
+
+
+# Metadata ----------------------------------------------------------------------------------
+@pytest.fixture
+def titled_store(tmp_path):
+    path = tmp_path / "titled.db"
+    with StateDB.create(path, "current") as db:
+        db.session(SECRET_SID, source="cli", title=f"use {API_KEY} here", started_at=NASTY_NOW)
+        for n in range(6):
+            db.session(f"20260101_0{n}0000_aaaaa{n}", source="cli", title=f"plain {n}")
+    use_store(path)
+    yield path
+    connections["hermes"].close()
+
+
+@pytest.mark.parametrize("role", ["viewer", "analyst", "staff"])
+def test_a_key_pasted_into_a_title_is_redacted_and_no_filter_confirms_it(titled_store, role):
+    client = client_for(role)
+    for url in (
+        "/state/sessions.json",
+        "/state/sessions.json?_sort=title&_size=2",
+        "/state/sessions.json?_sort_desc=title&_size=1",
+        "/state/sessions.json?_facet=title",
+        "/state/sessions.csv?_stream=on",
+        f"/state/sessions/{SECRET_SID}.json",
+    ):
+        text = body(client.get(url)).decode()
+        assert API_KEY not in text and API_KEY[8:20] not in text, url
+    probes = [
+        {"title__contains": API_KEY[:14]},
+        {"title__startswith": f"use {API_KEY[:12]}"},
+        {"title": f"use {API_KEY} here"},
+        {"title__gte": f"use {API_KEY[:10]}"},
+        {"title__like": f"%{API_KEY[8:12]}%"},
+    ]
+    for probe in probes:
+        assert as_json(client.get("/state/sessions.json", probe))["rows"] == [], probe
+    # A negation cannot single the row out either: it stays, whatever the guess.
+    kept = as_json(client.get("/state/sessions.json", {"title__not": f"use {API_KEY} here"}))
+    assert SECRET_SID in column_of(kept, "id")
+    # The loop sorted by title still returns every row once.
+    ids, url = [], "/state/sessions.json?_sort=title&_size=2"
+    while url:
+        data = as_json(client.get(url))
+        ids += column_of(data, "id")
+        url = data["next_url"]
+    assert len(ids) == len(set(ids)) == 7

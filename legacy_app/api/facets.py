@@ -33,8 +33,16 @@ def _with_removed(pairs, query_path: str, remove: dict) -> str:
     return query_path + (f"?{qs}" if qs else "")
 
 
-def _sql(facet: Facet, inner: str, limit: int) -> str:
+def _sql(facet: Facet, inner: str, limit: int, seen: frozenset[str]) -> str:
     col = quote(facet.column)
+    if facet.kind == "column" and facet.column in seen:
+        # Free-text metadata is counted as shown: two titles that differ only in a redacted
+        # key are one value here, as on the page.
+        value = f"hermes_redact({col})"
+        return (
+            f"select {value} as value, count(*) as count from ({inner}) where {col} is not null "
+            f"group by {value} order by count desc, value limit {limit}"
+        )
     if facet.kind == "column":
         return (
             f"select {col} as value, count(*) as count from ({inner}) where {col} is not null "
@@ -63,6 +71,7 @@ def facet_results(
     absolute,
     policy,
     labels=None,
+    seen: frozenset[str] = frozenset(),
 ) -> dict:
     """``{name: facet}`` for every facet the URL asks for (Datasette's JSON layout)."""
     # "selected" compares with every pair; the URLs keep the non-blank ones, as Datasette did.
@@ -70,7 +79,7 @@ def facet_results(
     url_pairs = parse_qsl(query_string)
     results: dict = {}
     for facet in request.facets:
-        statement = Statement(_sql(facet, base.sql, request.facet_size + 1), base.params)
+        statement = Statement(_sql(facet, base.sql, request.facet_size + 1, seen), base.params)
         try:
             _columns, rows = run(statement, budget=FACET_BUDGET)
         except ApiError as exc:

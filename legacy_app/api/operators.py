@@ -72,14 +72,30 @@ class Operator:
     no_argument: bool = False
 
     def where(
-        self, table: str, column: str, value: str, binder: Binder, *, known: bool = True
+        self,
+        table: str,
+        column: str,
+        value: str,
+        binder: Binder,
+        *,
+        known: bool = True,
+        seen: bool = False,
     ) -> str:
         """The clause; ``known=False`` for a name the table lacks, which SQLite reads as the
         string literal it is double-quoted like (so ``nosuch=1`` matches nothing, as it did in
-        Datasette) — bound as a value, never written as a column name."""
+        Datasette) — bound as a value, never written as a column name.  ``seen=True`` compares
+        the column as readers see it, redacted (``hermes_redact``)."""
         if not known and "{t}" in self.template:
             raise ApiError(f"no such column: {table}.{column}", title="Invalid SQL")
+        if seen and known and not self.no_argument and "{t}" not in self.template:
+            # Only the shown value is compared: whether a row matches then depends on nothing
+            # the reader cannot see (comparing the stored value too would, for negations,
+            # ranges and patterns, say something about the text behind a marker).
+            return self._clause(f"hermes_redact({quote(column)})", table, value, binder)
         target = quote(column) if known else binder.bind(column)
+        return self._clause(target, table, value, binder)
+
+    def _clause(self, target: str, table: str, value: str, binder: Binder) -> str:
         if self.no_argument:
             return self.template.format(c=target)
         converted: object = self.format.format(value)
@@ -109,10 +125,7 @@ class ListOperator(Operator):
             ]
         return [v.strip() for v in value.split(",")]
 
-    def where(
-        self, table: str, column: str, value: str, binder: Binder, *, known: bool = True
-    ) -> str:
-        target = quote(column) if known else binder.bind(column)
+    def _clause(self, target: str, table: str, value: str, binder: Binder) -> str:
         marks = ", ".join(binder.bind(v) for v in self.values(value))
         return self.template.format(c=target, v=marks)
 

@@ -74,7 +74,7 @@ def for_table(user, table: str) -> Policy:
     )
     return Policy(
         hidden=hidden,
-        redacted=access.REDACTED_COLUMNS.get(table, frozenset()),
+        redacted=access.REDACTED_COLUMNS.get(table, frozenset()) | access.metadata_columns(table),
         staff=can_reveal(user),
         may_use_sql=can_use_sql(user),
     )

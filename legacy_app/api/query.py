@@ -104,18 +104,44 @@ class Plan:
         return Statement(sql, dict(self.binder.params))
 
 
-def plan(request: TableRequest, *, extra: list[str] | None = None, binder=None, shown=None) -> Plan:
-    """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``."""
+def sort_sql(request: TableRequest, seen: frozenset[str] = frozenset()) -> str | None:
+    """The sort column as SQL: the redacted value for free-text metadata (``seen``), which is
+    what the reader sees and what the tokens then carry."""
+    if not request.sort:
+        return None
+    column = request.sort if request.sort == "rowid" else quote(request.sort)
+    return f"hermes_redact({column})" if request.sort in seen else column
+
+
+def plan(
+    request: TableRequest,
+    *,
+    extra: list[str] | None = None,
+    binder=None,
+    shown=None,
+    seen: frozenset[str] = frozenset(),
+) -> Plan:
+    """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``.
+
+    ``seen``: free-text metadata columns, filtered and sorted on their redacted value."""
     binder = binder or Binder()
     p = Plan(request=request, binder=binder)
     known = set(request.table.columns) | {"rowid"}
     for s in request.selections:
         if s.operator is not None:
             p.filters.append(
-                s.operator.where(p.table, s.column, s.value, binder, known=s.column in known)
+                s.operator.where(
+                    p.table,
+                    s.column,
+                    s.value,
+                    binder,
+                    known=s.column in known,
+                    seen=s.column in seen,
+                )
             )
     p.filters += extra or []
     key = request.key
+    sort = sort_sql(request, seen)
     if request.next:
         p.after = tokens.after(
             request.next,
@@ -125,9 +151,10 @@ def plan(request: TableRequest, *, extra: list[str] | None = None, binder=None, 
             desc=request.sort_desc,
             binder=binder,
             shown=shown,
+            sort_sql=sort,
         )
-    if request.sort:
-        p.order.append(quote(request.sort) + (" desc" if request.sort_desc else ""))
+    if sort:
+        p.order.append(sort + (" desc" if request.sort_desc else ""))
     p.order += [k if k == "rowid" else quote(k) for k in key if k != request.sort]
     return p
 

@@ -18,7 +18,9 @@ from django.conf import settings
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
+from sessions_app.redaction import redact
 
+from .. import access
 from . import policy as policies
 from . import query, tokens
 from .errors import ApiError
@@ -58,6 +60,11 @@ class Builder:
             extra += [f"({w})" for w in req.wheres]
         self.extra = extra
         self.run = run_console if req.wheres else query.run_store
+        # Free-text metadata is filtered and sorted as shown (redacted) — on the store, whose
+        # connection has the redaction function; SQL run by the console (staff) compares the
+        # stored text.
+        self.seen = frozenset() if req.wheres else access.metadata_columns(req.table.name)
+        self.sort_sql = query.sort_sql(req, self.seen)
         self.recheck = None
         if self.search and not pol.staff:
             if len(req.key) != 1 or not (req.table.use_rowid or _is_rowid(req.table)):
@@ -78,7 +85,11 @@ class Builder:
                 self.catalog, self.req.table.name, self.req.search, self.req.search_raw, binder
             )
         return query.plan(
-            replace(self.req, next=token), extra=self.extra, binder=binder, shown=shown
+            replace(self.req, next=token),
+            extra=self.extra,
+            binder=binder,
+            shown=shown,
+            seen=self.seen,
         )
 
     def first_page_ties(self) -> list[tuple] | None:
@@ -96,7 +107,7 @@ class Builder:
             return None
         value = None if req.next.split(",")[0] == tokens.NULL else parts[0]
         first = self.plan_for(None)
-        column = quote(req.sort)
+        column = self.sort_sql
         size = req.size
         before = tokens.before(column, req.sort_desc, value, first.binder)
         if before is not None:
@@ -135,6 +146,8 @@ class Builder:
             if time.monotonic() - started > page_budget():
                 raise ApiError("The search ran out of time while checking redacted text.")
             last = dict(zip(columns, rows[-1], strict=True))
+            if req.sort in self.seen:
+                last[req.sort] = redact(last[req.sort])
             token = row_token(self.req, last)
             columns, rows = self.run(self.plan_for(token).page(limit), budget=page_budget())
 
@@ -247,6 +260,8 @@ def fetch(b: Builder) -> tuple[list[str], list[tuple], str | None]:
     last = dict(zip(columns, rows[req.size - 1], strict=True))
     if req.sort and req.sort not in last:
         last[req.sort] = _sort_value(b, req, last)
+    if req.sort in b.seen:
+        last[req.sort] = redact(last[req.sort])
     return columns, list(rows[: req.size]), row_token(req, last)
 
 
@@ -287,6 +302,7 @@ def table_page(
             absolute=request.build_absolute_uri,
             policy=pol,
             labels=lookup,
+            seen=b.seen,
         )
     rows = pol.rows(columns, rows)
     expanded = _expand(columns, rows, req.labels or [], lookup) if req.labels else []
@@ -343,7 +359,7 @@ def _sort_value(b: Builder, req: TableRequest, row: dict):
     )
     statement = query.Statement(
         f"select {quote(req.sort)} from {quote(req.table.name)} where {where}", binder.params
-    )
+    )  # the stored value: the caller redacts a metadata one
     _c, rows = b.run(statement, budget=COUNT_BUDGET)
     return rows[0][0] if rows else None
 

@@ -99,6 +99,7 @@ def after(
     desc: bool,
     binder: Binder,
     shown: list[tuple] | None = None,
+    sort_sql: str | None = None,
 ) -> list[str]:
     """WHERE clauses selecting the rows after ``token`` (Datasette's conditions).
 
@@ -124,7 +125,7 @@ def after(
     if shown:
         named = tuple(parts) in {tuple(str(v) for v in k) for k in shown}
         keyed = _not_shown(key, shown, binder) + ("" if named else f" and {keyed}")
-    column = quote(sort)
+    column = sort_sql or quote(sort)
     if sort_value is None:
         if desc:
             return [f"({column} is null and {keyed})"]
