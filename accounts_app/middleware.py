@@ -22,8 +22,8 @@ def forbidden(request, capability: Capability):
     if API_PATH.search(request.path_info):
         # Scripts read the old API: a refusal they can parse, not an HTML page.
         message = (
-            f"Your role ({role or 'none'}) cannot {capability.description}: "
-            f"ask for the {GROUP_OF_ROLE[capability.minimum]} group."
+            f"Your role ({role or 'none'}) cannot {capability.description}: ask a staff member "
+            f"for the {GROUP_OF_ROLE[capability.minimum]} group."
         )
         if request.path_info.endswith(".csv"):
             return HttpResponse(
