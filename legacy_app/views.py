@@ -57,7 +57,13 @@ def database(request: HttpRequest, fmt: str | None = None) -> HttpResponse:
         return api_views.database(request, fmt)
     if request.GET.get("sql"):
         return redirect(reverse("sql:console") + "?" + request.GET.urlencode())
-    return render(request, "legacy_app/database.html", {"shape": store.shape()})
+    catalog = store.shape().catalog
+    tables = sorted(
+        name
+        for name, info in catalog.tables.items()
+        if not info.virtual and name not in catalog.hidden
+    )
+    return render(request, "legacy_app/database.html", {"shape": store.shape(), "tables": tables})
 
 
 @require_GET

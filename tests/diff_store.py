@@ -49,6 +49,8 @@ def build_diff_store(path, shape: str, *, seed: int = 20260101) -> dict:
         title = None if n % 6 == 0 else f"{TITLES[n % len(TITLES)]} #{n}".strip()
         if n == 8:
             title = ""
+        if n == 10:
+            title = "=HYPERLINK(1) -formula title"
         db.session(
             sid,
             source=SOURCES[n % len(SOURCES)] if n % 13 else "telegram",

@@ -109,7 +109,8 @@ def test_the_corpus_answers_like_datasette(layout, layouts, staff_client, capsys
         print(
             f"\n[{layout}] Datasette {datasette_server.datasette_version()}: {len(results)} URLs, "
             f"{counts['match']} match ({rate:.1%}), {counts['ties']} tie order, "
-            f"{counts['error-400']} JSON 400 for a Datasette 500, {counts['mismatch']} mismatch"
+            f"{counts['error-400']} JSON 400 for a Datasette 500, "
+            f"{counts['defused']} CSV with formula cells defused, {counts['mismatch']} mismatch"
         )
         for url, category, detail in results:
             if category != "match":
