@@ -22,7 +22,7 @@ from django.contrib import messages as flash
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from hermes_explorer import store
 from sessions_app.models import Message
@@ -50,7 +50,7 @@ def _redirect(request: HttpRequest, url: str, notes: list[str]) -> HttpResponse:
     return redirect(url)
 
 
-@require_GET
+@require_safe
 def database(request: HttpRequest, fmt: str | None = None) -> HttpResponse:
     """``/state``: Datasette's page of the database; ``?sql=`` was its SQL editor."""
     if fmt:
@@ -66,7 +66,7 @@ def database(request: HttpRequest, fmt: str | None = None) -> HttpResponse:
     return render(request, "legacy_app/database.html", {"shape": store.shape(), "tables": tables})
 
 
-@require_GET
+@require_safe
 def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpResponse:
     if fmt:
         return api_views.table(request, table, fmt)
@@ -146,7 +146,7 @@ def _to_message(request: HttpRequest, message_id: str, notes: list[str]) -> Http
     return _redirect(request, url, notes)
 
 
-@require_GET
+@require_safe
 def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> HttpResponse:
     """Datasette's row pages: ``/state/sessions/<id>`` and ``/state/messages/<id>``."""
     if fmt:

@@ -326,3 +326,10 @@ def test_a_key_pasted_into_a_title_is_redacted_and_no_filter_confirms_it(titled_
         ids += column_of(data, "id")
         url = data["next_url"]
     assert len(ids) == len(set(ids)) == 7
+
+
+def test_head_answers_like_get_without_a_body(api_store):
+    staff = client_for("staff")
+    response = staff.head("/state/sessions.json")
+    assert response.status_code == 200 and response.content == b""
+    assert staff.post("/state/sessions.json").status_code == 405

@@ -56,7 +56,7 @@ class Policy:
                 break
             if name in self.hidden:
                 values[i] = [None] * len(values[i])
-            elif name in self.redacted:
+            elif name in self.redacted and any(values[i]):  # a column of NULLs: nothing to do
                 values[i] = redact_many(values[i])
         return values
 

@@ -12,7 +12,7 @@ import logging
 import time
 
 from django.http import HttpResponse, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from accounts_app.roles import can_use_sql
 from hermes_explorer import store
@@ -107,7 +107,7 @@ def row(request, table: str, pk: str):
     return _no_store(_answer("json", build))
 
 
-@require_GET
+@require_safe
 def versions(request):
     return JsonResponse(meta.versions_data())
 
