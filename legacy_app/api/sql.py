@@ -1,9 +1,9 @@
 """``/state.json?sql=…`` and ``/state.csv?sql=…`` (staff), and the one door to the console.
 
 Custom SQL — a whole statement, or a table URL's ``_where`` fragments — never runs on the
-app's own connection: :func:`run_console` hands it to the SQL console's read-only runner,
-whose authorizer refuses anything but reads, under its deadline and row cap.  That is the only
-call into the console in this package.
+app's own connection: :func:`run_console` hands it to the SQL console's runner (a process of
+its own whose authorizer refuses anything but reads, under its deadline, memory and byte
+limits).  That is the only call into the console in this package.
 
 Datasette's rules are kept: only ``SELECT`` / ``WITH`` / ``EXPLAIN`` statements, every query
 string argument (except ``sql`` and ``_shape``) is a parameter, a ``:name`` the URL does not
@@ -18,12 +18,13 @@ import re
 
 from django.conf import settings
 
+from console_app import isolation
 from console_app.readonly import (
+    ConsoleBusy,
     ConsoleDenied,
     ConsoleError,
     ConsoleTimeout,
     ConsoleUnavailable,
-    run_readonly,
     sql_parameters,
 )
 from hermes_explorer import store
@@ -39,24 +40,22 @@ _ALLOWED = re.compile(
 
 
 def run_console(statement, *, budget: float, max_rows: int = SQL_MAX_ROWS + 1):
-    """Columns and rows of ``statement`` through the console's read-only runner."""
+    """Columns and rows of ``statement`` through the console's runner: a process of its own,
+    read-only, under its deadline, memory and byte limits (whole values, blobs as hex)."""
+    limits = isolation.Limits(
+        timeout=budget, max_rows=max_rows, max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES
+    )
     try:
-        result = run_readonly(
-            statement.sql,
-            statement.params,
-            path=store.name(),
-            timeout=budget,
-            max_rows=max_rows,
-        )
+        result = isolation.run(statement.sql, statement.params, path=store.name(), limits=limits)
     except ConsoleTimeout as exc:
         raise ApiError(str(exc), title="SQL Interrupted") from exc
-    except ConsoleUnavailable as exc:
-        raise ApiError(str(exc), status=503, title="State database unavailable") from exc
+    except (ConsoleUnavailable, ConsoleBusy) as exc:
+        raise ApiError(str(exc), status=503, title="SQL console unavailable") from exc
     except ConsoleDenied as exc:
         raise ApiError(str(exc), title="Invalid SQL") from exc
     except ConsoleError as exc:
         raise ApiError(str(exc), title="Invalid SQL") from exc
-    return result.columns, result.rows
+    return result.columns, [tuple(r) for r in result.rows]
 
 
 def validate(sql: str) -> None:
