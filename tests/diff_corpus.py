@@ -32,7 +32,7 @@ import json
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-from sessions_app.redaction import redact
+from hermes_explorer.redaction import redact
 
 IGNORED_KEYS = {"query_ms", "query"}
 

@@ -164,7 +164,7 @@ def _sort_column(query: str) -> str | None:
 
 
 def _redacted(rows: list) -> list:
-    from sessions_app.redaction import redact
+    from hermes_explorer.redaction import redact
 
     return [[redact(v) for v in r] for r in rows]
 

@@ -25,7 +25,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
-from sessions_app.redaction import redact_many
+from hermes_explorer.redaction import redact_many
 
 from .errors import ApiError
 from .operators import Binder, quote
