@@ -7,6 +7,8 @@ question); the flags and permissions that make someone staff or superuser (``is_
 ``is_superuser``, ``user_permissions``) are read-only; the only groups they can give are the
 viewer and analyst roles, and groups beyond that stay as they were.  Superusers can do
 everything.  Nobody adds, changes or deletes an audit event here: the trail is read-only.
+API tokens are listed and can be revoked here; their secrets are never shown (only a hash is
+kept).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import Group
 
-from .models import AuditEvent
+from .models import ApiToken, AuditEvent
 from .roles import ANALYST, GROUP_OF_ROLE, STAFF, VIEWER, role_of
 
 # The groups a staff member may give or take away.
@@ -92,3 +94,37 @@ class AuditEventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are made by their owner (account page, ``manage.py api_token``); the admin lists
+    them and can revoke them, never shows or changes a secret."""
+
+    list_display = (
+        "key_id",
+        "user",
+        "name",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    )
+    list_filter = ("revoked_at",)
+    search_fields = ("key_id", "user__username", "name")
+    readonly_fields = ("user", "key_id", "name", "created_at", "last_used_at", "expires_at")
+    exclude = ("secret_hash",)
+    actions = ["revoke"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        from . import tokens
+
+        for token in queryset:
+            tokens.revoke(token)

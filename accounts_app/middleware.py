@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from .roles import (
+    API_PATH,
     GROUP_OF_ROLE,
     VIEWER,
     Capability,
@@ -17,6 +19,19 @@ from .roles import (
 def forbidden(request, capability: Capability):
     """The 403 page: which role the user has, which one the page needs, whom to ask."""
     role = role_of(request.user)
+    if API_PATH.search(request.path_info):
+        # Scripts read the old API: a refusal they can parse, not an HTML page.
+        message = (
+            f"Your role ({role or 'none'}) cannot {capability.description}: ask a staff member "
+            f"for the {GROUP_OF_ROLE[capability.minimum]} group."
+        )
+        if request.path_info.endswith(".csv"):
+            return HttpResponse(
+                message + "\n", status=403, content_type="text/plain; charset=utf-8"
+            )
+        return JsonResponse(
+            {"ok": False, "error": message, "status": 403, "title": "Forbidden"}, status=403
+        )
     return render(
         request,
         "errors/forbidden_role.html",

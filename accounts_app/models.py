@@ -41,3 +41,38 @@ class AuditEvent(models.Model):
     def __str__(self) -> str:
         target = f" message {self.message_id}" if self.message_id else ""
         return f"{self.username} {self.action}{target} at {self.created_at:%Y-%m-%d %H:%M}"
+
+
+class ApiToken(models.Model):
+    """A personal token a script sends as ``Authorization: Bearer …`` (see ``tokens.py``).
+
+    Only a hash of the secret is kept: the token is shown once, when it is made.  ``key_id``
+    is its public name (in the token itself, in lists, in ``manage.py api_token revoke``).
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100, blank=True)
+    key_id = models.CharField(max_length=16, unique=True)
+    secret_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.key_id} ({self.user}{', ' + self.name if self.name else ''})"
+
+    @property
+    def status(self) -> str:
+        from django.utils import timezone
+
+        if self.revoked_at:
+            return "revoked"
+        if self.expires_at and self.expires_at <= timezone.now():
+            return "expired"
+        return "active"

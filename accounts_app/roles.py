@@ -99,13 +99,19 @@ URL_RULES: dict[tuple[str, str], Capability] = {
 }
 # URL names (any namespace) that start with this are downloads: transcripts as .md/.json.
 EXPORT_NAME_PREFIX = "export"
-# The old Datasette URLs: message tables are content, ``.csv``/``.json`` are exports, and
-# ``/state?sql=`` is the console.
+# The old Datasette URLs: message tables are content and ``/state?sql=`` (``.json``,
+# ``.csv``) is the console.  Their ``.json``/``.csv`` are the API scripts read, not exports:
+# a viewer reads the session metadata there as on the pages (content columns are null for
+# them, see ``legacy_app.api.policy``).  Every other ``.csv``/``.json``/… is a download.
 PATH_RULES: tuple[tuple[re.Pattern, Capability], ...] = (
-    (re.compile(r"^/state/?$"), SQL),  # only with ?sql=, see required_capability
-    (re.compile(r"\.(?:csv|json|jsonl|md|txt)$"), EXPORT),
+    (re.compile(r"^/state(?:\.(?:csv|json))?/?$"), SQL),  # only with ?sql=, see below
+    (re.compile(r"^(?!/state[/.]|/-/).*\.(?:csv|json|jsonl|md|txt)$"), EXPORT),
     (re.compile(r"^/state/messages"), CONTENT),
 )
+
+
+# URLs of the old Datasette API (answered with JSON or plain text, never an HTML page).
+API_PATH = re.compile(r"^/(?:state(?:/[^?]*)?\.(?:json|csv)|-/versions\.json)$")
 
 
 def required_capability(request) -> Capability | None:

@@ -91,6 +91,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Scripts: HTTP Basic or a personal token on the API and export URLs (GET only).
+    "accounts_app.scripts.ScriptAuthMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     # Roles: 403 for what the user's role may not see (pages and exports alike).
     "accounts_app.middleware.RoleAccessMiddleware",

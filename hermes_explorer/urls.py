@@ -38,5 +38,6 @@ urlpatterns = [
         auth_views.PasswordChangeDoneView.as_view(),
         name="password_change_done",
     ),
+    path("accounts/", include("accounts_app.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -21,8 +21,9 @@ re-checked would keep a second code path to get right for every operator.  A ref
 only on the parameter names and the role, never on the file or its rows, so every probe of a
 refused column gets the same answer.
 
-Titles and other metadata are not covered here: they are shown unredacted to every role, and
-the session list filters titles itself.
+Titles and other free-text metadata (:func:`metadata_columns`) are shown to every role,
+redacted; the API's filters on them compare the redacted value too, so a guess at a key pasted
+into a title matches nothing, and a sort by one orders by the redacted value.
 """
 
 from __future__ import annotations
@@ -32,18 +33,47 @@ from django.http import QueryDict
 from accounts_app.roles import can_reveal, can_see_content
 from sessions_app.models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS
 
-from .filters import PRESENCE_OPS, SORT_PARAMS, column_and_op, sort_column
+from .api.operators import column_and_op, is_filter_key
+from .filters import PRESENCE_OPS, SORT_PARAMS, sort_column
 
 # Columns only roles that read content may see (the session page shows them to no one else).
 CONTENT_COLUMNS = {
     "sessions": frozenset({"system_prompt", "model_config", "origin_json"}),
     "messages": frozenset(SECRET_MESSAGE_COLUMNS),
+    # Where the current layout keeps the system prompts themselves.
+    "system_prompts": frozenset({"prompt"}),
 }
 # Columns whose text the explorer shows redacted.
 REDACTED_COLUMNS = {
     "sessions": frozenset(SECRET_SESSION_COLUMNS),
     "messages": frozenset(SECRET_MESSAGE_COLUMNS),
+    "system_prompts": frozenset({"prompt"}),
 }
+
+
+def _metadata_columns() -> dict[str, frozenset[str]]:
+    from django.apps import apps
+
+    from sessions_app.models import MetadataText
+
+    found: dict[str, set[str]] = {}
+    for model in apps.get_app_config("sessions_app").get_models():
+        for f in model._meta.concrete_fields:
+            if isinstance(f, MetadataText):
+                found.setdefault(model._meta.db_table, set()).add(f.column)
+    return {table: frozenset(columns) for table, columns in found.items()}
+
+
+def metadata_columns(table: str) -> frozenset[str]:
+    """Free-text metadata columns (titles, user and display names, model routes): shown to
+    every role, redacted; a filter on them also compares the redacted value (no oracle)."""
+    global _METADATA
+    if _METADATA is None:
+        _METADATA = _metadata_columns()
+    return _METADATA.get(table, frozenset())
+
+
+_METADATA: dict[str, frozenset[str]] | None = None
 
 
 def refusals(table: str, params: QueryDict, user) -> list[str]:
@@ -57,7 +87,7 @@ def refusals(table: str, params: QueryDict, user) -> list[str]:
         if key in SORT_PARAMS:
             # Sorting compares values too.
             asked = [(sort_column(table, v), True, f"Sorting by {v}") for v in params.getlist(key)]
-        elif key.startswith("_"):
+        elif not is_filter_key(key):
             continue
         else:
             column, op = column_and_op(key)

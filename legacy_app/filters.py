@@ -17,6 +17,8 @@ from django.http import QueryDict
 
 from sessions_app.models import Message, Session
 
+from .api.operators import column_and_op as api_column_and_op
+
 DATASETTE_PAGE = 100  # Datasette's default _size
 DATASETTE_MAX_PAGE = 1000  # and its max_returned_rows
 
@@ -108,9 +110,9 @@ class LegacyQuery:
 
 
 def column_and_op(key: str) -> tuple[str, str]:
-    """``message_count__gte`` → ``("message_count", "gte")``; a bare column is ``exact``."""
-    column, _, op = key.partition("__")
-    return column, op or "exact"
+    """``message_count__gte`` → ``("message_count", "gte")``; a bare column is ``exact``
+    (the operator follows the last ``__``, as in Datasette and the API)."""
+    return api_column_and_op(key)
 
 
 def sort_column(table: str, value: str) -> str:

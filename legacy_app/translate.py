@@ -70,12 +70,12 @@ def translate_sessions(query: LegacyQuery) -> Translation:
         else:
             exact = False
     if query.sort is None:
+        # Datasette's order (by id) is not one the session list offers: a link, not a redirect.
         notes.append(
-            "Datasette listed sessions by id; the explorer lists them newest first "
-            "(click a column header to change it)."
+            "Datasette listed sessions by id, as here; the explorer's session list shows them "
+            "newest first."
         )
-        if query.next:
-            exact = False
+        exact = False
     elif (query.sort, query.sort_desc) in SESSION_SORTS:
         sort = ("-" if query.sort_desc else "") + query.sort
         params.append(("sort", sort))
@@ -128,6 +128,7 @@ def translate_messages(query: LegacyQuery, shape) -> Translation:
 
 
 def translate_search(query: LegacyQuery) -> Translation:
+    """The search page's parameters: a link only (it ranks its hits 20 at a time)."""
     params: list[tuple[str, str]] = [("q", query.search or "")]
     notes: list[str] = []
     if query.search_raw:
@@ -140,4 +141,4 @@ def translate_search(query: LegacyQuery) -> Translation:
             params.append((MESSAGE_PARAMS[key], f.value))
         else:
             notes.append(f"The filter {f.column}__{f.op} is not applied to search results.")
-    return Translation(params=params, exact=not notes, notes=notes)
+    return Translation(params=params, exact=False, notes=notes)

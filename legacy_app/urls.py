@@ -8,6 +8,7 @@ tolerated here too.
 from django.urls import re_path
 
 from . import views
+from .api import views as api_views
 
 app_name = "legacy"
 
@@ -21,4 +22,5 @@ urlpatterns = [
         views.row,
         name="row",
     ),
+    re_path(r"^-/versions\.json$", api_views.versions, name="versions"),
 ]

@@ -5,15 +5,13 @@ The team's bookmarks and scripts point at the Datasette instance this explorer r
 ``/state/messages.csv?session_id=…``, ``/state/messages?_search=…``). Each URL is read the way
 Datasette read it (``legacy_app.filters``) and answered:
 
-* by a redirect to the explorer's own page (``/sessions/``, ``/messages/``, ``/search/``, a
-  session or a message) when its parameters say exactly the same thing
+* by a redirect to the explorer's own page (``/sessions/``, ``/messages/``, a session or a
+  message) when that page shows exactly the same rows in the same order
   (``legacy_app.translate``);
-* otherwise directly, with a table of exactly those rows (``legacy_app.selectors``);
-* ``.csv`` / ``.json``: the explorer's streamed export of the same rows (``_export=``).
-  NOTE: the export gives every matching row, where Datasette gave one page (unless
-  ``_stream=on``); and Datasette's default ``.json`` was an object
-  ``{"columns": […], "rows": [[…], …], "next": …}``, where the explorer's JSON export is a
-  list of row objects, i.e. Datasette's ``?_shape=array``.
+* otherwise directly, with Datasette's rows in Datasette's order and pages
+  (``legacy_app.pages``), and a link to the closest explorer page (``/search/`` for
+  ``_search``, whose ranked hits are not Datasette's rows);
+* ``.csv`` / ``.json``: Datasette's own API (``legacy_app.api``).
 
 Unknown parameters are ignored and said so (on the page, or as a message after a redirect).
 """
@@ -21,20 +19,20 @@ Unknown parameters are ignored and said so (on the page, or as a message after a
 from __future__ import annotations
 
 from django.contrib import messages as flash
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from hermes_explorer import store
-from sessions_app import selectors as session_selectors
 from sessions_app.models import Message
 from sessions_app.tables import MessageTable, SessionTable
 
-from . import access
-from .filters import MODELS, LegacyQuery, parse
+from .api import policy
+from .api import views as api_views
+from .filters import MODELS, filtered_queryset, parse
+from .pages import PAGE_BUDGET, direct_page
 from .paging import tilde_decode
-from .selectors import DIRECT_BUDGET, direct_page
 from .translate import translate_messages, translate_search, translate_sessions
 
 
@@ -52,38 +50,55 @@ def _redirect(request: HttpRequest, url: str, notes: list[str]) -> HttpResponse:
     return redirect(url)
 
 
-@require_GET
+@require_safe
 def database(request: HttpRequest, fmt: str | None = None) -> HttpResponse:
     """``/state``: Datasette's page of the database; ``?sql=`` was its SQL editor."""
-    if "sql" in request.GET:
+    if fmt:
+        return api_views.database(request, fmt)
+    if request.GET.get("sql"):
         return redirect(reverse("sql:console") + "?" + request.GET.urlencode())
-    return render(request, "legacy_app/database.html", {"shape": store.shape()})
+    catalog = store.shape().catalog
+    tables = sorted(
+        name
+        for name, info in catalog.tables.items()
+        if not info.virtual and name not in catalog.hidden
+    )
+    return render(request, "legacy_app/database.html", {"shape": store.shape(), "tables": tables})
 
 
-@require_GET
+@require_safe
 def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpResponse:
-    if table not in MODELS:
+    if fmt:
+        return api_views.table(request, table, fmt)
+    catalog = store.shape().catalog
+    info = catalog.table(table)
+    if info is None or info.virtual or table in catalog.hidden:
         raise Http404(
             f"The old address /state/{table} has no page in the explorer "
-            "(only sessions and messages were browsed there)."
+            "(it is not a table of this state.db, or it belongs to the full-text index)."
         )
-    refused = access.refusals(table, request.GET, request.user)
+    refused = policy.refusals(table, request.GET, request.user)
     if refused:
-        return _refused(request, table, fmt, refused)
+        return _refused(request, table, refused)
+    if table not in MODELS:
+        return _direct(request, table, notes=[], closest=None)
     shape = store.shape()
     query = parse(table, request.GET, shape)
+    filtered_queryset(query, shape)  # notes about values a column cannot hold
 
+    if query.search is not None and table == "messages":
+        # The search page ranks its hits 20 at a time: not Datasette's rows, so a link.
+        t = translate_search(query)
+        return _direct(
+            request,
+            table,
+            notes=query.notes + t.notes,
+            closest=_with_params(reverse("search:results"), t.params),
+        )
     if query.search is not None:
-        if table != "messages":
-            query.notes.append("Datasette had no full-text search on sessions: _search ignored.")
-        else:
-            t = translate_search(query)
-            notes = query.notes + t.notes
-            if fmt:
-                notes.append("Search results have no download: showing them as a page.")
-            return _redirect(request, _with_params(reverse("search:results"), t.params), notes)
+        query.notes.append("Datasette had no full-text search on sessions: _search ignored.")
 
-    if query.only_id is not None and not fmt:
+    if query.only_id is not None:
         to_row = _to_session if table == "sessions" else _to_message
         return to_row(request, query.only_id, query.notes)
     if table == "sessions":
@@ -92,28 +107,19 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
     else:
         t = translate_messages(query, shape)
         target = reverse("messages:list")
-
     if t.exact:
-        params = t.params + ([("_export", fmt)] if fmt else [])
-        # A download has no page to show notes on.
-        notes = [] if fmt else query.notes + t.notes
-        return _redirect(request, _with_params(target, params), notes)
-    return _direct(request, query, shape, fmt=fmt, closest=_with_params(target, t.params))
+        return _redirect(request, _with_params(target, t.params), query.notes + t.notes)
+    return _direct(
+        request, table, notes=query.notes + t.notes, closest=_with_params(target, t.params)
+    )
 
 
-def _refused(request: HttpRequest, table: str, fmt: str | None, reasons: list[str]):
+def _refused(request: HttpRequest, table: str, reasons: list[str]):
     """A filter the role may not ask: 400, and no query runs, so every probe gets the same
     answer whatever the rows hold."""
-    message = " ".join(reasons)
-    if fmt == "json":
-        # Datasette's error object.
-        body = {"ok": False, "error": message, "status": 400, "title": "Refused filter"}
-        return JsonResponse(body, status=400, json_dumps_params={"ensure_ascii": False})
-    if fmt == "csv":
-        return HttpResponse(message + "\n", status=400, content_type="text/plain; charset=utf-8")
-    closest = reverse(f"{table}:list")
+    closest = reverse(f"{table}:list") if table in MODELS else reverse("legacy:database")
     return _render_table(
-        request, table, store.shape(), [], notes=reasons, closest=closest, refused=True, status=400
+        request, table, [], [], notes=reasons, closest=closest, refused=True, status=400
     )
 
 
@@ -140,9 +146,11 @@ def _to_message(request: HttpRequest, message_id: str, notes: list[str]) -> Http
     return _redirect(request, url, notes)
 
 
-@require_GET
+@require_safe
 def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> HttpResponse:
     """Datasette's row pages: ``/state/sessions/<id>`` and ``/state/messages/<id>``."""
+    if fmt:
+        return api_views.row(request, table, pk)
     pk = tilde_decode(pk)
     if table == "sessions":
         return _to_session(request, pk, [])
@@ -151,40 +159,27 @@ def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> Ht
     raise Http404(f"The old address /state/{table}/… has no page in the explorer.")
 
 
-def _direct(
-    request: HttpRequest, query: LegacyQuery, shape, *, fmt: str | None, closest: str
-) -> HttpResponse:
-    """An old URL whose filters the explorer's pages cannot say: the same rows, with
-    Datasette's paging (``_size``, ``_next``)."""
-    page = direct_page(query, shape)
-    if fmt:
-        page.notes.append(
-            f"This download ({fmt.upper()}) uses filters the explorer's export does not carry: "
-            "the rows are shown as a page instead."
-        )
-    next_url = None
-    if page.next_token:
-        params = request.GET.copy()
-        params["_next"] = page.next_token
-        next_url = request.path + "?" + params.urlencode()
+def _direct(request: HttpRequest, table: str, *, notes: list[str], closest: str | None):
+    """An old URL no explorer page says exactly: Datasette's rows, in its order and pages."""
+    page = direct_page(request, table, request.user)
     return _render_table(
         request,
-        query.table,
-        shape,
+        table,
+        page.columns,
         page.rows,
-        notes=page.notes,
-        filters=query.filters,
+        notes=list(dict.fromkeys(notes + page.notes + ([page.error] if page.error else []))),
         closest=closest,
-        next_url=next_url,
+        next_url=page.next_url,
         timed_out=page.timed_out,
     )
 
 
-def _render_table(request, table, shape, rows, *, status=200, **context) -> HttpResponse:
+def _render_table(request, table, columns, rows, *, status=200, **context) -> HttpResponse:
     if table == "sessions":
-        table_obj = SessionTable(rows, order_by=None, shape=shape, orderable=False)
+        context["table"] = SessionTable(rows, order_by=None, shape=store.shape(), orderable=False)
+    elif table == "messages":
+        context["table"] = MessageTable(rows, order_by=None, orderable=False)
     else:
-        rows = session_selectors.link_messages(rows)
-        table_obj = MessageTable(rows, order_by=None, orderable=False)
-    context.update(legacy_table=table, table=table_obj, budget=DIRECT_BUDGET, shape=shape)
+        context.update(plain_columns=columns, plain_rows=rows)
+    context.update(legacy_table=table, budget=PAGE_BUDGET)
     return render(request, "legacy_app/table.html", context, status=status)

@@ -58,8 +58,9 @@ ACCESS = [
     ("/?_export=csv", "analyst"),
     ("/sessions/{xss_session_id}/export.md", "analyst"),
     ("/sessions/{xss_session_id}/export.json", "analyst"),
-    ("/state/sessions.csv", "analyst"),
-    ("/state/sessions.json", "analyst"),
+    # The old API: scripts of every role read the session metadata (content columns null).
+    ("/state/sessions.csv", "viewer"),
+    ("/state/sessions.json", "viewer"),
     ("/state/messages.csv?session_id={xss_session_id}", "analyst"),
     ("/state/messages.json?session_id={xss_session_id}", "analyst"),
     ("/state?sql=SELECT+1", "staff"),
@@ -116,10 +117,14 @@ def test_a_superuser_without_groups_can_do_everything(current_store, django_user
 
 
 def test_anonymous_requests_go_to_sign_in_but_healthz_answers(client, current_store):
-    for url in ["/", "/sessions/", "/sessions/?_export=csv", "/sql/", "/state/sessions.csv"]:
+    for url in ["/", "/sessions/", "/sessions/?_export=csv", "/sql/"]:
         response = client.get(url)
         assert response.status_code == 302
         assert response["Location"].startswith("/accounts/login/")
+    # The old API is read by scripts: a 401 that says how to sign in, not a login form.
+    for url in ["/state/sessions.csv", "/state/sessions.json", "/state.json"]:
+        response = client.get(url)
+        assert response.status_code == 401 and response["WWW-Authenticate"].startswith("Basic")
     assert client.get("/healthz").status_code == 200
     assert client.get("/accounts/login/").status_code == 200
 

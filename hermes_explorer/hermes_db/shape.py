@@ -17,6 +17,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
+from .catalog import Catalog, read_catalog
 from .uri import path_of
 
 # The plain tables whose columns the explorer reads.
@@ -40,6 +41,8 @@ class StoreShape:
     column_order: dict[str, tuple[str, ...]] = field(default_factory=dict)
     fts_layout: str | None = None  # "external", "inline" or None when there is no index
     has_trigram: bool = False
+    # Every table and view of the file, for the old Datasette API (see catalog.py).
+    catalog: Catalog = field(default_factory=Catalog)
 
     def has_table(self, table: str) -> bool:
         return table in self.tables
@@ -149,4 +152,5 @@ def _introspect(conn: sqlite3.Connection) -> StoreShape:
         column_order=column_order,
         fts_layout=fts_layout,
         has_trigram="messages_fts_trigram" in tables,
+        catalog=read_catalog(conn),
     )

@@ -52,9 +52,13 @@ def test_an_ascending_bookmark_keeps_its_order(browse, facts):
     assert listed_session_ids(page) == expected
 
 
-def test_a_search_bookmark_lands_on_search(browse, facts):
+def test_a_search_bookmark_shows_datasettes_rows_and_links_search(browse, facts):
+    """The search page ranks its hits: the old URL shows Datasette's rows, with a link."""
     page = browse.page(role="analyst")
     page.goto(f"/state/messages?_search={facts.rare_word}")
+    expect(page).to_have_url(re.compile(r"/state/messages\?"))
+    expect(page.locator("table.data-table tbody tr")).to_have_count(1)
+    page.get_by_role("link", name="open messages in the explorer").click()
     expect(page).to_have_url(re.compile(rf"/search/\?.*q={facts.rare_word}"))
     expect(page.locator(".hit")).to_have_count(1)
 

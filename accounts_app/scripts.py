@@ -1,0 +1,127 @@
+"""Sign-in for scripts: HTTP Basic and personal tokens on the API and export URLs.
+
+The team's scripts fetched ``/state/<table>.json`` and ``.csv`` with ``curl -u user:pass``
+through Caddy's basic auth.  :class:`ScriptAuthMiddleware` keeps that working against the
+explorer's own accounts, and adds personal tokens (``Authorization: Bearer hxp_…``, see
+``tokens.py``).  It only looks at *script URLs* (:func:`is_script_url`): the old API
+(``/state/….json``/``.csv``, ``/-/versions.json``) and every download (``?_export=``,
+transcripts as ``.md``/``.json``/``.txt``) — read with GET or HEAD.  Pages keep the session
+sign-in, so a browser that once sent Basic credentials cannot be led to act with them.
+
+* The user is signed in for the request only: no session, no cookie.  Roles apply as for a
+  person (the role middleware runs after this one).
+* Basic goes through Django's ``authenticate``, so the same lockout as the sign-in page
+  (django-axes) counts the failures and refuses a locked-out name and address (429).
+* Behind the TLS proxy (``DJANGO_BEHIND_TLS_PROXY``), credentials over plain HTTP are
+  refused (403): the request went past the proxy, or the proxy is misconfigured.
+* Tokens are read from the ``Authorization`` header only, never from the query string (a
+  URL ends up in logs and histories).
+* A script URL without a signed-in user answers 401 (JSON for ``.json``), not the sign-in page.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from django.conf import settings
+from django.contrib.auth import authenticate
+from django.http import HttpResponse, JsonResponse
+
+from . import tokens
+from .roles import API_PATH
+
+DOWNLOAD_PATH = re.compile(r"\.(?:csv|json|jsonl|md|txt)$")
+REALM = 'Basic realm="Hermes Explorer", charset="UTF-8"'
+
+
+def is_script_url(request) -> bool:
+    if request.method not in ("GET", "HEAD"):
+        return False
+    path = request.path_info
+    return bool(API_PATH.search(path) or DOWNLOAD_PATH.search(path) or "_export" in request.GET)
+
+
+def _refusal(request, status: int, message: str, *, challenge: bool = False):
+    if request.path_info.endswith(".json"):
+        response = JsonResponse(
+            {"ok": False, "error": message, "status": status, "title": "Sign-in"}, status=status
+        )
+    else:
+        response = HttpResponse(
+            message + "\n", status=status, content_type="text/plain; charset=utf-8"
+        )
+    if challenge:
+        response["WWW-Authenticate"] = REALM
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _basic(request, value: str):
+    try:
+        decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None, _refusal(request, 401, "Malformed Basic credentials.", challenge=True)
+    username, sep, password = decoded.partition(":")
+    if not sep or not username:
+        return None, _refusal(request, 401, "Malformed Basic credentials.", challenge=True)
+    user = authenticate(request, username=username, password=password)
+    if getattr(request, "axes_locked_out", False):
+        minutes = settings.AXES_COOLOFF_TIME.total_seconds() / 60
+        response = _refusal(
+            request,
+            429,
+            f"Too many failed sign-ins for this name from this address: locked for "
+            f"{minutes:g} minutes.",
+        )
+        response["Retry-After"] = str(int(settings.AXES_COOLOFF_TIME.total_seconds()))
+        return None, response
+    if user is None or not user.is_active:
+        return None, _refusal(request, 401, "Wrong user name or password.", challenge=True)
+    return user, None
+
+
+def _bearer(request, value: str):
+    user = tokens.user_for(value)
+    if user is None:
+        return None, _refusal(request, 401, "Unknown, revoked or expired token.")
+    return user, None
+
+
+class ScriptAuthMiddleware:
+    """Signs a script in from its ``Authorization`` header (after AuthenticationMiddleware,
+    before LoginRequiredMiddleware and the role middleware)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if not is_script_url(request):
+            return self.get_response(request)
+        header = request.META.get("HTTP_AUTHORIZATION", "")
+        scheme, _, value = header.partition(" ")
+        scheme = scheme.lower()
+        if scheme in ("basic", "bearer"):
+            if getattr(settings, "BEHIND_TLS_PROXY", False) and not request.is_secure():
+                return _refusal(
+                    request, 403, "Credentials are only accepted over HTTPS (through the proxy)."
+                )
+            user, refusal = (_basic if scheme == "basic" else _bearer)(request, value)
+            if refusal is not None:
+                return refusal
+            # For this request only: no session is made, no cookie is set.
+            request.user = user
+            request._cached_user = user
+            request.script_auth = scheme
+        elif header:
+            return _refusal(request, 401, "Use Basic or Bearer authorization.", challenge=True)
+        elif not request.user.is_authenticated and API_PATH.search(request.path_info):
+            return _refusal(
+                request,
+                401,
+                "Sign in: send Authorization: Bearer <token> (make one on your account page) "
+                "or Basic credentials.",
+                challenge=True,
+            )
+        return self.get_response(request)

@@ -1,0 +1,174 @@
+"""Datasette's CSV: ``/state/<table>.csv`` (one page) and ``?_stream=on`` (every row).
+
+The header is the page's columns in the table's order (``rowid`` first for a table without a
+primary key, ``<column>_label`` after each ``_labels`` column); values are the stored ones —
+epochs stay numbers — written as Python's ``csv`` module writes them (minimal quoting, CRLF).
+``_stream=on`` sends every matching row, read in chunks of 1,000 that each resume after the
+last row sent, so memory stays flat whatever the table's size (``_next`` cannot be combined
+with it, as in Datasette).  ``_dl=1`` makes it an attachment (``text/csv``), otherwise it is
+``text/plain`` as Datasette served it; ``_header=off`` drops the header line.
+
+Cells a spreadsheet would run as a formula (``= + - @``…) are defused with a leading ``'``,
+as in every CSV of the explorer; ``_raw=1`` gives the stored values exactly as Datasette wrote
+them (for scripts), ``_bom=1`` a file for spreadsheets (also a UTF-8 BOM).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from django.http import StreamingHttpResponse
+
+from hermes_explorer import store
+from sessions_app.exports import buffered, csv_lines, wants_raw, wants_spreadsheet
+from sessions_app.exports.csv_fast import csv_column, csv_line
+
+from . import tables
+from .errors import ApiError
+from .params import first, parse
+from .tokens import key_path
+
+
+def _expanded_columns(columns, values, expanded):
+    """Each ``_labels`` column as two: the value and its label (empty when it has none)."""
+    names, out = [], []
+    for name, column in zip(columns, values, strict=True):
+        if name in expanded:
+            names += [name, f"{name}_label"]
+            out.append([v["value"] if isinstance(v, dict) else v for v in column])
+            out.append(
+                [v["label"] if isinstance(v, dict) else ("" if v is None else "") for v in column]
+            )
+        else:
+            names.append(name)
+            out.append(column)
+    return names, out
+
+
+def _style(request) -> str:
+    """Formulas defused unless ``_raw=1`` (Datasette's exact bytes, for scripts); ``_bom=1``
+    for a spreadsheet (also a BOM)."""
+    if wants_spreadsheet(request):
+        return "spreadsheet"
+    return "raw" if wants_raw(request) else "safe"
+
+
+def _records(values, style: str) -> list[str]:
+    cells = [csv_column(column, style=style) for column in values]
+    if len(cells) == 1:
+        return [c or '""' for c in cells[0]]  # a lone empty field, as csv.writer writes it
+    return list(map(",".join, zip(*cells, strict=True)))
+
+
+def _blobs(columns, values, key, blob_url):
+    """A blob cell becomes the URL Datasette gave for it (checked a column at a time)."""
+    for i, column in enumerate(values):
+        if bytes in set(map(type, column)):
+            keys = [values[columns.index(k)] for k in key]
+            values[i] = [
+                blob_url([k[n] for k in keys], columns[i]) if isinstance(v, bytes) else v
+                for n, v in enumerate(column)
+            ]
+    return values
+
+
+def csv_response(request, info, *, user):
+    """The CSV of a table URL (one page, or every row with ``_stream=on``)."""
+    req = parse(info, request.GET)
+    if req.stream and req.next:
+        raise ApiError("_next not allowed for CSV streaming")
+    style = _style(request)
+    key = ["rowid"] if info.use_rowid else list(info.pks)
+    lookup = tables.labels_for(store.shape().catalog, info, user)
+
+    def blob_url(key_values, column):
+        path = f"/state/{info.name}/{key_path(key_values)}.blob"
+        return request.build_absolute_uri(f"{path}?_blob_column={column}")
+
+    if req.stream:
+        chunks = tables.stream(request, info, user=user)
+    else:
+        page = tables.table_page(request, info, user=user, with_extras=False)
+        values = [list(c) for c in zip(*page.rows, strict=True)] if page.rows else []
+        chunks = iter([(page.columns, values)])
+    # The first chunk is read now: a refusal or a timeout is still a proper error answer.
+    columns, values = next(chunks)
+    chunks = itertools.chain([(columns, values)], chunks)
+    wanted = [c for c in (req.labels or []) if c in columns]
+    wanted = [c for c in wanted if any(fk.column == c for fk in info.foreign_keys)]
+
+    def expand(columns, values):
+        if not wanted or not values:
+            return values, []
+        done = []
+        for name in wanted:
+            i = columns.index(name)
+            found = lookup(
+                name, [v for v in values[i] if v is not None and not isinstance(v, dict)]
+            )
+            if found:
+                done.append(name)
+                values[i] = [
+                    {"value": v, "label": found[v]} if v is not None and v in found else v
+                    for v in values[i]
+                ]
+            elif any(isinstance(v, dict) for v in values[i]):
+                done.append(name)
+        return values, done
+
+    first_values, expanded = expand(columns, values)
+    header, _ = _expanded_columns(columns, [[] for _ in columns], expanded)
+
+    def pieces():
+        lead = "\ufeff" if style == "spreadsheet" else ""
+        if req.header:
+            yield lead + csv_line(header) + "\r\n"
+        elif lead:
+            yield lead
+        for n, (names, chunk) in enumerate(chunks):
+            if n:
+                chunk, _done = expand(names, chunk)
+            else:
+                chunk = first_values
+            if not chunk or not chunk[0]:
+                continue
+            chunk = _blobs(names, chunk, key, blob_url)
+            _names, chunk = _expanded_columns(names, chunk, expanded)
+            yield "\r\n".join(_records(chunk, style)) + "\r\n"
+            del chunk
+            yield ""  # flush a chunk as soon as it is written
+
+    content_type = "text/plain; charset=utf-8"
+    response = StreamingHttpResponse(buffered(pieces(), label=f"{info.name}.csv"))
+    if req.download:
+        content_type = "text/csv; charset=utf-8"
+        response["Content-Disposition"] = f'attachment; filename="{info.name}.csv"'
+    response["Content-Type"] = content_type
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+def sql_csv_response(request, data: dict):
+    """``/state.csv?sql=…``: the query's columns and rows."""
+    download = bool(first(request.GET, "_dl"))
+    header = first(request.GET, "_header") != "off"
+    style = _style(request)
+    rows = [[v.hex() if isinstance(v, bytes) else v for v in r] for r in data["rows"]]
+
+    def pieces():
+        if header:
+            lead = "\ufeff" if style == "spreadsheet" else ""
+            yield lead + csv_line(data["columns"]) + "\r\n"
+        if rows:
+            yield "\r\n".join(csv_lines(rows, style=style)) + "\r\n"
+
+    response = StreamingHttpResponse(buffered(pieces(), label="state.csv"))
+    response["Content-Type"] = (
+        "text/csv; charset=utf-8" if download else "text/plain; charset=utf-8"
+    )
+    if download:
+        response["Content-Disposition"] = 'attachment; filename="state.csv"'
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Cache-Control"] = "private, no-store"
+    return response

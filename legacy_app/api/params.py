@@ -1,0 +1,191 @@
+"""A Datasette table URL read into a :class:`TableRequest`, with Datasette's checks.
+
+Datasette read the *first* value of an option (``?_size=5&_size=9`` is 5) and every value of a
+filter; this module does the same (Django's ``QueryDict.get`` would give the last).  What
+Datasette refused is refused here with its words and a 400 (Datasette answered some of these
+with a 500, which the explorer never does): ``_sort`` and ``_sort_desc`` together, sorting by a
+column the table lacks, a ``_size`` that is not a whole number or above 1,000, ``_col`` /
+``_nocol`` naming unknown columns, a filter on a column the table lacks ("no such column").
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from django.http import QueryDict
+
+from hermes_explorer.hermes_db.catalog import TableInfo
+
+from .errors import ApiError
+from .operators import Selection, is_filter_key, selections
+
+PAGE_SIZE = 100  # Datasette's default_page_size
+MAX_ROWS = 1000  # and its max_returned_rows
+FACET_SIZE = 30  # default_facet_size
+FACET_TYPES = {"_facet": "column", "_facet_date": "date", "_facet_array": "array"}
+BOOLEAN_WORDS = {"on": True, "true": True, "1": True, "off": False, "false": False, "0": False}
+
+
+def first(params: QueryDict, key: str, default: str | None = None) -> str | None:
+    values = params.getlist(key)
+    return values[0] if values else default
+
+
+def as_boolean(value: str | None) -> bool | None:
+    """``on/true/1`` and ``off/false/0`` (any case); None for anything else."""
+    if value is None:
+        return None
+    return BOOLEAN_WORDS.get(value.lower())
+
+
+@dataclass(frozen=True)
+class Facet:
+    kind: str  # column, date or array
+    column: str
+
+
+@dataclass
+class TableRequest:
+    table: TableInfo
+    columns: list[str]  # selected, in order (the key first when _col is used)
+    selections: list[Selection] = field(default_factory=list)
+    sort: str | None = None
+    sort_desc: bool = False
+    size: int = PAGE_SIZE
+    next: str | None = None
+    search: dict[str, str] = field(default_factory=dict)  # "_search" or "_search_<col>"
+    search_raw: bool = False
+    facets: list[Facet] = field(default_factory=list)
+    facet_size: int = FACET_SIZE
+    wheres: list[str] = field(default_factory=list)
+    shape: str = "arrays"
+    nl: bool = False
+    json_columns: list[str] = field(default_factory=list)
+    json_infinity: bool = False
+    labels: list[str] | None = None  # columns to expand; None: none asked
+    nocount: bool = False
+    nofacet: bool = False
+    stream: bool = False
+    download: bool = False
+    header: bool = True
+
+    @property
+    def sorted(self) -> bool:
+        return self.sort is not None
+
+    @property
+    def key(self) -> list[str]:
+        return ["rowid"] if self.table.use_rowid else list(self.table.pks)
+
+
+def _columns(table: TableInfo, params: QueryDict) -> list[str]:
+    columns = list(table.columns)
+    if "_col" in params:
+        wanted = params.getlist("_col")
+        bad = [c for c in wanted if c not in table.columns]
+        if bad:
+            raise ApiError("_col={} - invalid columns".format(", ".join(bad)))
+        columns = list(table.pks) + [c for c in dict.fromkeys(wanted)]
+    if "_nocol" in params:
+        dropped = params.getlist("_nocol")
+        bad = [c for c in dropped if c not in table.columns or c in table.pks]
+        if bad:
+            raise ApiError("_nocol={} - invalid columns".format(", ".join(bad)))
+        columns = [c for c in columns if c not in dropped]
+    return columns
+
+
+def _size(value: str | None) -> int:
+    if not value:
+        return PAGE_SIZE
+    if value == "max":
+        return MAX_ROWS
+    try:
+        size = int(value)
+    except ValueError:
+        size = -1
+    if size < 0:
+        raise ApiError("_size must be a positive integer")
+    if size > MAX_ROWS:
+        raise ApiError(f"_size must be <= {MAX_ROWS}")
+    return size
+
+
+def _facets(params: QueryDict, table: TableInfo) -> list[Facet]:
+    facets = []
+    for key in params:
+        kind = FACET_TYPES.get(key)
+        if kind is None:
+            continue
+        for value in params.getlist(key):
+            column = value
+            if value.startswith("{"):
+                try:
+                    config = json.loads(value)
+                    column = config.get("column") or config["simple"]
+                except (ValueError, KeyError, AttributeError, TypeError) as exc:
+                    raise ApiError(f"Invalid facet configuration: {value}") from exc
+            if column not in table.columns:
+                raise ApiError(f"no such column: {column}", title="Invalid SQL")
+            facets.append(Facet(kind, column))
+    # Column facets first, then date, then array: Datasette's order of facet classes.
+    order = {"column": 0, "date": 1, "array": 2}
+    return sorted(facets, key=lambda f: order[f.kind])
+
+
+def _facet_size(value: str | None) -> int:
+    if value == "max":
+        return MAX_ROWS
+    if value and value.isdigit():
+        return min(int(value), MAX_ROWS)
+    return FACET_SIZE
+
+
+def parse(table: TableInfo, params: QueryDict) -> TableRequest:
+    sort, sort_desc = first(params, "_sort"), first(params, "_sort_desc")
+    if sort and sort_desc:
+        raise ApiError("Cannot use _sort and _sort_desc at the same time")
+    sortable = set(table.columns) | ({"rowid"} if table.use_rowid else set())
+    for value in (sort, sort_desc):
+        if value and value not in sortable:
+            raise ApiError(f"Cannot sort table by {value}")
+    pairs = [(key, value) for key in params if is_filter_key(key) for value in params.getlist(key)]
+    chosen = selections(pairs)
+    search = {
+        key: first(params, key, "")
+        for key in params
+        if key.startswith("_search") and key != "_searchmode"
+    }
+    mode = first(params, "_searchmode")
+    labels = None
+    all_labels = as_boolean(first(params, "_labels", ""))
+    if "_label" in params:
+        labels = params.getlist("_label")
+    elif all_labels:
+        labels = [fk.column for fk in table.foreign_keys]
+    shape = first(params, "_shape", "arrays")
+    return TableRequest(
+        table=table,
+        columns=_columns(table, params),
+        selections=chosen,
+        sort=sort or sort_desc or None,
+        sort_desc=bool(sort_desc),
+        size=_size(first(params, "_size")),
+        next=first(params, "_next") or None,
+        search=search,
+        search_raw=mode == "raw",
+        facets=_facets(params, table),
+        facet_size=_facet_size(first(params, "_facet_size")),
+        wheres=params.getlist("_where"),
+        shape=shape,
+        nl=bool(first(params, "_nl")),
+        json_columns=params.getlist("_json"),
+        json_infinity=bool(as_boolean(first(params, "_json_infinity", "0"))),
+        labels=labels,
+        nocount=bool(first(params, "_nocount")) or shape in ("array", "object"),
+        nofacet=bool(first(params, "_nofacet")) or shape in ("array", "object"),
+        stream=bool(first(params, "_stream")),
+        download=bool(first(params, "_dl")),
+        header=first(params, "_header") != "off",
+    )

@@ -1,0 +1,130 @@
+"""What each role gets from the API: the same rules as the pages.
+
+* **Viewers** read metadata only.  The content columns of a table (``access.CONTENT_COLUMNS``:
+  a session's system prompt, model route and origin; a stored system prompt) keep their place
+  in ``columns`` — so a script indexing ``_shape=arrays`` rows still finds every column where
+  Datasette put it — but their values are ``null``.  Tables that are content through and
+  through (``messages``) are refused by the role middleware.
+* **Analysts** read content, redacted: every column that may hold a secret
+  (``access.REDACTED_COLUMNS``) goes through the explorer's redactor, a column of the page at a
+  time.
+* **Staff** get redacted values too (revealing one message is audited, on its page);
+  ``_where`` and ``?sql=`` are theirs alone.
+
+Which filters, sorts and facets a role may ask is decided before any query runs
+(:func:`refusals`), so a refused probe answers the same whatever the rows hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.http import QueryDict
+
+from accounts_app.roles import can_reveal, can_see_content, can_use_sql
+from hermes_explorer.redaction import redact, redact_many
+
+from .. import access
+from .params import FACET_TYPES
+
+
+@dataclass(frozen=True)
+class Policy:
+    hidden: frozenset[str]
+    redacted: frozenset[str]
+    staff: bool
+    may_use_sql: bool
+
+    def rows(self, columns: list[str], rows: list) -> list[list]:
+        """``rows`` (sequences in ``columns`` order) with hidden values nulled and secrets
+        redacted, a column at a time."""
+        touched = [i for i, c in enumerate(columns) if c in self.hidden or c in self.redacted]
+        if not touched or not rows:
+            return [list(r) for r in rows]
+        cols = list(map(list, zip(*rows, strict=True)))
+        for i in touched:
+            if columns[i] in self.hidden:
+                cols[i] = [None] * len(rows)
+            else:
+                cols[i] = redact_many(cols[i])
+        return [list(r) for r in zip(*cols, strict=True)]
+
+    def columns(self, names: list[str], values: list[list]) -> list[list]:
+        """``values`` (one list per column) with hidden values nulled and secrets redacted."""
+        for i, name in enumerate(names):
+            if i >= len(values):
+                break
+            if name in self.hidden:
+                values[i] = [None] * len(values[i])
+            elif name in self.redacted and any(values[i]):  # a column of NULLs: nothing to do
+                values[i] = redact_many(values[i])
+        return values
+
+    def value(self, column: str, value):
+        if column in self.hidden:
+            return None
+        if column in self.redacted:
+            return redact(value)
+        return value
+
+
+def for_table(user, table: str) -> Policy:
+    hidden = (
+        frozenset() if can_see_content(user) else access.CONTENT_COLUMNS.get(table, frozenset())
+    )
+    return Policy(
+        hidden=hidden,
+        redacted=access.REDACTED_COLUMNS.get(table, frozenset()) | access.metadata_columns(table),
+        staff=can_reveal(user),
+        may_use_sql=can_use_sql(user),
+    )
+
+
+def for_sql(user) -> Policy:
+    """Results of staff SQL: every text value is redacted (any column may hold a secret)."""
+    return Policy(frozenset(), frozenset(), staff=True, may_use_sql=can_use_sql(user))
+
+
+def sql_rows(rows: list) -> list[list]:
+    if not rows:
+        return []
+    cols = [redact_many(c) for c in zip(*rows, strict=True)]
+    return [list(r) for r in zip(*cols, strict=True)]
+
+
+def refusals(table: str, params: QueryDict, user) -> list[str]:
+    """Why ``user`` may not ask these parameters (empty: nothing refused).
+
+    The column filters and sorts follow ``legacy_app.access``; facets count values, so they
+    follow the sorting rule; ``_where`` is SQL, which only staff may write; a search combined
+    with facets would count matches inside redacted text, so roles that cannot reveal may not
+    combine them."""
+    reasons = access.refusals(table, params, user)
+    if can_reveal(user):
+        return reasons
+    hidden = (
+        frozenset() if can_see_content(user) else access.CONTENT_COLUMNS.get(table, frozenset())
+    )
+    redacted = access.REDACTED_COLUMNS.get(table, frozenset())
+    for key in params:
+        if key == "_where":
+            reasons.append("_where is refused: only staff may add SQL to a table URL.")
+        if key not in FACET_TYPES:
+            continue
+        for column in params.getlist(key):
+            if column in hidden:
+                reasons.append(
+                    f"The facet {key}={column} is refused: your role cannot read {column}."
+                )
+            elif column in redacted or column.startswith("{"):
+                reasons.append(
+                    f"The facet {key}={column} is refused: {column} may hold redacted "
+                    "secrets, so your role cannot count its values."
+                )
+    searching = any(k.startswith("_search") and k != "_searchmode" for k in params)
+    if searching and any(k in FACET_TYPES for k in params):
+        reasons.append(
+            "Facets with _search are refused for your role: they would count matches inside "
+            "redacted text. Drop _facet, or ask staff."
+        )
+    return reasons

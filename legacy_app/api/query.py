@@ -1,0 +1,218 @@
+"""The statements behind a table URL, and the two places they can run.
+
+:func:`plan` turns a :class:`~legacy_app.api.params.TableRequest` into WHERE clauses and an
+order; :class:`Plan` writes the page, count and facet statements from them, with ``:p0``-style
+parameters as Datasette showed them in ``query.sql``.  Statements run on the store
+(:func:`run_store`, the app's read-only connection under a deadline) — or, when the URL carries
+``_where`` (raw SQL from a staff member), through the SQL console's runner, whose authorizer
+only lets reads through (:func:`legacy_app.api.sql.run_console`).
+
+Order: the sort column (if any), then the primary key (or rowid), ascending — Datasette's order
+from the second page on.  On a sorted first page Datasette ordered by the sort column alone
+and left ties to SQLite; ``legacy_app.api.tables`` reproduces that page and only re-orders the
+page's last group of tied rows by key, which is what lets the ``next_url`` loop return every
+row exactly once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from django.db import DatabaseError
+
+from hermes_explorer import store
+from hermes_explorer.hermes_db.deadline import QueryTimeout
+from hermes_explorer.middleware import describe_store_fault
+
+from . import tokens
+from .errors import ApiError
+from .operators import Binder, quote
+from .params import TableRequest
+
+# Counts of a filtered table, per file version: the same count is not recomputed for each page
+# of a next_url loop.  Only a speed-up: a changed file has another signature.
+_COUNTS: OrderedDict = OrderedDict()
+COUNT_CACHE_SIZE = 256
+
+
+@dataclass
+class Statement:
+    sql: str
+    params: dict
+
+
+@dataclass
+class Plan:
+    request: TableRequest
+    binder: Binder
+    filters: list[str] = field(default_factory=list)  # filters, search, _where
+    after: list[str] = field(default_factory=list)  # the rows after _next
+    order: list[str] = field(default_factory=list)
+
+    @property
+    def table(self) -> str:
+        return self.request.table.name
+
+    def _where(self, clauses: list[str]) -> str:
+        return f" where {' and '.join(clauses)}" if clauses else ""
+
+    def select_list(self, columns: list[str]) -> str:
+        names = [quote(c) for c in columns]
+        if self.request.table.use_rowid:
+            names.insert(0, "rowid")
+        return ", ".join(names) or "rowid"
+
+    def page(
+        self,
+        limit: int,
+        *,
+        columns: list[str] | None = None,
+        order: list[str] | None = None,
+        where: list[str] | None = None,
+        expressions: list[str] | None = None,
+        offset: int = 0,
+    ) -> Statement:
+        columns = self.request.columns if columns is None else columns
+        order = self.order if order is None else order
+        clauses = self.filters + self.after + (where or [])
+        selected = ", ".join([self.select_list(columns), *(expressions or [])])
+        sql = (
+            f"select {selected} from {quote(self.table)}{self._where(clauses)}"
+            + (f" order by {', '.join(order)}" if order else "")
+            + f" limit {int(limit)}"
+            + (f" offset {int(offset)}" if offset else "")
+        )
+        return Statement(sql, dict(self.binder.params))
+
+    @property
+    def sort_only(self) -> list[str]:
+        """Datasette's order on a sorted first page: the sort column alone."""
+        return self.order[:1]
+
+    def count(self) -> Statement:
+        sql = f"select count(*) from {quote(self.table)}{self._where(self.filters)}"
+        return Statement(sql, dict(self.binder.params))
+
+    def base(self) -> Statement:
+        """Every column of the matching rows, unordered: what facets count over (the rows
+        after ``_next`` only, as in Datasette)."""
+        sql = (
+            f"select {self.select_list(list(self.request.table.columns))} "
+            f"from {quote(self.table)}{self._where(self.filters + self.after)}"
+        )
+        return Statement(sql, dict(self.binder.params))
+
+
+def sort_sql(request: TableRequest, seen: frozenset[str] = frozenset()) -> str | None:
+    """The sort column as SQL: the redacted value for free-text metadata (``seen``), which is
+    what the reader sees and what the tokens then carry."""
+    if not request.sort:
+        return None
+    column = request.sort if request.sort == "rowid" else quote(request.sort)
+    return f"hermes_redact({column})" if request.sort in seen else column
+
+
+def plan(
+    request: TableRequest,
+    *,
+    extra: list[str] | None = None,
+    binder=None,
+    shown=None,
+    seen: frozenset[str] = frozenset(),
+) -> Plan:
+    """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``.
+
+    ``seen``: free-text metadata columns, filtered and sorted on their redacted value."""
+    binder = binder or Binder()
+    p = Plan(request=request, binder=binder)
+    known = set(request.table.columns) | {"rowid"}
+    for s in request.selections:
+        if s.operator is not None:
+            p.filters.append(
+                s.operator.where(
+                    p.table,
+                    s.column,
+                    s.value,
+                    binder,
+                    known=s.column in known,
+                    seen=s.column in seen,
+                )
+            )
+    p.filters += extra or []
+    key = request.key
+    sort = sort_sql(request, seen)
+    if request.next:
+        p.after = tokens.after(
+            request.next,
+            key=key,
+            rowid=request.table.use_rowid,
+            sort=request.sort,
+            desc=request.sort_desc,
+            binder=binder,
+            shown=shown,
+            sort_sql=sort,
+        )
+    if sort:
+        p.order.append(sort + (" desc" if request.sort_desc else ""))
+    p.order += [k if k == "rowid" else quote(k) for k in key if k != request.sort]
+    return p
+
+
+def _store_sql(sql: str) -> str:
+    # Django's cursor formats the statement with the parameter mapping: a "%" (only ever
+    # inside a quoted name here) must be doubled.
+    return sql.replace("%", "%%")
+
+
+def run_store(statement: Statement, *, budget: float) -> tuple[list[str], list[tuple]]:
+    """Columns and rows of ``statement`` on the store, within ``budget`` seconds."""
+    try:
+        with store.cursor(budget=budget) as cur:
+            cur.execute(_store_sql(statement.sql), statement.params)
+            columns = [d[0] for d in cur.description or ()]
+            return columns, cur.fetchall()
+    except QueryTimeout as exc:
+        raise ApiError(
+            f"SQL query took too long: it ran past its {exc.budget:g} s limit and was "
+            "stopped. Filter on an indexed column (sessions.started_at, sessions.source, "
+            "messages.session_id), sort by one, or use a smaller _size.",
+            title="SQL Interrupted",
+        ) from exc
+    except DatabaseError as exc:
+        fault = describe_store_fault(exc)
+        if fault and not str(exc).startswith("no such"):
+            raise ApiError(fault, status=503, title="State database unavailable") from exc
+        raise ApiError(str(exc), title="Invalid SQL") from exc
+
+
+def iter_store(statement: Statement, *, budget: float, batch: int = 500):
+    """Rows of ``statement`` in batches, for a scan that may stop early (a re-check count)."""
+    with store.cursor(budget=budget) as cur:
+        cur.execute(_store_sql(statement.sql), statement.params)
+        while True:
+            rows = cur.fetchmany(batch)
+            if not rows:
+                return
+            yield rows
+
+
+def cached_count(statement: Statement, run, *, budget: float) -> int | None:
+    """``select count(*)`` within ``budget``; None when it runs out of time (Datasette's
+    null), remembered per file version."""
+    key = (store.file_signature(), statement.sql, tuple(sorted(statement.params.items())))
+    if key in _COUNTS:
+        _COUNTS.move_to_end(key)
+        return _COUNTS[key]
+    try:
+        _columns, rows = run(statement, budget=budget)
+    except ApiError as exc:
+        if exc.title == "SQL Interrupted":
+            return None
+        raise
+    count = rows[0][0] if rows else None
+    if key[0] is not None:
+        _COUNTS[key] = count
+        while len(_COUNTS) > COUNT_CACHE_SIZE:
+            _COUNTS.popitem(last=False)
+    return count

@@ -1,0 +1,141 @@
+"""Datasette's JSON: the default object and every ``_shape``, ``_nl``, ``_json``.
+
+================  ==============================================================
+``arrays``        (default) the object, ``rows`` as lists in ``columns`` order
+``objects``       the object, ``rows`` as ``{column: value}``
+``array``         only the rows, as objects (``_nl=on``: one object per line)
+``object``        ``{key path: row object}`` (tables with a primary key only)
+``arrayfirst``    the first value of each row, as one list
+================  ==============================================================
+
+``_json=col`` decodes that column's JSON text; ``Infinity`` becomes null unless
+``_json_infinity=1``; a blob is its UTF-8 text, or ``{"$base64": true, "encoded": …}``.
+The ``Link: <next_url>; rel="next"`` header is set whenever there is a next page.
+
+Where Datasette answered a 200 with ``{"ok": false}`` (``_shape=object`` on a table without
+a primary key) the explorer answers the same object with status 400.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+
+from django.http import HttpResponse
+
+from .errors import ApiError
+from .params import as_boolean, first
+from .tokens import key_path
+
+SHAPES = ("arrays", "objects", "object", "array", "arrayfirst")
+
+
+class Encoder(json.JSONEncoder):
+    def default(self, o):
+        if isinstance(o, bytes):
+            try:
+                return o.decode("utf-8")
+            except UnicodeDecodeError:
+                return {"$base64": True, "encoded": base64.b64encode(o).decode("latin1")}
+        if isinstance(o, memoryview):
+            return self.default(bytes(o))
+        return super().default(o)
+
+
+def dumps(data) -> str:
+    return json.dumps(data, cls=Encoder)
+
+
+def _finite(row):
+    if isinstance(row, dict):
+        return dict(zip(row, _finite(list(row.values())), strict=True))
+    if any(isinstance(v, float) and math.isinf(v) for v in row):
+        return [None if isinstance(v, float) and math.isinf(v) else v for v in row]
+    return row
+
+
+def _loads(value):
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def _decode_json(rows, columns, wanted):
+    wanted = set(wanted)
+    if not wanted.intersection(columns):
+        return rows
+    out = []
+    for row in rows:
+        if isinstance(row, dict):
+            out.append({k: _loads(v) if k in wanted else v for k, v in row.items()})
+        else:
+            out.append(
+                [_loads(v) if c in wanted else v for c, v in zip(columns, row, strict=False)]
+            )
+    return out
+
+
+def json_response(data: dict, params, *, status: int = 200, query_ms: float | None = None):
+    """The response for ``data`` (a table, row or query dict) shaped as the URL asks."""
+    if query_ms is not None:
+        data["query_ms"] = query_ms
+    wanted = params.getlist("_json")
+    if wanted and "rows" in data and "columns" in data:
+        data["rows"] = _decode_json(data["rows"], data["columns"], wanted)
+    if "rows" in data and not as_boolean(first(params, "_json_infinity", "0")):
+        data["rows"] = [_finite(r) for r in data["rows"]]
+    shape = first(params, "_shape", "arrays")
+    if data.get("error"):
+        shape = "arrays"
+    next_url = data.get("next_url")
+    body = data
+    if shape == "arrayfirst":
+        body = [row[0] for row in data["rows"]]
+    elif shape in ("objects", "object", "array"):
+        columns, rows = data.get("columns"), data.get("rows")
+        if rows and columns:
+            data["rows"] = [_as_object(columns, row) for row in rows]
+        if shape == "object":
+            if "primary_keys" not in data:
+                raise ApiError("_shape=object is only available on tables")
+            pks = data["primary_keys"]
+            if not pks:
+                raise ApiError("_shape=object not available for tables with no primary keys")
+            body = {key_path([_plain(row[pk]) for pk in pks]): row for row in data["rows"]}
+        elif shape == "array":
+            body = data["rows"]
+    elif shape != "arrays":
+        raise ApiError(f"Invalid _shape: {shape}")
+    if first(params, "_nl", "") and shape == "array":
+        text = "\n".join(dumps(item) for item in body)
+        content_type = "text/plain"
+    else:
+        text = dumps(body)
+        content_type = "application/json; charset=utf-8"
+    response = HttpResponse(text, status=status, content_type=content_type)
+    if next_url:
+        response["Link"] = f'<{next_url}>; rel="next"'
+    return response
+
+
+def _as_object(columns, row):
+    if isinstance(row, dict):
+        return row
+    return dict(zip(columns, row, strict=False))
+
+
+def _plain(value):
+    return value["value"] if isinstance(value, dict) else value
+
+
+def error_response(error: ApiError, fmt: str | None):
+    """A refusal: Datasette's error object for ``.json``, one plain line for ``.csv``."""
+    if fmt == "csv":
+        return HttpResponse(
+            error.message + "\n", status=error.status, content_type="text/plain; charset=utf-8"
+        )
+    return HttpResponse(
+        dumps(error.as_dict()), status=error.status, content_type="application/json"
+    )

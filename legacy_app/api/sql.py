@@ -1,0 +1,111 @@
+"""``/state.json?sql=…`` and ``/state.csv?sql=…`` (staff), and the one door to the console.
+
+Custom SQL — a whole statement, or a table URL's ``_where`` fragments — never runs on the
+app's own connection: :func:`run_console` hands it to the SQL console's runner (a process of
+its own whose authorizer refuses anything but reads, under its deadline, memory and byte
+limits).  That is the only call into the console in this package.
+
+Datasette's rules are kept: only ``SELECT`` / ``WITH`` / ``EXPLAIN`` statements, every query
+string argument (except ``sql`` and ``_shape``) is a parameter, a ``:name`` the URL does not
+give is the empty string, at most 1,000 rows (``truncated`` says when there were more), and an
+SQL error is a 400 whose JSON still has the ``rows``/``columns`` keys, with ``ok: false``.
+Every text value is redacted, as in the console; each statement is written to the audit log.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.conf import settings
+
+from console_app import isolation
+from console_app.readonly import (
+    ConsoleBusy,
+    ConsoleDenied,
+    ConsoleError,
+    ConsoleTimeout,
+    ConsoleUnavailable,
+    sql_parameters,
+)
+from hermes_explorer import store
+
+from . import policy as policies
+from .errors import ApiError
+
+SQL_MAX_ROWS = 1000
+_ALLOWED = re.compile(
+    r"^\s*(?:/\*.*?\*/\s*)*(?:select|with|explain\s+(?:query\s+plan\s+)?(?:select|with))\b",
+    re.DOTALL,
+)
+
+
+def run_console(statement, *, budget: float, max_rows: int = SQL_MAX_ROWS + 1):
+    """Columns and rows of ``statement`` through the console's runner: a process of its own,
+    read-only, under its deadline, memory and byte limits (whole values, blobs as hex)."""
+    limits = isolation.Limits(
+        timeout=budget, max_rows=max_rows, max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES
+    )
+    try:
+        result = isolation.run(statement.sql, statement.params, path=store.name(), limits=limits)
+    except ConsoleTimeout as exc:
+        raise ApiError(str(exc), title="SQL Interrupted") from exc
+    except (ConsoleUnavailable, ConsoleBusy) as exc:
+        raise ApiError(str(exc), status=503, title="SQL console unavailable") from exc
+    except ConsoleDenied as exc:
+        raise ApiError(str(exc), title="Invalid SQL") from exc
+    except ConsoleError as exc:
+        raise ApiError(str(exc), title="Invalid SQL") from exc
+    return result.columns, [tuple(r) for r in result.rows]
+
+
+def validate(sql: str) -> None:
+    text = "\n".join(line for line in sql.split("\n") if not line.strip().startswith("--"))
+    if not _ALLOWED.match(text.strip().lower()):
+        raise ApiError("Statement must be a SELECT", title="Invalid SQL")
+
+
+def sql_data(request, user) -> tuple[dict, int]:
+    """Datasette's JSON of a custom query (and its status: 400 when SQLite refused it)."""
+    from .query import Statement
+
+    args = request.GET
+    sql = args.getlist("sql")[0]
+    validate(sql)
+    params = {key: args.getlist(key)[0] for key in args if key not in ("sql", "_shape")}
+    for name in sql_parameters(sql):
+        if not name.startswith("_"):
+            params.setdefault(name, "")
+    error = None
+    columns: list[str] = []
+    rows: list = []
+    truncated = False
+    try:
+        columns, fetched = run_console(
+            Statement(sql, params), budget=float(settings.HERMES_SQL_TIMEOUT)
+        )
+        truncated = len(fetched) > SQL_MAX_ROWS
+        rows = policies.sql_rows(fetched[:SQL_MAX_ROWS])
+    except ApiError as exc:
+        if exc.status != 400 or exc.title == "SQL Interrupted":
+            raise
+        error = exc.message
+    _audit(request, sql, params)
+    data = {
+        "ok": error is None,
+        "database": "state",
+        "query_name": None,
+        "rows": rows,
+        "truncated": truncated,
+        "columns": columns,
+        "query": {"sql": sql, "params": params},
+        "error": error,
+        "private": False,
+        "allow_execute_sql": True,
+    }
+    return data, 400 if error else 200
+
+
+def _audit(request, sql: str, params: dict) -> None:
+    from console_app.services import record_run
+
+    record_run(request, sql, params)

@@ -1,0 +1,386 @@
+"""One page of a table URL, as Datasette 0.65 put it together: the rows and every JSON key.
+
+:func:`table_page` reads the URL, asks the search, the filters and ``_next`` for their clauses,
+reads ``_size`` + 1 rows (the extra one says whether there is a next page), writes the next
+token from the last row shown, counts the matching rows (null when the count runs out of its
+budget, as Datasette's was), runs the facets, expands ``_labels`` and finally applies the
+role's policy (hidden values null, secrets redacted).  The keys are Datasette's, in its order;
+``suggested_facets`` is always empty (the explorer does not guess facets on every request).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from urllib.parse import parse_qsl, urlencode
+
+from django.conf import settings
+
+from hermes_explorer import store
+from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
+from hermes_explorer.redaction import redact
+
+from .. import access
+from . import policy as policies
+from . import query, tokens
+from .errors import ApiError
+from .facets import facet_results
+from .operators import Binder, human_description, quote
+from .params import TableRequest, parse
+from .search import Recheck, search_clauses
+from .sql import run_console
+
+COUNT_BUDGET = 1.0  # seconds: past it, filtered_table_rows_count is null
+RECHECK_BUDGET = 1.0  # seconds of re-checked counting before the count gives up (null)
+
+
+def page_budget() -> float:
+    return float(settings.HERMES_QUERY_TIMEOUT)
+
+
+@dataclass
+class Page:
+    request: TableRequest
+    data: dict
+    columns: list[str]  # the columns of ``rows`` (rowid first for rowid tables)
+    rows: list[list]  # with the policy applied
+    next: str | None
+
+
+class Builder:
+    """The statements of one table URL: its plan, its runner and its re-check."""
+
+    def __init__(self, req: TableRequest, catalog: Catalog, pol: policies.Policy):
+        self.req, self.catalog, self.policy = req, catalog, pol
+        self.search = search_clauses(catalog, req.table.name, req.search, req.search_raw, Binder())
+        extra = list(self.search.clauses) if self.search else []
+        if req.wheres:
+            if not pol.may_use_sql:
+                raise ApiError("_where= is not allowed", status=403)
+            extra += [f"({w})" for w in req.wheres]
+        self.extra = extra
+        self.run = run_console if req.wheres else query.run_store
+        # Free-text metadata is filtered and sorted as shown (redacted) — on the store, whose
+        # connection has the redaction function; SQL run by the console (staff) compares the
+        # stored text.
+        self.seen = frozenset() if req.wheres else access.metadata_columns(req.table.name)
+        self.sort_sql = query.sort_sql(req, self.seen)
+        self.recheck = None
+        if self.search and not pol.staff:
+            if len(req.key) != 1 or not (req.table.use_rowid or _is_rowid(req.table)):
+                raise ApiError("Search on this table is for staff only.", status=403)
+            self.recheck = Recheck(catalog, self.search)
+        shown = None
+        if req.next and req.sorted and self.recheck is None:
+            shown = self.first_page_ties()
+        self.plan = self.plan_for(req.next, shown=shown)
+        self.binder = self.plan.binder
+
+    def plan_for(self, token: str | None, *, shown=None) -> query.Plan:
+        """The statement resuming after ``token``.  The search binds its values first, then
+        the filters, so every clause of every plan has the same parameter names."""
+        binder = Binder()
+        if self.search:
+            search_clauses(
+                self.catalog, self.req.table.name, self.req.search, self.req.search_raw, binder
+            )
+        return query.plan(
+            replace(self.req, next=token),
+            extra=self.extra,
+            binder=binder,
+            shown=shown,
+            seen=self.seen,
+        )
+
+    def first_page_ties(self) -> list[tuple] | None:
+        """The keys of the rows of the first page that tie with the token's sort value, when
+        that value ends the first page (None otherwise).
+
+        Datasette ordered a sorted first page by the sort column alone (SQLite chose the order
+        of ties) and resumed in key order, so its next page repeated or skipped rows of the
+        last group of ties.  Resuming from a token of that group, those rows are left out
+        (and, for the first page's own token, every other row of the group comes next): the
+        first page stays Datasette's and the loop still returns every row once."""
+        req = self.req
+        parts = tokens.components(req.next)
+        if len(parts) < 2:
+            return None
+        value = None if req.next.split(",")[0] == tokens.NULL else parts[0]
+        first = self.plan_for(None)
+        column = self.sort_sql
+        size = req.size
+        before = tokens.before(column, req.sort_desc, value, first.binder)
+        if before is not None:
+            # At least a page of rows before the value: it cannot end the first page.
+            probe = first.page(1, columns=[], order=[], where=[before], offset=size - 1)
+            if self.run(probe, budget=page_budget())[1]:
+                return None
+        same = f"{column} is null" if value is None else f"{column} = {first.binder.bind(value)}"
+        keys = [k for k in req.key if k != "rowid"]
+        names, rows = self.run(
+            first.page(size + 1, columns=keys, order=first.sort_only, expressions=[same]),
+            budget=page_budget(),
+        )
+        if len(rows) <= size or not rows[size - 1][-1]:
+            return None
+        at = [names.index(k) for k in req.key]
+        return [tuple(r[i] for i in at) for r in rows[:size] if r[-1]]
+
+    def rows(self, limit: int) -> tuple[list[str], list[tuple]]:
+        """Up to ``limit`` rows of the page (re-checked ones only, for roles that need it)."""
+        req = self.req
+        if req.sorted and not req.next and self.recheck is None:
+            # Datasette's sorted first page: the sort column alone orders it.
+            return self.run(self.plan.page(limit, order=self.plan.sort_only), budget=page_budget())
+        columns, rows = self.run(self.plan.page(limit), budget=page_budget())
+        if self.recheck is None:
+            return columns, rows
+        key_at = columns.index(self.req.key[0])
+        kept_rows: list[tuple] = []
+        started = time.monotonic()
+        while True:
+            keep = self.recheck.keep([r[key_at] for r in rows])
+            kept_rows += [r for r in rows if r[key_at] in keep]
+            if len(kept_rows) >= limit or len(rows) < limit:
+                return columns, kept_rows[:limit]
+            if time.monotonic() - started > page_budget():
+                raise ApiError("The search ran out of time while checking redacted text.")
+            last = dict(zip(columns, rows[-1], strict=True))
+            if req.sort in self.seen:
+                last[req.sort] = redact(last[req.sort])
+            token = row_token(self.req, last)
+            columns, rows = self.run(self.plan_for(token).page(limit), budget=page_budget())
+
+    def count(self) -> int | None:
+        if self.recheck is None:
+            return query.cached_count(self.plan.count(), self.run, budget=COUNT_BUDGET)
+        key = self.req.key[0]
+        select = "rowid" if key == "rowid" else quote(key)
+        where = f" where {' and '.join(self.plan.filters)}" if self.plan.filters else ""
+        statement = query.Statement(
+            f"select {select} from {quote(self.req.table.name)}{where}", self.plan.count().params
+        )
+        started, total = time.monotonic(), 0
+        try:
+            for batch in query.iter_store(statement, budget=COUNT_BUDGET):
+                total += len(self.recheck.keep([r[0] for r in batch]))
+                if time.monotonic() - started > RECHECK_BUDGET:
+                    return None
+        except Exception:  # noqa: BLE001 - a count that cannot finish is null, never an error
+            return None
+        return total
+
+
+def _is_rowid(table: TableInfo) -> bool:
+    """A single INTEGER PRIMARY KEY is the rowid itself (messages.id)."""
+    if len(table.pks) != 1:
+        return False
+    return table.types[table.columns.index(table.pks[0])].upper() == "INTEGER"
+
+
+def row_token(req: TableRequest, row: dict) -> str:
+    keys = [row[k] for k in req.key]
+    sort_value = row.get(req.sort) if req.sort else None
+    return tokens.next_token(keys, sort_value, sorted_=req.sorted)
+
+
+def _label_column(info: TableInfo | None) -> str | None:
+    if info is None:
+        return None
+    named = [c for c in info.columns if c.lower() in ("name", "title")]
+    if named:
+        return named[0]
+    if len(info.columns) == 2 and ("id" in info.columns or "pk" in info.columns):
+        return [c for c in info.columns if c not in ("id", "pk")][0]
+    return None
+
+
+def labels_for(catalog: Catalog, table: TableInfo, user):
+    """A function giving ``{value: label}`` for one foreign-key column's values."""
+
+    def lookup(column: str, values: list) -> dict:
+        fk = next((f for f in table.foreign_keys if f.column == column), None)
+        if fk is None or not values:
+            return {}
+        other = catalog.table(fk.other_table)
+        label = _label_column(other)
+        if label is None:
+            return {v: str(v) for v in values}
+        other_column = fk.other_column or (other.pks[0] if other and other.pks else "rowid")
+        binder = Binder()
+        marks = ", ".join(binder.bind(v) for v in dict.fromkeys(values))
+        statement = query.Statement(
+            f"select {quote(other_column)}, {quote(label)} from {quote(fk.other_table)} "
+            f"where {quote(other_column)} in ({marks})",
+            binder.params,
+        )
+        try:
+            _c, rows = query.run_store(statement, budget=COUNT_BUDGET)
+        except ApiError:
+            return {}
+        shown = policies.for_table(user, fk.other_table)
+        return {v: shown.value(label, lab) for v, lab in rows}
+
+    return lookup
+
+
+def _expand(columns: list[str], rows: list[list], wanted: list[str], lookup) -> list[str]:
+    expanded = []
+    for column in wanted:
+        if column not in columns:
+            continue
+        i = columns.index(column)
+        found = lookup(column, [r[i] for r in rows])
+        if not found:
+            continue
+        expanded.append(column)
+        for r in rows:
+            if r[i] is not None and r[i] in found:
+                r[i] = {"value": r[i], "label": found[r[i]]}
+    return expanded
+
+
+def next_url(request, query_string: str, req: TableRequest, token: str) -> str:
+    """Datasette's next_url: the query string minus blank values and the replaced keys, then
+    ``_next`` (and the sort) appended."""
+    added = {"_next": token}
+    if req.sort:
+        added["_sort_desc" if req.sort_desc else "_sort"] = req.sort
+    pairs = [(k, v) for k, v in parse_qsl(query_string) if k not in added]
+    pairs += list(added.items())
+    return request.build_absolute_uri(request.path + "?" + urlencode(pairs))
+
+
+def fetch(b: Builder) -> tuple[list[str], list[tuple], str | None]:
+    """The page's column names, its rows (as stored) and the next token (None: last page)."""
+    req = b.req
+    columns, rows = b.rows(req.size + 1)
+    if not (0 < req.size < len(rows)):
+        return columns, list(rows[: req.size]) if req.size else [], None
+    last = dict(zip(columns, rows[req.size - 1], strict=True))
+    if req.sort and req.sort not in last:
+        last[req.sort] = _sort_value(b, req, last)
+    if req.sort in b.seen:
+        last[req.sort] = redact(last[req.sort])
+    return columns, list(rows[: req.size]), row_token(req, last)
+
+
+def table_page(
+    request,
+    info: TableInfo,
+    *,
+    user,
+    token: str | None = None,
+    size: int | None = None,
+    with_extras: bool = True,
+    params=None,
+) -> Page:
+    """One page of ``info`` for the URL's parameters (or ``params``, a page's own choice)."""
+    catalog = store.shape().catalog
+    query_string = request.META.get("QUERY_STRING", "") if params is None else params.urlencode()
+    req = parse(info, request.GET if params is None else params)
+    if token is not None:
+        req.next = token
+    if size is not None:
+        req.size = size
+    pol = policies.for_table(user, info.name)
+    b = Builder(req, catalog, pol)
+    columns, rows, next_value = fetch(b)
+    rows = [list(r) for r in rows]
+    count = None
+    if with_extras and not req.nocount:
+        count = b.count()
+    facets: dict = {}
+    lookup = labels_for(catalog, info, user)
+    if with_extras and not req.nofacet and req.facets:
+        facets = facet_results(
+            req,
+            b.plan.base(),
+            b.run,
+            query_string=query_string,
+            path=request.path,
+            absolute=request.build_absolute_uri,
+            policy=pol,
+            labels=lookup,
+            seen=b.seen,
+        )
+    rows = pol.rows(columns, rows)
+    expanded = _expand(columns, rows, req.labels or [], lookup) if req.labels else []
+    descriptions = list(b.search.descriptions) if b.search else []
+    descriptions += [
+        s.operator.describe(s.column, s.value) for s in req.selections if s.operator is not None
+    ]
+    human = human_description(descriptions)
+    if req.sort:
+        sorted_by = f"sorted by {req.sort}{' descending' if req.sort_desc else ''}"
+        human = " ".join(b for b in (human, sorted_by) if b)
+    shown = b.plan.page(req.size + 1)
+    # Datasette turned every row into an object once a label was expanded.
+    listed = [dict(zip(columns, r, strict=True)) for r in rows] if expanded else rows
+    data = {
+        "database": "state",
+        "table": info.name,
+        "is_view": False,
+        "human_description_en": human,
+        "rows": listed,
+        "truncated": False,
+        "filtered_table_rows_count": count,
+        "expanded_columns": expanded,
+        "expandable_columns": [
+            [
+                {
+                    "column": fk.column,
+                    "other_table": fk.other_table,
+                    "other_column": fk.other_column,
+                },
+                _label_column(catalog.table(fk.other_table)),
+            ]
+            for fk in info.foreign_keys
+        ],
+        "columns": columns,
+        "primary_keys": list(info.pks),
+        "units": {},
+        "query": {"sql": shown.sql, "params": shown.params},
+        "facet_results": facets,
+        "suggested_facets": [],
+        "next": next_value,
+        "next_url": next_url(request, query_string, req, next_value) if next_value else None,
+        "private": False,
+        "allow_execute_sql": pol.may_use_sql,
+    }
+    return Page(request=req, data=data, columns=columns, rows=rows, next=next_value)
+
+
+def _sort_value(b: Builder, req: TableRequest, row: dict):
+    """The sort value of a row whose sort column was left out with ``_col``/``_nocol``."""
+    binder = Binder()
+    where = " and ".join(
+        f"{quote(k) if k != 'rowid' else k} = {binder.bind(row[k])}" for k in req.key
+    )
+    statement = query.Statement(
+        f"select {quote(req.sort)} from {quote(req.table.name)} where {where}", binder.params
+    )  # the stored value: the caller redacts a metadata one
+    _c, rows = b.run(statement, budget=COUNT_BUDGET)
+    return rows[0][0] if rows else None
+
+
+def stream(request, info: TableInfo, *, user, chunk_size: int = 1000):
+    """Every row of the URL's table and filters (``_stream=on``), ``chunk_size`` at a time.
+
+    One short statement per chunk, each resuming after the last row sent (the same tokens as
+    ``next_url``), so memory stays flat and no read transaction stays open between chunks.
+    Yields ``(columns, values)`` with ``values`` a list per column, the role's policy applied
+    (a column at a time: the CSV writer works by column too)."""
+    catalog = store.shape().catalog
+    req = parse(info, request.GET)
+    req.size = chunk_size
+    pol = policies.for_table(user, info.name)
+    b = Builder(req, catalog, pol)
+    while True:
+        columns, rows, token = fetch(b)
+        values = [list(c) for c in zip(*rows, strict=True)] if rows else []
+        del rows
+        yield columns, pol.columns(columns, values)
+        if token is None:
+            return
+        b = Builder(replace(req, next=token), catalog, pol)

@@ -1,0 +1,136 @@
+"""Datasette's ``_next`` tokens: how they are written, and the rows that come after one.
+
+A token is the last row's key, each part tilde-encoded (``~2C`` for ``,``, ``+`` for a space)
+and joined by commas: the primary key (every column of a compound one), or ``rowid`` for a
+table without one, preceded by the sort value when the page is sorted (``$null`` for NULL).
+So ``/state/messages.json?_sort=role&_next=assistant,4`` resumes after the row (role
+"assistant", id 4) — a token written by the real Datasette resumes at the same row here.
+
+The rows after a token follow Datasette's own conditions (ascending: greater sort value, or
+equal and a greater key; descending: smaller, or NULL, or equal and a greater key; NULL sort
+values first when ascending and last when descending, as SQLite orders them) and are read in
+the matching order: sort column, then primary key ascending.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import unquote_plus
+
+from .errors import ApiError
+from .operators import Binder, quote
+
+_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_ENCODED = {b: (chr(b) if b in _SAFE else "+" if b == 0x20 else f"~{b:02X}") for b in range(256)}
+NULL = "$null"
+
+
+def tilde_encode(value: str) -> str:
+    """``/foo bar`` → ``~2Ffoo+bar``: letters, digits, ``_`` and ``-`` stay, the rest is
+    ``~`` and two hex digits per UTF-8 byte (a space is ``+``)."""
+    return "".join(_ENCODED[b] for b in value.encode("utf-8"))
+
+
+def tilde_decode(value: str) -> str:
+    # A literal "%" must survive: it is protected before "~" becomes "%".
+    if "~" not in value and "+" not in value:
+        return value
+    return unquote_plus(value.replace("%", "%25").replace("~", "%"))
+
+
+def key_path(values: list, quoted: bool = True) -> str:
+    """A row's key as Datasette writes it in a token or a row URL (``a,b`` for two columns)."""
+    bits = [str(v) for v in values]
+    if quoted:
+        bits = [tilde_encode(b) for b in bits]
+    return ",".join(bits)
+
+
+def components(token: str) -> list[str]:
+    return [tilde_decode(part) for part in token.split(",")]
+
+
+def next_token(key_values: list, sort_value=None, *, sorted_: bool = False) -> str:
+    """The token that resumes after a row: ``[sort value,]key``."""
+    token = key_path(key_values)
+    if sorted_:
+        prefix = NULL if sort_value is None else tilde_encode(str(sort_value))
+        token = f"{prefix},{token}"
+    return token
+
+
+def keys_after(names: list[str], values: list[str], binder: Binder) -> str:
+    """``(k1 > v1) or (k1 = v1 and k2 > v2) or …``: rows after a compound key."""
+    ors = []
+    for n in range(len(names), 0, -1):
+        head, last = names[: n - 1], names[n - 1]
+        ands = [f"{quote(k)} = {binder.bind(v)}" for k, v in zip(head, values, strict=False)]
+        ands.append(f"{quote(last)} > {binder.bind(values[n - 1])}")
+        ors.append("(" + " and ".join(ands) + ")")
+    ors.reverse()
+    return "(" + " or ".join(ors) + ")"
+
+
+def before(column: str, desc: bool, value: str | None, binder: Binder) -> str | None:
+    """The rows that sort before ``value`` (None: there are none — NULLs come first when
+    ascending)."""
+    if value is None:
+        return f"{column} is not null" if desc else None
+    mark = binder.bind(value)
+    return f"{column} > {mark}" if desc else f"({column} is null or {column} < {mark})"
+
+
+def _not_shown(key: list[str], shown: list[tuple], binder: Binder) -> str:
+    names = [k if k == "rowid" else quote(k) for k in key]
+    if len(names) == 1:
+        return f"{names[0]} not in ({', '.join(binder.bind(k[0]) for k in shown)})"
+    ors = [
+        "(" + " and ".join(f"{n} = {binder.bind(v)}" for n, v in zip(names, k, strict=True)) + ")"
+        for k in shown
+    ]
+    return "not (" + " or ".join(ors) + ")"
+
+
+def after(
+    token: str,
+    *,
+    key: list[str],
+    rowid: bool,
+    sort: str | None,
+    desc: bool,
+    binder: Binder,
+    shown: list[tuple] | None = None,
+    sort_sql: str | None = None,
+) -> list[str]:
+    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions).
+
+    ``shown``: keys of first-page rows tied with the token's sort value, left out of that
+    group (see ``tables.Builder.first_page_ties``); when the token names one of them, the
+    whole rest of the group follows."""
+    parts = components(token)
+    sort_value: str | None = None
+    if sort and len(parts) > 1:
+        sort_value = None if token.split(",")[0] == NULL else parts[0]
+        parts = parts[1:]
+    key_clauses = []
+    if rowid:
+        key_clauses.append(f"rowid > {binder.bind(parts[0])}")
+    elif len(parts) == len(key):
+        # Datasette bound the first key parts in order; so do we (p-numbers follow).
+        key_clauses.append(keys_after(key, parts, binder))
+    if not sort:
+        return key_clauses
+    if not key_clauses:
+        raise ApiError(f"The _next token {token!r} does not name a row of this table.")
+    keyed = " and ".join(key_clauses)
+    if shown:
+        named = tuple(parts) in {tuple(str(v) for v in k) for k in shown}
+        keyed = _not_shown(key, shown, binder) + ("" if named else f" and {keyed}")
+    column = sort_sql or quote(sort)
+    if sort_value is None:
+        if desc:
+            return [f"({column} is null and {keyed})"]
+        return [f"({column} is not null or ({column} is null and {keyed}))"]
+    value = binder.bind(sort_value)
+    if desc:
+        return [f"({column} < {value} or {column} is null or ({column} = {value} and {keyed}))"]
+    return [f"({column} > {value} or ({column} = {value} and {keyed}))"]

@@ -1,0 +1,117 @@
+"""The Django views of the API: ``.json`` and ``.csv`` on the database, tables and rows,
+and ``/-/versions.json``.
+
+Every failure is an answer a script can read: Datasette's error object with a 4xx status for
+``.json`` (``{"ok": false, "error": …, "status": …, "title": …}``), one plain-text line for
+``.csv`` — never an HTML page, never a 500.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from django.http import HttpResponse, JsonResponse
+from django.views.decorators.http import require_safe
+
+from accounts_app.roles import can_use_sql
+from hermes_explorer import store
+
+from . import downloads, meta, policy, shapes, sql, tables
+from .errors import ApiError
+
+logger = logging.getLogger(__name__)
+
+
+def served_table(name: str):
+    """The table a URL names, if the API serves it (full-text index tables and views: no)."""
+    catalog = store.shape().catalog
+    info = catalog.table(name)
+    if info is None:
+        if name in catalog.views:
+            raise ApiError(
+                f"{name} is a view: the old API serves tables only (use /state.json?sql=).",
+            )
+        raise ApiError("Table not found", status=404)
+    if name in catalog.hidden or info.virtual:
+        raise ApiError(
+            f"{name} belongs to a full-text index and is not served: search with "
+            "/state/messages.json?_search=… instead.",
+        )
+    return info
+
+
+def _answer(fmt: str | None, build):
+    """Run ``build`` and turn any refusal or store failure into the format's error."""
+    try:
+        return build()
+    except ApiError as error:
+        return shapes.error_response(error, fmt)
+    except Exception:  # noqa: BLE001 - a script gets a JSON answer, and the log the traceback
+        logger.exception("old API request failed")
+        return shapes.error_response(ApiError("Internal error", status=500), fmt)
+
+
+def table(request, table: str, fmt: str):
+    def build():
+        info = served_table(table)
+        refused = policy.refusals(table, request.GET, request.user)
+        if refused:
+            raise ApiError(" ".join(refused), title="Refused filter")
+        if fmt == "csv":
+            return downloads.csv_response(request, info, user=request.user)
+        started = time.perf_counter()
+        page = tables.table_page(request, info, user=request.user)
+        elapsed = (time.perf_counter() - started) * 1000
+        return shapes.json_response(page.data, request.GET, query_ms=elapsed)
+
+    return _no_store(_answer(fmt, build))
+
+
+def database(request, fmt: str):
+    def build():
+        if request.GET.getlist("sql", [""])[0]:
+            if not can_use_sql(request.user):
+                raise ApiError("Custom SQL is for staff only.", status=403, title="Forbidden")
+            started = time.perf_counter()
+            data, status = sql.sql_data(request, request.user)
+            if fmt == "csv":
+                if status != 200:
+                    raise ApiError(data["error"], title="Invalid SQL")
+                return downloads.sql_csv_response(request, data)
+            elapsed = (time.perf_counter() - started) * 1000
+            return shapes.json_response(data, request.GET, status=status, query_ms=elapsed)
+        if fmt == "csv":
+            raise ApiError("The database has no CSV: add ?sql=… or open a table.")
+        return shapes.json_response(meta.database_data(request.user), request.GET)
+
+    return _no_store(_answer(fmt, build))
+
+
+def row(request, table: str, pk: str):
+    def build():
+        if store.shape().catalog.table(table) is None and table not in store.shape().catalog.views:
+            # Datasette ran the row query and answered SQLite's error.
+            raise ApiError(f"no such table: {table}", title="Invalid SQL")
+        info = served_table(table)
+        started = time.perf_counter()
+        data = meta.row_data(info, pk, request.user)
+        extras = (request.GET.get("_extras") or "").split(",")
+        if "foreign_key_tables" in extras:
+            data["foreign_key_tables"] = meta.foreign_key_tables(
+                store.shape().catalog, info, data["primary_key_values"]
+            )
+        elapsed = (time.perf_counter() - started) * 1000
+        return shapes.json_response(data, request.GET, query_ms=elapsed)
+
+    return _no_store(_answer("json", build))
+
+
+@require_safe
+def versions(request):
+    return JsonResponse(meta.versions_data())
+
+
+def _no_store(response: HttpResponse) -> HttpResponse:
+    response.setdefault("Cache-Control", "private, no-store")
+    return response
