@@ -6,21 +6,42 @@ the same connection through the router).  Code asks the store *what the file has
 runs raw SQL with :func:`rows` / :func:`one`, which always pass a parameter list (the backend
 then reads ``%%`` as a literal ``%``) and honour the deadline of the current
 :func:`~hermes_explorer.hermes_db.deadline.query_budget`.
+
+Short reads.  Hermes writes in WAL mode only on SQLite builds it trusts with it, and falls back
+to the rollback journal (``DELETE``) elsewhere, which is most Linux distributions' SQLite.  In
+that mode a reader's lock keeps Hermes from committing for as long as the reader's statement
+runs (no read transaction spans two statements here: the connection is in autocommit and every
+statement is read to its end).  So on such a file, work that can be cut into many statements
+asks a :class:`ChunkClock` how big its next chunk may be: it keeps each statement near
+``SHORT_READ_SECONDS`` and stops one that runs past ``SHORT_READ_CAP``.  On a WAL file readers
+never hold up the writer and the clock gives the sizes callers always used.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TypeVar
 
 from django.db import connections
 
-from .hermes_db.deadline import query_budget
+from .hermes_db.deadline import QueryTimeout, query_budget, statement_cap
 from .hermes_db.shape import StoreShape
 from .hermes_db.uri import path_of
 
 ALIAS = "hermes"
+
+# On a rollback-journal file, what one statement of chunked work aims at (seconds)...
+SHORT_READ_SECONDS = 0.025
+# ...where it is stopped and run again on a chunk ``SHRINK_AFTER_CAP`` times smaller...
+SHORT_READ_CAP = 0.1
+SHRINK_AFTER_CAP = 8
+# ...and how much bigger the next chunk may get after one that took under half the aim.
+SHORT_READ_GROWTH = 2
+
+T = TypeVar("T")
 
 
 def connection(alias: str = ALIAS):
@@ -30,6 +51,16 @@ def connection(alias: str = ALIAS):
 def shape(alias: str = ALIAS) -> StoreShape:
     """What this file has (tables, columns, full-text layout); connects if needed."""
     return connections[alias].hermes_shape_now()
+
+
+def journal_mode(alias: str = ALIAS) -> str:
+    """``wal``, or the rollback-journal mode (``delete``…) the file reports."""
+    return connections[alias].hermes_journal_mode_now()
+
+
+def readers_block_writer(alias: str = ALIAS) -> bool:
+    """Whether a running statement keeps Hermes from committing: any mode but WAL."""
+    return journal_mode(alias) != "wal"
 
 
 def name(alias: str = ALIAS) -> str:
@@ -106,3 +137,68 @@ def present(table: str, wanted: Sequence[str], *, alias: str = ALIAS) -> list[st
 
 def close(alias: str = ALIAS) -> None:
     connections[alias].close()
+
+
+class ChunkClock:
+    """How big the next chunk of chunked work may be: rows, sessions, messages or ids.
+
+    On a WAL file ``size`` is what the caller always used: ``start``, growing ``growth``-fold
+    after a statement quicker than ``grow_below`` seconds (when given), never over
+    ``maximum``.  On a rollback-journal file it starts at ``first`` (or ``start``) and follows
+    the measured time per unit so that a statement takes about ``SHORT_READ_SECONDS``, at
+    most doubling from one chunk to the next; :meth:`run` stops a statement that overruns
+    ``SHORT_READ_CAP`` and runs the work again on a smaller chunk (a chunk of ``minimum``
+    cannot be cut: it runs under the caller's budget alone).
+    """
+
+    def __init__(
+        self,
+        start: int,
+        *,
+        minimum: int = 1,
+        maximum: int | None = None,
+        first: int | None = None,
+        grow_below: float | None = None,
+        growth: int = 2,
+        alias: str = ALIAS,
+    ) -> None:
+        self.short = readers_block_writer(alias)
+        self.minimum = max(1, int(minimum))
+        self.maximum = maximum
+        self.grow_below = grow_below
+        self.growth = growth
+        self.size = self._clamp(first if self.short and first is not None else start)
+
+    def _clamp(self, n: float) -> int:
+        n = max(self.minimum, int(n))
+        return n if self.maximum is None else max(self.minimum, min(n, self.maximum))
+
+    def run(self, work: Callable[[int], T]) -> tuple[int, T]:
+        """``(n, work(n))`` for the next chunk size ``n``, and the size after it learned."""
+        while True:
+            n = self.size
+            cap = SHORT_READ_CAP if self.short and n > self.minimum else None
+            began = time.monotonic()
+            try:
+                with statement_cap(cap) if cap is not None else contextlib.nullcontext():
+                    result = work(n)
+            except QueryTimeout as exc:
+                if cap is None or not exc.capped:
+                    raise
+                self.size = self._clamp(n // SHRINK_AFTER_CAP)
+                continue
+            self.measured(n, time.monotonic() - began)
+            return n, result
+
+    def measured(self, n: int, seconds: float) -> None:
+        """Size the next chunk from the ``seconds`` a chunk of ``n`` took.
+
+        On a rollback-journal file a chunk near the aim keeps its size: a size that moved at
+        every hiccup of a busy machine would make small exports, and tests, erratic."""
+        if self.short:
+            if seconds > SHORT_READ_SECONDS * 1.5:
+                self.size = self._clamp(n * SHORT_READ_SECONDS / seconds)
+            elif seconds < SHORT_READ_SECONDS / 2:
+                self.size = self._clamp(n * SHORT_READ_GROWTH)
+        elif self.grow_below is not None and seconds < self.grow_below:
+            self.size = self._clamp(n * self.growth)

@@ -16,7 +16,7 @@ computed together in one statement.  This module assembles them into a :class:`R
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.utils import timezone
@@ -144,6 +144,7 @@ def build_report(
         models_from="session_model_usage" if scope.has_usage else "sessions",
     )
     n, first, last = window_span(scope)
+    scope = replace(scope, sessions=n)
     if not n:
         report.elapsed = time.monotonic() - started
         return report

@@ -17,7 +17,9 @@ Freshness, without trusting any counter:
 
 Summaries are computed in chunks of sessions, each chunk its own short statement, so a cold
 all-time report never pins the WAL in one long read and stops at the deadline with what it
-has (the next report continues where it stopped).
+has (the next report continues where it stopped).  On a rollback-journal file, where Hermes
+cannot commit while a chunk is read, a chunk holds about as many messages as a short statement
+reads (:class:`hermes_explorer.store.ChunkClock`, counted in the sessions' ``message_count``).
 
 Every summary computed is also stored in the app's database, with the high-water mark, by
 :mod:`insights_app.summary_store`: a new process (or another worker) starts from them.
@@ -40,6 +42,8 @@ from hermes_explorer.hermes_db.deadline import QueryTimeout
 from . import summary_store
 
 CHUNK_SESSIONS = 1000
+# On a rollback-journal file: messages in the first chunk (the clock sizes the next ones).
+SHORT_READ_FIRST_MESSAGES = 2000
 # New rows past the high-water mark beyond which dropping everything is cheaper than asking
 # which sessions they belong to.
 MAX_DIRTY_ROWS = 200_000
@@ -314,16 +318,38 @@ def collect(
                     store.summaries.update(usable)
     computed = 0
     missing = 0
-    for start in range(0, len(todo), CHUNK_SESSIONS):
-        chunk = todo[start : start + CHUNK_SESSIONS]
+    # A chunk's size is counted in sessions on a WAL file, in messages on a rollback-journal
+    # file (where the clock keeps each chunk's statements short).
+    clock = state_db.ChunkClock(CHUNK_SESSIONS, first=SHORT_READ_FIRST_MESSAGES)
+    weight = (lambda sid: max(1, counts.get(sid) or 0)) if clock.short else (lambda sid: 1)
+
+    def next_chunk(start: int, n: int) -> list[str]:
+        """The sessions from ``start`` that weigh ``n`` at most (at least one of them)."""
+        end, total = start, 0
+        while end < len(todo) and end - start < CHUNK_SESSIONS:
+            total += weight(todo[end])
+            if total > n and end > start:
+                break
+            end += 1
+        return todo[start:end]
+
+    unsaved: dict[str, SessionSummary] = {}
+    start = 0
+    while start < len(todo):
         if stop_at is not None and time.monotonic() > stop_at:
             missing = len(todo) - start
             break
+
+        def work(n: int, start: int = start) -> tuple[list[str], dict[str, SessionSummary]]:
+            chunk = next_chunk(start, n)
+            return chunk, compute(chunk, counts)
+
         try:
-            fresh = compute(chunk, counts)
+            _, (chunk, fresh) = clock.run(work)
         except QueryTimeout:
             missing = len(todo) - start
             break
+        start += len(chunk)
         have.extend(fresh.values())
         computed += len(chunk)
         if use_cache:
@@ -334,5 +360,11 @@ def collect(
                         store.summaries.clear()
                     store.summaries.update(fresh)
             if store.key:
-                summary_store.save(store.key, fresh)
+                # Stored a thousand sessions at a time, however small the chunks.
+                unsaved.update(fresh)
+                if len(unsaved) >= CHUNK_SESSIONS:
+                    summary_store.save(store.key, unsaved)
+                    unsaved = {}
+    if unsaved:
+        summary_store.save(store.key, unsaved)
     return Collected(summaries=have, missing=missing, computed=computed)

@@ -4,11 +4,17 @@ Sessions with ``started_at >= now - days * 86400`` (no upper bound, as in Hermes
 sessions, or a custom range of local days in ``TIME_ZONE``; optionally one ``source`` and,
 beyond Hermes, one ``model`` (the session's recorded model, short or full name, with the same
 rule as the session list).
+
+On a rollback-journal file the window's sessions are read in keyset chunks, each a short
+statement (:func:`window_chunks`), in the order an index answers: start time when the window
+has time bounds, the row id otherwise.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +22,9 @@ from hermes_explorer import store
 from sessions_app.timefmt import day_end_epoch, day_start_epoch
 
 DAY_SECONDS = 86_400
+# A window of at most this many sessions is read in one statement even on a rollback-journal
+# file: the pass over the window costs some 50 microseconds a session.
+SHORT_WINDOW_SESSIONS = 500
 PRESET_DAYS = (7, 30, 90, 365)
 DEFAULT_DAYS = 30
 
@@ -85,6 +94,16 @@ class Scope:
     shape: Any
     where: str
     params: tuple
+    by_start: bool = False  # the window bounds ``started_at`` (its index finds the sessions)
+    sessions: int | None = None  # how many sessions the window holds, once counted
+
+    @property
+    def read_in_chunks(self) -> bool:
+        """Whether reads over the window's sessions are cut into short statements: on a
+        rollback-journal file, when the window is too big for one short statement."""
+        return (
+            self.sessions is None or self.sessions > SHORT_WINDOW_SESSIONS
+        ) and store.readers_block_writer()
 
     def scol(self, name: str, default: str = "0") -> str:
         """``s.<name>`` when the file has the column, else a neutral literal."""
@@ -124,7 +143,12 @@ def scope_of(window: Window, now: float) -> Scope:
         escaped = window.model.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         clauses.append("(s.model = %s OR s.model LIKE %s ESCAPE '\\')")
         params += [window.model, "%/" + escaped]
-    return Scope(shape=shape, where=" AND ".join(clauses) or "1", params=tuple(params))
+    return Scope(
+        shape=shape,
+        where=" AND ".join(clauses) or "1",
+        params=tuple(params),
+        by_start=lo is not None or hi is not None,
+    )
 
 
 def window_span(scope: Scope) -> tuple[int, float | None, float | None]:
@@ -136,3 +160,65 @@ def window_span(scope: Scope) -> tuple[int, float | None, float | None]:
     )
     n, lo, hi = store.rows(sql, scope.params)[0]
     return int(n or 0), lo, hi
+
+
+# Sessions in the first chunk on a rollback-journal file, and at most in any (the clock sizes
+# the chunks between).
+WINDOW_FIRST_CHUNK = 500
+WINDOW_MAX_CHUNK = 5_000
+
+
+def window_chunks(
+    scope: Scope, columns: str, *, join: str = "", grouped: bool = False
+) -> Iterator[list[tuple]]:
+    """``SELECT <columns> FROM sessions s <join> WHERE <window>`` in lists of rows.
+
+    ``grouped``: one row per session (for sums over ``join``).  On a WAL file, or for a small
+    window, that is one statement.  Otherwise (:attr:`Scope.read_in_chunks`) the window is
+    keyset-paged in index order,
+    ``(started_at, rowid)`` when the window bounds the start time, else the rowid, and each
+    chunk is kept short (:class:`hermes_explorer.store.ChunkClock`); a grouped chunk takes
+    two statements (its sessions, then their rows by rowid), as grouping on the keyset would
+    sort the whole window each time."""
+    if not scope.read_in_chunks:
+        group = " GROUP BY s.id" if grouped else ""
+        yield store.rows(
+            f"SELECT {columns} FROM sessions s {join} WHERE {scope.where}{group}", scope.params
+        )
+        return
+    keys = ("s.started_at", "s.rowid") if scope.by_start else ("s.rowid",)
+    order = ", ".join(keys)
+    width = len(keys)
+    after = " AND (s.started_at, s.rowid) > (%s, %s)" if scope.by_start else " AND s.rowid > %s"
+    picked = "s.rowid" if grouped else columns
+    by_rowid = (
+        f"SELECT {columns} FROM sessions s {join}"
+        " WHERE s.rowid IN (SELECT value FROM json_each(%s)) GROUP BY s.rowid"
+    )
+
+    def chunk(n: int, last: list | None) -> tuple[list, int, list[tuple]] | None:
+        """(keys of the chunk's last session, sessions in it, its rows), or None at the end."""
+        sql = f"SELECT {order}, {picked} FROM sessions s WHERE ({scope.where})"
+        params = list(scope.params)
+        if last is not None:
+            sql += after
+            params += last
+        found = store.rows(sql + f" ORDER BY {order} LIMIT %s", [*params, n])
+        if not found:
+            return None
+        if grouped:
+            rows = store.rows(by_rowid, [json.dumps([row[width] for row in found])])
+        else:
+            rows = [row[width:] for row in found]
+        return list(found[-1][:width]), len(found), rows
+
+    clock = store.ChunkClock(WINDOW_FIRST_CHUNK, maximum=WINDOW_MAX_CHUNK)
+    last: list | None = None
+    while True:
+        n, got = clock.run(lambda n, last=last: chunk(n, last))
+        if got is None:
+            return
+        last, count, rows = got
+        yield rows
+        if count < n:
+            return

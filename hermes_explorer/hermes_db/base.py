@@ -11,7 +11,8 @@ from django.db.backends.sqlite3.creation import DatabaseCreation as SQLiteCreati
 from django.db.backends.sqlite3.features import DatabaseFeatures as SQLiteFeatures
 
 from ..redaction import redact
-from .deadline import PROGRESS_STEPS, Deadline, QueryTimeout
+from . import holds
+from .deadline import PROGRESS_STEPS, Deadline
 from .shape import detect_shape
 from .uri import readonly_uri
 
@@ -35,24 +36,33 @@ def _redact_for_sql(value):
 
 
 class HermesCursor(sqlite_base.SQLiteCursorWrapper):
-    """Django's SQLite cursor, plus deadlines and the checkpoint retry."""
+    """Django's SQLite cursor, plus deadlines, the checkpoint retry and the lock probe."""
 
     deadline: Deadline
+    # The running statement and when it started, while someone watches (see holds.py).
+    _held_sql: str | None = None
+    _held_since = 0.0
 
     def execute(self, query, params=None):
+        self._done()
+        watched = holds.watching()
         for attempt in range(IO_RETRIES + 1):
             self.deadline.start()
+            if watched:
+                self._held_sql, self._held_since = query, time.monotonic()
             try:
                 return super().execute(query, params)
             except sqlite3.OperationalError as exc:
+                self._done()
                 if _is_interrupt(exc):
-                    raise QueryTimeout(self.deadline.budget) from exc
+                    raise self.deadline.timeout() from exc
                 if "disk I/O error" in str(exc) and attempt < IO_RETRIES:
                     time.sleep(IO_RETRY_PAUSE)
                     continue
                 raise
 
     def executemany(self, query, param_list):
+        self._done()
         self.deadline.start()
         return super().executemany(query, param_list)
 
@@ -60,18 +70,38 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
         try:
             return method(*args)
         except sqlite3.OperationalError as exc:
+            self._done()
             if _is_interrupt(exc):
-                raise QueryTimeout(self.deadline.budget) from exc
+                raise self.deadline.timeout() from exc
             raise
 
+    def _done(self) -> None:
+        """The running statement has been reset: report how long it held its lock."""
+        if self._held_sql is not None:
+            holds.report(self._held_sql, time.monotonic() - self._held_since)
+            self._held_sql = None
+
     def fetchone(self):
-        return self._fetch(super().fetchone)
+        row = self._fetch(super().fetchone)
+        if row is None:
+            self._done()
+        return row
 
     def fetchmany(self, size=None):
-        return self._fetch(super().fetchmany, self.arraysize if size is None else size)
+        size = self.arraysize if size is None else size
+        rows = self._fetch(super().fetchmany, size)
+        if len(rows) < size:
+            self._done()
+        return rows
 
     def fetchall(self):
-        return self._fetch(super().fetchall)
+        rows = self._fetch(super().fetchall)
+        self._done()
+        return rows
+
+    def close(self):
+        self._done()
+        return super().close()
 
 
 class DatabaseFeatures(SQLiteFeatures):
@@ -114,6 +144,10 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
         # Filters on free text compare what the reader can see (the redacted value), so that
         # a filter never confirms a secret: ``hermes_redact(title) LIKE …``.
         conn.create_function("hermes_redact", 1, _redact_for_sql, deterministic=True)
+        # Asked after the shape, which read the file's header: only then does SQLite know
+        # whether the file is in WAL mode.  Not part of the cached shape: Hermes may switch
+        # modes (a newer SQLite) without changing the schema.
+        self.hermes_journal_mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
         return conn
 
     def hermes_shape_now(self):
@@ -126,6 +160,11 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
                 f"no such table: {', '.join(missing)} (this file is not a Hermes state.db)"
             )
         return self.hermes_shape
+
+    def hermes_journal_mode_now(self) -> str:
+        """``wal`` or a rollback-journal mode (``delete``…) of the file this alias points at."""
+        self.ensure_connection()
+        return self.hermes_journal_mode
 
     def create_cursor(self, name=None):
         cursor = self.connection.cursor(factory=HermesCursor)

@@ -4,6 +4,10 @@ One mechanism for the whole app: each statement gets a budget when it starts exe
 SQLite progress handler interrupts it once the budget is spent.  Because the handler also runs
 while rows are stepped, the deadline covers fetching as well as ``execute``.  Pages use the
 default budget; exports and the SQL console pick their own with :func:`query_budget`.
+
+Chunked work on a rollback-journal file also sets a *cap* (:func:`statement_cap`): a statement
+that runs past it is stopped with a :class:`QueryTimeout` whose ``capped`` is true, so that the
+caller can run a smaller chunk instead (see :class:`hermes_explorer.store.ChunkClock`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ from django.db.utils import OperationalError
 _budget: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "hermes_query_budget", default=None
 )
+_cap: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "hermes_statement_cap", default=None
+)
 
 # How many SQLite VM instructions run between two deadline checks: small enough to stop
 # within a few milliseconds, large enough that the Python callback costs nothing measurable.
@@ -28,8 +35,10 @@ PROGRESS_STEPS = 20_000
 class QueryTimeout(OperationalError):
     """A statement on the state.db ran past its deadline and was interrupted."""
 
-    def __init__(self, budget: float):
+    def __init__(self, budget: float, *, capped: bool = False):
         self.budget = budget
+        # True when the statement cap stopped it, not the budget: the work can be cut smaller.
+        self.capped = capped
         super().__init__(f"The query ran longer than its {budget:g} s limit and was stopped.")
 
 
@@ -48,18 +57,36 @@ def query_budget(seconds: float) -> Iterator[None]:
         _budget.reset(token)
 
 
+@contextlib.contextmanager
+def statement_cap(seconds: float | None) -> Iterator[None]:
+    """Stop every statement started inside the block after ``seconds`` at most, whatever its
+    budget says (``None``: no cap)."""
+    token = _cap.set(seconds)
+    try:
+        yield
+    finally:
+        _cap.reset(token)
+
+
 class Deadline:
     """The per-connection clock the progress handler looks at."""
 
-    __slots__ = ("budget", "expires_at")
+    __slots__ = ("budget", "capped", "expires_at")
 
     def __init__(self) -> None:
         self.budget = 0.0
+        self.capped = False
         self.expires_at = float("inf")
 
     def start(self) -> None:
-        self.budget = current_budget()
+        budget = current_budget()
+        cap = _cap.get()
+        self.capped = cap is not None and cap < budget
+        self.budget = cap if self.capped else budget
         self.expires_at = time.monotonic() + self.budget
+
+    def timeout(self) -> QueryTimeout:
+        return QueryTimeout(self.budget, capped=self.capped)
 
     def expired(self) -> int:
         # Called by SQLite: a non-zero return aborts the running statement.

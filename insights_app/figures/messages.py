@@ -12,10 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_explorer import store
-
 from .. import summaries as summaries_module
-from ..window import Scope
+from ..window import Scope, window_chunks
 
 
 @dataclass
@@ -32,9 +30,8 @@ def message_figures(scope: Scope, *, use_cache: bool, time_limit: float | None) 
     """Roles, tools and skills of the window's sessions, as far as ``time_limit`` allows."""
     window_sessions = [
         (sid, count)
-        for sid, count in store.rows(
-            f"SELECT s.id, s.message_count FROM sessions s WHERE {scope.where}", scope.params
-        )
+        for rows in window_chunks(scope, "s.id, s.message_count")
+        for sid, count in rows
     ]
     collected = summaries_module.collect(
         window_sessions, use_cache=use_cache, time_limit=time_limit

@@ -18,6 +18,8 @@ Its columns, by name:
 ``included``, ``unknown``
     1 when its cost is included in a subscription, or unknown.
 
+(:data:`COLUMNS` lists them in order.)
+
 Cost buckets: ``included`` is ``cost_status = 'included'``; ``unknown`` is ``cost_status =
 'unknown'``, or no status and no stored estimate for a session that used tokens (files without
 ``cost_status``: no estimate for a session that used tokens).  NOTE: Hermes derives both from
@@ -26,17 +28,55 @@ its price table at report time; we read what Hermes stored.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..localtime import OffsetSegments
 from ..window import Scope
 
+COLUMNS = (
+    "id",
+    "source",
+    "model",
+    "started_at",
+    "lt",
+    "dur",
+    "messages",
+    "tool_calls",
+    "s_in",
+    "s_out",
+    "s_cr",
+    "s_cw",
+    "s_rs",
+    "s_api",
+    "s_cost",
+    "s_actual",
+    "included",
+    "unknown",
+    "u_in",
+    "u_out",
+    "u_cr",
+    "u_cw",
+    "u_api",
+    "u_cost",
+    "u_actual",
+)
 _POSITIVE = (
     "s.started_at <> 0 AND s.ended_at IS NOT NULL AND s.ended_at <> 0 AND s.ended_at > s.started_at"
 )
 
 
-def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
-    """``per``: one row per window session with its counters, its usage-row sums, its local
-    start time split into day number / weekday / hour, and its positive duration."""
+@dataclass(frozen=True)
+class PerSession:
+    """The parts of ``per``'s ``SELECT``: its columns, the usage join and the grouping."""
+
+    columns: str  # "<expr> AS <name>, …" over ``sessions s`` (and ``session_model_usage u``)
+    join: str
+    grouped: bool  # GROUP BY the session: there are usage rows to sum
+
+
+def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
+    """One row per window session: its counters, its usage-row sums, its local start time
+    split into day number / weekday / hour, and its positive duration."""
     c = scope.scol
     cost = c("estimated_cost_usd", "NULL")
     if scope.shape.has_column("sessions", "cost_status"):
@@ -61,16 +101,14 @@ def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
                COALESCE(SUM({u("estimated_cost_usd", "NULL")}), 0.0) AS u_cost,
                COALESCE(SUM({u("actual_cost_usd", "NULL")}), 0.0) AS u_actual"""
         join = "LEFT JOIN session_model_usage u ON u.session_id = s.id"
-        group = "GROUP BY s.id"
     else:
         usage_cols = (
             "0 AS u_in, 0 AS u_out, 0 AS u_cr, 0 AS u_cw, 0 AS u_api,"
             " 0.0 AS u_cost, 0.0 AS u_actual"
         )
-        join = group = ""
+        join = ""
     local = segments.local_sql("s.started_at")
-    return f"""per AS MATERIALIZED (
-        SELECT s.id AS id, COALESCE(NULLIF(s.source, ''), 'unknown') AS source,
+    columns = f"""s.id AS id, COALESCE(NULLIF(s.source, ''), 'unknown') AS source,
                s.model AS model, s.started_at AS started_at,
                CASE WHEN s.started_at <> 0 AND {local} >= 0
                     THEN CAST({local} AS INTEGER) END AS lt,
@@ -86,5 +124,14 @@ def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
                COALESCE({c("actual_cost_usd", "NULL")}, 0.0) AS s_actual,
                CASE WHEN {included} THEN 1 ELSE 0 END AS included,
                CASE WHEN {unknown} THEN 1 ELSE 0 END AS unknown,
-               {usage_cols}
-        FROM sessions s {join} WHERE {scope.where} {group})"""
+               {usage_cols}"""
+    return PerSession(columns=columns, join=join, grouped=scope.has_usage)
+
+
+def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
+    """``per`` as a common table expression over the window (parameters: ``scope.params``)."""
+    per = per_session(scope, segments)
+    group = "GROUP BY s.id" if per.grouped else ""
+    return f"""per AS MATERIALIZED (
+        SELECT {per.columns}
+        FROM sessions s {per.join} WHERE {scope.where} {group})"""

@@ -26,6 +26,7 @@ from hermes_explorer import store
 
 from ..localtime import OffsetSegments
 from ..window import Scope
+from . import staged
 from .per_session import per_session_cte
 
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
@@ -53,10 +54,11 @@ class Figure:
 
 
 def statement(
-    scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]
+    scope: Scope, segments: OffsetSegments, figures: Sequence[Figure], *, per_table: str = ""
 ) -> tuple[str, dict[str, list[str]]]:
     """The single statement of every part of ``figures`` (parameters: ``scope.params``), and
-    each figure's column names."""
+    each figure's column names.  With ``per_table``, ``per`` is that table's rows (and the
+    statement has no parameters)."""
     planned = [(figure, figure.parts(scope)) for figure in figures]
     width = max(len(part.columns) for _, parts in planned for part in parts)
     selects = []
@@ -72,15 +74,28 @@ def statement(
                 f"SELECT * FROM (SELECT '{figure.name}', {part.key}, {', '.join(columns)}"
                 f" {part.source})"
             )
-    sql = f"WITH {per_session_cte(scope, segments)}\n" + "\nUNION ALL\n".join(selects)
+    per = (
+        f"per AS MATERIALIZED (SELECT * FROM {per_table})"
+        if per_table
+        else per_session_cte(scope, segments)
+    )
+    sql = f"WITH {per}\n" + "\nUNION ALL\n".join(selects)
     return sql, names
 
 
 def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -> dict[str, Any]:
-    """Every figure's value, by name, from one run of :func:`statement`."""
-    sql, names = statement(scope, segments, figures)
+    """Every figure's value, by name, from one run of :func:`statement`.
+
+    On a rollback-journal file the statement runs over a copy of the window's rows read in
+    short statements (:mod:`.staged`), so that Hermes's commits never wait for the pass."""
+    if scope.read_in_chunks:
+        sql, names = statement(scope, segments, figures, per_table=staged.PER_TABLE)
+        found = staged.staged_rows(scope, segments, sql)
+    else:
+        sql, names = statement(scope, segments, figures)
+        found = store.rows(sql, scope.params)
     rows: dict[str, list[Row]] = {figure.name: [] for figure in figures}
-    for name, key, *values in store.rows(sql, scope.params):
+    for name, key, *values in found:
         # zip() stops at the figure's own columns: the NULL padding is dropped.
         rows[name].append((key, dict(zip(names[name], values, strict=False))))
     return {figure.name: figure.decode(scope, rows[figure.name]) for figure in figures}

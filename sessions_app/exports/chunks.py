@@ -3,7 +3,8 @@
 Each chunk is fetched completely before it is handed on, so between chunks the ``hermes``
 connection holds no statement and therefore no read transaction (it runs in autocommit), and a
 chunk of megabyte rows makes the next chunk smaller, so memory is bounded by bytes as well as
-rows.
+rows.  On a rollback-journal file, where Hermes cannot commit while a chunk is read, the
+number of rows follows the time a chunk takes (:class:`hermes_explorer.store.ChunkClock`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 from django.conf import settings
 
+from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import query_budget
 
 from ..pagination import Keyset
@@ -23,6 +25,9 @@ EXPORT_CHUNK_ROWS = 1000
 # text: memory stays bounded by bytes, not only by rows (the writer holds a chunk's text about
 # twice; an ordinary chunk of the 1M store holds ~1 MB).
 EXPORT_CHUNK_BYTES = 16 * 1024 * 1024
+# On a rollback-journal file a chunk follows its statement's time, down to this many rows
+# (chunks asked to be smaller keep their size).
+SHORT_READ_MIN_ROWS = 50
 
 
 def keyset_chunks(
@@ -52,15 +57,24 @@ def keyset_chunks(
     order = keyset.order_by()
     keys_of = keys_of or keyset.values_of
     size = max(1, chunk_size)
+    clock = store.ChunkClock(
+        size, minimum=min(size, SHORT_READ_MIN_ROWS), maximum=size, alias=queryset.db
+    )
     last: list | None = None
     while True:
-        qs = queryset if last is None else queryset.filter(keyset.after(last))
+        qs = (queryset if last is None else queryset.filter(keyset.after(last))).order_by(*order)
+
+        def fetch(n: int, qs=qs, size=size) -> tuple[int, list]:
+            # The smaller of the two bounds: time (the clock's ``n``) and bytes (``size``).
+            limit = min(n, size)
+            return limit, list(qs[:limit])
+
         with query_budget(settings.HERMES_EXPORT_CHUNK_TIMEOUT):
-            raw = list(qs.order_by(*order)[:size])
+            _, (limit, raw) = clock.run(fetch)
         if not raw:
             return
         last = keys_of(raw[-1])
-        full = len(raw) == size
+        full = len(raw) == limit
         used = text_size(raw) if text_size and max_chunk_bytes else 0
         if to_rows is not None:
             rows = to_rows(raw)

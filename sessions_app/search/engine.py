@@ -110,7 +110,7 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
         if sort == "rank" and req.page == 1 and statements.too_many_to_rank(table, match, req):
             # Ranking every match of a common word is what costs; newest first stops early.
             result.notes.append(
-                f"More than {statements.RANK_MATCH_CAP:,} messages match: too many to rank by relevance "
+                f"More than {statements.rank_match_cap():,} messages match: too many to rank by relevance "
                 "quickly, so newest first. Add a word or a filter to rank them."
             )
             sort = "newest"

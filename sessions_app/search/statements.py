@@ -3,6 +3,10 @@
 Every statement returns the same columns (:func:`select_columns`): the hit's own fields, then
 the start of its content and tool calls (where a snippet's secrets are looked for), then its
 snippet or excerpt; :func:`to_hit` reads them.  Only columns this file has are named.
+
+On a rollback-journal file, where Hermes cannot commit while a statement runs, an indexed page
+is put together from short statements over id ranges (:mod:`.ranges`), relevance order is not
+tried above ``SHORT_READ_RANK_MATCH_CAP`` matches, and scans size their id ranges by time.
 """
 
 from __future__ import annotations
@@ -18,11 +22,15 @@ from hermes_explorer.hermes_db.deadline import QueryTimeout
 from hermes_explorer.redaction import redact
 
 from ..visibility import kind_of
+from . import ranges
 from .query import SearchRequest, like_pattern
 from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN
 
-# Above this many matching rows, relevance order is not attempted (see too_many_to_rank).
+# Above this many matching rows, relevance order is not attempted (see too_many_to_rank)...
 RANK_MATCH_CAP = 200_000
+# ...nor above this many on a rollback-journal file: each ranked statement first counts every
+# match of each word (FTS5's statistics), and above this the count alone is not short.
+SHORT_READ_RANK_MATCH_CAP = 50_000
 # Seconds: one indexed search statement (the engine gives scans and retries their own).
 SEARCH_BUDGET = 2.0
 SNIPPET_TOKENS = 16
@@ -162,6 +170,8 @@ def index_page(table: str, match: str, req: SearchRequest, sort: str, budget: fl
     for clause in where:
         sql += f" AND {clause}"
     params += filter_params
+    if store.readers_block_writer():
+        return _page_in_ranges(table, match, req, sort, budget, joins, sql, params)
     if req.session_id and sort != "newest":
         low, high = req.session_range or session_id_range(req.session_id)
         sql += f" AND {table}.rowid >= %s AND {table}.rowid <= %s"
@@ -180,6 +190,69 @@ def index_page(table: str, match: str, req: SearchRequest, sort: str, budget: fl
     return store.rows(sql, params, budget)
 
 
+def _page_in_ranges(
+    table: str,
+    match: str,
+    req: SearchRequest,
+    sort: str,
+    budget: float,
+    joins: str,
+    sql: str,
+    params: list,
+) -> list:
+    """:func:`index_page` from short statements over id ranges (see :mod:`.ranges`).
+
+    ``sql``/``params`` select the hit rows with the request's filters; ranked pages first find
+    the page's ids by rank alone, then read those rows."""
+    if req.session_id:
+        low, high = req.session_range or session_id_range(req.session_id)
+    else:
+        low, high = 0, max_id()
+    if sort == "newest":
+        key = "m.id" if req.session_id else f"{table}.rowid"
+        upper = high + 1 if req.before is None else min(high + 1, req.before)
+        page_sql = sql + f" AND {key} >= %s AND {key} < %s ORDER BY {key} DESC LIMIT %s"
+
+        def newest(lo: int, hi: int, limit: int, seconds: float) -> list:
+            return store.rows(page_sql, [*params, lo, hi, limit], seconds)
+
+        return ranges.newest_first(
+            newest, low=low, upper=upper, need=req.per_page + 1, budget=budget
+        )
+    rank_sql = f"SELECT {table}.rowid, {table}.rank {joins} WHERE {table} MATCH %s"
+    where, filter_params = filters(req, store.shape())
+    for clause in where:
+        rank_sql += f" AND {clause}"
+    rank_sql += f" AND {table}.rowid >= %s AND {table}.rowid < %s ORDER BY {table}.rank LIMIT %s"
+
+    def ranked(lo: int, hi: int, limit: int, seconds: float) -> list:
+        return store.rows(rank_sql, [match, *filter_params, lo, hi, limit], seconds)
+
+    offset = (req.page - 1) * req.per_page
+    best = ranges.best_ranked(
+        ranked,
+        low=low,
+        high=high,
+        need=offset + req.per_page + 1,
+        budget=budget,
+        rank_of=lambda row: row[1],
+    )
+    ids = [row[0] for row in best[offset:]]
+    if not ids:
+        return []
+    marks = ", ".join(["%s"] * len(ids))
+    found = store.rows(sql + f" AND {table}.rowid IN ({marks})", [*params, *ids], budget)
+    by_id = {row[0]: row for row in found}
+    return [by_id[i] for i in ids if i in by_id]
+
+
+def rank_match_cap() -> int:
+    """Matches above which relevance order is not tried on this file."""
+    if store.readers_block_writer():
+        return min(RANK_MATCH_CAP, SHORT_READ_RANK_MATCH_CAP)
+    return RANK_MATCH_CAP
+
+
 def session_id_range(session_id: str) -> tuple[int, int]:
     """The first and last message id of a session (its index answers); (0, -1) if none."""
     rows = store.rows(
@@ -190,23 +263,37 @@ def session_id_range(session_id: str) -> tuple[int, int]:
 
 
 def too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
-    """Whether more than ``RANK_MATCH_CAP`` rows match (in the session's id range, if any).
+    """Whether more than :func:`rank_match_cap` rows match (in the session's id range, if
+    any).
 
     Ranking costs a few microseconds per match; counting a tenth of that, and the count
     stops at the cap. Above it, ranking would not finish in time anyway."""
+    cap = rank_match_cap()
     sql = f"SELECT rowid FROM {table} WHERE {table} MATCH %s"
     params: list = [match]
+    if store.readers_block_writer():
+        if req.session_id:
+            low, high = req.session_range or session_id_range(req.session_id)
+        else:
+            low, high = 0, max_id()
+        ranged = f"SELECT count(*) FROM ({sql} AND rowid >= %s AND rowid < %s LIMIT %s)"
+
+        def count(lo: int, hi: int, limit: int, seconds: float) -> list:
+            return store.rows(ranged, [match, lo, hi, limit], seconds)
+
+        try:
+            return ranges.count_over(count, low=low, high=high, cap=cap, budget=SEARCH_BUDGET) > cap
+        except QueryTimeout:
+            return True
     if req.session_id:
         low, high = req.session_range or session_id_range(req.session_id)
         sql += " AND rowid >= %s AND rowid <= %s"
         params += [low, high]
     try:
-        rows = store.rows(
-            f"SELECT count(*) FROM ({sql} LIMIT {RANK_MATCH_CAP + 1})", params, SEARCH_BUDGET
-        )
+        rows = store.rows(f"SELECT count(*) FROM ({sql} LIMIT {cap + 1})", params, SEARCH_BUDGET)
     except QueryTimeout:
         return True
-    return rows[0][0] > RANK_MATCH_CAP
+    return rows[0][0] > cap
 
 
 @dataclass
@@ -255,26 +342,37 @@ def scan(
     tail = "".join(f" AND {c}" for c in [*where, *like_clauses]) + " ORDER BY m.id DESC LIMIT %s"
 
     upper = (max_id() + 1) if below is None else below
-    chunk = 5_000 if not req.session_id else max(upper - above, 1)
+    whole = max(upper - above, 1)
+    # Ranges grow fourfold while quick; on a rollback-journal file they follow time instead.
+    clock = store.ChunkClock(
+        5_000 if not req.session_id else whole,
+        maximum=2_000_000 if not req.session_id else None,
+        first=5_000,
+        grow_below=budget / 20,
+        growth=4,
+    )
     started = time.monotonic()
     rows: list = []
     while upper > above + 1 and len(rows) < limit:
         remaining = budget - (time.monotonic() - started)
         if remaining <= 0.02:
             break
-        lower = max(above, upper - chunk)
-        params = [terms[0], lower, upper, *filter_params, *like_params, limit - len(rows)]
-        began = time.monotonic()
+
+        want = limit - len(rows)
+
+        def one(chunk: int, upper=upper, remaining=remaining, want=want) -> list:
+            lower = max(above, upper - chunk)
+            params = [terms[0], lower, upper, *filter_params, *like_params, want]
+            return store.rows(sql_head + tail, params, remaining)
+
         try:
-            found = store.rows(sql_head + tail, params, remaining)
+            chunk, found = clock.run(one)
         except QueryTimeout:
             break
         rows += found
         if len(rows) >= limit:
             return ScanOutcome(rows=rows, finished=False, resume_before=rows[-1][0])
-        upper = lower + 1
-        if time.monotonic() - began < budget / 20:
-            chunk = min(chunk * 4, 2_000_000)
+        upper = max(above, upper - chunk) + 1
     finished = upper <= above + 1
     return ScanOutcome(rows=rows, finished=finished, resume_before=None if finished else upper)
 

@@ -1,0 +1,406 @@
+"""Hermes's commit latency on a rollback-journal (DELETE) state.db while the explorer reads it.
+
+    .venv/bin/python bench/writer_latency.py                       # copy, baseline, load
+    .venv/bin/python bench/writer_latency.py --load-seconds 90 --json out.json
+    .venv/bin/python bench/writer_latency.py --help
+
+On a SQLite that Hermes does not trust with WAL, it writes in rollback-journal mode, where a
+reader's SHARED lock keeps the writer from taking the EXCLUSIVE lock its commit needs: every
+explorer statement that runs while Hermes commits delays the commit by what is left of it.
+
+This tool makes (or reuses) a DELETE-mode copy of a store (``--source`` copied to ``--store``
+with ``PRAGMA journal_mode=DELETE`` on the copy; the source is only read), starts the explorer
+under gunicorn as ``bench/benchmark.py`` does (127.0.0.1 only), and runs a Hermes-like writer
+in its own process: every ``--interval`` seconds, ``BEGIN IMMEDIATE``, one message inserted
+(the full-text triggers fire) and the session's counters updated, ``COMMIT``; a busy timeout
+of ``--busy-ms`` and up to ``--retries`` retries after a short random pause, as Hermes does.
+Each commit's latency (first ``BEGIN`` to finished ``COMMIT``, retries included), its retries
+and failures are recorded.
+
+First the writer runs alone (the baseline), then while the explorer's heaviest reads run
+concurrently and repeatedly: insights over all time, a full CSV export of ``/messages/``,
+full-text searches of common words (relevance order and newest first, words and substring),
+and, with ``--console``, a heavy SQL console query.  It prints p50/p99/max commit latency,
+retries and failures of both phases, and what the readers did.
+
+This is a measurement, not a test: it prints numbers and exits 0.  Every phase is bounded in
+time; the writer appends ``interval``-spaced rows to the copy (never to the source).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from benchmark import Explorer, free_port, log, percentile  # noqa: E402
+
+PY = sys.executable
+DEFAULT_SOURCE = Path("/work/bench/state.db")
+
+
+# The copy ---------------------------------------------------------------------------------------
+def ensure_delete_copy(source: Path, store: Path, fresh: bool) -> None:
+    """``store`` as a DELETE-journal copy of ``source`` (made once, reused after)."""
+    if store.exists() and not fresh:
+        mode = _journal_mode(store)
+        if mode != "delete":
+            raise SystemExit(f"{store} exists but is in {mode} mode: use --fresh")
+        log(f"reusing {store} ({store.stat().st_size / 1e9:.2f} GB, journal_mode=delete)")
+        return
+    if not source.exists():
+        raise SystemExit(f"no source store at {source}")
+    tmp = store.with_name(store.name + ".tmp")
+    log(f"copying {source} to {store} …")
+    started = time.monotonic()
+    # Read through SQLite so that a WAL the source may have is included; the copy is then
+    # switched to the rollback journal.
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    dst = sqlite3.connect(tmp)
+    try:
+        src.backup(dst, pages=65_536)
+    finally:
+        src.close()
+    dst.execute("PRAGMA journal_mode=DELETE")
+    dst.close()
+    os.replace(tmp, store)
+    log(f"copied in {time.monotonic() - started:.0f}s; journal_mode={_journal_mode(store)}")
+
+
+def _journal_mode(path: Path) -> str:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        conn.execute("PRAGMA schema_version").fetchone()
+        return conn.execute("PRAGMA journal_mode").fetchone()[0]
+    finally:
+        conn.close()
+
+
+# The writer (runs in its own process: ``writer_latency.py --writer-process``) -----------------
+WORDS = (
+    "the file test config error python run build deploy check update value result agent "
+    "session message tool output function return data list request response cache"
+).split()
+
+
+def writer_process(args: argparse.Namespace) -> None:
+    """Commit every ``interval`` s until SIGTERM or ``--seconds``; write samples as JSON."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    conn = sqlite3.connect(args.store, timeout=args.busy_ms / 1000, isolation_level=None)
+    rng = random.Random(1)
+    session = f"bench-writer-{int(time.time())}-{os.getpid()}"
+
+    def transaction(statements) -> tuple[bool, int, str]:
+        """Run ``statements`` in BEGIN IMMEDIATE … COMMIT with Hermes's retries."""
+        error = ""
+        for attempt in range(args.retries + 1):
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                for sql, params in statements:
+                    conn.execute(sql, params)
+                conn.execute("COMMIT")
+                return True, attempt, error
+            except sqlite3.OperationalError as exc:
+                error = str(exc)
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if "locked" not in error and "busy" not in error:
+                    return False, attempt, error
+                time.sleep(rng.uniform(0.02, 0.15))
+        return False, args.retries, error
+
+    now = time.time()
+    ok, _, error = transaction(
+        [
+            (
+                "INSERT INTO sessions (id, source, started_at, message_count, input_tokens,"
+                " output_tokens) VALUES (?, 'cli', ?, 0, 0, 0)",
+                (session, now),
+            )
+        ]
+    )
+    if not ok:
+        raise SystemExit(f"the writer could not create its session: {error}")
+    samples = []
+    started = time.monotonic()
+    tick = 0
+    while not stop.is_set() and time.monotonic() - started < args.seconds:
+        due = started + tick * args.interval
+        pause = due - time.monotonic()
+        if pause > 0:
+            stop.wait(pause)
+            if stop.is_set():
+                break
+        tick += 1
+        text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 120)))
+        tokens = len(text) // 4
+        began = time.monotonic()
+        ok, retries, error = transaction(
+            [
+                (
+                    "INSERT INTO messages (session_id, role, content, timestamp, token_count)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (session, rng.choice(("user", "assistant")), text, time.time(), tokens),
+                ),
+                (
+                    "UPDATE sessions SET message_count = message_count + 1,"
+                    " input_tokens = input_tokens + ?, output_tokens = output_tokens + ?"
+                    " WHERE id = ?",
+                    (tokens, tokens // 2, session),
+                ),
+            ]
+        )
+        samples.append(
+            {
+                "t": round(began - started, 3),
+                "ms": round((time.monotonic() - began) * 1000, 2),
+                "retries": retries,
+                "ok": ok,
+                "error": error,
+            }
+        )
+    conn.close()
+    Path(args.out).write_text(json.dumps(samples))
+
+
+@dataclass
+class WriterRun:
+    out: Path
+    proc: subprocess.Popen
+
+    @classmethod
+    def start(cls, store: Path, args, seconds: float, workdir: Path, label: str) -> WriterRun:
+        out = workdir / f"writer-{label}.json"
+        proc = subprocess.Popen(
+            [
+                PY,
+                __file__,
+                "--writer-process",
+                "--store",
+                str(store),
+                "--out",
+                str(out),
+                "--seconds",
+                str(seconds),
+                "--interval",
+                str(args.interval),
+                "--busy-ms",
+                str(args.busy_ms),
+                "--retries",
+                str(args.retries),
+            ]
+        )
+        return cls(out, proc)
+
+    def finish(self, timeout: float = 30) -> list[dict]:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        return json.loads(self.out.read_text()) if self.out.exists() else []
+
+
+def summary(samples: list[dict]) -> dict:
+    done = [s for s in samples if s["ok"]]
+    ms = [s["ms"] for s in done] or [0.0]
+    return {
+        "commits": len(samples),
+        "p50_ms": round(percentile(ms, 50), 1),
+        "p99_ms": round(percentile(ms, 99), 1),
+        "max_ms": round(max(ms), 1),
+        "over_100_ms": sum(1 for v in ms if v > 100),
+        "over_250_ms": sum(1 for v in ms if v > 250),
+        "retried": sum(1 for s in samples if s["retries"]),
+        "failed": sum(1 for s in samples if not s["ok"]),
+        "locked_errors": sum(1 for s in samples if "locked" in s["error"] or "busy" in s["error"]),
+    }
+
+
+# The readers ------------------------------------------------------------------------------------
+@dataclass
+class Reader:
+    name: str
+    paths: list[str]
+    requests: list[tuple[str, int, float, int]] = field(default_factory=list)
+
+    def run(self, server: Explorer, until: float) -> None:
+        i = 0
+        while time.monotonic() < until:
+            path = self.paths[i % len(self.paths)]
+            i += 1
+            started = time.monotonic()
+            status, size = get(server, path, until)
+            self.requests.append((path, status, time.monotonic() - started, size))
+
+
+def get(server: Explorer, path: str, until: float) -> tuple[int, int]:
+    """GET ``path``; a download still running at ``until`` is cut (its status is kept)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
+    try:
+        conn.request("GET", path, headers={"Cookie": server.cookie})
+        response = conn.getresponse()
+        size = 0
+        while chunk := response.read(1 << 16):
+            size += len(chunk)
+            if time.monotonic() > until:
+                break
+        return response.status, size
+    except OSError:
+        return 0, 0
+    finally:
+        conn.close()
+
+
+def readers(console: bool) -> list[Reader]:
+    q = urllib.parse.quote
+    out = [
+        Reader("insights, all time", ["/insights/?days=all"]),
+        Reader("messages CSV export (all)", ["/messages/?_export=csv"]),
+        Reader(
+            "search, common words",
+            [
+                "/search/?q=the",
+                "/search/?q=file",
+                "/search/?q=test",
+                "/search/?q=" + q("the file"),
+                "/search/?q=the&sort=newest",
+                "/search/?q=error&mode=substring",
+                "/search/?q=config&role=tool&sort=newest",
+            ],
+        ),
+    ]
+    if console:
+        sql = "SELECT role, count(*), sum(length(content)) FROM messages GROUP BY role"
+        out.append(Reader("SQL console, full scan", ["/sql/?sql=" + q(sql)]))
+    return out
+
+
+def report_phase(name: str, samples: list[dict]) -> dict:
+    s = summary(samples)
+    log(
+        f"{name:10} {s['commits']:7} {s['p50_ms']:8.1f} {s['p99_ms']:8.1f} {s['max_ms']:8.1f}"
+        f" {s['over_250_ms']:6} {s['retried']:7} {s['failed']:6} {s['locked_errors']:7}"
+    )
+    return s
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="store to copy")
+    parser.add_argument(
+        "--store", type=Path, default=None, help="the DELETE-mode copy (default: beside source)"
+    )
+    parser.add_argument("--fresh", action="store_true", help="copy again even if it exists")
+    parser.add_argument("--baseline-seconds", type=float, default=20)
+    parser.add_argument("--load-seconds", type=float, default=60)
+    parser.add_argument("--interval", type=float, default=0.1, help="seconds between commits")
+    parser.add_argument("--busy-ms", type=int, default=1000, help="the writer's busy timeout")
+    parser.add_argument("--retries", type=int, default=5, help="the writer's retries")
+    parser.add_argument("--console", action="store_true", help="also run a heavy SQL query")
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    # Internal: the writer's own process.
+    parser.add_argument("--writer-process", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    parser.add_argument("--seconds", type=float, default=60, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.writer_process:
+        writer_process(args)
+        return
+
+    store = args.store or args.source.with_name(args.source.stem + "-delete.db")
+    ensure_delete_copy(args.source, store, args.fresh)
+    workdir = Path(tempfile.mkdtemp(prefix="hermes-writer-bench-"))
+    explorer = Explorer(store, workdir, free_port())
+    results: dict = {"store": str(store), "args": {k: str(v) for k, v in vars(args).items()}}
+    try:
+        explorer.start()
+        log(
+            f"writer: a commit every {args.interval * 1000:.0f} ms, busy timeout "
+            f"{args.busy_ms} ms, {args.retries} retries"
+        )
+        log(f"baseline: the writer alone for {args.baseline_seconds:g}s …")
+        alone = WriterRun.start(store, args, args.baseline_seconds, workdir, "alone")
+        alone.proc.wait(args.baseline_seconds + 60)
+        baseline = alone.finish()
+
+        group = readers(args.console)
+        log(f"load: the writer while {len(group)} readers run for {args.load_seconds:g}s …")
+        loaded = WriterRun.start(store, args, args.load_seconds + 600, workdir, "load")
+        time.sleep(1.0)  # let the writer open and create its session
+        until = time.monotonic() + args.load_seconds
+        threads = [
+            threading.Thread(target=r.run, args=(explorer, until), daemon=True) for r in group
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(args.load_seconds + 300)
+        under_load = loaded.finish()
+
+        log(
+            f"\n{'phase':10} {'commits':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}"
+            f" {'>250ms':>6} {'retried':>7} {'failed':>6} {'locked':>7}"
+        )
+        results["alone"] = report_phase("alone", baseline)
+        results["load"] = report_phase("load", under_load)
+        added = results["load"]["p99_ms"] - results["alone"]["p99_ms"]
+        log(f"p99 added by the readers: {added:+.1f} ms")
+        results["p99_added_ms"] = round(added, 1)
+
+        log(f"\n{'reader':28} {'requests':>8} {'statuses':>18} {'median s':>9} {'max s':>7}")
+        results["readers"] = []
+        for r in group:
+            statuses: dict[int, int] = {}
+            for _p, status, _s, _b in r.requests:
+                statuses[status] = statuses.get(status, 0) + 1
+            secs = [s for _p, _st, s, _b in r.requests] or [0.0]
+            text = ",".join(f"{k}x{v}" for k, v in sorted(statuses.items()))
+            log(
+                f"{r.name:28} {len(r.requests):8} {text:>18} "
+                f"{percentile(secs, 50):9.2f} {max(secs):7.2f}"
+            )
+            results["readers"].append(
+                {
+                    "reader": r.name,
+                    "requests": [
+                        {"path": p, "status": st, "seconds": round(s, 3), "bytes": b}
+                        for p, st, s, b in r.requests
+                    ],
+                }
+            )
+        worst = sorted(under_load, key=lambda s: -s["ms"])[:5]
+        log(
+            "slowest commits under load (s into the phase, ms): "
+            + ", ".join(f"{s['t']:.1f}:{s['ms']:.0f}" for s in worst)
+        )
+    finally:
+        explorer.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+        log(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

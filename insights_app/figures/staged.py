@@ -1,0 +1,61 @@
+"""The pass on a rollback-journal file: ``per`` read in short statements, grouped in memory.
+
+On such a file Hermes cannot commit while a statement of the explorer runs, and the pass over a
+busy window groups its sessions for most of a second.  So there the window's per-session rows
+(:mod:`.per_session`), and the usage rows of those sessions that the models figure reads, are
+read in keyset chunks, each a short statement (:func:`insights_app.window.window_chunks`),
+into a private in-memory SQLite database; the pass's own statement, the same SQL, then runs
+there and holds no lock on the state.db at all.
+
+NOTE: chunks group by the session's rowid where the single statement groups by its id: the
+same rows, except that sessions without an id (which Hermes never writes) stay apart.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from django.db.backends.sqlite3.base import FORMAT_QMARK_REGEX
+
+from hermes_explorer import store
+
+from ..localtime import OffsetSegments
+from ..window import Scope, window_chunks
+from .per_session import COLUMNS, per_session
+
+# The in-memory table that ``per`` reads from in the staged statement.
+PER_TABLE = "per_rows"
+USAGE_TABLE = "session_model_usage"
+
+
+def staged_rows(scope: Scope, segments: OffsetSegments, sql: str) -> list[tuple]:
+    """The rows of the pass statement ``sql`` (whose ``per`` reads ``PER_TABLE``), run over
+    a copy of the window's rows read in short statements."""
+    per = per_session(scope, segments)
+    usage = scope.shape.column_order.get(USAGE_TABLE, ()) if scope.has_usage else ()
+    memory = sqlite3.connect(":memory:")
+    try:
+        memory.execute(f"CREATE TABLE {PER_TABLE} ({_names(COLUMNS)})")
+        insert_per = f"INSERT INTO {PER_TABLE} VALUES ({', '.join('?' * len(COLUMNS))})"
+        if usage:
+            memory.execute(f"CREATE TABLE {USAGE_TABLE} ({_names(usage)})")
+            insert_usage = f"INSERT INTO {USAGE_TABLE} VALUES ({', '.join('?' * len(usage))})"
+            read_usage = (
+                f"SELECT {_names(usage)} FROM {USAGE_TABLE}"
+                " WHERE session_id IN (SELECT value FROM json_each(%s))"
+            )
+        for rows in window_chunks(scope, per.columns, join=per.join, grouped=per.grouped):
+            memory.executemany(insert_per, rows)
+            if usage:
+                ids = json.dumps([row[0] for row in rows if row[0] is not None])
+                memory.executemany(insert_usage, store.rows(read_usage, [ids]))
+        # The pass is written for the state.db's connection ("%s" parameters, "%%"): none of
+        # its parameters remain once ``per`` is a table.
+        return memory.execute(FORMAT_QMARK_REGEX.sub("?", sql).replace("%%", "%")).fetchall()
+    finally:
+        memory.close()
+
+
+def _names(columns) -> str:
+    return ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
