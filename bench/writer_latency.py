@@ -14,13 +14,16 @@ under gunicorn as ``bench/benchmark.py`` does (127.0.0.1 only), and runs a Herme
 in its own process: every ``--interval`` seconds, ``BEGIN IMMEDIATE``, one message inserted
 (the full-text triggers fire) and the session's counters updated, ``COMMIT``; a busy timeout
 of ``--busy-ms`` and up to ``--retries`` retries after a short random pause, as Hermes does.
-Each commit's latency (first ``BEGIN`` to finished ``COMMIT``, retries included), its retries
-and failures are recorded.
+Each transaction's latency (first ``BEGIN`` to finished ``COMMIT``, retries included), the
+part of it spent waiting for locks (the busy handler's sleeps), its retries and failures are
+recorded: on a busy machine the rest (CPU, disk syncs) varies too, and is not the readers'
+doing.  The explorer logs every statement that held the lock
+longer than ``--log-holds-ms`` (``HERMES_LOG_LOCK_HOLDS_MS``); the longest are listed.
 
 First the writer runs alone (the baseline), then while the explorer's heaviest reads run
 concurrently and repeatedly: insights over all time, a full CSV export of ``/messages/``,
 full-text searches of common words (relevance order and newest first, words and substring),
-and, with ``--console``, a heavy SQL console query.  It prints p50/p99/max commit latency,
+and, with ``--readers …,console``, a heavy SQL console query.  It prints p50/p99/max commit latency,
 retries and failures of both phases, and what the readers did.
 
 This is a measurement, not a test: it prints numbers and exits 0.  Every phase is bounded in
@@ -30,10 +33,12 @@ time; the writer appends ``interval``-spaced rows to the copy (never to the sour
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import sqlite3
@@ -99,23 +104,56 @@ WORDS = (
 ).split()
 
 
+# SQLite's own busy handler sleeps these milliseconds between tries, then 100 ms each.
+BUSY_DELAYS_MS = (1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100)
+
+
 def writer_process(args: argparse.Namespace) -> None:
-    """Commit every ``interval`` s until SIGTERM or ``--seconds``; write samples as JSON."""
+    """Commit every ``interval`` s until SIGTERM or ``--seconds``; write samples as JSON.
+
+    The busy timeout is SQLite's own handler re-done in Python (the same sleeps, the same
+    limit), so that the time spent waiting for readers' locks can be told apart from the
+    time the commit itself took."""
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    conn = sqlite3.connect(args.store, timeout=args.busy_ms / 1000, isolation_level=None)
+    conn = sqlite3.connect(args.store, timeout=0, isolation_level=None)
     rng = random.Random(1)
     session = f"bench-writer-{int(time.time())}-{os.getpid()}"
+    waited = [0.0]
+
+    def patiently(sql: str, params=()) -> None:
+        """``sql``, retried on SQLITE_BUSY as SQLite's busy handler would, up to the timeout."""
+        tries = 0
+        while True:
+            try:
+                conn.execute(sql, params)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                done = sum(BUSY_DELAYS_MS[: min(tries, len(BUSY_DELAYS_MS))]) + 100 * max(
+                    0, tries - len(BUSY_DELAYS_MS)
+                )
+                delay = BUSY_DELAYS_MS[tries] if tries < len(BUSY_DELAYS_MS) else 100
+                if done + delay > args.busy_ms:
+                    delay = args.busy_ms - done
+                    if delay <= 0:
+                        raise
+                began = time.monotonic()
+                time.sleep(delay / 1000)
+                waited[0] += time.monotonic() - began
+                tries += 1
 
     def transaction(statements) -> tuple[bool, int, str]:
         """Run ``statements`` in BEGIN IMMEDIATE … COMMIT with Hermes's retries."""
         error = ""
+        waited[0] = 0.0
         for attempt in range(args.retries + 1):
             try:
-                conn.execute("BEGIN IMMEDIATE")
+                patiently("BEGIN IMMEDIATE")
                 for sql, params in statements:
-                    conn.execute(sql, params)
-                conn.execute("COMMIT")
+                    patiently(sql, params)
+                patiently("COMMIT")
                 return True, attempt, error
             except sqlite3.OperationalError as exc:
                 error = str(exc)
@@ -170,7 +208,9 @@ def writer_process(args: argparse.Namespace) -> None:
         samples.append(
             {
                 "t": round(began - started, 3),
+                "epoch": round(time.time() - (time.monotonic() - began), 3),
                 "ms": round((time.monotonic() - began) * 1000, 2),
+                "waited_ms": round(waited[0] * 1000, 2),
                 "retries": retries,
                 "ok": ok,
                 "error": error,
@@ -223,11 +263,14 @@ class WriterRun:
 def summary(samples: list[dict]) -> dict:
     done = [s for s in samples if s["ok"]]
     ms = [s["ms"] for s in done] or [0.0]
+    waits = [s["waited_ms"] for s in done] or [0.0]
     return {
         "commits": len(samples),
         "p50_ms": round(percentile(ms, 50), 1),
         "p99_ms": round(percentile(ms, 99), 1),
         "max_ms": round(max(ms), 1),
+        "lock_wait_p99_ms": round(percentile(waits, 99), 1),
+        "lock_wait_max_ms": round(max(waits), 1),
         "over_100_ms": sum(1 for v in ms if v > 100),
         "over_250_ms": sum(1 for v in ms if v > 250),
         "retried": sum(1 for s in samples if s["retries"]),
@@ -271,37 +314,108 @@ def get(server: Explorer, path: str, until: float) -> tuple[int, int]:
         conn.close()
 
 
-def readers(console: bool) -> list[Reader]:
+def readers(names: list[str]) -> list[Reader]:
+    """The readers asked for: ``insights``, ``export``, ``search``, ``console``."""
     q = urllib.parse.quote
-    out = [
-        Reader("insights, all time", ["/insights/?days=all"]),
-        Reader("messages CSV export (all)", ["/messages/?_export=csv"]),
-        Reader(
+    console_sql = "SELECT role, count(*), sum(length(content)) FROM messages GROUP BY role"
+    known = {
+        "insights": Reader("insights, all time", ["/insights/?days=all"]),
+        "export": Reader("messages CSV export (all)", ["/messages/?_export=csv"]),
+        "search": Reader(
             "search, common words",
             [
                 "/search/?q=the",
                 "/search/?q=file",
                 "/search/?q=test",
+                "/search/?q=python&page=2",
                 "/search/?q=" + q("the file"),
                 "/search/?q=the&sort=newest",
                 "/search/?q=error&mode=substring",
                 "/search/?q=config&role=tool&sort=newest",
             ],
         ),
-    ]
-    if console:
-        sql = "SELECT role, count(*), sum(length(content)) FROM messages GROUP BY role"
-        out.append(Reader("SQL console, full scan", ["/sql/?sql=" + q(sql)]))
-    return out
+        "console": Reader("SQL console, full scan", ["/sql/?sql=" + q(console_sql)]),
+    }
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"unknown readers {unknown}: pick from {', '.join(known)}")
+    return [known[n] for n in names]
 
 
 def report_phase(name: str, samples: list[dict]) -> dict:
     s = summary(samples)
     log(
         f"{name:10} {s['commits']:7} {s['p50_ms']:8.1f} {s['p99_ms']:8.1f} {s['max_ms']:8.1f}"
+        f" {s['lock_wait_p99_ms']:10.1f} {s['lock_wait_max_ms']:10.1f}"
         f" {s['over_250_ms']:6} {s['retried']:7} {s['failed']:6} {s['locked_errors']:7}"
     )
     return s
+
+
+HOLD_LINE = re.compile(r"held the state\.db for (\d+) ms from ([\d.]+): (.*)")
+
+
+def logged_holds(server_log: Path) -> list[tuple[int, float, str]]:
+    """(ms, start epoch, statement) of each hold the explorer logged."""
+    try:
+        text = server_log.read_text(errors="replace")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines():
+        match = HOLD_LINE.search(line)
+        if match:
+            sql = " ".join(match.group(3).split())[:100]
+            found.append((int(match.group(1)), float(match.group(2)), sql))
+    return found
+
+
+def report_holds(found: list[tuple[int, float, str]], worst: list[dict], over_ms: float) -> dict:
+    """The longest holds, a count per kind of statement, and the holds that overlapped each of
+    the slowest commits."""
+    log(f"\nexplorer statements that held the lock over {over_ms:g} ms: {len(found)}")
+    for ms, _start, sql in sorted(found, reverse=True)[:8]:
+        log(f"  {ms:6} ms  {sql}")
+    kinds: dict[str, int] = {}
+    for _ms, _start, sql in found:
+        kinds[sql[:60]] = kinds.get(sql[:60], 0) + 1
+    for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1])[:8]:
+        log(f"  {n:6} x   {kind}…")
+    overlaps = []
+    for sample in worst:
+        begin, end = sample["epoch"], sample["epoch"] + sample["ms"] / 1000
+        during = [
+            (ms, sql) for ms, start, sql in found if start < end and start + ms / 1000 > begin
+        ]
+        overlaps.append({"commit": sample, "holds": during})
+        log(
+            f"  commit at +{sample['t']:.1f}s ({sample['ms']:.0f} ms, waited"
+            f" {sample['waited_ms']:.0f} ms) overlapped: "
+            + (
+                "; ".join(f"{ms} ms {sql[:50]}" for ms, sql in sorted(during, reverse=True)[:3])
+                or "no logged statement"
+            )
+        )
+    return {
+        "count": len(found),
+        "longest": sorted(found, reverse=True)[:20],
+        "kinds": kinds,
+        "slowest_commits": overlaps,
+    }
+
+
+@contextlib.contextmanager
+def stderr_to(path: Path):
+    """Child processes started inside the block write their stderr to ``path``."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    saved = os.dup(2)
+    os.dup2(fd, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
 
 
 def main() -> None:
@@ -316,7 +430,18 @@ def main() -> None:
     parser.add_argument("--interval", type=float, default=0.1, help="seconds between commits")
     parser.add_argument("--busy-ms", type=int, default=1000, help="the writer's busy timeout")
     parser.add_argument("--retries", type=int, default=5, help="the writer's retries")
-    parser.add_argument("--console", action="store_true", help="also run a heavy SQL query")
+    parser.add_argument(
+        "--readers",
+        default="insights,export,search",
+        help="the explorer's reads under load, of insights,export,search,console",
+    )
+    parser.add_argument("--server-log", type=Path, help="keep the explorer's log here")
+    parser.add_argument(
+        "--log-holds-ms",
+        type=float,
+        default=60,
+        help="list the explorer's statements that held the lock longer than this",
+    )
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     # Internal: the writer's own process.
     parser.add_argument("--writer-process", action="store_true", help=argparse.SUPPRESS)
@@ -332,9 +457,13 @@ def main() -> None:
     ensure_delete_copy(args.source, store, args.fresh)
     workdir = Path(tempfile.mkdtemp(prefix="hermes-writer-bench-"))
     explorer = Explorer(store, workdir, free_port())
+    # The explorer logs each statement that held the lock longer than this.
+    explorer.env["HERMES_LOG_LOCK_HOLDS_MS"] = str(args.log_holds_ms)
+    server_log = args.server_log or workdir / "server.log"
     results: dict = {"store": str(store), "args": {k: str(v) for k, v in vars(args).items()}}
     try:
-        explorer.start()
+        with stderr_to(server_log):
+            explorer.start()
         log(
             f"writer: a commit every {args.interval * 1000:.0f} ms, busy timeout "
             f"{args.busy_ms} ms, {args.retries} retries"
@@ -344,7 +473,7 @@ def main() -> None:
         alone.proc.wait(args.baseline_seconds + 60)
         baseline = alone.finish()
 
-        group = readers(args.console)
+        group = readers(args.readers.split(","))
         log(f"load: the writer while {len(group)} readers run for {args.load_seconds:g}s …")
         loaded = WriterRun.start(store, args, args.load_seconds + 600, workdir, "load")
         time.sleep(1.0)  # let the writer open and create its session
@@ -360,6 +489,7 @@ def main() -> None:
 
         log(
             f"\n{'phase':10} {'commits':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}"
+            f" {'wait p99':>10} {'wait max':>10}"
             f" {'>250ms':>6} {'retried':>7} {'failed':>6} {'locked':>7}"
         )
         results["alone"] = report_phase("alone", baseline)
@@ -389,11 +519,8 @@ def main() -> None:
                     ],
                 }
             )
-        worst = sorted(under_load, key=lambda s: -s["ms"])[:5]
-        log(
-            "slowest commits under load (s into the phase, ms): "
-            + ", ".join(f"{s['t']:.1f}:{s['ms']:.0f}" for s in worst)
-        )
+        worst = sorted(under_load, key=lambda s: -s["waited_ms"])[:5]
+        results["holds"] = report_holds(logged_holds(server_log), worst, args.log_holds_ms)
     finally:
         explorer.stop()
         shutil.rmtree(workdir, ignore_errors=True)

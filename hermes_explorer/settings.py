@@ -61,6 +61,13 @@ HERMES_EXPORT_CHUNK_TIMEOUT = float(os.environ.get("HERMES_EXPORT_CHUNK_TIMEOUT"
 # first pass over a window before the page shows what it has and says what is missing.
 HERMES_INSIGHTS_TIMEOUT = float(os.environ.get("HERMES_INSIGHTS_TIMEOUT", "15"))
 HERMES_INSIGHTS_COLLECT_SECONDS = float(os.environ.get("HERMES_INSIGHTS_COLLECT_SECONDS", "20"))
+# Log every statement that kept its read lock on the state.db longer than this (ms; unset:
+# never). On a rollback-journal file that is how long Hermes's commit may have waited.
+HERMES_LOG_LOCK_HOLDS_MS = (
+    float(os.environ["HERMES_LOG_LOCK_HOLDS_MS"])
+    if os.environ.get("HERMES_LOG_LOCK_HOLDS_MS")
+    else None
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -34,9 +34,9 @@ from .hermes_db.uri import path_of
 ALIAS = "hermes"
 
 # On a rollback-journal file, what one statement of chunked work aims at (seconds)...
-SHORT_READ_SECONDS = 0.025
+SHORT_READ_SECONDS = 0.015
 # ...where it is stopped and run again on a chunk ``SHRINK_AFTER_CAP`` times smaller...
-SHORT_READ_CAP = 0.1
+SHORT_READ_CAP = 0.075
 SHRINK_AFTER_CAP = 8
 # ...and how much bigger the next chunk may get after one that took under half the aim.
 SHORT_READ_GROWTH = 2

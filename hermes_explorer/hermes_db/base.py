@@ -13,6 +13,7 @@ from django.db.backends.sqlite3.features import DatabaseFeatures as SQLiteFeatur
 from ..redaction import redact
 from . import holds
 from .deadline import PROGRESS_STEPS, Deadline
+from .gate import GATE
 from .shape import detect_shape
 from .uri import readonly_uri
 
@@ -36,24 +37,44 @@ def _redact_for_sql(value):
 
 
 class HermesCursor(sqlite_base.SQLiteCursorWrapper):
-    """Django's SQLite cursor, plus deadlines, the checkpoint retry and the lock probe."""
+    """Django's SQLite cursor, plus deadlines, the checkpoint retry, the statement gate of
+    rollback-journal files (``gate.py``) and the lock probe (``holds.py``)."""
 
     deadline: Deadline
+    # Whether statements pass the process's gate (the file is in rollback-journal mode).
+    gated = False
+    # The running statement holds the gate.
+    _in_gate = False
     # The running statement and when it started, while someone watches (see holds.py).
     _held_sql: str | None = None
     _held_since = 0.0
 
+    def _start(self, query: str) -> None:
+        if self.gated:
+            self._in_gate = GATE.enter()
+        if holds.watching():
+            self._held_sql, self._held_since = query, time.monotonic()
+        self.deadline.start()
+
+    def _done(self) -> None:
+        """The running statement has been reset: leave the gate, report the lock's hold."""
+        if self._in_gate:
+            self._in_gate = False
+            GATE.leave()
+        if self._held_sql is not None:
+            holds.report(self._held_sql, time.monotonic() - self._held_since)
+            self._held_sql = None
+
     def execute(self, query, params=None):
         self._done()
-        watched = holds.watching()
         for attempt in range(IO_RETRIES + 1):
-            self.deadline.start()
-            if watched:
-                self._held_sql, self._held_since = query, time.monotonic()
+            self._start(query)
             try:
                 return super().execute(query, params)
-            except sqlite3.OperationalError as exc:
+            except BaseException as exc:
                 self._done()
+                if not isinstance(exc, sqlite3.OperationalError):
+                    raise
                 if _is_interrupt(exc):
                     raise self.deadline.timeout() from exc
                 if "disk I/O error" in str(exc) and attempt < IO_RETRIES:
@@ -63,23 +84,21 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
 
     def executemany(self, query, param_list):
         self._done()
-        self.deadline.start()
-        return super().executemany(query, param_list)
+        self._start(query)
+        try:
+            return super().executemany(query, param_list)
+        except BaseException:
+            self._done()
+            raise
 
     def _fetch(self, method, *args):
         try:
             return method(*args)
-        except sqlite3.OperationalError as exc:
+        except BaseException as exc:
             self._done()
-            if _is_interrupt(exc):
+            if isinstance(exc, sqlite3.OperationalError) and _is_interrupt(exc):
                 raise self.deadline.timeout() from exc
             raise
-
-    def _done(self) -> None:
-        """The running statement has been reset: report how long it held its lock."""
-        if self._held_sql is not None:
-            holds.report(self._held_sql, time.monotonic() - self._held_since)
-            self._held_sql = None
 
     def fetchone(self):
         row = self._fetch(super().fetchone)
@@ -102,6 +121,10 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
     def close(self):
         self._done()
         return super().close()
+
+    def __del__(self):
+        # A cursor dropped mid-statement must not keep the gate.
+        self._done()
 
 
 class DatabaseFeatures(SQLiteFeatures):
@@ -169,4 +192,5 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
     def create_cursor(self, name=None):
         cursor = self.connection.cursor(factory=HermesCursor)
         cursor.deadline = self.deadline
+        cursor.gated = self.hermes_journal_mode != "wal"
         return cursor

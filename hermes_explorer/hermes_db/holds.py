@@ -8,15 +8,23 @@ upper bound of the lock's life (SQLite may have let go a little earlier), which 
 test that asserts "no statement held the lock longer than X" wants.
 
 Nothing is recorded unless someone is watching, so the cost in production is one truth test
-per statement.
+per statement.  ``HERMES_LOG_LOCK_HOLDS_MS`` (a setting, from the environment) watches for
+good: every statement that held its lock longer than that many milliseconds is logged, which
+names the reads that kept Hermes waiting on a rollback-journal file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -30,8 +38,14 @@ _watchers: list[list[Hold]] = []
 _lock = threading.Lock()
 
 
+def _log_over() -> float | None:
+    """Seconds above which a hold is logged (``HERMES_LOG_LOCK_HOLDS_MS``), or None."""
+    ms = getattr(settings, "HERMES_LOG_LOCK_HOLDS_MS", None)
+    return None if ms is None else float(ms) / 1000
+
+
 def watching() -> bool:
-    return bool(_watchers)
+    return bool(_watchers) or _log_over() is not None
 
 
 def report(sql: str, seconds: float) -> None:
@@ -39,6 +53,15 @@ def report(sql: str, seconds: float) -> None:
     with _lock:
         for seen in _watchers:
             seen.append(hold)
+    over = _log_over()
+    if over is not None and seconds > over:
+        # When it started (epoch), so that a slow commit of Hermes can be matched to it.
+        logger.warning(
+            "a statement held the state.db for %.0f ms from %.3f: %s",
+            seconds * 1000,
+            time.time() - seconds,
+            " ".join(sql.split())[:300],
+        )
 
 
 @contextlib.contextmanager
