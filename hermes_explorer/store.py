@@ -161,8 +161,10 @@ class ChunkClock:
         grow_below: float | None = None,
         growth: int = 2,
         alias: str = ALIAS,
+        short: bool | None = None,
     ) -> None:
-        self.short = readers_block_writer(alias)
+        # ``short``: whether to keep statements short; by default, whether the file needs it.
+        self.short = readers_block_writer(alias) if short is None else short
         self.minimum = max(1, int(minimum))
         self.maximum = maximum
         self.grow_below = grow_below

@@ -23,7 +23,12 @@ def healthz(request):
     try:
         shape = store.shape()
         store.rows("SELECT id FROM sessions ORDER BY started_at DESC LIMIT 1")
-        body["state_db"] = {"readable": True, "shape": shape.label}
+        body["state_db"] = {
+            "readable": True,
+            "shape": shape.label,
+            # "wal", or a rollback journal ("delete"), where reads are cut short for Hermes.
+            "journal_mode": store.journal_mode(),
+        }
         status = 200
     except (DatabaseError, sqlite3.Error) as exc:
         body["status"] = "error"

@@ -124,7 +124,9 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
 
     def __del__(self):
         # A cursor dropped mid-statement must not keep the gate.
-        self._done()
+        if self._in_gate:
+            self._in_gate = False
+            GATE.leave()
 
 
 class DatabaseFeatures(SQLiteFeatures):

@@ -35,8 +35,10 @@ class StatementGate:
         self._owner: int | None = None
         self._depth = 0
 
-    def enter(self, wait: float = WAIT) -> bool:
-        """Wait for the gate (at most ``wait`` seconds); False if it was not entered."""
+    def enter(self, wait: float | None = None) -> bool:
+        """Wait for the gate (at most ``wait`` seconds, ``WAIT`` by default); False if it was
+        not entered."""
+        wait = WAIT if wait is None else wait
         me = threading.get_ident()
         with self._changed:
             if self._owner == me:
