@@ -41,6 +41,10 @@ SHRINK_AFTER_CAP = 8
 # ...and how much bigger the next chunk may get after one that took under half the aim.
 SHORT_READ_GROWTH = 2
 
+# On a rollback-journal file, how long a statement that cannot be cut (one typed into the SQL
+# console) may run at most: Hermes's commit waits for all of it.
+UNCUT_READ_CAP = 0.2
+
 T = TypeVar("T")
 
 
@@ -61,6 +65,12 @@ def journal_mode(alias: str = ALIAS) -> str:
 def readers_block_writer(alias: str = ALIAS) -> bool:
     """Whether a running statement keeps Hermes from committing: any mode but WAL."""
     return journal_mode(alias) != "wal"
+
+
+def uncut_statement_budget(seconds: float, alias: str = ALIAS) -> float:
+    """The seconds a statement that cannot be cut into chunks may run: ``seconds``, and no more
+    than ``UNCUT_READ_CAP`` on a rollback-journal file."""
+    return min(seconds, UNCUT_READ_CAP) if readers_block_writer(alias) else seconds
 
 
 def name(alias: str = ALIAS) -> str:

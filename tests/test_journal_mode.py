@@ -117,8 +117,11 @@ def test_the_journal_mode_is_read_from_the_file(stores, staff_client):
     use_store(stores["delete"])
     assert store.journal_mode() == "delete" and store.readers_block_writer()
     assert staff_client.get("/healthz").json()["state_db"]["journal_mode"] == "delete"
+    # A statement that cannot be cut gets a short budget there...
+    assert store.uncut_statement_budget(1.0) == store.UNCUT_READ_CAP < 1.0
     use_store(stores["wal"])
     assert store.journal_mode() == "wal" and not store.readers_block_writer()
+    assert store.uncut_statement_budget(1.0) == 1.0  # ...and its own on a WAL file
     connections["hermes"].close()
 
 
