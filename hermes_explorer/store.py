@@ -13,7 +13,8 @@ that mode a reader's lock keeps Hermes from committing for as long as the reader
 runs (no read transaction spans two statements here: the connection is in autocommit and every
 statement is read to its end).  So on such a file, work that can be cut into many statements
 asks a :class:`ChunkClock` how big its next chunk may be: it keeps each statement near
-``SHORT_READ_SECONDS`` and stops one that runs past ``SHORT_READ_CAP``.  On a WAL file readers
+``SHORT_READ_SECONDS`` and stops one that runs past ``SHORT_READ_CAP``; and a process runs one
+statement at a time there (:mod:`hermes_explorer.hermes_db.gate`).  On a WAL file readers
 never hold up the writer and the clock gives the sizes callers always used.
 """
 
@@ -186,7 +187,7 @@ class ChunkClock:
         return n if self.maximum is None else max(self.minimum, min(n, self.maximum))
 
     def run(self, work: Callable[[int], T]) -> tuple[int, T]:
-        """``(n, work(n))`` for the next chunk size ``n``, and the size after it learned."""
+        """``(n, work(n))`` for the next chunk size ``n``; then sizes the chunk after it."""
         while True:
             n = self.size
             cap = SHORT_READ_CAP if self.short and n > self.minimum else None

@@ -86,8 +86,9 @@ def statement(
 def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -> dict[str, Any]:
     """Every figure's value, by name, from one run of :func:`statement`.
 
-    On a rollback-journal file the statement runs over a copy of the window's rows read in
-    short statements (:mod:`.staged`), so that Hermes's commits never wait for the pass."""
+    On a rollback-journal file, for a window too big for one short statement, it runs over a
+    copy of the window's rows read in short statements (:mod:`.staged`), so that Hermes's
+    commits never wait for the pass."""
     if scope.read_in_chunks:
         sql, names = statement(scope, segments, figures, per_table=staged.PER_TABLE)
         found = staged.staged_rows(scope, segments, sql)
