@@ -7,6 +7,7 @@ without a cap or loads a whole transcript.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
@@ -39,9 +40,27 @@ class CappedCount:
         return f"more than {self.value - 1:,}" if self.capped else f"{self.value:,}"
 
 
+COUNT_TTL = 60
+
+
 def capped_count(queryset, cap: int = COUNT_CAP) -> CappedCount:
-    """COUNT(*) that stops at ``cap`` + 1 rows instead of walking the whole table."""
-    n = queryset.order_by()[: cap + 1].count()
+    """COUNT(*) that stops at ``cap`` + 1 rows instead of walking the whole table.
+
+    The answer is reused while the file is unchanged (its signature is part of the key), so
+    paging through a list or coming back to it costs no second count."""
+    capped = queryset.order_by()[: cap + 1]
+    signature = store.file_signature()
+    key = None
+    if signature is not None:
+        sql, params = capped.query.sql_with_params()
+        raw = repr((signature, sql, params)).encode()
+        key = "capped-count:" + hashlib.sha256(raw).hexdigest()
+        n = cache.get(key)
+        if n is not None:
+            return CappedCount(value=n, capped=n > cap)
+    n = capped.count()
+    if key is not None:
+        cache.set(key, n, COUNT_TTL)
     return CappedCount(value=n, capped=n > cap)
 
 
