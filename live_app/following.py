@@ -13,12 +13,10 @@ from __future__ import annotations
 from django.db.models import TextField, Value
 from django.db.models.functions import Substr
 
-from sessions_app.content import as_text, parse_tool_calls
 from sessions_app.selectors import (
     TRANSCRIPT_CUT,
-    PairedCall,
     TranscriptEntry,
-    redact_entry,
+    transcript_entries,
     transcript_messages,
 )
 from sessions_app.sqlfunctions import ContentHead, ContentLength
@@ -45,31 +43,8 @@ def entries_after(
         else:
             qs = qs.annotate(**{name: Value(None, output_field=TextField())})
     messages = list(qs.order_by("id")[:BATCH])
-    results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
-    entries: dict[int, TranscriptEntry] = {}
-    paired: set[int] = set()
-    for message in messages:
-        entry = TranscriptEntry(
-            message=message,
-            text=as_text(message.body),
-            truncated=(message.body_length or 0) > TRANSCRIPT_CUT,
-            length=message.body_length or 0,
-        )
-        if message.role == "assistant" and message.tool_calls:
-            calls, entry.malformed_calls = parse_tool_calls(message.tool_calls)
-            for call in calls:
-                result = results_by_call.get(call.call_id) if call.call_id else None
-                if result is not None:
-                    paired.add(result.id)
-                entry.calls.append(PairedCall(call=call, result=result))
-        redact_entry(entry)
-        entries[message.id] = entry
-    for entry in entries.values():
-        for call in entry.calls:
-            if call.result is not None:
-                call.result = entries[call.result.id]
     newest = messages[-1].id if messages else after
-    return [e for mid, e in entries.items() if mid not in paired], newest
+    return transcript_entries(messages), newest
 
 
 # A session counts as running (worth following) when it is open and started within the

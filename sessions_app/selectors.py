@@ -17,7 +17,7 @@ from django.db.models.functions import Coalesce, Length, Substr
 from hermes_explorer import store
 from hermes_explorer.redaction import redact
 
-from .content import parse_tool_calls
+from .content import as_text, parse_tool_calls
 from .models import TOKEN_COUNTERS, USAGE_COUNTERS, Message, Session, SessionModelUsage
 from .pagination import Keyset
 from .querysets import PREVIEW_READ_CHARS
@@ -377,8 +377,6 @@ def transcript_messages(session_id: str, visibility: Visibility):
 
 def transcript_page(session_id: str, visibility: Visibility, page: int) -> TranscriptPage:
     """One page of a transcript, tool calls paired with the results that answer them."""
-    from .content import as_text
-
     base = transcript_messages(session_id, visibility)
     total = base.order_by().count()  # one session: bounded by the (session_id, …) index
     pages = max(1, -(-total // TRANSCRIPT_PAGE))
@@ -397,6 +395,16 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
             qs = qs.annotate(**{name: Value(None, output_field=TextField())})
     messages = list(qs.order_by("id")[start : start + TRANSCRIPT_PAGE])
 
+    entries = transcript_entries(messages)
+    return TranscriptPage(
+        entries=entries, page=page, pages=pages, total=total, per_page=TRANSCRIPT_PAGE
+    )
+
+
+def transcript_entries(messages: list) -> list[TranscriptEntry]:
+    """The entries of consecutive transcript rows: each tool result paired with the call that
+    asked for it (by ``tool_call_id``) and shown under it rather than on its own; everything
+    redacted."""
     results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
     paired_ids: set[int] = set()
     entries = []
@@ -413,20 +421,15 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
                 result = results_by_call.get(call.call_id) if call.call_id else None
                 if result is not None:
                     paired_ids.add(result.id)
-                entry.calls.append(PairedCall(call=call, result=None))
-                entry.calls[-1].result = result
+                entry.calls.append(PairedCall(call=call, result=result))
         redact_entry(entry)
         entries.append(entry)
-    # A result shown under its call is not shown again on its own.
     by_id = {e.message.id: e for e in entries}
     for e in entries:
         for paired in e.calls:
             if paired.result is not None:
                 paired.result = by_id[paired.result.id]
-    entries = [e for e in entries if e.message.id not in paired_ids]
-    return TranscriptPage(
-        entries=entries, page=page, pages=pages, total=total, per_page=TRANSCRIPT_PAGE
-    )
+    return [e for e in entries if e.message.id not in paired_ids]
 
 
 def redact_entry(entry: TranscriptEntry) -> None:
