@@ -204,7 +204,7 @@ SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_BEHIND_TLS_PROXY", False) else None
 )
 
-# Security: roles, sign-in, headers, secrets (issue 6) ------------------------------------
+# Security: roles, sign-in, headers, secrets ---------------------------------------------------
 # Behind Caddy (deploy/Caddyfile), which terminates TLS and sets X-Forwarded-Proto/-For.
 BEHIND_TLS_PROXY = env_bool("DJANGO_BEHIND_TLS_PROXY", False)
 CSRF_COOKIE_HTTPONLY = True

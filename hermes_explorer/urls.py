@@ -1,4 +1,4 @@
-"""The public URL map (see shared/design.md): keep these stable."""
+"""The public URL map: keep these stable (bookmarks, scripts and tests depend on them)."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views

@@ -1,7 +1,7 @@
 """Unmanaged mirrors of the tables in Hermes's ``state.db``.
 
-They cover the three shapes the explorer serves (doc, legacy v20–v22, current v31; see
-``shared/hermes-schema.md``).  Every field of the current shape is declared; on an older file the
+They cover every layout the explorer serves (from v1 to the current v31; see
+``docs/hermes-layouts.md``).  Every field of the current shape is declared; on an older file the
 managers defer the columns it lacks (``HermesQuerySet.readable``) and reading one gives ``None``
 instead of a query that would fail.  Times are epoch seconds stored as REAL; they stay floats
 here and are turned into datetimes for display (``sessions_app.timefmt``).

@@ -462,7 +462,6 @@ def message_position(session_id: str, message_id: int, visibility: Visibility) -
 
 
 # Messages table ---------------------------------------------------------------------------
-# Appended for the messages explorer (issue 3).
 # Ids are insertion order, so "newest first" is the primary key walked backwards: the one
 # order an index answers on the whole table.
 MESSAGE_SORTS: dict[str, Keyset] = {

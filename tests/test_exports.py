@@ -1,4 +1,4 @@
-"""Exports (issue 4): CSV, JSON and JSONL of table views, streamed; transcripts as Markdown/JSON.
+"""Exports: CSV, JSON and JSONL of table views, streamed; transcripts as Markdown/JSON.
 
 Every export is checked against a direct ``sqlite3`` query of the fixture file, on the three
 shapes, with content built to break naive writers: NUL, CR/LF, quotes, commas, HTML, code

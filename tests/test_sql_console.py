@@ -277,8 +277,6 @@ def test_canned_keyword_query_asks_for_its_parameter_first(console_client):
 def test_old_datasette_sql_url_lands_on_the_console(console_client, current_store):
     sql = "SELECT s.title, s.source, COUNT(m.id) as nb_messages FROM sessions s JOIN messages m ON m.session_id = s.id GROUP BY s.id ORDER BY nb_messages DESC"
     response = console_client.get("/state", {"sql": sql}, follow=True)
-    if response.status_code == 404:
-        pytest.skip("the legacy /state mapper (issue 3) is not there yet")
     assert response.status_code == 200
     assert response.resolver_match.view_name == "sql:console"
     # The link fills in the form; running it takes a deliberate POST.
