@@ -12,8 +12,9 @@ from django.core.cache import cache
 from hermes_explorer import store
 from hermes_explorer.redaction import redact
 
+from .models import METADATA_TEXT_COLUMNS
+
 FACET_TTL = 300
-METADATA_COLUMNS = frozenset({"model", "title", "user_id", "display_name"})
 FACET_LIMIT = 500
 
 
@@ -38,7 +39,7 @@ def distinct_values(column: str, *, table: str = "sessions") -> list[str]:
             f'WHERE "{column}" IS NOT NULL AND "{column}" != \'\' LIMIT {FACET_LIMIT}'
         )
         values = {str(row[0]) for row in cursor.fetchall()}
-        if column in METADATA_COLUMNS:
+        if table == "sessions" and column in METADATA_TEXT_COLUMNS:
             # Free text shown to every role: a pasted key never reaches a filter's choices.
             values = {redact(v) for v in values}
         return sorted(values)

@@ -231,6 +231,11 @@ SECRET_SESSION_COLUMNS = ("system_prompt", "model_config", "origin_json")
 
 
 # Hermes's token counters, on sessions and on usage rows; a "total" is the first four.
+# The session columns read as MetadataText (redacted for every role), derived from the fields.
+METADATA_TEXT_COLUMNS = frozenset(
+    f.column for f in Session._meta.concrete_fields if isinstance(f, MetadataText)
+)
+
 TOKEN_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 USAGE_COUNTERS = (*TOKEN_COUNTERS, "reasoning_tokens")
 
