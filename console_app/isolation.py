@@ -79,6 +79,8 @@ class Limits:
     max_bytes: int
     cell_chars: int | None = None
     max_cells: int | None = None
+    # Added to a time-out's message when the limit is the file's rather than the console's.
+    timeout_note: str = ""
 
 
 @dataclass
@@ -106,7 +108,7 @@ def run(
     check_statement(sql)
     started = time.monotonic()
     rows: list = []
-    with _slot(), _Child(sql, params, path=path, limits=limits) as child:
+    with _slot(), _noted(limits), _Child(sql, params, path=path, limits=limits) as child:
         columns = child.columns()
         for payload in child.row_frames():
             batch = json.loads(payload)["rows"]
@@ -144,7 +146,7 @@ def spool(sql: str, params: dict[str, str], *, path: str, limits: Limits) -> Spo
     check_statement(sql)
     file = tempfile.TemporaryFile(prefix="hermes-console-")
     try:
-        with _slot(), _Child(sql, params, path=path, limits=limits) as child:
+        with _slot(), _noted(limits), _Child(sql, params, path=path, limits=limits) as child:
             columns = child.columns()
             for payload in child.row_frames():
                 file.write(len(payload).to_bytes(4, "big"))
@@ -154,6 +156,17 @@ def spool(sql: str, params: dict[str, str], *, path: str, limits: Limits) -> Spo
         raise
     file.seek(0)
     return Spooled(columns=columns, truncated=child.truncated, file=file)
+
+
+@contextlib.contextmanager
+def _noted(limits: Limits) -> Iterator[None]:
+    """Say ``limits.timeout_note`` with a time-out."""
+    try:
+        yield
+    except ConsoleTimeout as exc:
+        if not limits.timeout_note:
+            raise
+        raise ConsoleTimeout(exc.budget, limits.timeout_note) from None
 
 
 # Concurrency -----------------------------------------------------------------------------------

@@ -98,12 +98,12 @@ class ConsoleDenied(ConsoleError):
 
 
 class ConsoleTimeout(ConsoleError):
-    def __init__(self, budget: float):
+    def __init__(self, budget: float, note: str = ""):
         self.budget = budget
         super().__init__(
             f"The query ran longer than its {budget:g} s limit and was stopped. Add a LIMIT, "
             "a WHERE on an indexed column (sessions.started_at, messages.session_id) or use "
-            "the full-text index (messages_fts) instead of LIKE over every message."
+            "the full-text index (messages_fts) instead of LIKE over every message." + note
         )
 
 

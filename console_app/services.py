@@ -42,9 +42,24 @@ class Outcome:
         return cls(error=str(exc), status=error_status(exc))
 
 
+# Said with a time-out on a rollback-journal file, where the short limit is the file's.
+JOURNAL_NOTE = (
+    " This state.db is in rollback-journal mode: while a query runs, Hermes cannot save new"
+    " messages, so every query here is limited to a fraction of a second."
+)
+
+
+def statement_limits(timeout: float, **limits) -> isolation.Limits:
+    """Limits for one statement that cannot be cut into chunks: ``timeout`` at most, and no
+    longer than a rollback-journal file lets a reader keep Hermes waiting."""
+    budget = store.uncut_statement_budget(timeout)
+    note = JOURNAL_NOTE if budget < timeout else ""
+    return isolation.Limits(timeout=budget, timeout_note=note, **limits)
+
+
 def page_limits() -> isolation.Limits:
-    return isolation.Limits(
-        timeout=settings.HERMES_SQL_TIMEOUT,
+    return statement_limits(
+        settings.HERMES_SQL_TIMEOUT,
         max_rows=settings.HERMES_SQL_MAX_ROWS,
         max_bytes=settings.HERMES_SQL_MAX_BYTES,
         cell_chars=CELL_CHARS,
@@ -53,8 +68,8 @@ def page_limits() -> isolation.Limits:
 
 
 def export_limits() -> isolation.Limits:
-    return isolation.Limits(
-        timeout=settings.HERMES_EXPORT_CHUNK_TIMEOUT,
+    return statement_limits(
+        settings.HERMES_EXPORT_CHUNK_TIMEOUT,
         max_rows=settings.HERMES_SQL_EXPORT_MAX_ROWS,
         max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES,
     )

@@ -4,15 +4,18 @@ killed at its deadline, with capped memory and a capped result; statements run o
 from __future__ import annotations
 
 import os
+import sqlite3
 import time
 from pathlib import Path
 
 import pytest
+from django.db import connections
 from django.test import Client
 from django.urls import reverse
 
 from accounts_app.models import AuditEvent
 from console_app import isolation
+from tests.conftest import use_store
 
 pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
 
@@ -32,9 +35,22 @@ PRINTFS = (
 )
 
 
+@pytest.fixture(scope="module")
+def wal_store(nasty_stores, tmp_path_factory):
+    """The current-layout fixture in WAL mode, where the console's own limits apply (a
+    rollback-journal file shortens them: see test_journal_mode)."""
+    path = tmp_path_factory.mktemp("console") / "state.db"
+    with sqlite3.connect(nasty_stores["current"].path) as source, sqlite3.connect(path) as copy:
+        source.backup(copy)
+        copy.execute("PRAGMA journal_mode=WAL")
+    return path
+
+
 @pytest.fixture
-def console(staff_client, current_store):
-    return staff_client
+def console(staff_client, wal_store):
+    use_store(wal_store)
+    yield staff_client
+    connections["hermes"].close()
 
 
 def _post(client, sql, **extra):

@@ -125,6 +125,30 @@ def test_the_journal_mode_is_read_from_the_file(stores, staff_client):
     connections["hermes"].close()
 
 
+SLOW_SQL = (
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000000) "
+    "SELECT count(*) FROM n"
+)
+
+
+def test_a_console_query_is_held_short_on_a_rollback_journal_file(stores, staff_client):
+    use_store(stores["delete"])
+    started = time.monotonic()
+    page = staff_client.post("/sql/", {"sql": SLOW_SQL})
+    elapsed = time.monotonic() - started
+    text = page.content.decode()
+    assert page.status_code == 400
+    assert f"its {store.UNCUT_READ_CAP:g} s limit" in text and "rollback-journal mode" in text
+    assert elapsed < 1.5  # the cap plus the child's start, not the console's own limit
+    # The old API's SQL goes through the same runner and the same cap.
+    answer = staff_client.get("/state.json", {"sql": SLOW_SQL})
+    assert answer.status_code == 400 and "rollback-journal mode" in answer.json()["error"]
+    use_store(stores["wal"])
+    page = staff_client.post("/sql/", {"sql": "SELECT count(*) FROM sessions"})
+    assert page.status_code == 200 and "rollback-journal" not in page.content.decode()
+    connections["hermes"].close()
+
+
 # Same answers, short statements ----------------------------------------------------------------
 def test_short_reads_give_the_same_answers_as_one_statement(stores, staff_client, many_short_reads):
     use_store(stores["wal"])

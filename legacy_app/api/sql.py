@@ -27,6 +27,7 @@ from console_app.readonly import (
     ConsoleUnavailable,
     sql_parameters,
 )
+from console_app.services import statement_limits
 from hermes_explorer import store
 
 from . import policy as policies
@@ -42,8 +43,8 @@ _ALLOWED = re.compile(
 def run_console(statement, *, budget: float, max_rows: int = SQL_MAX_ROWS + 1):
     """Columns and rows of ``statement`` through the console's runner: a process of its own,
     read-only, under its deadline, memory and byte limits (whole values, blobs as hex)."""
-    limits = isolation.Limits(
-        timeout=budget, max_rows=max_rows, max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES
+    limits = statement_limits(
+        budget, max_rows=max_rows, max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES
     )
     try:
         result = isolation.run(statement.sql, statement.params, path=store.name(), limits=limits)
