@@ -41,7 +41,7 @@ $(DEMO_DB): | $(BIN)/.installed
 demo-db: $(DEMO_DB)
 
 ## run: set up and serve the app with gunicorn on $(HOST):$(PORT) (demo data unless HERMES_STATE_DB is set)
-run: $(BIN)/.installed $(DATA_DIR)/secret_key
+run: $(BIN)/.installed $(DATA_DIR)/secret_key catalogs
 	@if [ -z "$$HERMES_STATE_DB" ]; then $(MAKE) --no-print-directory demo-db; fi
 	$(BIN)/python manage.py migrate --noinput --verbosity 0
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
@@ -52,8 +52,13 @@ run: $(BIN)/.installed $(DATA_DIR)/secret_key
 		$(BIN)/gunicorn -c deploy/gunicorn.conf.py hermes_explorer.wsgi:application
 
 ## test: set up and run the whole test suite (the browser tests drive Debian's Chromium)
-test: $(BIN)/.installed-dev chromium
+test: $(BIN)/.installed-dev chromium catalogs
 	$(BIN)/python -m pytest
+
+## catalogs: the French (and any other) translation catalogs compiled to .mo (pure Python)
+.PHONY: catalogs
+catalogs: $(BIN)/.installed
+	DJANGO_DEBUG=1 $(BIN)/python manage.py compile_catalogs
 
 ## chromium: the browser of the end-to-end tests, from apt when missing (never a download)
 .PHONY: chromium
