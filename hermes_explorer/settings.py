@@ -163,7 +163,7 @@ LOGOUT_REDIRECT_URL = "login"
 
 # Pages follow the person: the language switch (a cookie), else the browser's Accept-Language,
 # else this default. Only these languages are offered; numbers and dates follow the language.
-LANGUAGE_CODE = os.environ.get("HERMES_LANGUAGE_CODE", "").strip() or "en"
+LANGUAGE_CODE = os.environ.get("DJANGO_LANGUAGE_CODE", "").strip() or "en"
 LANGUAGES = [("en", "English"), ("fr", "Français")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 # The language switch remembers the choice for a year (not httponly: no secret in it).

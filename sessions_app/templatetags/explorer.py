@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.text import slugify
+from django.utils.translation import gettext, pgettext, pgettext_lazy
 
 from .. import formatting
 from ..timefmt import from_epoch
@@ -26,6 +27,62 @@ register.filter("short_model", formatting.short_model)
 register.filter("compact", formatting.compact)
 register.filter("usd", formatting.usd)
 register.filter("duration", formatting.duration)
+register.filter("number", formatting.number)
+
+
+# Hermes's roles and the explorer's visibilities, as words of the page's language (the
+# values themselves stay in classes, URLs and exports). Unknown values show as they are.
+ROLE_LABELS = {
+    "user": pgettext_lazy("message role", "user"),
+    "assistant": pgettext_lazy("message role", "assistant"),
+    "tool": pgettext_lazy("message role", "tool"),
+    "system": pgettext_lazy("message role", "system"),
+}
+VISIBILITY_LABELS = {
+    "live": pgettext_lazy("message visibility", "live"),
+    "compacted": pgettext_lazy("message visibility", "compacted"),
+    "rewound": pgettext_lazy("message visibility", "rewound"),
+    "hidden": pgettext_lazy("message visibility", "hidden"),
+}
+
+
+@register.filter
+def role_label(role):
+    return ROLE_LABELS.get(role, role)
+
+
+@register.filter
+def visibility_label(visibility):
+    return VISIBILITY_LABELS.get(visibility, visibility)
+
+
+@register.filter
+def when(value, precision=""):
+    """A datetime (aware) or epoch seconds as local text in the language's order:
+    ``{{ dt|when }}`` to the minute, ``{{ dt|when:"seconds" }}``; "" when there is none."""
+    if value is None or value == "":
+        return ""
+    if not hasattr(value, "strftime"):
+        value = from_epoch(value)
+        if value is None:
+            return ""
+    if getattr(value, "tzinfo", None) is not None:
+        value = timezone.localtime(value)
+    return formatting.datetime_text(value, seconds=precision == "seconds")
+
+
+@register.filter
+def day(value):
+    """A date, datetime or epoch as the language's day: ``2026-11-30`` / ``30/11/2026``."""
+    if value is None or value == "":
+        return ""
+    if not hasattr(value, "strftime"):
+        value = from_epoch(value)
+        if value is None:
+            return ""
+    if getattr(value, "tzinfo", None) is not None:
+        value = timezone.localtime(value).date()
+    return formatting.date_text(value)
 
 
 @register.simple_tag(takes_context=True)
@@ -74,8 +131,8 @@ def time_html(epoch_value, *, seconds: bool = False, age: bool = False, empty="�
     html = format_html(
         '<time datetime="{}" title="{}">{}</time>',
         local.isoformat(timespec="seconds"),
-        local.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        local.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M"),
+        formatting.datetime_text(local, seconds=True) + local.strftime(" %Z"),
+        formatting.datetime_text(local, seconds=seconds),
     )
     if age:
         html = format_html('{}<span class="age">{}</span>', html, naturaltime(moment))
@@ -108,21 +165,111 @@ def cost_badge(record):
     status = getattr(record, "cost_status", None)
     if status == "included":
         return format_html(
-            '<span class="cost included" title="{}">included</span>',
-            "Included in a subscription: shows $0 but is not free",
+            '<span class="cost included" title="{}">{}</span>',
+            gettext("Included in a subscription: shows $0 but is not free"),
+            pgettext("cost", "included"),
         )
     if status == "unknown":
-        return mark_safe('<span class="cost unknown" title="No price known">unknown</span>')
+        return format_html(
+            '<span class="cost unknown" title="{}">{}</span>',
+            gettext("No price known"),
+            pgettext("cost", "unknown"),
+        )
     actual = getattr(record, "actual_cost_usd", None)
     if status == "actual" and actual is not None:
         return format_html(
-            '<span class="cost actual" title="Provider-reported cost">{}</span>',
+            '<span class="cost actual" title="{}">{}</span>',
+            gettext("Provider-reported cost"),
             formatting.usd(actual),
         )
     estimated = getattr(record, "estimated_cost_usd", None)
     if estimated is not None:
         return format_html(
-            '<span class="cost estimated" title="Local estimate">{}</span>',
+            '<span class="cost estimated" title="{}">{}</span>',
+            gettext("Local estimate"),
             formatting.usd(estimated),
         )
     return mark_safe('<span class="cost none">—</span>')
+
+
+# Insights words: Hermes's report keeps its English fields (exports and the JSON report read
+# them); the page shows them in its language.
+WEEKDAY_INDEX = {
+    name: i for i, name in enumerate(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"))
+}
+BUCKET_LABELS = {
+    "day": pgettext_lazy("chart bucket", "day"),
+    "week": pgettext_lazy("chart bucket", "week"),
+    "month": pgettext_lazy("chart bucket", "month"),
+    "year": pgettext_lazy("chart bucket", "year"),
+}
+CSV_TABLE_LABELS = {
+    "models": pgettext_lazy("insights table", "models"),
+    "platforms": pgettext_lazy("insights table", "platforms"),
+    "tools": pgettext_lazy("insights table", "tools"),
+    "skills": pgettext_lazy("insights table", "skills"),
+    "daily": pgettext_lazy("insights table", "daily"),
+    "activity": pgettext_lazy("insights table", "activity"),
+    "top_sessions": pgettext_lazy("insights table", "top_sessions"),
+}
+
+
+@register.filter
+def weekday_label(name):
+    """``Mon`` → the language's abbreviation (``lun.``); other values as they are."""
+    from django.utils.dates import WEEKDAYS_ABBR
+
+    index = WEEKDAY_INDEX.get(name)
+    return name if index is None else WEEKDAYS_ABBR[index]
+
+
+@register.filter
+def bucket_label(size):
+    return BUCKET_LABELS.get(size, size)
+
+
+@register.filter
+def csv_table_label(table):
+    return CSV_TABLE_LABELS.get(table, table)
+
+
+@register.filter
+def month_label(value):
+    """``2026-11`` → ``November 2026`` / ``novembre 2026``."""
+    import datetime as dt
+
+    try:
+        first = dt.date.fromisoformat(f"{value}-01")
+    except (TypeError, ValueError):
+        return value
+    return formatting.month_text(first)
+
+
+@register.filter
+def long_day(value):
+    """A datetime (or date) as ``Nov 30, 2026`` / ``30 nov. 2026``; "" without one."""
+    if value is None or value == "":
+        return ""
+    if getattr(value, "tzinfo", None) is not None:
+        value = timezone.localtime(value)
+    return formatting.long_date_text(value)
+
+
+@register.filter
+def notable_value(top):
+    """Hermes's text for a notable session's figure (``12 msgs``), in the page's language."""
+    if not formatting.french():
+        return top.get("value", "")
+    metric, raw = top.get("metric"), top.get("raw_value")
+    if raw is None:
+        return top.get("value", "")
+    if metric == "longest":
+        return formatting.duration(raw)
+    labels = {
+        "messages": gettext("%(n)s msgs"),
+        "tokens": gettext("%(n)s tokens"),
+        "tool_calls": gettext("%(n)s calls"),
+    }
+    if metric not in labels:
+        return top.get("value", "")
+    return labels[metric] % {"n": formatting.number(int(raw))}
