@@ -22,6 +22,7 @@ from django.contrib import messages as flash
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_safe
 
 from hermes_explorer import store
@@ -127,7 +128,7 @@ def _to_session(request: HttpRequest, session_id: str, notes: list[str]) -> Http
     try:
         url = reverse("sessions:detail", args=[session_id])
     except NoReverseMatch as exc:
-        raise Http404("No such session.") from exc
+        raise Http404(gettext("No such session.")) from exc
     return _redirect(request, url, notes)
 
 
@@ -135,14 +136,14 @@ def _to_message(request: HttpRequest, message_id: str, notes: list[str]) -> Http
     try:
         pk = int(message_id)
     except ValueError as exc:
-        raise Http404("No such message.") from exc
+        raise Http404(gettext("No such message.")) from exc
     message = Message.objects.only("id", "session").filter(pk=pk).first()
     if message is None:
-        raise Http404("No such message in this state.db.")
+        raise Http404(gettext("No such message in this state.db."))
     try:
         url = reverse("sessions:message", args=[message.session_id, message.id])
     except NoReverseMatch as exc:
-        raise Http404("This message's session id cannot be linked.") from exc
+        raise Http404(gettext("This message's session id cannot be linked.")) from exc
     return _redirect(request, url, notes)
 
 

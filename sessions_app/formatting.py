@@ -39,6 +39,12 @@ def decimal(value, digits: int = 1) -> str:
     return text.replace(".", ",") if french() else text
 
 
+def plain(value) -> str:
+    """A number as short as it goes (``2.5``, ``3``): seconds of a deadline."""
+    text = f"{value:g}"
+    return text.replace(".", ",") if french() else text
+
+
 def datetime_text(moment: dt.datetime, *, seconds: bool = False) -> str:
     """``2026-11-30 14:05`` in English, ``30/11/2026 14:05`` in French (already local)."""
     if french():

@@ -16,6 +16,7 @@ from django.utils.formats import localize
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
+from django.utils.translation import gettext, gettext_lazy, pgettext, pgettext_lazy
 from django_tables2.data import TableListData
 
 from hermes_explorer.redaction import redact
@@ -23,7 +24,14 @@ from hermes_explorer.redaction import redact
 from .content import as_text
 from .formatting import compact, duration
 from .models import Session
-from .templatetags.explorer import cost_badge, source_badge, started_cell, time_html
+from .templatetags.explorer import (
+    cost_badge,
+    role_label,
+    source_badge,
+    started_cell,
+    time_html,
+    visibility_label,
+)
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
 
@@ -101,15 +109,27 @@ class KeysetTable(tables.Table):
 
 
 class SessionTable(KeysetTable):
-    started_at = tables.Column(verbose_name="Started")
-    title = tables.Column(verbose_name="Title", orderable=False, empty_values=())
-    source = tables.Column(verbose_name="Source")
-    model = tables.Column(accessor="model_short", verbose_name="Model", orderable=False)
-    message_count = tables.Column(verbose_name="Msgs", orderable=False, attrs=NUM)
-    tool_call_count = tables.Column(verbose_name="Tools", orderable=False, attrs=NUM)
-    tokens = tables.Column(verbose_name="Tokens", orderable=False, attrs=NUM, empty_values=())
-    cost = tables.Column(verbose_name="Cost", orderable=False, attrs=NUM, empty_values=())
-    duration = tables.Column(verbose_name="Duration", orderable=False, attrs=NUM, empty_values=())
+    started_at = tables.Column(verbose_name=gettext_lazy("Started"))
+    title = tables.Column(verbose_name=gettext_lazy("Title"), orderable=False, empty_values=())
+    source = tables.Column(verbose_name=gettext_lazy("Source"))
+    model = tables.Column(
+        accessor="model_short", verbose_name=gettext_lazy("Model"), orderable=False
+    )
+    message_count = tables.Column(
+        verbose_name=pgettext_lazy("column", "Msgs"), orderable=False, attrs=NUM
+    )
+    tool_call_count = tables.Column(
+        verbose_name=pgettext_lazy("column", "Tools"), orderable=False, attrs=NUM
+    )
+    tokens = tables.Column(
+        verbose_name=gettext_lazy("Tokens"), orderable=False, attrs=NUM, empty_values=()
+    )
+    cost = tables.Column(
+        verbose_name=gettext_lazy("Cost"), orderable=False, attrs=NUM, empty_values=()
+    )
+    duration = tables.Column(
+        verbose_name=gettext_lazy("Duration"), orderable=False, attrs=NUM, empty_values=()
+    )
 
     class Meta(KeysetTable.Meta):
         model = Session
@@ -126,7 +146,9 @@ class SessionTable(KeysetTable):
             "duration",
         )
         order_by_field = "sort"
-        empty_text = "No session matches these filters. Loosen a filter or reset them."
+        empty_text = gettext_lazy(
+            "No session matches these filters. Loosen a filter or reset them."
+        )
         attrs = {"class": "data-table sessions-table"}
 
     def __init__(self, data, *, order_by, shape, show_previews=True, **kwargs):
@@ -153,8 +175,10 @@ class SessionTable(KeysetTable):
         chain = ""
         if record.parent_session_id:
             chain = format_html(
-                ' <span class="badge chain" title="Continues or branches from {}">↳ chain</span>',
-                record.parent_session_id,
+                ' <span class="badge chain" title="{}">↳ {}</span>',
+                gettext("Continues or branches from %(parent)s")
+                % {"parent": record.parent_session_id},
+                pgettext("session lineage", "chain"),
             )
         return format_html('<a href="{}">{}</a>{}', url, label, chain)
 
@@ -163,9 +187,9 @@ class SessionTable(KeysetTable):
 
     def render_tokens(self, record):
         return format_html(
-            '<span title="input {} · output {}">{}</span>',
-            record.input_tokens or 0,
-            record.output_tokens or 0,
+            '<span title="{}">{}</span>',
+            gettext("input %(input)s · output %(output)s")
+            % {"input": record.input_tokens or 0, "output": record.output_tokens or 0},
             compact(record.total_tokens),
         )
 
@@ -174,16 +198,22 @@ class SessionTable(KeysetTable):
 
     def render_duration(self, record):
         if record.ended_at is None:
-            return mark_safe('<span class="muted" title="Never closed">open</span>')
+            return format_html(
+                '<span class="muted" title="{}">{}</span>',
+                gettext("Never closed"),
+                pgettext("session", "open"),
+            )
         if record.duration_seconds is None:
-            return mark_safe(
-                '<span class="muted" title="Ended before it started (clock drift)">—</span>'
+            return format_html(
+                '<span class="muted" title="{}">—</span>',
+                gettext("Ended before it started (clock drift)"),
             )
         return duration(record.duration_seconds)
 
 
 # Messages ---------------------------------------------------------------------------------
-NO_TIME = mark_safe('<span class="muted">no time</span>')
+def no_time() -> SafeString:
+    return format_html('<span class="muted">{}</span>', gettext("no time"))
 
 
 class MessageTable(KeysetTable):
@@ -192,31 +222,47 @@ class MessageTable(KeysetTable):
     are set on the rows beforehand (``selectors.link_messages``): an odd session id that
     cannot be routed gives a row without links rather than an error."""
 
-    id = tables.Column(verbose_name="Time")
+    id = tables.Column(verbose_name=gettext_lazy("Time"))
     # The accessor is the plain column: "session" would load the related row, once per row.
     session = tables.Column(
-        accessor="session_id", verbose_name="Session", orderable=False, empty_values=()
+        accessor="session_id",
+        verbose_name=gettext_lazy("Session"),
+        orderable=False,
+        empty_values=(),
     )
-    role = tables.Column(verbose_name="Role", orderable=False, empty_values=())
-    tool_name = tables.Column(verbose_name="Tool", orderable=False, default="")
-    preview = tables.Column(verbose_name="Content", orderable=False, empty_values=())
-    token_count = tables.Column(verbose_name="Tokens", orderable=False, default="", attrs=NUM)
+    role = tables.Column(verbose_name=gettext_lazy("Role"), orderable=False, empty_values=())
+    tool_name = tables.Column(verbose_name=gettext_lazy("Tool"), orderable=False, default="")
+    preview = tables.Column(verbose_name=gettext_lazy("Content"), orderable=False, empty_values=())
+    token_count = tables.Column(
+        verbose_name=gettext_lazy("Tokens"), orderable=False, default="", attrs=NUM
+    )
 
     class Meta(KeysetTable.Meta):
         fields = ()
         sequence = ("id", "session", "role", "tool_name", "preview", "token_count")
         order_by_field = "sort"
-        empty_text = "No message matches these filters. Loosen a filter or reset them."
+        empty_text = gettext_lazy(
+            "No message matches these filters. Loosen a filter or reset them."
+        )
         attrs = {"class": "data-table messages-table"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The same words on every row: looked up once per page.
+        self._copy_words = (gettext("Copy message id"), gettext("Copy"))
+        self._no_time = no_time()
 
     def render_id(self, record):
         return format_html(
             '{}<span class="age copy-id">#{} <button type="button" class="copy" data-copy="{}"'
-            ' aria-label="Copy message id {}" title="Copy message id">Copy</button></span>',
-            time_html(record.timestamp, seconds=True, empty=NO_TIME),
+            ' aria-label="{} {}" title="{}">{}</button></span>',
+            time_html(record.timestamp, seconds=True, empty=self._no_time),
             record.id,
             record.id,
+            self._copy_words[0],
             record.id,
+            self._copy_words[0],
+            self._copy_words[1],
         )
 
     def render_session(self, record):
@@ -239,12 +285,13 @@ class MessageTable(KeysetTable):
         return cell
 
     def render_role(self, record):
-        cell = format_html('<span class="role">{}</span>', record.role or "—")
+        cell = format_html('<span class="role">{}</span>', role_label(record.role) or "—")
         if record.visibility != "live":
             cell = format_html(
-                '{} <span class="badge warn" title="Not part of the live transcript">{}</span>',
+                '{} <span class="badge warn" title="{}">{}</span>',
                 cell,
-                record.visibility,
+                gettext("Not part of the live transcript"),
+                visibility_label(record.visibility),
             )
         return cell
 
@@ -252,8 +299,10 @@ class MessageTable(KeysetTable):
         text = Truncator(redact(as_text(getattr(record, "preview", None)))).chars(200)
         if not text:
             text = format_html(
-                '<span class="muted">(no text{})</span>',
-                f": {record.tool_name}" if record.tool_name else "",
+                '<span class="muted">{}</span>',
+                gettext("(no text: %(tool)s)") % {"tool": record.tool_name}
+                if record.tool_name
+                else gettext("(no text)"),
             )
         url = getattr(record, "message_url", None)
         return format_html('<a class="preview" href="{}">{}</a>', url, text) if url else text
