@@ -93,7 +93,7 @@
       button.setAttribute("aria-controls", form.id);
       button.setAttribute("aria-expanded", "false");
       button.textContent = active
-        ? label + " (" + word("activeFilters", "%s on").replace("%s", active) + ")"
+        ? label + " (" + word("activeFilters", "{n} on").replace("{n}", active) + ")"
         : label;
       button.addEventListener("click", function () {
         var open = form.classList.toggle(folded) === false;
