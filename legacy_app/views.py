@@ -75,8 +75,11 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
     info = catalog.table(table)
     if info is None or info.virtual or table in catalog.hidden:
         raise Http404(
-            f"The old address /state/{table} has no page in the explorer "
-            "(it is not a table of this state.db, or it belongs to the full-text index)."
+            gettext(
+                "The old address /state/%(table)s has no page in the explorer (it is not a "
+                "table of this state.db, or it belongs to the full-text index)."
+            )
+            % {"table": table}
         )
     refused = policy.refusals(table, request.GET, request.user)
     if refused:
@@ -97,7 +100,9 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
             closest=_with_params(reverse("search:results"), t.params),
         )
     if query.search is not None:
-        query.notes.append("Datasette had no full-text search on sessions: _search ignored.")
+        query.notes.append(
+            gettext("Datasette had no full-text search on sessions: _search ignored.")
+        )
 
     if query.only_id is not None:
         to_row = _to_session if table == "sessions" else _to_message
@@ -157,7 +162,10 @@ def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> Ht
         return _to_session(request, pk, [])
     if table == "messages":
         return _to_message(request, pk, [])
-    raise Http404(f"The old address /state/{table}/… has no page in the explorer.")
+    raise Http404(
+        gettext("The old address /state/%(table)s/… has no page in the explorer.")
+        % {"table": table}
+    )
 
 
 def _direct(request: HttpRequest, table: str, *, notes: list[str], closest: str | None):
