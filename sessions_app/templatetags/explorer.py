@@ -73,9 +73,17 @@ def when(value, precision=""):
 
 @register.filter
 def day(value):
-    """A date, datetime or epoch as the language's day: ``2026-11-30`` / ``30/11/2026``."""
+    """A date (or ISO day), datetime or epoch as the language's day: ``2026-11-30`` /
+    ``30/11/2026``."""
+    import datetime as dt
+
     if value is None or value == "":
         return ""
+    if isinstance(value, str):
+        try:
+            value = dt.date.fromisoformat(value)
+        except ValueError:
+            return value
     if not hasattr(value, "strftime"):
         value = from_epoch(value)
         if value is None:
