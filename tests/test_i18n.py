@@ -180,6 +180,7 @@ class VisibleText(HTMLParser):
         "session-head",
         "who",
         "store-banner",
+        "fields",
     }
     VOID = {"br", "img", "input", "meta", "link", "hr", "rect", "line", "path", "circle"}
     READ_ATTRS = ("title", "aria-label", "placeholder", "alt")

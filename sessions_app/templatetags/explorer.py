@@ -46,6 +46,19 @@ VISIBILITY_LABELS = {
 }
 
 
+COST_STATUS_LABELS = {
+    "estimated": pgettext_lazy("cost status", "estimated"),
+    "actual": pgettext_lazy("cost status", "actual"),
+    "included": pgettext_lazy("cost", "included"),
+    "unknown": pgettext_lazy("cost", "unknown"),
+}
+
+
+@register.filter
+def cost_status_label(status):
+    return COST_STATUS_LABELS.get(status, status)
+
+
 @register.filter
 def role_label(role):
     return ROLE_LABELS.get(role, role)
@@ -243,8 +256,11 @@ def csv_table_label(table):
 
 @register.filter
 def month_label(value):
-    """``2026-11`` → ``November 2026`` / ``novembre 2026``."""
+    """``2026-11`` as the page writes a month: as it is in English, ``novembre 2026`` in French."""
     import datetime as dt
+
+    if not formatting.french():
+        return value
 
     try:
         first = dt.date.fromisoformat(f"{value}-01")
