@@ -9,17 +9,55 @@ formatting would cost several times more.  Epoch conversions live in :mod:`sessi
 
 from __future__ import annotations
 
+import contextvars
 import datetime as dt
+import functools
 
-from django.utils.translation import get_language
+from django.utils import translation
 
 # A non-breaking space groups digits and joins a number to its unit in French.
 NBSP = "\xa0"
 
+# The language of the request being answered, set once per request by
+# ``hermes_explorer.middleware.RequestLanguageMiddleware``: Django's own ``get_language()``
+# reads a thread-and-task local that costs microseconds per call, and the list pages ask
+# for every cell.  Outside a request (scripts, tests) the active language is asked instead.
+REQUEST_LANGUAGE: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "explorer_request_language", default=None
+)
+
+
+def language() -> str:
+    """The language the page is written in (``en``, ``fr``)."""
+    current = REQUEST_LANGUAGE.get()
+    if current is None:
+        current = translation.get_language() or "en"
+    return current
+
 
 def french() -> bool:
-    """Whether the active language writes numbers and times the French way."""
-    return (get_language() or "").startswith("fr")
+    """Whether the page writes numbers and times the French way."""
+    return language().startswith("fr")
+
+
+def per_language(build):
+    """``build()`` (which translates a few words) run once per language: a table's cells
+    repeat the same words on every row, and a lookup in the catalog costs a few
+    microseconds.  The decorated function takes no argument and returns ``build()``'s
+    result for the page's language."""
+    cache: dict[str, object] = {}
+
+    @functools.wraps(build)
+    def cached():
+        lang = language()
+        try:
+            return cache[lang]
+        except KeyError:
+            with translation.override(lang):
+                cache[lang] = build()
+            return cache[lang]
+
+    return cached
 
 
 def _frenchify(text: str) -> str:

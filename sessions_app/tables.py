@@ -22,7 +22,7 @@ from django_tables2.data import TableListData
 from hermes_explorer.redaction import redact
 
 from .content import as_text
-from .formatting import compact, duration
+from .formatting import compact, duration, per_language
 from .models import Session
 from .templatetags.explorer import (
     cost_badge,
@@ -108,6 +108,26 @@ class KeysetTable(tables.Table):
         return mark_safe("".join(out))
 
 
+@per_language
+def _session_words() -> dict:
+    """What the session rows repeat, in the page's language (looked up once per language)."""
+    return {
+        "chain_title": gettext("Continues or branches from %(parent)s"),
+        "chain": pgettext("session lineage", "chain"),
+        "tokens_title": gettext("input %(input)s · output %(output)s"),
+        "not_live": gettext("Not part of the live transcript"),
+        "open": format_html(
+            '<span class="muted" title="{}">{}</span>',
+            gettext("Never closed"),
+            pgettext("session", "open"),
+        ),
+        "drift": format_html(
+            '<span class="muted" title="{}">—</span>',
+            gettext("Ended before it started (clock drift)"),
+        ),
+    }
+
+
 class SessionTable(KeysetTable):
     started_at = tables.Column(verbose_name=gettext_lazy("Started"))
     title = tables.Column(verbose_name=gettext_lazy("Title"), orderable=False, empty_values=())
@@ -174,11 +194,11 @@ class SessionTable(KeysetTable):
             label = format_html('<span class="untitled">{}</span>', record.id)
         chain = ""
         if record.parent_session_id:
+            words = _session_words()
             chain = format_html(
                 ' <span class="badge chain" title="{}">↳ {}</span>',
-                gettext("Continues or branches from %(parent)s")
-                % {"parent": record.parent_session_id},
-                pgettext("session lineage", "chain"),
+                words["chain_title"] % {"parent": record.parent_session_id},
+                words["chain"],
             )
         return format_html('<a href="{}">{}</a>{}', url, label, chain)
 
@@ -188,7 +208,7 @@ class SessionTable(KeysetTable):
     def render_tokens(self, record):
         return format_html(
             '<span title="{}">{}</span>',
-            gettext("input %(input)s · output %(output)s")
+            _session_words()["tokens_title"]
             % {"input": record.input_tokens or 0, "output": record.output_tokens or 0},
             compact(record.total_tokens),
         )
@@ -198,16 +218,9 @@ class SessionTable(KeysetTable):
 
     def render_duration(self, record):
         if record.ended_at is None:
-            return format_html(
-                '<span class="muted" title="{}">{}</span>',
-                gettext("Never closed"),
-                pgettext("session", "open"),
-            )
+            return _session_words()["open"]
         if record.duration_seconds is None:
-            return format_html(
-                '<span class="muted" title="{}">—</span>',
-                gettext("Ended before it started (clock drift)"),
-            )
+            return _session_words()["drift"]
         return duration(record.duration_seconds)
 
 
@@ -290,7 +303,7 @@ class MessageTable(KeysetTable):
             cell = format_html(
                 '{} <span class="badge warn" title="{}">{}</span>',
                 cell,
-                gettext("Not part of the live transcript"),
+                _session_words()["not_live"],
                 visibility_label(record.visibility),
             )
         return cell

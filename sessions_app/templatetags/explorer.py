@@ -59,14 +59,22 @@ def cost_status_label(status):
     return COST_STATUS_LABELS.get(status, status)
 
 
+@formatting.per_language
+def _labels() -> tuple[dict[str, str], dict[str, str]]:
+    return (
+        {k: str(v) for k, v in ROLE_LABELS.items()},
+        {k: str(v) for k, v in VISIBILITY_LABELS.items()},
+    )
+
+
 @register.filter
 def role_label(role):
-    return ROLE_LABELS.get(role, role)
+    return _labels()[0].get(role, role)
 
 
 @register.filter
 def visibility_label(visibility):
-    return VISIBILITY_LABELS.get(visibility, visibility)
+    return _labels()[1].get(visibility, visibility)
 
 
 @register.filter
@@ -179,37 +187,47 @@ def source_badge(source):
     )
 
 
+@formatting.per_language
+def _cost_words() -> dict[str, str]:
+    """The cost cells' fixed markup in the page's language (escaped; ``{}`` for a sum)."""
+    return {
+        "included": format_html(
+            '<span class="cost included" title="{}">{}</span>',
+            gettext("Included in a subscription: shows $0 but is not free"),
+            pgettext("cost", "included"),
+        ),
+        "unknown": format_html(
+            '<span class="cost unknown" title="{}">{}</span>',
+            gettext("No price known"),
+            pgettext("cost", "unknown"),
+        ),
+        "actual": format_html(
+            '<span class="cost actual" title="{}">', gettext("Provider-reported cost")
+        )
+        + "{}</span>",
+        "estimated": format_html(
+            '<span class="cost estimated" title="{}">', gettext("Local estimate")
+        )
+        + "{}</span>",
+    }
+
+
 @register.filter
 def cost_badge(record):
     """A cost with its status: an ``included`` session is not a plain $0, an ``unknown`` one
     not a missing number."""
     status = getattr(record, "cost_status", None)
+    words = _cost_words()
     if status == "included":
-        return format_html(
-            '<span class="cost included" title="{}">{}</span>',
-            gettext("Included in a subscription: shows $0 but is not free"),
-            pgettext("cost", "included"),
-        )
+        return words["included"]
     if status == "unknown":
-        return format_html(
-            '<span class="cost unknown" title="{}">{}</span>',
-            gettext("No price known"),
-            pgettext("cost", "unknown"),
-        )
+        return words["unknown"]
     actual = getattr(record, "actual_cost_usd", None)
     if status == "actual" and actual is not None:
-        return format_html(
-            '<span class="cost actual" title="{}">{}</span>',
-            gettext("Provider-reported cost"),
-            formatting.usd(actual),
-        )
+        return format_html(words["actual"], formatting.usd(actual))
     estimated = getattr(record, "estimated_cost_usd", None)
     if estimated is not None:
-        return format_html(
-            '<span class="cost estimated" title="{}">{}</span>',
-            gettext("Local estimate"),
-            formatting.usd(estimated),
-        )
+        return format_html(words["estimated"], formatting.usd(estimated))
     return mark_safe('<span class="cost none">—</span>')
 
 
