@@ -131,6 +131,9 @@ TEMPLATES = [
     },
 ]
 
+# Django's form renderer with the plain <input> widgets written in Python (measured).
+FORM_RENDERER = "hermes_explorer.form_rendering.FastInputRenderer"
+
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",

@@ -18,6 +18,7 @@ from hermes_explorer import store
 from hermes_explorer.redaction import redact
 
 from .content import as_text, parse_tool_calls
+from .links import TranscriptLinks
 from .models import TOKEN_COUNTERS, USAGE_COUNTERS, Message, Session, SessionModelUsage
 from .pagination import Keyset
 from .querysets import PREVIEW_READ_CHARS
@@ -504,12 +505,10 @@ def messages_for_table(queryset):
 
 def link_messages(rows) -> list:
     """Give each row its transcript links (None when an odd id cannot be routed)."""
-    from django.urls import NoReverseMatch, reverse
-
+    links = TranscriptLinks()
     for row in rows:
-        try:
-            row.message_url = reverse("sessions:message", args=[row.session_id, row.id])
-            row.session_url = reverse("sessions:detail", args=[row.session_id])
-        except NoReverseMatch:
-            row.message_url = row.session_url = None
+        row.message_url = links.message(row.session_id, row.id)
+        row.session_url = links.session(row.session_id) if row.message_url else None
+        if row.session_url is None:
+            row.message_url = None
     return rows
