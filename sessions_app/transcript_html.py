@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from html import escape
 
+from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import intcomma
 from django.middleware.csrf import get_token
 from django.urls import reverse
@@ -31,6 +32,8 @@ def _v(value) -> str:
     """``{{ value }}`` in an autoescaping template."""
     if isinstance(value, str):
         return value if isinstance(value, SafeData) else escape(value)
+    if type(value) is int and not settings.USE_THOUSAND_SEPARATOR:
+        return str(value)  # what localize() gives, without its format lookups
     return escape(str(localize(value)))
 
 
