@@ -173,3 +173,93 @@ def test_cost_badges(values):
     assert "<b>" not in html
     if values.get("cost_status") == "actual" and values.get("actual_cost_usd") is not None:
         assert '<span class="cost actual" title="Provider-reported cost">$1,234.5000</span>' == html
+
+
+# The filter sidebars' fields: the template they replace, kept here as the reference.
+FORM_FIELDS_TEMPLATE = """{% if form.non_field_errors %}<div class="form-errors" role="alert">{{ form.non_field_errors }}</div>{% endif %}
+{% for field in form.hidden_fields %}{% if field.value %}{{ field }}{% endif %}{% endfor %}
+{% for field in form.visible_fields %}
+  <div class="field{% if field.errors %} has-error{% endif %} field-{{ field.name }}">
+    {% if field.field.widget.input_type == "checkbox" and not field.field.choices %}
+      {{ field }} <label for="{{ field.id_for_label }}">{{ field.label }}</label>
+    {% elif field.field.choices and field.field.widget.allow_multiple_selected and field.field.widget.input_type == "checkbox" %}
+      <fieldset><legend>{{ field.label }}</legend>{{ field }}</fieldset>
+    {% else %}
+      <label for="{{ field.id_for_label }}">{{ field.label }}</label>{{ field }}
+    {% endif %}
+    {% if field.errors %}<div class="field-error" role="alert">{{ field.errors|join:" " }}</div>{% endif %}
+  </div>
+{% endfor %}
+"""  # noqa: E501
+
+
+class WithChoices(Everything):
+    pick = forms.ChoiceField(required=False, choices=[("a", "<A>"), ("b", "B")])
+    many = forms.MultipleChoiceField(
+        required=False, choices=[("x", "X"), ("y", "Y&")], widget=forms.CheckboxSelectMultiple
+    )
+    carried = forms.CharField(required=False, widget=forms.HiddenInput)
+    label_less = forms.CharField(required=False, label="Odd <label> & more")
+
+    def clean(self):
+        if self.data.get("text") == "boom":
+            raise forms.ValidationError("Whole form <wrong> & bad")
+        return super().clean()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        None,
+        {},
+        {"text": "boom", "needed": "x" * 20, "number": "NaN", "carried": "kept <x>", "many": ["x"]},
+        {"needed": "ok", "pick": "zz", "many": ["x", "nope"], "flag": "on", "day": "2026-02-30"},
+        {"needed": "ok", "pick": "a", "many": ["y"], "carried": ""},
+    ],
+)
+def test_form_fields_tag_renders_as_the_template_did(data):
+    from django.template import Context, Template
+
+    from hermes_explorer.form_rendering import form_fields_html
+
+    form = WithChoices(data) if data is not None else WithChoices()
+    if data is not None:
+        form.is_valid()
+    expected = Template(FORM_FIELDS_TEMPLATE).render(Context({"form": form}))
+    assert form_fields_html(form) == expected
+
+
+def test_form_fields_of_the_real_forms(rf):
+    from django.contrib.auth.forms import AuthenticationForm
+    from django.template import Context, Template
+
+    from hermes_explorer.form_rendering import form_fields_html
+
+    for form in (AuthenticationForm(), AuthenticationForm(data={"username": "<x>"})):
+        form.is_valid()
+        expected = Template(FORM_FIELDS_TEMPLATE).render(Context({"form": form}))
+        assert form_fields_html(form) == expected
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+@pytest.mark.parametrize(
+    "url, key",
+    [
+        ("/sessions/", "filter"),
+        ("/sessions/?source=cli&source=<x>&min_cost=-1&started_after=nope", "filter"),
+        ("/messages/?role=user&session_id=abc", "filter"),
+        ("/search/?q=hello&source=cli&role=odd&date_from=bad", "form"),
+    ],
+)
+def test_form_fields_of_the_filter_sidebars(staff_client, current_store, url, key):
+    from django.template import Context, Template
+
+    from hermes_explorer.form_rendering import form_fields_html
+
+    response = staff_client.get(url)
+    assert response.status_code == 200
+    form = response.context[key]
+    form = form.form if key == "filter" else form
+    expected = Template(FORM_FIELDS_TEMPLATE).render(Context({"form": form}))
+    assert form_fields_html(form) == expected
+    assert str(form_fields_html(form)) in response.content.decode()

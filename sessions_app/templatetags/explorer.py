@@ -12,6 +12,8 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 
+from hermes_explorer.form_rendering import form_fields_html
+
 from .. import formatting
 from ..timefmt import from_epoch
 
@@ -29,6 +31,10 @@ register.filter("short_model", formatting.short_model)
 register.filter("compact", formatting.compact)
 register.filter("usd", formatting.usd)
 register.filter("duration", formatting.duration)
+
+
+# ``{% form_fields form %}``: the fields of a filter sidebar or of the sign-in form.
+register.simple_tag(form_fields_html, name="form_fields")
 
 
 @register.simple_tag(takes_context=True)

@@ -18,6 +18,7 @@ from ..facets import distinct_values
 from ..filters import MESSAGE_ROLES, OpenChoiceField, OpenMultipleChoiceField
 from ..models import Session
 from ..timefmt import day_end_epoch, day_start_epoch
+from ..widgets import FastCheckboxSelectMultiple, FastSelect
 
 
 class SearchForm(forms.Form):
@@ -27,12 +28,16 @@ class SearchForm(forms.Form):
         strip=True,
         widget=forms.TextInput(attrs={"type": "search", "placeholder": "words to find"}),
     )
-    mode = forms.ChoiceField(label="Match", choices=list(search.MODES.items()), required=False)
-    sort = forms.ChoiceField(label="Order", choices=list(search.SORTS.items()), required=False)
-    source = OpenMultipleChoiceField(
-        label="Source", required=False, widget=forms.CheckboxSelectMultiple
+    mode = forms.ChoiceField(
+        label="Match", choices=list(search.MODES.items()), required=False, widget=FastSelect
     )
-    role = OpenChoiceField(label="Role", required=False)
+    sort = forms.ChoiceField(
+        label="Order", choices=list(search.SORTS.items()), required=False, widget=FastSelect
+    )
+    source = OpenMultipleChoiceField(
+        label="Source", required=False, widget=FastCheckboxSelectMultiple
+    )
+    role = OpenChoiceField(label="Role", required=False, widget=FastSelect)
     tool_name = forms.CharField(label="Tool name", required=False, max_length=200)
     session_id = forms.CharField(label="Session id", required=False, max_length=200)
     date_from = forms.DateField(
@@ -45,7 +50,7 @@ class SearchForm(forms.Form):
         label="Include",
         choices=[("hidden", "hidden scaffolding")],
         required=False,
-        widget=forms.CheckboxSelectMultiple,
+        widget=FastCheckboxSelectMultiple,
     )
 
     def __init__(self, data, *, shape):
