@@ -263,3 +263,51 @@ def test_form_fields_of_the_filter_sidebars(staff_client, current_store, url, ke
     expected = Template(FORM_FIELDS_TEMPLATE).render(Context({"form": form}))
     assert form_fields_html(form) == expected
     assert str(form_fields_html(form)) in response.content.decode()
+
+
+# A search hit: the template it replaces (with its copy button), kept as the reference.
+HIT_TEMPLATE = """{% load explorer %}<li class="hit role-{{ hit.role|slugify }}">
+  <div class="hit-head">
+    {% if hit.url %}<a class="hit-link" href="{{ hit.url }}">{% if hit.title %}{{ hit.title }}{% else %}<span class="untitled">{{ hit.session_id }}</span>{% endif %}</a>{% else %}<span class="untitled">{{ hit.session_id }}</span>{% endif %}
+    {% if hit.source %}<span class="badge source source-{{ hit.source|slugify }}">{{ hit.source }}</span>{% endif %}
+    <span class="role">{{ hit.role|default:"—" }}</span>
+    {% if hit.tool_name %}<span class="tool-name">{{ hit.tool_name }}</span>{% endif %}
+    {% if hit.visibility != "live" %}<span class="badge warn" title="Not part of the live transcript">{{ hit.visibility }}</span>{% endif %}
+    {% if hit.timestamp is not None %}{{ hit.timestamp|time_cell }}{% endif %}
+    <span class="muted copy-id">#{{ hit.id }} <button type="button" class="copy" data-copy="{{ hit.id }}" aria-label="Copy message id {{ hit.id }}" title="Copy message id">Copy</button>
+</span>
+  </div>
+  <p class="snippet">{% if hit.snippet %}{{ hit.snippet }}{% else %}<span class="muted">(the match is in the tool call or tool name)</span>{% endif %}</p>
+</li>
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        {"title": None, "source": None, "timestamp": None, "role": None, "snippet": ""},
+        {"session_id": "odd/id <x>", "title": "<b>T</b> & co", "tool_name": "<t>"},
+        {"visibility": "rewound", "role": "tool", "source": "Tele Gram ü", "timestamp": 0},
+        {"snippet": mark_safe("a <mark>hit</mark> &amp; more"), "id": 10**12},
+    ],
+)
+def test_search_hits_render_as_the_template_did(values):
+    from django.template import Context, Template
+
+    from sessions_app.search.hits_html import hits_html
+    from sessions_app.search.statements import Hit
+
+    base = {
+        "id": 42,
+        "session_id": "20260101_000000_abcdef",
+        "role": "user",
+        "tool_name": None,
+        "timestamp": 1_750_000_000.5,
+        "title": "A title",
+        "source": "telegram",
+        "snippet": mark_safe("the <mark>word</mark>"),
+    }
+    hit = Hit(**{**base, **values})
+    expected = Template(HIT_TEMPLATE).render(Context({"hit": hit}))
+    assert hits_html([hit, hit]) == expected * 2
