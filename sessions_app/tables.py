@@ -14,8 +14,7 @@ import inspect
 from html import escape
 
 import django_tables2 as tables
-from django.utils.formats import localize
-from django.utils.html import conditional_escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
 from django_tables2.data import TableListData
@@ -26,16 +25,16 @@ from .content import as_text
 from .formatting import compact, duration
 from .links import TranscriptLinks
 from .models import Session
-from .templatetags.explorer import cost_badge, source_badge, started_cell, time_html
+from .templatetags.explorer import cost_badge, source_badge, started_cell, text_html, time_html
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
 
 
 @functools.lru_cache(maxsize=256)
-def _parameters(method) -> frozenset[str]:
-    # Bound methods compare equal per table instance; the function underneath is what is
-    # cached (signature inspection costs more than a row).
-    return frozenset(inspect.signature(method).parameters)
+def _parameters(function) -> frozenset[str]:
+    # Cached per function (signature inspection costs more than a row); ``self`` is among
+    # them and never asked for.
+    return frozenset(inspect.signature(function).parameters)
 
 
 class PresortedData(TableListData):
@@ -66,7 +65,7 @@ class KeysetTable(tables.Table):
         for bound in self.columns:
             name, column = bound.name, bound.column
             render = getattr(self, f"render_{name}", None)
-            takes = _parameters(render) if render else frozenset()
+            takes = _parameters(render.__func__) if render else frozenset()
             accessor = str(bound.accessor)
             plan.append(
                 (
@@ -91,16 +90,16 @@ class KeysetTable(tables.Table):
             for td, render, wants_record, wants_value, accessor, empty, default in plan:
                 value = getattr(record, accessor, None)
                 if value in empty:
-                    cell = conditional_escape(default)
+                    cell = text_html(default)
                 elif render is None:
-                    cell = conditional_escape(localize(value))
+                    cell = text_html(value)
                 else:
                     kwargs = {}
                     if wants_record:
                         kwargs["record"] = record
                     if wants_value:
                         kwargs["value"] = value
-                    cell = conditional_escape(render(**kwargs))
+                    cell = text_html(render(**kwargs))
                 out.append(f"{td}{cell}</td>")
             out.append("</tr>")
         if not out and self.empty_text:

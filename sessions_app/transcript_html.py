@@ -12,29 +12,19 @@ nothing here reads the store or undoes a redaction.
 
 from __future__ import annotations
 
-from html import escape
-
-from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import intcomma
 from django.middleware.csrf import get_token
 from django.urls import reverse
-from django.utils.formats import localize
-from django.utils.safestring import SafeData, SafeString, mark_safe
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
 
-from .templatetags.explorer import time_html
+from .templatetags.explorer import text_html, time_html
 
 # Characters of a long body shown before "Show more".
 BODY_HEAD = 3000
 
 
-def _v(value) -> str:
-    """``{{ value }}`` in an autoescaping template."""
-    if isinstance(value, str):
-        return value if isinstance(value, SafeData) else escape(value)
-    if type(value) is int and not settings.USE_THOUSAND_SEPARATOR:
-        return str(value)  # what localize() gives, without its format lookups
-    return escape(str(localize(value)))
+_v = text_html
 
 
 def _slug(value) -> str:

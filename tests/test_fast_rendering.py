@@ -311,3 +311,31 @@ def test_search_hits_render_as_the_template_did(values):
     hit = Hit(**{**base, **values})
     expected = Template(HIT_TEMPLATE).render(Context({"hit": hit}))
     assert hits_html([hit, hit]) == expected * 2
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "<a & 'b'>",
+        mark_safe("<i>ok</i>"),
+        0,
+        -12_345_678,
+        10**20,
+        True,
+        None,
+        1.5,
+        1e-7,
+        float("nan"),
+        dt.date(2026, 1, 2),
+        ["<x>"],
+    ],
+)
+@pytest.mark.parametrize("grouping", [False, True])
+def test_text_html_is_what_a_template_variable_renders(value, grouping, settings):
+    from django.utils.formats import localize
+    from django.utils.html import conditional_escape
+
+    from sessions_app.templatetags.explorer import text_html
+
+    settings.USE_THOUSAND_SEPARATOR = grouping
+    assert text_html(value) == conditional_escape(localize(value))

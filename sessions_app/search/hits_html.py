@@ -8,20 +8,16 @@ store is escaped once here; the snippet arrives as safe HTML, already redacted a
 
 from __future__ import annotations
 
-from html import escape
-
-from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 
 from ..links import TranscriptLinks
-from ..templatetags.explorer import time_html
+from ..templatetags.explorer import text_html, time_html
 
 NO_SNIPPET = '<span class="muted">(the match is in the tool call or tool name)</span>'
 
 
-def _v(value) -> str:
-    return escape(value) if type(value) is str else str(conditional_escape(value))
+_v = text_html
 
 
 def hit_html(hit, links: TranscriptLinks) -> str:
