@@ -37,6 +37,9 @@ def _parameters(function) -> frozenset[str]:
     return frozenset(inspect.signature(function).parameters)
 
 
+_PLANS: dict[tuple, tuple] = {}
+
+
 class PresortedData(TableListData):
     """Rows the database already ordered: sorting here would be wasted work."""
 
@@ -60,27 +63,30 @@ class KeysetTable(tables.Table):
     def __init__(self, data, *, order_by, **kwargs):
         super().__init__(PresortedData(data), order_by=order_by, **kwargs)
 
-    def _cell_plan(self) -> list[tuple]:
-        plan = []
-        for bound in self.columns:
-            name, column = bound.name, bound.column
-            render = getattr(self, f"render_{name}", None)
-            takes = _parameters(render.__func__) if render else frozenset()
-            accessor = str(bound.accessor)
-            plan.append(
-                (
-                    format_html("<td {}>", bound.attrs["td"].as_html())
-                    if bound.attrs["td"]
-                    else mark_safe("<td>"),
-                    render,
-                    "record" in takes,
-                    "value" in takes,
-                    accessor,
-                    column.empty_values,
-                    bound.default,
-                )
-            )
+    def _cell_plan(self) -> tuple:
+        """Per column: the ``<td>`` tag, the ``render_<column>`` function and what it takes,
+        the accessor, the empty values and the default.  Worked out once per table class and
+        set of columns: these tables' cell attributes are static (only header attributes
+        follow the sort), and django-tables2 computes them afresh on every access."""
+        key = (type(self), tuple(bound.name for bound in self.columns), self.default)
+        plan = _PLANS.get(key)
+        if plan is None:
+            plan = _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)
         return plan
+
+    def _column_plan(self, bound) -> tuple:
+        render = getattr(type(self), f"render_{bound.name}", None)
+        takes = _parameters(render) if render else frozenset()
+        td = bound.attrs["td"]
+        return (
+            format_html("<td {}>", td.as_html()) if td else mark_safe("<td>"),
+            render,
+            "record" in takes,
+            "value" in takes,
+            str(bound.accessor),
+            bound.column.empty_values,
+            bound.default,
+        )
 
     def body_html(self) -> SafeString:
         plan = self._cell_plan()
@@ -99,7 +105,7 @@ class KeysetTable(tables.Table):
                         kwargs["record"] = record
                     if wants_value:
                         kwargs["value"] = value
-                    cell = text_html(render(**kwargs))
+                    cell = text_html(render(self, **kwargs))
                 out.append(f"{td}{cell}</td>")
             out.append("</tr>")
         if not out and self.empty_text:
