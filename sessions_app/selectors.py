@@ -423,8 +423,8 @@ def transcript_entries(messages: list) -> list[TranscriptEntry]:
                 if result is not None:
                     paired_ids.add(result.id)
                 entry.calls.append(PairedCall(call=call, result=result))
-        redact_entry(entry)
         entries.append(entry)
+    redact_entries(entries)
     by_id = {e.message.id: e for e in entries}
     for e in entries:
         for paired in e.calls:
@@ -433,25 +433,29 @@ def transcript_entries(messages: list) -> list[TranscriptEntry]:
     return [e for e in entries if e.message.id not in paired_ids]
 
 
-def redact_entry(entry: TranscriptEntry) -> None:
-    """Replace secrets in everything the transcript shows of this entry (text, reasoning,
-    tool call arguments, raw malformed tool calls) and count them for the reveal button."""
-    from hermes_explorer.redaction import redact_text, redaction_enabled
+def redact_entries(entries: list[TranscriptEntry]) -> None:
+    """Replace secrets in everything the transcript shows of these entries (text, reasoning,
+    tool call arguments, raw malformed tool calls) and count them per entry for the reveal
+    button.  The gates run once over the whole page: only the texts where one opens are
+    redacted."""
+    from hermes_explorer.redaction import redact_text_many, redaction_enabled
 
     if not redaction_enabled():
         return
-    message = entry.message
-    entry.text, total = redact_text(entry.text)
-    for name in ("reasoning_text", "reasoning_extra", "tool_calls"):
-        value = getattr(message, name, None)
-        if isinstance(value, str) and value:
-            cleaned, count = redact_text(value)
-            setattr(message, name, cleaned)
-            total += count
-    for paired in entry.calls:
-        paired.call.arguments, count = redact_text(paired.call.arguments)
-        total += count
-    entry.redacted = total
+    places = []
+    for entry in entries:
+        places.append((entry, entry, "text"))
+        for name in ("reasoning_text", "reasoning_extra", "tool_calls"):
+            value = getattr(entry.message, name, None)
+            if isinstance(value, str) and value:
+                places.append((entry, entry.message, name))
+        places.extend((entry, paired.call, "arguments") for paired in entry.calls)
+    cleaned = redact_text_many([getattr(owner, name) for _, owner, name in places])
+    for entry in entries:
+        entry.redacted = 0
+    for (entry, owner, name), (text, count) in zip(places, cleaned, strict=True):
+        setattr(owner, name, text)
+        entry.redacted += count
 
 
 def message_position(session_id: str, message_id: int, visibility: Visibility) -> int:

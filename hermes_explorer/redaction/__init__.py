@@ -58,6 +58,7 @@ __all__ = [
     "redact_json_text",
     "redact_many",
     "redact_text",
+    "redact_text_many",
     "redact_value",
     "redaction_enabled",
 ]
@@ -70,6 +71,12 @@ def redaction_enabled() -> bool:
 def redact_text(text: str) -> tuple[str, int]:
     """``text`` with secrets replaced, and how many were replaced (whatever the setting)."""
     return _redact_text(text)
+
+
+def redact_text_many(texts: Iterable) -> list[tuple[str, int]]:
+    """``[redact_text(t) for t in texts]`` (whatever the setting), with the gates run once
+    over the batch: a page of transcript texts, where most hold no secret."""
+    return redact_batch(texts, counted=True)
 
 
 def redact(text):

@@ -418,8 +418,9 @@ def _applied(text: str, edits: list[Edit]) -> tuple[str, int]:
 BATCH_CHARS = 256 * 1024
 
 
-def redact_batch(values: list) -> list:
-    """``values`` with secrets replaced in each string, the gates scanned over many at once.
+def redact_batch(values: list, *, counted: bool = False) -> list:
+    """``values`` with secrets replaced in each string, the gates scanned over many at once;
+    with ``counted``, ``(value, secrets replaced)`` pairs.
 
     The ASCII strings are joined with newlines, so each gate match belongs to the string it
     starts in; only those strings are redacted, by the rules their gates opened.  Other
@@ -427,6 +428,7 @@ def redact_batch(values: list) -> list:
     non-ASCII letter into an ASCII one (the Kelvin sign), so the join's lower-cased copy would
     not line up."""
     out = list(values)
+    counts = [0] * len(out)
     batch: list[int] = []
     size = 0
     for i, value in enumerate(out):
@@ -435,17 +437,17 @@ def redact_batch(values: list) -> list:
                 batch.append(i)
                 size += len(value)
                 if size >= BATCH_CHARS:
-                    _redact_joined(out, batch)
+                    _redact_joined(out, counts, batch)
                     batch, size = [], 0
             else:
-                out[i] = redact_text(value)[0]
+                out[i], counts[i] = redact_text(value)
     if batch:
-        _redact_joined(out, batch)
-    return out
+        _redact_joined(out, counts, batch)
+    return list(zip(out, counts, strict=True)) if counted else out
 
 
-def _redact_joined(out: list, batch: list[int]) -> None:
+def _redact_joined(out: list, counts: list, batch: list[int]) -> None:
     texts = [out[i] for i in batch]
     starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))[:-1]
     for k, scanned in scan_batch("\n".join(texts), starts).items():
-        out[batch[k]] = redact_text(texts[k], _scanned=scanned)[0]
+        out[batch[k]], counts[batch[k]] = redact_text(texts[k], _scanned=scanned)
