@@ -379,7 +379,7 @@ def transcript_messages(session_id: str, visibility: Visibility):
 def transcript_page(session_id: str, visibility: Visibility, page: int) -> TranscriptPage:
     """One page of a transcript, tool calls paired with the results that answer them."""
     base = transcript_messages(session_id, visibility)
-    total = base.order_by().count()  # one session: bounded by the (session_id, …) index
+    total = _transcript_total(base, session_id, visibility)
     pages = max(1, -(-total // TRANSCRIPT_PAGE))
     page = min(max(page, 1), pages)
     start = (page - 1) * TRANSCRIPT_PAGE
@@ -400,6 +400,24 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
     return TranscriptPage(
         entries=entries, page=page, pages=pages, total=total, per_page=TRANSCRIPT_PAGE
     )
+
+
+def _transcript_total(base, session_id: str, visibility: Visibility) -> int:
+    """How many rows the transcript shows: one session's rows, bounded by its index, but a
+    statement as long as the visibility rules.  Reused while the file is unchanged (its
+    signature is part of the key): paging through a long session counts it once."""
+    signature = store.file_signature()
+    key = None
+    if signature is not None:
+        raw = repr((signature, session_id, visibility.as_param())).encode()
+        key = "transcript-total:" + hashlib.sha256(raw).hexdigest()
+        total = cache.get(key)
+        if total is not None:
+            return total
+    total = base.order_by().count()
+    if key is not None:
+        cache.set(key, total, COUNT_TTL)
+    return total
 
 
 def transcript_entries(messages: list) -> list[TranscriptEntry]:

@@ -76,7 +76,38 @@ def test_a_later_keyset_page_costs_what_the_first_does(staff_client, store):
 
 def test_a_session_page_query_count_is_pinned(staff_client, store):
     url = f"/sessions/{store.big_session_id}/"
-    # The session, the transcript count and page, every recorded field; then, on files that
-    # record them, the usage rows and the lineage up and down.
-    counts = {"current": 7, "legacy": 7, "doc": 4}
+    # The session, the transcript page (its count is cached), every recorded field; then, on
+    # files that record them, the usage rows and the lineage up and down.
+    counts = {"current": 6, "legacy": 6, "doc": 3}
     assert _count(staff_client, url) == counts[store.shape]
+
+
+def test_a_transcript_is_counted_once_while_the_file_is_unchanged(staff_client, tmp_path):
+    import sqlite3
+
+    from tests.builders import StateDB
+    from tests.conftest import use_store
+
+    path = tmp_path / "transcript-count.db"
+    db = StateDB.create(path, "current")
+    db.session("s1", source="cli", title="Counted")
+    for n in range(3):
+        db.message("s1", "user", f"message {n}")
+    db.close()
+    use_store(path)
+
+    def counts_and_total() -> tuple[int, int]:
+        with CaptureQueriesContext(connections["hermes"]) as queries:
+            response = staff_client.get("/sessions/s1/")
+        assert response.status_code == 200
+        counted = sum("COUNT(*)" in q["sql"].upper() for q in queries)
+        return counted, response.context["transcript"].total
+
+    assert counts_and_total() == (1, 3)
+    assert counts_and_total() == (0, 3)
+    with sqlite3.connect(path) as conn:  # Hermes appends a message: the signature changes
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) "
+            "VALUES ('s1', 'assistant', 'one more', 2.0)"
+        )
+    assert counts_and_total() == (1, 4)
