@@ -66,9 +66,11 @@ class KeysetTable(tables.Table):
     def _cell_plan(self) -> tuple:
         """Per column: the ``<td>`` tag, the ``render_<column>`` function and what it takes,
         the accessor, the empty values and the default.  Worked out once per table class and
-        set of columns: these tables' cell attributes are static (only header attributes
-        follow the sort), and django-tables2 computes them afresh on every access."""
-        key = (type(self), tuple(bound.name for bound in self.columns), self.default)
+        set of columns (and table attributes): cell attributes do not change from a page to
+        the next (only header attributes follow the sort), and django-tables2 computes them
+        afresh on every access."""
+        columns = tuple(bound.name for bound in self.columns)
+        key = (type(self), columns, self.default, repr(self.attrs))
         plan = _PLANS.get(key)
         if plan is None:
             plan = _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)
