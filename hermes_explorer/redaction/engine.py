@@ -14,6 +14,10 @@ scans a whole export column at once, and a text shorter than ``SHORT`` is scanne
 of all the gates.  Where a scan matches, the engine checks the gates of that character there,
 so it knows exactly which rules to run.
 
+With the optional ``hyperscan`` package, :func:`redact_batch` first reads a batch of ASCII
+texts once for every gate at a time (:mod:`.prefilter`), and only the texts where one may
+match are scanned as above.
+
 Gates are only necessary conditions: a rule that runs finds exactly what it would find without
 them (``gated=False`` runs every rule and decodes every literal that needs it; the tests
 compare).
@@ -33,7 +37,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from . import decode
+from . import decode, prefilter
 from .rules import COOKIE_ATTRIBUTES, RULES, Rule
 
 # How deep JSON inside JSON strings is decoded (a tool call's arguments are level 2).
@@ -446,6 +450,12 @@ def redact_batch(values: list) -> list:
 
 def _redact_joined(out: list, batch: list[int]) -> None:
     texts = [out[i] for i in batch]
+    one_pass = prefilter.compiled(DECODE_GATE.pattern)
+    if one_pass is not None:
+        # Only the texts where a gate may match are scanned again, one by one, by the engine.
+        for k in one_pass.candidates(texts):
+            out[batch[k]] = redact_text(texts[k])[0]
+        return
     starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))[:-1]
     for k, scanned in scan_batch("\n".join(texts), starts).items():
         out[batch[k]] = redact_text(texts[k], _scanned=scanned)[0]
