@@ -431,6 +431,10 @@ def redact_batch(values: list) -> list:
     non-ASCII letter into an ASCII one (the Kelvin sign), so the join's lower-cased copy would
     not line up."""
     out = list(values)
+    one_pass = prefilter.compiled(DECODE_GATE.pattern)
+    if one_pass is not None:
+        _redact_prefiltered(out, one_pass)
+        return out
     batch: list[int] = []
     size = 0
     for i, value in enumerate(out):
@@ -450,12 +454,35 @@ def redact_batch(values: list) -> list:
 
 def _redact_joined(out: list, batch: list[int]) -> None:
     texts = [out[i] for i in batch]
-    one_pass = prefilter.compiled(DECODE_GATE.pattern)
-    if one_pass is not None:
-        # Only the texts where a gate may match are scanned again, one by one, by the engine.
-        for k in one_pass.candidates(texts):
-            out[batch[k]] = redact_text(texts[k])[0]
-        return
     starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))[:-1]
     for k, scanned in scan_batch("\n".join(texts), starts).items():
         out[batch[k]] = redact_text(texts[k], _scanned=scanned)[0]
+
+
+_TEXT_OR_NONE = frozenset({str, type(None)})
+
+
+def _redact_prefiltered(out: list, one_pass: prefilter.Prefilter) -> None:
+    """:func:`redact_batch` with the one-pass prefilter: the ASCII strings are read once, in
+    slices of about ``BATCH_CHARS``, and only their candidates are redacted (by
+    :func:`redact_text`, which scans them again); other strings go one by one."""
+    if set(map(type, out)) <= _TEXT_OR_NONE:
+        where = [i for i, v in enumerate(out) if v]
+    else:
+        where = [i for i, v in enumerate(out) if isinstance(v, str) and v]
+    texts = [out[i] for i in where]
+    ascii_only = list(map(str.isascii, texts))
+    if not all(ascii_only):
+        for k in itertools.compress(range(len(texts)), [not a for a in ascii_only]):
+            out[where[k]] = redact_text(texts[k])[0]
+        where = list(itertools.compress(where, ascii_only))
+        texts = list(itertools.compress(texts, ascii_only))
+    ends = list(itertools.accumulate(map(len, texts)))
+    start = 0
+    while start < len(texts):
+        done = ends[start - 1] if start else 0
+        stop = min(len(texts), bisect.bisect_left(ends, done + BATCH_CHARS, lo=start) + 1)
+        part = texts[start:stop]
+        for k in one_pass.candidates(part):
+            out[where[start + k]] = redact_text(part[k])[0]
+        start = stop

@@ -39,6 +39,7 @@ from .rules import RULES
 
 logger = logging.getLogger(__name__)
 
+_ONE = 1
 # What Python's ``\s`` matches in ASCII text.
 _SPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f "
 
@@ -205,16 +206,18 @@ class Prefilter:
             scratch = self._local.scratch = self._hs.Scratch(self.database)
         return scratch
 
-    def candidates(self, texts: Sequence[str]) -> set[int]:
+    def candidates(self, texts: Sequence[str], joined: str | None = None) -> set[int]:
         """The indexes of the ``texts`` (ASCII strings) where a gate may match.
 
-        The texts are joined with newlines and read once; a match belongs to the text its
-        last character is in (one that spans a newline also names the text it ends in, which
-        only costs that text a scan by the engine)."""
-        starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
+        The texts are joined with newlines (``joined``, when the caller has it) and read
+        once; a match belongs to the text its last character is in (one that spans a newline
+        also names the text it ends in, which only costs that text a scan by the engine)."""
+        if joined is None:
+            joined = "\n".join(texts)
+        starts = list(itertools.accumulate(map(_ONE.__add__, map(len, texts)), initial=0))
         ends: list[int] = []
         self.database.scan(
-            "\n".join(texts).encode("ascii"),
+            joined.encode("ascii"),
             match_event_handler=lambda _id, _from, to, _flags, _ctx: ends.append(to),
             scratch=self._scratch(),
         )
