@@ -141,6 +141,7 @@ class TablePlan:
             text_size=self._text_size,
             chunk_size=chunk_size or chunking.EXPORT_CHUNK_ROWS,
             max_chunk_bytes=chunking.EXPORT_CHUNK_BYTES,
+            read=chunking.fetched_rows,
         )
 
     def _keys_of(self, row: tuple) -> list:
@@ -184,6 +185,10 @@ def table_plan(
         hide = frozenset()
     # Resolved once: looking the zone up per value cost a third of the time of a row.
     iso = iso_converter(timezone.get_current_timezone())
+    values = queryset.values_list(*names)
+    # Rows are read as the database returns them: the ORM's conversions (redacted metadata)
+    # are made here, a column at a time.
+    convert = chunking.column_converters(values)
 
     def to_rows(fetched: list[tuple]) -> list[tuple]:
         # A column at a time: zip() transposes in C, and the redactor gates a whole column
@@ -191,6 +196,8 @@ def table_plan(
         columns = list(zip(*fetched, strict=True))[:count]
         out: list = []
         for i, column in enumerate(columns):
+            if i in convert:
+                column = convert[i](column)
             if i in hide:
                 column = redact_many(column)
                 if cut is not None:
@@ -203,7 +210,7 @@ def table_plan(
 
     wanted = set(fields if text_fields is None else text_fields)
     return TablePlan(
-        queryset=queryset.values_list(*names),
+        queryset=values,
         keyset=keyset,
         fields=fields,
         columns=output_columns(fields),
