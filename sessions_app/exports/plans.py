@@ -148,12 +148,11 @@ class TablePlan:
         return [row[i] for i in self.key_positions]
 
     def _text_size(self, rows: list[tuple]) -> int:
-        return sum(
-            len(value)
-            for i in self.text_positions
-            for value in [row[i] for row in rows]
-            if value.__class__ is str
-        )
+        total = 0
+        for i in self.text_positions:
+            column = [row[i] for row in rows]
+            total += sum(map(len, [v for v in column if v.__class__ is str]))
+        return total
 
 
 def table_plan(
