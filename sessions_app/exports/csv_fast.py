@@ -56,6 +56,8 @@ def csv_line(values: Sequence) -> str:
 _NONE = type(None)
 _NUMBERS = frozenset({int, float})
 _PLAIN = frozenset({_NONE, str, int, float})
+_TEXT = frozenset({_NONE, str})
+_EMPTY_FOR_NONE = {None: ""}
 # Longer text columns (content) nearly always need quotes: checked value by value, no join.
 _SCANNED_COLUMN = 64 * 1024
 # A first character that makes a cell a formula, found in the first characters of a column.
@@ -66,41 +68,44 @@ _TWO_QUOTES = '""'
 
 def csv_column(values: Sequence, *, style: str = "safe") -> Sequence[str]:
     """``csv_cell`` of each value of one column, cheaply for the common columns: numbers
-    (``str``), short text with nothing to quote (four scans of the joined column, then
-    returned as it is), and long text (one quoting step per value).  In the ``safe`` style a
-    column is only rewritten when its first characters hold a formula's."""
+    (``str``), and text (with empty cells): short text with nothing to quote is checked with
+    four scans of the joined column and returned as it is; other text is quoted value by value
+    in one expression, without a call per cell.  In the ``safe`` style a column is only
+    rewritten when its first characters hold a formula's."""
     if style == "spreadsheet":
         return [csv_cell(neutralise_formula(v)) for v in values]
     kinds = set(map(type, values))
     if kinds <= _NUMBERS:
         return list(map(str, values))
-    if not kinds <= _PLAIN:
-        return list(map(csv_cell, _defused(values) if style == "safe" else values))
-    if _NONE in kinds:
+    if kinds <= _TEXT:
+        return _text_column(values, style)
+    if kinds <= _PLAIN:
         values = ["" if v is None else v for v in values]
-        kinds.discard(_NONE)
-        if kinds <= _NUMBERS:
+        if kinds <= _NUMBERS | {_NONE}:
             return list(map(str, values))
-    if kinds != {str}:
-        return list(map(csv_cell, _defused(values) if style == "safe" else values))
-    if style == "safe" and _FORMULA_FIRST.search("".join([v[:1] for v in values])):
+    return list(map(csv_cell, _defused(values) if style == "safe" else values))
+
+
+def _text_column(values: Sequence, style: str) -> list[str]:
+    """A column of strings and None."""
+    if style == "safe" and _FORMULA_FIRST.search("".join([v[:1] for v in values if v])):
         starts = FORMULA_STARTS
-        values = ["'" + v if v.startswith(starts) else v for v in values]
-    if sum(map(len, values)) <= _SCANNED_COLUMN:
-        joined = "\x00".join(values)
+        values = ["'" + v if v and v.startswith(starts) else v for v in values]
+    if sum(map(len, filter(None, values))) <= _SCANNED_COLUMN:
+        joined = "\x00".join(filter(None, values))
         if '"' not in joined and "," not in joined and "\n" not in joined and "\r" not in joined:
-            return values
-        return list(map(csv_cell, values))
-    return [_quoted(v) for v in values]
-
-
-def _quoted(value: str) -> str:
-    """``csv_cell`` of a string (one copy when it needs quotes)."""
-    if _QUOTE in value:
-        return f'"{value.replace(_QUOTE, _TWO_QUOTES)}"'
-    if "," in value or "\n" in value or "\r" in value:
-        return f'"{value}"'
-    return value
+            return list(map(_EMPTY_FOR_NONE.get, values, values))
+    q, qq = _QUOTE, _TWO_QUOTES
+    return [
+        ""
+        if v is None
+        else f'"{v.replace(q, qq)}"'
+        if q in v
+        else f'"{v}"'
+        if "," in v or "\n" in v or "\r" in v
+        else v
+        for v in values
+    ]
 
 
 def _defused(values: Sequence) -> list:
