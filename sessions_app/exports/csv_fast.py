@@ -57,6 +57,7 @@ _NONE = type(None)
 _NUMBERS = frozenset({int, float})
 _PLAIN = frozenset({_NONE, str, int, float})
 _TEXT = frozenset({_NONE, str})
+_ONLY_NONE = frozenset({_NONE})
 _EMPTY_FOR_NONE = {None: ""}
 # Longer text columns (content) nearly always need quotes: checked value by value, no join.
 _SCANNED_COLUMN = 64 * 1024
@@ -78,7 +79,9 @@ def csv_column(values: Sequence, *, style: str = "safe") -> Sequence[str]:
     if kinds <= _NUMBERS:
         return list(map(str, values))
     if kinds <= _TEXT:
-        return _text_column(values, style)
+        if kinds == _ONLY_NONE:
+            return [""] * len(values)
+        return _text_column(values, style, _NONE in kinds)
     if kinds <= _PLAIN:
         values = ["" if v is None else v for v in values]
         if kinds <= _NUMBERS | {_NONE}:
@@ -86,15 +89,15 @@ def csv_column(values: Sequence, *, style: str = "safe") -> Sequence[str]:
     return list(map(csv_cell, _defused(values) if style == "safe" else values))
 
 
-def _text_column(values: Sequence, style: str) -> list[str]:
-    """A column of strings and None."""
+def _text_column(values: Sequence, style: str, empty: bool) -> Sequence[str]:
+    """A column of strings (and None where ``empty``)."""
     if style == "safe" and _FORMULA_FIRST.search("".join([v[:1] for v in values if v])):
         starts = FORMULA_STARTS
         values = ["'" + v if v and v.startswith(starts) else v for v in values]
     if sum(map(len, filter(None, values))) <= _SCANNED_COLUMN:
         joined = "\x00".join(filter(None, values))
         if '"' not in joined and "," not in joined and "\n" not in joined and "\r" not in joined:
-            return list(map(_EMPTY_FOR_NONE.get, values, values))
+            return list(map(_EMPTY_FOR_NONE.get, values, values)) if empty else values
     q, qq = _QUOTE, _TWO_QUOTES
     return [
         ""
