@@ -890,6 +890,33 @@ def test_csv_lines_are_byte_for_byte_what_the_csv_module_writes(style):
         assert "".join(line + "\r\n" for line in lines) == reference.getvalue(), rows
 
 
+def _hostile_text(rng) -> str:
+    value = _hostile_value(rng)
+    return value if isinstance(value, str) else ""
+
+
+@pytest.mark.parametrize("style", ["raw", "safe", "spreadsheet"])
+def test_long_text_columns_are_written_like_the_csv_module_too(style):
+    """Columns of more than ``_SCANNED_COLUMN`` characters take the value-by-value path."""
+    defuse = {"raw": lambda v: v, "safe": _safe_cell, "spreadsheet": exports.neutralise_formula}
+    rng = random.Random(12)
+    for _ in range(40):
+        rows = [
+            [
+                rng.randint(0, 9),
+                _hostile_text(rng) + "x" * rng.choice([0, 3000, 40_000]) + _hostile_text(rng),
+                rng.choice([None, "=1+1", "plain", "-x", "a,b"]),
+            ]
+            for _ in range(rng.randint(1, 8))
+        ]
+        reference = io.StringIO()
+        writer = csv.writer(reference)
+        for row in rows:
+            writer.writerow([defuse[style](v) for v in row])
+        lines = exports.csv_lines(rows, style=style)
+        assert "".join(line + "\r\n" for line in lines) == reference.getvalue()
+
+
 def test_default_csv_defuses_formulas_and_raw_keeps_them(staff_client, tmp_path):
     path = tmp_path / "formula.db"
     with StateDB.create(path, "current") as db:
