@@ -369,6 +369,12 @@ def _examples(ids: list[int], budget: float) -> list[dict]:
     ]
 
 
+def warm(*, budget: float) -> None:
+    """Read and keep the counts of every block the longest window covers (``insights_warm``):
+    the first failures page of any window then reads only what Hermes appended since."""
+    build(Filters(days=MAX_DAYS), budget=budget)
+
+
 def report_for(f: Filters, *, budget: float) -> Report:
     """The report, reused for a minute while the file is unchanged."""
     signature = store.file_signature()
