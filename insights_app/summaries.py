@@ -186,13 +186,14 @@ def calls_sql(index: str | None) -> str:
     """Every call in the assistant ``tool_calls`` of a chunk of sessions, grouped.
 
     Guards, so that no row can fail the statement: ``json_each`` only ever sees valid JSON
-    (``json_valid``), only array entries count (``fullkey`` ``$[n]``), names and arguments are
-    read by path from the already-valid document, and arguments are parsed only once
-    ``json_valid`` said they are JSON.  ``CASE`` (not ``AND``) fixes the order of evaluation.
-    Hermes stores arguments as a JSON string inside the JSON; an object works too.
+    (``json_valid``), only array entries that are objects count (``fullkey`` ``$[n]``, type
+    ``object``: their ``value`` is then JSON text), names and arguments are read by path from
+    the call alone (not the whole document again, per call), and arguments are parsed only
+    once ``json_valid`` said they are JSON.  ``CASE`` (not ``AND``) fixes the order of
+    evaluation.  Hermes stores arguments as a JSON string inside the JSON; an object works too.
     """
     indexed = f" INDEXED BY {index}" if index else ""
-    args = "json_extract(c.doc, c.k || '.function.arguments')"
+    args = "json_extract(c.call, '$.function.arguments')"
     skill = (
         "CASE WHEN c.name IN ('skill_view', 'skill_manage') THEN"
         f" CASE WHEN json_valid({args}) THEN"
@@ -201,13 +202,13 @@ def calls_sql(index: str | None) -> str:
     )
     return f"""
     WITH c AS MATERIALIZED (
-        SELECT m.session_id AS sid, m.timestamp AS ts, m.tool_calls AS doc, j.fullkey AS k,
-               json_extract(m.tool_calls, j.fullkey || '.function.name') AS name
+        SELECT m.session_id AS sid, m.timestamp AS ts, j.value AS call,
+               json_extract(j.value, '$.function.name') AS name
         FROM messages m{indexed},
              json_each(CASE WHEN json_valid(m.tool_calls) THEN m.tool_calls END) AS j
         WHERE m.session_id IN (SELECT value FROM json_each(%s))
           AND m.role = 'assistant' AND m.tool_calls IS NOT NULL
-          AND j.fullkey GLOB '$[[]*')
+          AND j.fullkey GLOB '$[[]*' AND j.type = 'object')
     SELECT sid, name, {skill} AS skill, COUNT(*), MAX(ts)
     FROM c WHERE typeof(c.name) = 'text' AND c.name <> ''
     GROUP BY sid, name, skill"""
