@@ -140,7 +140,8 @@ def linked_rows(
     messages: the link would be a 403 for the others).
 
     ``url`` is what the page links; ``drilldown`` the same list for the JSON export, whose
-    row count equals the row's figure (sessions, or tool calls counted by their rows).
+    row count equals the row's figure (sessions); a tool's list holds its result rows,
+    ``drilldown_count``, which with ``calls_without_result`` make Hermes's count.
     """
 
     def both(url: str | None) -> dict[str, str | None]:
@@ -150,7 +151,15 @@ def linked_rows(
         "models": [{**m, **both(drill.model(m["model"]))} for m in report.models],
         "platforms": [{**p, **both(drill.source(p["platform"]))} for p in report.platforms],
         "tools": [
-            {**t, **both(drill.tool(t["tool"]) if messages_allowed else None)} for t in report.tools
+            {
+                **t,
+                **both(drill.tool(t["tool"]) if messages_allowed else None),
+                # Ours: the rows the link lists, and the calls that have no result row (a
+                # call never answered): Hermes's count is their sum.
+                "drilldown_count": report.tool_result_rows.get(t["tool"], 0),
+                "calls_without_result": t["count"] - report.tool_result_rows.get(t["tool"], 0),
+            }
+            for t in report.tools
         ],
         "top_skills": [
             {**k, **both(drill.skill(k["skill"]) if messages_allowed else None)}

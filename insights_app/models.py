@@ -52,6 +52,7 @@ class SummaryTool(_SessionRow):
 
     tool_name = models.TextField()
     count = models.BigIntegerField()
+    result_rows = models.BigIntegerField(default=0)  # its ``tool`` rows: what a drill-down lists
 
     class Meta:
         indexes = [

@@ -65,6 +65,8 @@ class Report:
     sessions_uncounted: int = 0  # window sessions whose messages the deadline left uncounted
     # (done, total) sessions of the summaries being built in the background, when they are.
     summaries_build: tuple[int, int] | None = None
+    # Ours: per tool, its result rows (what its drill-down lists; Hermes's count may be more).
+    tool_result_rows: dict[str, int] = field(default_factory=dict)
     timezone: str = "UTC"
     elapsed: float = 0.0
 
@@ -166,6 +168,7 @@ def build_report(
     report.overview = overview(totals(figures["platforms"]), messages.roles, report.models)
     report.platforms = platform_rows(figures["platforms"])
     report.tools = tool_breakdown(messages.tools)
+    report.tool_result_rows = dict(messages.tool_rows)
     report.skills = skill_breakdown(messages.skills)
     report.heatmap = figures["heatmap"]
     report.days_by_start = figures["days"]

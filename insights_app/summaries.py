@@ -55,8 +55,9 @@ class SessionSummary:
     assistant: int
     tool: int
     stored: int  # every row, any role
-    # Per tool name, the larger of its tool rows and its calls in this session (Hermes).
-    tools: tuple[tuple[str, int], ...]
+    # Per tool name, the larger of its tool rows and its calls in this session (Hermes), and
+    # its tool rows alone (what a list of the tool's result rows holds).
+    tools: tuple[tuple[str, int, int], ...]
     # (skill, loads, edits, last used epoch)
     skills: tuple[tuple[str, int, int, float | None], ...]
 
@@ -256,7 +257,11 @@ def compute(session_ids: list[str], counts: dict[str, int | None]) -> dict[str, 
         from_calls = calls_by_tool.get(sid, {})
         tools = tuple(
             sorted(
-                (name, max(from_rows.get(name, 0), from_calls.get(name, 0)))
+                (
+                    name,
+                    max(from_rows.get(name, 0), from_calls.get(name, 0)),
+                    from_rows.get(name, 0),
+                )
                 for name in from_rows.keys() | from_calls.keys()
             )
         )

@@ -102,15 +102,20 @@ def counts(key: str, window: Q) -> dict[str, int | None]:
     return dict(rows.values_list("session_id", "message_count"))
 
 
-def tools(key: str, window: Q) -> Counter:
-    """Per tool name, the sum over the window's stored sessions."""
+def tools(key: str, window: Q) -> tuple[Counter, Counter]:
+    """Per tool name, the sums over the window's stored sessions: Hermes's count, and the
+    tool's result rows."""
     rows = (
         SummaryTool.objects.filter(window, store_key=key)
         .values("tool_name")
-        .annotate(n=Sum("count"))
-        .values_list("tool_name", "n")
+        .annotate(n=Sum("count"), r=Sum("result_rows"))
+        .values_list("tool_name", "n", "r")
     )
-    return Counter({name: int(n or 0) for name, n in rows})
+    counts, result_rows = Counter(), Counter()
+    for name, n, r in rows:
+        counts[name] = int(n or 0)
+        result_rows[name] = int(r or 0)
+    return counts, result_rows
 
 
 def skills(key: str, window: Q) -> list[dict[str, Any]]:
@@ -176,7 +181,7 @@ def save(key: str, summaries: dict, attributes: dict[str, Attributes]) -> None:
         a = attributes.get(sid) or Attributes(None, None, None)
         common = (key, sid, a.started_at, a.source, a.model)
         heads.append((*common, s.message_count, s.user, s.assistant, s.tool, s.stored, now))
-        tool_rows += [(*common, n, c) for n, c in s.tools]
+        tool_rows += [(*common, n, c, r) for n, c, r in s.tools]
         skill_rows += [(*common, k, v, m, last) for k, v, m, last in s.skills]
     try:
         with transaction.atomic():
@@ -187,7 +192,7 @@ def save(key: str, summaries: dict, attributes: dict[str, Attributes]) -> None:
                 (*_COMMON, "message_count", "user", "assistant", "tool", "stored", "updated_at"),
                 heads,
             )
-            _insert(SummaryTool, (*_COMMON, "tool_name", "count"), tool_rows)
+            _insert(SummaryTool, (*_COMMON, "tool_name", "count", "result_rows"), tool_rows)
             _insert(SummarySkill, (*_COMMON, "skill", "loads", "edits", "last_used"), skill_rows)
     except DatabaseError as exc:
         log.warning("insights summaries not stored: %s", exc)

@@ -113,7 +113,7 @@ def test_message_appended_to_an_old_session_refreshes_exactly_it(current, monkey
     key = summary_store.store_key()
     stored = SummaryTool.objects.filter(store_key=key, session_id="s2-telegram")
     fresh = summaries.compute(["s2-telegram"], {})["s2-telegram"]
-    assert tuple(sorted(stored.values_list("tool_name", "count"))) == fresh.tools
+    assert tuple(sorted(stored.values_list("tool_name", "count", "result_rows"))) == fresh.tools
 
 
 def test_a_changed_message_count_refreshes_exactly_that_session(current, monkeypatch):

@@ -37,6 +37,7 @@ class MessageFigures:
         default_factory=lambda: {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
     )
     tools: Counter = field(default_factory=Counter)
+    tool_rows: Counter = field(default_factory=Counter)  # result rows per tool (ours)
     skills: list[dict[str, Any]] = field(default_factory=list)
     sessions_uncounted: int = 0  # window sessions the deadline left out
     # (done, total) of a build running in the background, when one does.
@@ -66,7 +67,7 @@ def message_figures(
     rows = _window_sessions(scope)
     collected = summaries_module.collect([(r[0], r[1]) for r in rows], time_limit=time_limit)
     out = MessageFigures(sessions_uncounted=collected.missing)
-    out.skills = _tally(collected.summaries.values(), out.roles, out.tools)
+    out.skills = _tally(collected.summaries.values(), out.roles, out.tools, out.tool_rows)
     return out
 
 
@@ -105,20 +106,23 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
             missing = max(0, int(n or 0) - have.sessions)
     out = MessageFigures(sessions_uncounted=missing, build=build)
     out.roles = have.roles
-    out.tools = summary_store.tools(key, q)
+    out.tools, out.tool_rows = summary_store.tools(key, q)
     out.skills = summary_store.skills(key, q)
     return out
 
 
-def _tally(summaries: Iterable, roles: dict[str, int], tools: Counter) -> list[dict[str, Any]]:
+def _tally(
+    summaries: Iterable, roles: dict[str, int], tools: Counter, tool_rows: Counter
+) -> list[dict[str, Any]]:
     skills: dict[str, dict[str, Any]] = {}
     for s in summaries:
         roles["user"] += s.user
         roles["assistant"] += s.assistant
         roles["tool"] += s.tool
         roles["stored"] += s.stored
-        for name, count in s.tools:
+        for name, count, rows in s.tools:
             tools[name] += count
+            tool_rows[name] += rows
         for skill, loads, edits, last_used in s.skills:
             entry = skills.get(skill)
             if entry is None:

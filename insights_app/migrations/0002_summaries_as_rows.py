@@ -52,6 +52,7 @@ class Migration(migrations.Migration):
                 ("model", models.TextField(null=True)),
                 ("tool_name", models.TextField()),
                 ("count", models.BigIntegerField()),
+                ("result_rows", models.BigIntegerField(default=0)),
             ],
         ),
         migrations.RemoveField(
