@@ -30,6 +30,10 @@ class _SessionRow(models.Model):
         return f"{self.session_id} ({self.store_key[:8]})"
 
 
+# The window indexes hold every column a report adds up (covering indexes): a window's sums
+# read the index alone, in the order of the GROUP BY, and never the rows.
+
+
 class StoredSummary(_SessionRow):
     """One session's message summary: its rows by role, for one state.db file."""
 
@@ -44,7 +48,20 @@ class StoredSummary(_SessionRow):
         constraints = [
             models.UniqueConstraint(fields=["store_key", "session_id"], name="summary_per_session")
         ]
-        indexes = [models.Index(fields=["store_key", "started_at"], name="summary_window")]
+        indexes = [
+            models.Index(
+                fields=[
+                    "store_key",
+                    "started_at",
+                    "message_count",
+                    "user",
+                    "assistant",
+                    "tool",
+                    "stored",
+                ],
+                name="summary_window",
+            )
+        ]
 
 
 class SummaryTool(_SessionRow):
@@ -56,7 +73,10 @@ class SummaryTool(_SessionRow):
 
     class Meta:
         indexes = [
-            models.Index(fields=["store_key", "started_at"], name="summary_tool_window"),
+            models.Index(
+                fields=["store_key", "tool_name", "started_at", "count", "result_rows"],
+                name="summary_tool_window",
+            ),
             models.Index(fields=["store_key", "session_id"], name="summary_tool_session"),
         ]
 
@@ -71,7 +91,10 @@ class SummarySkill(_SessionRow):
 
     class Meta:
         indexes = [
-            models.Index(fields=["store_key", "started_at"], name="summary_skill_window"),
+            models.Index(
+                fields=["store_key", "skill", "started_at", "loads", "edits", "last_used"],
+                name="summary_skill_window",
+            ),
             models.Index(fields=["store_key", "session_id"], name="summary_skill_session"),
         ]
 

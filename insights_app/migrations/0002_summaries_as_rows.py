@@ -9,6 +9,12 @@ def drop_old_summaries(apps, schema_editor):
     apps.get_model("insights_app", "SummaryMark").objects.all().delete()
 
 
+def drop_new_summaries(apps, schema_editor):
+    """Going back: rows without JSON cannot become JSON summaries; they are rebuilt."""
+    for name in ("SummaryTool", "SummarySkill", "StoredSummary", "SummaryMark"):
+        apps.get_model("insights_app", name).objects.all().delete()
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("insights_app", "0001_stored_summaries"),
@@ -111,11 +117,25 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name="storedsummary",
-            index=models.Index(fields=["store_key", "started_at"], name="summary_window"),
+            index=models.Index(
+                fields=[
+                    "store_key",
+                    "started_at",
+                    "message_count",
+                    "user",
+                    "assistant",
+                    "tool",
+                    "stored",
+                ],
+                name="summary_window",
+            ),
         ),
         migrations.AddIndex(
             model_name="summaryskill",
-            index=models.Index(fields=["store_key", "started_at"], name="summary_skill_window"),
+            index=models.Index(
+                fields=["store_key", "skill", "started_at", "loads", "edits", "last_used"],
+                name="summary_skill_window",
+            ),
         ),
         migrations.AddIndex(
             model_name="summaryskill",
@@ -123,10 +143,14 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name="summarytool",
-            index=models.Index(fields=["store_key", "started_at"], name="summary_tool_window"),
+            index=models.Index(
+                fields=["store_key", "tool_name", "started_at", "count", "result_rows"],
+                name="summary_tool_window",
+            ),
         ),
         migrations.AddIndex(
             model_name="summarytool",
             index=models.Index(fields=["store_key", "session_id"], name="summary_tool_session"),
         ),
+        migrations.RunPython(migrations.RunPython.noop, drop_new_summaries),
     ]
