@@ -5,10 +5,16 @@ time it is rendered (then keeps it, with the cached template loader).  On pages 
 hundreds of rows and include a dozen templates, that is a tenth of a second or more added to
 the first view of each page after every restart, in every worker.  :func:`warm_up` does both
 ahead of time; it reads nothing from any database.
+
+It then moves everything loaded so far (modules, the URL map, compiled templates: objects that
+live as long as the process) out of the garbage collector's reach (``gc.freeze``), so that a
+full collection during a request, triggered by a big report being built or unpickled from the
+cache, does not walk them all again (it cost 0.1–0.2 s on the second insights view).
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 from pathlib import Path
 
@@ -39,3 +45,5 @@ def warm_up() -> None:
             get_template(name)
         except (TemplateDoesNotExist, TemplateSyntaxError) as exc:
             log.warning("template %s not compiled ahead: %s", name, exc)
+    gc.collect()
+    gc.freeze()
