@@ -45,10 +45,12 @@ class Command(BaseCommand):
                 self.stdout.write(f"{done:,}/{total:,} sessions summarised")
 
         key = summary_store.store_key()
-        computed = summary_build.build(key, progress=progress)
+        computed = summary_build.build(key, progress=progress, threads=summary_build.BUILD_THREADS)
         if not computed and summary_store.build_progress(key) is not None:
             # A page started a build in the background: this one helps (both store the same).
-            computed = summary_build.build(key, claim=False, progress=progress)
+            computed = summary_build.build(
+                key, claim=False, progress=progress, threads=summary_build.BUILD_THREADS
+            )
         self.stdout.write(
             self.style.SUCCESS(
                 f"Insights summaries ready in {time.monotonic() - started:.1f} s"
