@@ -10,6 +10,9 @@ printing the median and p95.  Exports are measured for time, size, throughput an
 of the gunicorn workers.  With ``--compare-datasette`` it installs Datasette in its own
 virtualenv, serves the same file the way the team's old setup did, and times the equivalent
 URLs in the same rounds (explorer and Datasette alternate), printing explorer/Datasette ratios.
+Before the rounds, ``--first-views N`` (default 5) measures what warm-up rounds hide: the first
+build of the insights summaries and the first failures view on a new app database, and the
+first view of insights (30 and 365 days) and failures after each of N restarts of gunicorn.
 
 This is a measurement, not a test: it prints numbers and exits 0.
 """
@@ -144,6 +147,19 @@ class Explorer:
             raise RuntimeError("could not sign in to the explorer")
         self.cookie = f"sessionid={session.group(1)}; csrftoken={csrf}"
 
+    def restart(self) -> None:
+        """Stop gunicorn and start it again on the same app data: a deploy."""
+        self.stop()
+        gunicorn = str(Path(PY).with_name("gunicorn"))
+        self.proc = subprocess.Popen(
+            [gunicorn, "-c", "deploy/gunicorn.conf.py", "hermes_explorer.wsgi:application"],
+            cwd=ROOT,
+            env=self.env,
+            start_new_session=True,
+        )
+        wait_for(self.port, "/healthz")
+        self.login()
+
     def worker_pids(self) -> list[int]:
         out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True)
         return [int(p) for p in out.stdout.split()]
@@ -242,6 +258,19 @@ class Datasette:
             start_new_session=True,
         )
         wait_for(self.port, "/-/versions.json")
+
+    def restart(self) -> None:
+        """Stop gunicorn and start it again on the same app data: a deploy."""
+        self.stop()
+        gunicorn = str(Path(PY).with_name("gunicorn"))
+        self.proc = subprocess.Popen(
+            [gunicorn, "-c", "deploy/gunicorn.conf.py", "hermes_explorer.wsgi:application"],
+            cwd=ROOT,
+            env=self.env,
+            start_new_session=True,
+        )
+        wait_for(self.port, "/healthz")
+        self.login()
 
     def worker_pids(self) -> list[int]:
         return [self.proc.pid]
@@ -399,6 +428,100 @@ def pick_targets(store: Path) -> dict:
     }
 
 
+def fetch_json(server, path: str) -> tuple[Sample, dict]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=600)
+    started = time.perf_counter()
+    conn.request("GET", path, headers={"Cookie": server.cookie})
+    response = conn.getresponse()
+    body = response.read()
+    sample = Sample(time.perf_counter() - started, response.status, len(body))
+    conn.close()
+    return sample, json.loads(body) if response.status == 200 else {}
+
+
+FIRST_PAGES = (
+    ("insights, 30 days", "/insights/?days=30"),
+    ("insights, 365 days", "/insights/?days=365"),
+    ("failures, 30 days", "/failures/?days=30"),
+)
+
+
+def first_views(store: Path, restarts: int) -> dict:
+    """What no warm-up round shows: the first build on a new app database, then the first view
+    of each page after each of ``restarts`` restarts of gunicorn (the work kept, the processes
+    new), each page alone in its restart.
+
+    * first build, insights: from the first request of the window until a report of it says
+      ``messages_complete`` (its summaries built in the background meanwhile; polled every
+      0.5 s), on an app database of its own, and the first response's time;
+    * first view ever, failures: the first request on a new app database;
+    * first view after a restart: the first request of the page in new worker processes, the
+      summaries and failure counts already stored."""
+    out: dict = {"first_build": [], "after_restart": []}
+    for name, path in FIRST_PAGES:
+        workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-first-"))
+        explorer = Explorer(store, workdir, free_port())
+        try:
+            explorer.start()
+            load = os.getloadavg()[0]
+            if path.startswith("/insights/"):
+                started = time.perf_counter()
+                first, data = fetch_json(explorer, path + "&_export=json")
+                while first.status == 200 and not data.get("messages_complete"):
+                    time.sleep(0.5)
+                    _, data = fetch_json(explorer, path + "&_export=json")
+                total = time.perf_counter() - started
+            else:
+                first = fetch(explorer, path)
+                total = first.seconds
+            row = {
+                "page": name,
+                "first_response_ms": round(first.seconds * 1000, 1),
+                "complete_s": round(total, 2),
+                "status": first.status,
+                "load_average": round(load, 2),
+            }
+            out["first_build"].append(row)
+            log(
+                f"first build   {name:20} first response {first.seconds * 1000:8.1f} ms,"
+                f" complete after {total:6.2f} s (load {load:.1f})"
+            )
+        finally:
+            explorer.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
+    workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-first-"))
+    explorer = Explorer(store, workdir, free_port())
+    try:
+        explorer.start()
+        explorer.manage("insights_warm")
+        samples: dict[str, list[float]] = {name: [] for name, _ in FIRST_PAGES}
+        loads = []
+        for _ in range(restarts):
+            for name, path in FIRST_PAGES:
+                explorer.restart()
+                loads.append(os.getloadavg()[0])
+                samples[name].append(fetch(explorer, path).seconds)
+        for name, _ in FIRST_PAGES:
+            med = statistics.median(samples[name])
+            out["after_restart"].append(
+                {
+                    "page": name,
+                    "median_ms": round(med * 1000, 1),
+                    "max_ms": round(max(samples[name]) * 1000, 1),
+                    "restarts": restarts,
+                }
+            )
+            log(
+                f"after restart {name:20} median {med * 1000:8.1f} ms,"
+                f" max {max(samples[name]) * 1000:8.1f} ms over {restarts} restarts"
+            )
+        out["load_average"] = round(statistics.mean(loads), 2) if loads else None
+    finally:
+        explorer.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return out
+
+
 def explorer_cursor(started_at: float, session_id: str) -> str:
     sys.path.insert(0, str(ROOT))
     from sessions_app.pagination import Keyset  # noqa: PLC0415 (needs only Django's Q)
@@ -473,6 +596,13 @@ def main() -> None:
     parser.add_argument("--export-runs", type=int, default=1, help="downloads of each export")
     parser.add_argument("--no-pages", action="store_true", help="measure the exports only")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument(
+        "--first-views",
+        type=int,
+        default=5,
+        metavar="N",
+        help="restarts for the first-build / first-view-after-restart measurements (0: skip)",
+    )
     args = parser.parse_args()
 
     ensure_store(args.store, args.sessions, args.messages, args.seed)
@@ -489,6 +619,9 @@ def main() -> None:
             args.datasette_time_limit_ms,
         )
     results: dict = {"store": str(args.store), "targets": targets, "pages": [], "exports": []}
+    if args.first_views and not args.no_pages:
+        log("first build and first view after a restart (each on new gunicorn processes):")
+        results["first_views"] = first_views(args.store, args.first_views)
     try:
         explorer.start()
         if datasette:
