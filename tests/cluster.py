@@ -4,7 +4,7 @@
 the shared app database once, then N gunicorn instances of the explorer on free ports of
 127.0.0.1 (each with a data directory of its own, as on separate machines: nothing on a local
 disk is shared), and Caddy load-balancing them round-robin with active health checks on
-``/healthz``, the way ``deploy/Caddyfile`` does.  The end-to-end tests and ``bench/load.py``
+``/healthz``, with the block ``deploy/Caddyfile.several`` ships.  The end-to-end tests and ``bench/load.py``
 use it; everything lives in one temporary directory removed by :meth:`stop`.
 """
 
@@ -42,23 +42,22 @@ def why_not() -> str | None:
 
 
 def caddyfile(port: int, upstreams: list[int]) -> str:
-    targets = " ".join(f"127.0.0.1:{p}" for p in upstreams)
-    return f"""{{
-	admin off
-	auto_https off
-}}
-
-http://127.0.0.1:{port} {{
-	reverse_proxy {targets} {{
-		lb_policy round_robin
-		lb_try_duration 5s
-		fail_duration 30s
-		health_uri /healthz
-		health_interval 1s
-		health_timeout 2s
-	}}
-}}
-"""
+    """``deploy/Caddyfile.several``, served on 127.0.0.1:``port`` over plain HTTP, in front of
+    these local upstreams (health checks every second, for the tests' pace)."""
+    shipped = (ROOT / "deploy" / "Caddyfile.several").read_text()
+    replacements = {
+        "hermes.example.org {": f"http://127.0.0.1:{port} {{",
+        "reverse_proxy 10.0.0.11:8000 10.0.0.12:8000 {": "reverse_proxy "
+        + " ".join(f"127.0.0.1:{p}" for p in upstreams)
+        + " {",
+        "Host hermes.example.org": "Host 127.0.0.1",
+        "health_interval 5s": "health_interval 1s",
+    }
+    for old, new in replacements.items():
+        if old not in shipped:
+            raise RuntimeError(f"deploy/Caddyfile.several no longer has {old!r}")
+        shipped = shipped.replace(old, new)
+    return "{\n\tadmin off\n\tauto_https off\n}\n\n" + shipped
 
 
 class Instance:
@@ -164,7 +163,7 @@ class Cluster:
             **self.extra_env,
         }
         if port is not None:
-            env["GUNICORN_BIND"] = f"127.0.0.1:{port}"
+            env["GUNICORN_PORT"] = str(port)  # as the template unit gives it
         return env
 
     def manage(self, env: dict, *args: str) -> str:

@@ -244,3 +244,22 @@ def test_check_deploy_is_clean_in_both_configurations(urls, tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_a_template_instance_listens_on_the_port_of_its_name(monkeypatch):
+    unit = (ROOT / "deploy" / "hermes-explorer@.service").read_text()
+    assert "Environment=GUNICORN_PORT=%i" in unit
+    assert "Requires=hermes-explorer-setup.service" in unit
+    config = (ROOT / "deploy" / "gunicorn.conf.py").read_text()
+    for env, bind in (
+        ({"GUNICORN_PORT": "8002"}, "127.0.0.1:8002"),
+        ({"GUNICORN_PORT": "8003", "GUNICORN_HOST": "10.0.0.11"}, "10.0.0.11:8003"),
+        ({"GUNICORN_BIND": "127.0.0.1:9000"}, "127.0.0.1:9000"),
+    ):
+        for name in ("GUNICORN_PORT", "GUNICORN_HOST", "GUNICORN_BIND"):
+            monkeypatch.delenv(name, raising=False)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        namespace: dict = {}
+        exec(compile(config, "gunicorn.conf.py", "exec"), namespace)
+        assert namespace["bind"] == bind

@@ -149,3 +149,15 @@ def test_caddy_balances_over_both_and_keeps_serving_when_one_stops(cluster):
             response = c.get(f"{cluster.url}/sessions/?probe=alone{n}")
             assert response.status_code == 200, response.text[:200]
         assert a.requests_seen("probe=alone", at_least=6) == 6
+
+
+def test_the_shipped_caddy_block_is_valid(tmp_path):
+    result = subprocess.run(
+        [cluster_module.caddy_bin(), "validate", "--adapter", "caddyfile", "--config"]
+        + [str(cluster_module.ROOT / "deploy" / "Caddyfile.several")],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
