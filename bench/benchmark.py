@@ -473,6 +473,12 @@ def main() -> None:
     parser.add_argument("--export-runs", type=int, default=1, help="downloads of each export")
     parser.add_argument("--no-pages", action="store_true", help="measure the exports only")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument(
+        "--postgres-redis",
+        action="store_true",
+        help="the app database on a throwaway PostgreSQL and the cache on Redis (as on several "
+        "machines) instead of SQLite and the file cache",
+    )
     args = parser.parse_args()
 
     ensure_store(args.store, args.sessions, args.messages, args.seed)
@@ -489,6 +495,15 @@ def main() -> None:
             args.datasette_time_limit_ms,
         )
     results: dict = {"store": str(args.store), "targets": targets, "pages": [], "exports": []}
+    app_servers = []
+    if args.postgres_redis:
+        sys.path.insert(0, str(ROOT))
+        from tests import servers  # noqa: PLC0415 (only for this option)
+
+        app_servers = [servers.PostgresServer().start(), servers.RedisServer().start()]
+        explorer.env["DATABASE_URL"], explorer.env["CACHE_URL"] = (s.url for s in app_servers)
+        log(f"app database {app_servers[0].url}, cache {app_servers[1].url}")
+        results["app_data"] = "postgresql+redis"
     try:
         explorer.start()
         if datasette:
@@ -606,6 +621,8 @@ def main() -> None:
         explorer.stop()
         if datasette:
             datasette.stop()
+        for server in app_servers:
+            server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
