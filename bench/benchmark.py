@@ -2,6 +2,7 @@
 
     make bench                                  # 20k sessions / 1M messages store, explorer only
     make bench BENCH_ARGS="--compare-datasette" # the same URLs on Datasette, interleaved
+    make bench BENCH_ARGS="--compare-postgres-redis"  # and on PostgreSQL + Redis, interleaved
     .venv/bin/python bench/benchmark.py --help
 
 It builds (or reuses) a store with the demo generator, starts gunicorn with
@@ -10,6 +11,9 @@ printing the median and p95.  Exports are measured for time, size, throughput an
 of the gunicorn workers.  With ``--compare-datasette`` it installs Datasette in its own
 virtualenv, serves the same file the way the team's old setup did, and times the equivalent
 URLs in the same rounds (explorer and Datasette alternate), printing explorer/Datasette ratios.
+With ``--compare-postgres-redis`` a second explorer serves the same store with its app database
+on a throwaway PostgreSQL and its cache on Redis (``tests/servers.py``), timed in the same rounds,
+and the ratio to the default (SQLite + file cache) is printed per page.
 
 This is a measurement, not a test: it prints numbers and exits 0.
 """
@@ -330,7 +334,7 @@ class Page:
     explorer: str
     datasette: str | None = None
     samples: dict[str, list[Sample]] = field(
-        default_factory=lambda: {"explorer": [], "datasette": []}
+        default_factory=lambda: {"explorer": [], "datasette": [], "pg+redis": []}
     )
 
 
@@ -474,10 +478,10 @@ def main() -> None:
     parser.add_argument("--no-pages", action="store_true", help="measure the exports only")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument(
-        "--postgres-redis",
+        "--compare-postgres-redis",
         action="store_true",
-        help="the app database on a throwaway PostgreSQL and the cache on Redis (as on several "
-        "machines) instead of SQLite and the file cache",
+        help="also serve the store from a second explorer whose app database is a throwaway "
+        "PostgreSQL and whose cache is Redis (as on several machines), timed in the same rounds",
     )
     args = parser.parse_args()
 
@@ -495,20 +499,23 @@ def main() -> None:
             args.datasette_time_limit_ms,
         )
     results: dict = {"store": str(args.store), "targets": targets, "pages": [], "exports": []}
-    app_servers = []
-    if args.postgres_redis:
+    app_servers, shared = [], None
+    if args.compare_postgres_redis:
         sys.path.insert(0, str(ROOT))
-        from tests import servers  # noqa: PLC0415 (only for this option)
+        from tests import servers as app  # noqa: PLC0415 (only for this option)
 
-        app_servers = [servers.PostgresServer().start(), servers.RedisServer().start()]
-        explorer.env["DATABASE_URL"], explorer.env["CACHE_URL"] = (s.url for s in app_servers)
-        log(f"app database {app_servers[0].url}, cache {app_servers[1].url}")
-        results["app_data"] = "postgresql+redis"
+        app_servers = [app.PostgresServer().start(), app.RedisServer().start()]
+        shared = Explorer(args.store, workdir / "postgres-redis", free_port())
+        shared.env["DATABASE_URL"], shared.env["CACHE_URL"] = (s.url for s in app_servers)
+        log(f"second explorer: app database {app_servers[0].url}, cache {app_servers[1].url}")
     try:
         explorer.start()
         if datasette:
             datasette.start()
+        if shared:
+            shared.start()
         servers = [("explorer", explorer)] + ([("datasette", datasette)] if datasette else [])
+        servers += [("pg+redis", shared)] if shared else []
         if datasette and datasette.note:
             log(f"Datasette: {datasette.note}")
             results["datasette_note"] = datasette.note
@@ -519,7 +526,7 @@ def main() -> None:
         for round_no in range(args.warmup + args.runs):
             for page in pages:
                 for name, server in servers:
-                    path = page.explorer if name == "explorer" else page.datasette
+                    path = page.datasette if name == "datasette" else page.explorer
                     if path is None:
                         continue
                     sample = fetch(server, path)
@@ -528,6 +535,8 @@ def main() -> None:
         header = f"{'page':42} {'median ms':>10} {'p95 ms':>8} {'status':>6}"
         if datasette:
             header += f" {'datasette med':>14} {'ratio':>6}"
+        if shared:
+            header += f" {'pg+redis med':>13} {'p95':>7} {'ratio':>6}"
         log("\n" + header)
         for page in pages:
             ex = page.samples["explorer"]
@@ -555,6 +564,17 @@ def main() -> None:
                 line += f" {dmed * 1000:14.1f} {med / dmed:6.2f}"
                 if ds[-1].status != 200:
                     line += f" (datasette answered {ds[-1].status})"
+            pg = page.samples["pg+redis"]
+            if pg:
+                pmed = statistics.median(s.seconds for s in pg)
+                pp95 = percentile([s.seconds for s in pg], 95)
+                row.update(
+                    pg_redis_median_ms=round(pmed * 1000, 1),
+                    pg_redis_p95_ms=round(pp95 * 1000, 1),
+                    pg_redis_status=pg[-1].status,
+                    pg_redis_ratio=round(pmed / med, 3),
+                )
+                line += f" {pmed * 1000:13.1f} {pp95 * 1000:7.1f} {pmed / med:6.2f}"
             results["pages"].append(row)
             log(line)
 
@@ -621,6 +641,8 @@ def main() -> None:
         explorer.stop()
         if datasette:
             datasette.stop()
+        if shared:
+            shared.stop()
         for server in app_servers:
             server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
