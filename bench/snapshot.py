@@ -72,7 +72,7 @@ class GaveUp(Exception):
     pass
 
 
-def backup(source: Path, target: Path, pages: int, limit: float = 120.0) -> dict:
+def backup(source: Path, target: Path, pages: int, limit: float = 60.0) -> dict:
     """The backup API; stepwise, it starts over whenever another connection writes the
     source between two steps, so it is given up after ``limit`` seconds."""
     src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=30)
@@ -113,9 +113,10 @@ def measure(path: Path, work: Path, name: str, take, pages: int, interval: float
     began = time.monotonic()
     outcome = take(path, target, pages) or {"finished": True}
     seconds = time.monotonic() - began
-    during = writer.latencies[before:]
+    # A commit held back by the snapshot finishes after it: wait for it before counting.
     writer.stop.set()
     writer.join()
+    during = writer.latencies[before:]
     ok = False
     if outcome["finished"]:
         check = sqlite3.connect(target)
