@@ -7,7 +7,7 @@ PostgreSQL (driver: psycopg 3), which several app servers can share.  The state.
 concerned: it stays on its own read-only SQLite backend, whatever this says.
 
 ``CACHE_URL`` names the cache every worker shares (insights reports, capped counts, facets,
-the per-store shape, the failures blocks).  Unset, it is a file cache in the data directory,
+the per-store shape, the failures blocks): nothing in it is needed for correctness.  Unset, it is a file cache in the data directory,
 shared by the workers of this host and kept across restarts; ``redis://host:6379/0`` (or
 ``rediss://``, ``unix://``) moves it to Redis through Django's own Redis backend, which several
 hosts can share.
@@ -79,18 +79,10 @@ def caches(url: str, data_dir: Path) -> dict:
         }
     if not url.startswith(REDIS_SCHEMES):
         raise ImproperlyConfigured("CACHE_URL: only redis://, rediss:// or unix:// URLs are read.")
+    # Django's Redis backend, with an unreachable Redis read as a miss (tolerant_redis.py).
     # Redis evicts by its own policy (maxmemory-policy); Django's MAX_ENTRIES does not apply.
-    redis = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    redis = {"BACKEND": "hermes_explorer.tolerant_redis.TolerantRedisCache", "LOCATION": url}
     return {
         "default": {**redis, "TIMEOUT": 300, "KEY_PREFIX": "hermes-explorer"},
         "failures": {**redis, "TIMEOUT": 86_400, "KEY_PREFIX": "hermes-explorer-failures"},
     }
-
-
-def session_engine(cache_url: str) -> str:
-    """Signed-in sessions live in the app database (every server reads them); with a shared
-    cache they are also cached there.  A per-host file cache is not put in front of them: a
-    sign-out on one host would leave the session alive in another host's cache."""
-    if cache_url:
-        return "django.contrib.sessions.backends.cached_db"
-    return "django.contrib.sessions.backends.db"

@@ -176,7 +176,9 @@ STATIC_ROOT = DATA_DIR / "staticfiles"
 # (this host's workers, kept across restarts), or Redis when CACHE_URL names it (every host).
 CACHE_URL = os.environ.get("CACHE_URL", "").strip()
 CACHES = app_data.caches(CACHE_URL, DATA_DIR)
-SESSION_ENGINE = app_data.session_engine(CACHE_URL)
+# Signed-in sessions live in the app database only (Django's default, said here on purpose):
+# a sign-out ends the session on every server at once, even if the cache was unreachable then.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

@@ -40,13 +40,16 @@ def healthz(request):
         status = 503
     finally:
         store.close()
-    # A load balancer takes an instance that lost its app database or cache out of rotation.
-    # The errors are logged, not shown: this page answers anonymous requests.
+    # A load balancer takes an instance that lost its app database out of rotation. Without its
+    # cache it still serves every page (slower): "degraded", and kept in rotation. The errors
+    # are logged, not shown: this page answers anonymous requests.
     body["app_db"] = {"reachable": _app_db_reachable()}
     body["cache"] = {"reachable": _cache_reachable()}
-    if not (body["app_db"]["reachable"] and body["cache"]["reachable"]):
+    if not body["app_db"]["reachable"]:
         body["status"] = "error"
         status = 503
+    elif not body["cache"]["reachable"] and body["status"] == "ok":
+        body["status"] = "degraded"
     body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
     return JsonResponse(body, status=status)
 
@@ -62,6 +65,9 @@ def _app_db_reachable() -> bool:
 
 
 def _cache_reachable() -> bool:
+    reachable = getattr(cache, "reachable", None)
+    if reachable is not None:
+        return reachable()
     try:
         cache.get("healthz-probe")
         return True

@@ -57,17 +57,36 @@ def test_no_cache_url_gives_file_caches_shared_by_this_hosts_workers(tmp_path):
     assert {c["BACKEND"] for c in config.values()} == {
         "django.core.cache.backends.filebased.FileBasedCache"
     }
-    assert app_data.session_engine("") == "django.contrib.sessions.backends.db"
 
 
 def test_a_redis_url_puts_every_cache_alias_in_redis(tmp_path):
     config = app_data.caches("redis://cache.internal:6379/2", tmp_path)
     assert set(config) == {"default", "failures"}
     for alias in config.values():
-        assert alias["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+        assert alias["BACKEND"] == "hermes_explorer.tolerant_redis.TolerantRedisCache"
         assert alias["LOCATION"] == "redis://cache.internal:6379/2"
     assert config["default"]["KEY_PREFIX"] != config["failures"]["KEY_PREFIX"]
-    assert app_data.session_engine("redis://x") == "django.contrib.sessions.backends.cached_db"
+
+
+def test_an_unreachable_redis_is_a_miss_never_an_error():
+    import time
+
+    from hermes_explorer.tolerant_redis import TolerantRedisCache
+    from tests.servers import free_port
+
+    dead = TolerantRedisCache(f"redis://127.0.0.1:{free_port()}/0", {})
+    began = time.monotonic()
+    assert dead.get("k", "default") == "default"
+    dead.set("k", 1)
+    assert dead.add("k", 1) is False
+    assert dead.get_many(["a", "b"]) == {}
+    assert dead.delete("k") is False
+    assert dead.reachable() is False
+    assert time.monotonic() - began < 10
+
+
+def test_signed_in_sessions_are_never_only_in_a_cache():
+    assert settings.SESSION_ENGINE == "django.contrib.sessions.backends.db"
 
 
 def test_other_cache_urls_are_refused_at_start(tmp_path):

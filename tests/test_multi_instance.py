@@ -3,8 +3,9 @@
 Nothing is mocked: real gunicorn processes (each with a data directory of its own, as on two
 machines), a real Caddy load-balancing them, real PostgreSQL and Redis servers.  A person signs
 in on one instance and carries on on the other; failed sign-ins count across both; the insights
-summaries one builds, the other uses; an API token made on one works on the other; and when
-one instance stops, the proxy sends everything to the one left.
+summaries one builds, the other uses; an API token made on one works on the other; when
+one instance stops, the proxy sends everything to the one left; and without Redis, pages
+still answer.
 """
 
 from __future__ import annotations
@@ -149,6 +150,14 @@ def test_caddy_balances_over_both_and_keeps_serving_when_one_stops(cluster):
             response = c.get(f"{cluster.url}/sessions/?probe=alone{n}")
             assert response.status_code == 200, response.text[:200]
         assert a.requests_seen("probe=alone", at_least=6) == 6
+        # Without Redis every page still answers (slower), signed-in sessions included.
+        cluster.redis.stop()
+        for path in ("/sessions/?probe=nocache", "/insights/?days=30", "/search/?q=demo"):
+            assert c.get(f"{cluster.url}{path}").status_code == 200, path
+        health = c.get(f"{a.url}/healthz")
+        assert health.status_code == 200
+        assert health.json()["status"] == "degraded"
+        assert health.json()["cache"] == {"reachable": False}
 
 
 def test_the_shipped_caddy_block_is_valid(tmp_path):
