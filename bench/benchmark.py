@@ -2,6 +2,7 @@
 
     make bench                                  # 20k sessions / 1M messages store, explorer only
     make bench BENCH_ARGS="--compare-datasette" # the same URLs on Datasette, interleaved
+    make bench BENCH_ARGS="--compare-postgres-redis"  # and on PostgreSQL + Redis, interleaved
     .venv/bin/python bench/benchmark.py --help
 
 It builds (or reuses) a store with the demo generator, starts gunicorn with
@@ -13,6 +14,9 @@ URLs in the same rounds (explorer and Datasette alternate), printing explorer/Da
 Before the rounds, ``--first-views N`` (default 5) measures what warm-up rounds hide: the first
 build of the insights summaries and the first failures view on a new app database, and the
 first view of insights (30 and 365 days) and failures after each of N restarts of gunicorn.
+With ``--compare-postgres-redis`` a second explorer serves the same store with its app database
+on a throwaway PostgreSQL and its cache on Redis (``tests/servers.py``), timed in the same rounds,
+and the ratio to the default (SQLite + file cache) is printed per page.
 
 This is a measurement, not a test: it prints numbers and exits 0.
 """
@@ -359,7 +363,7 @@ class Page:
     explorer: str
     datasette: str | None = None
     samples: dict[str, list[Sample]] = field(
-        default_factory=lambda: {"explorer": [], "datasette": []}
+        default_factory=lambda: {"explorer": [], "datasette": [], "pg+redis": []}
     )
 
 
@@ -603,6 +607,12 @@ def main() -> None:
         metavar="N",
         help="restarts for the first-build / first-view-after-restart measurements (0: skip)",
     )
+    parser.add_argument(
+        "--compare-postgres-redis",
+        action="store_true",
+        help="also serve the store from a second explorer whose app database is a throwaway "
+        "PostgreSQL and whose cache is Redis (as on several machines), timed in the same rounds",
+    )
     args = parser.parse_args()
 
     ensure_store(args.store, args.sessions, args.messages, args.seed)
@@ -622,11 +632,23 @@ def main() -> None:
     if args.first_views and not args.no_pages:
         log("first build and first view after a restart (each on new gunicorn processes):")
         results["first_views"] = first_views(args.store, args.first_views)
+    app_servers, shared = [], None
+    if args.compare_postgres_redis:
+        sys.path.insert(0, str(ROOT))
+        from tests import servers as app  # noqa: PLC0415 (only for this option)
+
+        app_servers = [app.PostgresServer().start(), app.RedisServer().start()]
+        shared = Explorer(args.store, workdir / "postgres-redis", free_port())
+        shared.env["DATABASE_URL"], shared.env["CACHE_URL"] = (s.url for s in app_servers)
+        log(f"second explorer: app database {app_servers[0].url}, cache {app_servers[1].url}")
     try:
         explorer.start()
         if datasette:
             datasette.start()
+        if shared:
+            shared.start()
         servers = [("explorer", explorer)] + ([("datasette", datasette)] if datasette else [])
+        servers += [("pg+redis", shared)] if shared else []
         if datasette and datasette.note:
             log(f"Datasette: {datasette.note}")
             results["datasette_note"] = datasette.note
@@ -637,7 +659,7 @@ def main() -> None:
         for round_no in range(args.warmup + args.runs):
             for page in pages:
                 for name, server in servers:
-                    path = page.explorer if name == "explorer" else page.datasette
+                    path = page.datasette if name == "datasette" else page.explorer
                     if path is None:
                         continue
                     sample = fetch(server, path)
@@ -646,6 +668,8 @@ def main() -> None:
         header = f"{'page':42} {'median ms':>10} {'p95 ms':>8} {'status':>6}"
         if datasette:
             header += f" {'datasette med':>14} {'ratio':>6}"
+        if shared:
+            header += f" {'pg+redis med':>13} {'p95':>7} {'ratio':>6}"
         log("\n" + header)
         for page in pages:
             ex = page.samples["explorer"]
@@ -673,6 +697,17 @@ def main() -> None:
                 line += f" {dmed * 1000:14.1f} {med / dmed:6.2f}"
                 if ds[-1].status != 200:
                     line += f" (datasette answered {ds[-1].status})"
+            pg = page.samples["pg+redis"]
+            if pg:
+                pmed = statistics.median(s.seconds for s in pg)
+                pp95 = percentile([s.seconds for s in pg], 95)
+                row.update(
+                    pg_redis_median_ms=round(pmed * 1000, 1),
+                    pg_redis_p95_ms=round(pp95 * 1000, 1),
+                    pg_redis_status=pg[-1].status,
+                    pg_redis_ratio=round(pmed / med, 3),
+                )
+                line += f" {pmed * 1000:13.1f} {pp95 * 1000:7.1f} {pmed / med:6.2f}"
             results["pages"].append(row)
             log(line)
 
@@ -739,6 +774,10 @@ def main() -> None:
         explorer.stop()
         if datasette:
             datasette.stop()
+        if shared:
+            shared.stop()
+        for server in app_servers:
+            server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
