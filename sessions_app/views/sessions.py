@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_see_content
+from annotations_app.listing import AnnotationFiltersMixin
 from hermes_explorer import store
 from hermes_explorer.redaction import redact
 from live_app.following import follow_state
@@ -40,7 +41,7 @@ def overview(request):
     )
 
 
-class SessionListView(KeysetTableView):
+class SessionListView(AnnotationFiltersMixin, KeysetTableView):
     filterset_class = SessionFilter
     table_class = SessionTable
     template_name = "sessions_app/session_list.html"
@@ -64,7 +65,9 @@ class SessionListView(KeysetTableView):
         return filterset
 
     def export(self):
-        return exports.export_session_list(self.request, self.filterset, self.keyset)
+        return exports.export_session_list(
+            self.request, self.filterset, self.keyset, extend=self.export_extension()
+        )
 
     def get_count(self, filtered):
         return selectors.capped_count(filtered)

@@ -1,0 +1,111 @@
+"""Reading annotations: for one session, for a page of rows, and the tag facet."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Q
+
+from .models import AnnotatedSession, Note, SavedView, SessionTag, Star, Tag
+from .targets import current_store
+
+
+@dataclass
+class RowAnnotations:
+    """What the session table and the exports show of one session."""
+
+    tags: list[Tag] = field(default_factory=list)
+    starred: bool = False
+    notes_count: int = 0
+
+    @property
+    def tag_names(self) -> str:
+        return ", ".join(t.name for t in self.tags)
+
+
+NONE = RowAnnotations()
+
+
+def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
+    """``{session id: RowAnnotations}`` for the annotated ones among ``session_ids``.
+
+    One query when none is annotated (most pages), three otherwise."""
+    ids = list(session_ids)
+    if not ids:
+        return {}
+    rows = AnnotatedSession.objects.filter(store=current_store(), session_id__in=ids)
+    targets: dict[int, str] = {}
+    out: dict[str, RowAnnotations] = {}
+    for pk, session_id, notes in rows.values_list("pk", "session_id", "notes_count"):
+        targets[pk] = session_id
+        out[session_id] = RowAnnotations(notes_count=notes)
+    if not targets:
+        return {}
+    for row in (
+        SessionTag.objects.filter(target_id__in=targets).select_related("tag").order_by("tag__name")
+    ):
+        out[targets[row.target_id]].tags.append(row.tag)
+    if user is not None and user.is_authenticated:
+        for pk in Star.objects.filter(target_id__in=targets, user=user).values_list(
+            "target_id", flat=True
+        ):
+            out[targets[pk]].starred = True
+    return out
+
+
+@dataclass
+class SessionAnnotations:
+    target: AnnotatedSession | None
+    tags: list[Tag]
+    starred: bool
+    notes: list[Note]
+
+
+def for_session(session_id: str, user) -> SessionAnnotations:
+    target = AnnotatedSession.objects.filter(store=current_store(), session_id=session_id).first()
+    if target is None:
+        return SessionAnnotations(None, [], False, [])
+    tags = [row.tag for row in target.tags.select_related("tag").order_by("tag__name")]
+    starred = user.is_authenticated and target.stars.filter(user=user).exists()
+    notes = list(target.notes.all())
+    return SessionAnnotations(target, tags, starred, notes)
+
+
+def all_tags() -> list[Tag]:
+    return list(Tag.objects.all())
+
+
+def tag_facets() -> list[tuple[Tag, int]]:
+    """Every tag with the number of sessions of the current store it is on."""
+    store = current_store()
+    tags = Tag.objects.annotate(
+        uses=Count("session_tags", filter=Q(session_tags__store=store))
+    ).order_by("name")
+    return [(tag, tag.uses) for tag in tags]
+
+
+def views_for(user) -> tuple[list[SavedView], list[SavedView]]:
+    """(the user's own views, the views others share with the team)."""
+    if user is None or not user.is_authenticated:
+        return [], []
+    rows = list(SavedView.objects.filter(Q(owner=user) | Q(shared=True)).select_related("owner"))
+    own = [v for v in rows if v.owner_id == user.pk]
+    shared = [v for v in rows if v.owner_id != user.pk]
+    return own, shared
+
+
+def tags_by_session(session_ids: Iterable[str]) -> dict[str, list[Tag]]:
+    """Tags only (search hits): one query."""
+    out: dict[str, list[Tag]] = defaultdict(list)
+    ids = list(set(session_ids))
+    if not ids:
+        return out
+    for row in (
+        SessionTag.objects.filter(store=current_store(), session_id__in=ids)
+        .select_related("tag")
+        .order_by("tag__name")
+    ):
+        out[row.session_id].append(row.tag)
+    return out
