@@ -57,6 +57,7 @@ class Selection:
         store = current_store()
         if self.unknown_tags:
             return AnnotatedSession.objects.none()
+        rest: list[Tag] = []
         if self.tags:
             qs = SessionTag.objects.filter(tag=self.tags[0], store=store)
             ref = "target_id"
@@ -64,7 +65,6 @@ class Selection:
         elif self.starred_by is not None:
             qs = Star.objects.filter(user=self.starred_by, store=store)
             ref = "target_id"
-            rest = []
         else:
             qs = AnnotatedSession.objects.filter(store=store, notes_count__gt=0)
             ref = "pk"

@@ -62,9 +62,16 @@ class AnnotationFiltersMixin:
         cells = self.annotation_cells or AnnotationCells([], self.request.user)
         return {**super().get_table_kwargs(), "annotations": cells}
 
-    def export_extension(self):
+    def export(self):
+        from sessions_app import exports
+
         user, selection = self.request.user, self.selection
-        return lambda plan: extend_plan(plan, user, selection)
+        return exports.export_session_list(
+            self.request,
+            self.filterset,
+            self.keyset,
+            extend=lambda plan: extend_plan(plan, user, selection),
+        )
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

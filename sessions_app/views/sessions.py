@@ -41,7 +41,7 @@ def overview(request):
     )
 
 
-class SessionListView(AnnotationFiltersMixin, KeysetTableView):
+class SessionListView(KeysetTableView):
     filterset_class = SessionFilter
     table_class = SessionTable
     template_name = "sessions_app/session_list.html"
@@ -65,9 +65,7 @@ class SessionListView(AnnotationFiltersMixin, KeysetTableView):
         return filterset
 
     def export(self):
-        return exports.export_session_list(
-            self.request, self.filterset, self.keyset, extend=self.export_extension()
-        )
+        return exports.export_session_list(self.request, self.filterset, self.keyset)
 
     def get_count(self, filtered):
         return selectors.capped_count(filtered)
@@ -84,7 +82,11 @@ class SessionListView(AnnotationFiltersMixin, KeysetTableView):
         }
 
 
-session_list = require_GET(SessionListView.as_view())
+class AnnotatedSessionListView(AnnotationFiltersMixin, SessionListView):
+    """The session table with the team's tags, stars and notes (filters, columns, exports)."""
+
+
+session_list = require_GET(AnnotatedSessionListView.as_view())
 
 
 def _int_param(request, name: str, default: int = 1) -> int:
