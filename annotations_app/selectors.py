@@ -55,6 +55,12 @@ def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
     return out
 
 
+def export_fields(session_id: str, user) -> dict:
+    """``tags``, ``starred``, ``notes_count`` of one session, as the exports name them."""
+    found = for_sessions([session_id], user).get(session_id, NONE)
+    return {"tags": found.tag_names, "starred": found.starred, "notes_count": found.notes_count}
+
+
 @dataclass
 class SessionAnnotations:
     target: AnnotatedSession | None

@@ -149,9 +149,14 @@ def session_dict(session: Session) -> dict:
 
 # JSON ---------------------------------------------------------------------------------------
 def json_pieces(
-    session: Session, chain: list[Session] | None, visibility: Visibility, chunks
+    session: Session,
+    chain: list[Session] | None,
+    visibility: Visibility,
+    chunks,
+    annotations: dict | None = None,
 ) -> Iterator[str]:
-    """``{"export": …, "session": …, "sessions": […], "messages": [ … ]}``, streamed."""
+    """``{"export": …, "session": …, "annotations": …, "sessions": […], "messages": [ … ]}``,
+    streamed (``annotations``: the team's ``tags``, ``starred``, ``notes_count``)."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
         "visibility": visibility.as_param(),
@@ -159,6 +164,8 @@ def json_pieces(
     }
     yield '{\n "export": ' + json_text(export)
     yield ',\n "session": ' + json_text(session_dict(session))
+    if annotations is not None:
+        yield ',\n "annotations": ' + json_text(annotations)
     yield ',\n "sessions": [' + ", ".join(json_text(session_dict(s)) for s in chain or [session])
     yield '],\n "messages": ['
     first = True
@@ -233,13 +240,23 @@ def _title(session: Session) -> str:
 
 
 def markdown_pieces(
-    session: Session, chain: list[Session] | None, visibility: Visibility, chunks
+    session: Session,
+    chain: list[Session] | None,
+    visibility: Visibility,
+    chunks,
+    annotations: dict | None = None,
 ) -> Iterator[str]:
     """A readable conversation: metadata, then each message with role, time and content."""
     sessions = chain or [session]
     by_id = {s.id: s for s in sessions}
     yield f"# {md_inline(_title(session))}\n\n"
     yield "\n".join(_meta_lines(session)) + "\n"
+    if annotations is not None:
+        yield (
+            f"- **Tags:** {md_inline(annotations['tags'] or 'none')}"
+            f" · **Starred:** {'yes' if annotations['starred'] else 'no'}"
+            f" · **Notes:** {annotations['notes_count']}\n"
+        )
     yield (
         f"- **Exported:** {md_inline(timezone.localtime().isoformat(timespec='seconds'))}"
         f" · showing {md_inline(visibility.label)} messages\n"
@@ -321,10 +338,16 @@ def _markdown_message(number: int, row: dict, call_names: dict[str, str]) -> str
 
 
 def transcript_stream(
-    kind: str, session: Session, chain: list[Session] | None, visibility: Visibility
+    kind: str,
+    session: Session,
+    chain: list[Session] | None,
+    visibility: Visibility,
+    annotations: dict | None = None,
 ) -> Iterable[bytes]:
     """The file's bytes: ``kind`` is ``md`` or ``json``."""
     sessions = chain or [session]
     chunks = message_chunks(sessions, visibility)
     pieces = markdown_pieces if kind == "md" else json_pieces
-    return buffered(pieces(session, chain, visibility, chunks), label=f"transcript {session.id}")
+    return buffered(
+        pieces(session, chain, visibility, chunks, annotations), label=f"transcript {session.id}"
+    )

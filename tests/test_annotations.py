@@ -479,3 +479,26 @@ def test_session_exports_without_any_annotation_have_empty_columns(analyst, many
     response = client.get("/sessions/?_export=jsonl&source=cli")
     first = b"".join(response.streaming_content).decode().splitlines()[0]
     assert '"tags": ""' in first or '"tags":""' in first
+
+
+# Search hits and transcript exports ---------------------------------------------------------------
+def test_transcript_exports_carry_the_annotations(tagged, many_store):
+    tagged.post(reverse("annotations:star", args=["s003"]))
+    tagged.post(reverse("annotations:add_note", args=["s003"]), {"text": "n"})
+    body = b"".join(tagged.get("/sessions/s003/export.json").streaming_content).decode()
+    import json
+
+    data = json.loads(body)
+    assert data["annotations"] == {"tags": "incident", "starred": True, "notes_count": 1}
+    md = b"".join(tagged.get("/sessions/s003/export.md").streaming_content).decode()
+    assert "**Tags:** incident · **Starred:** yes · **Notes:** 1" in md
+
+
+def test_search_hits_show_their_session_tags(analyst, current_store):
+    client, _ = analyst
+    tag = make_tag("photo")
+    tag_sessions(client, tag, [current_store.multimodal_session_id])
+    response = client.get("/search/?q=keyboard")
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert 'class="badge tag tag-red"' in body

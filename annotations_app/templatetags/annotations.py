@@ -69,3 +69,20 @@ def note_indicator(count: int):
         "" if count == 1 else "s",
         count,
     )
+
+
+@register.simple_tag
+def hit_session_tags(result):
+    """``{session id: [tags]}`` for every hit of a search result, in one query."""
+    hits = [
+        *(getattr(result, "hits", None) or ()),
+        *(getattr(result, "unindexed_hits", None) or ()),
+    ]
+    return selectors.tags_by_session(h.session_id for h in hits)
+
+
+@register.simple_tag
+def tags_of(session_tags, session_id):
+    if not session_tags:
+        return ""
+    return tag_chips(session_tags.get(session_id, ()))
