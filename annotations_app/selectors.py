@@ -85,11 +85,14 @@ def all_tags() -> list[Tag]:
 
 def tag_facets() -> list[tuple[Tag, int]]:
     """Every tag with the number of sessions of the current store it is on."""
-    store = current_store()
-    tags = Tag.objects.annotate(
-        uses=Count("session_tags", filter=Q(session_tags__store=store))
-    ).order_by("name")
-    return [(tag, tag.uses) for tag in tags]
+    # Grouped on the (tag, store, …) index: a covering scan, no join and no table reads.
+    uses = dict(
+        SessionTag.objects.filter(store=current_store())
+        .order_by()
+        .values_list("tag_id")
+        .annotate(n=Count("*"))
+    )
+    return [(tag, uses.get(tag.pk, 0)) for tag in Tag.objects.order_by("name")]
 
 
 def views_for(user) -> tuple[list[SavedView], list[SavedView]]:
