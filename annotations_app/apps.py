@@ -15,3 +15,15 @@ class AnnotationsAppConfig(AppConfig):
         "delete_note",
         "view_savedview",
     )
+
+    def ready(self):
+        # The session pages offer hooks; this app fills them (sessions_app never imports it).
+        from sessions_app import extensions
+
+        from .listing import AnnotationFiltersMixin
+        from .selectors import transcript_fields
+
+        if AnnotationFiltersMixin not in extensions.LIST_VIEW_MIXINS:
+            extensions.LIST_VIEW_MIXINS.append(AnnotationFiltersMixin)
+        if transcript_fields not in extensions.TRANSCRIPT_METADATA:
+            extensions.TRANSCRIPT_METADATA.append(transcript_fields)

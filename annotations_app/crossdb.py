@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Exists, OuterRef, QuerySet
 
+from sessions_app.pagination import BadCursor, KeysetPage
+
 from .models import AnnotatedSession, SessionTag, Star, Tag
 from .targets import current_store
 
@@ -133,8 +135,6 @@ def walk(selection: Selection, sessions: QuerySet, keyset, values, *, reverse: b
 def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None, per_page: int):
     """A :class:`~sessions_app.pagination.KeysetPage` of ``sessions`` carrying the selection's
     annotations, with the same cursors as the unfiltered list."""
-    from sessions_app.pagination import BadCursor, KeysetPage
-
     notes: list[str] = []
     direction, values = "n", None
     if token:

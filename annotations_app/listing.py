@@ -9,6 +9,9 @@ note count and, for those who may tag, the selection checkboxes of the bulk-tag 
 
 from __future__ import annotations
 
+from sessions_app import exports
+from sessions_app.selectors import COUNT_CAP, CappedCount
+
 from . import crossdb, permissions, selectors
 from .columns import BULK_FORM_ID, AnnotationCells
 from .exports import extend_plan
@@ -36,8 +39,6 @@ class AnnotationFiltersMixin:
     def get_count(self, filtered):
         if not self.selection.active:
             return super().get_count(filtered)
-        from sessions_app.selectors import COUNT_CAP, CappedCount
-
         n = self.selection.count(COUNT_CAP)
         if self._other_filters():
             self.notes.append(
@@ -63,8 +64,6 @@ class AnnotationFiltersMixin:
         return {**super().get_table_kwargs(), "annotations": cells}
 
     def export(self):
-        from sessions_app import exports
-
         user, selection = self.request.user, self.selection
         return exports.export_session_list(
             self.request,

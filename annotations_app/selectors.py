@@ -55,9 +55,9 @@ def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
     return out
 
 
-def export_fields(session_id: str, user) -> dict:
+def transcript_fields(request, session_id: str) -> dict:
     """``tags``, ``starred``, ``notes_count`` of one session, as the exports name them."""
-    found = for_sessions([session_id], user).get(session_id, NONE)
+    found = for_sessions([session_id], request.user).get(session_id, NONE)
     return {"tags": found.tag_names, "starred": found.starred, "notes_count": found.notes_count}
 
 

@@ -153,10 +153,10 @@ def json_pieces(
     chain: list[Session] | None,
     visibility: Visibility,
     chunks,
-    annotations: dict | None = None,
+    extra: dict | None = None,
 ) -> Iterator[str]:
     """``{"export": …, "session": …, "annotations": …, "sessions": […], "messages": [ … ]}``,
-    streamed (``annotations``: the team's ``tags``, ``starred``, ``notes_count``)."""
+    streamed (``annotations``: what other apps add, see :mod:`sessions_app.extensions`)."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
         "visibility": visibility.as_param(),
@@ -164,8 +164,8 @@ def json_pieces(
     }
     yield '{\n "export": ' + json_text(export)
     yield ',\n "session": ' + json_text(session_dict(session))
-    if annotations is not None:
-        yield ',\n "annotations": ' + json_text(annotations)
+    if extra is not None:
+        yield ',\n "annotations": ' + json_text(extra)
     yield ',\n "sessions": [' + ", ".join(json_text(session_dict(s)) for s in chain or [session])
     yield '],\n "messages": ['
     first = True
@@ -235,6 +235,12 @@ def _meta_lines(session: Session) -> list[str]:
     return lines
 
 
+def _md_value(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value) if value not in (None, "") else "none"
+
+
 def _title(session: Session) -> str:
     return session.title or f"Untitled session {session.id}"
 
@@ -244,19 +250,16 @@ def markdown_pieces(
     chain: list[Session] | None,
     visibility: Visibility,
     chunks,
-    annotations: dict | None = None,
+    extra: dict | None = None,
 ) -> Iterator[str]:
     """A readable conversation: metadata, then each message with role, time and content."""
     sessions = chain or [session]
     by_id = {s.id: s for s in sessions}
     yield f"# {md_inline(_title(session))}\n\n"
     yield "\n".join(_meta_lines(session)) + "\n"
-    if annotations is not None:
-        yield (
-            f"- **Tags:** {md_inline(annotations['tags'] or 'none')}"
-            f" · **Starred:** {'yes' if annotations['starred'] else 'no'}"
-            f" · **Notes:** {annotations['notes_count']}\n"
-        )
+    if extra:
+        yield " · ".join(f"**{md_inline(k)}:** {md_inline(_md_value(v))}" for k, v in extra.items())
+        yield "\n"
     yield (
         f"- **Exported:** {md_inline(timezone.localtime().isoformat(timespec='seconds'))}"
         f" · showing {md_inline(visibility.label)} messages\n"
@@ -342,12 +345,12 @@ def transcript_stream(
     session: Session,
     chain: list[Session] | None,
     visibility: Visibility,
-    annotations: dict | None = None,
+    extra: dict | None = None,
 ) -> Iterable[bytes]:
     """The file's bytes: ``kind`` is ``md`` or ``json``."""
     sessions = chain or [session]
     chunks = message_chunks(sessions, visibility)
     pieces = markdown_pieces if kind == "md" else json_pieces
     return buffered(
-        pieces(session, chain, visibility, chunks, annotations), label=f"transcript {session.id}"
+        pieces(session, chain, visibility, chunks, extra), label=f"transcript {session.id}"
     )
