@@ -30,7 +30,9 @@ class AnnotationFiltersMixin:
     def get_sorts(self):
         sorts = super().get_sorts()
         if self.selection.active:
-            return {k: v for k, v in sorts.items() if crossdb.supports(v)}
+            supported = {k: v for k, v in sorts.items() if crossdb.supports(v)}
+            self.dropped_sort = self.request.GET.get("sort") in set(sorts) - set(supported)
+            return supported
         return sorts
 
     def _other_filters(self) -> bool:
@@ -74,6 +76,12 @@ class AnnotationFiltersMixin:
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
+        if getattr(self, "dropped_sort", False):
+            self.notes[:] = [n for n in self.notes if not n.startswith("Unknown sort")]
+            self.notes.append(
+                "Last activity changes while a session runs, so tag, star and note filters "
+                "cannot sort by it: showing newest first."
+            )
         user = self.request.user
         context.update(
             tag_facets=selectors.tag_facets(),

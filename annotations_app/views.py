@@ -8,6 +8,8 @@ JavaScript); the role is checked here (:mod:`.permissions`) and every change is 
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -18,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from accounts_app.middleware import forbidden
 
 from . import permissions, selectors, services, targets
-from .forms import AddTagForm, BulkTagForm, NoteForm, SavedViewForm, TagForm
+from .forms import AddTagForm, BulkTagForm, NoteForm, SavedViewForm, TagForm, view_url_problem
 from .models import AnnotatedSession, Note, SavedView, Tag
 
 ORPHANS_PER_PAGE = 50
@@ -209,7 +211,7 @@ def view_list(request):
             messages.success(request, f"View “{form.instance.name}” saved.")
             return redirect("annotations:views")
     else:
-        form = SavedViewForm(owner=request.user, initial={"url": request.GET.get("url", "")})
+        form = SavedViewForm(owner=request.user, initial={"url": _referring_view(request)})
     own, shared = selectors.views_for(request.user)
     return render(
         request,
@@ -217,6 +219,17 @@ def view_list(request):
         {"form": form, "own": own, "shared": shared},
         status=400 if request.method == "POST" else 200,
     )
+
+
+def _referring_view(request) -> str:
+    """The path and query of the page that linked here ("Save this view…"), when it is a
+    page of this site that can be saved; else ``?url=``, else nothing."""
+    wanted = request.GET.get("url", "")
+    if not wanted:
+        referer = urlsplit(request.META.get("HTTP_REFERER", ""))
+        if referer.netloc == request.get_host():
+            wanted = referer.path + (f"?{referer.query}" if referer.query else "")
+    return wanted if view_url_problem(wanted) is None else ""
 
 
 @require_POST

@@ -100,11 +100,13 @@ def tag_sessions(client, tag, ids):
 
 # Where the data lives ------------------------------------------------------------------------
 def test_annotation_models_live_in_the_app_database_never_the_state_db():
-    router = HermesRouter()
+    from django.db import router
+
     for model in (Tag, AnnotatedSession, SessionTag, Star, Note, SavedView):
-        assert router.db_for_read(model) in (None, "default")
-        assert router.db_for_write(model) in (None, "default")
-        assert router.allow_migrate("hermes", "annotations_app", model._meta.model_name) is False
+        assert router.db_for_read(model) == "default"
+        assert router.db_for_write(model) == "default"
+        assert HermesRouter().allow_migrate("hermes", "annotations_app") is False
+        assert router.allow_migrate_model("default", model)
     tables = {r[0] for r in app_sql("SELECT name FROM sqlite_master WHERE type='table'")}
     assert "annotations_app_sessiontag" in tables
 
@@ -502,3 +504,61 @@ def test_search_hits_show_their_session_tags(analyst, current_store):
     assert response.status_code == 200
     body = response.content.decode()
     assert 'class="badge tag tag-red"' in body
+
+
+def test_viewers_cannot_export_annotations_either(client, many_store):
+    viewer, _ = client_of(client, "viewer")
+    assert viewer.get("/sessions/?_export=csv&tag=incident").status_code == 403
+    assert viewer.get("/sessions/s001/export.json").status_code == 403
+
+
+def test_the_session_page_costs_the_same_queries_with_1_or_20_notes(
+    analyst, many_store, django_assert_max_num_queries
+):
+    from django.test.utils import CaptureQueriesContext
+
+    client, _ = analyst
+    make_tag()
+    client.post(reverse("annotations:add_note", args=["s001"]), {"text": "one"})
+    for n in range(20):
+        client.post(reverse("annotations:add_note", args=["s002"]), {"text": f"note {n}"})
+    counts = []
+    for sid in ("s001", "s002"):
+        with CaptureQueriesContext(connections["default"]) as queries:
+            assert client.get(f"/sessions/{sid}/").status_code == 200
+        counts.append(len(queries))
+    assert counts[0] == counts[1]
+    assert client.get("/sessions/s002/").content.decode().count('class="note"') == 20
+
+
+def test_the_tag_filtered_list_runs_a_bounded_number_of_queries(tagged, many_store):
+    from django.test.utils import CaptureQueriesContext
+
+    tagged.get("/sessions/?tag=incident")
+    with CaptureQueriesContext(connections["hermes"]) as hermes:
+        with CaptureQueriesContext(connections["default"]) as default:
+            assert tagged.get("/sessions/?tag=incident").status_code == 200
+    assert len(hermes) <= 4
+    assert len(default) <= 14
+
+
+def test_last_activity_sort_with_a_tag_filter_says_why_it_shows_newest_first(tagged, many_store):
+    response = tagged.get("/sessions/?tag=incident&sort=-last_active")
+    assert response.status_code == 200
+    notes = response.context["notes"]
+    assert any("cannot sort by it" in n for n in notes)
+    assert not any(n.startswith("Unknown sort") for n in notes)
+
+
+def test_save_this_view_fills_in_the_page_that_linked_to_it(analyst, many_store):
+    client, _ = analyst
+    here = "http://testserver/sessions/?source=cli&sort=source"
+    form = client.get(reverse("annotations:views"), HTTP_REFERER=here).context["form"]
+    assert form.initial["url"] == "/sessions/?source=cli&sort=source"
+    elsewhere = client.get(reverse("annotations:views"), HTTP_REFERER="https://evil.example/x")
+    assert elsewhere.context["form"].initial["url"] == ""
+    # A page does not write its own query string into the navigation's link.
+    assert (
+        "probe-xyz"
+        not in client.get("/sessions/?title=probe-xyz").content.decode().split("<main")[0]
+    )

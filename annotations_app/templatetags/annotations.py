@@ -54,9 +54,10 @@ def tag_badges(tags):
 @register.inclusion_tag("annotations_app/_nav_views.html", takes_context=True)
 def saved_views_nav(context):
     request = context.get("request")
+    # The page's own URL is not written into it (the views page reads it from the Referer):
+    # a page must look the same whatever was probed in its query string.
     own, shared = selectors.views_for(getattr(request, "user", None))
-    here = request.get_full_path() if request is not None else ""
-    return {"own": own, "shared": shared, "here": here}
+    return {"own": own, "shared": shared}
 
 
 @register.simple_tag
