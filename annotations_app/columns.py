@@ -3,7 +3,7 @@ the user's star and the note count of each row, for one page read in one go."""
 
 from __future__ import annotations
 
-from django.utils.html import format_html
+from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from . import permissions, selectors
@@ -12,6 +12,8 @@ from .templatetags.annotations import note_indicator, tag_chips
 # The bulk-tag form's id: each row's checkbox belongs to it through ``form=``, so that the
 # table needs no form of its own around it.
 BULK_FORM_ID = "bulk-tag"
+EMPTY = mark_safe("")
+STAR = '<span class="starred" title="Starred by you" aria-label="Starred">★</span> '
 
 
 class AnnotationCells:
@@ -20,20 +22,16 @@ class AnnotationCells:
         self.selectable = permissions.can_annotate(user)
 
     def select_cell(self, record):
-        return format_html(
-            '<input type="checkbox" name="session" value="{}" form="{}" aria-label="Select {}">',
-            record.id,
-            BULK_FORM_ID,
-            record.title or record.id,
+        # Plain escaping rather than format_html: two cells a row, fifty rows a page.
+        value = escape(record.id)
+        return mark_safe(
+            f'<input type="checkbox" name="session" value="{value}" form="{BULK_FORM_ID}" '
+            f'aria-label="Select {escape(record.title or record.id)}">'
         )
 
     def tags_cell(self, record):
-        found = self.by_id.get(record.id, selectors.NONE)
-        star = (
-            mark_safe('<span class="starred" title="Starred by you" aria-label="Starred">★</span> ')
-            if found.starred
-            else ""
-        )
-        return format_html(
-            "{}{} {}", star, tag_chips(found.tags), note_indicator(found.notes_count)
-        )
+        found = self.by_id.get(record.id)
+        if found is None:
+            return EMPTY
+        star = STAR if found.starred else ""
+        return mark_safe(f"{star}{tag_chips(found.tags)} {note_indicator(found.notes_count)}")

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q
+from django.db import connections, router
 
 from .models import AnnotatedSession, Note, SavedView, SessionTag, Star, Tag
 from .targets import current_store
@@ -85,24 +85,45 @@ def all_tags() -> list[Tag]:
 
 def tag_facets() -> list[tuple[Tag, int]]:
     """Every tag with the number of sessions of the current store it is on."""
-    # Grouped on the (tag, store, …) index: a covering scan, no join and no table reads.
-    uses = dict(
-        SessionTag.objects.filter(store=current_store())
-        .order_by()
-        .values_list("tag_id")
-        .annotate(n=Count("*"))
+    # A correlated count per tag on the (tag, store, …) index: one query, no join, no sort;
+    # written as SQL because the ORM's Subquery + Coalesce cost more to compile than to run.
+    tag, tagged = Tag._meta.db_table, SessionTag._meta.db_table
+    tags = Tag.objects.raw(
+        f"SELECT t.id, t.name, t.colour, t.description, t.created_at, "
+        f"(SELECT COUNT(*) FROM {tagged} st WHERE st.tag_id = t.id AND st.store = %s) AS uses "
+        f"FROM {tag} t ORDER BY t.name",
+        [current_store()],
     )
-    return [(tag, uses.get(tag.pk, 0)) for tag in Tag.objects.order_by("name")]
+    return [(tag, tag.uses) for tag in tags]
 
 
 def views_for(user) -> tuple[list[SavedView], list[SavedView]]:
     """(the user's own views, the views others share with the team)."""
     if user is None or not user.is_authenticated:
         return [], []
-    rows = list(SavedView.objects.filter(Q(owner=user) | Q(shared=True)).select_related("owner"))
+    # On every page (the navigation): plain SQL, the ORM's compiling cost more than the query.
+    users = user._meta
+    with connections[router.db_for_read(SavedView)].cursor() as cur:
+        cur.execute(
+            f"SELECT v.id, v.name, v.url, v.shared, v.owner_id, u.{users.get_field(user.USERNAME_FIELD).column} "
+            f"FROM {SavedView._meta.db_table} v JOIN {users.db_table} u ON u.id = v.owner_id "
+            "WHERE v.owner_id = %s OR v.shared ORDER BY v.name, v.id",
+            [user.pk],
+        )
+        rows = [SavedViewLink(*row) for row in cur.fetchall()]
     own = [v for v in rows if v.owner_id == user.pk]
     shared = [v for v in rows if v.owner_id != user.pk]
     return own, shared
+
+
+@dataclass(frozen=True)
+class SavedViewLink:
+    pk: int
+    name: str
+    url: str
+    shared: bool
+    owner_id: int
+    owner_name: str
 
 
 def tags_by_session(session_ids: Iterable[str]) -> dict[str, list[Tag]]:
