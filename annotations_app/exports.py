@@ -44,27 +44,24 @@ def extend_plan(plan, user, selection: Selection | None = None):
     def to_rows(fetched):
         return annotate(inner(fetched))
 
-    fields = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
-    fields.update(columns=[*plan.columns, *COLUMNS], to_rows=to_rows)
+    plan = dataclasses.replace(plan, columns=[*plan.columns, *COLUMNS], to_rows=to_rows)
     if selection is not None and selection.active:
-        return SelectedPlan(**fields, selection=selection)
-    return type(plan)(**fields)
+        return SelectedPlan(plan, selection)
+    return plan
 
 
-@dataclasses.dataclass(frozen=True)
 class SelectedPlan:
     """A session export plan whose rows come a batch of annotated sessions at a time
-    (:func:`annotations_app.crossdb.export_chunks`) instead of a walk of the whole table."""
+    (:func:`annotations_app.crossdb.export_chunks`) instead of a walk of the whole table;
+    everything else is the wrapped plan's."""
 
-    queryset: object
-    keyset: object
-    fields: list
-    columns: list
-    to_rows: object
-    key_positions: tuple
-    text_positions: tuple
-    selection: Selection
+    def __init__(self, plan, selection: Selection) -> None:
+        self.plan = plan
+        self.selection = selection
+
+    def __getattr__(self, name):
+        return getattr(self.plan, name)
 
     def chunks(self, chunk_size: int | None = None):
-        for fetched in export_chunks(self.selection, self.queryset, self.keyset):
-            yield self.to_rows(fetched)
+        for fetched in export_chunks(self.selection, self.plan.queryset, self.plan.keyset):
+            yield self.plan.to_rows(fetched)
