@@ -26,7 +26,7 @@ class AnnotationCells:
         value = escape(record.id)
         return mark_safe(
             f'<input type="checkbox" name="session" value="{value}" form="{BULK_FORM_ID}" '
-            f'aria-label="Select {escape(record.title or record.id)}">'
+            f'aria-label="Select session {value}">'
         )
 
     def tags_cell(self, record):
