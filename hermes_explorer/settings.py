@@ -87,6 +87,7 @@ INSTALLED_APPS = [
     "console_app",
     "legacy_app",
     "live_app",
+    "annotations_app",
 ]
 
 MIDDLEWARE = [

@@ -118,6 +118,8 @@ class KeysetTable(tables.Table):
 
 
 class SessionTable(KeysetTable):
+    # The team's annotations (annotations_app): shown when the view passes ``annotations``.
+    select = tables.Column(verbose_name="Select", orderable=False, empty_values=())
     started_at = tables.Column(verbose_name="Started")
     title = tables.Column(verbose_name="Title", orderable=False, empty_values=())
     source = tables.Column(verbose_name="Source")
@@ -127,13 +129,16 @@ class SessionTable(KeysetTable):
     tokens = tables.Column(verbose_name="Tokens", orderable=False, attrs=NUM, empty_values=())
     cost = tables.Column(verbose_name="Cost", orderable=False, attrs=NUM, empty_values=())
     duration = tables.Column(verbose_name="Duration", orderable=False, attrs=NUM, empty_values=())
+    tags = tables.Column(verbose_name="Tags", orderable=False, empty_values=())
 
     class Meta(KeysetTable.Meta):
         model = Session
         fields = ()
         sequence = (
+            "select",
             "started_at",
             "title",
+            "tags",
             "source",
             "model",
             "message_count",
@@ -146,13 +151,25 @@ class SessionTable(KeysetTable):
         empty_text = "No session matches these filters. Loosen a filter or reset them."
         attrs = {"class": "data-table sessions-table"}
 
-    def __init__(self, data, *, order_by, shape, show_previews=True, **kwargs):
+    def __init__(self, data, *, order_by, shape, show_previews=True, annotations=None, **kwargs):
         exclude = list(kwargs.pop("exclude", ()))
         if not shape.has_column("sessions", "tool_call_count"):
             exclude.append("tool_call_count")
+        # ``annotations``: an annotations_app.columns.AnnotationCells, or None for no columns.
+        self.annotations = annotations
+        if annotations is None:
+            exclude += ["select", "tags"]
+        elif not annotations.selectable:
+            exclude.append("select")
         self.show_previews = show_previews
         self.links = TranscriptLinks()
         super().__init__(data, order_by=order_by, exclude=exclude, **kwargs)
+
+    def render_select(self, record):
+        return self.annotations.select_cell(record)
+
+    def render_tags(self, record):
+        return self.annotations.tags_cell(record)
 
     def render_started_at(self, value):
         return started_cell(value)

@@ -243,9 +243,11 @@ def _stream_plan(request, plan: TablePlan, fmt: str, filename: str, *, preview: 
 
 
 def export_sessions(
-    request, queryset, keyset: Keyset, *, filename_bits=()
+    request, queryset, keyset: Keyset, *, filename_bits=(), extend=None
 ) -> StreamingHttpResponse:
-    """The sessions of ``queryset`` in ``keyset`` order, every column this file has."""
+    """The sessions of ``queryset`` in ``keyset`` order, every column this file has.
+
+    ``extend`` (plan → plan) adds the columns of another app (the team's annotations)."""
     fmt = requested_format(request) or "csv"
     qs = queryset
     if (
@@ -255,6 +257,8 @@ def export_sessions(
         qs = qs.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
     # model_config can carry a base URL with credentials: redacted like the session page.
     plan = table_plan(qs, keyset, _present(qs, SESSION_FIELDS), redacted=("model_config",))
+    if extend is not None:
+        plan = extend(plan)
     return _stream_plan(request, plan, fmt, export_filename("sessions", filename_bits, fmt))
 
 
@@ -305,9 +309,11 @@ def export_messages(
     return _stream_plan(request, plan, fmt, filename, preview=preview)
 
 
-def export_session_list(request, filterset, keyset: Keyset):
+def export_session_list(request, filterset, keyset: Keyset, *, extend=None):
     """``/sessions/?…&_export=``: the page's filterset, sort and table queryset, all pages."""
     if filterset.is_bound and not filterset.is_valid():
         return invalid_filters_response(filterset.form)
     qs = sessions_for_table(filterset.qs, sort=keyset.name)
-    return export_sessions(request, qs, keyset, filename_bits=session_filename_bits(filterset))
+    return export_sessions(
+        request, qs, keyset, filename_bits=session_filename_bits(filterset), extend=extend
+    )

@@ -20,7 +20,7 @@ NO_SNIPPET = '<span class="muted">(the match is in the tool call or tool name)</
 _v = text_html
 
 
-def hit_html(hit, links: TranscriptLinks) -> str:
+def hit_html(hit, links: TranscriptLinks, badges: dict | None = None) -> str:
     url = links.message(hit.session_id, hit.id)
     untitled = f'<span class="untitled">{_v(hit.session_id)}</span>'
     if url:
@@ -45,7 +45,8 @@ def hit_html(hit, links: TranscriptLinks) -> str:
     return (
         f'<li class="hit role-{slugify(str(hit.role))}">\n  <div class="hit-head">\n    {head}\n'
         f"    {source}\n"
-        f'    <span class="role">{_v(hit.role or "—")}</span>\n'
+        + (f"    {badges[hit.session_id]}\n" if badges and hit.session_id in badges else "")
+        + f'    <span class="role">{_v(hit.role or "—")}</span>\n'
         f"    {tool}\n    {visibility}\n    {when}\n"
         f'    <span class="muted copy-id">#{mid} <button type="button" class="copy" '
         f'data-copy="{mid}" aria-label="Copy message id {mid}" title="Copy message id">Copy'
@@ -54,6 +55,7 @@ def hit_html(hit, links: TranscriptLinks) -> str:
     )
 
 
-def hits_html(hits) -> SafeString:
+def hits_html(hits, badges: dict | None = None) -> SafeString:
+    """``badges``: ``{session id: safe HTML}`` (the team's tags) after each hit's source."""
     links = TranscriptLinks()
-    return mark_safe("".join(hit_html(hit, links) for hit in hits))  # noqa: S308 - escaped
+    return mark_safe("".join(hit_html(hit, links, badges) for hit in hits))  # noqa: S308 - escaped

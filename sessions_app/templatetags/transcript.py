@@ -16,5 +16,6 @@ def transcript_entries(context, entries):
 
 
 @register.simple_tag
-def search_hits(hits):
-    return hits_html(hits)
+def search_hits(hits, session_badges=None):
+    """``session_badges``: ``{session id: safe HTML}`` shown after each hit's source."""
+    return hits_html(hits, session_badges)
