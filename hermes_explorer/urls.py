@@ -23,6 +23,7 @@ urlpatterns = [
     # The old Datasette URLs (/state, /state/sessions, /state/messages.csv, …).
     path("", include("legacy_app.urls")),
     path("sql/", include("console_app.urls")),
+    path("annotations/", include("annotations_app.urls")),
     path("healthz", login_not_required(views.healthz), name="healthz"),
     # The language switch (a POST that sets the language cookie): the sign-in page has it too.
     path("i18n/setlang/", login_not_required(set_language), name="set_language"),

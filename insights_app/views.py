@@ -11,11 +11,14 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from accounts_app.roles import can_see_content
+from accounts_app.roles import can_export, can_see_content
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import query_budget
+from sessions_app import formatting
 from sessions_app.facets import distinct_values
 
 from . import explorer, export, presenters, reports
@@ -23,6 +26,7 @@ from .drilldown import Drill, linked_rows
 from .forms import InsightsForm
 
 TEMPLATE = "insights_app/report_detail.html"
+BODY_TEMPLATE = "insights_app/_report_body.html"
 
 
 @require_GET
@@ -54,20 +58,52 @@ def index(request):
             else None
         )
     drill = Drill(window=window, now=report.now)
-    linked = linked_rows(report, drill, messages_allowed=can_see_content(request.user))
+    messages_allowed = can_see_content(request.user)
+    if not fmt:
+        return _page(request, form, shape, report, previous, drill, basis, messages_allowed)
+    linked = linked_rows(report, drill, messages_allowed=messages_allowed)
     extra = explorer.extras_for(report, previous, drill)
     if fmt == "json":
         return export.json_response(report, linked, drill.all_sessions(), extra)
-    if fmt == "csv":
-        return export.csv_response(report, table, basis, extra)
-    context = presenters.page(report, drill, linked, basis)
-    context["extra"] = extra
-    context["compared"] = [
-        (key, label, extra.changes[key]) for key, label in explorer.COMPARED if key in extra.changes
-    ]
-    context["explorer_charts"] = presenters.explorer_charts(report, extra)
-    return render(
-        request,
-        TEMPLATE,
-        {"form": form, "shape": shape, "csv_tables": export.CSV_TABLES, **context},
-    )
+    return export.csv_response(report, table, basis, extra)
+
+
+def _page(request, form, shape, report, previous, drill, basis, messages_allowed):
+    """The page.  Its report part, charts and tables with hundreds of links, is rendered once
+    per report and kept with it (same file, same report, same role and query): a repeat view
+    renders only the frame around it."""
+    context = {
+        "report": report,
+        "notes": presenters.page_notes(report, basis),
+        "models_datalist": presenters.model_names(),
+        "form": form,
+        "shape": shape,
+        "csv_tables": export.CSV_TABLES,
+    }
+    if not report.empty:
+        signature = store.file_signature()
+        variant = (
+            "page-body",
+            formatting.language(),
+            report.generated_at,
+            basis,
+            messages_allowed,
+            can_export(request.user),
+            request.GET.urlencode(),
+        )
+        key = reports.cache_key(signature, report.window, variant) if signature else None
+        body = reports.report_cache().get(key) if key else None
+        if body is None:
+            linked = linked_rows(report, drill, messages_allowed=messages_allowed)
+            extra = explorer.extras_for(report, previous, drill)
+            body_context = {**presenters.page(report, drill, linked, basis), **context}
+            body_context["extra"] = extra
+            body_context["compared"] = [
+                (k, label, extra.changes[k]) for k, label in explorer.COMPARED if k in extra.changes
+            ]
+            body_context["explorer_charts"] = presenters.explorer_charts(report, extra)
+            body = render_to_string(BODY_TEMPLATE, body_context, request)
+            if key and report.messages_complete:
+                reports.report_cache().set(key, body, reports.REPORT_TTL)
+        context["body"] = mark_safe(body)  # noqa: S308 - rendered by our own template above
+    return render(request, TEMPLATE, context)

@@ -2,20 +2,21 @@
 
 Rows arrive already sorted and sliced by a keyset page (``sessions_app.pagination``), so the
 tables take them as :class:`PresortedData`: the header links still toggle the sort, but the
-table never re-sorts or counts in Python.  Cells render with ``format_html`` rather than a
-template per cell: a 50-row page would otherwise render hundreds of small templates.
+table never re-sorts or counts in Python.  Cells are f-strings of ``html.escape``d values
+rather than a template (or ``format_html``) per cell: a 50-row page would otherwise render
+hundreds of small templates.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+from html import escape
 
 import django_tables2 as tables
-from django.urls import reverse
-from django.utils.formats import localize
-from django.utils.html import conditional_escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import Truncator, slugify
+from django.utils.text import Truncator
 from django.utils.translation import gettext, gettext_lazy, pgettext, pgettext_lazy
 from django_tables2.data import TableListData
 
@@ -23,17 +24,29 @@ from hermes_explorer.redaction import redact
 
 from .content import as_text
 from .formatting import compact, duration, per_language
+from .links import TranscriptLinks
 from .models import Session
 from .templatetags.explorer import (
     cost_badge,
     role_label,
     source_badge,
     started_cell,
+    text_html,
     time_html,
     visibility_label,
 )
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
+
+
+@functools.lru_cache(maxsize=256)
+def _parameters(function) -> frozenset[str]:
+    # Cached per function (signature inspection costs more than a row); ``self`` is among
+    # them and never asked for.
+    return frozenset(inspect.signature(function).parameters)
+
+
+_PLANS: dict[tuple, tuple] = {}
 
 
 class PresortedData(TableListData):
@@ -59,27 +72,32 @@ class KeysetTable(tables.Table):
     def __init__(self, data, *, order_by, **kwargs):
         super().__init__(PresortedData(data), order_by=order_by, **kwargs)
 
-    def _cell_plan(self) -> list[tuple]:
-        plan = []
-        for bound in self.columns:
-            name, column = bound.name, bound.column
-            render = getattr(self, f"render_{name}", None)
-            takes = frozenset(inspect.signature(render).parameters) if render else frozenset()
-            accessor = str(bound.accessor)
-            plan.append(
-                (
-                    format_html("<td {}>", bound.attrs["td"].as_html())
-                    if bound.attrs["td"]
-                    else mark_safe("<td>"),
-                    render,
-                    "record" in takes,
-                    "value" in takes,
-                    accessor,
-                    column.empty_values,
-                    bound.default,
-                )
-            )
+    def _cell_plan(self) -> tuple:
+        """Per column: the ``<td>`` tag, the ``render_<column>`` function and what it takes,
+        the accessor, the empty values and the default.  Worked out once per table class and
+        set of columns (and table attributes): cell attributes do not change from a page to
+        the next (only header attributes follow the sort), and django-tables2 computes them
+        afresh on every access."""
+        columns = tuple(bound.name for bound in self.columns)
+        key = (type(self), columns, self.default, repr(self.attrs))
+        plan = _PLANS.get(key)
+        if plan is None:
+            plan = _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)
         return plan
+
+    def _column_plan(self, bound) -> tuple:
+        render = getattr(type(self), f"render_{bound.name}", None)
+        takes = _parameters(render) if render else frozenset()
+        td = bound.attrs["td"]
+        return (
+            format_html("<td {}>", td.as_html()) if td else mark_safe("<td>"),
+            render,
+            "record" in takes,
+            "value" in takes,
+            str(bound.accessor),
+            bound.column.empty_values,
+            bound.default,
+        )
 
     def body_html(self) -> SafeString:
         plan = self._cell_plan()
@@ -89,16 +107,16 @@ class KeysetTable(tables.Table):
             for td, render, wants_record, wants_value, accessor, empty, default in plan:
                 value = getattr(record, accessor, None)
                 if value in empty:
-                    cell = conditional_escape(default)
+                    cell = text_html(default)
                 elif render is None:
-                    cell = conditional_escape(localize(value))
+                    cell = text_html(value)
                 else:
                     kwargs = {}
                     if wants_record:
                         kwargs["record"] = record
                     if wants_value:
                         kwargs["value"] = value
-                    cell = conditional_escape(render(**kwargs))
+                    cell = text_html(render(self, **kwargs))
                 out.append(f"{td}{cell}</td>")
             out.append("</tr>")
         if not out and self.empty_text:
@@ -110,12 +128,15 @@ class KeysetTable(tables.Table):
 
 @per_language
 def _session_words() -> dict:
-    """What the session rows repeat, in the page's language (looked up once per language)."""
+    """What the session and message rows repeat, in the page's language and already escaped
+    (looked up once per language; ``%(…)s`` slots take escaped values)."""
     return {
-        "chain_title": gettext("Continues or branches from %(parent)s"),
-        "chain": pgettext("session lineage", "chain"),
-        "tokens_title": gettext("input %(input)s · output %(output)s"),
-        "not_live": gettext("Not part of the live transcript"),
+        "chain_title": escape(gettext("Continues or branches from %(parent)s")),
+        "chain": escape(pgettext("session lineage", "chain")),
+        "tokens_title": escape(gettext("input %(input)s · output %(output)s")),
+        "not_live": escape(gettext("Not part of the live transcript")),
+        "no_text_tool": escape(gettext("(no text: %(tool)s)")),
+        "no_text": escape(gettext("(no text)")),
         "open": format_html(
             '<span class="muted" title="{}">{}</span>',
             gettext("Never closed"),
@@ -129,6 +150,8 @@ def _session_words() -> dict:
 
 
 class SessionTable(KeysetTable):
+    # The team's annotations (annotations_app): shown when the view passes ``annotations``.
+    select = tables.Column(verbose_name=gettext_lazy("Select"), orderable=False, empty_values=())
     started_at = tables.Column(verbose_name=gettext_lazy("Started"))
     title = tables.Column(verbose_name=gettext_lazy("Title"), orderable=False, empty_values=())
     source = tables.Column(verbose_name=gettext_lazy("Source"))
@@ -150,13 +173,16 @@ class SessionTable(KeysetTable):
     duration = tables.Column(
         verbose_name=gettext_lazy("Duration"), orderable=False, attrs=NUM, empty_values=()
     )
+    tags = tables.Column(verbose_name=gettext_lazy("Tags"), orderable=False, empty_values=())
 
     class Meta(KeysetTable.Meta):
         model = Session
         fields = ()
         sequence = (
+            "select",
             "started_at",
             "title",
+            "tags",
             "source",
             "model",
             "message_count",
@@ -171,46 +197,64 @@ class SessionTable(KeysetTable):
         )
         attrs = {"class": "data-table sessions-table"}
 
-    def __init__(self, data, *, order_by, shape, show_previews=True, **kwargs):
+    def __init__(self, data, *, order_by, shape, show_previews=True, annotations=None, **kwargs):
         exclude = list(kwargs.pop("exclude", ()))
         if not shape.has_column("sessions", "tool_call_count"):
             exclude.append("tool_call_count")
+        # ``annotations``: an annotations_app.columns.AnnotationCells, or None for no columns.
+        self.annotations = annotations
+        if annotations is None:
+            exclude += ["select", "tags"]
+        elif not annotations.selectable:
+            exclude.append("select")
         self.show_previews = show_previews
+        self.links = TranscriptLinks()
         super().__init__(data, order_by=order_by, exclude=exclude, **kwargs)
+
+    def render_select(self, record):
+        return self.annotations.select_cell(record)
+
+    def render_tags(self, record):
+        return self.annotations.tags_cell(record)
 
     def render_started_at(self, value):
         return started_cell(value)
 
     def render_title(self, record):
-        url = reverse("sessions:detail", args=[record.id])
+        url = self.links.session(record.id)
         preview = getattr(record, "first_user_preview", None) if self.show_previews else None
         if record.title:
-            label = format_html("{}", record.title)
+            label = escape(str(record.title))
         elif preview:
-            label = format_html(
-                '<span class="untitled">{}</span>', Truncator(redact(as_text(preview))).chars(90)
+            label = (
+                f'<span class="untitled">{escape(Truncator(redact(as_text(preview))).chars(90))}'
+                "</span>"
             )
         else:
-            label = format_html('<span class="untitled">{}</span>', record.id)
+            label = f'<span class="untitled">{escape(str(record.id))}</span>'
         chain = ""
         if record.parent_session_id:
             words = _session_words()
-            chain = format_html(
-                ' <span class="badge chain" title="{}">↳ {}</span>',
-                words["chain_title"] % {"parent": record.parent_session_id},
-                words["chain"],
+            chain = (
+                f' <span class="badge chain" title="'
+                f'{words["chain_title"] % {"parent": escape(str(record.parent_session_id))}}">'
+                f"↳ {words['chain']}</span>"
             )
-        return format_html('<a href="{}">{}</a>{}', url, label, chain)
+        cell = f'<a href="{escape(url)}">{label}</a>{chain}' if url else f"{label}{chain}"
+        return mark_safe(cell)  # noqa: S308 - every value is escaped above
 
     def render_source(self, value):
         return source_badge(value)
 
     def render_tokens(self, record):
-        return format_html(
-            '<span title="{}">{}</span>',
-            _session_words()["tokens_title"]
-            % {"input": record.input_tokens or 0, "output": record.output_tokens or 0},
-            compact(record.total_tokens),
+        return mark_safe(  # noqa: S308 - every value is escaped
+            '<span title="'
+            + _session_words()["tokens_title"]
+            % {
+                "input": escape(str(record.input_tokens or 0)),
+                "output": escape(str(record.output_tokens or 0)),
+            }
+            + f'">{escape(str(compact(record.total_tokens)))}</span>'
         )
 
     def render_cost(self, record):
@@ -262,60 +306,52 @@ class MessageTable(KeysetTable):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # The same words on every row: looked up once per page.
-        self._copy_words = (gettext("Copy message id"), gettext("Copy"))
+        self._copy_words = (escape(gettext("Copy message id")), escape(gettext("Copy")))
         self._no_time = no_time()
 
     def render_id(self, record):
-        return format_html(
-            '{}<span class="age copy-id">#{} <button type="button" class="copy" data-copy="{}"'
-            ' aria-label="{} {}" title="{}">{}</button></span>',
-            time_html(record.timestamp, seconds=True, empty=self._no_time),
-            record.id,
-            record.id,
-            self._copy_words[0],
-            record.id,
-            self._copy_words[0],
-            self._copy_words[1],
+        mid = escape(str(record.id))
+        label, copy = self._copy_words
+        return mark_safe(  # noqa: S308 - every value is escaped
+            f"{time_html(record.timestamp, seconds=True, empty=self._no_time)}"
+            f'<span class="age copy-id">#{mid} <button type="button" class="copy" data-copy="{mid}"'
+            f' aria-label="{label} {mid}" title="{label}">{copy}</button></span>'
         )
 
     def render_session(self, record):
         title = getattr(record, "session_title", None)
         label = (
-            format_html("{}", title)
+            escape(str(title))
             if title
-            else format_html('<span class="untitled">{}</span>', record.session_id)
+            else f'<span class="untitled">{escape(str(record.session_id))}</span>'
         )
         url = getattr(record, "session_url", None)
-        cell = format_html('<a href="{}">{}</a>', url, label) if url else label
+        cell = f'<a href="{escape(url)}">{label}</a>' if url else label
         source = getattr(record, "session_source", None)
         if source:
-            cell = format_html(
-                '{} <span class="badge source source-{}">{}</span>',
-                cell,
-                slugify(source) or "none",
-                source,
-            )
-        return cell
+            cell = f"{cell} {source_badge(source)}"
+        return mark_safe(cell)  # noqa: S308 - every value is escaped
 
     def render_role(self, record):
-        cell = format_html('<span class="role">{}</span>', role_label(record.role) or "—")
+        cell = f'<span class="role">{escape(str(role_label(record.role) or "—"))}</span>'
         if record.visibility != "live":
-            cell = format_html(
-                '{} <span class="badge warn" title="{}">{}</span>',
-                cell,
-                _session_words()["not_live"],
-                visibility_label(record.visibility),
+            cell += (
+                f' <span class="badge warn" title="{_session_words()["not_live"]}">'
+                f"{escape(str(visibility_label(record.visibility)))}</span>"
             )
-        return cell
+        return mark_safe(cell)  # noqa: S308 - every value is escaped
 
     def render_preview(self, record):
-        text = Truncator(redact(as_text(getattr(record, "preview", None)))).chars(200)
+        text = escape(Truncator(redact(as_text(getattr(record, "preview", None)))).chars(200))
         if not text:
-            text = format_html(
-                '<span class="muted">{}</span>',
-                gettext("(no text: %(tool)s)") % {"tool": record.tool_name}
+            words = _session_words()
+            text = (
+                f'<span class="muted">{words["no_text_tool"] % {"tool": escape(record.tool_name)}}'
+                "</span>"
                 if record.tool_name
-                else gettext("(no text)"),
+                else f'<span class="muted">{words["no_text"]}</span>'
             )
         url = getattr(record, "message_url", None)
-        return format_html('<a class="preview" href="{}">{}</a>', url, text) if url else text
+        return mark_safe(  # noqa: S308 - every value is escaped
+            f'<a class="preview" href="{escape(url)}">{text}</a>' if url else text
+        )

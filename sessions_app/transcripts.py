@@ -149,9 +149,14 @@ def session_dict(session: Session) -> dict:
 
 # JSON ---------------------------------------------------------------------------------------
 def json_pieces(
-    session: Session, chain: list[Session] | None, visibility: Visibility, chunks
+    session: Session,
+    chain: list[Session] | None,
+    visibility: Visibility,
+    chunks,
+    extra: dict | None = None,
 ) -> Iterator[str]:
-    """``{"export": …, "session": …, "sessions": […], "messages": [ … ]}``, streamed."""
+    """``{"export": …, "session": …, "annotations": …, "sessions": […], "messages": [ … ]}``,
+    streamed (``annotations``: what other apps add, see :mod:`sessions_app.extensions`)."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
         "visibility": visibility.as_param(),
@@ -159,6 +164,8 @@ def json_pieces(
     }
     yield '{\n "export": ' + json_text(export)
     yield ',\n "session": ' + json_text(session_dict(session))
+    if extra is not None:
+        yield ',\n "annotations": ' + json_text(extra)
     yield ',\n "sessions": [' + ", ".join(json_text(session_dict(s)) for s in chain or [session])
     yield '],\n "messages": ['
     first = True
@@ -228,18 +235,31 @@ def _meta_lines(session: Session) -> list[str]:
     return lines
 
 
+def _md_value(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value) if value not in (None, "") else "none"
+
+
 def _title(session: Session) -> str:
     return session.title or f"Untitled session {session.id}"
 
 
 def markdown_pieces(
-    session: Session, chain: list[Session] | None, visibility: Visibility, chunks
+    session: Session,
+    chain: list[Session] | None,
+    visibility: Visibility,
+    chunks,
+    extra: dict | None = None,
 ) -> Iterator[str]:
     """A readable conversation: metadata, then each message with role, time and content."""
     sessions = chain or [session]
     by_id = {s.id: s for s in sessions}
     yield f"# {md_inline(_title(session))}\n\n"
     yield "\n".join(_meta_lines(session)) + "\n"
+    if extra:
+        yield " · ".join(f"**{md_inline(k)}:** {md_inline(_md_value(v))}" for k, v in extra.items())
+        yield "\n"
     yield (
         f"- **Exported:** {md_inline(timezone.localtime().isoformat(timespec='seconds'))}"
         f" · showing {md_inline(visibility.label)} messages\n"
@@ -321,10 +341,16 @@ def _markdown_message(number: int, row: dict, call_names: dict[str, str]) -> str
 
 
 def transcript_stream(
-    kind: str, session: Session, chain: list[Session] | None, visibility: Visibility
+    kind: str,
+    session: Session,
+    chain: list[Session] | None,
+    visibility: Visibility,
+    extra: dict | None = None,
 ) -> Iterable[bytes]:
     """The file's bytes: ``kind`` is ``md`` or ``json``."""
     sessions = chain or [session]
     chunks = message_chunks(sessions, visibility)
     pieces = markdown_pieces if kind == "md" else json_pieces
-    return buffered(pieces(session, chain, visibility, chunks), label=f"transcript {session.id}")
+    return buffered(
+        pieces(session, chain, visibility, chunks, extra), label=f"transcript {session.id}"
+    )

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import functools
+from html import escape
+
 from django import template
+from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
+from django.utils.formats import localize
 from django.utils.html import format_html
-from django.utils.safestring import mark_safe
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 from django.utils.translation import gettext, pgettext, pgettext_lazy
+
+from hermes_explorer.form_rendering import form_fields_html
 
 from .. import formatting
 from ..timefmt import from_epoch
@@ -60,7 +67,8 @@ def cost_status_label(status):
 
 
 @formatting.per_language
-def _labels() -> tuple[dict[str, str], dict[str, str]]:
+def role_labels() -> tuple[dict[str, str], dict[str, str]]:
+    """The role and visibility words of the page's language (once per language)."""
     return (
         {k: str(v) for k, v in ROLE_LABELS.items()},
         {k: str(v) for k, v in VISIBILITY_LABELS.items()},
@@ -69,12 +77,12 @@ def _labels() -> tuple[dict[str, str], dict[str, str]]:
 
 @register.filter
 def role_label(role):
-    return _labels()[0].get(role, role)
+    return role_labels()[0].get(role, role)
 
 
 @register.filter
 def visibility_label(visibility):
-    return _labels()[1].get(visibility, visibility)
+    return role_labels()[1].get(visibility, visibility)
 
 
 @register.filter
@@ -114,6 +122,10 @@ def day(value):
     return formatting.date_text(value)
 
 
+# ``{% form_fields form %}``: the fields of a filter sidebar or of the sign-in form.
+register.simple_tag(form_fields_html, name="form_fields")
+
+
 @register.simple_tag(takes_context=True)
 def query_with(context, **changes):
     """The current query string with some parameters replaced (None removes one)."""
@@ -149,7 +161,22 @@ def redact(value):
     return redact_secrets(value)
 
 
+def text_html(value) -> str:
+    """What ``{{ value }}`` renders in an autoescaping template (safe HTML as it is, anything
+    else localised and escaped), without ``conditional_escape``'s lazy-string wrapper: the
+    tables, transcripts and search hits call this for every value they show."""
+    if value.__class__ is str:
+        return escape(value)
+    if hasattr(value, "__html__"):
+        return value.__html__()
+    if value.__class__ is int and not settings.USE_THOUSAND_SEPARATOR:
+        return str(value)  # what localize() gives, without its format lookups
+    return escape(str(localize(value)))
+
+
 # Cells shared by the django-tables2 tables and the page templates (one rendering each).
+# Tables call these once per row: they build their HTML with f-strings and ``html.escape``
+# rather than ``format_html`` (whose lazy-string checks cost more than the formatting).
 def time_html(epoch_value, *, seconds: bool = False, age: bool = False, empty="—"):
     """The one ``<time>`` element of the explorer: local time (to the minute, or the second),
     the full time and zone on hover, optionally its age beneath."""
@@ -157,15 +184,15 @@ def time_html(epoch_value, *, seconds: bool = False, age: bool = False, empty="�
     if moment is None:
         return empty
     local = timezone.localtime(moment)
-    html = format_html(
-        '<time datetime="{}" title="{}">{}</time>',
-        local.isoformat(timespec="seconds"),
-        formatting.datetime_text(local, seconds=True) + local.strftime(" %Z"),
-        formatting.datetime_text(local, seconds=seconds),
+    stamp = local.strftime("%d/%m/%Y %H:%M:%S" if formatting.french() else "%Y-%m-%d %H:%M:%S")
+    html = (
+        f'<time datetime="{escape(local.isoformat(timespec="seconds"))}" '
+        f'title="{escape(stamp)} {escape(local.tzname() or "")}">'
+        f"{escape(stamp if seconds else stamp[:-3])}</time>"
     )
     if age:
-        html = format_html('{}<span class="age">{}</span>', html, naturaltime(moment))
-    return html
+        html += f'<span class="age">{escape(naturaltime(moment))}</span>'
+    return mark_safe(html)  # noqa: S308 - every value is escaped above
 
 
 @register.filter
@@ -181,7 +208,16 @@ def started_cell(epoch_value):
 
 
 @register.filter
-def source_badge(source):
+def source_badge(source) -> SafeString:
+    try:
+        return _source_badge(source)
+    except TypeError:  # an unhashable value cannot be cached
+        return _source_badge.__wrapped__(source)
+
+
+@functools.lru_cache(maxsize=512)
+def _source_badge(source) -> SafeString:
+    # A handful of distinct sources, one per row: slugify is the costly part.
     return format_html(
         '<span class="badge source source-{}">{}</span>', slugify(source) or "none", source
     )
@@ -224,10 +260,10 @@ def cost_badge(record):
         return words["unknown"]
     actual = getattr(record, "actual_cost_usd", None)
     if status == "actual" and actual is not None:
-        return format_html(words["actual"], formatting.usd(actual))
+        return mark_safe(words["actual"].format(escape(formatting.usd(actual))))  # noqa: S308
     estimated = getattr(record, "estimated_cost_usd", None)
     if estimated is not None:
-        return format_html(words["estimated"], formatting.usd(estimated))
+        return mark_safe(words["estimated"].format(escape(formatting.usd(estimated))))  # noqa: S308
     return mark_safe('<span class="cost none">—</span>')
 
 

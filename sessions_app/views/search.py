@@ -21,6 +21,7 @@ from ..filters import MESSAGE_ROLES, OpenChoiceField, OpenMultipleChoiceField
 from ..models import Session
 from ..templatetags.explorer import role_label
 from ..timefmt import day_end_epoch, day_start_epoch
+from ..widgets import FastCheckboxSelectMultiple, FastSelect
 
 
 class SearchForm(forms.Form):
@@ -30,12 +31,16 @@ class SearchForm(forms.Form):
         strip=True,
         widget=forms.TextInput(attrs={"type": "search", "placeholder": _("words to find")}),
     )
-    mode = forms.ChoiceField(label=_("Match"), choices=list(search.MODES.items()), required=False)
-    sort = forms.ChoiceField(label=_("Order"), choices=list(search.SORTS.items()), required=False)
-    source = OpenMultipleChoiceField(
-        label=_("Source"), required=False, widget=forms.CheckboxSelectMultiple
+    mode = forms.ChoiceField(
+        label=_("Match"), choices=list(search.MODES.items()), required=False, widget=FastSelect
     )
-    role = OpenChoiceField(label=_("Role"), required=False)
+    sort = forms.ChoiceField(
+        label=_("Order"), choices=list(search.SORTS.items()), required=False, widget=FastSelect
+    )
+    source = OpenMultipleChoiceField(
+        label=_("Source"), required=False, widget=FastCheckboxSelectMultiple
+    )
+    role = OpenChoiceField(label=_("Role"), required=False, widget=FastSelect)
     tool_name = forms.CharField(label=_("Tool name"), required=False, max_length=200)
     session_id = forms.CharField(label=_("Session id"), required=False, max_length=200)
     date_from = forms.DateField(
@@ -48,7 +53,7 @@ class SearchForm(forms.Form):
         label=_("Include"),
         choices=[("hidden", _("hidden scaffolding"))],
         required=False,
-        widget=forms.CheckboxSelectMultiple,
+        widget=FastCheckboxSelectMultiple,
     )
 
     def __init__(self, data, *, shape):

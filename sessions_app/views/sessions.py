@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 from django.http import Http404, HttpResponse
@@ -15,7 +16,7 @@ from hermes_explorer import store
 from hermes_explorer.redaction import redact
 from live_app.following import follow_state
 
-from .. import exports, selectors
+from .. import exports, extensions, selectors
 from ..filters import SessionFilter
 from ..listing import KeysetTableView
 from ..models import SECRET_SESSION_COLUMNS, Message, Session
@@ -82,7 +83,14 @@ class SessionListView(KeysetTableView):
         }
 
 
-session_list = require_GET(SessionListView.as_view())
+@functools.cache
+def _session_list_view():
+    # Composed at the first request: every app has registered its mixins by then.
+    return require_GET(extensions.compose_list_view(SessionListView).as_view())
+
+
+def session_list(request, *args, **kwargs):
+    return _session_list_view()(request, *args, **kwargs)
 
 
 def _int_param(request, name: str, default: int = 1) -> int:

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 
 from hermes_explorer.params import flag
 
-from .. import transcripts
+from .. import extensions, transcripts
 from ..exports import export_filename
 from ..visibility import Visibility
 
@@ -26,7 +26,8 @@ def _transcript_response(request, session_id: str, kind: str) -> StreamingHttpRe
         raise Http404(gettext("No session with this id in the state.db."))
     visibility = Visibility.from_params(request.GET.getlist("show"))
     chain = transcripts.compression_chain(session) if flag(request, "chain") else None
-    body = transcripts.transcript_stream(kind, session, chain, visibility)
+    extra = extensions.transcript_metadata(request, session.id)
+    body = transcripts.transcript_stream(kind, session, chain, visibility, extra)
     bits = [session.id, "chain" if chain is not None else ""]
     response = StreamingHttpResponse(body, content_type=CONTENT_TYPES[kind])
     filename = export_filename("transcript", bits, kind)

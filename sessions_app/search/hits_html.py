@@ -1,0 +1,81 @@
+"""Search hits as HTML (``<li class="hit">``), built in Python.
+
+A results page lists twenty hits; through a template per hit (and one per copy button, and
+``reverse()`` twice per link) that was a third of the page (measured).  Each value from the
+store is escaped once here; the snippet arrives as safe HTML, already redacted and marked
+(:mod:`.snippets`), and is used as it is.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import slugify
+from django.utils.translation import gettext
+
+from ..formatting import per_language
+from ..links import TranscriptLinks
+from ..templatetags.explorer import role_labels, text_html, time_html
+
+
+@per_language
+def hit_words() -> dict:
+    """What every hit repeats, in the page's language (escaped, looked up once per language)."""
+    return {
+        "not_live": escape(gettext("Not part of the live transcript")),
+        "copy_id": escape(gettext("Copy message id")),
+        "copy": escape(gettext("Copy")),
+        "no_snippet": '<span class="muted">'
+        + escape(gettext("(the match is in the tool call or tool name)"))
+        + "</span>",
+        "labels": role_labels(),
+    }
+
+
+_v = text_html
+
+
+def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None) -> str:
+    words = words or hit_words()
+    roles, visibilities = words["labels"]
+    url = links.message(hit.session_id, hit.id)
+    untitled = f'<span class="untitled">{_v(hit.session_id)}</span>'
+    if url:
+        label = _v(hit.title) if hit.title else untitled
+        head = f'<a class="hit-link" href="{_v(url)}">{label}</a>'
+    else:
+        head = untitled
+    source = (
+        f'<span class="badge source source-{slugify(str(hit.source))}">{_v(hit.source)}</span>'
+        if hit.source
+        else ""
+    )
+    tool = f'<span class="tool-name">{_v(hit.tool_name)}</span>' if hit.tool_name else ""
+    visibility = (
+        f'<span class="badge warn" title="{words["not_live"]}">'
+        f"{_v(visibilities.get(hit.visibility, hit.visibility))}</span>"
+        if hit.visibility != "live"
+        else ""
+    )
+    when = _v(time_html(hit.timestamp)) if hit.timestamp is not None else ""
+    mid = _v(hit.id)
+    return (
+        f'<li class="hit role-{slugify(str(hit.role))}">\n  <div class="hit-head">\n    {head}\n'
+        f"    {source}\n"
+        + (f"    {badges[hit.session_id]}\n" if badges and hit.session_id in badges else "")
+        + f'    <span class="role">{_v(roles.get(hit.role, hit.role) or "—")}</span>\n'
+        f"    {tool}\n    {visibility}\n    {when}\n"
+        f'    <span class="muted copy-id">#{mid} <button type="button" class="copy" '
+        f'data-copy="{mid}" aria-label="{words["copy_id"]} {mid}" title="{words["copy_id"]}">'
+        f"{words['copy']}</button>\n</span>\n  </div>\n"
+        f'  <p class="snippet">{_v(hit.snippet) if hit.snippet else words["no_snippet"]}</p>\n'
+        "</li>\n"
+    )
+
+
+def hits_html(hits, badges: dict | None = None) -> SafeString:
+    """``badges``: ``{session id: safe HTML}`` (the team's tags) after each hit's source."""
+    links = TranscriptLinks()
+    words = hit_words()
+    return mark_safe("".join(hit_html(hit, links, badges, words) for hit in hits))  # noqa: S308 - escaped
