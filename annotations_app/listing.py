@@ -9,6 +9,8 @@ note count and, for those who may tag, the selection checkboxes of the bulk-tag 
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
+
 from sessions_app import exports
 from sessions_app.selectors import COUNT_CAP, CappedCount
 
@@ -44,8 +46,10 @@ class AnnotationFiltersMixin:
         n = self.selection.count(COUNT_CAP)
         if self._other_filters():
             self.notes.append(
-                "The count is of the sessions carrying these tags, stars or notes, before the "
-                "other filters."
+                gettext(
+                    "The count is of the sessions carrying these tags, stars or notes, before "
+                    "the other filters."
+                )
             )
         return CappedCount(value=n, capped=n > COUNT_CAP)
 
@@ -53,7 +57,9 @@ class AnnotationFiltersMixin:
         if not self.selection.active:
             return super().paginate(queryset, token, per_page)
         for name in self.selection.unknown_tags:
-            self.notes.append(f"No tag is named “{name}”: no session matches.")
+            self.notes.append(
+                gettext("No tag is named “%(name)s”: no session matches.") % {"name": name}
+            )
         return crossdb.paginate(self.selection, queryset, self.keyset, token, per_page)
 
     def prepare_rows(self, rows):
@@ -77,10 +83,15 @@ class AnnotationFiltersMixin:
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         if getattr(self, "dropped_sort", False):
-            self.notes[:] = [n for n in self.notes if not n.startswith("Unknown sort")]
+            unknown = gettext("Unknown sort “%(sort)s”: showing newest first.") % {
+                "sort": self.request.GET.get("sort")
+            }
+            self.notes[:] = [n for n in self.notes if n != unknown]
             self.notes.append(
-                "Last activity changes while a session runs, so tag, star and note filters "
-                "cannot sort by it: showing newest first."
+                gettext(
+                    "Last activity changes while a session runs, so tag, star and note filters "
+                    "cannot sort by it: showing newest first."
+                )
             )
         user = self.request.user
         context.update(

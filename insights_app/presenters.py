@@ -264,12 +264,23 @@ def page_notes(report: Report, basis: str) -> list[str]:
         )
     if report.summaries_build is not None:
         done, total = report.summaries_build
-        pct = f"{100 * done // total}%" if total else "starting"
+        pct = (
+            gettext("%(pct)s%%") % {"pct": 100 * done // total}
+            if total
+            else pgettext("summaries build", "starting")
+        )
         notes.append(
-            f"Summaries being built: {pct} ({done:,} of {total:,} sessions). The message, "
-            f"tool and skill figures leave out the {report.sessions_uncounted:,} sessions of "
-            "this window not summarised yet; every other figure is complete. Reload in a "
-            "moment to see more."
+            gettext(
+                "Summaries being built: %(pct)s (%(done)s of %(total)s sessions). The message, "
+                "tool and skill figures leave out the %(left)s sessions of this window not "
+                "summarised yet; every other figure is complete. Reload in a moment to see more."
+            )
+            % {
+                "pct": pct,
+                "done": number(done),
+                "total": number(total),
+                "left": number(report.sessions_uncounted),
+            }
         )
     elif not report.messages_complete:
         notes.append(

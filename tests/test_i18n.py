@@ -139,6 +139,24 @@ def test_dates_follow_the_language():
         assert formatting.chart_day_label(moment.date())[0].startswith("lun")
 
 
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_ages_read_as_naturaltime_writes_them(lang):
+    import datetime as dt
+
+    from django.contrib.humanize.templatetags.humanize import naturaltime
+
+    from sessions_app.ages import natural_age
+
+    now = dt.datetime.now(dt.UTC)
+    seconds = [0.4, 30.5, 90.5, 7300, 86_400 * 3 + 3700, 86_400 * 40, 86_400 * 800]
+    moments = [now - dt.timedelta(seconds=s) for s in seconds]
+    moments += [now + dt.timedelta(seconds=s + 5) for s in seconds]
+    with translation.override(lang):
+        for moment in moments:
+            for _ in range(2):  # the second time from the remembered words
+                assert natural_age(moment) == str(naturaltime(moment)), moment
+
+
 # Pages -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory):
@@ -338,11 +356,23 @@ def english_leftovers(html: str, data: frozenset[str] = frozenset()) -> list[str
 
 def french_pages(client) -> dict[str, str]:
     """The main pages, fetched in French: {url: html}."""
+    from annotations_app.models import Note, Tag
     from sessions_app.models import Message, Session
 
     session = Session.objects.using("hermes").order_by("-started_at").first()
     message = Message.objects.using("hermes").filter(session_id=session.id).order_by("id").first()
+    # The session's annotations panel with a star, a tag and a note (the staff's own).
+    tag = Tag.objects.create(name="incident", colour="red", description="Things that broke")
+    for name, data in (("star", {}), ("add_tag", {"tag": tag.pk}), ("add_note", {"text": "x"})):
+        client.post(reverse(f"annotations:{name}", args=[session.id]), data, **FR)
+    note = Note.objects.first()
     urls = [
+        reverse("annotations:tags"),
+        reverse("annotations:tag_edit", args=[tag.pk]),
+        reverse("annotations:views"),
+        reverse("annotations:orphans"),
+        reverse("annotations:edit_note", args=[note.pk]),
+        reverse("sessions:list") + "?tag=incident&starred=1",
         "/",
         reverse("sessions:list"),
         reverse("sessions:list") + "?source=none-such",
