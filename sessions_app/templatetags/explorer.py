@@ -7,7 +7,6 @@ from html import escape
 
 from django import template
 from django.conf import settings
-from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
 from django.utils.formats import localize
 from django.utils.html import format_html
@@ -18,6 +17,7 @@ from django.utils.translation import gettext, pgettext, pgettext_lazy
 from hermes_explorer.form_rendering import form_fields_html
 
 from .. import formatting
+from ..ages import natural_age
 from ..timefmt import from_epoch
 
 register = template.Library()
@@ -191,7 +191,7 @@ def time_html(epoch_value, *, seconds: bool = False, age: bool = False, empty="â
         f"{escape(stamp if seconds else stamp[:-3])}</time>"
     )
     if age:
-        html += f'<span class="age">{escape(naturaltime(moment))}</span>'
+        html += f'<span class="age">{escape(natural_age(moment))}</span>'
     return mark_safe(html)  # noqa: S308 - every value is escaped above
 
 
