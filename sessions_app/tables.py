@@ -346,7 +346,7 @@ class MessageTable(KeysetTable):
         if not text:
             words = _session_words()
             text = (
-                f'<span class="muted">{words["no_text_tool"] % {"tool": escape(record.tool_name)}}'
+                f'<span class="muted">{words["no_text_tool"] % {"tool": escape(str(record.tool_name))}}'
                 "</span>"
                 if record.tool_name
                 else f'<span class="muted">{words["no_text"]}</span>'
