@@ -49,6 +49,10 @@ class KeysetTableView(SingleTableMixin, FilterView):
     def get_count(self, filtered):
         return None
 
+    def unknown_sort_note(self, sort: str) -> str:
+        """What the page says when ``sort`` is not one of ``get_sorts()``."""
+        return gettext("Unknown sort “%(sort)s”: showing newest first.") % {"sort": sort}
+
     def page_queryset(self, filtered):
         return filtered
 
@@ -68,9 +72,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
         sorts = self.get_sorts()
         self.sort = request.GET.get("sort", self.default_sort)
         if self.sort not in sorts:
-            self.notes.append(
-                gettext("Unknown sort “%(sort)s”: showing newest first.") % {"sort": self.sort}
-            )
+            self.notes.append(self.unknown_sort_note(self.sort))
             self.sort = self.default_sort
         self.keyset = sorts[self.sort]
         self.filterset = self.get_filterset(self.get_filterset_class())
