@@ -187,12 +187,11 @@ def test_warm_up_readies_the_prefilter_and_opens_no_database(tmp_path, settings,
 
     from hermes_explorer import warmup
 
-    for alias in connections:
-        connections[alias].close()
+    opened = {alias for alias in connections if connections[alias].connection is not None}
     settings.DATA_DIR = tmp_path
     monkeypatch.setattr(prefilter, "_COMPILED", [])
     monkeypatch.setattr(warmup.gc, "freeze", lambda: None)  # keep the test process as it was
     warmup.warm_up()
     assert prefilter._COMPILED and prefilter._COMPILED[0] is not None
     assert list((tmp_path / "cache").glob("redaction-prefilter-*.hsdb"))
-    assert all(connections[alias].connection is None for alias in connections)
+    assert {alias for alias in connections if connections[alias].connection is not None} <= opened
