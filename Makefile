@@ -41,7 +41,7 @@ $(DEMO_DB): | $(BIN)/.installed
 demo-db: $(DEMO_DB)
 
 ## run: set up and serve the app with gunicorn on $(HOST):$(PORT) (demo data unless HERMES_STATE_DB is set)
-run: $(BIN)/.installed $(DATA_DIR)/secret_key
+run: $(BIN)/.installed $(DATA_DIR)/secret_key catalogs
 	@if [ -z "$$HERMES_STATE_DB" ]; then $(MAKE) --no-print-directory demo-db; fi
 	$(BIN)/python manage.py migrate --noinput --verbosity 0
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
@@ -56,9 +56,14 @@ run: $(BIN)/.installed $(DATA_DIR)/secret_key
 APPDB_TESTS ?= tests/test_appdb.py tests/test_accounts.py tests/test_script_auth.py \
 	tests/test_insights_summary_store.py tests/test_security.py tests/test_sql_console.py \
 	tests/test_annotations.py
-test: $(BIN)/.installed-dev chromium servers
+test: $(BIN)/.installed-dev chromium servers catalogs
 	$(BIN)/python -m pytest
 	$(BIN)/python -m pytest -p tests.real_servers -m "not browser" $(APPDB_TESTS)
+
+## catalogs: the French (and any other) translation catalogs compiled to .mo (pure Python)
+.PHONY: catalogs
+catalogs: $(BIN)/.installed
+	DJANGO_DEBUG=1 $(BIN)/python manage.py compile_catalogs
 
 ## chromium: the browser of the end-to-end tests, from apt when missing (never a download)
 .PHONY: chromium

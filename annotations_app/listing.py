@@ -9,6 +9,8 @@ note count and, for those who may tag, the selection checkboxes of the bulk-tag 
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
+
 from sessions_app import exports
 from sessions_app.selectors import COUNT_CAP, CappedCount
 
@@ -35,7 +37,7 @@ class AnnotationFiltersMixin:
 
     def unknown_sort_note(self, sort):
         if self.selection.active and sort in super().get_sorts():
-            return (
+            return gettext(
                 "Last activity changes while a session runs, so tag, star and note filters "
                 "cannot sort by it: showing newest first."
             )
@@ -50,8 +52,10 @@ class AnnotationFiltersMixin:
         n = self.selection.count(COUNT_CAP)
         if self._other_filters():
             self.notes.append(
-                "The count is of the sessions carrying these tags, stars or notes, before the "
-                "other filters."
+                gettext(
+                    "The count is of the sessions carrying these tags, stars or notes, before "
+                    "the other filters."
+                )
             )
         return CappedCount(value=n, capped=n > COUNT_CAP)
 
@@ -59,7 +63,9 @@ class AnnotationFiltersMixin:
         if not self.selection.active:
             return super().paginate(queryset, token, per_page)
         for name in self.selection.unknown_tags:
-            self.notes.append(f"No tag is named “{name}”: no session matches.")
+            self.notes.append(
+                gettext("No tag is named “%(name)s”: no session matches.") % {"name": name}
+            )
         return crossdb.paginate(self.selection, queryset, self.keyset, token, per_page)
 
     def prepare_rows(self, rows):

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 from accounts_app.roles import can_export, can_see_content
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import query_budget
+from sessions_app import formatting
 from sessions_app.facets import distinct_values
 
 from . import explorer, export, presenters, reports
@@ -83,6 +84,7 @@ def _page(request, form, shape, report, previous, drill, basis, messages_allowed
         signature = store.file_signature()
         variant = (
             "page-body",
+            formatting.language(),
             report.generated_at,
             basis,
             messages_allowed,

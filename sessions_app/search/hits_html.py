@@ -8,19 +8,37 @@ store is escaped once here; the snippet arrives as safe HTML, already redacted a
 
 from __future__ import annotations
 
+from html import escape
+
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
+from django.utils.translation import gettext
 
+from ..formatting import per_language
 from ..links import TranscriptLinks
-from ..templatetags.explorer import text_html, time_html
+from ..templatetags.explorer import role_labels, text_html, time_html
 
-NO_SNIPPET = '<span class="muted">(the match is in the tool call or tool name)</span>'
+
+@per_language
+def hit_words() -> dict:
+    """What every hit repeats, in the page's language (escaped, looked up once per language)."""
+    return {
+        "not_live": escape(gettext("Not part of the live transcript")),
+        "copy_id": escape(gettext("Copy message id")),
+        "copy": escape(gettext("Copy")),
+        "no_snippet": '<span class="muted">'
+        + escape(gettext("(the match is in the tool call or tool name)"))
+        + "</span>",
+        "labels": role_labels(),
+    }
 
 
 _v = text_html
 
 
-def hit_html(hit, links: TranscriptLinks, badges: dict | None = None) -> str:
+def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None) -> str:
+    words = words or hit_words()
+    roles, visibilities = words["labels"]
     url = links.message(hit.session_id, hit.id)
     untitled = f'<span class="untitled">{_v(hit.session_id)}</span>'
     if url:
@@ -35,8 +53,8 @@ def hit_html(hit, links: TranscriptLinks, badges: dict | None = None) -> str:
     )
     tool = f'<span class="tool-name">{_v(hit.tool_name)}</span>' if hit.tool_name else ""
     visibility = (
-        '<span class="badge warn" title="Not part of the live transcript">'
-        f"{_v(hit.visibility)}</span>"
+        f'<span class="badge warn" title="{words["not_live"]}">'
+        f"{_v(visibilities.get(hit.visibility, hit.visibility))}</span>"
         if hit.visibility != "live"
         else ""
     )
@@ -46,16 +64,18 @@ def hit_html(hit, links: TranscriptLinks, badges: dict | None = None) -> str:
         f'<li class="hit role-{slugify(str(hit.role))}">\n  <div class="hit-head">\n    {head}\n'
         f"    {source}\n"
         + (f"    {badges[hit.session_id]}\n" if badges and hit.session_id in badges else "")
-        + f'    <span class="role">{_v(hit.role or "—")}</span>\n'
+        + f'    <span class="role">{_v(roles.get(hit.role, hit.role) or "—")}</span>\n'
         f"    {tool}\n    {visibility}\n    {when}\n"
         f'    <span class="muted copy-id">#{mid} <button type="button" class="copy" '
-        f'data-copy="{mid}" aria-label="Copy message id {mid}" title="Copy message id">Copy'
-        "</button>\n</span>\n  </div>\n"
-        f'  <p class="snippet">{_v(hit.snippet) if hit.snippet else NO_SNIPPET}</p>\n</li>\n'
+        f'data-copy="{mid}" aria-label="{words["copy_id"]} {mid}" title="{words["copy_id"]}">'
+        f"{words['copy']}</button>\n</span>\n  </div>\n"
+        f'  <p class="snippet">{_v(hit.snippet) if hit.snippet else words["no_snippet"]}</p>\n'
+        "</li>\n"
     )
 
 
 def hits_html(hits, badges: dict | None = None) -> SafeString:
     """``badges``: ``{session id: safe HTML}`` (the team's tags) after each hit's source."""
     links = TranscriptLinks()
-    return mark_safe("".join(hit_html(hit, links, badges) for hit in hits))  # noqa: S308 - escaped
+    words = hit_words()
+    return mark_safe("".join(hit_html(hit, links, badges, words) for hit in hits))  # noqa: S308 - escaped
