@@ -62,7 +62,7 @@ test: $(BIN)/.installed-dev chromium servers catalogs
 
 ## catalogs: the French (and any other) translation catalogs compiled to .mo (pure Python)
 .PHONY: catalogs
-catalogs: $(BIN)/.installed
+catalogs: $(BIN)/.installed $(DATA_DIR)/secret_key
 	DJANGO_DEBUG=1 $(BIN)/python manage.py compile_catalogs
 
 ## chromium: the browser of the end-to-end tests, from apt when missing (never a download)
