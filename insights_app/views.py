@@ -90,7 +90,7 @@ def _page(request, form, shape, report, previous, drill, basis, messages_allowed
             request.GET.urlencode(),
         )
         key = reports.cache_key(signature, report.window, variant) if signature else None
-        body = reports.report_cache().get(key) if key else None
+        body = reports.cached_fragment(key) if key else None
         if body is None:
             linked = linked_rows(report, drill, messages_allowed=messages_allowed)
             extra = explorer.extras_for(report, previous, drill)
@@ -102,6 +102,6 @@ def _page(request, form, shape, report, previous, drill, basis, messages_allowed
             body_context["explorer_charts"] = presenters.explorer_charts(report, extra)
             body = render_to_string(BODY_TEMPLATE, body_context, request)
             if key and report.messages_complete:
-                reports.report_cache().set(key, body, reports.REPORT_TTL)
+                reports.keep_fragment(key, body)
         context["body"] = mark_safe(body)  # noqa: S308 - rendered by our own template above
     return render(request, TEMPLATE, context)
