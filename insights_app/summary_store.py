@@ -138,9 +138,17 @@ def _chunks(ids: list[str]) -> Iterable[list[str]]:
 
 
 def _drop(key: str, ids: list[str]) -> None:
-    for chunk in _chunks(ids):
-        for model in (SummaryTool, SummarySkill, StoredSummary):
-            model.objects.filter(store_key=key, session_id__in=chunk).delete()
+    """Plain ``DELETE`` by the ``(store_key, session_id)`` indexes: the ORM's ``delete()``
+    prepares every id of every chunk as a lookup, a second of a big store's first build."""
+    with connection.cursor() as cursor:
+        for chunk in _chunks(ids):
+            marks = ", ".join(["%s"] * len(chunk))
+            for model in (SummaryTool, SummarySkill, StoredSummary):
+                table = connection.ops.quote_name(model._meta.db_table)
+                cursor.execute(
+                    f"DELETE FROM {table} WHERE store_key = %s AND session_id IN ({marks})",
+                    [key, *chunk],
+                )
 
 
 def drop(key: str, ids: Iterable[str]) -> None:
