@@ -150,6 +150,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "hermes_explorer.context_processors.explorer",
                 "accounts_app.context_processors.roles",
+                "profiles_app.context_processors.profiles",
             ],
         },
     },

@@ -22,8 +22,11 @@ from hermes_explorer import stores as registry
 from hermes_explorer.hermes_db.current import DEFAULT_ALIAS, reset_alias, set_alias
 
 from .access import for_request
+from .locate import land
 
 PREFIX = re.compile(r"^/p/([^/]+)(/.*)$")
+# A session's pages without the profile (bookmarks from before there were several).
+SESSION_PATH = re.compile(r"^/sessions/([^/]+)/")
 # Pages that read no store: open to a user who may see no profile at all.
 STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|static/)")
 
@@ -51,6 +54,9 @@ class StoreScopeMiddleware:
             store = registry.default_store(visible)
             if store is None and not STORELESS.match(request.path_info):
                 raise Http404("No profile to show.")
+            session = SESSION_PATH.match(request.path_info)
+            if session and request.method in ("GET", "HEAD") and registry.multi():
+                return land(request, session.group(1), visible)
         request.store = store
         request.store_scoped = match is not None
         request.profile_base = base

@@ -504,12 +504,15 @@ def messages_for_table(queryset):
 
 def link_messages(rows) -> list:
     """Give each row its transcript links (None when an odd id cannot be routed)."""
-    from django.urls import NoReverseMatch, reverse
+    from django.urls import NoReverseMatch
+
+    from profiles_app.links import store_reverse
 
     for row in rows:
+        store = getattr(row, "store", None)
         try:
-            row.message_url = reverse("sessions:message", args=[row.session_id, row.id])
-            row.session_url = reverse("sessions:detail", args=[row.session_id])
+            row.message_url = store_reverse("sessions:message", [row.session_id, row.id], store)
+            row.session_url = store_reverse("sessions:detail", [row.session_id], store)
         except NoReverseMatch:
             row.message_url = row.session_url = None
     return rows

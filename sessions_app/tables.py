@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 
 import django_tables2 as tables
-from django.urls import reverse
 from django.utils.formats import localize
 from django.utils.html import conditional_escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -19,6 +18,7 @@ from django.utils.text import Truncator, slugify
 from django_tables2.data import TableListData
 
 from hermes_explorer.redaction import redact
+from profiles_app.links import store_reverse
 
 from .content import as_text
 from .formatting import compact, duration
@@ -140,7 +140,7 @@ class SessionTable(KeysetTable):
         return started_cell(value)
 
     def render_title(self, record):
-        url = reverse("sessions:detail", args=[record.id])
+        url = store_reverse("sessions:detail", [record.id], getattr(record, "store", None))
         preview = getattr(record, "first_user_preview", None) if self.show_previews else None
         if record.title:
             label = format_html("{}", record.title)

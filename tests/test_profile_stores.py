@@ -162,3 +162,24 @@ def test_profile_urls_read_that_profile_only(home, staff_client):
         detail = staff_client.get(f"/p/{profile}/sessions/{own}/")
         assert detail.status_code == 200
     assert staff_client.get("/p/nobody/sessions/").status_code == 404
+
+
+def test_old_session_urls_land_on_their_profile(home, staff_client):
+    sid = home.sessions["coder"][2][0]
+    response = staff_client.get(f"/sessions/{sid}/?page=1")
+    assert response.status_code == 302
+    assert response["Location"] == f"/p/coder/sessions/{sid}/?page=1"
+    export = staff_client.get(f"/sessions/{sid}/export.md")
+    assert export["Location"] == f"/p/coder/sessions/{sid}/export.md"
+    assert staff_client.get("/sessions/no-such-session/").status_code == 404
+
+
+def test_an_id_in_several_profiles_gets_a_chooser(home, staff_client):
+    from tests.profile_home import SHARED_ID
+
+    page = staff_client.get(f"/sessions/{SHARED_ID}/")
+    assert page.status_code == 300
+    body = page.content.decode()
+    assert f"/p/default/sessions/{SHARED_ID}/" in body
+    assert f"/p/support/sessions/{SHARED_ID}/" in body
+    assert "shared in support" in body

@@ -14,6 +14,8 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from profiles_app.merged_list import MergedListMixin
+
 from .. import exports, selectors
 from ..filters import MessageFilter
 from ..listing import KeysetTableView
@@ -44,7 +46,7 @@ def export_filename_bits(filterset) -> list[str]:
     return bits
 
 
-class MessageListView(KeysetTableView):
+class MessageListView(MergedListMixin, KeysetTableView):
     filterset_class = MessageFilter
     table_class = MessageTable
     template_name = "sessions_app/message_list.html"

@@ -6,13 +6,14 @@ import time
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_see_content
 from hermes_explorer import store
 from hermes_explorer.redaction import redact
 from live_app.following import follow_state
+from profiles_app.links import store_reverse
+from profiles_app.merged_list import MergedListMixin
 
 from .. import exports, selectors
 from ..filters import SessionFilter
@@ -40,7 +41,7 @@ def overview(request):
     )
 
 
-class SessionListView(KeysetTableView):
+class SessionListView(MergedListMixin, KeysetTableView):
     filterset_class = SessionFilter
     table_class = SessionTable
     template_name = "sessions_app/session_list.html"
@@ -136,7 +137,7 @@ def message_in_transcript(request, session_id: str, message_id: int):
     if message.visibility != "live":
         visibility = visibility.with_kind(message.visibility)
     page = selectors.message_position(session_id, message.id, visibility)
-    url = reverse("sessions:detail", args=[session_id])
+    url = store_reverse("sessions:detail", [session_id])
     return redirect(f"{url}?page={page}&show={visibility.as_param()}#m{message.id}")
 
 

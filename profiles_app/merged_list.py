@@ -1,0 +1,155 @@
+"""The session and message tables over every profile at once.
+
+Without ``/p/<profile>/`` and with several stores served, a :class:`MergedListMixin` list pages
+through every profile the user may see (or those named by ``?profile=a&profile=b``), merged in
+the list's own order (:mod:`profiles_app.merge`), with a Profile column.  Each store is read with
+its own filterset (built on its own shape), counts are summed and capped like one store's, and a
+store that fails is named in a note while the others are shown.  Under ``/p/<profile>/`` the
+list is the single-store list, unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+
+import django_tables2 as tables
+from django.db import DatabaseError
+
+from hermes_explorer import store as one_store
+from hermes_explorer import stores as registry
+from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
+from hermes_explorer.stores import Store
+from sessions_app.selectors import COUNT_CAP, CappedCount
+
+from . import merge
+from .access import for_request
+
+
+def requested_profiles(request) -> list[str]:
+    """The names of ``?profile=`` (repeated, or comma-separated), in order, once each."""
+    names: list[str] = []
+    for value in request.GET.getlist("profile"):
+        for name in value.split(","):
+            name = name.strip()
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def chosen_stores(request, notes: list[str] | None = None) -> list[Store] | None:
+    """The stores a page without ``/p/…`` spans; None when it reads one store as always."""
+    if getattr(request, "store_scoped", False) or not registry.multi():
+        return None
+    visible = for_request(request)
+    names = requested_profiles(request)
+    if not names:
+        return list(visible)
+    known = {s.name for s in visible}
+    for name in names:
+        if name not in known and notes is not None:
+            # A hidden profile and a missing one read the same.
+            notes.append(f"No profile named “{name}”.")
+    return [s for s in visible if s.name in names]
+
+
+def sum_counts(counts: list[CappedCount], cap: int = COUNT_CAP) -> CappedCount:
+    total = sum(c.value for c in counts)
+    if total > cap or any(c.capped for c in counts):
+        return CappedCount(value=max(total, cap + 1), capped=True)
+    return CappedCount(value=total, capped=False)
+
+
+def profile_column() -> tuple[str, tables.Column]:
+    return (
+        "profile",
+        tables.Column(accessor="store__name", verbose_name="Profile", orderable=False),
+    )
+
+
+class MergedListMixin:
+    """For a :class:`~sessions_app.listing.KeysetTableView`: span the chosen stores."""
+
+    merged_parts: list[Store] | None = None
+
+    def _fill_page(self) -> None:
+        parts = chosen_stores(self.request, self.notes)
+        if parts is None:
+            return super()._fill_page()
+        self.merged_parts = parts
+        per_page = self.get_per_page()
+        counts: list[CappedCount] = []
+        failed: set[str] = set()
+        budget = self.page_budget
+        default_shape = self.shape
+
+        def fetch(store: Store, bound, forward: bool, limit: int) -> list:
+            if store.name in failed:
+                return []
+            try:
+                with query_budget(budget) if budget is not None else contextlib.nullcontext():
+                    self.shape = one_store.shape()
+                    if self.sort not in self.get_sorts():
+                        self.notes.append(
+                            f"Profile {store.name} cannot be ordered this way: left out."
+                        )
+                        failed.add(store.name)
+                        return []
+                    filterset = self.get_filterset(self.get_filterset_class())
+                    if not filterset.is_valid():
+                        return []
+                    filtered = filterset.qs
+                    count = self.get_count(filtered)
+                    if count is not None:
+                        counts.append(count)
+                    qs = self.page_queryset(filtered)
+                    if bound is not None:
+                        qs = qs.filter(bound)
+                    order = self.keyset.order_by(reverse=not forward)
+                    return list(qs.order_by(*order)[:limit])
+            except QueryTimeout:
+                if budget is None:
+                    raise
+                self.notes.append(f"Profile {store.name} ran out of time for this filter.")
+            except (DatabaseError, sqlite3.Error) as exc:
+                found = registry.REGISTRY.failed(store, exc)
+                self.notes.append(f"Profile {store.name} is unavailable: {found.reason}")
+            failed.add(store.name)
+            return []
+
+        try:
+            self.page = merge.paginate(
+                self.keyset, parts, fetch, self.request.GET.get("cursor"), per_page
+            )
+        finally:
+            self.shape = default_shape
+        self.count = sum_counts(counts) if counts else None
+        self.rows = self._prepare_by_store(self.page.rows)
+        self.notes.extend(self.page.notes)
+
+    def _prepare_by_store(self, rows: list) -> list:
+        """``prepare_rows`` on each store's rows, reading that store; the order kept."""
+        result = list(rows)
+        by_store: dict[Store, list[int]] = {}
+        for index, row in enumerate(rows):
+            by_store.setdefault(row.store, []).append(index)
+        for store, indexes in by_store.items():
+            with registry.using(store):
+                prepared = self.prepare_rows([rows[i] for i in indexes])
+            for i, row in zip(indexes, prepared, strict=True):
+                row.store = store
+                result[i] = row
+        return result
+
+    def get_table_kwargs(self):
+        kwargs = super().get_table_kwargs()
+        if self.merged_parts is not None:
+            kwargs["extra_columns"] = [profile_column()]
+            kwargs["sequence"] = ("profile", "...")
+        return kwargs
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["merged_profiles"] = self.merged_parts
+        context["chosen_profiles"] = requested_profiles(self.request)
+        return context
