@@ -53,6 +53,22 @@ def chosen_stores(request, notes: list[str] | None = None) -> list[Store] | None
     return [s for s in visible if s.name in names]
 
 
+def find_session(session_id: str, parts: list[Store] | None):
+    """The session ``session_id`` of the first store of ``parts`` that has it (the current
+    store when ``parts`` is None), with a ``store`` attribute; None if none has it."""
+    from sessions_app.models import Session
+
+    for part in parts or [None]:
+        with registry.using(part) if part else contextlib.nullcontext():
+            found = (
+                Session.objects.only_readable("id", "title", "source").filter(pk=session_id).first()
+            )
+        if found is not None:
+            found.store = part
+            return found
+    return None
+
+
 def sum_counts(counts: list[CappedCount], cap: int = COUNT_CAP) -> CappedCount:
     total = sum(c.value for c in counts)
     if total > cap or any(c.capped for c in counts):

@@ -14,12 +14,12 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from profiles_app.merged_list import MergedListMixin
+from profiles_app.merged_list import MergedListMixin, chosen_stores, find_session
 
 from .. import exports, selectors
 from ..filters import MessageFilter
 from ..listing import KeysetTableView
-from ..models import Message, Session
+from ..models import Message
 from ..tables import MessageTable
 
 MAX_PER_PAGE = 1000
@@ -108,11 +108,7 @@ class MessageListView(MergedListMixin, KeysetTableView):
         self.session_id = self.filterset.form.cleaned_data.get("session_id")
         self.filtered_session = None
         if self.session_id:
-            self.filtered_session = (
-                Session.objects.only_readable("id", "title", "source")
-                .filter(pk=self.session_id)
-                .first()
-            )
+            self.filtered_session = find_session(self.session_id, chosen_stores(self.request))
         super()._fill_page()
 
     def get_context_data(self, **kwargs):
