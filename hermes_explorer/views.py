@@ -39,6 +39,18 @@ def _check(one: stores.Store) -> dict:
         store.close(one.alias)
 
 
+def _listed(request, served, checked) -> list[dict]:
+    """Every store's health; named only to a user who may see it (a monitor signed out gets
+    the list without names, and a user restricted to some profiles learns of no other)."""
+    from profiles_app.access import for_request
+
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return [checked[one.name] for one in served]
+    visible = {one.name for one in for_request(request)}
+    return [{"profile": n, **found} for n, found in checked.items() if n in visible]
+
+
 @never_cache
 @require_GET
 def healthz(request):
@@ -54,7 +66,7 @@ def healthz(request):
     default = stores.default_store(served)
     if default is not None:
         body["state_db"] = checked[default.name]
-    body["stores"] = [{"profile": name, **found} for name, found in checked.items()]
+    body["stores"] = _listed(request, served, checked)
     readable = any(found["readable"] for found in checked.values())
     if not readable:
         body["status"] = "error"

@@ -27,6 +27,8 @@ from .locate import land
 PREFIX = re.compile(r"^/p/([^/]+)(/.*)$")
 # A session's pages without the profile (bookmarks from before there were several).
 SESSION_PATH = re.compile(r"^/sessions/([^/]+)/")
+# The old Datasette URLs address the default profile, whatever the user may see.
+LEGACY = re.compile(r"^/state(?:[/.]|$)")
 # Pages that read no store: open to a user who may see no profile at all.
 STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|static/)")
 
@@ -50,6 +52,10 @@ class StoreScopeMiddleware:
                 raise Http404("No such profile.")
             request.path_info = match.group(2)
             prefix = profile_prefix(store.name, base)
+        elif LEGACY.match(request.path_info):
+            store = registry.default_store()
+            if store not in visible:
+                raise Http404("No such profile.")
         else:
             store = registry.default_store(visible)
             if store is None and not STORELESS.match(request.path_info):
