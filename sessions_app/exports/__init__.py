@@ -86,6 +86,7 @@ from .plans import (
     export_session_list,
     export_sessions,
     message_rows,
+    session_rows,
     table_plan,
 )
 from .request import (
@@ -112,6 +113,7 @@ __all__ = [
     "neutralise_formula",
     "FORMULA_STARTS",
     "requested_format",
+    "session_rows",
     "stream_export",
     "table_plan",
     "wants_preview",

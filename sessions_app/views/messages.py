@@ -14,6 +14,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from profiles_app.merged_export import export_parts, merged_export
 from profiles_app.merged_list import MergedListMixin, chosen_stores, find_session
 
 from .. import exports, selectors
@@ -87,12 +88,30 @@ class MessageListView(MergedListMixin, KeysetTableView):
     def export(self):
         if not self.filterset.is_valid():
             return exports.invalid_filters_response(self.filterset.form)
+        parts = export_parts(self.request)
+        if parts is not None:
+            return merged_export(
+                self.request,
+                parts,
+                self._store_plan,
+                noun="messages",
+                filename_bits=export_filename_bits(self.filterset),
+                preview=exports.wants_preview(self.request),
+            )
         return exports.export_messages(
             self.request,
             self.filterset.qs,
             self.keyset,
             filename_bits=export_filename_bits(self.filterset),
         )
+
+    def _store_plan(self):
+        """The export plan of the store being read (None: the filters do not apply there)."""
+        filterset = self.get_filterset(self.get_filterset_class())
+        if not filterset.is_valid():
+            return None
+        preview = exports.wants_preview(self.request)
+        return exports.message_rows(filterset.qs, self.keyset, preview=preview)
 
     def get_count(self, filtered):
         # One session: its index bounds the count.

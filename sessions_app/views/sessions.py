@@ -13,9 +13,11 @@ from hermes_explorer import store
 from hermes_explorer.redaction import redact
 from live_app.following import follow_state
 from profiles_app.links import store_reverse
+from profiles_app.merged_export import export_parts, merged_export
 from profiles_app.merged_list import MergedListMixin
 
 from .. import exports, selectors
+from ..exports.request import session_filename_bits
 from ..filters import SessionFilter
 from ..listing import KeysetTableView
 from ..models import SECRET_SESSION_COLUMNS, Message, Session
@@ -65,7 +67,24 @@ class SessionListView(MergedListMixin, KeysetTableView):
         return filterset
 
     def export(self):
-        return exports.export_session_list(self.request, self.filterset, self.keyset)
+        parts = export_parts(self.request)
+        if parts is None:
+            return exports.export_session_list(self.request, self.filterset, self.keyset)
+        if self.filterset.is_bound and not self.filterset.is_valid():
+            return exports.invalid_filters_response(self.filterset.form)
+        bits = session_filename_bits(self.filterset)
+        return merged_export(
+            self.request, parts, self._store_plan, noun="sessions", filename_bits=bits
+        )
+
+    def _store_plan(self):
+        """The export plan of the store being read (None: it cannot give this list)."""
+        self.shape = store.shape()
+        filterset = self.get_filterset(self.get_filterset_class())
+        if self.sort not in self.get_sorts() or not filterset.is_valid():
+            return None
+        queryset = selectors.sessions_for_table(filterset.qs, sort=self.sort)
+        return exports.session_rows(queryset, self.keyset)
 
     def get_count(self, filtered):
         return selectors.capped_count(filtered)
