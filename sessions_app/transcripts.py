@@ -149,14 +149,21 @@ def session_dict(session: Session) -> dict:
 
 # JSON ---------------------------------------------------------------------------------------
 def json_pieces(
-    session: Session, chain: list[Session] | None, visibility: Visibility, chunks
+    session: Session,
+    chain: list[Session] | None,
+    visibility: Visibility,
+    chunks,
+    profile: str | None = None,
 ) -> Iterator[str]:
-    """``{"export": …, "session": …, "sessions": […], "messages": [ … ]}``, streamed."""
+    """``{"export": …, "session": …, "sessions": […], "messages": [ … ]}``, streamed;
+    ``export.profile`` names the profile when several are served."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
         "visibility": visibility.as_param(),
         "chain": chain is not None,
     }
+    if profile is not None:
+        export["profile"] = profile
     yield '{\n "export": ' + json_text(export)
     yield ',\n "session": ' + json_text(session_dict(session))
     yield ',\n "sessions": [' + ", ".join(json_text(session_dict(s)) for s in chain or [session])
@@ -233,12 +240,18 @@ def _title(session: Session) -> str:
 
 
 def markdown_pieces(
-    session: Session, chain: list[Session] | None, visibility: Visibility, chunks
+    session: Session,
+    chain: list[Session] | None,
+    visibility: Visibility,
+    chunks,
+    profile: str | None = None,
 ) -> Iterator[str]:
     """A readable conversation: metadata, then each message with role, time and content."""
     sessions = chain or [session]
     by_id = {s.id: s for s in sessions}
     yield f"# {md_inline(_title(session))}\n\n"
+    if profile is not None:
+        yield f"- **Profile:** {md_code(profile)}\n"
     yield "\n".join(_meta_lines(session)) + "\n"
     yield (
         f"- **Exported:** {md_inline(timezone.localtime().isoformat(timespec='seconds'))}"
@@ -321,10 +334,17 @@ def _markdown_message(number: int, row: dict, call_names: dict[str, str]) -> str
 
 
 def transcript_stream(
-    kind: str, session: Session, chain: list[Session] | None, visibility: Visibility
+    kind: str,
+    session: Session,
+    chain: list[Session] | None,
+    visibility: Visibility,
+    profile: str | None = None,
 ) -> Iterable[bytes]:
-    """The file's bytes: ``kind`` is ``md`` or ``json``."""
+    """The file's bytes: ``kind`` is ``md`` or ``json``; ``profile`` names the store's
+    profile (when several are served)."""
     sessions = chain or [session]
     chunks = message_chunks(sessions, visibility)
     pieces = markdown_pieces if kind == "md" else json_pieces
-    return buffered(pieces(session, chain, visibility, chunks), label=f"transcript {session.id}")
+    return buffered(
+        pieces(session, chain, visibility, chunks, profile), label=f"transcript {session.id}"
+    )

@@ -75,3 +75,15 @@ def test_a_restricted_user_exports_only_the_allowed_profiles(home, client):
 def test_one_store_exports_as_it_always_did(current_store, staff_client):
     rows = read_csv(staff_client.get("/sessions/?_export=csv"))
     assert rows and "profile" not in rows[0]
+
+
+def test_transcript_exports_name_the_profile(home, staff_client):
+    sid = home.sessions["support"][1][0]
+    md = staff_client.get(f"/p/support/sessions/{sid}/export.md")
+    assert "support" in md["Content-Disposition"]
+    assert "- **Profile:** `support`" in b"".join(md.streaming_content).decode()
+    data = json.loads(
+        b"".join(staff_client.get(f"/p/support/sessions/{sid}/export.json").streaming_content)
+    )
+    assert data["export"]["profile"] == "support"
+    assert data["session"]["id"] == sid
