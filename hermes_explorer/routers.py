@@ -26,7 +26,11 @@ def in_state_db(model) -> bool:
 class HermesRouter:
     def db_for_read(self, model, **hints):
         if in_state_db(model):
-            # The store the running code reads (``hermes`` unless told otherwise).
+            # A row loaded earlier reloads (a deferred field) from the store it came from;
+            # anything else reads the store the running code reads.
+            instance = hints.get("instance")
+            if instance is not None and instance._state.db:
+                return instance._state.db
             return current_alias()
         return None
 

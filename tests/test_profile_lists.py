@@ -141,3 +141,15 @@ def test_a_broken_store_is_named_and_the_others_are_listed(settings, tmp_path, r
     body = response.content.decode()
     assert "Profile zbroken is unavailable" in body
     assert {row.store.name for row in response.context["page"].rows} == {"default", "ok"}
+
+
+def test_rows_of_every_layout_render_in_the_merged_table(settings, tmp_path, request, staff_client):
+    layouts = {"default": "doc", "legacy": "legacy", "newest": "current", "oldest": "v1"}
+    facts = build_home(tmp_path / "home", per=4, profiles=layouts)
+    serve_home(settings, facts.home, request)
+    for url in ("/sessions/", "/messages/"):
+        response = staff_client.get(url)
+        body = response.content.decode()
+        rows = response.context["page"].rows
+        assert {row.store.name for row in rows} == set(layouts)
+        assert body.count('<tr class="') == len(rows), url
