@@ -57,7 +57,7 @@ class StoreScopeMiddleware:
             if store not in visible:
                 raise Http404("No such profile.")
         else:
-            store = registry.default_store(visible)
+            store = fallback_store(visible)
             if store is None and not STORELESS.match(request.path_info):
                 raise Http404("No profile to show.")
             session = SESSION_PATH.match(request.path_info)
@@ -68,6 +68,18 @@ class StoreScopeMiddleware:
         request.profile_base = base
         alias = store.alias if store is not None else DEFAULT_ALIAS
         return scoped_call(self.get_response, request, alias, prefix, base)
+
+
+def fallback_store(visible):
+    """The default store of ``visible``; with several, the first readable one when the default
+    cannot be read (so that the pages spanning every profile still show the others)."""
+    store = registry.default_store(visible)
+    if store is None or len(visible) < 2 or registry.REGISTRY.status(store).readable:
+        return store
+    for other in visible:
+        if registry.REGISTRY.status(other).readable:
+            return other
+    return store
 
 
 def scoped_call(get_response, request, alias, prefix, base):

@@ -153,3 +153,18 @@ def test_rows_of_every_layout_render_in_the_merged_table(settings, tmp_path, req
         rows = response.context["page"].rows
         assert {row.store.name for row in rows} == set(layouts)
         assert body.count('<tr class="') == len(rows), url
+
+
+def test_the_lists_work_when_the_default_profile_is_broken(settings, tmp_path, request, client):
+    from django.contrib.auth import get_user_model
+
+    facts = build_home(tmp_path / "home", per=3, profiles={"ok": "v20", "fine": "current"})
+    (facts.home / "state.db").write_text("not a database " * 50)
+    serve_home(settings, facts.home, request)
+    user = get_user_model().objects.create_user("viewer2", password="pw-viewer-123")
+    client.force_login(user)
+    response = client.get("/sessions/")
+    assert response.status_code == 200
+    assert {row.store.name for row in response.context["page"].rows} == {"ok", "fine"}
+    assert "Profile default is unavailable" in response.content.decode()
+    assert client.get("/p/default/sessions/").status_code == 503
