@@ -94,7 +94,7 @@ def decode(keyset: Keyset, token: str) -> tuple[str, dict]:
             or len(position) != 2
             or not isinstance(position[0], list)
             or len(position[0]) != len(keyset.keys)
-            or any(isinstance(v, (dict, list)) for v in position[0])
+            or any(v is None or isinstance(v, (dict, list)) for v in position[0])
         ):
             raise BadCursor(damaged)
         position[1] = bool(position[1])

@@ -168,3 +168,19 @@ def test_the_lists_work_when_the_default_profile_is_broken(settings, tmp_path, r
     assert {row.store.name for row in response.context["page"].rows} == {"ok", "fine"}
     assert "Profile default is unavailable" in response.content.decode()
     assert client.get("/p/default/sessions/").status_code == 503
+
+
+@pytest.mark.parametrize(
+    "cursor",
+    [
+        "garbage",
+        "eyJrIjoiLXN0YXJ0ZWRfYXQiLCJkIjoibiIsInMiOnsiZGVmYXVsdCI6W1tudWxsLG51bGxdLGZhbHNlXX19",
+        "eyJrIjoiLXN0YXJ0ZWRfYXQiLCJkIjoibiIsInMiOlsxXX0",
+        "eyJrIjoiLXN0YXJ0ZWRfYXQiLCJkIjoicCIsInMiOnsiY29kZXIiOjB9fQ",
+    ],
+)
+def test_a_damaged_merged_cursor_gives_the_first_page_or_an_honest_one(home, staff_client, cursor):
+    response = staff_client.get(f"/sessions/?cursor={cursor}")
+    assert response.status_code == 200
+    response = staff_client.get(f"/search/?q=common&pos={cursor}")
+    assert response.status_code == 200
