@@ -1,6 +1,6 @@
 """The insights page over several profiles: what differs from one profile's page.
 
-The report itself is the sum of the profiles' reports (:mod:`profiles_app.merged_insights`);
+The report itself is the sum of the profiles' reports (:mod:`insights_app.merged`);
 here are the explorer's own figures for it (the month-to-date cost of every profile), the
 per-profile chart, the sources of every profile for the filter, and the per-profile rows of
 the JSON export.
@@ -14,10 +14,10 @@ from django.http import JsonResponse
 from django.utils.safestring import SafeString
 
 from hermes_explorer.stores import Store
-from profiles_app import merged_insights
-from profiles_app.merged_search import merged_choices
+from sessions_app.search.merged import merged_choices
 
 from . import charts, explorer
+from . import merged as merged_insights
 from .drilldown import Drill
 from .stats import Report
 

@@ -16,11 +16,11 @@ from django.views.decorators.http import require_GET
 from accounts_app.roles import can_see_content
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import query_budget
-from profiles_app import merged_insights
-from profiles_app.merged_list import chosen_stores
 from sessions_app.facets import distinct_values
+from sessions_app.merged_list import chosen_stores
 
 from . import explorer, export, presenters, reports
+from . import merged as merged_insights
 from .drilldown import Drill, linked_rows
 from .forms import InsightsForm
 from .profiles import merged_extras, merged_sources, profiles_chart, with_profiles

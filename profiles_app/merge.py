@@ -20,14 +20,29 @@ import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from django.db.models import Q
 
 from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
-from sessions_app.pagination import BadCursor, Keyset
 
 NOTHING = 0
+
+
+class KeysetLike(Protocol):
+    """What a list's ordering gives (:class:`sessions_app.pagination.Keyset` does)."""
+
+    keys: tuple[tuple[str, bool], ...]
+    name: str
+
+    def after(self, values: list, reverse: bool = False) -> Q: ...
+
+    def values_of(self, row) -> list: ...
+
+
+class BadCursor(ValueError):
+    """A cursor this module did not make (or for another sort)."""
 
 
 @dataclass
@@ -43,7 +58,7 @@ class MergedPage:
         return self.prev_cursor is None
 
 
-def _bound(keyset: Keyset, position, forward: bool) -> Q | None:
+def _bound(keyset: KeysetLike, position, forward: bool) -> Q | None:
     """Rows on the far side of ``position`` going ``forward`` (None: every row)."""
     values, inclusive = position
     beyond = keyset.after(values, reverse=not forward)
@@ -52,7 +67,7 @@ def _bound(keyset: Keyset, position, forward: bool) -> Q | None:
     return beyond
 
 
-def _compare(keyset: Keyset) -> Callable:
+def _compare(keyset: KeysetLike) -> Callable:
     def compare(a, b) -> int:
         for (_name, desc), x, y in zip(keyset.keys, a[0], b[0], strict=True):
             if x == y:
@@ -68,13 +83,13 @@ def _compare(keyset: Keyset) -> Callable:
     return compare
 
 
-def encode(keyset: Keyset, direction: str, positions: dict[str, object]) -> str:
+def encode(keyset: KeysetLike, direction: str, positions: dict[str, object]) -> str:
     payload = {"k": keyset.name, "d": direction, "s": positions}
     raw = json.dumps(payload, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode(keyset: Keyset, token: str) -> tuple[str, dict]:
+def decode(keyset: KeysetLike, token: str) -> tuple[str, dict]:
     damaged = "This page link is damaged; showing the first page."
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
@@ -102,7 +117,7 @@ def decode(keyset: Keyset, token: str) -> tuple[str, dict]:
 
 
 def paginate(
-    keyset: Keyset,
+    keyset: KeysetLike,
     parts: Sequence[Store],
     fetch: Callable[[Store, Q | None, bool, int], list],
     token: str | None,

@@ -186,3 +186,20 @@ def test_an_id_in_several_profiles_gets_a_chooser(home, staff_client):
     assert f"/p/default/sessions/{SHARED_ID}/" in body
     assert f"/p/support/sessions/{SHARED_ID}/" in body
     assert "shared in support" in body
+
+
+def test_profiles_app_imports_no_other_app():
+    """The apps that merge stores import it, never the reverse."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    apps = {p.name for p in root.iterdir() if p.name.endswith("_app")}
+    found = set()
+    for path in (root / "profiles_app").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+            elif isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+    assert found & apps <= {"profiles_app"}

@@ -14,12 +14,11 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from profiles_app.merged_export import export_parts, merged_export
-from profiles_app.merged_list import MergedListMixin, chosen_stores, find_session
-
 from .. import exports, selectors
+from ..exports.merged import export_parts, merged_export
 from ..filters import MessageFilter
 from ..listing import KeysetTableView
+from ..merged_list import MergedListMixin, chosen_stores, find_session
 from ..models import Message
 from ..tables import MessageTable
 

@@ -12,12 +12,12 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from hermes_explorer import store
-from profiles_app.merged_list import chosen_stores, find_session, requested_profiles
-from profiles_app.merged_search import merged_choices, merged_search
 
 from .. import search
 from ..facets import distinct_values
 from ..filters import MESSAGE_ROLES, OpenChoiceField, OpenMultipleChoiceField
+from ..merged_list import chosen_stores, find_session, requested_profiles
+from ..search.merged import merged_choices, merged_search
 from ..timefmt import day_end_epoch, day_start_epoch
 
 

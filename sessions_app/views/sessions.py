@@ -13,13 +13,13 @@ from hermes_explorer import store
 from hermes_explorer.redaction import redact
 from live_app.following import follow_state
 from profiles_app.links import store_reverse
-from profiles_app.merged_export import export_parts, merged_export
-from profiles_app.merged_list import MergedListMixin
 
 from .. import exports, selectors
+from ..exports.merged import export_parts, merged_export
 from ..exports.request import session_filename_bits
 from ..filters import SessionFilter
 from ..listing import KeysetTableView
+from ..merged_list import MergedListMixin
 from ..models import SECRET_SESSION_COLUMNS, Message, Session
 from ..tables import SessionTable
 from ..visibility import Visibility

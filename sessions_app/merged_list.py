@@ -20,10 +20,10 @@ from hermes_explorer import store as one_store
 from hermes_explorer import stores as registry
 from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
 from hermes_explorer.stores import Store
-from sessions_app.selectors import COUNT_CAP, CappedCount
+from profiles_app import merge
+from profiles_app.access import for_request
 
-from . import merge
-from .access import for_request
+from .selectors import COUNT_CAP, CappedCount
 
 
 def requested_profiles(request) -> list[str]:

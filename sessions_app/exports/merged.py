@@ -17,10 +17,10 @@ from django.db import DatabaseError
 
 from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
-from sessions_app import exports
-from sessions_app.exports.plans import MESSAGE_FIELDS, SESSION_FIELDS, output_columns
 
-from .merged_list import chosen_stores
+from .. import exports
+from ..merged_list import chosen_stores
+from .plans import MESSAGE_FIELDS, SESSION_FIELDS, output_columns
 
 
 def export_parts(request) -> list[Store] | None:

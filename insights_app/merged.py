@@ -22,8 +22,7 @@ from insights_app.figures.days import DayRow
 from insights_app.figures.messages import skill_breakdown, tool_breakdown
 from insights_app.figures.registry import TOKEN_KEYS
 from insights_app.stats import Report
-
-from .links import store_reverse
+from profiles_app.links import store_reverse
 
 # Overview fields that are sums of the profiles' own.
 _ADDED = (
