@@ -79,7 +79,7 @@ def sum_counts(counts: list[CappedCount], cap: int = COUNT_CAP) -> CappedCount:
 def profile_column() -> tuple[str, tables.Column]:
     return (
         "profile",
-        tables.Column(accessor="store__name", verbose_name="Profile", orderable=False),
+        tables.Column(accessor="store_name", verbose_name="Profile", orderable=False),
     )
 
 
@@ -153,7 +153,7 @@ class MergedListMixin:
             with registry.using(store):
                 prepared = self.prepare_rows([rows[i] for i in indexes])
             for i, row in zip(indexes, prepared, strict=True):
-                row.store = store
+                row.store, row.store_name = store, store.name
                 result[i] = row
         return result
 

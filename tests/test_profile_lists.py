@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 import pytest
@@ -89,6 +90,8 @@ def test_the_session_list_names_the_profile_and_links_into_it(home, staff_client
     response = staff_client.get("/sessions/")
     body = response.content.decode()
     assert "Profile" in body
+    for profile in PROFILES:
+        assert re.search(rf"<td[^>]*>{profile}</td>", body), profile
     for profile, made in home.sessions.items():
         newest = max(made, key=lambda m: m[1])[0]
         assert f'href="/p/{profile}/sessions/{newest}/"' in body
