@@ -48,8 +48,9 @@ def store_path(home: Path, profile: str) -> Path:
     return home / "state.db" if profile == "default" else home / "profiles" / profile / "state.db"
 
 
-def ensure_home(home: Path) -> None:
+def ensure_home(home: Path, scale: float = 1.0) -> None:
     for profile, (layout, sessions, messages, seed) in PROFILES.items():
+        sessions, messages = max(1, int(sessions * scale)), int(messages * scale)
         path = store_path(home, profile)
         if path.exists():
             log(f"reusing {path}")
@@ -99,8 +100,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--scale", type=float, default=1.0, help="fraction of the sizes above (a quick run)"
+    )
     args = parser.parse_args()
-    ensure_home(args.home)
+    ensure_home(args.home, args.scale)
     workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-multi-"))
     explorer = HomeExplorer(args.home, workdir, free_port())
     samples: dict[str, list] = {path: [] for _name, path in PAGES}
