@@ -66,9 +66,13 @@ run: $(BIN)/.installed $(DATA_DIR)/secret_key
 	DJANGO_SECURE_COOKIES=$${DJANGO_SECURE_COOKIES:-0} GUNICORN_BIND=$(HOST):$(PORT) \
 		$(BIN)/gunicorn -c deploy/gunicorn.conf.py hermes_explorer.wsgi:application
 
-## test: set up and run the whole test suite (the browser tests drive Debian's Chromium)
-test: $(BIN)/.installed-dev chromium
+## test: set up and run the whole test suite (the browser tests drive Debian's Chromium), then
+## the app-database and cache tests again on a real PostgreSQL and Redis (throwaway servers)
+APPDB_TESTS ?= tests/test_appdb.py tests/test_accounts.py tests/test_script_auth.py \
+	tests/test_insights_summary_store.py tests/test_security.py tests/test_sql_console.py
+test: $(BIN)/.installed-dev chromium servers
 	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -p tests.real_servers -m "not browser" $(APPDB_TESTS)
 
 ## chromium: the browser of the end-to-end tests, from apt when missing (never a download)
 .PHONY: chromium
@@ -81,6 +85,25 @@ chromium:
 	else \
 		echo "make test: $(CHROMIUM) is missing and this is not root." >&2; \
 		echo "Install it once with: sudo apt-get install -y chromium" >&2; \
+		exit 1; \
+	fi
+
+## servers: PostgreSQL, Redis and Caddy for the tests on real servers, from apt when missing.
+## The tests start their own throwaway instances on free ports; the packages' services are
+## not used.
+.PHONY: servers
+servers:
+	@missing=""; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v redis-server >/dev/null 2>&1 || missing="$$missing redis-server"; \
+	command -v caddy >/dev/null 2>&1 || missing="$$missing caddy"; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		DEBIAN_FRONTEND=noninteractive apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y $$missing; \
+	else \
+		echo "make test:$$missing missing and this is not root." >&2; \
+		echo "Install once with: sudo apt-get install -y$$missing" >&2; \
 		exit 1; \
 	fi
 

@@ -2,6 +2,7 @@
 
     make bench                                  # 20k sessions / 1M messages store, explorer only
     make bench BENCH_ARGS="--compare-datasette" # the same URLs on Datasette, interleaved
+    make bench BENCH_ARGS="--compare-postgres-redis"  # and on PostgreSQL + Redis, interleaved
     .venv/bin/python bench/benchmark.py --help
 
 It builds (or reuses) a store with the demo generator, starts gunicorn with
@@ -10,6 +11,12 @@ printing the median and p95.  Exports are measured for time, size, throughput an
 of the gunicorn workers.  With ``--compare-datasette`` it installs Datasette in its own
 virtualenv, serves the same file the way the team's old setup did, and times the equivalent
 URLs in the same rounds (explorer and Datasette alternate), printing explorer/Datasette ratios.
+Before the rounds, ``--first-views N`` (default 5) measures what warm-up rounds hide: the first
+build of the insights summaries and the first failures view on a new app database, and the
+first view of insights (30 and 365 days) and failures after each of N restarts of gunicorn.
+With ``--compare-postgres-redis`` a second explorer serves the same store with its app database
+on a throwaway PostgreSQL and its cache on Redis (``tests/servers.py``), timed in the same rounds,
+and the ratio to the default (SQLite + file cache) is printed per page.
 
 This is a measurement, not a test: it prints numbers and exits 0.
 """
@@ -144,6 +151,19 @@ class Explorer:
             raise RuntimeError("could not sign in to the explorer")
         self.cookie = f"sessionid={session.group(1)}; csrftoken={csrf}"
 
+    def restart(self) -> None:
+        """Stop gunicorn and start it again on the same app data: a deploy."""
+        self.stop()
+        gunicorn = str(Path(PY).with_name("gunicorn"))
+        self.proc = subprocess.Popen(
+            [gunicorn, "-c", "deploy/gunicorn.conf.py", "hermes_explorer.wsgi:application"],
+            cwd=ROOT,
+            env=self.env,
+            start_new_session=True,
+        )
+        wait_for(self.port, "/healthz")
+        self.login()
+
     def worker_pids(self) -> list[int]:
         out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True)
         return [int(p) for p in out.stdout.split()]
@@ -243,6 +263,19 @@ class Datasette:
         )
         wait_for(self.port, "/-/versions.json")
 
+    def restart(self) -> None:
+        """Stop gunicorn and start it again on the same app data: a deploy."""
+        self.stop()
+        gunicorn = str(Path(PY).with_name("gunicorn"))
+        self.proc = subprocess.Popen(
+            [gunicorn, "-c", "deploy/gunicorn.conf.py", "hermes_explorer.wsgi:application"],
+            cwd=ROOT,
+            env=self.env,
+            start_new_session=True,
+        )
+        wait_for(self.port, "/healthz")
+        self.login()
+
     def worker_pids(self) -> list[int]:
         return [self.proc.pid]
 
@@ -330,7 +363,7 @@ class Page:
     explorer: str
     datasette: str | None = None
     samples: dict[str, list[Sample]] = field(
-        default_factory=lambda: {"explorer": [], "datasette": []}
+        default_factory=lambda: {"explorer": [], "datasette": [], "pg+redis": []}
     )
 
 
@@ -397,6 +430,100 @@ def pick_targets(store: Path) -> dict:
         # The end of that day in UTC (the default TIME_ZONE): Datasette's equivalent filter.
         "first_100k_end": (int(cut) // 86_400 + 1) * 86_400,
     }
+
+
+def fetch_json(server, path: str) -> tuple[Sample, dict]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=600)
+    started = time.perf_counter()
+    conn.request("GET", path, headers={"Cookie": server.cookie})
+    response = conn.getresponse()
+    body = response.read()
+    sample = Sample(time.perf_counter() - started, response.status, len(body))
+    conn.close()
+    return sample, json.loads(body) if response.status == 200 else {}
+
+
+FIRST_PAGES = (
+    ("insights, 30 days", "/insights/?days=30"),
+    ("insights, 365 days", "/insights/?days=365"),
+    ("failures, 30 days", "/failures/?days=30"),
+)
+
+
+def first_views(store: Path, restarts: int) -> dict:
+    """What no warm-up round shows: the first build on a new app database, then the first view
+    of each page after each of ``restarts`` restarts of gunicorn (the work kept, the processes
+    new), each page alone in its restart.
+
+    * first build, insights: from the first request of the window until a report of it says
+      ``messages_complete`` (its summaries built in the background meanwhile; polled every
+      0.5 s), on an app database of its own, and the first response's time;
+    * first view ever, failures: the first request on a new app database;
+    * first view after a restart: the first request of the page in new worker processes, the
+      summaries and failure counts already stored."""
+    out: dict = {"first_build": [], "after_restart": []}
+    for name, path in FIRST_PAGES:
+        workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-first-"))
+        explorer = Explorer(store, workdir, free_port())
+        try:
+            explorer.start()
+            load = os.getloadavg()[0]
+            if path.startswith("/insights/"):
+                started = time.perf_counter()
+                first, data = fetch_json(explorer, path + "&_export=json")
+                while first.status == 200 and not data.get("messages_complete"):
+                    time.sleep(0.5)
+                    _, data = fetch_json(explorer, path + "&_export=json")
+                total = time.perf_counter() - started
+            else:
+                first = fetch(explorer, path)
+                total = first.seconds
+            row = {
+                "page": name,
+                "first_response_ms": round(first.seconds * 1000, 1),
+                "complete_s": round(total, 2),
+                "status": first.status,
+                "load_average": round(load, 2),
+            }
+            out["first_build"].append(row)
+            log(
+                f"first build   {name:20} first response {first.seconds * 1000:8.1f} ms,"
+                f" complete after {total:6.2f} s (load {load:.1f})"
+            )
+        finally:
+            explorer.stop()
+            shutil.rmtree(workdir, ignore_errors=True)
+    workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-first-"))
+    explorer = Explorer(store, workdir, free_port())
+    try:
+        explorer.start()
+        explorer.manage("insights_warm")
+        samples: dict[str, list[float]] = {name: [] for name, _ in FIRST_PAGES}
+        loads = []
+        for _ in range(restarts):
+            for name, path in FIRST_PAGES:
+                explorer.restart()
+                loads.append(os.getloadavg()[0])
+                samples[name].append(fetch(explorer, path).seconds)
+        for name, _ in FIRST_PAGES:
+            med = statistics.median(samples[name])
+            out["after_restart"].append(
+                {
+                    "page": name,
+                    "median_ms": round(med * 1000, 1),
+                    "max_ms": round(max(samples[name]) * 1000, 1),
+                    "restarts": restarts,
+                }
+            )
+            log(
+                f"after restart {name:20} median {med * 1000:8.1f} ms,"
+                f" max {max(samples[name]) * 1000:8.1f} ms over {restarts} restarts"
+            )
+        out["load_average"] = round(statistics.mean(loads), 2) if loads else None
+    finally:
+        explorer.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return out
 
 
 def explorer_cursor(started_at: float, session_id: str) -> str:
@@ -473,6 +600,19 @@ def main() -> None:
     parser.add_argument("--export-runs", type=int, default=1, help="downloads of each export")
     parser.add_argument("--no-pages", action="store_true", help="measure the exports only")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument(
+        "--first-views",
+        type=int,
+        default=5,
+        metavar="N",
+        help="restarts for the first-build / first-view-after-restart measurements (0: skip)",
+    )
+    parser.add_argument(
+        "--compare-postgres-redis",
+        action="store_true",
+        help="also serve the store from a second explorer whose app database is a throwaway "
+        "PostgreSQL and whose cache is Redis (as on several machines), timed in the same rounds",
+    )
     args = parser.parse_args()
 
     ensure_store(args.store, args.sessions, args.messages, args.seed)
@@ -489,11 +629,26 @@ def main() -> None:
             args.datasette_time_limit_ms,
         )
     results: dict = {"store": str(args.store), "targets": targets, "pages": [], "exports": []}
+    if args.first_views and not args.no_pages:
+        log("first build and first view after a restart (each on new gunicorn processes):")
+        results["first_views"] = first_views(args.store, args.first_views)
+    app_servers, shared = [], None
+    if args.compare_postgres_redis:
+        sys.path.insert(0, str(ROOT))
+        from tests import servers as app  # noqa: PLC0415 (only for this option)
+
+        app_servers = [app.PostgresServer().start(), app.RedisServer().start()]
+        shared = Explorer(args.store, workdir / "postgres-redis", free_port())
+        shared.env["DATABASE_URL"], shared.env["CACHE_URL"] = (s.url for s in app_servers)
+        log(f"second explorer: app database {app_servers[0].url}, cache {app_servers[1].url}")
     try:
         explorer.start()
         if datasette:
             datasette.start()
+        if shared:
+            shared.start()
         servers = [("explorer", explorer)] + ([("datasette", datasette)] if datasette else [])
+        servers += [("pg+redis", shared)] if shared else []
         if datasette and datasette.note:
             log(f"Datasette: {datasette.note}")
             results["datasette_note"] = datasette.note
@@ -504,7 +659,7 @@ def main() -> None:
         for round_no in range(args.warmup + args.runs):
             for page in pages:
                 for name, server in servers:
-                    path = page.explorer if name == "explorer" else page.datasette
+                    path = page.datasette if name == "datasette" else page.explorer
                     if path is None:
                         continue
                     sample = fetch(server, path)
@@ -513,6 +668,8 @@ def main() -> None:
         header = f"{'page':42} {'median ms':>10} {'p95 ms':>8} {'status':>6}"
         if datasette:
             header += f" {'datasette med':>14} {'ratio':>6}"
+        if shared:
+            header += f" {'pg+redis med':>13} {'p95':>7} {'ratio':>6}"
         log("\n" + header)
         for page in pages:
             ex = page.samples["explorer"]
@@ -540,6 +697,17 @@ def main() -> None:
                 line += f" {dmed * 1000:14.1f} {med / dmed:6.2f}"
                 if ds[-1].status != 200:
                     line += f" (datasette answered {ds[-1].status})"
+            pg = page.samples["pg+redis"]
+            if pg:
+                pmed = statistics.median(s.seconds for s in pg)
+                pp95 = percentile([s.seconds for s in pg], 95)
+                row.update(
+                    pg_redis_median_ms=round(pmed * 1000, 1),
+                    pg_redis_p95_ms=round(pp95 * 1000, 1),
+                    pg_redis_status=pg[-1].status,
+                    pg_redis_ratio=round(pmed / med, 3),
+                )
+                line += f" {pmed * 1000:13.1f} {pp95 * 1000:7.1f} {pmed / med:6.2f}"
             results["pages"].append(row)
             log(line)
 
@@ -606,6 +774,10 @@ def main() -> None:
         explorer.stop()
         if datasette:
             datasette.stop()
+        if shared:
+            shared.stop()
+        for server in app_servers:
+            server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

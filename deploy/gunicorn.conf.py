@@ -7,7 +7,12 @@ not block the worker's other requests.  Each request opens its own read-only con
 import multiprocessing
 import os
 
-bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
+# An instance of the template unit (hermes-explorer@<port>) is given its port, and listens on
+# GUNICORN_HOST (default 127.0.0.1) at that port; otherwise GUNICORN_BIND says where.
+if os.environ.get("GUNICORN_PORT"):
+    bind = f"{os.environ.get('GUNICORN_HOST', '127.0.0.1')}:{int(os.environ['GUNICORN_PORT'])}"
+else:
+    bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 worker_class = "gthread"
 workers = int(os.environ.get("GUNICORN_WORKERS", max(2, multiprocessing.cpu_count())))
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))

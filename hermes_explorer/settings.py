@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
+from hermes_explorer import app_data
 from hermes_explorer.params import truthy
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -108,6 +109,7 @@ INSTALLED_APPS = [
     "console_app",
     "legacy_app",
     "live_app",
+    "annotations_app",
 ]
 
 MIDDLEWARE = [
@@ -156,12 +158,18 @@ TEMPLATES = [
     },
 ]
 
+# Django's form renderer with the plain <input> widgets written in Python (measured).
+FORM_RENDERER = "hermes_explorer.form_rendering.FastInputRenderer"
+
+# The app's own database: SQLite in the data directory, or the database DATABASE_URL names
+# (PostgreSQL, shared by several app servers). The state.db alias is Hermes's file, always.
+DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
 DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": DATA_DIR / "explorer.sqlite3",
-        "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 10},
-    },
+    "default": app_data.database(
+        DATABASE_URL,
+        DATA_DIR,
+        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", app_data.DEFAULT_CONN_MAX_AGE)),
+    ),
     "hermes": {
         # Django's SQLite backend opened read-only (mode=ro URI + query_only) with deadlines.
         "ENGINE": "hermes_explorer.hermes_db",
@@ -193,17 +201,13 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "staticfiles"
 
-# The failures page keeps per-block counts of the state.db's messages: blocks that are full
-# never change, so they live in a file cache that outlives a restart of the workers.
-CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    "failures": {
-        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-        "LOCATION": DATA_DIR / "cache" / "failures",
-        "TIMEOUT": 86_400,
-        "OPTIONS": {"MAX_ENTRIES": 5_000},
-    },
-}
+# Every cache the app keeps is shared by the workers: a file cache in the data directory
+# (this host's workers, kept across restarts), or Redis when CACHE_URL names it (every host).
+CACHE_URL = os.environ.get("CACHE_URL", "").strip()
+CACHES = app_data.caches(CACHE_URL, DATA_DIR)
+# Signed-in sessions live in the app database only (Django's default, said here on purpose):
+# a sign-out ends the session on every server at once, even if the cache was unreachable then.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

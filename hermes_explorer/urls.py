@@ -22,6 +22,7 @@ urlpatterns = [
     # The old Datasette URLs (/state, /state/sessions, /state/messages.csv, …).
     path("", include("legacy_app.urls")),
     path("sql/", include("console_app.urls")),
+    path("annotations/", include("annotations_app.urls")),
     path("healthz", login_not_required(views.healthz), name="healthz"),
     # Sign-in, sign-out and changing one's own password. No password-reset pages: there is no
     # mail here, and an anonymous form that tries to send one only tells who has an account;

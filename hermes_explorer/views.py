@@ -1,18 +1,22 @@
-"""Project-level views: the health check."""
+"""Project-level views: the health check (of the state.db, the app database and the cache)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import time
 
 from django.conf import settings
-from django.db import DatabaseError
+from django.core.cache import cache
+from django.db import DatabaseError, connections
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from . import store, stores
+
+logger = logging.getLogger(__name__)
 
 
 def _check(one: stores.Store) -> dict:
@@ -70,5 +74,38 @@ def healthz(request):
     readable = any(found["readable"] for found in checked.values())
     if not readable:
         body["status"] = "error"
+    status = 200 if readable else 503
+    # A load balancer takes an instance that lost its app database out of rotation. Without its
+    # cache it still serves every page (slower): "degraded", and kept in rotation. The errors
+    # are logged, not shown: this page answers anonymous requests.
+    body["app_db"] = {"reachable": _app_db_reachable()}
+    body["cache"] = {"reachable": _cache_reachable()}
+    if not body["app_db"]["reachable"]:
+        body["status"] = "error"
+        status = 503
+    elif not body["cache"]["reachable"] and body["status"] == "ok":
+        body["status"] = "degraded"
     body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
-    return JsonResponse(body, status=200 if readable else 503)
+    return JsonResponse(body, status=status)
+
+
+def _app_db_reachable() -> bool:
+    try:
+        with connections["default"].cursor() as cursor:
+            cursor.execute("SELECT 1")
+        return True
+    except DatabaseError as exc:
+        logger.warning("health check: the app database is unreachable: %s", exc)
+        return False
+
+
+def _cache_reachable() -> bool:
+    reachable = getattr(cache, "reachable", None)
+    if reachable is not None:
+        return reachable()
+    try:
+        cache.get("healthz-probe")
+        return True
+    except Exception as exc:  # noqa: BLE001 - any cache backend's own error
+        logger.warning("health check: the cache is unreachable: %s", exc)
+        return False

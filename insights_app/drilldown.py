@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.urls import NoReverseMatch, reverse
@@ -53,6 +53,7 @@ class Drill:
 
     window: Window
     now: float
+    _day_heads: dict = field(default_factory=dict, repr=False, compare=False)
 
     def _bounds(self, lo: float | None = None, hi: float | None = None) -> dict[str, str]:
         w_lo, w_hi = self.window.bounds(self.now)
@@ -89,16 +90,18 @@ class Drill:
         return self.days(day, day)
 
     def day_model(self, day: dt.date, name: str) -> str:
-        """The sessions started on ``day`` that used model ``name``."""
-        bounds = self._bounds(day_start_epoch(day), day_end_epoch(day))
-        return self._sessions(
-            {
-                **bounds,
-                "source": self.window.source,
-                "model": self.window.model,
-                "used_model": name,
-            }
-        )
+        """The sessions started on ``day`` that used model ``name``.
+
+        A report has a link per day and model (a thousand on a year): the part of the query
+        that is the day's is encoded once per day."""
+        head = self._day_heads.get(day)
+        if head is None:
+            bounds = self._bounds(day_start_epoch(day), day_end_epoch(day))
+            params = {**bounds, "source": self.window.source, "model": self.window.model}
+            head = self._day_heads[day] = urlencode({k: v for k, v in params.items() if v})
+        tail = urlencode({k: v for k, v in {"used_model": name, **ALL_FLAGS}.items() if v})
+        base = _url("sessions:list", "/sessions/")
+        return f"{base}?{head}&{tail}" if head else f"{base}?{tail}"
 
     def days(self, first: dt.date, last: dt.date) -> str:
         bounds = self._bounds(day_start_epoch(first), day_end_epoch(last))
@@ -141,7 +144,8 @@ def linked_rows(
     messages: the link would be a 403 for the others).
 
     ``url`` is what the page links; ``drilldown`` the same list for the JSON export, whose
-    row count equals the row's figure (sessions, or tool calls counted by their rows).
+    row count equals the row's figure (sessions); a tool's list holds its result rows,
+    ``drilldown_count``, which with ``calls_without_result`` make Hermes's count.
     """
 
     def both(url: str | None) -> dict[str, str | None]:
@@ -151,7 +155,15 @@ def linked_rows(
         "models": [{**m, **both(drill.model(m["model"]))} for m in report.models],
         "platforms": [{**p, **both(drill.source(p["platform"]))} for p in report.platforms],
         "tools": [
-            {**t, **both(drill.tool(t["tool"]) if messages_allowed else None)} for t in report.tools
+            {
+                **t,
+                **both(drill.tool(t["tool"]) if messages_allowed else None),
+                # Ours: the rows the link lists, and the calls that have no result row (a
+                # call never answered): Hermes's count is their sum.
+                "drilldown_count": report.tool_result_rows.get(t["tool"], 0),
+                "calls_without_result": t["count"] - report.tool_result_rows.get(t["tool"], 0),
+            }
+            for t in report.tools
         ],
         "top_skills": [
             {**k, **both(drill.skill(k["skill"]) if messages_allowed else None)}

@@ -23,7 +23,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.core.cache import cache
 from django.utils import timezone
 
 from hermes_explorer import store
@@ -91,7 +90,7 @@ def previous_report(window: Window, now: float) -> Report:
     the file is unchanged, as whole reports are."""
     signature = store.file_signature()
     key = reports.cache_key(signature, window, "overview-only") if signature else None
-    cached = cache.get(key) if key else None
+    cached = reports.report_cache().get(key) if key else None
     if cached is not None:
         return cached
     lo, hi = window.bounds(now)
@@ -109,7 +108,7 @@ def previous_report(window: Window, now: float) -> Report:
         full = overview(totals(figures["platforms"]), roles, report.models)
         report.overview = {k: v for k, v in full.items() if k not in _ROLE_FIELDS}
     if key:
-        cache.set(key, report, reports.REPORT_TTL)
+        reports.report_cache().set(key, report, reports.REPORT_TTL)
     return report
 
 
@@ -279,8 +278,8 @@ def extras_for(report: Report, previous: Report | None, drill: Drill) -> Extras:
         return extras(report, previous, drill)
     variant = ("extras", report.generated_at, previous.generated_at if previous else None)
     key = reports.cache_key(signature, report.window, variant)
-    found = cache.get(key)
+    found = reports.report_cache().get(key)
     if found is None:
         found = extras(report, previous, drill)
-        cache.set(key, found, reports.REPORT_TTL)
+        reports.report_cache().set(key, found, reports.REPORT_TTL)
     return found

@@ -1,36 +1,115 @@
 """What the explorer keeps for itself about a state.db, in its own database (never the
 state.db): the per-session message summaries of the insights report, shared by every worker
-and kept across restarts (see :mod:`insights_app.summary_store`)."""
+and kept across restarts (see :mod:`insights_app.summary_store`).
+
+A summary is plain rows, so that a report adds them up in SQL (``SUM … GROUP BY``) over its
+window: one :class:`StoredSummary` per session (role counts), one :class:`SummaryTool` per
+session and tool, one :class:`SummarySkill` per session and skill.  Each row carries the
+session's start time, source and model, the columns an insights window filters on, so that a
+window is chosen in the app database alone, with the same comparisons as on the state.db.
+"""
 
 from __future__ import annotations
 
 from django.db import models
 
 
-class StoredSummary(models.Model):
-    """One session's message summary (roles, tools, skills) for one state.db file."""
+class _SessionRow(models.Model):
+    """The columns every summary row has: the file, the session, and what windows filter on."""
 
     store_key = models.CharField(max_length=64)  # sha256 of the file's identity
     session_id = models.CharField(max_length=500)
+    started_at = models.FloatField(null=True)
+    source = models.TextField(null=True)
+    model = models.TextField(null=True)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return f"{self.session_id} ({self.store_key[:8]})"
+
+
+# The window indexes hold every column a report adds up (covering indexes): a window's sums
+# read the index alone, in the order of the GROUP BY, and never the rows.
+
+
+class StoredSummary(_SessionRow):
+    """One session's message summary: its rows by role, for one state.db file."""
+
     message_count = models.BigIntegerField(null=True)  # the session's counter when computed
-    data = models.JSONField()
+    user = models.BigIntegerField(default=0)
+    assistant = models.BigIntegerField(default=0)
+    tool = models.BigIntegerField(default=0)
+    stored = models.BigIntegerField(default=0)  # every row, any role
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["store_key", "session_id"], name="summary_per_session")
         ]
+        indexes = [
+            models.Index(
+                fields=[
+                    "store_key",
+                    "started_at",
+                    "message_count",
+                    "user",
+                    "assistant",
+                    "tool",
+                    "stored",
+                ],
+                name="summary_window",
+            )
+        ]
 
-    def __str__(self) -> str:
-        return f"{self.session_id} ({self.store_key[:8]})"
+
+class SummaryTool(_SessionRow):
+    """Per session and tool name: the larger of its tool rows and its calls (Hermes's count)."""
+
+    tool_name = models.TextField()
+    count = models.BigIntegerField()
+    result_rows = models.BigIntegerField(default=0)  # its ``tool`` rows: what a drill-down lists
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["store_key", "tool_name", "started_at", "count", "result_rows"],
+                name="summary_tool_window",
+            ),
+            models.Index(fields=["store_key", "session_id"], name="summary_tool_session"),
+        ]
+
+
+class SummarySkill(_SessionRow):
+    """Per session and skill: loads (``skill_view``), edits (``skill_manage``), last use."""
+
+    skill = models.TextField()
+    loads = models.BigIntegerField()
+    edits = models.BigIntegerField()
+    last_used = models.FloatField(null=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["store_key", "skill", "started_at", "loads", "edits", "last_used"],
+                name="summary_skill_window",
+            ),
+            models.Index(fields=["store_key", "session_id"], name="summary_skill_session"),
+        ]
 
 
 class SummaryMark(models.Model):
-    """The highest ``messages.id`` the stored summaries of one state.db have seen."""
+    """Per state.db: the highest ``messages.id`` the stored summaries have seen, and the
+    progress of a build running in the background (any process may run it; the heartbeat
+    says whether one still does)."""
 
     store_key = models.CharField(max_length=64, unique=True)
     high_water = models.BigIntegerField(null=True)
     updated_at = models.DateTimeField(auto_now=True)
+    build_total = models.BigIntegerField(default=0)  # sessions the running build computes
+    build_done = models.BigIntegerField(default=0)
+    build_heartbeat = models.FloatField(null=True)  # epoch of its last progress, None: idle
 
     def __str__(self) -> str:
         return f"{self.store_key[:8]} @ {self.high_water}"

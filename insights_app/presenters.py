@@ -197,7 +197,16 @@ def page_notes(report: Report, basis: str) -> list[str]:
             "session's own counters (its recorded model), so model switches and auxiliary "
             "calls (titles, compression, vision) are not visible."
         )
-    if not report.messages_complete:
+    if report.summaries_build is not None:
+        done, total = report.summaries_build
+        pct = f"{100 * done // total}%" if total else "starting"
+        notes.append(
+            f"Summaries being built: {pct} ({done:,} of {total:,} sessions). The message, "
+            f"tool and skill figures leave out the {report.sessions_uncounted:,} sessions of "
+            "this window not summarised yet; every other figure is complete. Reload in a "
+            "moment to see more."
+        )
+    elif not report.messages_complete:
         notes.append(
             f"Counting messages and tools ran out of time: {report.sessions_uncounted:,} "
             "sessions of this window are not in the message, tool and skill figures yet. "

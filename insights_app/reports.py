@@ -16,13 +16,19 @@ from __future__ import annotations
 
 import hashlib
 
-from django.core.cache import cache
+from django.core.cache import caches
 
 from hermes_explorer import store
 
 from .stats import Report, Window, build_report
 
 REPORT_TTL = 90
+
+
+def report_cache():
+    """Where finished reports are kept: the project's default cache (shared by every worker
+    when the deployment configures a shared backend)."""
+    return caches["default"]
 
 
 def cache_key(signature: tuple, window: Window, variant) -> str:
@@ -52,10 +58,10 @@ def report_for(
     if signature is None:
         return build()
     key = cache_key(signature, window, activity_days)
-    report = cache.get(key)
+    report = report_cache().get(key)
     if report is None:
         report = build()
         # A report cut short by the deadline is not kept: the next one completes it.
         if report.messages_complete:
-            cache.set(key, report, REPORT_TTL)
+            report_cache().set(key, report, REPORT_TTL)
     return report

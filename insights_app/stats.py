@@ -63,6 +63,10 @@ class Report:
     day_models: list[dict[str, Any]] = field(default_factory=list)
     models_from: str = "session_model_usage"  # or "sessions" on files without that table
     sessions_uncounted: int = 0  # window sessions whose messages the deadline left uncounted
+    # (done, total) sessions of the summaries being built in the background, when they are.
+    summaries_build: tuple[int, int] | None = None
+    # Ours: per tool, its result rows (what its drill-down lists; Hermes's count may be more).
+    tool_result_rows: dict[str, int] = field(default_factory=dict)
     timezone: str = "UTC"
     elapsed: float = 0.0
 
@@ -104,6 +108,11 @@ class Report:
             "models_from": self.models_from,
             "messages_complete": self.messages_complete,
             "sessions_uncounted": self.sessions_uncounted,
+            "summaries_being_built": (
+                {"done": self.summaries_build[0], "total": self.summaries_build[1]}
+                if self.summaries_build is not None
+                else None
+            ),
             "daily_by_start_day": [d.as_dict() for d in self.days_by_start],
             "daily_by_activity_day": (
                 [d.as_dict() for d in self.days_by_activity]
@@ -150,12 +159,16 @@ def build_report(
         return report
     report.empty = False
     figures = one_pass(scope, offset_segments(tz, first, last))
-    messages = message_figures(scope, use_cache=use_cache, time_limit=collect_seconds)
+    messages = message_figures(
+        scope, window, (lo, hi), use_cache=use_cache, time_limit=collect_seconds
+    )
     report.sessions_uncounted = messages.sessions_uncounted
+    report.summaries_build = messages.build
     report.models = figures["models"]
     report.overview = overview(totals(figures["platforms"]), messages.roles, report.models)
     report.platforms = platform_rows(figures["platforms"])
     report.tools = tool_breakdown(messages.tools)
+    report.tool_result_rows = dict(messages.tool_rows)
     report.skills = skill_breakdown(messages.skills)
     report.heatmap = figures["heatmap"]
     report.days_by_start = figures["days"]

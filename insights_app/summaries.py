@@ -1,28 +1,26 @@
-"""Per-session message summaries (role counts, tools, skills), computed in SQL and kept warm.
+"""Per-session message summaries (role counts, tools, skills), computed in SQL and stored.
 
 Counting messages by role and tools by name means reading every message of the window: on a
 busy install that is hundreds of thousands of rows (and, for ``tool`` rows, walking their
 output to reach ``tool_name``), over a second for one month of data.  But a session's messages
 almost never change once written, so each session's summary is computed once, in SQL, and
-kept in this process; a page then costs one lookup per session of its window.
+stored as rows in the app's database (:mod:`insights_app.summary_store`), where a report adds
+them up over its window.
 
 Freshness, without trusting any counter:
 
-* ``messages.id`` only grows.  We remember the highest id seen (the *high-water mark*); on
-  each report the new rows ``id > high_water`` (a rowid range, cheap) name the sessions that
-  changed, and their summaries are dropped.  A lower maximum means rows were deleted or the
-  file was replaced: everything is dropped.
+* ``messages.id`` only grows.  The highest id seen (the *high-water mark*) is kept with the
+  summaries; on each report the new rows ``id > high_water`` (a rowid range, cheap) name the
+  sessions that changed, and their stored summaries are dropped.  A lower maximum means rows
+  were deleted or the file was replaced: everything is dropped.
 * Each summary also records the session's ``message_count``; a different count (a deleted
   message, a counter catching up) makes it stale too.
 
 Summaries are computed in chunks of sessions, each chunk its own short statement, so a cold
-all-time report never pins the WAL in one long read and stops at the deadline with what it
-has (the next report continues where it stopped).  On a rollback-journal file, where Hermes
-cannot commit while a chunk is read, a chunk holds about as many messages as a short statement
-reads (:class:`hermes_explorer.store.ChunkClock`, counted in the sessions' ``message_count``).
-
-Every summary computed is also stored in the app's database, with the high-water mark, by
-:mod:`insights_app.summary_store`: a new process (or another worker) starts from them.
+report never pins the WAL in one long read and stops at the deadline with what it has (the
+next report continues where it stopped).  On a rollback-journal file, where Hermes cannot
+commit while a chunk is read, a chunk holds about as many messages as a short statement reads
+(:class:`hermes_explorer.store.ChunkClock`, counted in the sessions' ``message_count``).
 """
 
 from __future__ import annotations
@@ -32,7 +30,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db import OperationalError
 
@@ -47,7 +45,6 @@ SHORT_READ_FIRST_MESSAGES = 2000
 # New rows past the high-water mark beyond which dropping everything is cheaper than asking
 # which sessions they belong to.
 MAX_DIRTY_ROWS = 200_000
-MAX_SESSIONS_PER_STORE = 500_000
 MAX_STORES = 4
 
 
@@ -58,8 +55,9 @@ class SessionSummary:
     assistant: int
     tool: int
     stored: int  # every row, any role
-    # Per tool name, the larger of its tool rows and its calls in this session (Hermes).
-    tools: tuple[tuple[str, int], ...]
+    # Per tool name, the larger of its tool rows and its calls in this session (Hermes), and
+    # its tool rows alone (what a list of the tool's result rows holds).
+    tools: tuple[tuple[str, int, int], ...]
     # (skill, loads, edits, last used epoch)
     skills: tuple[tuple[str, int, int, float | None], ...]
 
@@ -72,10 +70,11 @@ _UNKNOWN = object()
 
 @dataclass
 class _Store:
+    """What this process knows of one state.db: its key and mark (shared with every process
+    through the app database) and the index it may name."""
+
     key: str = ""  # the file's key in the app database (summary_store)
     high_water: int | None = None
-    generation: int = 0  # bumped whenever summaries are dropped
-    summaries: dict[str, SessionSummary] = field(default_factory=dict)
     calls_index: object = _UNKNOWN  # name of the assistant tool-calls index, None, unknown
 
 
@@ -90,10 +89,7 @@ def _store() -> _Store:
         if store is not None:
             _stores.move_to_end(key)
             return store
-    # First use in this process: start from the mark earlier processes stored (their
-    # summaries are read per window, in collect()).
     fresh = _Store(key=summary_store.store_key())
-    fresh.high_water = summary_store.high_water(fresh.key)
     with _lock:
         store = _stores.setdefault(key, fresh)
         while len(_stores) > MAX_STORES:
@@ -102,16 +98,26 @@ def _store() -> _Store:
 
 
 def forget_all() -> None:
-    """Drop every cached summary (tests, or a file known to be replaced)."""
+    """Drop what this process knows (tests: "a restart"; the app database keeps the rest)."""
     with _lock:
         _stores.clear()
 
 
-def _refresh_high_water(store: _Store) -> int:
-    """Drop the summaries of sessions that gained (or lost) rows; return the generation."""
+def refresh_high_water() -> str:
+    """Drop the stored summaries of sessions that gained (or lost) rows since the mark;
+    return the file's key in the app database."""
+    store = _store()
     (current,) = state_db.rows("SELECT MAX(id) FROM messages", [])[0]
     with _lock:
-        previous = store.high_water
+        known = store.high_water
+    if known == current and current is not None:
+        return store.key  # this process saw it already: nothing appended since
+    # Another process may have moved the mark since: it is shared.
+    previous = summary_store.high_water(store.key)
+    if previous == current:
+        with _lock:
+            store.high_water = current
+        return store.key
     if previous is not None and current is not None and current > previous:
         changed = state_db.rows(
             "SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE id > %s AND id <= %s LIMIT %s)",
@@ -128,30 +134,14 @@ def _refresh_high_water(store: _Store) -> int:
                 )
             ]
         )
+    elif previous is None:
+        dirty = []  # nothing stored yet for this file, or a mark never set: nothing to drop
     else:
-        dirty = []
+        dirty = None  # fewer rows than before: the file was rewritten
+    summary_store.advance(store.key, current, dirty)
     with _lock:
-        if current != store.high_water:
-            drop_all = (
-                dirty is None
-                or current is None
-                or (store.high_water is not None and current < store.high_water)
-            )
-            if drop_all:
-                store.summaries.clear()
-                dirty = None
-            else:
-                for session_id in dirty:
-                    store.summaries.pop(session_id, None)
-            store.high_water = current
-            store.generation += 1
-            moved = True
-        else:
-            moved = False
-        generation = store.generation
-    if moved and store.key:
-        summary_store.advance(store.key, current, dirty)
-    return generation
+        store.high_water = current
+    return store.key
 
 
 # --- The SQL --------------------------------------------------------------------------------
@@ -197,13 +187,14 @@ def calls_sql(index: str | None) -> str:
     """Every call in the assistant ``tool_calls`` of a chunk of sessions, grouped.
 
     Guards, so that no row can fail the statement: ``json_each`` only ever sees valid JSON
-    (``json_valid``), only array entries count (``fullkey`` ``$[n]``), names and arguments are
-    read by path from the already-valid document, and arguments are parsed only once
-    ``json_valid`` said they are JSON.  ``CASE`` (not ``AND``) fixes the order of evaluation.
-    Hermes stores arguments as a JSON string inside the JSON; an object works too.
+    (``json_valid``), only array entries that are objects count (``fullkey`` ``$[n]``, type
+    ``object``: their ``value`` is then JSON text), names and arguments are read by path from
+    the call alone (not the whole document again, per call), and arguments are parsed only
+    once ``json_valid`` said they are JSON.  ``CASE`` (not ``AND``) fixes the order of
+    evaluation.  Hermes stores arguments as a JSON string inside the JSON; an object works too.
     """
     indexed = f" INDEXED BY {index}" if index else ""
-    args = "json_extract(c.doc, c.k || '.function.arguments')"
+    args = "json_extract(c.call, '$.function.arguments')"
     skill = (
         "CASE WHEN c.name IN ('skill_view', 'skill_manage') THEN"
         f" CASE WHEN json_valid({args}) THEN"
@@ -212,13 +203,13 @@ def calls_sql(index: str | None) -> str:
     )
     return f"""
     WITH c AS MATERIALIZED (
-        SELECT m.session_id AS sid, m.timestamp AS ts, m.tool_calls AS doc, j.fullkey AS k,
-               json_extract(m.tool_calls, j.fullkey || '.function.name') AS name
+        SELECT m.session_id AS sid, m.timestamp AS ts, j.value AS call,
+               json_extract(j.value, '$.function.name') AS name
         FROM messages m{indexed},
              json_each(CASE WHEN json_valid(m.tool_calls) THEN m.tool_calls END) AS j
         WHERE m.session_id IN (SELECT value FROM json_each(%s))
           AND m.role = 'assistant' AND m.tool_calls IS NOT NULL
-          AND j.fullkey GLOB '$[[]*')
+          AND j.fullkey GLOB '$[[]*' AND j.type = 'object')
     SELECT sid, name, {skill} AS skill, COUNT(*), MAX(ts)
     FROM c WHERE typeof(c.name) = 'text' AND c.name <> ''
     GROUP BY sid, name, skill"""
@@ -266,7 +257,11 @@ def compute(session_ids: list[str], counts: dict[str, int | None]) -> dict[str, 
         from_calls = calls_by_tool.get(sid, {})
         tools = tuple(
             sorted(
-                (name, max(from_rows.get(name, 0), from_calls.get(name, 0)))
+                (
+                    name,
+                    max(from_rows.get(name, 0), from_calls.get(name, 0)),
+                    from_rows.get(name, 0),
+                )
                 for name in from_rows.keys() | from_calls.keys()
             )
         )
@@ -277,45 +272,28 @@ def compute(session_ids: list[str], counts: dict[str, int | None]) -> dict[str, 
 
 @dataclass
 class Collected:
-    summaries: list[SessionSummary]
-    missing: int  # sessions of the window left uncounted (the deadline stopped us)
-    computed: int  # sessions whose summaries were computed for this report
+    summaries: dict[str, SessionSummary]  # those computed, by session id
+    missing: int  # sessions left uncomputed (the deadline stopped us)
+    computed: int
 
 
 def collect(
-    window_sessions: list[tuple[str, int | None]],
+    sessions: list[tuple[str, int | None]],
     *,
-    use_cache: bool = True,
+    attributes: dict | None = None,
+    key: str = "",
     time_limit: float | None = None,
+    progress=None,
 ) -> Collected:
-    """Summaries of the window's sessions ``(id, message_count)``: cached where fresh,
-    computed in chunks where not.  A chunk that runs out of its statement's time, or the
-    whole collection running past ``time_limit`` seconds, ends it: what was computed is
-    kept, and the next report carries on from there."""
+    """Compute the summaries of ``sessions`` ``(id, message_count)`` in chunks; with ``key``,
+    store each chunk in the app database (with the sessions' ``attributes``).  A chunk that
+    runs out of its statement's time, or the whole collection running past ``time_limit``
+    seconds, ends it: what was computed is kept, and the next report carries on from there.
+    ``progress(n)`` is told of each chunk stored."""
     stop_at = time.monotonic() + time_limit if time_limit is not None else None
-    store = _store() if use_cache else _Store()
-    generation = _refresh_high_water(store) if use_cache else 0
-    counts = dict(window_sessions)
-    have: list[SessionSummary] = []
-    todo: list[str] = []
-    with _lock:
-        cached = store.summaries
-        for sid, count in window_sessions:
-            summary = cached.get(sid)
-            if summary is not None and summary.message_count == count:
-                have.append(summary)
-            else:
-                todo.append(sid)
-    if todo and use_cache and store.key:
-        # Another process may have computed them since this one started.
-        stored = summary_store.load(store.key, todo)
-        usable = {sid: s for sid, s in stored.items() if s.message_count == counts.get(sid)}
-        if usable:
-            have.extend(usable.values())
-            todo = [sid for sid in todo if sid not in usable]
-            with _lock:
-                if store.generation == generation:
-                    store.summaries.update(usable)
+    counts = dict(sessions)
+    todo = [sid for sid, _ in sessions]
+    out: dict[str, SessionSummary] = {}
     computed = 0
     missing = 0
     # A chunk's size is counted in sessions on a WAL file, in messages on a rollback-journal
@@ -334,6 +312,15 @@ def collect(
         return todo[start:end]
 
     unsaved: dict[str, SessionSummary] = {}
+
+    def flush() -> None:
+        nonlocal unsaved
+        if key and unsaved:
+            summary_store.save(key, unsaved, attributes or {})
+            if progress is not None:
+                progress(len(unsaved))
+        unsaved = {}
+
     start = 0
     while start < len(todo):
         if stop_at is not None and time.monotonic() > stop_at:
@@ -350,21 +337,11 @@ def collect(
             missing = len(todo) - start
             break
         start += len(chunk)
-        have.extend(fresh.values())
+        out.update(fresh)
         computed += len(chunk)
-        if use_cache:
-            with _lock:
-                # Rows may have arrived while we computed: keep only what is still current.
-                if store.generation == generation:
-                    if len(store.summaries) + len(fresh) > MAX_SESSIONS_PER_STORE:
-                        store.summaries.clear()
-                    store.summaries.update(fresh)
-            if store.key:
-                # Stored a thousand sessions at a time, however small the chunks.
-                unsaved.update(fresh)
-                if len(unsaved) >= CHUNK_SESSIONS:
-                    summary_store.save(store.key, unsaved)
-                    unsaved = {}
-    if unsaved:
-        summary_store.save(store.key, unsaved)
-    return Collected(summaries=have, missing=missing, computed=computed)
+        unsaved.update(fresh)
+        # Stored a thousand sessions at a time, however small the chunks.
+        if len(unsaved) >= CHUNK_SESSIONS:
+            flush()
+    flush()
+    return Collected(summaries=out, missing=missing, computed=computed)

@@ -1,43 +1,49 @@
 """The per-session summaries of :mod:`insights_app.summaries`, kept in the app's database.
 
 Computing a session's summary reads all its messages; keeping it in process memory only means
-every restart, and every worker, pays for the whole store again.  Here each summary is also
-stored in the explorer's own database (:class:`~insights_app.models.StoredSummary`, never the
-state.db), keyed by the state.db file's identity (name, device, inode: a replaced file starts
-afresh) and the session id, so that every worker and every later process reuses it.
+every restart, and every worker, pays for the whole store again.  Here each summary is stored
+as plain rows in the explorer's own database (:mod:`insights_app.models`, never the state.db),
+keyed by the state.db file's identity (name, device, inode: a replaced file starts afresh) and
+the session id, so that every worker and every later process reuses it, and a report adds
+them up in SQL over its window (:func:`totals`, :func:`tools`, :func:`skills`) instead of
+loading them.
 
-Freshness is the same rule as in memory, shared through the database:
+Freshness, shared through the database:
 
 * each stored summary carries the session's ``message_count`` when it was computed; a
   different count makes it stale (it is recomputed and replaced);
 * :class:`~insights_app.models.SummaryMark` keeps the highest ``messages.id`` the stored
-  summaries have seen.  A process starting up reads it, so the rows appended while no process
-  ran still name the sessions whose stored summaries must go; a lower maximum (rows deleted,
-  file rebuilt) drops every stored summary of that file.
+  summaries have seen.  A process reads it, so the rows appended while no process ran still
+  name the sessions whose stored summaries must go; a lower maximum (rows deleted, file
+  rebuilt) drops every stored summary of that file.
 
-Failures to read or write the app database never fail a report: the summaries are then simply
-computed, as without this store.
+Failures to read or write the app database never fail a report: the summaries are then
+computed in memory, as without this store.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
+import time
+from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
-from django.db import DatabaseError, transaction
-from django.db.models import TextField
-from django.db.models.functions import Cast
+from django.db import DatabaseError, connection, transaction
+from django.db.models import Count, F, Max, Q, Sum
+from django.utils import timezone
 
 from hermes_explorer import store as state_db
 
-from .models import StoredSummary, SummaryMark
+from .models import StoredSummary, SummaryMark, SummarySkill, SummaryTool
 
 log = logging.getLogger(__name__)
-IN_CHUNK = 500  # ids per IN (…) when loading chosen sessions
-WHOLE_FILE_FROM = 2000  # sessions beyond which the whole file's rows are read at once
+IN_CHUNK = 500  # ids per IN (…)
 SAVE_BATCH = 1000
+# A build whose heartbeat is older than this is taken to have died (its process stopped).
+BUILD_STALE_SECONDS = 30.0
 
 
 def store_key() -> str:
@@ -45,80 +51,149 @@ def store_key() -> str:
     return hashlib.sha256(repr(state_db.file_identity()).encode()).hexdigest()
 
 
-def encode(summary) -> list:
-    return [
-        summary.user,
-        summary.assistant,
-        summary.tool,
-        summary.stored,
-        [list(t) for t in summary.tools],
-        [list(s) for s in summary.skills],
-    ]
+@dataclass(frozen=True)
+class Attributes:
+    """What a window filters a session on, as the state.db has it."""
+
+    started_at: float | None
+    source: str | None
+    model: str | None
 
 
-def decode(message_count: int | None, data: list):
-    from .summaries import SessionSummary
+def window_q(lo: float | None, hi: float | None, source: str | None, model: str | None) -> Q:
+    """The window's sessions among stored rows: the same comparisons as
+    :func:`insights_app.window.scope_of` makes on the state.db."""
+    q = Q()
+    if lo is not None:
+        q &= Q(started_at__gte=lo)
+    if hi is not None:
+        q &= Q(started_at__lt=hi)
+    if source:
+        q &= Q(source=source)
+    if model:
+        q &= Q(model=model) | Q(model__endswith="/" + model)
+    return q
 
-    user, assistant, tool, stored, tools, skills = data
-    return SessionSummary(
-        message_count,
-        user,
-        assistant,
-        tool,
-        stored,
-        tuple(map(tuple, tools)),
-        tuple(map(tuple, skills)),
+
+@dataclass(frozen=True)
+class Totals:
+    sessions: int
+    message_count: int  # the sum of the stored sessions' counters
+    roles: dict[str, int]
+
+
+def totals(key: str, window: Q) -> Totals:
+    """Stored sessions of the window, the sum of their counters, and their rows by role."""
+    found = StoredSummary.objects.filter(window, store_key=key).aggregate(
+        n=Count("id"),
+        mc=Sum("message_count"),
+        user=Sum("user"),
+        assistant=Sum("assistant"),
+        tool=Sum("tool"),
+        stored=Sum("stored"),
     )
+    roles = {k: int(found[k] or 0) for k in ("user", "assistant", "tool", "stored")}
+    return Totals(int(found["n"] or 0), int(found["mc"] or 0), roles)
 
 
-def load(key: str, session_ids: Iterable[str] | None = None) -> dict:
-    """Stored summaries of this file (all, or of these sessions), by session id.
-
-    The rows are read as text and decoded in one ``json.loads`` of them all (per-row decoding
-    costs several times more on a big window).
-    """
-    wanted = None if session_ids is None else list(session_ids)
-    try:
-        rows = StoredSummary.objects.filter(store_key=key)
-        if wanted is None or len(wanted) > WHOLE_FILE_FROM:
-            # Most of the file: one read of it is cheaper than thousands of seeks.
-            chunks = [rows]
-        else:
-            chunks = [
-                rows.filter(session_id__in=wanted[i : i + IN_CHUNK])
-                for i in range(0, len(wanted), IN_CHUNK)
-            ]
-        keep = None if wanted is None else set(wanted)
-        found: list[tuple[str, int | None, str]] = []
-        for chunk in chunks:
-            for sid, count, text in chunk.annotate(text=Cast("data", TextField())).values_list(
-                "session_id", "message_count", "text"
-            ):
-                if keep is None or sid in keep:
-                    found.append((sid, count, text))
-        decoded = json.loads("[" + ",".join(text for _, _, text in found) + "]")
-        return {
-            sid: decode(count, data) for (sid, count, _), data in zip(found, decoded, strict=True)
-        }
-    except (DatabaseError, ValueError, TypeError) as exc:
-        log.warning("stored insights summaries not read: %s", exc)
-        return {}
+def counts(key: str, window: Q) -> dict[str, int | None]:
+    """The stored sessions of the window and the counter each was computed at."""
+    rows = StoredSummary.objects.filter(window, store_key=key)
+    return dict(rows.values_list("session_id", "message_count"))
 
 
-def save(key: str, summaries: dict) -> None:
-    """Store (or replace) these summaries of this file."""
-    objs = [
-        StoredSummary(store_key=key, session_id=sid, message_count=s.message_count, data=encode(s))
-        for sid, s in summaries.items()
+def tools(key: str, window: Q) -> tuple[Counter, Counter]:
+    """Per tool name, the sums over the window's stored sessions: Hermes's count, and the
+    tool's result rows."""
+    rows = (
+        SummaryTool.objects.filter(window, store_key=key)
+        .values("tool_name")
+        .annotate(n=Sum("count"), r=Sum("result_rows"))
+        .values_list("tool_name", "n", "r")
+    )
+    counts, result_rows = Counter(), Counter()
+    for name, n, r in rows:
+        counts[name] = int(n or 0)
+        result_rows[name] = int(r or 0)
+    return counts, result_rows
+
+
+def skills(key: str, window: Q) -> list[dict[str, Any]]:
+    """Per skill: loads, edits and last use over the window's stored sessions."""
+    rows = (
+        SummarySkill.objects.filter(window, store_key=key)
+        .values("skill")
+        .annotate(v=Sum("loads"), m=Sum("edits"), last=Max("last_used"))
+        .values_list("skill", "v", "m", "last")
+    )
+    return [
+        {"skill": s, "view_count": int(v or 0), "manage_count": int(m or 0), "last_used_at": last}
+        for s, v, m, last in rows
     ]
+
+
+def _chunks(ids: list[str]) -> Iterable[list[str]]:
+    for i in range(0, len(ids), IN_CHUNK):
+        yield ids[i : i + IN_CHUNK]
+
+
+def _drop(key: str, ids: list[str]) -> None:
+    for chunk in _chunks(ids):
+        for model in (SummaryTool, SummarySkill, StoredSummary):
+            model.objects.filter(store_key=key, session_id__in=chunk).delete()
+
+
+def drop(key: str, ids: Iterable[str]) -> None:
+    """Forget the stored summaries of these sessions (stale, or gone from the window)."""
+    ids = list(ids)
+    if not ids:
+        return
     try:
-        for i in range(0, len(objs), SAVE_BATCH):
-            StoredSummary.objects.bulk_create(
-                objs[i : i + SAVE_BATCH],
-                update_conflicts=True,
-                unique_fields=["store_key", "session_id"],
-                update_fields=["message_count", "data", "updated_at"],
+        with transaction.atomic():
+            _drop(key, ids)
+    except DatabaseError as exc:
+        log.warning("stale insights summaries not dropped: %s", exc)
+
+
+def _insert(model, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    """Plain ``INSERT`` of many rows: the ORM's per-field preparation of ``bulk_create``
+    costs seconds for the hundred thousand rows of a big store's first build."""
+    if not rows:
+        return
+    table = connection.ops.quote_name(model._meta.db_table)
+    names = ", ".join(connection.ops.quote_name(c) for c in columns)
+    marks = ", ".join(["%s"] * len(columns))
+    with connection.cursor() as cursor:
+        for i in range(0, len(rows), SAVE_BATCH):
+            cursor.executemany(
+                f"INSERT INTO {table} ({names}) VALUES ({marks})", rows[i : i + SAVE_BATCH]
             )
+
+
+_COMMON = ("store_key", "session_id", "started_at", "source", "model")
+
+
+def save(key: str, summaries: dict, attributes: dict[str, Attributes]) -> None:
+    """Store (or replace) these summaries of this file, with their sessions' attributes."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    heads, tool_rows, skill_rows = [], [], []
+    for sid, s in summaries.items():
+        a = attributes.get(sid) or Attributes(None, None, None)
+        common = (key, sid, a.started_at, a.source, a.model)
+        heads.append((*common, s.message_count, s.user, s.assistant, s.tool, s.stored, now))
+        tool_rows += [(*common, n, c, r) for n, c, r in s.tools]
+        skill_rows += [(*common, k, v, m, last) for k, v, m, last in s.skills]
+    try:
+        with transaction.atomic():
+            # Replaced whole: another process may have stored the same sessions meanwhile.
+            _drop(key, list(summaries))
+            _insert(
+                StoredSummary,
+                (*_COMMON, "message_count", "user", "assistant", "tool", "stored", "updated_at"),
+                heads,
+            )
+            _insert(SummaryTool, (*_COMMON, "tool_name", "count", "result_rows"), tool_rows)
+            _insert(SummarySkill, (*_COMMON, "skill", "loads", "edits", "last_used"), skill_rows)
     except DatabaseError as exc:
         log.warning("insights summaries not stored: %s", exc)
 
@@ -136,12 +211,11 @@ def advance(key: str, current: int | None, dirty: list[str] | None) -> None:
     sessions (all of them when None), and remember the mark."""
     try:
         with transaction.atomic():
-            rows = StoredSummary.objects.filter(store_key=key)
             if dirty is None:
-                rows.delete()
+                for model in (SummaryTool, SummarySkill, StoredSummary):
+                    model.objects.filter(store_key=key).delete()
             else:
-                for i in range(0, len(dirty), IN_CHUNK):
-                    rows.filter(session_id__in=dirty[i : i + IN_CHUNK]).delete()
+                _drop(key, dirty)
             SummaryMark.objects.update_or_create(store_key=key, defaults={"high_water": current})
     except DatabaseError as exc:
         log.warning("stored insights summaries not refreshed: %s", exc)
@@ -149,8 +223,62 @@ def advance(key: str, current: int | None, dirty: list[str] | None) -> None:
 
 def forget(key: str | None = None) -> None:
     """Drop the stored summaries (of one file, or all)."""
-    rows, marks = StoredSummary.objects.all(), SummaryMark.objects.all()
-    if key is not None:
-        rows, marks = rows.filter(store_key=key), marks.filter(store_key=key)
-    rows.delete()
-    marks.delete()
+    for model in (SummaryTool, SummarySkill, StoredSummary, SummaryMark):
+        rows = model.objects.all()
+        if key is not None:
+            rows = rows.filter(store_key=key)
+        rows.delete()
+
+
+# --- A build in the background -------------------------------------------------------------
+
+
+def claim_build(key: str, total: int) -> bool:
+    """Become the one build of this file (no other live one): True when claimed."""
+    now = time.time()
+    try:
+        with transaction.atomic():
+            SummaryMark.objects.get_or_create(store_key=key)
+            claimed = (
+                SummaryMark.objects.filter(store_key=key)
+                .filter(
+                    Q(build_heartbeat__isnull=True)
+                    | Q(build_heartbeat__lt=now - BUILD_STALE_SECONDS)
+                )
+                .update(build_total=total, build_done=0, build_heartbeat=now)
+            )
+        return claimed == 1
+    except DatabaseError as exc:
+        log.warning("insights summary build not started: %s", exc)
+        return False
+
+
+def build_advanced(key: str, done: int) -> None:
+    try:
+        SummaryMark.objects.filter(store_key=key).update(
+            build_done=F("build_done") + done, build_heartbeat=time.time()
+        )
+    except DatabaseError as exc:
+        log.warning("insights summary build progress not stored: %s", exc)
+
+
+def build_finished(key: str) -> None:
+    try:
+        SummaryMark.objects.filter(store_key=key).update(build_heartbeat=None)
+    except DatabaseError as exc:
+        log.warning("insights summary build end not stored: %s", exc)
+
+
+def build_progress(key: str) -> tuple[int, int] | None:
+    """``(done, total)`` of the build running now, or None when none runs."""
+    try:
+        row = (
+            SummaryMark.objects.filter(
+                store_key=key, build_heartbeat__gte=time.time() - BUILD_STALE_SECONDS
+            )
+            .values_list("build_done", "build_total")
+            .first()
+        )
+    except DatabaseError:
+        return None
+    return (int(row[0]), int(row[1])) if row else None

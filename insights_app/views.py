@@ -11,10 +11,13 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.urls import get_script_prefix
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
-from accounts_app.roles import can_see_content
-from hermes_explorer import store
+from accounts_app.roles import can_export, can_see_content
+from hermes_explorer import store, stores
 from hermes_explorer.hermes_db.deadline import query_budget
 from sessions_app.facets import distinct_values
 from sessions_app.merged_list import chosen_stores
@@ -26,6 +29,7 @@ from .forms import InsightsForm
 from .profiles import merged_extras, merged_sources, profiles_chart, with_profiles
 
 TEMPLATE = "insights_app/report_detail.html"
+BODY_TEMPLATE = "insights_app/_report_body.html"
 
 
 @require_GET
@@ -76,31 +80,108 @@ def index(request):
             query = {k: v for k, v in request.GET.items() if k not in ("_export", "table")}
             profile_rows = merged_insights.breakdown([(s, r) for s, r, _p in found], query)
     drill = Drill(window=window, now=report.now)
-    linked = linked_rows(report, drill, messages_allowed=can_see_content(request.user))
-    if parts is None:
-        extra = explorer.extras_for(report, previous, drill)
-    else:
-        merged_insights.link_top_sessions(linked)
-        extra = merged_extras(report, previous, drill, [s for s, _r, _p in found])
+    messages_allowed = can_see_content(request.user)
+    served = None if parts is None else [s for s, _r, _p in found]
+    if not fmt:
+        return _page(
+            request,
+            form,
+            shape,
+            report,
+            previous,
+            drill,
+            basis,
+            messages_allowed,
+            notes=notes,
+            served=served,
+            profile_rows=profile_rows,
+        )
+    linked, extra = _linked_and_extra(report, previous, drill, messages_allowed, served)
     if fmt == "json":
         response = export.json_response(report, linked, drill.all_sessions(), extra)
         if profile_rows is not None:
             response = with_profiles(response, profile_rows)
         return response
-    if fmt == "csv":
-        return export.csv_response(report, table, basis, extra)
-    context = presenters.page(report, drill, linked, basis)
-    context["extra"] = extra
-    context["compared"] = [
-        (key, label, extra.changes[key]) for key, label in explorer.COMPARED if key in extra.changes
-    ]
-    context["explorer_charts"] = presenters.explorer_charts(report, extra)
-    if profile_rows is not None:
-        context["profile_rows"] = profile_rows
-        context["profile_chart"] = profiles_chart(profile_rows)
-    context["notes"] = notes + list(context.get("notes") or [])
-    return render(
-        request,
-        TEMPLATE,
-        {"form": form, "shape": shape, "csv_tables": export.CSV_TABLES, **context},
-    )
+    return export.csv_response(report, table, basis, extra)
+
+
+def _linked_and_extra(report, previous, drill, messages_allowed, served):
+    """The report's drill-down links and the explorer's extras; over several profiles
+    (``served``), notable sessions link into their own profile and the extras sum theirs."""
+    linked = linked_rows(report, drill, messages_allowed=messages_allowed)
+    if served is None:
+        return linked, explorer.extras_for(report, previous, drill)
+    merged_insights.link_top_sessions(linked)
+    return linked, merged_extras(report, previous, drill, served)
+
+
+def _signature(served) -> tuple | None:
+    """What the report part depends on: the file read, or every profile's file (None when
+    one cannot be read: nothing is kept then)."""
+    if served is None:
+        return store.file_signature()
+    signatures = []
+    for one in served:
+        with stores.using(one):
+            signature = store.file_signature()
+        if signature is None:
+            return None
+        signatures.append((one.name, signature))
+    return tuple(signatures)
+
+
+def _page(
+    request,
+    form,
+    shape,
+    report,
+    previous,
+    drill,
+    basis,
+    messages_allowed,
+    *,
+    notes=(),
+    served=None,
+    profile_rows=None,
+):
+    """The page.  Its report part, charts and tables with hundreds of links, is rendered once
+    per report and kept with it (same files, same report, same role and query): a repeat view
+    renders only the frame around it."""
+    context = {
+        "report": report,
+        "notes": [*notes, *presenters.page_notes(report, basis)],
+        "models_datalist": presenters.model_names(),
+        "form": form,
+        "shape": shape,
+        "csv_tables": export.CSV_TABLES,
+    }
+    if not report.empty:
+        signature = _signature(served)
+        variant = (
+            "page-body",
+            report.generated_at,
+            basis,
+            messages_allowed,
+            can_export(request.user),
+            request.GET.urlencode(),
+            # The links name the profile the page is under (``/p/<profile>/``) or none.
+            get_script_prefix(),
+        )
+        key = reports.cache_key(signature, report.window, variant) if signature else None
+        body = reports.report_cache().get(key) if key else None
+        if body is None:
+            linked, extra = _linked_and_extra(report, previous, drill, messages_allowed, served)
+            body_context = {**presenters.page(report, drill, linked, basis), **context}
+            body_context["extra"] = extra
+            body_context["compared"] = [
+                (k, label, extra.changes[k]) for k, label in explorer.COMPARED if k in extra.changes
+            ]
+            body_context["explorer_charts"] = presenters.explorer_charts(report, extra)
+            if profile_rows is not None:
+                body_context["profile_rows"] = profile_rows
+                body_context["profile_chart"] = profiles_chart(profile_rows)
+            body = render_to_string(BODY_TEMPLATE, body_context, request)
+            if key and report.messages_complete:
+                reports.report_cache().set(key, body, reports.REPORT_TTL)
+        context["body"] = mark_safe(body)  # noqa: S308 - rendered by our own template above
+    return render(request, TEMPLATE, context)

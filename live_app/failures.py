@@ -123,6 +123,40 @@ def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
     return merged
 
 
+def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
+    """A block's groups summed for a window that holds all of it, without filters: per
+    ``(source, model, tool, kind)``, per ``(hour, kind)`` of the failures, its newest failing
+    message ids, and its first hour.  Kept in the ``failures`` cache beside the block (a few
+    hundred entries instead of thousands), so a view reads and adds these."""
+    want = min(start + BLOCK, top)
+    key = "failures-digest:" + hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
+    cached = failure_cache().get(key)
+    if cached and cached[0] == want:
+        return cached[1]
+    totals: Counter = Counter()
+    hourly: Counter = Counter()
+    failing: list[int] = []
+    first_hour = None
+    for (hour, source, model, tool, kind), (count, max_id) in _block(
+        start, top, identity, shape, budget
+    ).items():
+        if hour is None or kind is None:
+            continue
+        first_hour = hour if first_hour is None else min(first_hour, hour)
+        totals[(source, model, tool, kind)] += count
+        if kind != "tool_ok":
+            hourly[(hour, kind)] += count
+            failing.append(max_id)
+    digest = {
+        "first_hour": first_hour,
+        "totals": totals,
+        "hourly": hourly,
+        "newest": heapq.nlargest(EXAMPLES, failing),
+    }
+    failure_cache().set(key, (want, digest), BLOCK_TTL)
+    return digest
+
+
 def failure_cache():
     """The ``failures`` cache when configured (a file cache that outlives a restart),
     else the default one."""
@@ -225,8 +259,17 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
     hourly: Counter = Counter()
     candidates: list[int] = []
     start = (max(first - 1, 0) // BLOCK) * BLOCK
+    filtered = bool(f.source or f.model or f.tool)
     while start < top:
-        filtered = bool(f.source or f.model or f.tool)
+        if not filtered:
+            digest = _digest(start, top, identity, shape, budget)
+            if digest["first_hour"] is not None and digest["first_hour"] >= since_hour:
+                # The whole block is in the window: its sums, not its groups.
+                totals.update(digest["totals"])
+                hourly.update(digest["hourly"])
+                candidates.extend(digest["newest"])
+                start += BLOCK
+                continue
         for (hour, source, model, tool, kind), (count, max_id) in _block(
             start, top, identity, shape, budget
         ).items():
@@ -367,6 +410,12 @@ def _examples(ids: list[int], budget: float) -> list[dict]:
         }
         for r in rows
     ]
+
+
+def warm(*, budget: float) -> None:
+    """Read and keep the counts of every block the longest window covers (``insights_warm``):
+    the first failures page of any window then reads only what Hermes appended since."""
+    build(Filters(days=MAX_DAYS), budget=budget)
 
 
 def report_for(f: Filters, *, budget: float) -> Report:

@@ -14,13 +14,13 @@ import time
 from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET
 
 from accounts_app.middleware import forbidden
-from accounts_app.roles import CONTENT, can_see_content
+from accounts_app.roles import CONTENT, can_reveal, can_see_content
 from hermes_explorer import store
 from sessions_app.models import Session
+from sessions_app.transcript_html import entries_html
 from sessions_app.visibility import Visibility
 
 from .activity import DEFAULT_MINUTES, MAX_MINUTES, clamp_minutes, live_sessions
@@ -101,10 +101,7 @@ def messages_after(request, session_id: str, message_id: int):
         raise Http404("No session with this id in the state.db.")
     visibility = Visibility.from_params(request.GET.getlist("show"))
     entries, newest = entries_after(session_id, message_id, visibility)
-    html = "".join(
-        render_to_string("sessions_app/_message.html", {"entry": e}, request=request)
-        for e in entries
-    )
+    html = entries_html(entries, request, can_reveal=can_reveal(request.user))
     response = HttpResponse(html, content_type="text/html; charset=utf-8")
     response["X-Last-Message-Id"] = str(newest)
     response["Cache-Control"] = "no-store"

@@ -54,6 +54,10 @@ class KeysetTableView(SingleTableMixin, FilterView):
     def prepare_rows(self, rows: list) -> list:
         return rows
 
+    def paginate(self, queryset, token: str | None, per_page: int):
+        """The keyset page of ``queryset`` (a subclass may assemble it another way)."""
+        return self.keyset.paginate(queryset, token, per_page)
+
     def get_per_page(self) -> int:
         return self.per_page
 
@@ -86,7 +90,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
             with budget:
                 filtered = self.filterset.qs
                 self.count = self.get_count(filtered)
-                self.page = self.keyset.paginate(
+                self.page = self.paginate(
                     self.page_queryset(filtered), self.request.GET.get("cursor"), per_page
                 )
         except QueryTimeout:

@@ -18,6 +18,7 @@ from hermes_explorer import store
 from hermes_explorer.redaction import redact
 
 from .content import as_text, parse_tool_calls
+from .links import TranscriptLinks
 from .models import TOKEN_COUNTERS, USAGE_COUNTERS, Message, Session, SessionModelUsage
 from .pagination import Keyset
 from .querysets import PREVIEW_READ_CHARS
@@ -378,7 +379,7 @@ def transcript_messages(session_id: str, visibility: Visibility):
 def transcript_page(session_id: str, visibility: Visibility, page: int) -> TranscriptPage:
     """One page of a transcript, tool calls paired with the results that answer them."""
     base = transcript_messages(session_id, visibility)
-    total = base.order_by().count()  # one session: bounded by the (session_id, …) index
+    total = _transcript_total(base, session_id, visibility)
     pages = max(1, -(-total // TRANSCRIPT_PAGE))
     page = min(max(page, 1), pages)
     start = (page - 1) * TRANSCRIPT_PAGE
@@ -399,6 +400,24 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
     return TranscriptPage(
         entries=entries, page=page, pages=pages, total=total, per_page=TRANSCRIPT_PAGE
     )
+
+
+def _transcript_total(base, session_id: str, visibility: Visibility) -> int:
+    """How many rows the transcript shows: one session's rows, bounded by its index, but a
+    statement as long as the visibility rules.  Reused while the file is unchanged (its
+    signature is part of the key): paging through a long session counts it once."""
+    signature = store.file_signature()
+    key = None
+    if signature is not None:
+        raw = repr((signature, session_id, visibility.as_param())).encode()
+        key = "transcript-total:" + hashlib.sha256(raw).hexdigest()
+        total = cache.get(key)
+        if total is not None:
+            return total
+    total = base.order_by().count()
+    if key is not None:
+        cache.set(key, total, COUNT_TTL)
+    return total
 
 
 def transcript_entries(messages: list) -> list[TranscriptEntry]:
@@ -422,8 +441,8 @@ def transcript_entries(messages: list) -> list[TranscriptEntry]:
                 if result is not None:
                     paired_ids.add(result.id)
                 entry.calls.append(PairedCall(call=call, result=result))
-        redact_entry(entry)
         entries.append(entry)
+    redact_entries(entries)
     by_id = {e.message.id: e for e in entries}
     for e in entries:
         for paired in e.calls:
@@ -432,25 +451,29 @@ def transcript_entries(messages: list) -> list[TranscriptEntry]:
     return [e for e in entries if e.message.id not in paired_ids]
 
 
-def redact_entry(entry: TranscriptEntry) -> None:
-    """Replace secrets in everything the transcript shows of this entry (text, reasoning,
-    tool call arguments, raw malformed tool calls) and count them for the reveal button."""
-    from hermes_explorer.redaction import redact_text, redaction_enabled
+def redact_entries(entries: list[TranscriptEntry]) -> None:
+    """Replace secrets in everything the transcript shows of these entries (text, reasoning,
+    tool call arguments, raw malformed tool calls) and count them per entry for the reveal
+    button.  The gates run once over the whole page: only the texts where one opens are
+    redacted."""
+    from hermes_explorer.redaction import redact_text_many, redaction_enabled
 
     if not redaction_enabled():
         return
-    message = entry.message
-    entry.text, total = redact_text(entry.text)
-    for name in ("reasoning_text", "reasoning_extra", "tool_calls"):
-        value = getattr(message, name, None)
-        if isinstance(value, str) and value:
-            cleaned, count = redact_text(value)
-            setattr(message, name, cleaned)
-            total += count
-    for paired in entry.calls:
-        paired.call.arguments, count = redact_text(paired.call.arguments)
-        total += count
-    entry.redacted = total
+    places = []
+    for entry in entries:
+        places.append((entry, entry, "text"))
+        for name in ("reasoning_text", "reasoning_extra", "tool_calls"):
+            value = getattr(entry.message, name, None)
+            if isinstance(value, str) and value:
+                places.append((entry, entry.message, name))
+        places.extend((entry, paired.call, "arguments") for paired in entry.calls)
+    cleaned = redact_text_many([getattr(owner, name) for _, owner, name in places])
+    for entry in entries:
+        entry.redacted = 0
+    for (entry, owner, name), (text, count) in zip(places, cleaned, strict=True):
+        setattr(owner, name, text)
+        entry.redacted += count
 
 
 def message_position(session_id: str, message_id: int, visibility: Visibility) -> int:
@@ -504,15 +527,12 @@ def messages_for_table(queryset):
 
 def link_messages(rows) -> list:
     """Give each row its transcript links (None when an odd id cannot be routed)."""
-    from django.urls import NoReverseMatch
-
-    from profiles_app.links import store_reverse
-
+    links = TranscriptLinks()
     for row in rows:
+        # A row of a merged list names its store: its links go to that profile.
         store = getattr(row, "store", None)
-        try:
-            row.message_url = store_reverse("sessions:message", [row.session_id, row.id], store)
-            row.session_url = store_reverse("sessions:detail", [row.session_id], store)
-        except NoReverseMatch:
-            row.message_url = row.session_url = None
+        row.message_url = links.message(row.session_id, row.id, store)
+        row.session_url = links.session(row.session_id, store) if row.message_url else None
+        if row.session_url is None:
+            row.message_url = None
     return rows

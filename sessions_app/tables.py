@@ -2,30 +2,42 @@
 
 Rows arrive already sorted and sliced by a keyset page (``sessions_app.pagination``), so the
 tables take them as :class:`PresortedData`: the header links still toggle the sort, but the
-table never re-sorts or counts in Python.  Cells render with ``format_html`` rather than a
-template per cell: a 50-row page would otherwise render hundreds of small templates.
+table never re-sorts or counts in Python.  Cells are f-strings of ``html.escape``d values
+rather than a template (or ``format_html``) per cell: a 50-row page would otherwise render
+hundreds of small templates.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
+from html import escape
 
 import django_tables2 as tables
-from django.utils.formats import localize
-from django.utils.html import conditional_escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import Truncator, slugify
+from django.utils.text import Truncator
 from django_tables2.data import TableListData
 
 from hermes_explorer.redaction import redact
-from profiles_app.links import store_reverse
 
 from .content import as_text
 from .formatting import compact, duration
+from .links import TranscriptLinks
 from .models import Session
-from .templatetags.explorer import cost_badge, source_badge, started_cell, time_html
+from .templatetags.explorer import cost_badge, source_badge, started_cell, text_html, time_html
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
+
+
+@functools.lru_cache(maxsize=256)
+def _parameters(function) -> frozenset[str]:
+    # Cached per function (signature inspection costs more than a row); ``self`` is among
+    # them and never asked for.
+    return frozenset(inspect.signature(function).parameters)
+
+
+_PLANS: dict[tuple, tuple] = {}
 
 
 class PresortedData(TableListData):
@@ -51,27 +63,32 @@ class KeysetTable(tables.Table):
     def __init__(self, data, *, order_by, **kwargs):
         super().__init__(PresortedData(data), order_by=order_by, **kwargs)
 
-    def _cell_plan(self) -> list[tuple]:
-        plan = []
-        for bound in self.columns:
-            name, column = bound.name, bound.column
-            render = getattr(self, f"render_{name}", None)
-            takes = frozenset(inspect.signature(render).parameters) if render else frozenset()
-            accessor = str(bound.accessor)
-            plan.append(
-                (
-                    format_html("<td {}>", bound.attrs["td"].as_html())
-                    if bound.attrs["td"]
-                    else mark_safe("<td>"),
-                    render,
-                    "record" in takes,
-                    "value" in takes,
-                    accessor,
-                    column.empty_values,
-                    bound.default,
-                )
-            )
+    def _cell_plan(self) -> tuple:
+        """Per column: the ``<td>`` tag, the ``render_<column>`` function and what it takes,
+        the accessor, the empty values and the default.  Worked out once per table class and
+        set of columns (and table attributes): cell attributes do not change from a page to
+        the next (only header attributes follow the sort), and django-tables2 computes them
+        afresh on every access."""
+        columns = tuple(bound.name for bound in self.columns)
+        key = (type(self), columns, self.default, repr(self.attrs))
+        plan = _PLANS.get(key)
+        if plan is None:
+            plan = _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)
         return plan
+
+    def _column_plan(self, bound) -> tuple:
+        render = getattr(type(self), f"render_{bound.name}", None)
+        takes = _parameters(render) if render else frozenset()
+        td = bound.attrs["td"]
+        return (
+            format_html("<td {}>", td.as_html()) if td else mark_safe("<td>"),
+            render,
+            "record" in takes,
+            "value" in takes,
+            str(bound.accessor),
+            bound.column.empty_values,
+            bound.default,
+        )
 
     def body_html(self) -> SafeString:
         plan = self._cell_plan()
@@ -81,16 +98,16 @@ class KeysetTable(tables.Table):
             for td, render, wants_record, wants_value, accessor, empty, default in plan:
                 value = getattr(record, accessor, None)
                 if value in empty:
-                    cell = conditional_escape(default)
+                    cell = text_html(default)
                 elif render is None:
-                    cell = conditional_escape(localize(value))
+                    cell = text_html(value)
                 else:
                     kwargs = {}
                     if wants_record:
                         kwargs["record"] = record
                     if wants_value:
                         kwargs["value"] = value
-                    cell = conditional_escape(render(**kwargs))
+                    cell = text_html(render(self, **kwargs))
                 out.append(f"{td}{cell}</td>")
             out.append("</tr>")
         if not out and self.empty_text:
@@ -101,6 +118,8 @@ class KeysetTable(tables.Table):
 
 
 class SessionTable(KeysetTable):
+    # The team's annotations (annotations_app): shown when the view passes ``annotations``.
+    select = tables.Column(verbose_name="Select", orderable=False, empty_values=())
     started_at = tables.Column(verbose_name="Started")
     title = tables.Column(verbose_name="Title", orderable=False, empty_values=())
     source = tables.Column(verbose_name="Source")
@@ -110,13 +129,16 @@ class SessionTable(KeysetTable):
     tokens = tables.Column(verbose_name="Tokens", orderable=False, attrs=NUM, empty_values=())
     cost = tables.Column(verbose_name="Cost", orderable=False, attrs=NUM, empty_values=())
     duration = tables.Column(verbose_name="Duration", orderable=False, attrs=NUM, empty_values=())
+    tags = tables.Column(verbose_name="Tags", orderable=False, empty_values=())
 
     class Meta(KeysetTable.Meta):
         model = Session
         fields = ()
         sequence = (
+            "select",
             "started_at",
             "title",
+            "tags",
             "source",
             "model",
             "message_count",
@@ -129,44 +151,58 @@ class SessionTable(KeysetTable):
         empty_text = "No session matches these filters. Loosen a filter or reset them."
         attrs = {"class": "data-table sessions-table"}
 
-    def __init__(self, data, *, order_by, shape, show_previews=True, **kwargs):
+    def __init__(self, data, *, order_by, shape, show_previews=True, annotations=None, **kwargs):
         exclude = list(kwargs.pop("exclude", ()))
         if not shape.has_column("sessions", "tool_call_count"):
             exclude.append("tool_call_count")
+        # ``annotations``: an annotations_app.columns.AnnotationCells, or None for no columns.
+        self.annotations = annotations
+        if annotations is None:
+            exclude += ["select", "tags"]
+        elif not annotations.selectable:
+            exclude.append("select")
         self.show_previews = show_previews
+        self.links = TranscriptLinks()
         super().__init__(data, order_by=order_by, exclude=exclude, **kwargs)
+
+    def render_select(self, record):
+        return self.annotations.select_cell(record)
+
+    def render_tags(self, record):
+        return self.annotations.tags_cell(record)
 
     def render_started_at(self, value):
         return started_cell(value)
 
     def render_title(self, record):
-        url = store_reverse("sessions:detail", [record.id], getattr(record, "store", None))
+        url = self.links.session(record.id, getattr(record, "store", None))
         preview = getattr(record, "first_user_preview", None) if self.show_previews else None
         if record.title:
-            label = format_html("{}", record.title)
+            label = escape(str(record.title))
         elif preview:
-            label = format_html(
-                '<span class="untitled">{}</span>', Truncator(redact(as_text(preview))).chars(90)
+            label = (
+                f'<span class="untitled">{escape(Truncator(redact(as_text(preview))).chars(90))}'
+                "</span>"
             )
         else:
-            label = format_html('<span class="untitled">{}</span>', record.id)
+            label = f'<span class="untitled">{escape(str(record.id))}</span>'
         chain = ""
         if record.parent_session_id:
-            chain = format_html(
-                ' <span class="badge chain" title="Continues or branches from {}">↳ chain</span>',
-                record.parent_session_id,
+            chain = (
+                ' <span class="badge chain" title="Continues or branches from '
+                f'{escape(str(record.parent_session_id))}">↳ chain</span>'
             )
-        return format_html('<a href="{}">{}</a>{}', url, label, chain)
+        cell = f'<a href="{escape(url)}">{label}</a>{chain}' if url else f"{label}{chain}"
+        return mark_safe(cell)  # noqa: S308 - every value is escaped above
 
     def render_source(self, value):
         return source_badge(value)
 
     def render_tokens(self, record):
-        return format_html(
-            '<span title="input {} · output {}">{}</span>',
-            record.input_tokens or 0,
-            record.output_tokens or 0,
-            compact(record.total_tokens),
+        return mark_safe(  # noqa: S308 - every value is escaped
+            f'<span title="input {escape(str(record.input_tokens or 0))} · output '
+            f'{escape(str(record.output_tokens or 0))}">{escape(str(compact(record.total_tokens)))}'
+            "</span>"
         )
 
     def render_cost(self, record):
@@ -210,50 +246,42 @@ class MessageTable(KeysetTable):
         attrs = {"class": "data-table messages-table"}
 
     def render_id(self, record):
-        return format_html(
-            '{}<span class="age copy-id">#{} <button type="button" class="copy" data-copy="{}"'
-            ' aria-label="Copy message id {}" title="Copy message id">Copy</button></span>',
-            time_html(record.timestamp, seconds=True, empty=NO_TIME),
-            record.id,
-            record.id,
-            record.id,
+        mid = escape(str(record.id))
+        return mark_safe(  # noqa: S308 - every value is escaped
+            f'{time_html(record.timestamp, seconds=True, empty=NO_TIME)}<span class="age copy-id">'
+            f'#{mid} <button type="button" class="copy" data-copy="{mid}"'
+            f' aria-label="Copy message id {mid}" title="Copy message id">Copy</button></span>'
         )
 
     def render_session(self, record):
         title = getattr(record, "session_title", None)
         label = (
-            format_html("{}", title)
+            escape(str(title))
             if title
-            else format_html('<span class="untitled">{}</span>', record.session_id)
+            else f'<span class="untitled">{escape(str(record.session_id))}</span>'
         )
         url = getattr(record, "session_url", None)
-        cell = format_html('<a href="{}">{}</a>', url, label) if url else label
+        cell = f'<a href="{escape(url)}">{label}</a>' if url else label
         source = getattr(record, "session_source", None)
         if source:
-            cell = format_html(
-                '{} <span class="badge source source-{}">{}</span>',
-                cell,
-                slugify(source) or "none",
-                source,
-            )
-        return cell
+            cell = f"{cell} {source_badge(source)}"
+        return mark_safe(cell)  # noqa: S308 - every value is escaped
 
     def render_role(self, record):
-        cell = format_html('<span class="role">{}</span>', record.role or "—")
+        cell = f'<span class="role">{escape(str(record.role or "—"))}</span>'
         if record.visibility != "live":
-            cell = format_html(
-                '{} <span class="badge warn" title="Not part of the live transcript">{}</span>',
-                cell,
-                record.visibility,
+            cell += (
+                ' <span class="badge warn" title="Not part of the live transcript">'
+                f"{escape(str(record.visibility))}</span>"
             )
-        return cell
+        return mark_safe(cell)  # noqa: S308 - every value is escaped
 
     def render_preview(self, record):
-        text = Truncator(redact(as_text(getattr(record, "preview", None)))).chars(200)
+        text = escape(Truncator(redact(as_text(getattr(record, "preview", None)))).chars(200))
         if not text:
-            text = format_html(
-                '<span class="muted">(no text{})</span>',
-                f": {record.tool_name}" if record.tool_name else "",
-            )
+            tool = f": {record.tool_name}" if record.tool_name else ""
+            text = f'<span class="muted">(no text{escape(tool)})</span>'
         url = getattr(record, "message_url", None)
-        return format_html('<a class="preview" href="{}">{}</a>', url, text) if url else text
+        return mark_safe(  # noqa: S308 - every value is escaped
+            f'<a class="preview" href="{escape(url)}">{text}</a>' if url else text
+        )

@@ -153,9 +153,11 @@ def json_pieces(
     chain: list[Session] | None,
     visibility: Visibility,
     chunks,
+    extra: dict | None = None,
     profile: str | None = None,
 ) -> Iterator[str]:
-    """``{"export": …, "session": …, "sessions": […], "messages": [ … ]}``, streamed;
+    """``{"export": …, "session": …, "annotations": …, "sessions": […], "messages": [ … ]}``,
+    streamed (``annotations``: what other apps add, see :mod:`sessions_app.extensions`);
     ``export.profile`` names the profile when several are served."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
@@ -166,6 +168,8 @@ def json_pieces(
         export["profile"] = profile
     yield '{\n "export": ' + json_text(export)
     yield ',\n "session": ' + json_text(session_dict(session))
+    if extra is not None:
+        yield ',\n "annotations": ' + json_text(extra)
     yield ',\n "sessions": [' + ", ".join(json_text(session_dict(s)) for s in chain or [session])
     yield '],\n "messages": ['
     first = True
@@ -235,6 +239,12 @@ def _meta_lines(session: Session) -> list[str]:
     return lines
 
 
+def _md_value(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value) if value not in (None, "") else "none"
+
+
 def _title(session: Session) -> str:
     return session.title or f"Untitled session {session.id}"
 
@@ -244,6 +254,7 @@ def markdown_pieces(
     chain: list[Session] | None,
     visibility: Visibility,
     chunks,
+    extra: dict | None = None,
     profile: str | None = None,
 ) -> Iterator[str]:
     """A readable conversation: metadata, then each message with role, time and content."""
@@ -253,6 +264,9 @@ def markdown_pieces(
     if profile is not None:
         yield f"- **Profile:** {md_code(profile)}\n"
     yield "\n".join(_meta_lines(session)) + "\n"
+    if extra:
+        yield " · ".join(f"**{md_inline(k)}:** {md_inline(_md_value(v))}" for k, v in extra.items())
+        yield "\n"
     yield (
         f"- **Exported:** {md_inline(timezone.localtime().isoformat(timespec='seconds'))}"
         f" · showing {md_inline(visibility.label)} messages\n"
@@ -338,6 +352,7 @@ def transcript_stream(
     session: Session,
     chain: list[Session] | None,
     visibility: Visibility,
+    extra: dict | None = None,
     profile: str | None = None,
 ) -> Iterable[bytes]:
     """The file's bytes: ``kind`` is ``md`` or ``json``; ``profile`` names the store's
@@ -346,5 +361,6 @@ def transcript_stream(
     chunks = message_chunks(sessions, visibility)
     pieces = markdown_pieces if kind == "md" else json_pieces
     return buffered(
-        pieces(session, chain, visibility, chunks, profile), label=f"transcript {session.id}"
+        pieces(session, chain, visibility, chunks, extra, profile),
+        label=f"transcript {session.id}",
     )

@@ -300,7 +300,9 @@ def test_session_columns_are_those_of_the_shape(staff_client, export_store):
     ]
     assert "ended_at_epoch" in header and "estimated_cost_usd" in header
     file_columns = {r[1] for r in sql(export_store["path"], "PRAGMA table_info(sessions)")}
-    for column in header:
+    # The team's annotations (the app's own database) come after the file's columns.
+    assert header[-3:] == ["tags", "starred", "notes_count"]
+    for column in header[:-3]:
         assert column.removesuffix("_epoch") in file_columns
     assert ("cost_status" in header) == ("cost_status" in file_columns)
     assert ("last_activity_at" in header) == (export_store["shape"] == "current")
@@ -888,6 +890,33 @@ def test_csv_lines_are_byte_for_byte_what_the_csv_module_writes(style):
             writer.writerow([defuse[style](v) for v in row])
         lines = exports.csv_lines(rows, style=style)
         assert "".join(line + "\r\n" for line in lines) == reference.getvalue(), rows
+
+
+def _hostile_text(rng) -> str:
+    value = _hostile_value(rng)
+    return value if isinstance(value, str) else ""
+
+
+@pytest.mark.parametrize("style", ["raw", "safe", "spreadsheet"])
+def test_long_text_columns_are_written_like_the_csv_module_too(style):
+    """Columns of more than ``_SCANNED_COLUMN`` characters take the value-by-value path."""
+    defuse = {"raw": lambda v: v, "safe": _safe_cell, "spreadsheet": exports.neutralise_formula}
+    rng = random.Random(12)
+    for _ in range(40):
+        rows = [
+            [
+                rng.randint(0, 9),
+                _hostile_text(rng) + "x" * rng.choice([0, 3000, 40_000]) + _hostile_text(rng),
+                rng.choice([None, "=1+1", "plain", "-x", "a,b"]),
+            ]
+            for _ in range(rng.randint(1, 8))
+        ]
+        reference = io.StringIO()
+        writer = csv.writer(reference)
+        for row in rows:
+            writer.writerow([defuse[style](v) for v in row])
+        lines = exports.csv_lines(rows, style=style)
+        assert "".join(line + "\r\n" for line in lines) == reference.getvalue()
 
 
 def test_default_csv_defuses_formulas_and_raw_keeps_them(staff_client, tmp_path):

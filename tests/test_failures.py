@@ -279,3 +279,23 @@ def test_repeat_view_is_cached(current_failures, staff_client):
     with CaptureQueriesContext(conns["hermes"]) as queries:
         assert staff_client.get("/failures/?days=30").status_code == 200
     assert len(queries) == 0
+
+
+@pytest.mark.parametrize("block", [3, 7, 1000])
+def test_blocks_read_whole_or_summed_give_the_same_report(current_failures, monkeypatch, block):
+    """A block wholly inside the window is added from its cached sums, one the window cuts
+    from its groups: every way of cutting the messages into blocks gives the same report."""
+    from live_app import failures
+
+    monkeypatch.setattr(failures, "BLOCK", block)
+    now = time.time()
+    summed = failures.build(failures.Filters(days=30), budget=10, now=now)
+    caches["failures"].clear()
+    monkeypatch.setattr(failures, "_digest", lambda *a: {"first_hour": None})
+    grouped = failures.build(failures.Filters(days=30), budget=10, now=now)
+    for name in ("kinds", "tool_calls", "sessions", "failed_sessions", "by_day", "examples"):
+        assert getattr(summed, name) == getattr(grouped, name), name
+    for name in ("by_tool", "by_model", "by_source"):
+        assert [(g.key, g.failures, g.tool_calls, g.by_kind) for g in getattr(summed, name)] == [
+            (g.key, g.failures, g.tool_calls, g.by_kind) for g in getattr(grouped, name)
+        ], name

@@ -979,6 +979,8 @@ def test_json_export_uses_hermes_field_names(page):
         "percentage": pytest.approx(100 * 4 / 12),
         "url": "/messages/?tool_name=skill_view&role=tool&session_started_from_epoch=1764633600.0&show=compacted&show=rewound&show=hidden",
         "drilldown": "/messages/?tool_name=skill_view&role=tool&session_started_from_epoch=1764633600.0&show=compacted&show=rewound&show=hidden",
+        "drilldown_count": 1,
+        "calls_without_result": 3,
     }
 
 

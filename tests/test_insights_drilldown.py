@@ -59,10 +59,12 @@ def test_every_drilldown_lists_its_figure(shaped_page, query):
         assert listed(shaped_page, row["drilldown"]) == row["sessions"], (query, row["day"])
         checked += 1
     for row in data["tools"]:
-        # The list holds the tool's result rows; Hermes counts, per session, the larger of
-        # its result rows and its calls, so a call without a result row is not listed (and
-        # a tool only ever called, never answered, lists nothing).
-        assert listed(shaped_page, row["drilldown"]) <= row["count"], (query, row["tool"])
+        # The list holds the tool's result rows, the row's ``drilldown_count``; Hermes counts,
+        # per session, the larger of its result rows and its calls, so the calls that were
+        # never answered make up the rest of its count.
+        assert listed(shaped_page, row["drilldown"]) == row["drilldown_count"], (query, row)
+        assert row["drilldown_count"] + row["calls_without_result"] == row["count"], row
+        assert row["calls_without_result"] >= 0, row
         checked += 1
     for row in data["skills"]["top_skills"]:
         # One skill call per assistant message in these fixtures: messages equal calls.

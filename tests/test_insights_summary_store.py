@@ -19,7 +19,7 @@ from django.test.utils import CaptureQueriesContext
 
 from hermes_explorer.routers import HermesReadOnlyError, HermesRouter
 from insights_app import summaries, summary_store
-from insights_app.models import StoredSummary, SummaryMark
+from insights_app.models import StoredSummary, SummaryMark, SummaryTool
 from insights_app.stats import Window, build_report
 from sessions_app.models import Session
 from tests.conftest import use_store
@@ -110,11 +110,10 @@ def test_message_appended_to_an_old_session_refreshes_exactly_it(current, monkey
     assert computed == ["s2-telegram"]
     web = by_name(later.tools, "tool")["web_search"]["count"]
     assert web == by_name(first.tools, "tool")["web_search"]["count"] + 1
-    stored = StoredSummary.objects.get(
-        store_key=summary_store.store_key(), session_id="s2-telegram"
-    )
+    key = summary_store.store_key()
+    stored = SummaryTool.objects.filter(store_key=key, session_id="s2-telegram")
     fresh = summaries.compute(["s2-telegram"], {})["s2-telegram"]
-    assert summary_store.decode(None, stored.data).tools == fresh.tools
+    assert tuple(sorted(stored.values_list("tool_name", "count", "result_rows"))) == fresh.tools
 
 
 def test_a_changed_message_count_refreshes_exactly_that_session(current, monkeypatch):
@@ -170,3 +169,172 @@ def test_router_sends_stored_summaries_to_the_app_database_only():
     assert router.db_for_read(Session) == "hermes"
     with pytest.raises(HermesReadOnlyError):
         router.db_for_write(Session)
+
+
+# --- Windows checked in SQL, builds in the background, other processes ----------------------
+
+
+def test_a_deleted_session_leaves_the_stored_window(current):
+    first = report()
+    restart()
+    writer = sqlite3.connect(current)
+    writer.execute("DELETE FROM messages WHERE session_id = 's3-partial'")
+    writer.execute("DELETE FROM sessions WHERE id = 's3-partial'")
+    writer.commit()
+    writer.close()
+    later = report()
+    key = summary_store.store_key()
+    assert not StoredSummary.objects.filter(store_key=key, session_id="s3-partial").exists()
+    assert not SummaryTool.objects.filter(store_key=key, session_id="s3-partial").exists()
+    unstored = build_report(Window(days=90), now=NOW, use_cache=False)
+    assert later.tools == unstored.tools and later.skills == unstored.skills
+    assert later.overview == unstored.overview
+    assert later.overview["total_sessions"] == first.overview["total_sessions"] - 1
+
+
+def test_stored_figures_equal_computed_ones_for_every_window(current):
+    report(days=None)
+    for window in (
+        Window(days=7),
+        Window(days=30),
+        Window(days=None),
+        Window(days=30, source="telegram"),
+        Window(days=90, model="claude-sonnet-4.5"),
+    ):
+        restart()
+        stored = build_report(window, now=NOW)
+        computed = build_report(window, now=NOW, use_cache=False)
+        assert stored.tools == computed.tools, window
+        assert stored.skills == computed.skills, window
+        assert stored.overview == computed.overview, window
+        assert stored.tool_result_rows == computed.tool_result_rows, window
+
+
+@pytest.fixture
+def deferred_builds(monkeypatch):
+    """Builds are started in the background from one session on, and run when the test says."""
+    from insights_app import summary_build
+
+    started: list = []
+    monkeypatch.setattr(summary_build, "BACKGROUND_FROM", 1)
+    monkeypatch.setattr(summary_build, "launch", started.append)
+    return started
+
+
+def test_a_big_first_build_runs_in_the_background_with_progress(current, deferred_builds):
+    from insights_app import summary_build
+
+    partial = report()
+    assert len(deferred_builds) == 1  # started once
+    assert partial.summaries_build is not None
+    assert partial.sessions_uncounted == partial.overview["total_sessions"] == 8
+    assert partial.tools == [] and not partial.messages_complete
+    # The figures that need no summary are there at once, and exact.
+    unstored = build_report(Window(days=90), now=NOW, use_cache=False)
+    assert partial.models == unstored.models and partial.platforms == unstored.platforms
+    assert partial.overview["total_tokens"] == unstored.overview["total_tokens"]
+    # A second view while it has not run yet starts no second build.
+    report()
+    assert len(deferred_builds) == 1
+
+    key = summary_store.store_key()
+    seen = []
+    assert summary_store.claim_build(key, 0)  # what the build thread does first…
+    assert not summary_store.claim_build(key, 0)  # …and no other may while it lives
+    summary_store.build_finished(key)
+    summary_build.build(key, progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1] == (8, 8)
+    assert summary_store.build_progress(key) is None  # finished
+    done = report()
+    assert done.summaries_build is None and done.messages_complete
+    assert done.tools == unstored.tools and done.skills == unstored.skills
+    assert done.overview == unstored.overview
+
+
+def test_the_page_says_how_far_the_build_is(current, deferred_builds, staff_client, monkeypatch):
+    from insights_app import summary_build
+
+    monkeypatch.setattr("insights_app.stats.current_time", lambda: NOW)
+    key = summary_store.store_key()
+    summaries.refresh_high_water()
+    assert summary_store.claim_build(key, 10)
+    summary_store.build_advanced(key, 4)
+    html = staff_client.get("/insights/?days=90").content.decode()
+    assert "Summaries being built: 40% (4 of 10 sessions)" in html
+    assert deferred_builds == []  # one is alive: none started
+    data = staff_client.get("/insights/?days=90&_export=json").json()
+    assert data["summaries_being_built"] == {"done": 4, "total": 10}
+    assert data["overview"]["total_sessions"] == 8  # the sessions' own figures are complete
+    summary_store.build_finished(key)
+    summary_build.build(key)
+    data = staff_client.get("/insights/?days=90&_export=json").json()
+    assert data["summaries_being_built"] is None and data["messages_complete"]
+
+
+def test_a_dead_build_is_taken_over(current, monkeypatch):
+    key = summary_store.store_key()
+    summaries.refresh_high_water()
+    assert summary_store.claim_build(key, 5)
+    later = summary_store.time.time() + summary_store.BUILD_STALE_SECONDS + 1
+    monkeypatch.setattr(summary_store.time, "time", lambda: later)
+    assert summary_store.build_progress(key) is None
+    assert summary_store.claim_build(key, 5)
+
+
+WARM_THEN_READ = """
+import json, sys
+import django
+django.setup()
+from insights_app import summaries
+from insights_app.stats import Window, build_report
+def refuse(*args, **kwargs):
+    raise AssertionError("a summary was computed")
+summaries.compute = refuse
+report = build_report(Window(days=None), now=float(sys.argv[1]))
+print(json.dumps({"tools": report.tools, "complete": report.messages_complete}))
+"""
+
+
+def test_summaries_are_shared_between_processes(current, tmp_path):
+    """One process builds them (``insights_warm``), another reads them and computes none."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "hermes_explorer.settings",
+        "HERMES_STATE_DB": str(current),
+        "HERMES_EXPLORER_DATA_DIR": str(tmp_path / "data"),
+        "DJANGO_SECRET_KEY": "test-only-secret",
+        "HERMES_TIME_ZONE": "UTC",
+    }
+    before = fingerprint(current)
+
+    def manage(*args):
+        subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=root,
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+
+    manage("migrate", "--noinput")
+    manage("insights_warm", "--no-failures")
+    out = subprocess.run(
+        [sys.executable, "-c", WARM_THEN_READ, str(NOW)],
+        cwd=root,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    expected = build_report(Window(days=None), now=NOW, use_cache=False)
+    assert seen["complete"] and seen["tools"] == json.loads(json.dumps(expected.tools))
+    assert fingerprint(current) == before

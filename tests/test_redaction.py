@@ -9,7 +9,13 @@ import time
 
 import pytest
 
-from hermes_explorer.redaction import engine, redact, redact_many, redact_text
+from hermes_explorer.redaction import (
+    engine,
+    redact,
+    redact_many,
+    redact_text,
+    redact_text_many,
+)
 
 OPENAI = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z_-Ab3dEf6hIj"
 ANTHROPIC = "sk-ant-api03-" + "x" * 20 + "Y7_z-" + "q" * 60
@@ -243,6 +249,9 @@ def test_gates_change_nothing_but_the_time(seed):
         batch = [*texts[start : start + 100], None, 7, "", f"key {OPENAI}"]
         rng.shuffle(batch)
         assert redact_many(batch) == [redact(v) for v in batch]
+        # The counted batch (a transcript page) gives each text and its count as one call.
+        strings = [v for v in batch if isinstance(v, str)]
+        assert redact_text_many(strings) == [redact_text(v) for v in strings]
 
 
 def test_each_shape_is_found_in_a_batch_too():

@@ -525,3 +525,29 @@ def test_too_many_matches_to_rank_are_listed_newest_first(staff_client, store, m
     # Within a session only the session's id range counts.
     in_session = get(staff_client, q="telegram", session_id=store.cron_session_id)
     assert in_session.context["result"].sort == "rank"
+
+
+def test_the_rank_or_not_count_is_reused_while_the_file_is_unchanged(staff_client, tmp_path):
+    from django.test.utils import CaptureQueriesContext
+
+    path = tmp_path / "count-cache.db"
+    db = StateDB.create(path, "current")
+    db.session("s1", source="cli", title="Counting")
+    for n in range(5):
+        db.message("s1", "user", f"frequent word number {n}")
+    db.close()
+    use_store(path)
+
+    def counts() -> int:
+        with CaptureQueriesContext(connections["hermes"]) as queries:
+            assert get(staff_client, q="frequent").status_code == 200
+        return sum("count(*)" in q["sql"] for q in queries)
+
+    assert counts() == 1
+    assert counts() == 0  # the same file: the answer is known
+    with sqlite3.connect(path) as conn:  # Hermes writes: the file's signature changes
+        conn.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', 'frequent again', 1.0)"
+        )
+    assert counts() == 1

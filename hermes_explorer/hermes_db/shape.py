@@ -2,8 +2,8 @@
 
 Columns are added to a state.db whenever a newer Hermes opens it for writing, so a file can be
 any mix of old and new.  We look at ``sqlite_master`` and ``PRAGMA table_info`` of the plain
-tables we read, and cache the result per file and SQLite schema cookie, so the cost is one
-cheap pragma per connection.
+tables we read, and cache the result per file and SQLite schema cookie (in the worker, and in
+the app's shared cache for the other workers), so the cost is one cheap pragma per connection.
 
 ``messages_fts_cjk`` (and any other virtual table) is only ever looked at as text in
 ``sqlite_master``: opening it needs a tokenizer we do not have and fails.
@@ -11,14 +11,20 @@ cheap pragma per connection.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import os
 import re
 import sqlite3
 import threading
 from dataclasses import dataclass, field
 
+from django.core.cache import cache
+
 from .catalog import Catalog, read_catalog
 from .uri import path_of
+
+logger = logging.getLogger(__name__)
 
 # The plain tables whose columns the explorer reads.
 KNOWN_TABLES = (
@@ -99,8 +105,17 @@ OPTIONAL_DATA = (
 )
 
 
+# Shapes already seen by this process: a shape is a pure function of the file and its schema
+# cookie (both in the key), so a worker's own copy is never stale.  Bounded: a file replaced or
+# migrated many times leaves old keys behind.
 _cache: dict[tuple, StoreShape] = {}
 _lock = threading.Lock()
+LOCAL_SHAPES = 64
+# The app's shared cache holds them too, so that a new worker (or another instance) skips the
+# introspection of a schema already looked at.  There the key is the schema itself (a digest
+# of sqlite_master and the recorded schema version, all a shape is made of): a file replaced
+# by another at the same path, even with a reused inode, can never be given a stale shape.
+SHARED_TTL = 86_400
 
 
 def detect_shape(conn: sqlite3.Connection, name: str) -> StoreShape:
@@ -113,10 +128,53 @@ def detect_shape(conn: sqlite3.Connection, name: str) -> StoreShape:
     with _lock:
         shape = _cache.get(key)
     if shape is None:
-        shape = _introspect(conn)
+        shared_key = "store-shape:" + _fingerprint(conn)
+        shape = _shared_get(shared_key)
+        if shape is None:
+            shape = _introspect(conn)
+            _shared_set(shared_key, shape)
         with _lock:
+            while len(_cache) >= LOCAL_SHAPES:
+                _cache.pop(next(iter(_cache)))
             _cache[key] = shape
     return shape
+
+
+def _fingerprint(conn: sqlite3.Connection) -> str:
+    master = conn.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+    ).fetchall()
+    tables = {name for kind, name, _tbl, _sql in master if kind == "table"}
+    digest = hashlib.sha256(repr((master, _schema_version(conn, tables))).encode())
+    return digest.hexdigest()
+
+
+def _schema_version(conn: sqlite3.Connection, tables) -> int | None:
+    if "schema_version" not in tables:
+        return None
+    try:
+        row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+        return int(row[0]) if row and row[0] is not None else None
+    except (sqlite3.Error, ValueError, TypeError):
+        return None
+
+
+def _shared_get(key: str) -> StoreShape | None:
+    # The shared cache only saves work: if it is unreachable the file is introspected, and a
+    # connection to the state.db never fails for it.
+    try:
+        value = cache.get(key)
+    except Exception as exc:  # noqa: BLE001 - any cache backend's own error
+        logger.warning("store shape cache not read: %s", exc)
+        return None
+    return value if isinstance(value, StoreShape) else None
+
+
+def _shared_set(key: str, shape: StoreShape) -> None:
+    try:
+        cache.set(key, shape, SHARED_TTL)
+    except Exception as exc:  # noqa: BLE001 - any cache backend's own error
+        logger.warning("store shape cache not written: %s", exc)
 
 
 _CONTENT_OPTION = re.compile(r"content\s*=\s*'?([A-Za-z0-9_]+)'?", re.IGNORECASE)
@@ -138,15 +196,8 @@ def _introspect(conn: sqlite3.Connection) -> StoreShape:
     if "messages_fts" in tables:
         match = _CONTENT_OPTION.search(sql_of["messages_fts"])
         fts_layout = "external" if match and match.group(1) else "inline"
-    version = None
-    if "schema_version" in tables:
-        try:
-            row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-            version = int(row[0]) if row and row[0] is not None else None
-        except (sqlite3.Error, ValueError, TypeError):
-            version = None
     return StoreShape(
-        schema_version=version,
+        schema_version=_schema_version(conn, tables),
         tables=tables,
         columns=columns,
         column_order=column_order,

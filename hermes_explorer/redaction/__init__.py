@@ -18,7 +18,8 @@ an escape is decoded, down to JSON inside JSON strings (a tool call's arguments)
 encoded again with its secrets hidden; zero-width characters are ignored inside a secret.  The
 shapes (:mod:`.rules`) follow the maintained gitleaks and detect-secrets rule sets, plus
 headers (``Authorization``, ``Cookie``), URLs with a password and ``NAME = value`` pairs whose
-name says password, secret, token or key.  Cheap literal gates keep it fast (:mod:`.engine`).
+name says password, secret, token or key.  Cheap literal gates keep it fast (:mod:`.engine`),
+read in one pass for a whole export batch when Hyperscan is installed (:mod:`.prefilter`).
 
 Limits, honestly:
     * It finds shapes, not meaning: a password written as prose ("the password is hunter2"),
@@ -58,6 +59,7 @@ __all__ = [
     "redact_json_text",
     "redact_many",
     "redact_text",
+    "redact_text_many",
     "redact_value",
     "redaction_enabled",
 ]
@@ -70,6 +72,12 @@ def redaction_enabled() -> bool:
 def redact_text(text: str) -> tuple[str, int]:
     """``text`` with secrets replaced, and how many were replaced (whatever the setting)."""
     return _redact_text(text)
+
+
+def redact_text_many(texts: Iterable) -> list[tuple[str, int]]:
+    """``[redact_text(t) for t in texts]`` (whatever the setting), with the gates run once
+    over the batch: a page of transcript texts, where most hold no secret."""
+    return redact_batch(texts, counted=True)
 
 
 def redact(text):

@@ -14,6 +14,10 @@ scans a whole export column at once, and a text shorter than ``SHORT`` is scanne
 of all the gates.  Where a scan matches, the engine checks the gates of that character there,
 so it knows exactly which rules to run.
 
+With the optional ``hyperscan`` package, :func:`redact_batch` first reads a batch of ASCII
+texts once for every gate at a time (:mod:`.prefilter`), and only the texts where one may
+match are scanned as above.
+
 Gates are only necessary conditions: a rule that runs finds exactly what it would find without
 them (``gated=False`` runs every rule and decodes every literal that needs it; the tests
 compare).
@@ -33,7 +37,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from . import decode
+from . import decode, prefilter
 from .rules import COOKIE_ATTRIBUTES, RULES, Rule
 
 # How deep JSON inside JSON strings is decoded (a tool call's arguments are level 2).
@@ -418,8 +422,9 @@ def _applied(text: str, edits: list[Edit]) -> tuple[str, int]:
 BATCH_CHARS = 256 * 1024
 
 
-def redact_batch(values: list) -> list:
-    """``values`` with secrets replaced in each string, the gates scanned over many at once.
+def redact_batch(values: list, *, counted: bool = False) -> list:
+    """``values`` with secrets replaced in each string, the gates scanned over many at once;
+    with ``counted``, ``(value, secrets replaced)`` pairs.
 
     The ASCII strings are joined with newlines, so each gate match belongs to the string it
     starts in; only those strings are redacted, by the rules their gates opened.  Other
@@ -427,6 +432,11 @@ def redact_batch(values: list) -> list:
     non-ASCII letter into an ASCII one (the Kelvin sign), so the join's lower-cased copy would
     not line up."""
     out = list(values)
+    counts = [0] * len(out)
+    one_pass = prefilter.compiled(DECODE_GATE.pattern)
+    if one_pass is not None:
+        _redact_prefiltered(out, counts, one_pass)
+        return list(zip(out, counts, strict=True)) if counted else out
     batch: list[int] = []
     size = 0
     for i, value in enumerate(out):
@@ -435,17 +445,46 @@ def redact_batch(values: list) -> list:
                 batch.append(i)
                 size += len(value)
                 if size >= BATCH_CHARS:
-                    _redact_joined(out, batch)
+                    _redact_joined(out, counts, batch)
                     batch, size = [], 0
             else:
-                out[i] = redact_text(value)[0]
+                out[i], counts[i] = redact_text(value)
     if batch:
-        _redact_joined(out, batch)
-    return out
+        _redact_joined(out, counts, batch)
+    return list(zip(out, counts, strict=True)) if counted else out
 
 
-def _redact_joined(out: list, batch: list[int]) -> None:
+def _redact_joined(out: list, counts: list, batch: list[int]) -> None:
     texts = [out[i] for i in batch]
     starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))[:-1]
     for k, scanned in scan_batch("\n".join(texts), starts).items():
-        out[batch[k]] = redact_text(texts[k], _scanned=scanned)[0]
+        out[batch[k]], counts[batch[k]] = redact_text(texts[k], _scanned=scanned)
+
+
+_TEXT_OR_NONE = frozenset({str, type(None)})
+
+
+def _redact_prefiltered(out: list, counts: list, one_pass: prefilter.Prefilter) -> None:
+    """:func:`redact_batch` with the one-pass prefilter: the ASCII strings are read once, in
+    slices of about ``BATCH_CHARS``, and only their candidates are redacted (by
+    :func:`redact_text`, which scans them again); other strings go one by one."""
+    if set(map(type, out)) <= _TEXT_OR_NONE:
+        where = [i for i, v in enumerate(out) if v]
+    else:
+        where = [i for i, v in enumerate(out) if isinstance(v, str) and v]
+    texts = [out[i] for i in where]
+    ascii_only = list(map(str.isascii, texts))
+    if not all(ascii_only):
+        for k in itertools.compress(range(len(texts)), [not a for a in ascii_only]):
+            out[where[k]], counts[where[k]] = redact_text(texts[k])
+        where = list(itertools.compress(where, ascii_only))
+        texts = list(itertools.compress(texts, ascii_only))
+    ends = list(itertools.accumulate(map(len, texts)))
+    start = 0
+    while start < len(texts):
+        done = ends[start - 1] if start else 0
+        stop = min(len(texts), bisect.bisect_left(ends, done + BATCH_CHARS, lo=start) + 1)
+        part = texts[start:stop]
+        for k in one_pass.candidates(part):
+            out[where[start + k]], counts[where[start + k]] = redact_text(part[k])
+        start = stop

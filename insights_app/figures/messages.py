@@ -1,8 +1,18 @@
 """Message figures: roles, tools and skills, from the per-session summaries.
 
 These need every message of the window, not the sessions' counters, so they do not come from
-the pass: :mod:`insights_app.summaries` computes and keeps one summary per session, and the
-figures here add those up.
+the pass: :mod:`insights_app.summaries` computes one summary per session and stores it in the
+app database, where the figures here are added up in SQL over the window
+(:mod:`insights_app.summary_store`).
+
+Whether the stored summaries cover the window is checked with two numbers, on both sides: the
+window's sessions and the sum of their ``message_count``.  When they agree (the usual case:
+appended messages have already dropped their sessions' summaries, see
+:func:`insights_app.summaries.refresh_high_water`), nothing more is read from the state.db.
+Otherwise the window's sessions are compared one by one, the stale and missing ones are
+computed (or, when there are many, built in the background while the page says how far the
+build is, :mod:`insights_app.summary_build`), and summaries of sessions no longer in the
+window are dropped.
 """
 
 from __future__ import annotations
@@ -12,8 +22,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import DatabaseError
+
+from hermes_explorer import store
+
 from .. import summaries as summaries_module
-from ..window import Scope, window_chunks
+from .. import summary_build, summary_store
+from ..window import Scope, Window, window_chunks
 
 
 @dataclass
@@ -22,34 +37,92 @@ class MessageFigures:
         default_factory=lambda: {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
     )
     tools: Counter = field(default_factory=Counter)
+    tool_rows: Counter = field(default_factory=Counter)  # result rows per tool (ours)
     skills: list[dict[str, Any]] = field(default_factory=list)
     sessions_uncounted: int = 0  # window sessions the deadline left out
+    # (done, total) of a build running in the background, when one does.
+    build: tuple[int, int] | None = None
 
 
-def message_figures(scope: Scope, *, use_cache: bool, time_limit: float | None) -> MessageFigures:
+def _window_sessions(scope: Scope) -> list[tuple]:
+    """``(id, message_count, started_at, source, model)`` of the window's sessions."""
+    columns = f"s.id, s.message_count, s.started_at, s.source, {scope.scol('model', 'NULL')}"
+    return [row for rows in window_chunks(scope, columns) for row in rows]
+
+
+def message_figures(
+    scope: Scope,
+    window: Window,
+    bounds: tuple[float | None, float | None],
+    *,
+    use_cache: bool,
+    time_limit: float | None,
+) -> MessageFigures:
     """Roles, tools and skills of the window's sessions, as far as ``time_limit`` allows."""
-    window_sessions = [
-        (sid, count)
-        for rows in window_chunks(scope, "s.id, s.message_count")
-        for sid, count in rows
-    ]
-    collected = summaries_module.collect(
-        window_sessions, use_cache=use_cache, time_limit=time_limit
-    )
+    if use_cache:
+        try:
+            return _stored_figures(scope, window, bounds, time_limit)
+        except DatabaseError as exc:
+            summary_store.log.warning("insights summaries not used: %s", exc)
+    rows = _window_sessions(scope)
+    collected = summaries_module.collect([(r[0], r[1]) for r in rows], time_limit=time_limit)
     out = MessageFigures(sessions_uncounted=collected.missing)
-    out.skills = _tally(collected.summaries, out.roles, out.tools)
+    out.skills = _tally(collected.summaries.values(), out.roles, out.tools, out.tool_rows)
     return out
 
 
-def _tally(summaries: Iterable, roles: dict[str, int], tools: Counter) -> list[dict[str, Any]]:
+def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
+    key = summaries_module.refresh_high_water()
+    q = summary_store.window_q(*bounds, window.source, window.model)
+    n, mc = store.rows(
+        f"SELECT COUNT(*), COALESCE(SUM(s.message_count), 0) FROM sessions s WHERE {scope.where}",
+        scope.params,
+    )[0]
+    have = summary_store.totals(key, q)
+    missing = 0
+    build = None
+    if (have.sessions, have.message_count) != (int(n or 0), int(mc or 0)):
+        rows = _window_sessions(scope)
+        stored = summary_store.counts(key, q)
+        ids = {r[0] for r in rows}
+        gone = [sid for sid in stored if sid not in ids]
+        stale = [r for r in rows if r[0] not in stored or stored[r[0]] != r[1]]
+        summary_store.drop(key, gone + [r[0] for r in stale if r[0] in stored])
+        if len(stale) >= summary_build.BACKGROUND_FROM:
+            # Too many for this request: built in the background, the page says how far.
+            build = summary_build.start(key) or (0, len(stale))
+            missing = len(stale)
+        elif stale:
+            attributes = {r[0]: summary_store.Attributes(*r[2:5]) for r in stale}
+            collected = summaries_module.collect(
+                [(r[0], r[1]) for r in stale],
+                attributes=attributes,
+                key=key,
+                time_limit=time_limit,
+            )
+            missing = collected.missing
+        have = summary_store.totals(key, q)
+        if build is not None:
+            missing = max(0, int(n or 0) - have.sessions)
+    out = MessageFigures(sessions_uncounted=missing, build=build)
+    out.roles = have.roles
+    out.tools, out.tool_rows = summary_store.tools(key, q)
+    out.skills = summary_store.skills(key, q)
+    return out
+
+
+def _tally(
+    summaries: Iterable, roles: dict[str, int], tools: Counter, tool_rows: Counter
+) -> list[dict[str, Any]]:
     skills: dict[str, dict[str, Any]] = {}
     for s in summaries:
         roles["user"] += s.user
         roles["assistant"] += s.assistant
         roles["tool"] += s.tool
         roles["stored"] += s.stored
-        for name, count in s.tools:
+        for name, count, rows in s.tools:
             tools[name] += count
+            tool_rows[name] += rows
         for skill, loads, edits, last_used in s.skills:
             entry = skills.get(skill)
             if entry is None:

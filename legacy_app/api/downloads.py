@@ -134,7 +134,9 @@ def csv_response(request, info, *, user):
                 continue
             chunk = _blobs(names, chunk, key, blob_url)
             _names, chunk = _expanded_columns(names, chunk, expanded)
-            yield "\r\n".join(_records(chunk, style)) + "\r\n"
+            lines = _records(chunk, style)
+            lines.append("")  # the last line end, without copying the chunk's text again
+            yield "\r\n".join(lines)
             del chunk
             yield ""  # flush a chunk as soon as it is written
 

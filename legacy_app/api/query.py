@@ -16,9 +16,10 @@ row exactly once.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import hashlib
 from dataclasses import dataclass, field
 
+from django.core.cache import cache
 from django.db import DatabaseError
 
 from hermes_explorer import store
@@ -30,10 +31,11 @@ from .errors import ApiError
 from .operators import Binder, quote
 from .params import TableRequest
 
-# Counts of a filtered table, per file version: the same count is not recomputed for each page
-# of a next_url loop.  Only a speed-up: a changed file has another signature.
-_COUNTS: OrderedDict = OrderedDict()
-COUNT_CACHE_SIZE = 256
+# Counts of a filtered table, per file version, in the app's shared cache: the same count is
+# not recomputed for each page of a next_url loop, whichever worker or server answers the next
+# page.  Only a speed-up: a changed file has another signature.
+COUNT_TTL = 300
+_MISSING = object()
 
 
 @dataclass
@@ -200,10 +202,14 @@ def iter_store(statement: Statement, *, budget: float, batch: int = 500):
 def cached_count(statement: Statement, run, *, budget: float) -> int | None:
     """``select count(*)`` within ``budget``; None when it runs out of time (Datasette's
     null), remembered per file version."""
-    key = (store.file_signature(), statement.sql, tuple(sorted(statement.params.items())))
-    if key in _COUNTS:
-        _COUNTS.move_to_end(key)
-        return _COUNTS[key]
+    signature = store.file_signature()
+    key = None
+    if signature is not None:
+        raw = repr((signature, statement.sql, sorted(statement.params.items()))).encode()
+        key = "legacy-count:" + hashlib.sha256(raw).hexdigest()
+        found = cache.get(key, _MISSING)
+        if found is not _MISSING:
+            return found
     try:
         _columns, rows = run(statement, budget=budget)
     except ApiError as exc:
@@ -211,8 +217,6 @@ def cached_count(statement: Statement, run, *, budget: float) -> int | None:
             return None
         raise
     count = rows[0][0] if rows else None
-    if key[0] is not None:
-        _COUNTS[key] = count
-        while len(_COUNTS) > COUNT_CACHE_SIZE:
-            _COUNTS.popitem(last=False)
+    if key is not None:
+        cache.set(key, count, COUNT_TTL)
     return count

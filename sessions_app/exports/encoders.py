@@ -64,8 +64,16 @@ def _pieces(lines: list[str], sep: str, lead: str = "", tail: str = "") -> Itera
     start, done = 0, 0
     while start < len(lines):
         stop = min(len(lines), bisect.bisect_left(ends, done + FLUSH_BYTES, lo=start) + 1)
-        text = sep.join(lines[start:stop])
-        yield (lead if start == 0 else "") + text + (tail if stop == len(lines) else sep)
+        part = lines[start:stop]
+        if start == 0 and lead:
+            part[0] = lead + part[0]
+        end = tail if stop == len(lines) else sep
+        # The end written as one more (empty) line where it can be: no copy of the piece.
+        if end == sep:
+            part.append("")
+            yield sep.join(part)
+        else:
+            yield sep.join(part) + end
         done, start = ends[stop - 1], stop
 
 

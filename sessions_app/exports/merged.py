@@ -56,6 +56,9 @@ def merged_export(
     every = output_columns(SESSION_FIELDS if noun == "sessions" else MESSAGE_FIELDS)
     present = {c for _store, plan in plans for c in plan.columns}
     columns = [c for c in every if c in present]
+    # Columns another app adds (the team's annotations) follow, in their plans' order.
+    for _store, plan in plans:
+        columns += [c for c in plan.columns if c not in every and c not in columns]
 
     def chunks() -> Iterator[list[tuple]]:
         for store, plan in plans:

@@ -141,18 +141,18 @@ class TablePlan:
             text_size=self._text_size,
             chunk_size=chunk_size or chunking.EXPORT_CHUNK_ROWS,
             max_chunk_bytes=chunking.EXPORT_CHUNK_BYTES,
+            read=chunking.fetched_rows,
         )
 
     def _keys_of(self, row: tuple) -> list:
         return [row[i] for i in self.key_positions]
 
     def _text_size(self, rows: list[tuple]) -> int:
-        return sum(
-            len(value)
-            for i in self.text_positions
-            for value in [row[i] for row in rows]
-            if value.__class__ is str
-        )
+        total = 0
+        for i in self.text_positions:
+            column = [row[i] for row in rows]
+            total += sum(map(len, [v for v in column if v.__class__ is str]))
+        return total
 
 
 def table_plan(
@@ -184,6 +184,10 @@ def table_plan(
         hide = frozenset()
     # Resolved once: looking the zone up per value cost a third of the time of a row.
     iso = iso_converter(timezone.get_current_timezone())
+    values = queryset.values_list(*names)
+    # Rows are read as the database returns them: the ORM's conversions (redacted metadata)
+    # are made here, a column at a time.
+    convert = chunking.column_converters(values)
 
     def to_rows(fetched: list[tuple]) -> list[tuple]:
         # A column at a time: zip() transposes in C, and the redactor gates a whole column
@@ -191,6 +195,8 @@ def table_plan(
         columns = list(zip(*fetched, strict=True))[:count]
         out: list = []
         for i, column in enumerate(columns):
+            if i in convert:
+                column = convert[i](column)
             if i in hide:
                 column = redact_many(column)
                 if cut is not None:
@@ -203,7 +209,7 @@ def table_plan(
 
     wanted = set(fields if text_fields is None else text_fields)
     return TablePlan(
-        queryset=queryset.values_list(*names),
+        queryset=values,
         keyset=keyset,
         fields=fields,
         columns=output_columns(fields),
@@ -237,11 +243,15 @@ def _stream_plan(request, plan: TablePlan, fmt: str, filename: str, *, preview: 
 
 
 def export_sessions(
-    request, queryset, keyset: Keyset, *, filename_bits=()
+    request, queryset, keyset: Keyset, *, filename_bits=(), extend=None
 ) -> StreamingHttpResponse:
-    """The sessions of ``queryset`` in ``keyset`` order, every column this file has."""
+    """The sessions of ``queryset`` in ``keyset`` order, every column this file has.
+
+    ``extend`` (plan → plan) adds the columns of another app (the team's annotations)."""
     fmt = requested_format(request) or "csv"
     plan = session_rows(queryset, keyset)
+    if extend is not None:
+        plan = extend(plan)
     return _stream_plan(request, plan, fmt, export_filename("sessions", filename_bits, fmt))
 
 
@@ -304,9 +314,11 @@ def export_messages(
     return _stream_plan(request, plan, fmt, filename, preview=preview)
 
 
-def export_session_list(request, filterset, keyset: Keyset):
+def export_session_list(request, filterset, keyset: Keyset, *, extend=None):
     """``/sessions/?…&_export=``: the page's filterset, sort and table queryset, all pages."""
     if filterset.is_bound and not filterset.is_valid():
         return invalid_filters_response(filterset.form)
     qs = sessions_for_table(filterset.qs, sort=keyset.name)
-    return export_sessions(request, qs, keyset, filename_bits=session_filename_bits(filterset))
+    return export_sessions(
+        request, qs, keyset, filename_bits=session_filename_bits(filterset), extend=extend
+    )

@@ -11,9 +11,11 @@ tried above ``SHORT_READ_RANK_MATCH_CAP`` matches, and scans size their id range
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 
+from django.core.cache import cache
 from django.urls import NoReverseMatch
 from django.utils.safestring import SafeString
 
@@ -266,13 +268,36 @@ def session_id_range(session_id: str) -> tuple[int, int]:
     return (0, -1) if low is None else (int(low), int(high))
 
 
+MATCH_COUNT_TTL = 300
+
+
 def too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
     """Whether more than :func:`rank_match_cap` rows match (in the session's id range, if
     any).
 
     Ranking costs a few microseconds per match; counting a tenth of that, and the count
-    stops at the cap. Above it, ranking would not finish in time anyway."""
+    stops at the cap. Above it, ranking would not finish in time anyway.  The answer is
+    reused while the file is unchanged (its signature is part of the key): paging through
+    a common word, or searching it again, does not count its matches again."""
     cap = rank_match_cap()
+    signature = store.file_signature()
+    key = None
+    if signature is not None:
+        raw = repr((signature, table, match, req.session_id, cap, store.readers_block_writer()))
+        key = "too-many-to-rank:" + hashlib.sha256(raw.encode()).hexdigest()
+        known = cache.get(key)
+        if known is not None:
+            return known
+    try:
+        answer = _count_above(table, match, req, cap)
+    except QueryTimeout:
+        return True  # not an answer: counted again next time
+    if key is not None:
+        cache.set(key, answer, MATCH_COUNT_TTL)
+    return answer
+
+
+def _count_above(table: str, match: str, req: SearchRequest, cap: int) -> bool:
     sql = f"SELECT rowid FROM {table} WHERE {table} MATCH %s"
     params: list = [match]
     if store.readers_block_writer():
@@ -285,18 +310,12 @@ def too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
         def count(lo: int, hi: int, limit: int, seconds: float) -> list:
             return store.rows(ranged, [match, lo, hi, limit], seconds)
 
-        try:
-            return ranges.count_over(count, low=low, high=high, cap=cap, budget=SEARCH_BUDGET) > cap
-        except QueryTimeout:
-            return True
+        return ranges.count_over(count, low=low, high=high, cap=cap, budget=SEARCH_BUDGET) > cap
     if req.session_id:
         low, high = req.session_range or session_id_range(req.session_id)
         sql += " AND rowid >= %s AND rowid <= %s"
         params += [low, high]
-    try:
-        rows = store.rows(f"SELECT count(*) FROM ({sql} LIMIT {cap + 1})", params, SEARCH_BUDGET)
-    except QueryTimeout:
-        return True
+    rows = store.rows(f"SELECT count(*) FROM ({sql} LIMIT {cap + 1})", params, SEARCH_BUDGET)
     return rows[0][0] > cap
 
 

@@ -19,6 +19,7 @@ from ..filters import MESSAGE_ROLES, OpenChoiceField, OpenMultipleChoiceField
 from ..merged_list import chosen_stores, find_session, requested_profiles
 from ..search.merged import merged_choices, merged_search
 from ..timefmt import day_end_epoch, day_start_epoch
+from ..widgets import FastCheckboxSelectMultiple, FastSelect
 
 
 class SearchForm(forms.Form):
@@ -28,12 +29,16 @@ class SearchForm(forms.Form):
         strip=True,
         widget=forms.TextInput(attrs={"type": "search", "placeholder": "words to find"}),
     )
-    mode = forms.ChoiceField(label="Match", choices=list(search.MODES.items()), required=False)
-    sort = forms.ChoiceField(label="Order", choices=list(search.SORTS.items()), required=False)
-    source = OpenMultipleChoiceField(
-        label="Source", required=False, widget=forms.CheckboxSelectMultiple
+    mode = forms.ChoiceField(
+        label="Match", choices=list(search.MODES.items()), required=False, widget=FastSelect
     )
-    role = OpenChoiceField(label="Role", required=False)
+    sort = forms.ChoiceField(
+        label="Order", choices=list(search.SORTS.items()), required=False, widget=FastSelect
+    )
+    source = OpenMultipleChoiceField(
+        label="Source", required=False, widget=FastCheckboxSelectMultiple
+    )
+    role = OpenChoiceField(label="Role", required=False, widget=FastSelect)
     tool_name = forms.CharField(label="Tool name", required=False, max_length=200)
     session_id = forms.CharField(label="Session id", required=False, max_length=200)
     date_from = forms.DateField(
@@ -46,7 +51,7 @@ class SearchForm(forms.Form):
         label="Include",
         choices=[("hidden", "hidden scaffolding")],
         required=False,
-        widget=forms.CheckboxSelectMultiple,
+        widget=FastCheckboxSelectMultiple,
     )
 
     def __init__(self, data, *, shape):

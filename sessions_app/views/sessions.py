@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 
 from django.http import Http404, HttpResponse
@@ -14,7 +15,7 @@ from hermes_explorer.redaction import redact
 from live_app.following import follow_state
 from profiles_app.links import store_reverse
 
-from .. import exports, selectors
+from .. import exports, extensions, selectors
 from ..exports.merged import export_parts, merged_export
 from ..exports.request import session_filename_bits
 from ..filters import SessionFilter
@@ -66,25 +67,33 @@ class SessionListView(MergedListMixin, KeysetTableView):
         filterset.time_ordered = "started_at" in self.sort or "last_active" in self.sort
         return filterset
 
-    def export(self):
+    def export(self, extend=None):
+        """``extend`` (plan → plan, called reading each store): another app's columns."""
         parts = export_parts(self.request)
         if parts is None:
-            return exports.export_session_list(self.request, self.filterset, self.keyset)
+            return exports.export_session_list(
+                self.request, self.filterset, self.keyset, extend=extend
+            )
         if self.filterset.is_bound and not self.filterset.is_valid():
             return exports.invalid_filters_response(self.filterset.form)
         bits = session_filename_bits(self.filterset)
         return merged_export(
-            self.request, parts, self._store_plan, noun="sessions", filename_bits=bits
+            self.request,
+            parts,
+            functools.partial(self._store_plan, extend),
+            noun="sessions",
+            filename_bits=bits,
         )
 
-    def _store_plan(self):
+    def _store_plan(self, extend=None):
         """The export plan of the store being read (None: it cannot give this list)."""
         self.shape = store.shape()
         filterset = self.get_filterset(self.get_filterset_class())
         if self.sort not in self.get_sorts() or not filterset.is_valid():
             return None
         queryset = selectors.sessions_for_table(filterset.qs, sort=self.sort)
-        return exports.session_rows(queryset, self.keyset)
+        plan = exports.session_rows(queryset, self.keyset)
+        return extend(plan) if extend is not None else plan
 
     def get_count(self, filtered):
         return selectors.capped_count(filtered)
@@ -101,7 +110,14 @@ class SessionListView(MergedListMixin, KeysetTableView):
         }
 
 
-session_list = require_GET(SessionListView.as_view())
+@functools.cache
+def _session_list_view():
+    # Composed at the first request: every app has registered its mixins by then.
+    return require_GET(extensions.compose_list_view(SessionListView).as_view())
+
+
+def session_list(request, *args, **kwargs):
+    return _session_list_view()(request, *args, **kwargs)
 
 
 def _int_param(request, name: str, default: int = 1) -> int:

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET
 from hermes_explorer import stores
 from hermes_explorer.params import flag
 
-from .. import transcripts
+from .. import extensions, transcripts
 from ..exports import export_filename
 from ..visibility import Visibility
 
@@ -28,7 +28,8 @@ def _transcript_response(request, session_id: str, kind: str) -> StreamingHttpRe
     chain = transcripts.compression_chain(session) if flag(request, "chain") else None
     current = stores.current() if stores.multi() else None
     profile = current.name if current is not None else None
-    body = transcripts.transcript_stream(kind, session, chain, visibility, profile)
+    extra = extensions.transcript_metadata(request, session.id)
+    body = transcripts.transcript_stream(kind, session, chain, visibility, extra, profile)
     bits = [profile or "", session.id, "chain" if chain is not None else ""]
     response = StreamingHttpResponse(body, content_type=CONTENT_TYPES[kind])
     filename = export_filename("transcript", bits, kind)

@@ -1,45 +1,67 @@
-"""``manage.py insights_warm``: compute and store every session's insights summary ahead of
-time, so that the first insights page after a start or deploy, in every worker, reads them
-instead of the messages.
+"""``manage.py insights_warm``: compute and store ahead of time what the first insights and
+failures pages would otherwise compute, so that the first view after a start or deploy, in
+every worker, reads it instead of the messages.
 
-Run it once after installing or upgrading (it may take minutes on a big state.db; it can be
-interrupted and run again: finished sessions are kept), and, if you like, from a timer: each
-run only computes the sessions that changed since the last.
+* every session's insights summary, in the app database (see
+  :mod:`insights_app.summary_build`);
+* the failures page's per-block counts of the messages, in the ``failures`` cache (see
+  :mod:`live_app.failures`), for the longest window the page offers.
+
+Run it once after installing or upgrading (it may take a minute on a big state.db; it can be
+interrupted and run again: finished work is kept), and, if you like, from a timer: each run
+only computes what changed since the last.
 """
 
 from __future__ import annotations
 
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from hermes_explorer import store
-from insights_app import summaries
-
-BATCH = 5000
+from hermes_explorer.hermes_db.deadline import query_budget
+from insights_app import summary_build, summary_store
+from live_app import failures
 
 
 class Command(BaseCommand):
     help = "Compute and store the per-session summaries the insights page needs."
 
     def add_arguments(self, parser):
-        parser.add_argument("--batch", type=int, default=BATCH, help="sessions per progress line")
+        parser.add_argument(
+            "--batch", type=int, default=5000, help="sessions between progress lines (at most)"
+        )
+        parser.add_argument(
+            "--no-failures", action="store_true", help="only the insights summaries"
+        )
 
-    def handle(self, *args, batch: int, **options):
+    def handle(self, *args, batch: int = 5000, no_failures: bool = False, **options):
         started = time.monotonic()
-        sessions = list(store.rows("SELECT id, message_count FROM sessions ORDER BY id", []))
-        computed = 0
-        for start in range(0, len(sessions), max(1, batch)):
-            part = sessions[start : start + batch]
-            collected = summaries.collect(part, use_cache=True)
-            computed += collected.computed
-            self.stdout.write(
-                f"{min(start + batch, len(sessions)):,}/{len(sessions):,} sessions"
-                f" ({computed:,} computed, the rest already stored)"
+        shown = [0]
+
+        def progress(done: int, total: int) -> None:
+            if done - shown[0] >= batch or done == total:
+                shown[0] = done
+                self.stdout.write(f"{done:,}/{total:,} sessions summarised")
+
+        key = summary_store.store_key()
+        computed = summary_build.build(key, progress=progress, threads=summary_build.BUILD_THREADS)
+        if not computed and summary_store.build_progress(key) is not None:
+            # A page started a build in the background: this one helps (both store the same).
+            computed = summary_build.build(
+                key, claim=False, progress=progress, threads=summary_build.BUILD_THREADS
             )
         self.stdout.write(
             self.style.SUCCESS(
-                f"Insights summaries ready for {len(sessions):,} sessions"
-                f" in {time.monotonic() - started:.1f} s ({computed:,} computed)."
+                f"Insights summaries ready in {time.monotonic() - started:.1f} s"
+                f" ({computed:,} computed, the rest already stored)."
             )
+        )
+        if no_failures:
+            return
+        started = time.monotonic()
+        with query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
+            failures.warm(budget=settings.HERMES_INSIGHTS_TIMEOUT)
+        self.stdout.write(
+            self.style.SUCCESS(f"Failure counts ready in {time.monotonic() - started:.1f} s.")
         )

@@ -1,0 +1,60 @@
+"""The admin of the tag vocabulary (staff) and a read-and-remove view of notes."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from . import services
+from .forms import TagForm
+from .models import Note, SavedView, Tag
+
+
+@admin.register(Tag)
+class TagAdmin(admin.ModelAdmin):
+    form = TagForm
+    list_display = ("name", "colour", "description", "created_at")
+    search_fields = ("name", "description")
+
+    def save_model(self, request, obj, form, change):
+        services.save_tag(request, obj, created=not change)
+
+    def delete_model(self, request, obj):
+        services.delete_tag(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for tag in queryset:
+            services.delete_tag(request, tag)
+
+
+@admin.register(Note)
+class NoteAdmin(admin.ModelAdmin):
+    """Notes are written on the session page; here staff read them and remove any."""
+
+    list_display = ("author_name", "created_at", "target")
+    search_fields = ("text", "author_name", "target__session_id")
+    readonly_fields = ("target", "author", "author_name", "text", "created_at", "updated_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def delete_model(self, request, obj):
+        services.delete_note(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for note in queryset.select_related("target"):
+            services.delete_note(request, note)
+
+
+@admin.register(SavedView)
+class SavedViewAdmin(admin.ModelAdmin):
+    list_display = ("name", "owner", "shared", "url")
+    readonly_fields = ("name", "owner", "shared", "url", "created_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,29 @@
+from django.apps import AppConfig
+
+
+class AnnotationsAppConfig(AppConfig):
+    name = "annotations_app"
+    verbose_name = "Stars, tags, notes and saved views"
+    # Given to the staff group (accounts_app.roles.ensure_role_groups): staff look after the
+    # team's tag vocabulary and may remove anyone's note in the admin.
+    staff_permissions = (
+        "add_tag",
+        "change_tag",
+        "delete_tag",
+        "view_tag",
+        "view_note",
+        "delete_note",
+        "view_savedview",
+    )
+
+    def ready(self):
+        # The session pages offer hooks; this app fills them (sessions_app never imports it).
+        from sessions_app import extensions
+
+        from .listing import AnnotationFiltersMixin
+        from .selectors import transcript_fields
+
+        if AnnotationFiltersMixin not in extensions.LIST_VIEW_MIXINS:
+            extensions.LIST_VIEW_MIXINS.append(AnnotationFiltersMixin)
+        if transcript_fields not in extensions.TRANSCRIPT_METADATA:
+            extensions.TRANSCRIPT_METADATA.append(transcript_fields)

@@ -1,0 +1,191 @@
+"""The session list filtered by annotations: a join across two databases, a page at a time.
+
+The sessions live in the state.db, their tags, stars and notes in the app's database; neither
+database can see the other.  Loading every matching id from the app's database into the
+state.db's page query (``WHERE id IN (10,000 ids)``) would make a page cost what the tag costs,
+so the list instead walks the annotation rows **in the list's own keyset order** — each tag
+and star carries a copy of its session's ``started_at`` and ``source`` (written once by
+Hermes), indexed as ``(tag, store, started_at, session_id)`` — a batch at a time, and asks the
+state.db only for the sessions of that batch (by primary key, with the page's other filters).
+The rows found come back in the same order, so a page is the first ``per_page`` of them and the
+cursor of the next page is the last row's keys, exactly as for an unfiltered list.
+
+Bounded: batches grow from two pages' worth to ``MAX_BATCH`` ids, and a page stops after
+``MAX_WALK`` annotation rows even if it is not full (the other filters dropped most of them);
+its "next" link then carries on from where the walk stopped, and the page says so.
+
+Orders: the copied keys answer the start-time and source sorts.  "Last active" changes while a
+session runs, so it cannot be copied: an annotation filter with that sort shows newest first
+and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import Exists, OuterRef, QuerySet
+
+from sessions_app.pagination import BadCursor, KeysetPage
+
+from .models import AnnotatedSession, SessionTag, Star, Tag
+from .targets import current_store
+
+# The session list's keyset fields → the copies on the annotation rows.
+FIELDS = {"started_at": "started_at", "source": "source", "id": "session_id"}
+FIRST_BATCH_PAGES = 2
+MAX_BATCH = 1_000
+MAX_WALK = 5_000
+
+
+@dataclass
+class Selection:
+    """Which annotations a session must carry: every tag of ``tags``, the user's star,
+    a note."""
+
+    tags: list[Tag] = field(default_factory=list)
+    starred_by: object | None = None
+    has_note: bool = False
+    unknown_tags: list[str] = field(default_factory=list)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.tags or self.unknown_tags or self.starred_by is not None or self.has_note)
+
+    def rows(self) -> QuerySet:
+        """Annotation rows, one per matching session, with ``session_id`` and the sort keys.
+
+        Driven by the first tag's index, else the user's stars, else the anchors with notes;
+        every other condition is an EXISTS on the same target."""
+        store = current_store()
+        if self.unknown_tags:
+            return AnnotatedSession.objects.none()
+        rest: list[Tag] = []
+        if self.tags:
+            qs = SessionTag.objects.filter(tag=self.tags[0], store=store)
+            ref = "target_id"
+            rest = self.tags[1:]
+        elif self.starred_by is not None:
+            qs = Star.objects.filter(user=self.starred_by, store=store)
+            ref = "target_id"
+        else:
+            qs = AnnotatedSession.objects.filter(store=store, notes_count__gt=0)
+            ref = "pk"
+        for tag in rest:
+            qs = qs.filter(Exists(SessionTag.objects.filter(target_id=OuterRef(ref), tag=tag)))
+        if self.starred_by is not None and self.tags:
+            qs = qs.filter(
+                Exists(Star.objects.filter(target_id=OuterRef(ref), user=self.starred_by))
+            )
+        if self.has_note and ref == "target_id":
+            qs = qs.filter(target__notes_count__gt=0)
+        return qs
+
+    def count(self, cap: int) -> int:
+        return self.rows().order_by()[: cap + 1].count()
+
+
+def supports(keyset) -> bool:
+    return all(name in FIELDS for name, _ in keyset.keys)
+
+
+def _mapped(keyset):
+    """The keyset over the annotation rows' copies of the keys."""
+    return type(keyset)(tuple((FIELDS[name], desc) for name, desc in keyset.keys), name=keyset.name)
+
+
+@dataclass
+class Walk:
+    rows: list
+    exhausted: bool
+    walked: int
+    stopped_at: dict | None  # keys (list field names) of the last row walked, when capped
+
+
+def walk(selection: Selection, sessions: QuerySet, keyset, values, *, reverse: bool, want: int):
+    """At least ``want`` sessions of ``sessions`` that carry the annotations, in ``keyset``
+    order (reversed when ``reverse``) strictly after ``values``, or all there are, or as many
+    as ``MAX_WALK`` annotation rows give."""
+    mapped = _mapped(keyset)
+    key_fields = [f for f, _ in mapped.keys]
+    order = mapped.order_by(reverse=reverse)
+    base = selection.rows()
+    batch = max(1, want * FIRST_BATCH_PAGES)
+    found: list = []
+    walked = 0
+    last = None
+    while True:
+        qs = base if values is None else base.filter(mapped.after(values, reverse=reverse))
+        chunk = list(qs.order_by(*order).values_list(*key_fields)[:batch])
+        walked += len(chunk)
+        if chunk:
+            ids = [row[key_fields.index("session_id")] for row in chunk]
+            found.extend(sessions.filter(id__in=ids).order_by(*keyset.order_by(reverse=reverse)))
+            last = chunk[-1]
+            values = list(last)
+        if len(chunk) < batch:
+            return Walk(found, True, walked, None)
+        if len(found) >= want:
+            return Walk(found, False, walked, None)
+        if walked >= MAX_WALK:
+            stopped = {name: last[i] for i, (name, _) in enumerate(keyset.keys)}
+            return Walk(found, False, walked, stopped)
+        batch = min(MAX_BATCH, batch * 4)
+
+
+def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None, per_page: int):
+    """A :class:`~sessions_app.pagination.KeysetPage` of ``sessions`` carrying the selection's
+    annotations, with the same cursors as the unfiltered list."""
+    notes: list[str] = []
+    direction, values = "n", None
+    if token:
+        try:
+            direction, values = keyset.decode(token)
+        except BadCursor as exc:
+            notes.append(str(exc))
+    reverse = direction == "p"
+    result = walk(selection, sessions, keyset, values, reverse=reverse, want=per_page + 1)
+    rows = result.rows[:per_page]
+    more = len(result.rows) > per_page or not result.exhausted
+    if reverse:
+        rows.reverse()
+    page = KeysetPage(rows=rows, per_page=per_page, notes=notes)
+    if result.stopped_at is not None and len(result.rows) <= per_page:
+        notes.append(
+            f"Looked through {result.walked:,} annotated sessions for this page; "
+            "the next page goes on from there."
+        )
+        stop = keyset.encode(result.stopped_at, "p" if reverse else "n")
+        if reverse:
+            page.prev_cursor = stop
+        else:
+            page.next_cursor = stop
+    if rows:
+        has_next = more if not reverse else True
+        has_prev = (values is not None) if not reverse else more
+        if has_next and page.next_cursor is None:
+            page.next_cursor = keyset.encode(rows[-1], "n")
+        if has_prev and page.prev_cursor is None:
+            page.prev_cursor = keyset.encode(rows[0], "p")
+    elif values is not None and reverse:
+        page.prev_cursor = token
+    return page
+
+
+def export_chunks(selection: Selection, sessions: QuerySet, keyset, *, batch: int = MAX_BATCH):
+    """Lists of rows of ``sessions`` (a ``values_list`` queryset) carrying the annotations, in
+    ``keyset`` order: one app-database query and one state.db query per batch of ids."""
+    mapped = _mapped(keyset)
+    key_fields = [f for f, _ in mapped.keys]
+    base = selection.rows()
+    values = None
+    while True:
+        qs = base if values is None else base.filter(mapped.after(values))
+        chunk = list(qs.order_by(*mapped.order_by()).values_list(*key_fields)[:batch])
+        if chunk:
+            ids = [row[key_fields.index("session_id")] for row in chunk]
+            rows = list(sessions.filter(id__in=ids).order_by(*keyset.order_by()))
+            if rows:
+                yield rows
+            values = list(chunk[-1])
+        if len(chunk) < batch:
+            return

@@ -1,0 +1,67 @@
+"""The annotation columns of session exports (``tags``, ``starred``, ``notes_count``), and a
+session export filtered by annotations.
+
+The columns are added a chunk at a time (one lookup in the app's database per chunk of rows,
+none at all when the store has no annotation), after the export's own row building, so the
+export's hot path is unchanged.  ``starred`` is the downloading user's own star, as on the
+page.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .crossdb import Selection, export_chunks
+from .models import AnnotatedSession
+from .selectors import NONE, for_sessions
+from .targets import current_store
+
+COLUMNS = ("tags", "starred", "notes_count")
+
+
+def _annotator(user):
+    if not AnnotatedSession.objects.filter(store=current_store()).exists():
+        blank = ("", 0, 0)
+        return lambda rows: [(*row, *blank) for row in rows]
+
+    def annotate(rows):
+        found = for_sessions([row[0] for row in rows], user)
+        out = []
+        for row in rows:
+            a = found.get(row[0], NONE)
+            out.append((*row, a.tag_names, int(a.starred), a.notes_count))
+        return out
+
+    return annotate
+
+
+def extend_plan(plan, user, selection: Selection | None = None):
+    """``plan`` (a session export plan whose first column is the session id) with the
+    annotation columns; with an active ``selection``, only the sessions carrying it."""
+    annotate = _annotator(user)
+    inner = plan.to_rows
+
+    def to_rows(fetched):
+        return annotate(inner(fetched))
+
+    plan = dataclasses.replace(plan, columns=[*plan.columns, *COLUMNS], to_rows=to_rows)
+    if selection is not None and selection.active:
+        return SelectedPlan(plan, selection)
+    return plan
+
+
+class SelectedPlan:
+    """A session export plan whose rows come a batch of annotated sessions at a time
+    (:func:`annotations_app.crossdb.export_chunks`) instead of a walk of the whole table;
+    everything else is the wrapped plan's."""
+
+    def __init__(self, plan, selection: Selection) -> None:
+        self.plan = plan
+        self.selection = selection
+
+    def __getattr__(self, name):
+        return getattr(self.plan, name)
+
+    def chunks(self, chunk_size: int | None = None):
+        for fetched in export_chunks(self.selection, self.plan.queryset, self.plan.keyset):
+            yield self.plan.to_rows(fetched)

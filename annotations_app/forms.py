@@ -1,0 +1,187 @@
+"""Forms of the annotations: each rule of bad input has its own clear message."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django import forms
+from django.urls import Resolver404, resolve
+
+from hermes_explorer.params import truthy
+
+from .crossdb import Selection
+from .models import (
+    NOTE_CHARS,
+    TAG_DESCRIPTION_CHARS,
+    TAG_NAME_CHARS,
+    VIEW_NAME_CHARS,
+    VIEW_URL_CHARS,
+    SavedView,
+    Tag,
+)
+
+# Pages a saved view may open: the tables, search, insights, live and failures.
+VIEW_NAMESPACES = frozenset({"sessions", "messages", "search", "insights", "live", "failures"})
+MAX_TAG_FILTERS = 10
+
+
+def _single_line(value: str, what: str) -> str:
+    value = (value or "").strip()
+    if any(ord(c) < 32 for c in value):
+        raise forms.ValidationError(f"The {what} must be one line of text.")
+    return value
+
+
+class TagForm(forms.ModelForm):
+    class Meta:
+        model = Tag
+        fields = ["name", "colour", "description"]
+        error_messages = {
+            "name": {
+                "max_length": f"A tag name has at most {TAG_NAME_CHARS} characters.",
+            },
+            "description": {
+                "max_length": f"A description has at most {TAG_DESCRIPTION_CHARS} characters.",
+            },
+        }
+
+    def clean_name(self):
+        name = _single_line(self.cleaned_data["name"], "tag name")
+        if not name:
+            raise forms.ValidationError("A tag needs a name.")
+        clash = Tag.objects.filter(name__iexact=name)
+        if self.instance.pk:
+            clash = clash.exclude(pk=self.instance.pk)
+        if clash.exists():
+            raise forms.ValidationError(
+                f"A tag “{clash.first().name}” already exists; tag names differ by more than case."
+            )
+        return name
+
+    def validate_constraints(self, exclude=None):
+        # clean_name() has said it in words; the database constraint stays as the backstop.
+        return None
+
+
+class AddTagForm(forms.Form):
+    tag = forms.ModelChoiceField(
+        queryset=Tag.objects.all(),
+        label="Tag",
+        empty_label=None,
+        error_messages={"invalid_choice": "That tag does not exist (any more): pick another."},
+    )
+
+
+class BulkTagForm(AddTagForm):
+    session = forms.MultipleChoiceField(
+        label="Sessions",
+        error_messages={"required": "Select at least one session to tag."},
+    )
+
+    MAX_SESSIONS = 500
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["session"].valid_value = lambda v: isinstance(v, str) and 0 < len(v) <= 200
+
+    def clean_session(self):
+        ids = list(dict.fromkeys(self.cleaned_data["session"]))
+        if len(ids) > self.MAX_SESSIONS:
+            raise forms.ValidationError(f"Tag at most {self.MAX_SESSIONS} sessions at a time.")
+        return ids
+
+
+class NoteForm(forms.Form):
+    text = forms.CharField(
+        label="Note",
+        max_length=NOTE_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        error_messages={
+            "required": "A note cannot be empty.",
+            "max_length": f"A note has at most {NOTE_CHARS:,} characters (this one has "
+            "%(show_value)d).",
+        },
+    )
+
+    def clean_text(self):
+        text = self.cleaned_data["text"].strip()
+        if not text:
+            raise forms.ValidationError("A note cannot be empty.")
+        return text.replace("\x00", "")
+
+
+def view_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a saved view, or None: it must be a path of this app's pages."""
+    if not url:
+        return "A saved view needs the address of a page."
+    if any(ord(c) < 32 or c == "\\" for c in url):
+        return "The address has characters a page address cannot have."
+    parts = urlsplit(url)
+    if parts.scheme or parts.netloc or url.startswith("//") or not url.startswith("/"):
+        return (
+            "A saved view opens a page of the explorer: give its path (starting with one /), "
+            "not another site's address."
+        )
+    try:
+        match = resolve(parts.path)
+    except Resolver404:
+        return "No page of the explorer has this address."
+    if match.namespace not in VIEW_NAMESPACES:
+        return "Only tables, search, insights, live and failures pages can be saved as views."
+    return None
+
+
+class SavedViewForm(forms.ModelForm):
+    class Meta:
+        model = SavedView
+        fields = ["name", "url", "shared"]
+        labels = {"name": "View name", "url": "Page address", "shared": "Share with the team"}
+        error_messages = {
+            "name": {"max_length": f"A view name has at most {VIEW_NAME_CHARS} characters."},
+            "url": {"max_length": f"A page address has at most {VIEW_URL_CHARS:,} characters."},
+        }
+
+    def __init__(self, *args, owner, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.owner = owner
+
+    def clean_name(self):
+        name = _single_line(self.cleaned_data["name"], "view name")
+        if not name:
+            raise forms.ValidationError("A saved view needs a name.")
+        if SavedView.objects.filter(owner=self.owner, name__iexact=name).exists():
+            raise forms.ValidationError(f"You already have a view named “{name}”.")
+        return name
+
+    def clean_url(self):
+        url = (self.cleaned_data["url"] or "").strip()
+        problem = view_url_problem(url)
+        if problem:
+            raise forms.ValidationError(problem)
+        return url
+
+    def validate_constraints(self, exclude=None):
+        return None
+
+
+def selection_from(request) -> Selection:
+    """The annotation filters of a session list URL: ``tag`` (several: all of them),
+    ``starred=1``, ``has_note=1``.  A tag name nobody uses matches no session."""
+    names = [n.strip() for n in request.GET.getlist("tag") if n.strip()][:MAX_TAG_FILTERS]
+    names = [n[:TAG_NAME_CHARS] for n in dict.fromkeys(names)]
+    selection = Selection(
+        starred_by=request.user if truthy(request.GET.get("starred", "")) else None,
+        has_note=truthy(request.GET.get("has_note", "")),
+    )
+    if names:
+        known = {t.name.lower(): t for t in Tag.objects.filter(name__in=names)}
+        if len(known) < len(names):
+            for tag in Tag.objects.all():
+                known.setdefault(tag.name.lower(), tag)
+        for name in names:
+            tag = known.get(name.lower())
+            if tag is None:
+                selection.unknown_tags.append(name)
+            elif tag not in selection.tags:
+                selection.tags.append(tag)
+    return selection

@@ -1,0 +1,91 @@
+"""The session list's annotation filters and columns, as a mixin of its keyset table view.
+
+``?tag=`` (several: a session must carry all), ``?starred=1`` (the user's own stars) and
+``?has_note=1`` narrow the list; the page is then assembled by :mod:`.crossdb` (a walk of the
+annotation rows in the list's order, a batch of ids at a time), never by loading every
+matching id into the state.db's query.  Every page gets the tag column, the user's stars, the
+note count and, for those who may tag, the selection checkboxes of the bulk-tag form.
+"""
+
+from __future__ import annotations
+
+from sessions_app.selectors import COUNT_CAP, CappedCount
+
+from . import crossdb, permissions, selectors
+from .columns import BULK_FORM_ID, AnnotationCells
+from .exports import extend_plan
+from .forms import selection_from
+
+# Query parameters that are the annotation filters or the list's own navigation.
+OWN_PARAMS = frozenset({"tag", "starred", "has_note", "sort", "cursor"})
+
+
+class AnnotationFiltersMixin:
+    def get(self, request, *args, **kwargs):
+        self.selection = selection_from(request)
+        self.annotation_cells = None
+        return super().get(request, *args, **kwargs)
+
+    def get_sorts(self):
+        sorts = super().get_sorts()
+        if self.selection.active:
+            supported = {k: v for k, v in sorts.items() if crossdb.supports(v)}
+            self.dropped_sort = self.request.GET.get("sort") in set(sorts) - set(supported)
+            return supported
+        return sorts
+
+    def _other_filters(self) -> bool:
+        return any(v for k, v in self.request.GET.items() if k not in OWN_PARAMS)
+
+    def get_count(self, filtered):
+        if not self.selection.active:
+            return super().get_count(filtered)
+        n = self.selection.count(COUNT_CAP)
+        if self._other_filters():
+            self.notes.append(
+                "The count is of the sessions carrying these tags, stars or notes, before the "
+                "other filters."
+            )
+        return CappedCount(value=n, capped=n > COUNT_CAP)
+
+    def paginate(self, queryset, token, per_page):
+        if not self.selection.active:
+            return super().paginate(queryset, token, per_page)
+        for name in self.selection.unknown_tags:
+            self.notes.append(f"No tag is named “{name}”: no session matches.")
+        return crossdb.paginate(self.selection, queryset, self.keyset, token, per_page)
+
+    def prepare_rows(self, rows):
+        rows = super().prepare_rows(rows)
+        self.annotation_cells = AnnotationCells(rows, self.request.user)
+        return rows
+
+    def get_table_kwargs(self):
+        cells = self.annotation_cells or AnnotationCells([], self.request.user)
+        return {**super().get_table_kwargs(), "annotations": cells}
+
+    def export(self, extend=None):
+        user, selection = self.request.user, self.selection
+
+        def annotated(plan):
+            return extend_plan(extend(plan) if extend is not None else plan, user, selection)
+
+        return super().export(extend=annotated)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        if getattr(self, "dropped_sort", False):
+            self.notes[:] = [n for n in self.notes if not n.startswith("Unknown sort")]
+            self.notes.append(
+                "Last activity changes while a session runs, so tag, star and note filters "
+                "cannot sort by it: showing newest first."
+            )
+        user = self.request.user
+        context.update(
+            tag_facets=selectors.tag_facets(),
+            selection=self.selection,
+            chosen_tags={t.name.lower() for t in self.selection.tags},
+            can_annotate=permissions.can_annotate(user),
+            bulk_form_id=BULK_FORM_ID,
+        )
+        return context

@@ -1,0 +1,194 @@
+"""The team's own layer over Hermes's sessions, in the app's ``default`` database.
+
+Nothing here is ever written to a state.db (the router sends these models to ``default``).
+A session is named by the store it lives in and its id (:class:`AnnotatedSession`), never by a
+foreign key into the state.db: Hermes may prune or rewrite a session, and its annotations must
+then stay listed ("session no longer in the store") rather than vanish.
+
+:class:`AnnotatedSession` is one row per annotated session of a store.  It carries a copy of
+the session's immutable sort keys (``started_at``, ``source``) so that the session list, filtered
+by a tag, can walk the annotated sessions *in the list's own keyset order* in this database and
+ask the state.db only for the ids of one page (see :mod:`annotations_app.crossdb`).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models.functions import Lower
+
+TAG_NAME_CHARS = 40
+TAG_DESCRIPTION_CHARS = 300
+NOTE_CHARS = 5_000
+VIEW_NAME_CHARS = 80
+VIEW_URL_CHARS = 2_000
+COLOURS = [
+    ("grey", "grey"),
+    ("blue", "blue"),
+    ("green", "green"),
+    ("amber", "amber"),
+    ("red", "red"),
+    ("purple", "purple"),
+]
+
+
+class Tag(models.Model):
+    """A label of the team's vocabulary (managed by staff), unique whatever its case."""
+
+    name = models.CharField(max_length=TAG_NAME_CHARS)
+    colour = models.CharField(max_length=12, choices=COLOURS, default="grey")
+    description = models.CharField(max_length=TAG_DESCRIPTION_CHARS, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = [Lower("name")]
+        constraints = [
+            models.UniqueConstraint(Lower("name"), name="annotations_tag_name_ci_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AnnotatedSession(models.Model):
+    """One session of one store that carries at least one star, tag or note (or did).
+
+    ``started_at`` and ``source`` copy the session's values when it was first annotated: both
+    are written once by Hermes, so they stay true and order these rows like the session list.
+    ``title`` is a copy for the page of annotations whose session has left the store.
+    ``notes_count`` is kept with each note written or removed (the note indicator, the
+    ``has_note`` filter and the exports read it without counting)."""
+
+    store = models.CharField(max_length=500)
+    session_id = models.CharField(max_length=200)
+    started_at = models.FloatField(null=True)
+    source = models.CharField(max_length=200, blank=True, default="")
+    title = models.CharField(max_length=300, blank=True, default="")
+    notes_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["store", "session_id"], name="annotations_session_unique"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["store", "started_at", "session_id"], name="annotations_by_start"),
+            models.Index(fields=["store", "source", "session_id"], name="annotations_by_source"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} ({self.store})"
+
+
+class SortKeys(models.Model):
+    """The target's store, id and sort keys, copied onto a tag or star so that a list filtered
+    by it walks one index in the list's order (``(tag, store, started_at, session_id)``)
+    instead of joining and sorting every match.  The copies never drift: the target's keys
+    are written once."""
+
+    store = models.CharField(max_length=500)
+    session_id = models.CharField(max_length=200)
+    started_at = models.FloatField(null=True)
+    source = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        abstract = True
+
+    def copy_keys(self, target: AnnotatedSession) -> None:
+        self.store = target.store
+        self.session_id = target.session_id
+        self.started_at = target.started_at
+        self.source = target.source
+
+
+class SessionTag(SortKeys):
+    target = models.ForeignKey(AnnotatedSession, on_delete=models.CASCADE, related_name="tags")
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="session_tags")
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    added_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tag", "target"], name="annotations_tag_once"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["tag", "store", "started_at", "session_id"], name="tagged_by_start"
+            ),
+            models.Index(fields=["tag", "store", "source", "session_id"], name="tagged_by_source"),
+            models.Index(fields=["target", "tag"], name="tags_of_target"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tag} on {self.target}"
+
+
+class Star(SortKeys):
+    """A personal bookmark: each user sees only their own."""
+
+    target = models.ForeignKey(AnnotatedSession, on_delete=models.CASCADE, related_name="stars")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "target"], name="annotations_star_once"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["user", "store", "started_at", "session_id"], name="starred_by_start"
+            ),
+            models.Index(
+                fields=["user", "store", "source", "session_id"], name="starred_by_source"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} starred {self.target}"
+
+
+class Note(models.Model):
+    """Plain text by one author, read by the whole team (shown escaped, never as HTML)."""
+
+    target = models.ForeignKey(AnnotatedSession, on_delete=models.CASCADE, related_name="notes")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    # Kept as text too: a note outlives its author's account.
+    author_name = models.CharField(max_length=150)
+    text = models.TextField(max_length=NOTE_CHARS)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"note by {self.author_name} on {self.target}"
+
+
+class SavedView(models.Model):
+    """A page of the explorer (path and query string) saved under a name."""
+
+    name = models.CharField(max_length=VIEW_NAME_CHARS)
+    url = models.CharField(max_length=VIEW_URL_CHARS)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_views"
+    )
+    shared = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = [Lower("name"), "id"]
+        constraints = [
+            models.UniqueConstraint(
+                "owner", Lower("name"), name="annotations_view_name_unique_per_owner"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,33 @@
+"""Who may do what with annotations (on top of ``accounts_app.roles``).
+
+Every signed-in user sees every session's metadata, so every role reads tags and notes and
+keeps personal stars; analysts also tag sessions and write notes; staff manage the tag
+vocabulary and may remove anyone's note.  A note is edited by its author only.
+"""
+
+from __future__ import annotations
+
+from accounts_app.roles import ANALYST, STAFF, Capability, has_capability
+
+ANNOTATE = Capability("annotate", ANALYST, "tag sessions or write notes")
+MANAGE_TAGS = Capability("manage_tags", STAFF, "manage the tag vocabulary")
+
+
+def can_star(user) -> bool:
+    return bool(user is not None and user.is_authenticated)
+
+
+def can_annotate(user) -> bool:
+    return has_capability(user, ANNOTATE)
+
+
+def can_manage_tags(user) -> bool:
+    return has_capability(user, MANAGE_TAGS)
+
+
+def can_edit_note(user, note) -> bool:
+    return can_annotate(user) and note.author_id is not None and note.author_id == user.pk
+
+
+def can_delete_note(user, note) -> bool:
+    return can_edit_note(user, note) or can_manage_tags(user)

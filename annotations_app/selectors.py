@@ -1,0 +1,141 @@
+"""Reading annotations: for one session, for a page of rows, and the tag facet."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from django.db import connections, router
+
+from .models import AnnotatedSession, Note, SavedView, SessionTag, Star, Tag
+from .targets import current_store
+
+
+@dataclass
+class RowAnnotations:
+    """What the session table and the exports show of one session."""
+
+    tags: list[Tag] = field(default_factory=list)
+    starred: bool = False
+    notes_count: int = 0
+
+    @property
+    def tag_names(self) -> str:
+        return ", ".join(t.name for t in self.tags)
+
+
+NONE = RowAnnotations()
+
+
+def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
+    """``{session id: RowAnnotations}`` for the annotated ones among ``session_ids``.
+
+    One query when none is annotated (most pages), three otherwise."""
+    ids = list(session_ids)
+    if not ids:
+        return {}
+    rows = AnnotatedSession.objects.filter(store=current_store(), session_id__in=ids)
+    targets: dict[int, str] = {}
+    out: dict[str, RowAnnotations] = {}
+    for pk, session_id, notes in rows.values_list("pk", "session_id", "notes_count"):
+        targets[pk] = session_id
+        out[session_id] = RowAnnotations(notes_count=notes)
+    if not targets:
+        return {}
+    for row in (
+        SessionTag.objects.filter(target_id__in=targets).select_related("tag").order_by("tag__name")
+    ):
+        out[targets[row.target_id]].tags.append(row.tag)
+    if user is not None and user.is_authenticated:
+        for pk in Star.objects.filter(target_id__in=targets, user=user).values_list(
+            "target_id", flat=True
+        ):
+            out[targets[pk]].starred = True
+    return out
+
+
+def transcript_fields(request, session_id: str) -> dict:
+    """``tags``, ``starred``, ``notes_count`` of one session, as the exports name them."""
+    found = for_sessions([session_id], request.user).get(session_id, NONE)
+    return {"tags": found.tag_names, "starred": found.starred, "notes_count": found.notes_count}
+
+
+@dataclass
+class SessionAnnotations:
+    target: AnnotatedSession | None
+    tags: list[Tag]
+    starred: bool
+    notes: list[Note]
+
+
+def for_session(session_id: str, user) -> SessionAnnotations:
+    target = AnnotatedSession.objects.filter(store=current_store(), session_id=session_id).first()
+    if target is None:
+        return SessionAnnotations(None, [], False, [])
+    tags = [row.tag for row in target.tags.select_related("tag").order_by("tag__name")]
+    starred = user.is_authenticated and target.stars.filter(user=user).exists()
+    notes = list(target.notes.all())
+    return SessionAnnotations(target, tags, starred, notes)
+
+
+def all_tags() -> list[Tag]:
+    return list(Tag.objects.all())
+
+
+def tag_facets() -> list[tuple[Tag, int]]:
+    """Every tag with the number of sessions of the current store it is on."""
+    # A correlated count per tag on the (tag, store, …) index: one query, no join, no sort;
+    # written as SQL because the ORM's Subquery + Coalesce cost more to compile than to run.
+    tag, tagged = Tag._meta.db_table, SessionTag._meta.db_table
+    tags = Tag.objects.raw(
+        f"SELECT t.id, t.name, t.colour, t.description, t.created_at, "
+        f"(SELECT COUNT(*) FROM {tagged} st WHERE st.tag_id = t.id AND st.store = %s) AS uses "
+        f"FROM {tag} t ORDER BY t.name",
+        [current_store()],
+    )
+    return [(tag, tag.uses) for tag in tags]
+
+
+def views_for(user) -> tuple[list[SavedView], list[SavedView]]:
+    """(the user's own views, the views others share with the team)."""
+    if user is None or not user.is_authenticated:
+        return [], []
+    # On every page (the navigation): plain SQL, the ORM's compiling cost more than the query.
+    users = user._meta
+    with connections[router.db_for_read(SavedView)].cursor() as cur:
+        cur.execute(
+            f"SELECT v.id, v.name, v.url, v.shared, v.owner_id, u.{users.get_field(user.USERNAME_FIELD).column} "
+            f"FROM {SavedView._meta.db_table} v JOIN {users.db_table} u ON u.id = v.owner_id "
+            "WHERE v.owner_id = %s OR v.shared ORDER BY v.name, v.id",
+            [user.pk],
+        )
+        rows = [SavedViewLink(*row) for row in cur.fetchall()]
+    own = [v for v in rows if v.owner_id == user.pk]
+    shared = [v for v in rows if v.owner_id != user.pk]
+    return own, shared
+
+
+@dataclass(frozen=True)
+class SavedViewLink:
+    pk: int
+    name: str
+    url: str
+    shared: bool
+    owner_id: int
+    owner_name: str
+
+
+def tags_by_session(session_ids: Iterable[str]) -> dict[str, list[Tag]]:
+    """Tags only (search hits): one query."""
+    out: dict[str, list[Tag]] = defaultdict(list)
+    ids = list(set(session_ids))
+    if not ids:
+        return out
+    for row in (
+        SessionTag.objects.filter(store=current_store(), session_id__in=ids)
+        .select_related("tag")
+        .order_by("tag__name")
+    ):
+        out[row.session_id].append(row.tag)
+    return out

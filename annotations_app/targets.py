@@ -1,0 +1,70 @@
+"""Which store a session belongs to, and the row that anchors its annotations.
+
+Annotations name a session by ``(store, session id)``.  The store is the name the explorer
+reads it under (:func:`hermes_explorer.store.name`), so a store that is closed and opened again
+— or replaced by a repaired copy at the same place — finds its annotations again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from hermes_explorer import store
+
+from .models import AnnotatedSession
+
+TITLE_CHARS = 300
+
+
+def current_store() -> str:
+    return store.name()
+
+
+def _session_keys(session_ids: list[str]) -> dict[str, tuple]:
+    """``{id: (started_at, source, title)}`` of those sessions the state.db has."""
+    if not session_ids:
+        return {}
+    title = "substr(title, 1, %s)" if store.shape().has_column("sessions", "title") else "NULL"
+    params: list = [TITLE_CHARS] if title != "NULL" else []
+    found: dict[str, tuple] = {}
+    for start in range(0, len(session_ids), 500):
+        part = session_ids[start : start + 500]
+        marks = ", ".join(["%s"] * len(part))
+        for sid, started_at, source, head in store.rows(
+            f"SELECT id, started_at, source, {title} FROM sessions WHERE id IN ({marks})",
+            [*params, *part],
+        ):
+            found[sid] = (started_at, source or "", head or "")
+    return found
+
+
+def sessions_in_store(session_ids: Iterable[str]) -> set[str]:
+    return set(_session_keys(list(dict.fromkeys(session_ids))))
+
+
+def targets_for(session_ids: Iterable[str]) -> dict[str, AnnotatedSession]:
+    """The anchors of these sessions, made for those that have none yet.
+
+    Only sessions the state.db has can be annotated: a session id that is not there (a typo,
+    a forged form) gets no anchor and is left out of the answer."""
+    wanted = list(dict.fromkeys(session_ids))
+    key = current_store()
+    existing = {
+        t.session_id: t for t in AnnotatedSession.objects.filter(store=key, session_id__in=wanted)
+    }
+    missing = [sid for sid in wanted if sid not in existing]
+    for sid, (started_at, source, title) in _session_keys(missing).items():
+        existing[sid], _ = AnnotatedSession.objects.get_or_create(
+            store=key,
+            session_id=sid,
+            defaults={"started_at": started_at, "source": source, "title": title},
+        )
+    return existing
+
+
+def target_for(session_id: str) -> AnnotatedSession | None:
+    return targets_for([session_id]).get(session_id)
+
+
+def existing_target(session_id: str) -> AnnotatedSession | None:
+    return AnnotatedSession.objects.filter(store=current_store(), session_id=session_id).first()

@@ -1,0 +1,83 @@
+"""Template tags: the annotations panel of a session page, tag chips, saved views in the
+navigation.  Each reads the app's database only; none touches the state.db."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.html import format_html, format_html_join
+
+from .. import permissions, selectors
+
+register = template.Library()
+
+
+@register.inclusion_tag("annotations_app/_session_panel.html", takes_context=True)
+def session_annotations(context, session_id: str):
+    request = context["request"]
+    user = request.user
+    found = selectors.for_session(session_id, user)
+    notes = [
+        (
+            note,
+            permissions.can_edit_note(user, note),
+            permissions.can_delete_note(user, note),
+        )
+        for note in found.notes
+    ]
+    annotate = permissions.can_annotate(user)
+    have = {t.pk for t in found.tags}
+    return {
+        "request": request,
+        "csrf_token": context.get("csrf_token"),
+        "session_id": session_id,
+        "found": found,
+        "notes": notes,
+        "can_annotate": annotate,
+        "addable": [t for t in selectors.all_tags() if t.pk not in have] if annotate else [],
+        "can_manage_tags": permissions.can_manage_tags(user),
+    }
+
+
+def tag_chips(tags) -> str:
+    return format_html_join(
+        " ",
+        '<span class="badge tag tag-{}" title="{}">{}</span>',
+        ((t.colour, t.description or t.name, t.name) for t in tags),
+    )
+
+
+@register.simple_tag
+def tag_badges(tags):
+    return tag_chips(tags or ())
+
+
+@register.inclusion_tag("annotations_app/_nav_views.html", takes_context=True)
+def saved_views_nav(context):
+    request = context.get("request")
+    # The page's own URL is not written into it (the views page reads it from the Referer):
+    # a page must look the same whatever was probed in its query string.
+    own, shared = selectors.views_for(getattr(request, "user", None))
+    return {"own": own, "shared": shared}
+
+
+@register.simple_tag
+def note_indicator(count: int):
+    if not count:
+        return ""
+    return format_html(
+        '<span class="badge note-count" title="{} note{}">✎ {}</span>',
+        count,
+        "" if count == 1 else "s",
+        count,
+    )
+
+
+@register.simple_tag
+def hit_session_tags(result):
+    """``{session id: tag badges}`` for every hit of a search result, in one query."""
+    hits = [
+        *(getattr(result, "hits", None) or ()),
+        *(getattr(result, "unindexed_hits", None) or ()),
+    ]
+    tags = selectors.tags_by_session(h.session_id for h in hits)
+    return {sid: tag_chips(found) for sid, found in tags.items() if found}

@@ -1,0 +1,270 @@
+"""Pages and form posts of the annotations: stars, tags, notes, the tag vocabulary, saved
+views and the annotations whose session has left the store.
+
+Every change is a POST with a CSRF token, answered with a redirect (the forms work without
+JavaScript); the role is checked here (:mod:`.permissions`) and every change is audited
+(:mod:`.services`).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from accounts_app.middleware import forbidden
+
+from . import permissions, selectors, services, targets
+from .forms import AddTagForm, BulkTagForm, NoteForm, SavedViewForm, TagForm, view_url_problem
+from .models import AnnotatedSession, Note, SavedView, Tag
+
+ORPHANS_PER_PAGE = 50
+ORPHAN_CHECK_LIMIT = 5_000
+
+
+def _back(request, fallback: str) -> str:
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if (
+        target.startswith("/")
+        and not target.startswith("//")
+        and url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()})
+    ):
+        return target
+    return fallback
+
+
+def _session_url(session_id: str) -> str:
+    return reverse("sessions:detail", args=[session_id]) + "#annotations"
+
+
+def _target_or_404(session_id: str) -> AnnotatedSession:
+    target = targets.target_for(session_id)
+    if target is None:
+        raise Http404("No session with this id in the state.db.")
+    return target
+
+
+@require_POST
+def star(request, session_id: str):
+    starred = services.toggle_star(request, _target_or_404(session_id))
+    messages.success(request, "Starred." if starred else "Star removed.")
+    return redirect(_back(request, _session_url(session_id)))
+
+
+@require_POST
+def add_tag(request, session_id: str):
+    if not permissions.can_annotate(request.user):
+        return forbidden(request, permissions.ANNOTATE)
+    form = AddTagForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        return redirect(_back(request, _session_url(session_id)))
+    tag = form.cleaned_data["tag"]
+    if services.add_tag(request, [_target_or_404(session_id)], tag):
+        messages.success(request, f"Tagged “{tag.name}”.")
+    else:
+        messages.info(request, f"The session already has the tag “{tag.name}”.")
+    return redirect(_back(request, _session_url(session_id)))
+
+
+@require_POST
+def remove_tag(request, session_id: str, tag_id: int):
+    if not permissions.can_annotate(request.user):
+        return forbidden(request, permissions.ANNOTATE)
+    target = targets.existing_target(session_id)
+    tag = Tag.objects.filter(pk=tag_id).first()
+    if target is not None and tag is not None and services.remove_tag(request, target, tag):
+        messages.success(request, f"Tag “{tag.name}” removed.")
+    return redirect(_back(request, _session_url(session_id)))
+
+
+@require_POST
+def bulk_tag(request):
+    if not permissions.can_annotate(request.user):
+        return forbidden(request, permissions.ANNOTATE)
+    back = _back(request, reverse("sessions:list"))
+    form = BulkTagForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        return redirect(back)
+    tag = form.cleaned_data["tag"]
+    found = targets.targets_for(form.cleaned_data["session"])
+    added = services.add_tag(request, list(found.values()), tag)
+    missing = len(form.cleaned_data["session"]) - len(found)
+    text = f"Tagged {added} session{'s' if added != 1 else ''} “{tag.name}”."
+    if missing:
+        text += f" {missing} selected session{'s are' if missing != 1 else ' is'} not in the store."
+    messages.success(request, text)
+    return redirect(back)
+
+
+@require_POST
+def add_note(request, session_id: str):
+    if not permissions.can_annotate(request.user):
+        return forbidden(request, permissions.ANNOTATE)
+    target = _target_or_404(session_id)
+    form = NoteForm(request.POST)
+    if not form.is_valid():
+        return render(
+            request,
+            "annotations_app/note_form.html",
+            {"form": form, "session_id": session_id, "note": None},
+            status=400,
+        )
+    services.add_note(request, target, form.cleaned_data["text"])
+    messages.success(request, "Note added.")
+    return redirect(_session_url(session_id))
+
+
+@require_http_methods(["GET", "POST"])
+def edit_note(request, note_id: int):
+    note = get_object_or_404(Note.objects.select_related("target"), pk=note_id)
+    if not permissions.can_edit_note(request.user, note):
+        return forbidden(request, permissions.ANNOTATE)
+    session_id = note.target.session_id
+    form = NoteForm(request.POST or None, initial={"text": note.text})
+    if request.method == "POST" and form.is_valid():
+        services.edit_note(request, note, form.cleaned_data["text"])
+        messages.success(request, "Note saved.")
+        return redirect(_session_url(session_id))
+    status = 400 if request.method == "POST" else 200
+    return render(
+        request,
+        "annotations_app/note_form.html",
+        {"form": form, "session_id": session_id, "note": note},
+        status=status,
+    )
+
+
+@require_POST
+def delete_note(request, note_id: int):
+    note = get_object_or_404(Note.objects.select_related("target"), pk=note_id)
+    if not permissions.can_delete_note(request.user, note):
+        return forbidden(request, permissions.ANNOTATE)
+    session_id = note.target.session_id
+    services.delete_note(request, note)
+    messages.success(request, "Note deleted.")
+    return redirect(_session_url(session_id))
+
+
+# The tag vocabulary --------------------------------------------------------------------------
+@require_http_methods(["GET", "POST"])
+def tag_list(request):
+    manage = permissions.can_manage_tags(request.user)
+    form = TagForm(request.POST or None) if manage else None
+    if request.method == "POST":
+        if not manage:
+            return forbidden(request, permissions.MANAGE_TAGS)
+        if form.is_valid():
+            services.save_tag(request, form.instance, created=True)
+            messages.success(request, f"Tag “{form.instance.name}” created.")
+            return redirect("annotations:tags")
+    return render(
+        request,
+        "annotations_app/tag_list.html",
+        {"facets": selectors.tag_facets(), "form": form, "can_manage": manage},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def tag_edit(request, tag_id: int):
+    if not permissions.can_manage_tags(request.user):
+        return forbidden(request, permissions.MANAGE_TAGS)
+    tag = get_object_or_404(Tag, pk=tag_id)
+    form = TagForm(request.POST or None, instance=tag)
+    if request.method == "POST" and form.is_valid():
+        services.save_tag(request, form.instance, created=False)
+        messages.success(request, f"Tag “{tag.name}” saved.")
+        return redirect("annotations:tags")
+    return render(
+        request,
+        "annotations_app/tag_form.html",
+        {"form": form, "tag": tag},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@require_POST
+def tag_delete(request, tag_id: int):
+    if not permissions.can_manage_tags(request.user):
+        return forbidden(request, permissions.MANAGE_TAGS)
+    tag = get_object_or_404(Tag, pk=tag_id)
+    services.delete_tag(request, tag)
+    messages.success(request, f"Tag “{tag.name}” deleted.")
+    return redirect("annotations:tags")
+
+
+# Saved views ----------------------------------------------------------------------------------
+@require_http_methods(["GET", "POST"])
+def view_list(request):
+    if request.method == "POST":
+        form = SavedViewForm(request.POST, owner=request.user)
+        if form.is_valid():
+            form.instance.owner = request.user
+            services.save_view(request, form.instance)
+            messages.success(request, f"View “{form.instance.name}” saved.")
+            return redirect("annotations:views")
+    else:
+        form = SavedViewForm(owner=request.user, initial={"url": _referring_view(request)})
+    own, shared = selectors.views_for(request.user)
+    return render(
+        request,
+        "annotations_app/view_list.html",
+        {"form": form, "own": own, "shared": shared},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+def _referring_view(request) -> str:
+    """The path and query of the page that linked here ("Save this view…"), when it is a
+    page of this site that can be saved; else ``?url=``, else nothing."""
+    wanted = request.GET.get("url", "")
+    if not wanted:
+        referer = urlsplit(request.META.get("HTTP_REFERER", ""))
+        if referer.netloc == request.get_host():
+            wanted = referer.path + (f"?{referer.query}" if referer.query else "")
+    return wanted if view_url_problem(wanted) is None else ""
+
+
+@require_POST
+def view_delete(request, view_id: int):
+    view = get_object_or_404(SavedView, pk=view_id)
+    if view.owner_id != request.user.pk and not permissions.can_manage_tags(request.user):
+        return forbidden(request, permissions.MANAGE_TAGS)
+    services.delete_view(request, view)
+    messages.success(request, f"View “{view.name}” deleted.")
+    return redirect("annotations:views")
+
+
+# Annotations whose session has left the store -------------------------------------------------
+@require_GET
+def orphans(request):
+    """Annotated sessions of this store that the state.db no longer has, with what they carry.
+
+    Anchors are checked against the state.db ``ORPHAN_CHECK_LIMIT`` at a time (ids, by primary
+    key), newest annotation first; ``?after=`` goes on from the last one checked."""
+    anchors = AnnotatedSession.objects.filter(store=targets.current_store()).order_by("-pk")
+    after = request.GET.get("after", "")
+    if after.isdigit():
+        anchors = anchors.filter(pk__lt=int(after))
+    checked = list(anchors.values_list("pk", "session_id")[:ORPHAN_CHECK_LIMIT])
+    present = targets.sessions_in_store(sid for _, sid in checked)
+    gone_pks = [pk for pk, sid in checked if sid not in present][:ORPHANS_PER_PAGE]
+    rows = list(
+        AnnotatedSession.objects.filter(pk__in=gone_pks)
+        .prefetch_related("tags__tag", "notes")
+        .order_by("-pk")
+    )
+    more = len(checked) == ORPHAN_CHECK_LIMIT or len(gone_pks) == ORPHANS_PER_PAGE
+    last = rows[-1].pk if len(gone_pks) == ORPHANS_PER_PAGE else (checked[-1][0] if checked else 0)
+    return render(
+        request,
+        "annotations_app/orphan_list.html",
+        {"rows": rows, "next_after": last if more else None, "checked": len(checked)},
+    )

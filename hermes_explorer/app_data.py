@@ -1,0 +1,88 @@
+"""Where the explorer keeps its own data and caches, read from two environment variables.
+
+``DATABASE_URL`` names the app's own database (accounts, roles, audit, API tokens, console
+queries, insights summaries, sessions of signed-in users).  Unset, it is the SQLite file in the
+data directory, as for one machine; ``postgresql://user:pass@host:5432/name`` moves it to
+PostgreSQL (driver: psycopg 3), which several app servers can share.  The state.db is not
+concerned: it stays on its own read-only SQLite backend, whatever this says.
+
+``CACHE_URL`` names the cache every worker shares (insights reports, capped counts, facets,
+the per-store shape, the failures blocks): nothing in it is needed for correctness.  Unset, it is a file cache in the data directory,
+shared by the workers of this host and kept across restarts; ``redis://host:6379/0`` (or
+``rediss://``, ``unix://``) moves it to Redis through Django's own Redis backend, which several
+hosts can share.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+POSTGRESQL = "django.db.backends.postgresql"
+SQLITE = "django.db.backends.sqlite3"
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+# Seconds a PostgreSQL connection is kept between requests, checked before reuse: sign-in,
+# audit and summaries then skip a connection set-up (a few ms over TCP) per request.
+DEFAULT_CONN_MAX_AGE = 60
+
+
+def database(url: str, data_dir: Path, *, conn_max_age: int = DEFAULT_CONN_MAX_AGE) -> dict:
+    """The ``default`` alias: SQLite in ``data_dir`` when ``url`` is empty, else its database."""
+    if not url:
+        return {
+            "ENGINE": SQLITE,
+            "NAME": data_dir / "explorer.sqlite3",
+            "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 10},
+        }
+    import dj_database_url
+
+    try:
+        config = dj_database_url.parse(
+            url, conn_max_age=conn_max_age, conn_health_checks=conn_max_age > 0
+        )
+    except (ValueError, KeyError) as exc:
+        raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
+    engine = config.get("ENGINE")
+    if engine == SQLITE:
+        config.setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 10})
+        config["CONN_MAX_AGE"] = 0
+        config["CONN_HEALTH_CHECKS"] = False
+    elif engine != POSTGRESQL:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL: the explorer runs on SQLite or PostgreSQL, not {engine}."
+        )
+    return config
+
+
+def caches(url: str, data_dir: Path) -> dict:
+    """``CACHES``: a file cache per host when ``url`` is empty, else Redis for every alias.
+
+    Two aliases: ``default`` (short-lived reports and counts, each keyed by the file's
+    signature) and ``failures`` (per-block counts of full message blocks, which never change,
+    kept for a day)."""
+    if not url:
+        return {
+            "default": {
+                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                "LOCATION": data_dir / "cache" / "default",
+                "TIMEOUT": 300,
+                "OPTIONS": {"MAX_ENTRIES": 5_000},
+            },
+            "failures": {
+                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                "LOCATION": data_dir / "cache" / "failures",
+                "TIMEOUT": 86_400,
+                "OPTIONS": {"MAX_ENTRIES": 5_000},
+            },
+        }
+    if not url.startswith(REDIS_SCHEMES):
+        raise ImproperlyConfigured("CACHE_URL: only redis://, rediss:// or unix:// URLs are read.")
+    # Django's Redis backend, with an unreachable Redis read as a miss (tolerant_redis.py).
+    # Redis evicts by its own policy (maxmemory-policy); Django's MAX_ENTRIES does not apply.
+    redis = {"BACKEND": "hermes_explorer.tolerant_redis.TolerantRedisCache", "LOCATION": url}
+    return {
+        "default": {**redis, "TIMEOUT": 300, "KEY_PREFIX": "hermes-explorer"},
+        "failures": {**redis, "TIMEOUT": 86_400, "KEY_PREFIX": "hermes-explorer-failures"},
+    }

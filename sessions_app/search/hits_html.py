@@ -1,0 +1,77 @@
+"""Search hits as HTML (``<li class="hit">``), built in Python.
+
+A results page lists twenty hits; through a template per hit (and one per copy button, and
+``reverse()`` twice per link) that was a third of the page (measured).  Each value from the
+store is escaped once here; the snippet arrives as safe HTML, already redacted and marked
+(:mod:`.snippets`), and is used as it is.
+"""
+
+from __future__ import annotations
+
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import slugify
+
+from ..links import TranscriptLinks
+from ..templatetags.explorer import text_html, time_html
+
+NO_SNIPPET = '<span class="muted">(the match is in the tool call or tool name)</span>'
+
+
+_v = text_html
+
+
+def badge_key(hit):
+    """The key of a hit's session in ``badges``: its id, or (profile, id) for a hit of a search
+    over several profiles (two profiles may have a session of the same id)."""
+    store = getattr(hit, "store", None)
+    return hit.session_id if store is None else (store.name, hit.session_id)
+
+
+def hit_html(hit, links: TranscriptLinks, badges: dict | None = None) -> str:
+    store = getattr(hit, "store", None)
+    url = links.message(hit.session_id, hit.id, store)
+    untitled = f'<span class="untitled">{_v(hit.session_id)}</span>'
+    if url:
+        label = _v(hit.title) if hit.title else untitled
+        head = f'<a class="hit-link" href="{_v(url)}">{label}</a>'
+    else:
+        head = untitled
+    source = (
+        f'<span class="badge source source-{slugify(str(hit.source))}">{_v(hit.source)}</span>'
+        if hit.source
+        else ""
+    )
+    # Only a search over several profiles gives its hits a store.
+    profile = (
+        f'<span class="badge profile" title="Profile">{_v(store.name)}</span>\n    '
+        if store is not None
+        else ""
+    )
+    badge = badges.get(badge_key(hit)) if badges else None
+    tool = f'<span class="tool-name">{_v(hit.tool_name)}</span>' if hit.tool_name else ""
+    visibility = (
+        '<span class="badge warn" title="Not part of the live transcript">'
+        f"{_v(hit.visibility)}</span>"
+        if hit.visibility != "live"
+        else ""
+    )
+    when = _v(time_html(hit.timestamp)) if hit.timestamp is not None else ""
+    mid = _v(hit.id)
+    return (
+        f'<li class="hit role-{slugify(str(hit.role))}">\n  <div class="hit-head">\n    {head}\n'
+        f"    {profile}{source}\n"
+        + (f"    {badge}\n" if badge else "")
+        + f'    <span class="role">{_v(hit.role or "—")}</span>\n'
+        f"    {tool}\n    {visibility}\n    {when}\n"
+        f'    <span class="muted copy-id">#{mid} <button type="button" class="copy" '
+        f'data-copy="{mid}" aria-label="Copy message id {mid}" title="Copy message id">Copy'
+        "</button>\n</span>\n  </div>\n"
+        f'  <p class="snippet">{_v(hit.snippet) if hit.snippet else NO_SNIPPET}</p>\n</li>\n'
+    )
+
+
+def hits_html(hits, badges: dict | None = None) -> SafeString:
+    """``badges``: ``{session id: safe HTML}`` (the team's tags) after each hit's source; a hit
+    of a search over several profiles is looked up by ``(profile, session id)``."""
+    links = TranscriptLinks()
+    return mark_safe("".join(hit_html(hit, links, badges) for hit in hits))  # noqa: S308 - escaped

@@ -1,0 +1,341 @@
+"""The HTML built in Python for speed is the HTML the slower, general way gives.
+
+Each fast path (``<input>`` widgets without templates, links without ``reverse()`` per row,
+the shared table cells) is compared with what Django itself produces for the same input,
+including hostile values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django import forms
+from django.forms.renderers import DjangoTemplates
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
+
+from hermes_explorer.form_rendering import INPUT_TEMPLATES, FastInputRenderer
+from sessions_app.links import TranscriptLinks
+from sessions_app.templatetags.explorer import cost_badge, source_badge, time_html
+
+HOSTILE = ["plain", "<b>\"x\" & 'y'</b>", "", "  ", "é✓", "0", mark_safe("<i>safe</i>")]
+
+
+class Everything(forms.Form):
+    text = forms.CharField(required=False)
+    needed = forms.CharField(max_length=12)
+    number = forms.IntegerField(required=False, min_value=-5, max_value=10**12)
+    decimal = forms.DecimalField(required=False, decimal_places=2)
+    day = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    when = forms.DateTimeField(required=False)
+    hidden = forms.CharField(required=False, widget=forms.HiddenInput)
+    secret = forms.CharField(required=False, widget=forms.PasswordInput(render_value=True))
+    email = forms.EmailField(required=False)
+    url = forms.URLField(required=False, assume_scheme="https")
+    flag = forms.BooleanField(required=False)
+    off = forms.CharField(required=False, disabled=True, widget=forms.TextInput(attrs={"x": 0}))
+    odd = forms.CharField(
+        required=False, widget=forms.TextInput(attrs={"data-a": '"<&>', "t": True, "f": False})
+    )
+
+
+def _both(form_data, initial=None):
+    fast = Everything(form_data, initial=initial, renderer=FastInputRenderer())
+    slow = Everything(form_data, initial=initial, renderer=DjangoTemplates())
+    fast.is_valid(), slow.is_valid()
+    return fast, slow
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_input_widgets_render_as_django_renders_them(value):
+    data = {name: value for name in Everything.base_fields}
+    data["flag"] = "on" if value else ""
+    for form_data, initial in ((data, None), (None, {"day": dt.date(2026, 1, 2), "number": 3})):
+        fast, slow = _both(form_data, initial)
+        for name in Everything.base_fields:
+            assert str(fast[name]) == str(slow[name]), name
+        assert fast.as_div() == slow.as_div()
+
+
+def test_only_input_templates_take_the_fast_path():
+    assert "django/forms/widgets/select.html" not in INPUT_TEMPLATES
+    renderer = FastInputRenderer()
+    choice = forms.Select(choices=[("a", "<a>")]).render("c", "a", renderer=renderer)
+    assert choice == forms.Select(choices=[("a", "<a>")]).render(
+        "c", "a", renderer=DjangoTemplates()
+    )
+
+
+IDS = ["20260812_185518_bb884a", "a-b_c", "with space", "ümlaut", "a:b", "..", ".", "x.y", "%41"]
+
+
+@pytest.mark.parametrize("session_id", IDS)
+def test_links_are_the_links_reverse_gives(session_id):
+    links = TranscriptLinks()
+    assert links.session(session_id) == reverse("sessions:detail", args=[session_id])
+    for message_id in (0, 7, 987654321, 10**12):
+        assert links.message(session_id, message_id) == reverse(
+            "sessions:message", args=[session_id, message_id]
+        )
+
+
+def test_links_under_a_script_prefix():
+    from django.urls import get_script_prefix, set_script_prefix
+
+    before = get_script_prefix()
+    set_script_prefix("/explorer/")
+    try:
+        links = TranscriptLinks()
+        assert links.session("abc") == "/explorer/sessions/abc/"
+        assert links.message("abc", 5) == reverse("sessions:message", args=["abc", 5])
+    finally:
+        set_script_prefix(before)
+
+
+def test_an_unroutable_id_gives_no_link():
+    links = TranscriptLinks()
+    assert links.session("a/b") is None
+    assert links.session("") is None
+    assert links.message("a/b", 1) is None
+
+
+def _time_html_reference(epoch_value, *, seconds=False, age=False, empty="—"):
+    from django.contrib.humanize.templatetags.humanize import naturaltime
+    from django.utils import timezone
+
+    from sessions_app.timefmt import from_epoch
+
+    moment = from_epoch(epoch_value)
+    if moment is None:
+        return empty
+    local = timezone.localtime(moment)
+    html = format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        local.isoformat(timespec="seconds"),
+        local.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        local.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M"),
+    )
+    if age:
+        html = format_html('{}<span class="age">{}</span>', html, naturaltime(moment))
+    return html
+
+
+@pytest.mark.parametrize(
+    "value", [0, 1_750_000_000, 1_750_000_000.999, -62_000_000_000, "1e9", None, "x", 1e30]
+)
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Paris", "America/St_Johns", "Asia/Kolkata"])
+def test_time_cells_match_the_format_html_version(value, zone, settings):
+    from django.utils import timezone
+
+    settings.TIME_ZONE = zone
+    with timezone.override(zone):
+        for seconds in (False, True):
+            for age in (False, True):
+                assert str(time_html(value, seconds=seconds, age=age)) == str(
+                    _time_html_reference(value, seconds=seconds, age=age)
+                )
+
+
+@pytest.mark.parametrize("source", ["telegram", "<x>", "", None, "A B", "ü"])
+def test_source_badges_are_cached_but_the_same(source):
+    from django.utils.text import slugify
+
+    expected = format_html(
+        '<span class="badge source source-{}">{}</span>', slugify(source) or "none", source
+    )
+    assert source_badge(source) == expected
+    assert source_badge(source) == expected  # the cached one
+    assert source_badge(["un", "hashable"]).startswith('<span class="badge source')
+
+
+class _Record:
+    def __init__(self, **values):
+        self.__dict__.update(values)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"cost_status": "included"},
+        {"cost_status": "unknown"},
+        {"cost_status": "actual", "actual_cost_usd": 1234.5},
+        {"cost_status": "actual", "actual_cost_usd": None, "estimated_cost_usd": 0.01},
+        {"estimated_cost_usd": 0},
+        {"estimated_cost_usd": "<b>"},
+        {},
+    ],
+)
+def test_cost_badges(values):
+    html = str(cost_badge(_Record(**values)))
+    assert html.startswith('<span class="cost ')
+    assert "<b>" not in html
+    if values.get("cost_status") == "actual" and values.get("actual_cost_usd") is not None:
+        assert '<span class="cost actual" title="Provider-reported cost">$1,234.5000</span>' == html
+
+
+# The filter sidebars' fields: the template they replace, kept here as the reference.
+FORM_FIELDS_TEMPLATE = """{% if form.non_field_errors %}<div class="form-errors" role="alert">{{ form.non_field_errors }}</div>{% endif %}
+{% for field in form.hidden_fields %}{% if field.value %}{{ field }}{% endif %}{% endfor %}
+{% for field in form.visible_fields %}
+  <div class="field{% if field.errors %} has-error{% endif %} field-{{ field.name }}">
+    {% if field.field.widget.input_type == "checkbox" and not field.field.choices %}
+      {{ field }} <label for="{{ field.id_for_label }}">{{ field.label }}</label>
+    {% elif field.field.choices and field.field.widget.allow_multiple_selected and field.field.widget.input_type == "checkbox" %}
+      <fieldset><legend>{{ field.label }}</legend>{{ field }}</fieldset>
+    {% else %}
+      <label for="{{ field.id_for_label }}">{{ field.label }}</label>{{ field }}
+    {% endif %}
+    {% if field.errors %}<div class="field-error" role="alert">{{ field.errors|join:" " }}</div>{% endif %}
+  </div>
+{% endfor %}
+"""  # noqa: E501
+
+
+class WithChoices(Everything):
+    pick = forms.ChoiceField(required=False, choices=[("a", "<A>"), ("b", "B")])
+    many = forms.MultipleChoiceField(
+        required=False, choices=[("x", "X"), ("y", "Y&")], widget=forms.CheckboxSelectMultiple
+    )
+    carried = forms.CharField(required=False, widget=forms.HiddenInput)
+    label_less = forms.CharField(required=False, label="Odd <label> & more")
+
+    def clean(self):
+        if self.data.get("text") == "boom":
+            raise forms.ValidationError("Whole form <wrong> & bad")
+        return super().clean()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        None,
+        {},
+        {"text": "boom", "needed": "x" * 20, "number": "NaN", "carried": "kept <x>", "many": ["x"]},
+        {"needed": "ok", "pick": "zz", "many": ["x", "nope"], "flag": "on", "day": "2026-02-30"},
+        {"needed": "ok", "pick": "a", "many": ["y"], "carried": ""},
+    ],
+)
+def test_form_fields_tag_renders_as_the_template_did(data):
+    from django.template import Context, Template
+
+    from hermes_explorer.form_rendering import form_fields_html
+
+    form = WithChoices(data) if data is not None else WithChoices()
+    if data is not None:
+        form.is_valid()
+    expected = Template(FORM_FIELDS_TEMPLATE).render(Context({"form": form}))
+    assert form_fields_html(form) == expected
+
+
+def test_form_fields_of_the_real_forms(rf):
+    from django.contrib.auth.forms import AuthenticationForm
+    from django.template import Context, Template
+
+    from hermes_explorer.form_rendering import form_fields_html
+
+    for form in (AuthenticationForm(), AuthenticationForm(data={"username": "<x>"})):
+        form.is_valid()
+        expected = Template(FORM_FIELDS_TEMPLATE).render(Context({"form": form}))
+        assert form_fields_html(form) == expected
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+@pytest.mark.parametrize(
+    "url, key",
+    [
+        ("/sessions/", "filter"),
+        ("/sessions/?source=cli&source=<x>&min_cost=-1&started_after=nope", "filter"),
+        ("/messages/?role=user&session_id=abc", "filter"),
+        ("/search/?q=hello&source=cli&role=odd&date_from=bad", "form"),
+    ],
+)
+def test_form_fields_of_the_filter_sidebars(staff_client, current_store, url, key):
+    from django.template import Context, Template
+
+    from hermes_explorer.form_rendering import form_fields_html
+
+    response = staff_client.get(url)
+    assert response.status_code == 200
+    form = response.context[key]
+    form = form.form if key == "filter" else form
+    expected = Template(FORM_FIELDS_TEMPLATE).render(Context({"form": form}))
+    assert form_fields_html(form) == expected
+    assert str(form_fields_html(form)) in response.content.decode()
+
+
+# A search hit: the template it replaces (with its copy button), kept as the reference.
+HIT_TEMPLATE = """{% load explorer %}<li class="hit role-{{ hit.role|slugify }}">
+  <div class="hit-head">
+    {% if hit.url %}<a class="hit-link" href="{{ hit.url }}">{% if hit.title %}{{ hit.title }}{% else %}<span class="untitled">{{ hit.session_id }}</span>{% endif %}</a>{% else %}<span class="untitled">{{ hit.session_id }}</span>{% endif %}
+    {% if hit.source %}<span class="badge source source-{{ hit.source|slugify }}">{{ hit.source }}</span>{% endif %}
+    <span class="role">{{ hit.role|default:"—" }}</span>
+    {% if hit.tool_name %}<span class="tool-name">{{ hit.tool_name }}</span>{% endif %}
+    {% if hit.visibility != "live" %}<span class="badge warn" title="Not part of the live transcript">{{ hit.visibility }}</span>{% endif %}
+    {% if hit.timestamp is not None %}{{ hit.timestamp|time_cell }}{% endif %}
+    <span class="muted copy-id">#{{ hit.id }} <button type="button" class="copy" data-copy="{{ hit.id }}" aria-label="Copy message id {{ hit.id }}" title="Copy message id">Copy</button>
+</span>
+  </div>
+  <p class="snippet">{% if hit.snippet %}{{ hit.snippet }}{% else %}<span class="muted">(the match is in the tool call or tool name)</span>{% endif %}</p>
+</li>
+"""  # noqa: E501
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        {"title": None, "source": None, "timestamp": None, "role": None, "snippet": ""},
+        {"session_id": "odd/id <x>", "title": "<b>T</b> & co", "tool_name": "<t>"},
+        {"visibility": "rewound", "role": "tool", "source": "Tele Gram ü", "timestamp": 0},
+        {"snippet": mark_safe("a <mark>hit</mark> &amp; more"), "id": 10**12},
+    ],
+)
+def test_search_hits_render_as_the_template_did(values):
+    from django.template import Context, Template
+
+    from sessions_app.search.hits_html import hits_html
+    from sessions_app.search.statements import Hit
+
+    base = {
+        "id": 42,
+        "session_id": "20260101_000000_abcdef",
+        "role": "user",
+        "tool_name": None,
+        "timestamp": 1_750_000_000.5,
+        "title": "A title",
+        "source": "telegram",
+        "snippet": mark_safe("the <mark>word</mark>"),
+    }
+    hit = Hit(**{**base, **values})
+    expected = Template(HIT_TEMPLATE).render(Context({"hit": hit}))
+    assert hits_html([hit, hit]) == expected * 2
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "<a & 'b'>",
+        mark_safe("<i>ok</i>"),
+        0,
+        -12_345_678,
+        10**20,
+        True,
+        None,
+        1.5,
+        1e-7,
+        float("nan"),
+        dt.date(2026, 1, 2),
+        ["<x>"],
+    ],
+)
+@pytest.mark.parametrize("grouping", [False, True])
+def test_text_html_is_what_a_template_variable_renders(value, grouping, settings):
+    from django.utils.formats import localize
+    from django.utils.html import conditional_escape
+
+    from sessions_app.templatetags.explorer import text_html
+
+    settings.USE_THOUSAND_SEPARATOR = grouping
+    assert text_html(value) == conditional_escape(localize(value))
