@@ -7,6 +7,7 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from . import permissions, selectors
+from .targets import current_store
 from .templatetags.annotations import note_indicator, tag_chips
 
 # The bulk-tag form's id: each row's checkbox belongs to it through ``form=``, so that the
@@ -17,9 +18,22 @@ STAR = '<span class="starred" title="Starred by you" aria-label="Starred">★</s
 
 
 class AnnotationCells:
+    """The annotations of a page's rows, by ``(store key, session id)``: a list over several
+    profiles may show two sessions of the same id."""
+
     def __init__(self, rows, user) -> None:
-        self.by_id = selectors.for_sessions([r.id for r in rows], user)
+        self.store = current_store()
+        self.by_id = {
+            (self.store, sid): found
+            for sid, found in selectors.for_sessions([r.id for r in rows], user).items()
+        }
         self.selectable = permissions.can_annotate(user)
+
+    def merged_with(self, other: AnnotationCells) -> AnnotationCells:
+        """These cells and ``other``'s (another profile's rows of the same page)."""
+        self.by_id.update(other.by_id)
+        self.selectable = self.selectable and other.selectable
+        return self
 
     def select_cell(self, record):
         # Plain escaping rather than format_html: two cells a row, fifty rows a page.
@@ -30,7 +44,8 @@ class AnnotationCells:
         )
 
     def tags_cell(self, record):
-        found = self.by_id.get(record.id)
+        # A row of a list over several profiles names its profile (the store key there).
+        found = self.by_id.get((getattr(record, "store_name", None) or self.store, record.id))
         if found is None:
             return EMPTY
         star = STAR if found.starred else ""

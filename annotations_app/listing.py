@@ -18,6 +18,8 @@ from .forms import selection_from
 
 # Query parameters that are the annotation filters or the list's own navigation.
 OWN_PARAMS = frozenset({"tag", "starred", "has_note", "sort", "cursor"})
+# Sessions of one profile carrying the selection that a list over several profiles names.
+MERGED_IDS_CAP = 5_000
 
 
 class AnnotationFiltersMixin:
@@ -41,11 +43,13 @@ class AnnotationFiltersMixin:
         if not self.selection.active:
             return super().get_count(filtered)
         n = self.selection.count(COUNT_CAP)
-        if self._other_filters():
-            self.notes.append(
-                "The count is of the sessions carrying these tags, stars or notes, before the "
-                "other filters."
-            )
+        note = (
+            "The count is of the sessions carrying these tags, stars or notes, before the "
+            "other filters."
+        )
+        # Over several profiles this runs once per profile: the note is said once.
+        if self._other_filters() and note not in self.notes:
+            self.notes.append(note)
         return CappedCount(value=n, capped=n > COUNT_CAP)
 
     def paginate(self, queryset, token, per_page):
@@ -55,9 +59,38 @@ class AnnotationFiltersMixin:
             self.notes.append(f"No tag is named “{name}”: no session matches.")
         return crossdb.paginate(self.selection, queryset, self.keyset, token, per_page)
 
+    def _merged(self) -> bool:
+        """Whether the page spans several profiles (each one's rows prepared in turn)."""
+        return getattr(self, "merged_parts", None) is not None
+
+    def page_queryset(self, filtered):
+        qs = super().page_queryset(filtered)
+        if self._merged() and self.selection.active:
+            # Over several profiles the pages are merged by the list's own keyset: each
+            # profile's sessions carrying the selection are named by id (a bounded number).
+            ids = self.selection.session_ids(MERGED_IDS_CAP + 1)
+            if len(ids) > MERGED_IDS_CAP:
+                ids = ids[:MERGED_IDS_CAP]
+                note = (
+                    f"Over several profiles, only the first {MERGED_IDS_CAP:,} sessions of a "
+                    "profile carrying these tags, stars or notes are listed; choose one profile "
+                    "to see them all."
+                )
+                if note not in self.notes:
+                    self.notes.append(note)
+            qs = qs.filter(id__in=ids)
+        return qs
+
     def prepare_rows(self, rows):
         rows = super().prepare_rows(rows)
-        self.annotation_cells = AnnotationCells(rows, self.request.user)
+        cells = AnnotationCells(rows, self.request.user)
+        if self._merged():
+            # One profile's rows at a time: the cells of every profile of the page together.
+            # Bulk tagging names sessions by id alone, so it is left to a profile's own list.
+            cells.selectable = False
+            if self.annotation_cells is not None:
+                cells = self.annotation_cells.merged_with(cells)
+        self.annotation_cells = cells
         return rows
 
     def get_table_kwargs(self):
@@ -85,7 +118,7 @@ class AnnotationFiltersMixin:
             tag_facets=selectors.tag_facets(),
             selection=self.selection,
             chosen_tags={t.name.lower() for t in self.selection.tags},
-            can_annotate=permissions.can_annotate(user),
+            can_annotate=permissions.can_annotate(user) and not self._merged(),
             bulk_form_id=BULK_FORM_ID,
         )
         return context

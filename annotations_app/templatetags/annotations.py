@@ -6,6 +6,8 @@ from __future__ import annotations
 from django import template
 from django.utils.html import format_html, format_html_join
 
+from hermes_explorer import stores
+
 from .. import permissions, selectors
 
 register = template.Library()
@@ -74,10 +76,23 @@ def note_indicator(count: int):
 
 @register.simple_tag
 def hit_session_tags(result):
-    """``{session id: tag badges}`` for every hit of a search result, in one query."""
+    """``{session id: tag badges}`` for every hit of a search result, in one query (one per
+    profile for a search over several, keyed ``(profile, session id)``)."""
     hits = [
         *(getattr(result, "hits", None) or ()),
         *(getattr(result, "unindexed_hits", None) or ()),
     ]
-    tags = selectors.tags_by_session(h.session_id for h in hits)
-    return {sid: tag_chips(found) for sid, found in tags.items() if found}
+    by_store: dict = {}
+    for hit in hits:
+        by_store.setdefault(getattr(hit, "store", None), []).append(hit.session_id)
+    out: dict = {}
+    for store, ids in by_store.items():
+        if store is None:
+            tags = selectors.tags_by_session(ids)
+            out.update((sid, tag_chips(found)) for sid, found in tags.items() if found)
+            continue
+        # A search over several profiles: each profile's tags, keyed as the hits look them up.
+        with stores.using(store):
+            tags = selectors.tags_by_session(ids)
+        out.update(((store.name, sid), tag_chips(found)) for sid, found in tags.items() if found)
+    return out
