@@ -140,6 +140,10 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
     )
     out.sessions_uncounted = sum(r.sessions_uncounted for r in reports)
     out.elapsed = sum(r.elapsed for r in reports)
+    builds = [r.summaries_build for r in reports if r.summaries_build is not None]
+    if builds:
+        # Profiles whose summaries are being built: how far all of those builds are.
+        out.summaries_build = (sum(d for d, _t in builds), sum(t for _d, t in builds))
     if out.empty:
         return out
     out.overview = _overview(reports)
@@ -156,6 +160,10 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
         for tool in report.tools:
             tools[tool["tool"]] += tool["count"]
     out.tools = tool_breakdown(tools)
+    result_rows: Counter = Counter()
+    for report in reports:
+        result_rows.update(report.tool_result_rows)
+    out.tool_result_rows = dict(result_rows)
     out.skills = _skills(reports)
     out.heatmap = [[sum(r.heatmap[d][h] for r in reports) for h in range(24)] for d in range(7)]
     out.days_by_start = _days([r.days_by_start for r in reports])
