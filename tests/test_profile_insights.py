@@ -93,3 +93,18 @@ def test_a_restricted_user_sees_only_the_figures_of_the_allowed_profiles(home, c
         assert f"/p/{hidden}/" not in page
         assert f"model-{hidden}" not in page
     assert client.get(f"/p/default{WINDOW}").status_code == 404
+
+
+def test_the_warm_command_builds_every_profiles_summaries(home, monkeypatch):
+    from hermes_explorer import stores
+    from insights_app import summary_store
+    from insights_app.models import StoredSummary
+
+    monkeypatch.setattr("sys.stdout.write", lambda text: None, raising=False)
+    call_command("insights_warm", "--no-failures")
+    for profile in PROFILES:
+        with stores.using(stores.by_name(profile)):
+            key = summary_store.store_key()
+        assert StoredSummary.objects.filter(store_key=key).count() == len(home.sessions[profile]), (
+            profile
+        )
