@@ -115,7 +115,9 @@ class AnnotationFiltersMixin:
             )
         user = self.request.user
         context.update(
-            tag_facets=selectors.tag_facets(),
+            tag_facets=selectors.tag_facets(
+                [store.name for store in self.merged_parts] if self._merged() else None
+            ),
             selection=self.selection,
             chosen_tags={t.name.lower() for t in self.selection.tags},
             can_annotate=permissions.can_annotate(user) and not self._merged(),

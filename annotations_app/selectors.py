@@ -83,16 +83,19 @@ def all_tags() -> list[Tag]:
     return list(Tag.objects.all())
 
 
-def tag_facets() -> list[tuple[Tag, int]]:
-    """Every tag with the number of sessions of the current store it is on."""
+def tag_facets(store_keys: list[str] | None = None) -> list[tuple[Tag, int]]:
+    """Every tag with the number of sessions of the current store (or of the stores of
+    ``store_keys``: a list over several profiles) it is on."""
     # A correlated count per tag on the (tag, store, …) index: one query, no join, no sort;
     # written as SQL because the ORM's Subquery + Coalesce cost more to compile than to run.
     tag, tagged = Tag._meta.db_table, SessionTag._meta.db_table
+    keys = store_keys if store_keys else [current_store()]
+    marks = ", ".join(["%s"] * len(keys))
     tags = Tag.objects.raw(
         f"SELECT t.id, t.name, t.colour, t.description, t.created_at, "
-        f"(SELECT COUNT(*) FROM {tagged} st WHERE st.tag_id = t.id AND st.store = %s) AS uses "
-        f"FROM {tag} t ORDER BY t.name",
-        [current_store()],
+        f"(SELECT COUNT(*) FROM {tagged} st WHERE st.tag_id = t.id AND st.store IN ({marks}))"
+        f" AS uses FROM {tag} t ORDER BY t.name",
+        keys,
     )
     return [(tag, tag.uses) for tag in tags]
 
