@@ -16,8 +16,9 @@ from .columns import BULK_FORM_ID, AnnotationCells
 from .exports import extend_plan
 from .forms import selection_from
 
-# Query parameters that are the annotation filters or the list's own navigation.
-OWN_PARAMS = frozenset({"tag", "starred", "has_note", "sort", "cursor"})
+# Query parameters that are the annotation filters, the list's own navigation or the profiles
+# it spans.
+OWN_PARAMS = frozenset({"tag", "starred", "has_note", "sort", "cursor", "profile"})
 # Sessions of one profile carrying the selection that a list over several profiles names.
 MERGED_IDS_CAP = 5_000
 
