@@ -96,6 +96,8 @@ class AnnotationFiltersMixin:
 
     def get_table_kwargs(self):
         cells = self.annotation_cells or AnnotationCells([], self.request.user)
+        if self._merged():
+            cells.selectable = False
         return {**super().get_table_kwargs(), "annotations": cells}
 
     def export(self, extend=None):
