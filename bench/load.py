@@ -17,8 +17,9 @@ httpx, a closed loop with a fixed number of users and a fixed end, and the figur
 the team reads them (p50/p95/p99 per page, errors, requests per second).  Requests that fail
 (a status other than 200, or a transport error) are counted as errors, never retried.
 
-Before the measured phase every page is requested once (warm-up, not counted): the first
-insights view of a big store computes per-session summaries, which later views reuse.
+A local cluster runs ``manage.py insights_warm`` before its instances start, as a deployment
+does after install (``--cold`` skips it: the first insights views then start the summaries'
+build).  Before the measured phase every page is requested once (warm-up, not counted).
 
 This is a measurement, not a test: it prints numbers and exits 0 (1 if any request failed).
 """
@@ -268,6 +269,11 @@ def main() -> None:
     parser.add_argument("--common", default="telegram", help="a word found in many messages")
     parser.add_argument("--rare", default="zyxwvut", help="a word found in few messages")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="skip insights_warm (which a deployment runs after install) before the instances start",
+    )
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     args = parser.parse_args()
 
@@ -290,6 +296,7 @@ def main() -> None:
             workers=args.workers,
             threads=args.threads,
             extra_env={"GUNICORN_ACCESS_LOG": "/dev/null"},
+            warm=not args.cold,
         )
         print(
             f"starting PostgreSQL, Redis, {args.instances} instances "

@@ -125,8 +125,11 @@ class Cluster:
         workers: int = 2,
         threads: int = 4,
         extra_env: dict[str, str] | None = None,
+        warm: bool = False,
     ) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="hermes-explorer-cluster-"))
+        # Run insights_warm once before the instances start, as a deployment does after install.
+        self.warm = warm
         self.store = str(store)
         self.count = instances
         self.workers = workers
@@ -204,6 +207,8 @@ class Cluster:
             "from django.contrib.auth import get_user_model as g; "
             f"g().objects.create_superuser({USERNAME!r}, '', {PASSWORD!r})",
         )
+        if self.warm:
+            self.manage(setup, "insights_warm")
         for index in range(1, self.count + 1):
             data_dir = self.dir / f"instance-{index}"
             if index > 1:

@@ -3,7 +3,7 @@
 Nothing is mocked: real gunicorn processes (each with a data directory of its own, as on two
 machines), a real Caddy load-balancing them, real PostgreSQL and Redis servers.  A person signs
 in on one instance and carries on on the other; failed sign-ins count across both; the insights
-summaries one builds, the other uses; an API token made on one works on the other; when
+summaries one builds, the other uses; an API token made on one works on the other, and so does a tag; when
 one instance stops, the proxy sends everything to the one left; and without Redis, pages
 still answer.
 """
@@ -11,6 +11,7 @@ still answer.
 from __future__ import annotations
 
 import re
+import sqlite3
 import subprocess
 import sys
 
@@ -136,6 +137,36 @@ def test_an_api_token_made_on_one_instance_works_on_the_other(cluster):
         )
         assert response.status_code == 200
         assert response.json()["rows"]
+
+
+def test_a_tag_set_on_one_instance_shows_on_the_other_at_once(cluster):
+    a, b = cluster.instances
+    with sqlite3.connect(f"file:{cluster.store}?mode=ro", uri=True) as db:
+        (session_id,) = db.execute("SELECT id FROM sessions ORDER BY started_at LIMIT 1").fetchone()
+    with client() as c:
+        assert sign_in(c, a.url).status_code == 302
+        page = c.get(f"{a.url}/annotations/tags/")
+        csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+        made = c.post(
+            f"{a.url}/annotations/tags/",
+            data={"csrfmiddlewaretoken": csrf, "name": "cross-host", "colour": "grey"},
+            headers={"Referer": a.url + "/"},
+        )
+        assert made.status_code == 302
+        with psycopg.connect(cluster.pg.url) as db:
+            (tag_id,) = db.execute(
+                "SELECT id FROM annotations_app_tag WHERE name = 'cross-host'"
+            ).fetchone()
+        tagged = c.post(
+            f"{a.url}/annotations/sessions/{session_id}/tags",
+            data={"csrfmiddlewaretoken": csrf, "tag": str(tag_id)},
+            headers={"Referer": a.url + "/"},
+        )
+        assert tagged.status_code == 302
+        listed = c.get(f"{b.url}/sessions/", params={"tag": "cross-host"})
+        assert listed.status_code == 200
+        assert f"/sessions/{session_id}/" in listed.text
+        assert "cross-host" in c.get(f"{b.url}/sessions/{session_id}/").text
 
 
 def test_caddy_balances_over_both_and_keeps_serving_when_one_stops(cluster):
