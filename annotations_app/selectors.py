@@ -129,16 +129,30 @@ class SavedViewLink:
     owner_name: str
 
 
-def tags_by_session(session_ids: Iterable[str]) -> dict[str, list[Tag]]:
-    """Tags only (search hits): one query."""
-    out: dict[str, list[Tag]] = defaultdict(list)
+@dataclass(frozen=True)
+class TagChip:
+    """What a tag badge shows."""
+
+    name: str
+    colour: str
+    description: str
+
+
+def tags_by_session(session_ids: Iterable[str]) -> dict[str, list[TagChip]]:
+    """Tags only (search hits): one query, in plain SQL (on every results page, the ORM's
+    compiling cost more than the query; measured)."""
+    out: dict[str, list[TagChip]] = defaultdict(list)
     ids = list(set(session_ids))
     if not ids:
         return out
-    for row in (
-        SessionTag.objects.filter(store=current_store(), session_id__in=ids)
-        .select_related("tag")
-        .order_by("tag__name")
-    ):
-        out[row.session_id].append(row.tag)
+    marks = ", ".join(["%s"] * len(ids))
+    with connections[router.db_for_read(SessionTag)].cursor() as cur:
+        cur.execute(
+            f"SELECT st.session_id, t.name, t.colour, t.description "
+            f"FROM {SessionTag._meta.db_table} st JOIN {Tag._meta.db_table} t ON t.id = st.tag_id "
+            f"WHERE st.store = %s AND st.session_id IN ({marks}) ORDER BY t.name, t.id",
+            [current_store(), *ids],
+        )
+        for session_id, name, colour, description in cur.fetchall():
+            out[session_id].append(TagChip(name, colour, description or ""))
     return out

@@ -107,8 +107,7 @@ def test_annotation_models_live_in_the_app_database_never_the_state_db():
         assert router.db_for_write(model) == "default"
         assert HermesRouter().allow_migrate("hermes", "annotations_app") is False
         assert router.allow_migrate_model("default", model)
-    tables = {r[0] for r in app_sql("SELECT name FROM sqlite_master WHERE type='table'")}
-    assert "annotations_app_sessiontag" in tables
+    assert "annotations_app_sessiontag" in connections["default"].introspection.table_names()
 
 
 def test_annotations_survive_a_store_reload(analyst, many_store):
