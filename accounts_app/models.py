@@ -14,7 +14,21 @@ from django.db import models
 class AuditEvent(models.Model):
     REVEAL = "reveal"
     SQL = "sql"
-    ACTIONS = [(REVEAL, "revealed a redacted message"), (SQL, "ran SQL on the state.db")]
+    ACTIONS = [
+        (REVEAL, "revealed a redacted message"),
+        (SQL, "ran SQL on the state.db"),
+        # The team's annotations (annotations_app.services writes them).
+        ("star", "starred a session"),
+        ("unstar", "removed a star"),
+        ("tag", "tagged a session"),
+        ("untag", "removed a tag"),
+        ("note", "wrote a note"),
+        ("note_edit", "edited a note"),
+        ("note_delete", "deleted a note"),
+        ("tag_vocabulary", "changed the tag vocabulary"),
+        ("view_save", "saved a view"),
+        ("view_delete", "deleted a saved view"),
+    ]
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -21,6 +21,7 @@ and says so.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 from django.db.models import Exists, OuterRef, QuerySet
@@ -105,35 +106,55 @@ class Walk:
     stopped_at: dict | None  # keys (list field names) of the last row walked, when capped
 
 
+def _batches(selection: Selection, sessions: QuerySet, keyset, values, *, reverse, sizes):
+    """``(annotation rows, their sessions, last batch?)`` a batch at a time, in ``keyset``
+    order (reversed when ``reverse``) strictly after ``values``; ``sizes`` gives each batch's
+    size.  One app-database query and one state.db query (by primary key) per batch."""
+    mapped = _mapped(keyset)
+    key_fields = [f for f, _ in mapped.keys]
+    at = key_fields.index("session_id")
+    order = mapped.order_by(reverse=reverse)
+    base = selection.rows()
+    for size in sizes:
+        qs = base if values is None else base.filter(mapped.after(values, reverse=reverse))
+        chunk = list(qs.order_by(*order).values_list(*key_fields)[:size])
+        rows = []
+        if chunk:
+            ids = [row[at] for row in chunk]
+            rows = list(sessions.filter(id__in=ids).order_by(*keyset.order_by(reverse=reverse)))
+        last = len(chunk) < size
+        yield chunk, rows, last
+        if last:
+            return
+        values = list(chunk[-1])
+
+
+def _growing(first: int):
+    while True:
+        yield first
+        first = min(MAX_BATCH, first * 4)
+
+
 def walk(selection: Selection, sessions: QuerySet, keyset, values, *, reverse: bool, want: int):
     """At least ``want`` sessions of ``sessions`` that carry the annotations, in ``keyset``
     order (reversed when ``reverse``) strictly after ``values``, or all there are, or as many
     as ``MAX_WALK`` annotation rows give."""
-    mapped = _mapped(keyset)
-    key_fields = [f for f, _ in mapped.keys]
-    order = mapped.order_by(reverse=reverse)
-    base = selection.rows()
-    batch = max(1, want * FIRST_BATCH_PAGES)
     found: list = []
     walked = 0
-    last = None
-    while True:
-        qs = base if values is None else base.filter(mapped.after(values, reverse=reverse))
-        chunk = list(qs.order_by(*order).values_list(*key_fields)[:batch])
+    sizes = _growing(max(1, want * FIRST_BATCH_PAGES))
+    for chunk, rows, last in _batches(
+        selection, sessions, keyset, values, reverse=reverse, sizes=sizes
+    ):
         walked += len(chunk)
-        if chunk:
-            ids = [row[key_fields.index("session_id")] for row in chunk]
-            found.extend(sessions.filter(id__in=ids).order_by(*keyset.order_by(reverse=reverse)))
-            last = chunk[-1]
-            values = list(last)
-        if len(chunk) < batch:
+        found.extend(rows)
+        if last:
             return Walk(found, True, walked, None)
         if len(found) >= want:
             return Walk(found, False, walked, None)
         if walked >= MAX_WALK:
-            stopped = {name: last[i] for i, (name, _) in enumerate(keyset.keys)}
+            stopped = {name: chunk[-1][i] for i, (name, _) in enumerate(keyset.keys)}
             return Walk(found, False, walked, stopped)
-        batch = min(MAX_BATCH, batch * 4)
+    raise AssertionError("unreachable: the batches end with a last one")
 
 
 def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None, per_page: int):
@@ -178,18 +199,8 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
 def export_chunks(selection: Selection, sessions: QuerySet, keyset, *, batch: int = MAX_BATCH):
     """Lists of rows of ``sessions`` (a ``values_list`` queryset) carrying the annotations, in
     ``keyset`` order: one app-database query and one state.db query per batch of ids."""
-    mapped = _mapped(keyset)
-    key_fields = [f for f, _ in mapped.keys]
-    base = selection.rows()
-    values = None
-    while True:
-        qs = base if values is None else base.filter(mapped.after(values))
-        chunk = list(qs.order_by(*mapped.order_by()).values_list(*key_fields)[:batch])
-        if chunk:
-            ids = [row[key_fields.index("session_id")] for row in chunk]
-            rows = list(sessions.filter(id__in=ids).order_by(*keyset.order_by()))
-            if rows:
-                yield rows
-            values = list(chunk[-1])
-        if len(chunk) < batch:
-            return
+    for _chunk, rows, _last in _batches(
+        selection, sessions, keyset, None, reverse=False, sizes=itertools.repeat(batch)
+    ):
+        if rows:
+            yield rows

@@ -32,10 +32,16 @@ class AnnotationFiltersMixin:
     def get_sorts(self):
         sorts = super().get_sorts()
         if self.selection.active:
-            supported = {k: v for k, v in sorts.items() if crossdb.supports(v)}
-            self.dropped_sort = self.request.GET.get("sort") in set(sorts) - set(supported)
-            return supported
+            return {k: v for k, v in sorts.items() if crossdb.supports(v)}
         return sorts
+
+    def unknown_sort_note(self, sort):
+        if self.selection.active and sort in super().get_sorts():
+            return (
+                "Last activity changes while a session runs, so tag, star and note filters "
+                "cannot sort by it: showing newest first."
+            )
+        return super().unknown_sort_note(sort)
 
     def _other_filters(self) -> bool:
         return any(v for k, v in self.request.GET.items() if k not in OWN_PARAMS)
@@ -110,12 +116,6 @@ class AnnotationFiltersMixin:
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        if getattr(self, "dropped_sort", False):
-            self.notes[:] = [n for n in self.notes if not n.startswith("Unknown sort")]
-            self.notes.append(
-                "Last activity changes while a session runs, so tag, star and note filters "
-                "cannot sort by it: showing newest first."
-            )
         user = self.request.user
         context.update(
             tag_facets=selectors.tag_facets(

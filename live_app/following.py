@@ -10,16 +10,12 @@ previous page.
 
 from __future__ import annotations
 
-from django.db.models import TextField, Value
-from django.db.models.functions import Substr
-
 from sessions_app.selectors import (
-    TRANSCRIPT_CUT,
     TranscriptEntry,
     transcript_entries,
     transcript_messages,
+    transcript_rows,
 )
-from sessions_app.sqlfunctions import ContentHead, ContentLength
 from sessions_app.visibility import Visibility
 
 # At most this many new messages per poll; the next poll continues from the last one sent.
@@ -31,18 +27,7 @@ def entries_after(
 ) -> tuple[list[TranscriptEntry], int]:
     """The new entries, and the id the next poll continues from (``after`` if none)."""
     base = transcript_messages(session_id, visibility).filter(id__gt=after)
-    heavy = ["content", "reasoning", "reasoning_details", "api_content", "display_metadata"]
-    qs = base.defer(*heavy).annotate(
-        body=ContentHead("content", TRANSCRIPT_CUT),
-        body_length=ContentLength("content"),
-    )
-    # Older releases record no reasoning (before v6) and no reasoning_content (before v7).
-    for column, name in (("reasoning", "reasoning_text"), ("reasoning_content", "reasoning_extra")):
-        if base.has_column(column):
-            qs = qs.defer(column).annotate(**{name: Substr(column, 1, TRANSCRIPT_CUT)})
-        else:
-            qs = qs.annotate(**{name: Value(None, output_field=TextField())})
-    messages = list(qs.order_by("id")[:BATCH])
+    messages = list(transcript_rows(base).order_by("id")[:BATCH])
     newest = messages[-1].id if messages else after
     return transcript_entries(messages), newest
 

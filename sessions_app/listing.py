@@ -48,6 +48,10 @@ class KeysetTableView(SingleTableMixin, FilterView):
     def get_count(self, filtered):
         return None
 
+    def unknown_sort_note(self, sort: str) -> str:
+        """What the page says when ``sort`` is not one of ``get_sorts()``."""
+        return f"Unknown sort “{sort}”: showing newest first."
+
     def page_queryset(self, filtered):
         return filtered
 
@@ -67,7 +71,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
         sorts = self.get_sorts()
         self.sort = request.GET.get("sort", self.default_sort)
         if self.sort not in sorts:
-            self.notes.append(f"Unknown sort “{self.sort}”: showing newest first.")
+            self.notes.append(self.unknown_sort_note(self.sort))
             self.sort = self.default_sort
         self.keyset = sorts[self.sort]
         self.filterset = self.get_filterset(self.get_filterset_class())

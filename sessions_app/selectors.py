@@ -376,13 +376,9 @@ def transcript_messages(session_id: str, visibility: Visibility):
     )
 
 
-def transcript_page(session_id: str, visibility: Visibility, page: int) -> TranscriptPage:
-    """One page of a transcript, tool calls paired with the results that answer them."""
-    base = transcript_messages(session_id, visibility)
-    total = _transcript_total(base, session_id, visibility)
-    pages = max(1, -(-total // TRANSCRIPT_PAGE))
-    page = min(max(page, 1), pages)
-    start = (page - 1) * TRANSCRIPT_PAGE
+def transcript_rows(base):
+    """``base`` (transcript messages) read as transcript entries need them: the long texts cut
+    to ``TRANSCRIPT_CUT`` in SQL (NUL-safe), the full values left unread."""
     heavy = ["content", "reasoning", "reasoning_details", "api_content", "display_metadata"]
     qs = base.defer(*heavy).annotate(
         body=ContentHead("content", TRANSCRIPT_CUT),
@@ -394,7 +390,17 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
             qs = qs.defer(column).annotate(**{name: Substr(column, 1, TRANSCRIPT_CUT)})
         else:
             qs = qs.annotate(**{name: Value(None, output_field=TextField())})
-    messages = list(qs.order_by("id")[start : start + TRANSCRIPT_PAGE])
+    return qs
+
+
+def transcript_page(session_id: str, visibility: Visibility, page: int) -> TranscriptPage:
+    """One page of a transcript, tool calls paired with the results that answer them."""
+    base = transcript_messages(session_id, visibility)
+    total = _transcript_total(base, session_id, visibility)
+    pages = max(1, -(-total // TRANSCRIPT_PAGE))
+    page = min(max(page, 1), pages)
+    start = (page - 1) * TRANSCRIPT_PAGE
+    messages = list(transcript_rows(base).order_by("id")[start : start + TRANSCRIPT_PAGE])
 
     entries = transcript_entries(messages)
     return TranscriptPage(

@@ -561,3 +561,18 @@ def test_save_this_view_fills_in_the_page_that_linked_to_it(analyst, many_store)
         "probe-xyz"
         not in client.get("/sessions/?title=probe-xyz").content.decode().split("<main")[0]
     )
+
+
+def test_every_annotation_action_has_a_name_in_the_audit_trail():
+    from accounts_app.models import AuditEvent
+    from annotations_app import services
+
+    codes = {
+        getattr(services, name)
+        for name in ("STAR", "UNSTAR", "TAG", "UNTAG", "NOTE", "NOTE_EDIT", "NOTE_DELETE")
+        + ("TAG_VOCABULARY", "VIEW_SAVE", "VIEW_DELETE")
+    }
+    named = dict(AuditEvent.ACTIONS)
+    assert codes <= set(named)
+    assert named["note_delete"] == "deleted a note"
+    assert AuditEvent(action="tag").get_action_display() == "tagged a session"

@@ -44,10 +44,13 @@ _ONE = 1
 _SPACE = "\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f "
 
 
-def _group_end(pattern: str, start: int) -> int:
-    """The index of the ``)`` that closes the group opening at ``start``."""
-    depth, i, in_class = 0, start, False
-    while i < len(pattern):
+def _structure(pattern: str, begin: int = 0, end: int | None = None):
+    """``(index, character)`` of the characters of ``pattern[begin:end]`` that can open, close
+    or split a group: escapes and character classes (``[]…]`` and ``[^]…]`` included) are
+    skipped."""
+    stop = len(pattern) if end is None else end
+    i, in_class = begin, False
+    while i < stop:
         c = pattern[i]
         if c == "\\":
             i += 2
@@ -60,57 +63,46 @@ def _group_end(pattern: str, start: int) -> int:
                 i += 1
             if pattern[i + 1 : i + 2] == "]":
                 i += 1
-        elif c == "(":
+        else:
+            yield i, c
+        i += 1
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """The index of the ``)`` that closes the group opening at ``start``."""
+    depth = 0
+    for i, c in _structure(pattern, start):
+        if c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
             if depth == 0:
                 return i
-        i += 1
     raise ValueError(f"unbalanced group in {pattern!r}")
 
 
 def _group_start(pattern: str, at: int) -> int | None:
     """The index of the ``(`` of the innermost group around ``at`` (None at the top level)."""
-    i, in_class = 0, False
     opened: list[int] = []
-    while i < at:
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
+    for i, c in _structure(pattern, end=at):
+        if c == "(":
             opened.append(i)
         elif c == ")":
             opened.pop()
-        i += 1
     return opened[-1] if opened else None
 
 
 def _branches(body: str) -> list[str]:
     """The top-level alternatives of a group's body."""
-    parts, depth, i, start, in_class = [], 0, 0, 0, False
-    while i < len(body):
-        c = body[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-        elif c == "(":
+    parts, depth, start = [], 0, 0
+    for i, c in _structure(body):
+        if c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
         elif c == "|" and depth == 0:
             parts.append(body[start:i])
             start = i + 1
-        i += 1
     return [*parts, body[start:]]
 
 
