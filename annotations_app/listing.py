@@ -9,6 +9,7 @@ note count and, for those who may tag, the selection checkboxes of the bulk-tag 
 
 from __future__ import annotations
 
+from hermes_explorer.hermes_db.current import current_alias
 from sessions_app.selectors import COUNT_CAP, CappedCount
 
 from . import crossdb, permissions, selectors
@@ -71,11 +72,29 @@ class AnnotationFiltersMixin:
         return getattr(self, "merged_parts", None) is not None
 
     def page_queryset(self, filtered):
-        qs = super().page_queryset(filtered)
-        if self._merged() and self.selection.active:
+        return self._only_selected(super().page_queryset(filtered))
+
+    def key_queryset(self, filtered):
+        return self._only_selected(super().key_queryset(filtered))
+
+    def rows_queryset(self):
+        # The selection chose the rows already (through the keys): none is filtered again.
+        self._unselected = True
+        try:
+            return super().rows_queryset()
+        finally:
+            self._unselected = False
+
+    def _only_selected(self, qs):
+        if self._merged() and self.selection.active and not getattr(self, "_unselected", False):
             # Over several profiles the pages are merged by the list's own keyset: each
-            # profile's sessions carrying the selection are named by id (a bounded number).
-            ids = self.selection.session_ids(MERGED_IDS_CAP + 1)
+            # profile's sessions carrying the selection are named by id (a bounded number,
+            # asked once per profile).
+            known = self.__dict__.setdefault("_selected_ids", {})
+            alias = current_alias()
+            if alias not in known:
+                known[alias] = self.selection.session_ids(MERGED_IDS_CAP + 1)
+            ids = known[alias]
             if len(ids) > MERGED_IDS_CAP:
                 ids = ids[:MERGED_IDS_CAP]
                 note = (

@@ -7,6 +7,10 @@ profile name, so the order is total and stable) and the first ``n`` make the pag
 remembers, per store, where its rows of the page end (next page) or begin (previous page), so
 a deep page costs what a first page costs, in every store.
 
+The candidates may be light (only the key values and the primary key of each row): then
+``load`` fetches the full rows of the page only, a store at a time, so that the rows no page
+shows are never built.
+
 A position is ``[values, inclusive]`` (rows after, or before, these key values, the row with
 them included or not), ``0`` when a store has nothing on that side, absent when the store starts
 from its first row.
@@ -122,12 +126,15 @@ def paginate(
     fetch: Callable[[Store, Q | None, bool, int], list],
     token: str | None,
     per_page: int,
+    load: Callable[[Store, list], list] | None = None,
 ) -> MergedPage:
     """A page of ``per_page`` rows merged over ``parts``.
 
     ``fetch(store, bound, forward, limit)`` returns at most ``limit`` rows of ``store`` past
     ``bound`` (a Q, None for all), in the list's order (``forward``) or its reverse, reading
-    that store.  Rows get a ``store`` attribute."""
+    that store.  With ``load``, ``load(store, rows)`` (reading that store) turns the fetched
+    rows of the page into the rows shown, in the same order; a row it does not return (gone
+    meanwhile) is left out.  Rows get a ``store`` attribute."""
     notes: list[str] = []
     direction, positions = "n", {}
     if token:
@@ -156,6 +163,8 @@ def paginate(
     if not forward:
         taken.reverse()
     rows = [row for _values, _name, row in taken]
+    if load is not None:
+        rows = _loaded(rows, parts, load)
     page = MergedPage(rows=rows, per_page=per_page, notes=notes)
     if not rows:
         # Past the end (a stale link): offer the way back.
@@ -194,6 +203,25 @@ def paginate(
     if has_prev:
         page.prev_cursor = encode(keyset, "p", prev_positions)
     return page
+
+
+def _loaded(rows: list, parts: Sequence[Store], load: Callable[[Store, list], list]) -> list:
+    """``rows`` replaced by what ``load`` gives for them, one call per store, order kept."""
+    slots: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        slots.setdefault(row.store.name, []).append(index)
+    full: list = [None] * len(rows)
+    for store in parts:
+        indexes = slots.get(store.name)
+        if not indexes:
+            continue
+        with registry.using(store):
+            found = load(store, [rows[i] for i in indexes])
+        for i, row in zip(indexes, found, strict=True):
+            if row is not None:
+                row.store = store
+                full[i] = row
+    return [row for row in full if row is not None]
 
 
 def _flip(position):

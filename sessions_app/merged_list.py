@@ -83,8 +83,23 @@ def profile_column() -> tuple[str, tables.Column]:
     )
 
 
+class KeyRow(dict):
+    """One row of a store as the merge sees it: its key values and primary key (a dict, so
+    that the keyset reads it; an object, so that it can be told its store)."""
+
+
+def _layout(shape) -> tuple:
+    """What a filterset depends on in a file's shape: its tables' columns."""
+    return tuple(sorted(shape.columns.items()))
+
+
 class MergedListMixin:
-    """For a :class:`~sessions_app.listing.KeysetTableView`: span the chosen stores."""
+    """For a :class:`~sessions_app.listing.KeysetTableView`: span the chosen stores.
+
+    Each store contributes the key values of at most a page and one rows (cheap tuples); the
+    merge picks the page, and only its rows are read in full, by primary key.  Stores of the
+    same layout share one validated filterset (its querysets are built again for each store,
+    as they read it)."""
 
     merged_parts: list[Store] | None = None
 
@@ -98,6 +113,10 @@ class MergedListMixin:
         failed: set[str] = set()
         budget = self.page_budget
         default_shape = self.shape
+        filtersets = {_layout(default_shape): self.filterset}
+        # What the table shows, built once per layout and read from each store by its alias.
+        shown: dict[tuple, object] = {}
+        key_names = [name for name, _desc in self.keyset.keys]
 
         def fetch(store: Store, bound, forward: bool, limit: int) -> list:
             if store.name in failed:
@@ -111,18 +130,26 @@ class MergedListMixin:
                         )
                         failed.add(store.name)
                         return []
-                    filterset = self.get_filterset(self.get_filterset_class())
+                    layout = _layout(self.shape)
+                    filterset = filtersets.get(layout)
+                    if filterset is None:
+                        filterset = filtersets[layout] = self.get_filterset(
+                            self.get_filterset_class()
+                        )
                     if not filterset.is_valid():
                         return []
-                    filtered = filterset.qs
+                    # The filters' querysets are built reading this store (its own facts,
+                    # such as how common a source is).
+                    filtered = filterset.filter_queryset(filterset.queryset.all())
                     count = self.get_count(filtered)
                     if count is not None:
                         counts.append(count)
-                    qs = self.page_queryset(filtered)
+                    qs = self.key_queryset(filtered)
                     if bound is not None:
                         qs = qs.filter(bound)
                     order = self.keyset.order_by(reverse=not forward)
-                    return list(qs.order_by(*order)[:limit])
+                    keys = qs.order_by(*order).values(*key_names, "pk")[:limit]
+                    return [KeyRow(row) for row in keys]
             except QueryTimeout:
                 if budget is None:
                     raise
@@ -133,9 +160,20 @@ class MergedListMixin:
             failed.add(store.name)
             return []
 
+        def load(store: Store, rows: list) -> list:
+            wanted = [row["pk"] for row in rows]
+            # The rows were chosen by the filters already: only what the table shows is added.
+            layout = _layout(one_store.shape())
+            if layout not in shown:
+                shown[layout] = self.rows_queryset()
+            qs = shown[layout].using(store.alias).filter(pk__in=wanted)
+            with query_budget(budget) if budget is not None else contextlib.nullcontext():
+                found = {row.pk: row for row in qs}
+            return [found.get(pk) for pk in wanted]
+
         try:
             self.page = merge.paginate(
-                self.keyset, parts, fetch, self.request.GET.get("cursor"), per_page
+                self.keyset, parts, fetch, self.request.GET.get("cursor"), per_page, load=load
             )
         finally:
             self.shape = default_shape

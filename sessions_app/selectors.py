@@ -86,10 +86,14 @@ def session_sort_options(shape) -> dict[str, Keyset]:
 
 def sessions_for_table(queryset, *, sort: str):
     """The filtered queryset, with what the table shows and what the sort needs."""
-    qs = queryset.for_list()
+    return sessions_for_keys(queryset.for_list(), sort=sort)
+
+
+def sessions_for_keys(queryset, *, sort: str):
+    """The filtered queryset with what the sort needs (the page's keys, not its cells)."""
     if "last_active" in sort:
-        qs = qs.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
-    return qs
+        return queryset.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
+    return queryset
 
 
 OVERVIEW_TTL = 60

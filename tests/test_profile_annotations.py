@@ -184,3 +184,25 @@ def test_a_background_summary_build_reads_the_store_it_was_started_for(home, mon
     finally:
         summary_build._running.discard("test-key-support")
     assert seen == ["support"]
+
+
+def test_a_tag_filter_over_profiles_of_one_layout_finds_each_ones_sessions(
+    settings, tmp_path, request, staff_client
+):
+    """Stores of the same layout share what the page builds once per layout, never each
+    other's selection."""
+    facts = build_home(
+        tmp_path / ".hermes", per=3, profiles={"default": "current", "twin": "current"}
+    )
+    serve_home(settings, facts.home, request)
+    try:
+        tag = Tag.objects.create(name="both", colour="red")
+        tagged = {"default": facts.sessions["default"][0][0], "twin": facts.sessions["twin"][2][0]}
+        for profile, session_id in tagged.items():
+            url = f"/p/{profile}/annotations/sessions/{session_id}/tags"
+            assert staff_client.post(url, {"tag": tag.pk}).status_code == 302
+        response = staff_client.get("/sessions/?tag=both")
+        rows = {(r.record.store_name, r.record.id) for r in response.context["table"].rows}
+        assert rows == set(tagged.items())
+    finally:
+        REGISTRY.rescan()

@@ -101,6 +101,9 @@ class SessionListView(MergedListMixin, KeysetTableView):
     def page_queryset(self, filtered):
         return selectors.sessions_for_table(filtered, sort=self.sort)
 
+    def key_queryset(self, filtered):
+        return selectors.sessions_for_keys(filtered, sort=self.sort)
+
     def get_table_kwargs(self):
         # Titles are metadata; the first user message of an untitled session is content.
         return {
