@@ -10,6 +10,9 @@ layout, its own budgets), then:
   interleaved rank by rank: page ``p`` takes each store's next ⌈20 / stores⌉ best matches (its
   own page ``p`` of that size) and lists them round-robin, best rank first, and among hits of
   the same rank the newest first.  A store out of matches leaves its turns to the others.
+  When one store cannot rank (a word too common there), no store is ranked: the hits are newest
+  first, as one store's would be.  The largest store is asked first, as it is the likeliest to
+  say so, and the others are then not ranked in vain.
 
 A store that fails is named in a note; the others are shown.
 """
@@ -21,6 +24,7 @@ import binascii
 import heapq
 import json
 import math
+import os
 import sqlite3
 from dataclasses import replace
 
@@ -107,19 +111,23 @@ def merged_search(req: SearchRequest, parts: list[Store], pos: str | None) -> Se
     share = max(1, math.ceil(req.per_page / max(1, len(parts))))
     columns: list[list] = []
     more = False
-    fell_back = False
-    for store in parts:
+    fell_back: SearchResult | None = None
+    for store in sorted(parts, key=_size, reverse=True):
         found = _search_one(store, replace(req, per_page=share), result)
         if found is None:
             continue
         _gather(result, store, found, many)
         if found.sort != "rank":
-            fell_back = True
+            # Why this store could not rank is why none is ranked.
+            fell_back = SearchResult(request=req, sort="newest")
+            for note in found.notes:
+                _note(fell_back, f"{store.name}: {note}" if many else note)
+            break
         columns.append(found.hits)
         more = more or bool(found.next_page or found.next_before)
-    if fell_back:
+    if fell_back is not None:
         # A store could not rank in time, so no store is ranked: newest first for all.
-        return _newest(replace(req, sort="newest", page=1), parts, None, SearchResult(req), many)
+        return _newest(replace(req, sort="newest", page=1), parts, None, fell_back, many)
     result.sort = "rank"
     for rank in range(max((len(c) for c in columns), default=0)):
         tier = [c[rank] for c in columns if rank < len(c)]
@@ -128,6 +136,13 @@ def merged_search(req: SearchRequest, parts: list[Store], pos: str | None) -> Se
     if more and req.page * share < search.RANKED_CAP:
         result.next_page = req.page + 1
     return result
+
+
+def _size(store: Store) -> int:
+    try:
+        return os.path.getsize(store.path)
+    except OSError:
+        return 0
 
 
 def _newest(req, parts, pos, result: SearchResult, many: bool) -> SearchResult:
