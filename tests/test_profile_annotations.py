@@ -206,3 +206,22 @@ def test_a_tag_filter_over_profiles_of_one_layout_finds_each_ones_sessions(
         assert rows == set(tagged.items())
     finally:
         REGISTRY.rescan()
+
+
+def test_a_tag_filter_over_profiles_says_when_a_profile_names_too_many(
+    tagged, staff_client, monkeypatch, home
+):
+    from annotations_app import listing
+
+    incident, _fine = tagged
+    other = home.sessions["support"][0][0]
+    url = f"/p/support/annotations/sessions/{other}/tags"
+    assert staff_client.post(url, {"tag": incident.pk}).status_code == 302
+    monkeypatch.setattr(listing, "MERGED_IDS_CAP", 1)
+    response = staff_client.get("/sessions/?tag=incident")
+    assert len(list(response.context["table"].rows)) == 1
+    assert any("only the first 1 sessions of a profile" in n for n in response.context["notes"])
+    # A profile's own list has no such limit.
+    own = staff_client.get("/p/support/sessions/?tag=incident")
+    assert len(list(own.context["table"].rows)) == 2
+    assert not any("only the first" in n for n in own.context["notes"])
