@@ -450,7 +450,20 @@ FIRST_PAGES = (
 )
 
 
-def first_views(store: Path, restarts: int) -> dict:
+def restart_pages(t: dict) -> list[tuple[str, str]]:
+    """The pages timed on their first view after each restart: the insights and failures
+    pages, then the pages a user opens first (lists, a transcript, a search)."""
+    return [
+        *FIRST_PAGES,
+        ("sessions, newest", "/sessions/"),
+        ("messages, newest", "/messages/"),
+        ("session page", f"/sessions/{urllib.parse.quote(t['session'])}/"),
+        ("search, rare word", f"/search/?q={t['rare']}"),
+        ("search, common word", f"/search/?q={t['common']}"),
+    ]
+
+
+def first_views(store: Path, restarts: int, targets: dict) -> dict:
     """What no warm-up round shows: the first build on a new app database, then the first view
     of each page after each of ``restarts`` restarts of gunicorn (the work kept, the processes
     new), each page alone in its restart.
@@ -460,7 +473,7 @@ def first_views(store: Path, restarts: int) -> dict:
       0.5 s), on an app database of its own, and the first response's time;
     * first view ever, failures: the first request on a new app database;
     * first view after a restart: the first request of the page in new worker processes, the
-      summaries and failure counts already stored."""
+      summaries and failure counts already stored (:func:`restart_pages`)."""
     out: dict = {"first_build": [], "after_restart": []}
     for name, path in FIRST_PAGES:
         workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-first-"))
@@ -498,14 +511,15 @@ def first_views(store: Path, restarts: int) -> dict:
     try:
         explorer.start()
         explorer.manage("insights_warm")
-        samples: dict[str, list[float]] = {name: [] for name, _ in FIRST_PAGES}
+        pages = restart_pages(targets)
+        samples: dict[str, list[float]] = {name: [] for name, _ in pages}
         loads = []
         for _ in range(restarts):
-            for name, path in FIRST_PAGES:
+            for name, path in pages:
                 explorer.restart()
                 loads.append(os.getloadavg()[0])
                 samples[name].append(fetch(explorer, path).seconds)
-        for name, _ in FIRST_PAGES:
+        for name, _ in pages:
             med = statistics.median(samples[name])
             out["after_restart"].append(
                 {
@@ -631,7 +645,7 @@ def main() -> None:
     results: dict = {"store": str(args.store), "targets": targets, "pages": [], "exports": []}
     if args.first_views and not args.no_pages:
         log("first build and first view after a restart (each on new gunicorn processes):")
-        results["first_views"] = first_views(args.store, args.first_views)
+        results["first_views"] = first_views(args.store, args.first_views, targets)
     app_servers, shared = [], None
     if args.compare_postgres_redis:
         sys.path.insert(0, str(ROOT))
@@ -673,6 +687,8 @@ def main() -> None:
         log("\n" + header)
         for page in pages:
             ex = page.samples["explorer"]
+            if not ex:  # --runs 0: the first views only
+                continue
             med, p95 = (
                 statistics.median(s.seconds for s in ex),
                 percentile([s.seconds for s in ex], 95),

@@ -19,6 +19,7 @@ from django.utils.safestring import mark_safe
 from hermes_explorer.form_rendering import INPUT_TEMPLATES, FastInputRenderer
 from sessions_app.links import TranscriptLinks
 from sessions_app.templatetags.explorer import cost_badge, source_badge, time_html
+from sessions_app.widgets import FastCheckboxSelectMultiple, FastSelect
 
 HOSTILE = ["plain", "<b>\"x\" & 'y'</b>", "", "  ", "é✓", "0", mark_safe("<i>safe</i>")]
 
@@ -66,6 +67,65 @@ def test_only_input_templates_take_the_fast_path():
     assert choice == forms.Select(choices=[("a", "<a>")]).render(
         "c", "a", renderer=DjangoTemplates()
     )
+
+
+def _structure(html: str) -> list[tuple]:
+    """Tags with their attributes (as a set) and the stripped text between them."""
+    from html.parser import HTMLParser
+
+    found: list[tuple] = []
+
+    class Walk(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            found.append(("<", tag, frozenset(attrs)))
+
+        def handle_endtag(self, tag):
+            found.append((">", tag))
+
+        def handle_data(self, data):
+            if data.strip():
+                found.append(("text", data.strip()))
+
+    Walk(convert_charrefs=True).feed(html)
+    return found
+
+
+CHOICES = [("", "any"), ("a", "<a>"), ("b&c", 'say "b"'), ("0", "0"), (1, mark_safe("<i>1</i>"))]
+
+
+@pytest.mark.parametrize(
+    "value", [None, "", "a", "b&c", "1", "missing", ["a", "1"], ["0", "0"], [], ("", "a")]
+)
+@pytest.mark.parametrize("attrs", [None, {"id": "id_f"}, {"id": "i<d", "class": "x", "t": True}])
+def test_choice_widgets_render_as_django_renders_them(value, attrs):
+    from django.utils.translation import gettext_lazy
+
+    choices = [*CHOICES, ("lazy", gettext_lazy("Search"))]
+    pairs = [
+        (FastSelect(choices=choices), forms.Select(choices=choices)),
+        (FastSelect(choices=choices), forms.SelectMultiple(choices=choices)),
+        (
+            FastCheckboxSelectMultiple(choices=choices),
+            forms.CheckboxSelectMultiple(choices=choices),
+        ),
+    ]
+    pairs[1][0].allow_multiple_selected = True
+    for fast, stock in pairs:
+        mine = fast.render("f", value, attrs=attrs)
+        theirs = stock.render("f", value, attrs=attrs, renderer=DjangoTemplates())
+        assert _structure(mine) == _structure(theirs), (mine, theirs)
+
+
+def test_choice_widgets_with_groups_render_the_stock_way():
+    grouped = [("g", [("a", "A"), ("b", "B")]), ("c", "C")]
+    for fast, stock in (
+        (FastSelect(choices=grouped), forms.Select(choices=grouped)),
+        (
+            FastCheckboxSelectMultiple(choices=grouped),
+            forms.CheckboxSelectMultiple(choices=grouped),
+        ),
+    ):
+        assert fast.render("f", "b", attrs={"id": "x"}) == stock.render("f", "b", attrs={"id": "x"})
 
 
 IDS = ["20260812_185518_bb884a", "a-b_c", "with space", "ümlaut", "a:b", "..", ".", "x.y", "%41"]

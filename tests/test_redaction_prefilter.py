@@ -141,3 +141,57 @@ def test_a_batch_redacts_the_same_with_and_without_the_prefilter(monkeypatch, se
     monkeypatch.setattr(prefilter, "_COMPILED", [None])
     assert redact_many(texts) == fast
     assert fast == [redact(t) for t in texts]
+
+
+def test_the_compiled_automaton_is_kept_and_loaded_by_the_next_process(tmp_path, monkeypatch):
+    texts = ["nothing here", f"key {OPENAI} end", "AKIA" + "A" * 16, "plain"]
+    first = prefilter._build(engine.DECODE_GATE.pattern, tmp_path)
+    kept = list(tmp_path.glob("redaction-prefilter-*.hsdb"))
+    assert len(kept) == 1 and kept[0].stat().st_size > 1000
+    assert not list(tmp_path.glob(".prefilter-*")), "no temporary file is left behind"
+
+    import hyperscan
+
+    def no_compiling(*args, **kwargs):
+        raise AssertionError("a kept automaton is loaded, not compiled again")
+
+    with monkeypatch.context() as m:
+        m.setattr(hyperscan, "Database", no_compiling)
+        second = prefilter._build(engine.DECODE_GATE.pattern, tmp_path)
+    assert second is not None
+    assert second.candidates(texts) == first.candidates(texts) == {1, 2}
+
+
+def test_a_kept_automaton_that_does_not_load_is_compiled_again_and_replaced(tmp_path):
+    prefilter._build(engine.DECODE_GATE.pattern, tmp_path)
+    (kept,) = tmp_path.glob("redaction-prefilter-*.hsdb")
+    kept.write_bytes(b"not an automaton")
+    again = prefilter._build(engine.DECODE_GATE.pattern, tmp_path)
+    assert again is not None and again.candidates([f"x {OPENAI}"]) == {0}
+    assert kept.stat().st_size > 1000, "the bad file is replaced by a good one"
+
+
+def test_an_unwritable_folder_only_costs_the_keeping(tmp_path):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        built = prefilter._build(engine.DECODE_GATE.pattern, folder / "cache")
+        assert built is not None and built.candidates([f"x {OPENAI}"]) == {0}
+    finally:
+        folder.chmod(0o700)
+
+
+def test_warm_up_readies_the_prefilter_and_opens_no_database(tmp_path, settings, monkeypatch):
+    from django.db import connections
+
+    from hermes_explorer import warmup
+
+    opened = {alias for alias in connections if connections[alias].connection is not None}
+    settings.DATA_DIR = tmp_path
+    monkeypatch.setattr(prefilter, "_COMPILED", [])
+    monkeypatch.setattr(warmup.gc, "freeze", lambda: None)  # keep the test process as it was
+    warmup.warm_up()
+    assert prefilter._COMPILED and prefilter._COMPILED[0] is not None
+    assert list((tmp_path / "cache").glob("redaction-prefilter-*.hsdb"))
+    assert {alias for alias in connections if connections[alias].connection is not None} <= opened

@@ -552,3 +552,36 @@ def test_a_carried_forward_original_shows_once_in_transcript_search_and_table(
     )
     assert [m.id for m in table.context["table"].data].count(live) == 1
     assert len(list(table.context["table"].data)) == 3
+
+
+@pytest.mark.parametrize("name", ["SessionFilter", "MessageFilter"])
+def test_each_filterset_has_filters_and_fields_of_its_own(grid_store, name):
+    from django.http import QueryDict
+
+    from hermes_explorer.form_rendering import form_fields_html
+    from sessions_app import filters as filter_module
+
+    use_store(grid_store)
+    filterset_class = getattr(filter_module, name)
+    one = filterset_class(QueryDict("source=telegram&sort=bogus"))
+    other = filterset_class(QueryDict("source=cli"))
+    for key, filter_ in one.filters.items():
+        base = filterset_class.base_filters[key]
+        assert filter_ is not other.filters[key] and filter_ is not base
+        assert filter_.extra is not base.extra and "_field" not in base.__dict__
+        assert one.form.fields[key] is not other.form.fields[key]
+        if filter_.method is not None:
+            assert filter_.filter.f is filter_ and filter_.parent is one
+    one.filters["source"].extra["choices"] = [("x", "x")]
+    assert other.filters["source"].extra["choices"] != [("x", "x")]
+    assert "choices" not in filterset_class.base_filters["source"].extra or (
+        filterset_class.base_filters["source"].extra["choices"] != [("x", "x")]
+    )
+    # The form taking the filters' own fields renders and validates as django-filter's own
+    # form class (fields deep-copied through a new class) does.
+    bad_date = "started_after" if name == "SessionFilter" else "date_from"
+    fresh = filterset_class(QueryDict(f"source=telegram&{bad_date}=nope"))
+    stock = fresh.get_form_class()(fresh.data)
+    assert form_fields_html(fresh.form) == form_fields_html(stock)
+    assert fresh.form.is_valid() == stock.is_valid() is False
+    assert fresh.form.errors == stock.errors

@@ -30,10 +30,15 @@ is None and the engine scans every batch itself: slower, the same output.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import itertools
 import logging
+import os
+import platform
+import tempfile
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 from .rules import RULES
 
@@ -180,15 +185,17 @@ def patterns(decode_gate: str) -> list[tuple[str, bool]]:
 class Prefilter:
     """The compiled automaton: :meth:`candidates` of a batch of ASCII texts."""
 
-    def __init__(self, hyperscan, compiled: list[tuple[str, bool]]):
+    def __init__(self, hyperscan, compiled: list[tuple[str, bool]], database=None):
         self._hs = hyperscan
-        self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        self.database.compile(
-            expressions=[p.encode("ascii") for p, _ in compiled],
-            ids=list(range(len(compiled))),
-            elements=len(compiled),
-            flags=[hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in compiled],
-        )
+        if database is None:
+            database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            database.compile(
+                expressions=[p.encode("ascii") for p, _ in compiled],
+                ids=list(range(len(compiled))),
+                elements=len(compiled),
+                flags=[hyperscan.HS_FLAG_CASELESS if caseless else 0 for _, caseless in compiled],
+            )
+        self.database = database
         # A scan needs scratch space of its own: one per thread (gthread workers).
         self._local = threading.local()
 
@@ -219,22 +226,66 @@ class Prefilter:
 _COMPILED: list = []
 
 
-def compiled(decode_gate: str) -> Prefilter | None:
-    """The prefilter of these rules, or None when Hyperscan cannot provide it here."""
+def compiled(decode_gate: str, *, keep_in: Path | None = None) -> Prefilter | None:
+    """The prefilter of these rules, or None when Hyperscan cannot provide it here.
+
+    Compiling the automaton takes ~0.2 s, once per process.  With ``keep_in`` (a directory of
+    the app's own data), the compiled automaton is saved there and the next processes load it
+    in microseconds; the file's name carries a digest of the patterns, the Hyperscan version
+    and the machine, and a file that does not load is compiled again."""
     if not _COMPILED:
-        _COMPILED.append(_build(decode_gate))
+        _COMPILED.append(_build(decode_gate, keep_in))
     return _COMPILED[0]
 
 
-def _build(decode_gate: str) -> Prefilter | None:
+def _build(decode_gate: str, keep_in: Path | None = None) -> Prefilter | None:
     try:
         import hyperscan
     except ImportError:
         return None
+    wanted = patterns(decode_gate)
+    saved = _saved_path(hyperscan, wanted, keep_in) if keep_in else None
+    loaded = _load(hyperscan, saved)
     try:
-        prefilter = Prefilter(hyperscan, patterns(decode_gate))
+        prefilter = Prefilter(hyperscan, wanted, database=loaded)
         prefilter.candidates(["probe"])
     except Exception:  # a pattern it cannot compile, a CPU it cannot run on
         logger.warning("redaction prefilter unavailable; the engine scans alone", exc_info=True)
         return None
+    if saved is not None and loaded is None:
+        _save(hyperscan, prefilter.database, saved)
     return prefilter
+
+
+def _saved_path(hyperscan, wanted: list[tuple[str, bool]], folder: Path) -> Path:
+    digest = hashlib.sha256(
+        repr((wanted, getattr(hyperscan, "__version__", ""), platform.machine())).encode()
+    ).hexdigest()[:24]
+    return Path(folder) / f"redaction-prefilter-{digest}.hsdb"
+
+
+def _load(hyperscan, saved: Path | None):
+    if saved is None:
+        return None
+    try:
+        return hyperscan.loadb(saved.read_bytes(), mode=hyperscan.HS_MODE_BLOCK)
+    except FileNotFoundError:
+        return None
+    except Exception:  # another build's or another CPU's automaton: compile again
+        logger.info("saved redaction prefilter %s not loadable; compiling", saved)
+        return None
+
+
+def _save(hyperscan, database, saved: Path) -> None:
+    # Written beside and renamed: a process starting meanwhile sees the whole file or none.
+    try:
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=saved.parent, prefix=".prefilter-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(hyperscan.dumpb(database))
+            os.replace(temporary, saved)
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+    except OSError:
+        logger.info("could not keep the redaction prefilter in %s", saved.parent)

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from django.db.models import F, OuterRef, Subquery, TextField, Value
+from django.db.models import F, TextField, Value
 from django.db.models.functions import Coalesce
+from django.db.models.sql.constants import INNER
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
@@ -270,17 +271,16 @@ def session_rows(queryset, keyset: Keyset) -> TablePlan:
 def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
     """The plan of a message export: its columns and how fetched rows become export rows.
 
-    The session's title and source are correlated lookups on the sessions primary key inside
-    the same statement (not a query per row).  NOTE: a subquery rather than Django's INNER
-    JOIN, so that a message whose session row was pruned still exports (with empty title)."""
-    session = Session.objects.order_by().filter(pk=OuterRef("session_id"))
-    qs = queryset.annotate(
+    The session's title and source come from one join on the sessions primary key in the
+    same statement (not a query per row, nor two correlated lookups per row)."""
+    qs = _outer_joined(
+        queryset,
         export_session_title=(
-            Subquery(session.values("title")[:1])
+            F("session__title")
             if Session.objects.all().has_column("title")
             else Value(None, output_field=TextField())
         ),
-        export_session_source=Subquery(session.values("source")[:1]),
+        export_session_source=F("session__source"),
     )
     fields = _present(qs, MESSAGE_FIELDS, virtual=_JOINED)
     sources = {"session_title": "export_session_title", "source": "export_session_source"}
@@ -301,6 +301,25 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
         text_fields=LONG_MESSAGE_FIELDS,
         cut=PREVIEW_CHARS if preview else None,
     )
+
+
+def _outer_joined(queryset, **annotations):
+    """``queryset`` annotated with ``annotations``, the joins they add to the sessions table
+    made LEFT OUTER: a message whose session row was pruned still exports (with an empty
+    title and source).  A join the queryset already had (a filter on a session column) stays
+    as it was: it already keeps only messages with a session.
+
+    NOTE: Django joins a non-null foreign key with INNER JOIN and offers no public way to ask
+    for an outer one (a ``FilteredRelation`` stays INNER too), so the added joins are promoted
+    on the query itself."""
+    before = set(queryset.query.alias_map)
+    annotated = queryset.annotate(**annotations)
+    query = annotated.query
+    for alias in set(query.alias_map) - before:
+        join = query.alias_map[alias]
+        if getattr(join, "join_type", None) == INNER:
+            query.alias_map[alias] = join.promote()
+    return annotated
 
 
 def export_messages(
