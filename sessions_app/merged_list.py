@@ -167,8 +167,19 @@ class MergedListMixin:
             if layout not in shown:
                 shown[layout] = self.rows_queryset()
             qs = shown[layout].using(store.alias).filter(pk__in=wanted)
-            with query_budget(budget) if budget is not None else contextlib.nullcontext():
-                found = {row.pk: row for row in qs}
+            try:
+                with query_budget(budget) if budget is not None else contextlib.nullcontext():
+                    found = {row.pk: row for row in qs}
+            except QueryTimeout:
+                if budget is None:
+                    raise
+                self.notes.append(f"Profile {store.name} ran out of time for this filter.")
+                found = {}
+            except (DatabaseError, sqlite3.Error) as exc:
+                # Broken since its keys were read: its rows are left out, the others shown.
+                failure = registry.REGISTRY.failed(store, exc)
+                self.notes.append(f"Profile {store.name} is unavailable: {failure.reason}")
+                found = {}
             return [found.get(pk) for pk in wanted]
 
         try:

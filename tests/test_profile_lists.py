@@ -187,3 +187,25 @@ def test_a_damaged_merged_cursor_gives_the_first_page_or_an_honest_one(home, sta
     assert response.status_code == 200
     response = staff_client.get(f"/search/?q=common&pos={cursor}")
     assert response.status_code == 200
+
+
+def test_a_store_that_breaks_after_its_keys_were_read_is_named(home, staff_client, monkeypatch):
+    """The page's rows are read after the keys: a store failing then is left out with a note,
+    the others are shown."""
+    from hermes_explorer import store
+    from sessions_app import listing
+
+    real = listing.KeysetTableView.rows_queryset
+
+    def rows_queryset(self):
+        qs = real(self)
+        if store.path() == str(home.path("support")):
+            return qs.extra(where=["no_such_column = 1"])
+        return qs
+
+    monkeypatch.setattr(listing.KeysetTableView, "rows_queryset", rows_queryset)
+    response = staff_client.get("/sessions/")
+    assert response.status_code == 200
+    assert "Profile support is unavailable" in response.content.decode()
+    names = {row.store.name for row in response.context["page"].rows}
+    assert "support" not in names and {"default", "coder", "cron"} <= names
