@@ -21,19 +21,14 @@ class AnnotationCells:
     """The annotations of a page's rows, by ``(store key, session id)``: a list over several
     profiles may show two sessions of the same id."""
 
-    def __init__(self, rows, user) -> None:
+    def __init__(self, rows, user, keys=None) -> None:
+        """``rows`` of the store read now, or ``keys``: ``(store key, session id)`` pairs of
+        rows of several stores, looked up together."""
         self.store = current_store()
-        self.by_id = {
-            (self.store, sid): found
-            for sid, found in selectors.for_sessions([r.id for r in rows], user).items()
-        }
+        if keys is None:
+            keys = [(self.store, r.id) for r in rows]
+        self.by_id = selectors.for_keys(keys, user)
         self.selectable = permissions.can_annotate(user)
-
-    def merged_with(self, other: AnnotationCells) -> AnnotationCells:
-        """These cells and ``other``'s (another profile's rows of the same page)."""
-        self.by_id.update(other.by_id)
-        self.selectable = self.selectable and other.selectable
-        return self
 
     def select_cell(self, record):
         # Plain escaping rather than format_html: two cells a row, fifty rows a page.

@@ -16,6 +16,7 @@ from . import crossdb, permissions, selectors
 from .columns import BULK_FORM_ID, AnnotationCells
 from .exports import extend_plan
 from .forms import selection_from
+from .targets import current_store
 
 # Query parameters that are the annotation filters, the list's own navigation or the profiles
 # it spans.
@@ -109,20 +110,25 @@ class AnnotationFiltersMixin:
 
     def prepare_rows(self, rows):
         rows = super().prepare_rows(rows)
-        cells = AnnotationCells(rows, self.request.user)
         if self._merged():
-            # One profile's rows at a time: the cells of every profile of the page together.
-            # Bulk tagging names sessions by id alone, so it is left to a profile's own list.
-            cells.selectable = False
-            if self.annotation_cells is not None:
-                cells = self.annotation_cells.merged_with(cells)
-        self.annotation_cells = cells
+            # One profile's rows at a time: their keys are noted, and the annotations of every
+            # profile's rows of the page are looked up together for the table.
+            keys = self.__dict__.setdefault("_annotation_keys", [])
+            store = current_store()
+            keys += [(store, row.id) for row in rows]
+        else:
+            self.annotation_cells = AnnotationCells(rows, self.request.user)
         return rows
 
     def get_table_kwargs(self):
-        cells = self.annotation_cells or AnnotationCells([], self.request.user)
         if self._merged():
+            cells = AnnotationCells(
+                [], self.request.user, keys=self.__dict__.get("_annotation_keys", [])
+            )
+            # Bulk tagging names sessions by id alone, so it is left to a profile's own list.
             cells.selectable = False
+        else:
+            cells = self.annotation_cells or AnnotationCells([], self.request.user)
         return {**super().get_table_kwargs(), "annotations": cells}
 
     def export(self, extend=None):
