@@ -613,6 +613,12 @@ def main() -> None:
     parser.add_argument("--no-exports", action="store_true", help="skip the export measurements")
     parser.add_argument("--export-runs", type=int, default=1, help="downloads of each export")
     parser.add_argument("--no-pages", action="store_true", help="measure the exports only")
+    parser.add_argument(
+        "--pages",
+        nargs="+",
+        metavar="WORD",
+        help="time only the pages whose name contains one of these words (e.g. search insights)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument(
         "--first-views",
@@ -632,6 +638,8 @@ def main() -> None:
     ensure_store(args.store, args.sessions, args.messages, args.seed)
     targets = pick_targets(args.store)
     pages = [] if args.no_pages else build_pages(targets)
+    if args.pages:
+        pages = [p for p in pages if any(word in p.name for word in args.pages)]
     workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-"))
     explorer = Explorer(args.store, workdir, free_port())
     datasette = None

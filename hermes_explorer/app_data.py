@@ -20,6 +20,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 POSTGRESQL = "django.db.backends.postgresql"
+APP_POSTGRESQL = "hermes_explorer.app_pg"
 SQLITE = "django.db.backends.sqlite3"
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -49,7 +50,10 @@ def database(url: str, data_dir: Path, *, conn_max_age: int = DEFAULT_CONN_MAX_A
         config.setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 10})
         config["CONN_MAX_AGE"] = 0
         config["CONN_HEALTH_CHECKS"] = False
-    elif engine != POSTGRESQL:
+    elif engine == POSTGRESQL:
+        # Django's backend with a health check of kept connections that needs no round trip.
+        config["ENGINE"] = APP_POSTGRESQL
+    else:
         raise ImproperlyConfigured(
             f"DATABASE_URL: the explorer runs on SQLite or PostgreSQL, not {engine}."
         )
@@ -65,13 +69,13 @@ def caches(url: str, data_dir: Path) -> dict:
     if not url:
         return {
             "default": {
-                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                "BACKEND": "hermes_explorer.near_cache.HostFileCache",
                 "LOCATION": data_dir / "cache" / "default",
                 "TIMEOUT": 300,
                 "OPTIONS": {"MAX_ENTRIES": 5_000},
             },
             "failures": {
-                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                "BACKEND": "hermes_explorer.near_cache.HostFileCache",
                 "LOCATION": data_dir / "cache" / "failures",
                 "TIMEOUT": 86_400,
                 "OPTIONS": {"MAX_ENTRIES": 5_000},

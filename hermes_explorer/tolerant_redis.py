@@ -16,6 +16,8 @@ import time
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache
 
+from . import near_cache
+
 logger = logging.getLogger(__name__)
 
 # Seconds to connect to Redis and to wait for one reply: it answers in well under a
@@ -111,3 +113,12 @@ class TolerantRedisCache(RedisCache):
         except Exception as exc:  # noqa: BLE001
             self._failed("touch", exc)
             return False
+
+    def clear(self):
+        # This process's copies of entries go with them (the other workers' copies are of
+        # entries that cannot change, or end at their own deadline).
+        try:
+            super().clear()
+        except Exception as exc:  # noqa: BLE001
+            self._failed("clear", exc)
+        near_cache.clear()

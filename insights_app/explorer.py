@@ -90,7 +90,7 @@ def previous_report(window: Window, now: float) -> Report:
     the file is unchanged, as whole reports are."""
     signature = store.file_signature()
     key = reports.cache_key(signature, window, "overview-only") if signature else None
-    cached = reports.report_cache().get(key) if key else None
+    cached = reports.cached_report(key) if key else None
     if cached is not None:
         return cached
     lo, hi = window.bounds(now)
@@ -108,7 +108,7 @@ def previous_report(window: Window, now: float) -> Report:
         full = overview(totals(figures["platforms"]), roles, report.models)
         report.overview = {k: v for k, v in full.items() if k not in _ROLE_FIELDS}
     if key:
-        reports.report_cache().set(key, report, reports.REPORT_TTL)
+        reports.keep_report(key, report)
     return report
 
 
@@ -278,8 +278,8 @@ def extras_for(report: Report, previous: Report | None, drill: Drill) -> Extras:
         return extras(report, previous, drill)
     variant = ("extras", report.generated_at, previous.generated_at if previous else None)
     key = reports.cache_key(signature, report.window, variant)
-    found = reports.report_cache().get(key)
+    found = reports.cached_fragment(key)
     if found is None:
         found = extras(report, previous, drill)
-        reports.report_cache().set(key, found, reports.REPORT_TTL)
+        reports.keep_fragment(key, found)
     return found

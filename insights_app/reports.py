@@ -16,19 +16,36 @@ from __future__ import annotations
 
 import hashlib
 
-from django.core.cache import caches
-
-from hermes_explorer import store
+from hermes_explorer import near_cache, store
 
 from .stats import Report, Window, build_report
 
 REPORT_TTL = 90
 
 
-def report_cache():
-    """Where finished reports are kept: the project's default cache (shared by every worker
-    when the deployment configures a shared backend)."""
-    return caches["default"]
+def _report_ends(report: Report) -> float:
+    # A window relative to now ("the last 30 days") moves on: a report is good for
+    # REPORT_TTL from the moment it was computed, in whichever worker holds a copy.
+    return report.generated_at + REPORT_TTL
+
+
+def cached_report(key: str) -> Report | None:
+    """The report kept under ``key`` (this worker's copy, else the shared cache's)."""
+    return near_cache.get(key, timeout=REPORT_TTL, expires=_report_ends)
+
+
+def keep_report(key: str, report: Report) -> None:
+    near_cache.set(key, report, REPORT_TTL, expires=_report_ends)
+
+
+def cached_fragment(key: str):
+    """What was made of one report (its extras, its page's body): the key names the report's
+    ``generated_at``, so the value never changes for the key."""
+    return near_cache.get(key, timeout=REPORT_TTL)
+
+
+def keep_fragment(key: str, value) -> None:
+    near_cache.set(key, value, REPORT_TTL)
 
 
 def cache_key(signature: tuple, window: Window, variant) -> str:
@@ -58,10 +75,10 @@ def report_for(
     if signature is None:
         return build()
     key = cache_key(signature, window, activity_days)
-    report = report_cache().get(key)
+    report = cached_report(key)
     if report is None:
         report = build()
         # A report cut short by the deadline is not kept: the next one completes it.
         if report.messages_complete:
-            report_cache().set(key, report, REPORT_TTL)
+            keep_report(key, report)
     return report

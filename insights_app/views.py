@@ -168,7 +168,7 @@ def _page(
             get_script_prefix(),
         )
         key = reports.cache_key(signature, report.window, variant) if signature else None
-        body = reports.report_cache().get(key) if key else None
+        body = reports.cached_fragment(key) if key else None
         if body is None:
             linked, extra = _linked_and_extra(report, previous, drill, messages_allowed, served)
             body_context = {**presenters.page(report, drill, linked, basis), **context}
@@ -182,6 +182,6 @@ def _page(
                 body_context["profile_chart"] = profiles_chart(profile_rows)
             body = render_to_string(BODY_TEMPLATE, body_context, request)
             if key and report.messages_complete:
-                reports.report_cache().set(key, body, reports.REPORT_TTL)
+                reports.keep_fragment(key, body)
         context["body"] = mark_safe(body)  # noqa: S308 - rendered by our own template above
     return render(request, TEMPLATE, context)

@@ -10,11 +10,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from django.core.cache import cache
 from django.db.models import Count, F, FloatField, Sum, TextField, Value
 from django.db.models.functions import Coalesce, Length, Substr
 
-from hermes_explorer import store
+from hermes_explorer import near_cache, store
 from hermes_explorer.redaction import redact
 
 from .content import as_text, parse_tool_calls
@@ -56,12 +55,12 @@ def capped_count(queryset, cap: int = COUNT_CAP) -> CappedCount:
         sql, params = capped.query.sql_with_params()
         raw = repr((signature, sql, params)).encode()
         key = "capped-count:" + hashlib.sha256(raw).hexdigest()
-        n = cache.get(key)
+        n = near_cache.get(key, timeout=COUNT_TTL)
         if n is not None:
             return CappedCount(value=n, capped=n > cap)
     n = capped.count()
     if key is not None:
-        cache.set(key, n, COUNT_TTL)
+        near_cache.set(key, n, COUNT_TTL)
     return CappedCount(value=n, capped=n > cap)
 
 
@@ -107,10 +106,10 @@ def source_overview() -> list[dict]:
     part of the key: an O(1) lookup)."""
     (newest,) = store.one("SELECT MAX(rowid) FROM sessions")
     key = f"overview:{store.name()}:{newest}"
-    rows = cache.get(key)
+    rows = near_cache.get_stamped(key)
     if rows is None:
         rows = _source_overview()
-        cache.set(key, rows, OVERVIEW_TTL)
+        near_cache.set_stamped(key, rows, OVERVIEW_TTL)
     return rows
 
 
@@ -421,12 +420,12 @@ def _transcript_total(base, session_id: str, visibility: Visibility) -> int:
     if signature is not None:
         raw = repr((signature, session_id, visibility.as_param())).encode()
         key = "transcript-total:" + hashlib.sha256(raw).hexdigest()
-        total = cache.get(key)
+        total = near_cache.get(key, timeout=COUNT_TTL)
         if total is not None:
             return total
     total = base.order_by().count()
     if key is not None:
-        cache.set(key, total, COUNT_TTL)
+        near_cache.set(key, total, COUNT_TTL)
     return total
 
 

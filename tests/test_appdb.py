@@ -11,16 +11,19 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
 from django.contrib.sessions.models import Session as DjangoSession
 from django.core.cache import caches
+from django.core.cache.backends.filebased import FileBasedCache
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import connections
 from django.test import Client, RequestFactory
+from django.utils.module_loading import import_string
 
 from hermes_explorer import app_data, store
 from hermes_explorer.hermes_db import shape as shape_module
@@ -39,7 +42,11 @@ def test_no_database_url_keeps_sqlite_in_the_data_directory(tmp_path):
 
 def test_a_postgresql_url_gives_psycopg_with_checked_persistent_connections(tmp_path):
     config = app_data.database("postgresql://ex:s3cr%40t@db.internal:6543/explorer", tmp_path)
-    assert config["ENGINE"] == "django.db.backends.postgresql"
+    assert config["ENGINE"] == "hermes_explorer.app_pg"
+    assert issubclass(
+        import_string("hermes_explorer.app_pg.base.DatabaseWrapper"),
+        import_string("django.db.backends.postgresql.base.DatabaseWrapper"),
+    )
     assert (config["HOST"], config["PORT"], config["NAME"]) == ("db.internal", 6543, "explorer")
     assert (config["USER"], config["PASSWORD"]) == ("ex", "s3cr@t")
     assert config["CONN_MAX_AGE"] == app_data.DEFAULT_CONN_MAX_AGE
@@ -54,9 +61,8 @@ def test_other_databases_are_refused_at_start(url, tmp_path):
 
 def test_no_cache_url_gives_file_caches_shared_by_this_hosts_workers(tmp_path):
     config = app_data.caches("", tmp_path)
-    assert {c["BACKEND"] for c in config.values()} == {
-        "django.core.cache.backends.filebased.FileBasedCache"
-    }
+    assert {c["BACKEND"] for c in config.values()} == {"hermes_explorer.near_cache.HostFileCache"}
+    assert issubclass(import_string("hermes_explorer.near_cache.HostFileCache"), FileBasedCache)
 
 
 def test_a_redis_url_puts_every_cache_alias_in_redis(tmp_path):
@@ -282,3 +288,38 @@ def test_a_template_instance_listens_on_the_port_of_its_name(monkeypatch):
         namespace: dict = {}
         exec(compile(config, "gunicorn.conf.py", "exec"), namespace)
         assert namespace["bind"] == bind
+
+
+@pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="PostgreSQL only")
+def test_a_kept_postgresql_connection_is_checked_without_a_round_trip_and_reopened_if_dropped(
+    monkeypatch,
+):
+    import psycopg
+
+    conn = connections.create_connection("default")
+    checks = []
+    full_check = conn.is_usable
+    monkeypatch.setattr(conn, "is_usable", lambda: checks.append(1) or full_check())
+    try:
+        conn.health_check_enabled = True
+        with conn.cursor() as cur:
+            cur.execute("SELECT pg_backend_pid()")
+            (pid,) = cur.fetchone()
+        # The next request on a healthy idle connection: no SELECT 1.
+        conn.health_check_done = False
+        conn.close_if_health_check_failed()
+        assert checks == [] and conn.connection is not None
+        # PostgreSQL drops it between two requests (a restart, an administrator).
+        dsn = os.environ["DATABASE_URL"]
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+        deadline = time.monotonic() + 5
+        while conn._quietly_idle() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        conn.health_check_done = False
+        with conn.cursor() as cur:  # the first query of the request reconnects, no error
+            cur.execute("SELECT pg_backend_pid()")
+            (new_pid,) = cur.fetchone()
+        assert checks == [1] and new_pid != pid
+    finally:
+        conn.close()

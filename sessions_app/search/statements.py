@@ -15,11 +15,10 @@ import hashlib
 import time
 from dataclasses import dataclass
 
-from django.core.cache import cache
 from django.urls import NoReverseMatch
 from django.utils.safestring import SafeString
 
-from hermes_explorer import store
+from hermes_explorer import near_cache, store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from hermes_explorer.redaction import redact
 from hermes_explorer.stores import Store
@@ -285,7 +284,7 @@ def too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
     if signature is not None:
         raw = repr((signature, table, match, req.session_id, cap, store.readers_block_writer()))
         key = "too-many-to-rank:" + hashlib.sha256(raw.encode()).hexdigest()
-        known = cache.get(key)
+        known = near_cache.get(key, timeout=MATCH_COUNT_TTL)
         if known is not None:
             return known
     try:
@@ -293,7 +292,7 @@ def too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
     except QueryTimeout:
         return True  # not an answer: counted again next time
     if key is not None:
-        cache.set(key, answer, MATCH_COUNT_TTL)
+        near_cache.set(key, answer, MATCH_COUNT_TTL)
     return answer
 
 

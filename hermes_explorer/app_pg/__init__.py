@@ -1,0 +1,2 @@
+"""The app database on PostgreSQL: Django's backend with a health check that costs no round
+trip (see ``base.py``)."""
