@@ -55,7 +55,7 @@ demo-db: $(DEMO_DB) $(DEMO_SUPPORT_DB) $(DEMO_CRON_DB)
 
 ## run: set up and serve the app with gunicorn on $(HOST):$(PORT) (demo data unless HERMES_STATE_DB,
 ## HERMES_HOME or HERMES_STORES is set, or ~/.hermes exists)
-run: $(BIN)/.installed $(DATA_DIR)/secret_key
+run: $(BIN)/.installed $(DATA_DIR)/secret_key catalogs
 	@if $(NOTHING_CONFIGURED); then $(MAKE) --no-print-directory demo-db; fi
 	$(BIN)/python manage.py migrate --noinput --verbosity 0
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
@@ -71,9 +71,14 @@ run: $(BIN)/.installed $(DATA_DIR)/secret_key
 APPDB_TESTS ?= tests/test_appdb.py tests/test_accounts.py tests/test_script_auth.py \
 	tests/test_insights_summary_store.py tests/test_security.py tests/test_sql_console.py \
 	tests/test_annotations.py
-test: $(BIN)/.installed-dev chromium servers
+test: $(BIN)/.installed-dev chromium servers catalogs
 	$(BIN)/python -m pytest
 	$(BIN)/python -m pytest -p tests.real_servers -m "not browser" $(APPDB_TESTS)
+
+## catalogs: the French (and any other) translation catalogs compiled to .mo (pure Python)
+.PHONY: catalogs
+catalogs: $(BIN)/.installed $(DATA_DIR)/secret_key
+	DJANGO_DEBUG=1 $(BIN)/python manage.py compile_catalogs
 
 ## chromium: the browser of the end-to-end tests, from apt when missing (never a download)
 .PHONY: chromium

@@ -90,3 +90,14 @@ class ApiToken(models.Model):
         if self.expires_at and self.expires_at <= timezone.now():
             return "expired"
         return "active"
+
+    @property
+    def status_label(self) -> str:
+        """The status in the page's language."""
+        from django.utils.translation import pgettext
+
+        return {
+            "revoked": pgettext("token status", "revoked"),
+            "expired": pgettext("token status", "expired"),
+            "active": pgettext("token status", "active"),
+        }[self.status]

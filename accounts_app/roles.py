@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.utils.translation import gettext_lazy
+
 VIEWER = "viewer"
 ANALYST = "analyst"
 STAFF = "staff"
@@ -41,10 +43,10 @@ class Capability:
     description: str  # completes "your role … cannot …"
 
 
-CONTENT = Capability("content", ANALYST, "read message content")
-EXPORT = Capability("export", ANALYST, "download exports")
-SQL = Capability("sql", STAFF, "use the SQL console")
-REVEAL = Capability("reveal", STAFF, "reveal redacted secrets")
+CONTENT = Capability("content", ANALYST, gettext_lazy("read message content"))
+EXPORT = Capability("export", ANALYST, gettext_lazy("download exports"))
+SQL = Capability("sql", STAFF, gettext_lazy("use the SQL console"))
+REVEAL = Capability("reveal", STAFF, gettext_lazy("reveal redacted secrets"))
 
 
 def role_of(user) -> str | None:

@@ -5,18 +5,26 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from . import tokens
 from .models import ApiToken
 
-EXPIRY_CHOICES = [("", "never"), ("30", "in 30 days"), ("90", "in 90 days"), ("365", "in a year")]
+EXPIRY_CHOICES = [
+    ("", pgettext_lazy("token expiry", "never")),
+    ("30", gettext_lazy("in 30 days")),
+    ("90", gettext_lazy("in 90 days")),
+    ("365", gettext_lazy("in a year")),
+]
 
 
 class TokenForm(forms.Form):
-    name = forms.CharField(max_length=100, required=False, label="What it is for")
-    expires = forms.ChoiceField(choices=EXPIRY_CHOICES, required=False, label="Expires")
+    name = forms.CharField(max_length=100, required=False, label=gettext_lazy("What it is for"))
+    expires = forms.ChoiceField(
+        choices=EXPIRY_CHOICES, required=False, label=gettext_lazy("Expires")
+    )
 
 
 @never_cache
@@ -47,5 +55,8 @@ def token_list(request):
 def token_revoke(request, key_id: str):
     token = get_object_or_404(ApiToken, key_id=key_id, user=request.user)
     tokens.revoke(token)
-    messages.success(request, f"Token {token.key_id} is revoked: scripts using it are refused.")
+    messages.success(
+        request,
+        gettext("Token %(key)s is revoked: scripts using it are refused.") % {"key": token.key_id},
+    )
     return redirect("accounts:tokens")

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
+from django.utils.translation import gettext
+
+from sessions_app.formatting import per_language
 
 from . import permissions, selectors
 from .targets import current_store
@@ -14,7 +17,16 @@ from .templatetags.annotations import note_indicator, tag_chips
 # table needs no form of its own around it.
 BULK_FORM_ID = "bulk-tag"
 EMPTY = mark_safe("")
-STAR = '<span class="starred" title="Starred by you" aria-label="Starred">★</span> '
+
+
+@per_language
+def _words() -> dict[str, str]:
+    """The words every row repeats, escaped, in the page's language (once per language)."""
+    return {
+        "star": f'<span class="starred" title="{escape(gettext("Starred by you"))}" '
+        f'aria-label="{escape(gettext("Starred"))}">★</span> ',
+        "select": escape(gettext("Select session %(id)s")),
+    }
 
 
 class AnnotationCells:
@@ -29,13 +41,14 @@ class AnnotationCells:
             keys = [(self.store, r.id) for r in rows]
         self.by_id = selectors.for_keys(keys, user)
         self.selectable = permissions.can_annotate(user)
+        self.words = _words()
 
     def select_cell(self, record):
         # Plain escaping rather than format_html: two cells a row, fifty rows a page.
         value = escape(record.id)
         return mark_safe(
             f'<input type="checkbox" name="session" value="{value}" form="{BULK_FORM_ID}" '
-            f'aria-label="Select session {value}">'
+            f'aria-label="{self.words["select"] % {"id": value}}">'
         )
 
     def tags_cell(self, record):
@@ -43,5 +56,5 @@ class AnnotationCells:
         found = self.by_id.get((getattr(record, "store_name", None) or self.store, record.id))
         if found is None:
             return EMPTY
-        star = STAR if found.starred else ""
+        star = self.words["star"] if found.starred else ""
         return mark_safe(f"{star}{tag_chips(found.tags)} {note_indicator(found.notes_count)}")

@@ -25,7 +25,9 @@ import itertools
 from dataclasses import dataclass, field
 
 from django.db.models import Exists, OuterRef, QuerySet
+from django.utils.translation import gettext
 
+from sessions_app.formatting import number
 from sessions_app.pagination import BadCursor, KeysetPage
 
 from .models import AnnotatedSession, SessionTag, Star, Tag
@@ -176,8 +178,11 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
     page = KeysetPage(rows=rows, per_page=per_page, notes=notes)
     if result.stopped_at is not None and len(result.rows) <= per_page:
         notes.append(
-            f"Looked through {result.walked:,} annotated sessions for this page; "
-            "the next page goes on from there."
+            gettext(
+                "Looked through %(count)s annotated sessions for this page; "
+                "the next page goes on from there."
+            )
+            % {"count": number(result.walked)}
         )
         stop = keyset.encode(result.stopped_at, "p" if reverse else "n")
         if reverse:

@@ -6,8 +6,10 @@ from urllib.parse import urlsplit
 
 from django import forms
 from django.urls import Resolver404, resolve
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from hermes_explorer.params import truthy
+from sessions_app.formatting import number
 
 from .crossdb import Selection
 from .models import (
@@ -23,38 +25,68 @@ from .models import (
 # Pages a saved view may open: the tables, search, insights, live and failures.
 VIEW_NAMESPACES = frozenset({"sessions", "messages", "search", "insights", "live", "failures"})
 MAX_TAG_FILTERS = 10
+# The colours' names in the page's language (the stored value stays the English word).
+COLOUR_LABELS = {
+    "grey": pgettext_lazy("tag colour", "grey"),
+    "blue": pgettext_lazy("tag colour", "blue"),
+    "green": pgettext_lazy("tag colour", "green"),
+    "amber": pgettext_lazy("tag colour", "amber"),
+    "red": pgettext_lazy("tag colour", "red"),
+    "purple": pgettext_lazy("tag colour", "purple"),
+}
 
 
-def _single_line(value: str, what: str) -> str:
+def _single_line(value: str, problem: str) -> str:
+    """``value`` stripped; ``problem`` (in words) when it is more than one line."""
     value = (value or "").strip()
     if any(ord(c) < 32 for c in value):
-        raise forms.ValidationError(f"The {what} must be one line of text.")
+        raise forms.ValidationError(problem)
     return value
+
+
+def _at_most(field, message: str, limit: int) -> None:
+    # Set when the form is made, so that the message is in the page's language.
+    field.error_messages["max_length"] = message % {"n": number(limit)}
 
 
 class TagForm(forms.ModelForm):
     class Meta:
         model = Tag
         fields = ["name", "colour", "description"]
-        error_messages = {
-            "name": {
-                "max_length": f"A tag name has at most {TAG_NAME_CHARS} characters.",
-            },
-            "description": {
-                "max_length": f"A description has at most {TAG_DESCRIPTION_CHARS} characters.",
-            },
+        labels = {
+            "name": gettext_lazy("Name"),
+            "colour": gettext_lazy("Colour"),
+            "description": gettext_lazy("Description"),
         }
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        fields = self.fields
+        _at_most(
+            fields["name"], gettext("A tag name has at most %(n)s characters."), TAG_NAME_CHARS
+        )
+        _at_most(
+            fields["description"],
+            gettext("A description has at most %(n)s characters."),
+            TAG_DESCRIPTION_CHARS,
+        )
+        fields["colour"].choices = [
+            (value, COLOUR_LABELS.get(value, label)) for value, label in fields["colour"].choices
+        ]
+
     def clean_name(self):
-        name = _single_line(self.cleaned_data["name"], "tag name")
+        name = _single_line(
+            self.cleaned_data["name"], gettext("The tag name must be one line of text.")
+        )
         if not name:
-            raise forms.ValidationError("A tag needs a name.")
+            raise forms.ValidationError(gettext("A tag needs a name."))
         clash = Tag.objects.filter(name__iexact=name)
         if self.instance.pk:
             clash = clash.exclude(pk=self.instance.pk)
         if clash.exists():
             raise forms.ValidationError(
-                f"A tag “{clash.first().name}” already exists; tag names differ by more than case."
+                gettext("A tag “%(name)s” already exists; tag names differ by more than case.")
+                % {"name": clash.first().name}
             )
         return name
 
@@ -66,16 +98,18 @@ class TagForm(forms.ModelForm):
 class AddTagForm(forms.Form):
     tag = forms.ModelChoiceField(
         queryset=Tag.objects.all(),
-        label="Tag",
+        label=gettext_lazy("Tag"),
         empty_label=None,
-        error_messages={"invalid_choice": "That tag does not exist (any more): pick another."},
+        error_messages={
+            "invalid_choice": gettext_lazy("That tag does not exist (any more): pick another.")
+        },
     )
 
 
 class BulkTagForm(AddTagForm):
     session = forms.MultipleChoiceField(
-        label="Sessions",
-        error_messages={"required": "Select at least one session to tag."},
+        label=gettext_lazy("Sessions"),
+        error_messages={"required": gettext_lazy("Select at least one session to tag.")},
     )
 
     MAX_SESSIONS = 500
@@ -87,47 +121,54 @@ class BulkTagForm(AddTagForm):
     def clean_session(self):
         ids = list(dict.fromkeys(self.cleaned_data["session"]))
         if len(ids) > self.MAX_SESSIONS:
-            raise forms.ValidationError(f"Tag at most {self.MAX_SESSIONS} sessions at a time.")
+            raise forms.ValidationError(
+                gettext("Tag at most %(n)s sessions at a time.") % {"n": self.MAX_SESSIONS}
+            )
         return ids
 
 
 class NoteForm(forms.Form):
     text = forms.CharField(
-        label="Note",
+        label=gettext_lazy("Note"),
         max_length=NOTE_CHARS,
         widget=forms.Textarea(attrs={"rows": 3}),
-        error_messages={
-            "required": "A note cannot be empty.",
-            "max_length": f"A note has at most {NOTE_CHARS:,} characters (this one has "
-            "%(show_value)d).",
-        },
+        error_messages={"required": gettext_lazy("A note cannot be empty.")},
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # ``%(show_value)d`` is filled in by the validator.
+        self.fields["text"].error_messages["max_length"] = gettext(
+            "A note has at most %(n)s characters (this one has %%(show_value)d)."
+        ) % {"n": number(NOTE_CHARS)}
 
     def clean_text(self):
         text = self.cleaned_data["text"].strip()
         if not text:
-            raise forms.ValidationError("A note cannot be empty.")
+            raise forms.ValidationError(gettext("A note cannot be empty."))
         return text.replace("\x00", "")
 
 
 def view_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a saved view, or None: it must be a path of this app's pages."""
     if not url:
-        return "A saved view needs the address of a page."
+        return gettext("A saved view needs the address of a page.")
     if any(ord(c) < 32 or c == "\\" for c in url):
-        return "The address has characters a page address cannot have."
+        return gettext("The address has characters a page address cannot have.")
     parts = urlsplit(url)
     if parts.scheme or parts.netloc or url.startswith("//") or not url.startswith("/"):
-        return (
+        return gettext(
             "A saved view opens a page of the explorer: give its path (starting with one /), "
             "not another site's address."
         )
     try:
         match = resolve(parts.path)
     except Resolver404:
-        return "No page of the explorer has this address."
+        return gettext("No page of the explorer has this address.")
     if match.namespace not in VIEW_NAMESPACES:
-        return "Only tables, search, insights, live and failures pages can be saved as views."
+        return gettext(
+            "Only tables, search, insights, live and failures pages can be saved as views."
+        )
     return None
 
 
@@ -135,22 +176,36 @@ class SavedViewForm(forms.ModelForm):
     class Meta:
         model = SavedView
         fields = ["name", "url", "shared"]
-        labels = {"name": "View name", "url": "Page address", "shared": "Share with the team"}
-        error_messages = {
-            "name": {"max_length": f"A view name has at most {VIEW_NAME_CHARS} characters."},
-            "url": {"max_length": f"A page address has at most {VIEW_URL_CHARS:,} characters."},
+        labels = {
+            "name": gettext_lazy("View name"),
+            "url": gettext_lazy("Page address"),
+            "shared": gettext_lazy("Share with the team"),
         }
 
     def __init__(self, *args, owner, **kwargs):
         super().__init__(*args, **kwargs)
         self.owner = owner
+        _at_most(
+            self.fields["name"],
+            gettext("A view name has at most %(n)s characters."),
+            VIEW_NAME_CHARS,
+        )
+        _at_most(
+            self.fields["url"],
+            gettext("A page address has at most %(n)s characters."),
+            VIEW_URL_CHARS,
+        )
 
     def clean_name(self):
-        name = _single_line(self.cleaned_data["name"], "view name")
+        name = _single_line(
+            self.cleaned_data["name"], gettext("The view name must be one line of text.")
+        )
         if not name:
-            raise forms.ValidationError("A saved view needs a name.")
+            raise forms.ValidationError(gettext("A saved view needs a name."))
         if SavedView.objects.filter(owner=self.owner, name__iexact=name).exists():
-            raise forms.ValidationError(f"You already have a view named “{name}”.")
+            raise forms.ValidationError(
+                gettext("You already have a view named “%(name)s”.") % {"name": name}
+            )
         return name
 
     def clean_url(self):

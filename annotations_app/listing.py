@@ -9,7 +9,10 @@ note count and, for those who may tag, the selection checkboxes of the bulk-tag 
 
 from __future__ import annotations
 
+from django.utils.translation import gettext
+
 from hermes_explorer.hermes_db.current import current_alias
+from sessions_app.formatting import number
 from sessions_app.selectors import COUNT_CAP, CappedCount
 
 from . import crossdb, permissions, selectors
@@ -39,7 +42,7 @@ class AnnotationFiltersMixin:
 
     def unknown_sort_note(self, sort):
         if self.selection.active and sort in super().get_sorts():
-            return (
+            return gettext(
                 "Last activity changes while a session runs, so tag, star and note filters "
                 "cannot sort by it: showing newest first."
             )
@@ -52,7 +55,7 @@ class AnnotationFiltersMixin:
         if not self.selection.active:
             return super().get_count(filtered)
         n = self.selection.count(COUNT_CAP)
-        note = (
+        note = gettext(
             "The count is of the sessions carrying these tags, stars or notes, before the "
             "other filters."
         )
@@ -65,7 +68,9 @@ class AnnotationFiltersMixin:
         if not self.selection.active:
             return super().paginate(queryset, token, per_page)
         for name in self.selection.unknown_tags:
-            self.notes.append(f"No tag is named “{name}”: no session matches.")
+            self.notes.append(
+                gettext("No tag is named “%(name)s”: no session matches.") % {"name": name}
+            )
         return crossdb.paginate(self.selection, queryset, self.keyset, token, per_page)
 
     def _merged(self) -> bool:
@@ -98,11 +103,11 @@ class AnnotationFiltersMixin:
             ids = known[alias]
             if len(ids) > MERGED_IDS_CAP:
                 ids = ids[:MERGED_IDS_CAP]
-                note = (
-                    f"Over several profiles, only the first {MERGED_IDS_CAP:,} sessions of a "
-                    "profile carrying these tags, stars or notes are listed; choose one profile "
-                    "to see them all."
-                )
+                note = gettext(
+                    "Over several profiles, only the first %(cap)s sessions of a profile "
+                    "carrying these tags, stars or notes are listed; choose one profile to see "
+                    "them all."
+                ) % {"cap": number(MERGED_IDS_CAP)}
                 if note not in self.notes:
                     self.notes.append(note)
             qs = qs.filter(id__in=ids)

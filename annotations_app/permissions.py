@@ -7,10 +7,12 @@ vocabulary and may remove anyone's note.  A note is edited by its author only.
 
 from __future__ import annotations
 
+from django.utils.translation import gettext_lazy
+
 from accounts_app.roles import ANALYST, STAFF, Capability, has_capability
 
-ANNOTATE = Capability("annotate", ANALYST, "tag sessions or write notes")
-MANAGE_TAGS = Capability("manage_tags", STAFF, "manage the tag vocabulary")
+ANNOTATE = Capability("annotate", ANALYST, gettext_lazy("tag sessions or write notes"))
+MANAGE_TAGS = Capability("manage_tags", STAFF, gettext_lazy("manage the tag vocabulary"))
 
 
 def can_star(user) -> bool:

@@ -15,6 +15,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts_app.middleware import forbidden
@@ -45,14 +46,14 @@ def _session_url(session_id: str) -> str:
 def _target_or_404(session_id: str) -> AnnotatedSession:
     target = targets.target_for(session_id)
     if target is None:
-        raise Http404("No session with this id in the state.db.")
+        raise Http404(gettext("No session with this id in the state.db."))
     return target
 
 
 @require_POST
 def star(request, session_id: str):
     starred = services.toggle_star(request, _target_or_404(session_id))
-    messages.success(request, "Starred." if starred else "Star removed.")
+    messages.success(request, gettext("Starred.") if starred else gettext("Star removed."))
     return redirect(_back(request, _session_url(session_id)))
 
 
@@ -66,9 +67,11 @@ def add_tag(request, session_id: str):
         return redirect(_back(request, _session_url(session_id)))
     tag = form.cleaned_data["tag"]
     if services.add_tag(request, [_target_or_404(session_id)], tag):
-        messages.success(request, f"Tagged “{tag.name}”.")
+        messages.success(request, gettext("Tagged “%(name)s”.") % {"name": tag.name})
     else:
-        messages.info(request, f"The session already has the tag “{tag.name}”.")
+        messages.info(
+            request, gettext("The session already has the tag “%(name)s”.") % {"name": tag.name}
+        )
     return redirect(_back(request, _session_url(session_id)))
 
 
@@ -79,7 +82,7 @@ def remove_tag(request, session_id: str, tag_id: int):
     target = targets.existing_target(session_id)
     tag = Tag.objects.filter(pk=tag_id).first()
     if target is not None and tag is not None and services.remove_tag(request, target, tag):
-        messages.success(request, f"Tag “{tag.name}” removed.")
+        messages.success(request, gettext("Tag “%(name)s” removed.") % {"name": tag.name})
     return redirect(_back(request, _session_url(session_id)))
 
 
@@ -96,9 +99,15 @@ def bulk_tag(request):
     found = targets.targets_for(form.cleaned_data["session"])
     added = services.add_tag(request, list(found.values()), tag)
     missing = len(form.cleaned_data["session"]) - len(found)
-    text = f"Tagged {added} session{'s' if added != 1 else ''} “{tag.name}”."
+    text = ngettext(
+        "Tagged %(count)s session “%(name)s”.", "Tagged %(count)s sessions “%(name)s”.", added
+    ) % {"count": added, "name": tag.name}
     if missing:
-        text += f" {missing} selected session{'s are' if missing != 1 else ' is'} not in the store."
+        text += " " + ngettext(
+            "%(count)s selected session is not in the store.",
+            "%(count)s selected sessions are not in the store.",
+            missing,
+        ) % {"count": missing}
     messages.success(request, text)
     return redirect(back)
 
@@ -117,7 +126,7 @@ def add_note(request, session_id: str):
             status=400,
         )
     services.add_note(request, target, form.cleaned_data["text"])
-    messages.success(request, "Note added.")
+    messages.success(request, gettext("Note added."))
     return redirect(_session_url(session_id))
 
 
@@ -130,7 +139,7 @@ def edit_note(request, note_id: int):
     form = NoteForm(request.POST or None, initial={"text": note.text})
     if request.method == "POST" and form.is_valid():
         services.edit_note(request, note, form.cleaned_data["text"])
-        messages.success(request, "Note saved.")
+        messages.success(request, gettext("Note saved."))
         return redirect(_session_url(session_id))
     status = 400 if request.method == "POST" else 200
     return render(
@@ -148,7 +157,7 @@ def delete_note(request, note_id: int):
         return forbidden(request, permissions.ANNOTATE)
     session_id = note.target.session_id
     services.delete_note(request, note)
-    messages.success(request, "Note deleted.")
+    messages.success(request, gettext("Note deleted."))
     return redirect(_session_url(session_id))
 
 
@@ -162,7 +171,9 @@ def tag_list(request):
             return forbidden(request, permissions.MANAGE_TAGS)
         if form.is_valid():
             services.save_tag(request, form.instance, created=True)
-            messages.success(request, f"Tag “{form.instance.name}” created.")
+            messages.success(
+                request, gettext("Tag “%(name)s” created.") % {"name": form.instance.name}
+            )
             return redirect("annotations:tags")
     return render(
         request,
@@ -180,7 +191,7 @@ def tag_edit(request, tag_id: int):
     form = TagForm(request.POST or None, instance=tag)
     if request.method == "POST" and form.is_valid():
         services.save_tag(request, form.instance, created=False)
-        messages.success(request, f"Tag “{tag.name}” saved.")
+        messages.success(request, gettext("Tag “%(name)s” saved.") % {"name": tag.name})
         return redirect("annotations:tags")
     return render(
         request,
@@ -196,7 +207,7 @@ def tag_delete(request, tag_id: int):
         return forbidden(request, permissions.MANAGE_TAGS)
     tag = get_object_or_404(Tag, pk=tag_id)
     services.delete_tag(request, tag)
-    messages.success(request, f"Tag “{tag.name}” deleted.")
+    messages.success(request, gettext("Tag “%(name)s” deleted.") % {"name": tag.name})
     return redirect("annotations:tags")
 
 
@@ -208,7 +219,9 @@ def view_list(request):
         if form.is_valid():
             form.instance.owner = request.user
             services.save_view(request, form.instance)
-            messages.success(request, f"View “{form.instance.name}” saved.")
+            messages.success(
+                request, gettext("View “%(name)s” saved.") % {"name": form.instance.name}
+            )
             return redirect("annotations:views")
     else:
         form = SavedViewForm(owner=request.user, initial={"url": _referring_view(request)})
@@ -238,7 +251,7 @@ def view_delete(request, view_id: int):
     if view.owner_id != request.user.pk and not permissions.can_manage_tags(request.user):
         return forbidden(request, permissions.MANAGE_TAGS)
     services.delete_view(request, view)
-    messages.success(request, f"View “{view.name}” deleted.")
+    messages.success(request, gettext("View “%(name)s” deleted.") % {"name": view.name})
     return redirect("annotations:views")
 
 

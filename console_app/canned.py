@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.utils.translation import gettext_lazy
+
 from .models import SavedQuery
 
 
@@ -27,8 +29,8 @@ class NamedQuery:
 CANNED_QUERIES: tuple[NamedQuery, ...] = (
     NamedQuery(
         slug="sessions-with-cost",
-        name="All sessions with message count and cost",
-        description="Every session, newest first (from the old runbook).",
+        name=gettext_lazy("All sessions with message count and cost"),
+        description=gettext_lazy("Every session, newest first (from the old runbook)."),
         sql="""SELECT id, title, source, message_count,
        datetime(started_at, 'unixepoch') AS date,
        estimated_cost_usd
@@ -37,8 +39,10 @@ ORDER BY started_at DESC""",
     ),
     NamedQuery(
         slug="telegram-conversations",
-        name="Telegram conversations",
-        description="Sessions that came in through Telegram, newest first (from the old runbook).",
+        name=gettext_lazy("Telegram conversations"),
+        description=gettext_lazy(
+            "Sessions that came in through Telegram, newest first (from the old runbook)."
+        ),
         sql="""SELECT id, title, user_id, message_count,
        datetime(started_at, 'unixepoch') AS date
 FROM sessions
@@ -47,8 +51,8 @@ ORDER BY started_at DESC""",
     ),
     NamedQuery(
         slug="search-messages",
-        name="Search messages by keyword, with session title",
-        description=(
+        name=gettext_lazy("Search messages by keyword, with session title"),
+        description=gettext_lazy(
             "Messages whose content contains a keyword (from the old runbook). LIKE reads every "
             "message: on a big store prefer the full-text version below, or /search/."
         ),
@@ -61,8 +65,10 @@ ORDER BY m.timestamp DESC""",
     ),
     NamedQuery(
         slug="stats-per-channel",
-        name="Statistics per channel",
-        description="Sessions, messages and estimated cost per source (from the old runbook).",
+        name=gettext_lazy("Statistics per channel"),
+        description=gettext_lazy(
+            "Sessions, messages and estimated cost per source (from the old runbook)."
+        ),
         sql="""SELECT source,
        COUNT(*) AS nb_sessions,
        SUM(message_count) AS nb_messages,
@@ -72,8 +78,10 @@ GROUP BY source""",
     ),
     NamedQuery(
         slug="titles-with-message-counts",
-        name="Titles with their message counts",
-        description="The example of the old /state?sql= page: sessions by number of messages.",
+        name=gettext_lazy("Titles with their message counts"),
+        description=gettext_lazy(
+            "The example of the old /state?sql= page: sessions by number of messages."
+        ),
         sql="""SELECT s.title, s.source, COUNT(m.id) AS nb_messages
 FROM sessions s
 JOIN messages m ON m.session_id = s.id
@@ -82,8 +90,8 @@ ORDER BY nb_messages DESC""",
     ),
     NamedQuery(
         slug="search-messages-fts",
-        name="Search messages with the full-text index",
-        description=(
+        name=gettext_lazy("Search messages with the full-text index"),
+        description=gettext_lazy(
             "Same as the keyword search, through messages_fts (FTS5 syntax: words, "
             '"a phrase", prefix*, AND/OR/NOT). Fast on any size of store.'
         ),

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from django import forms
 from django.utils.text import slugify
+from django.utils.translation import gettext, gettext_lazy, ngettext
+
+from sessions_app.formatting import number
 
 from .canned import CANNED_BY_SLUG
 from .models import SavedQuery
@@ -47,10 +50,12 @@ class ConsoleForm(forms.Form):
         reserved = [n for n in self.parameter_names if n in RESERVED_NAMES]
         if reserved:
             raise forms.ValidationError(
-                "Rename the parameter"
-                + ("s " if len(reserved) > 1 else " ")
-                + ", ".join(f":{n}" for n in reserved)
-                + ": the console uses these names itself."
+                ngettext(
+                    "Rename the parameter %(names)s: the console uses these names itself.",
+                    "Rename the parameters %(names)s: the console uses these names itself.",
+                    len(reserved),
+                )
+                % {"names": ", ".join(f":{n}" for n in reserved)}
             )
         return cleaned
 
@@ -75,7 +80,16 @@ class SaveQueryForm(forms.ModelForm):
             "sql": forms.HiddenInput,
             "description": forms.Textarea(attrs={"rows": 2}),
         }
-        help_texts = {"slug": "Used in the link /sql/?query=<slug>; made from the name if empty."}
+        labels = {
+            "name": gettext_lazy("Name"),
+            "slug": gettext_lazy("Slug"),
+            "description": gettext_lazy("Description"),
+        }
+        help_texts = {
+            "slug": gettext_lazy(
+                "Used in the link /sql/?query=<slug>; made from the name if empty."
+            )
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -84,21 +98,27 @@ class SaveQueryForm(forms.ModelForm):
     def clean_sql(self):
         sql = self.cleaned_data["sql"]
         if not sql.strip():
-            raise forms.ValidationError("There is no SQL to save.")
+            raise forms.ValidationError(gettext("There is no SQL to save."))
         if len(sql) > MAX_SQL_CHARS:
-            raise forms.ValidationError(f"The query is longer than {MAX_SQL_CHARS:,} characters.")
+            raise forms.ValidationError(
+                gettext("The query is longer than %(n)s characters.") % {"n": number(MAX_SQL_CHARS)}
+            )
         return sql
 
     def clean(self):
         cleaned = super().clean()
         slug = cleaned.get("slug") or slugify(cleaned.get("name") or "")[:80]
         if not slug:
-            self.add_error("slug", "Give the query a name or a slug made of letters and digits.")
+            self.add_error(
+                "slug", gettext("Give the query a name or a slug made of letters and digits.")
+            )
             return cleaned
         if slug in CANNED_BY_SLUG:
-            self.add_error("slug", "A query that ships with the console already uses this slug.")
+            self.add_error(
+                "slug", gettext("A query that ships with the console already uses this slug.")
+            )
         elif SavedQuery.objects.filter(slug=slug).exclude(pk=self.instance.pk).exists():
-            self.add_error("slug", "A saved query already uses this slug.")
+            self.add_error("slug", gettext("A saved query already uses this slug."))
         cleaned["slug"] = slug
         self.instance.slug = slug
         return cleaned

@@ -17,6 +17,7 @@ from django.core.exceptions import BadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from hermes_explorer.params import truthy
@@ -75,7 +76,7 @@ def save(request):
     query = form.save(commit=False)
     query.created_by = request.user
     query.save()
-    messages.success(request, f"Saved “{query.name}”.")
+    messages.success(request, gettext("Saved “%(name)s”.") % {"name": query.name})
     return redirect(reverse("sql:console") + "?" + urlencode({"query": query.slug}))
 
 
@@ -85,11 +86,13 @@ def delete(request, slug: str):
     query = get_object_or_404(SavedQuery, slug=slug)
     if not query.manageable_by(request.user):
         messages.error(
-            request, f"“{query.name}” was saved by someone else: only they can delete it."
+            request,
+            gettext("“%(name)s” was saved by someone else: only they can delete it.")
+            % {"name": query.name},
         )
     else:
         query.delete()
-        messages.success(request, f"Deleted “{query.name}”.")
+        messages.success(request, gettext("Deleted “%(name)s”.") % {"name": query.name})
     return redirect("sql:saved")
 
 
@@ -102,7 +105,9 @@ def _named_query_and_sql(request, data):
     if slug:
         named = canned.named_query(slug)
         if named is None:
-            messages.warning(request, f"There is no query called “{slug[:80]}”.")
+            messages.warning(
+                request, gettext("There is no query called “%(slug)s”.") % {"slug": slug[:80]}
+            )
     sql = data.get("sql")
     if sql is None:
         sql = named.sql if named else ""

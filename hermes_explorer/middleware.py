@@ -11,6 +11,7 @@ import os
 
 from django.db import DatabaseError
 from django.shortcuts import render
+from django.utils.translation import gettext_noop
 
 from . import store
 from .hermes_db.deadline import QueryTimeout
@@ -19,13 +20,21 @@ logger = logging.getLogger(__name__)
 
 # Messages SQLite gives when the file itself, not the query, is the problem.
 STORE_FAULTS = {
-    "unable to open database file": "The state.db file cannot be opened (missing, or not readable by the explorer's user).",
-    "file is not a database": "The file is not an SQLite database.",
-    "database disk image is malformed": "The state.db is corrupt.",
-    "database is locked": "The state.db stayed locked by a writer longer than the busy timeout.",
-    "disk I/O error": "Reading the state.db failed with a disk I/O error.",
-    "no such table": "The file does not look like a Hermes state.db (a table is missing).",
-    "readonly database": "The state.db could not be read (a WAL reader needs the -wal/-shm files or a writable directory).",
+    "unable to open database file": gettext_noop(
+        "The state.db file cannot be opened (missing, or not readable by the explorer's user)."
+    ),
+    "file is not a database": gettext_noop("The file is not an SQLite database."),
+    "database disk image is malformed": gettext_noop("The state.db is corrupt."),
+    "database is locked": gettext_noop(
+        "The state.db stayed locked by a writer longer than the busy timeout."
+    ),
+    "disk I/O error": gettext_noop("Reading the state.db failed with a disk I/O error."),
+    "no such table": gettext_noop(
+        "The file does not look like a Hermes state.db (a table is missing)."
+    ),
+    "readonly database": gettext_noop(
+        "The state.db could not be read (a WAL reader needs the -wal/-shm files or a writable directory)."
+    ),
 }
 
 
@@ -55,7 +64,9 @@ class StateDBErrorMiddleware:
         if isinstance(exception, DatabaseError):
             explanation = describe_store_fault(exception)
             if os.path.isdir(store.path()):
-                explanation = "The configured state.db path is a directory, not a database file."
+                explanation = gettext_noop(
+                    "The configured state.db path is a directory, not a database file."
+                )
             if explanation is not None:
                 logger.warning("state.db unavailable: %s", exception)
                 return render(
@@ -65,3 +76,22 @@ class StateDBErrorMiddleware:
                     status=503,
                 )
         return None
+
+
+class RequestLanguageMiddleware:
+    """Records the language LocaleMiddleware chose for this request where the formatting
+    functions read it cheaply (``sessions_app.formatting.REQUEST_LANGUAGE``)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from django.utils.translation import get_language
+
+        from sessions_app.formatting import REQUEST_LANGUAGE
+
+        token = REQUEST_LANGUAGE.set(get_language() or "en")
+        try:
+            return self.get_response(request)
+        finally:
+            REQUEST_LANGUAGE.reset(token)

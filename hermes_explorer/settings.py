@@ -119,6 +119,9 @@ MIDDLEWARE = [
     "hermes_explorer.http_policy.NoStoreMiddleware",
     "hermes_explorer.http_policy.HeadAsGetMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The language: the switch's cookie, else the browser's Accept-Language, else LANGUAGE_CODE.
+    "django.middleware.locale.LocaleMiddleware",
+    "hermes_explorer.middleware.RequestLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -192,10 +195,22 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "overview"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en-us"
+# Pages follow the person: the language switch (a cookie), else the browser's Accept-Language,
+# else this default. Only these languages are offered; numbers and dates follow the language.
+LANGUAGE_CODE = os.environ.get("DJANGO_LANGUAGE_CODE", "").strip() or "en"
+LANGUAGES = [("en", "English"), ("fr", "Français")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# The language switch remembers the choice for a year (not httponly: no secret in it).
+LANGUAGE_COOKIE_NAME = "explorer_language"
+LANGUAGE_COOKIE_AGE = 365 * 86_400
+LANGUAGE_COOKIE_SAMESITE = "Lax"
 # Weekday/hour/day buckets and displayed times use this zone (Hermes ids are local time).
 TIME_ZONE = os.environ.get("HERMES_TIME_ZONE", os.environ.get("TZ", "UTC")) or "UTC"
-USE_I18N = False
+USE_I18N = True
+# Numbers and dates follow the language through the explorer's filters (intcomma, floatformat,
+# the formatting module) and these per-language formats. Thousands grouping is not switched on
+# for every number: ids and counts also go into URLs and data attributes.
+FORMAT_MODULE_PATH = ["hermes_explorer.formats"]
 USE_TZ = True
 
 STATIC_URL = "static/"

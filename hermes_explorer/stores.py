@@ -33,6 +33,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import DatabaseError, connections
+from django.utils.translation import gettext, gettext_noop
 
 from .hermes_db.current import DEFAULT_ALIAS, current_alias
 from .hermes_db.current import using as using_alias
@@ -206,7 +207,7 @@ def fault_reason(exc: BaseException, store: Store) -> str:
     from .middleware import describe_store_fault
 
     if os.path.isdir(store.path):
-        return "The configured state.db path is a directory, not a database file."
+        return gettext_noop("The configured state.db path is a directory, not a database file.")
     return describe_store_fault(exc) or str(exc)
 
 
@@ -215,7 +216,7 @@ def probe(store: Store) -> Status:
     from . import store as one_store
 
     if not os.path.exists(store.path):
-        return Status(False, reason=f"missing: no file at {store.path}")
+        return Status(False, reason=gettext_noop("The state.db file is missing."))
     try:
         with using_alias(store.alias):
             label = one_store.shape().label
@@ -225,6 +226,15 @@ def probe(store: Store) -> Status:
     except (DatabaseError, sqlite3.Error, OSError) as exc:
         return Status(False, reason=fault_reason(exc, store))
     return Status(True, shape=label, journal_mode=journal, size=size)
+
+
+def unavailable_note(store: Store, reason: str) -> str:
+    """What a page spanning several profiles says of one it had to leave out, in the page's
+    language (``reason`` is an English message, translated here when the catalog has it)."""
+    return gettext("Profile %(profile)s is unavailable: %(reason)s") % {
+        "profile": store.name,
+        "reason": gettext(reason) if reason else "",
+    }
 
 
 def all_stores() -> tuple[Store, ...]:

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
+from django.views.i18n import set_language
 
 from sessions_app.views import sessions as session_views
 
@@ -24,6 +25,8 @@ urlpatterns = [
     path("sql/", include("console_app.urls")),
     path("annotations/", include("annotations_app.urls")),
     path("healthz", login_not_required(views.healthz), name="healthz"),
+    # The language switch (a POST that sets the language cookie): the sign-in page has it too.
+    path("i18n/setlang/", login_not_required(set_language), name="set_language"),
     # Sign-in, sign-out and changing one's own password. No password-reset pages: there is no
     # mail here, and an anonymous form that tries to send one only tells who has an account;
     # staff reset passwords in the admin (or ``manage.py changepassword``).

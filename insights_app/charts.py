@@ -20,8 +20,17 @@ from dataclasses import dataclass, field
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, ngettext
 
-from sessions_app.formatting import compact
+from sessions_app.formatting import (
+    chart_day_label,
+    compact,
+    french,
+    long_date_text,
+    month_text,
+    short_day_text,
+    short_month_text,
+)
 
 _ids = itertools.count(1)
 
@@ -118,7 +127,7 @@ def hbar_chart(
     if not bars:
         out.append(
             f'<text class="chart-empty" x="{BAR_WIDTH / 2}" y="{height / 2 + 4}" '
-            'text-anchor="middle">No data in this window</text>'
+            f'text-anchor="middle">{escape(gettext("No data in this window"))}</text>'
         )
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every text and attribute above is escaped
@@ -198,7 +207,7 @@ def column_chart(
     if not columns:
         out.append(
             f'<text class="chart-empty" x="{WIDTH / 2}" y="{height / 2}" '
-            'text-anchor="middle">No data in this window</text>'
+            f'text-anchor="middle">{escape(gettext("No data in this window"))}</text>'
         )
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every text and attribute above is escaped
@@ -214,6 +223,10 @@ def heat_level(value: int, peak: int) -> int:
     if value <= 0 or peak <= 0:
         return 0
     return max(1, min(HEAT_LEVELS, -(-value * HEAT_LEVELS // peak)))
+
+
+def sessions_text(value: int) -> str:
+    return ngettext("%(n)s session", "%(n)s sessions", value) % {"n": value}
 
 
 def heatmap(
@@ -243,7 +256,7 @@ def heatmap(
                 f'<rect class="heat heat-{level}" x="{left + hour * cell}" y="{y}" '
                 f'width="{cell - gap}" height="{cell - gap}" rx="3">'
                 f"<title>{escape(weekdays[d])} {hour:02d}:00–{hour:02d}:59: "
-                f"{value} session{'s' if value != 1 else ''}</title></rect>"
+                f"{escape(sessions_text(value))}</title></rect>"
             )
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every text and attribute above is escaped
@@ -305,11 +318,13 @@ def buckets(
         end = min(_next(start, size) - dt.timedelta(days=1), last)
         shown = max(start, first)
         if size == "day":
-            label, tick = shown.strftime("%a %b %d, %Y"), shown.strftime("%b %d")
+            label, tick = chart_day_label(shown)
         elif size == "week":
-            label, tick = f"week of {shown.strftime('%b %d, %Y')}", shown.strftime("%b %d")
+            week_of = shown.strftime("%b %d, %Y") if not french() else long_date_text(shown)
+            label = gettext("week of %(day)s") % {"day": week_of}
+            tick = short_day_text(shown)
         elif size == "month":
-            label, tick = start.strftime("%B %Y"), start.strftime("%b %y")
+            label, tick = month_text(start), short_month_text(start)
         else:
             label, tick = str(start.year), str(start.year)
         bucket = Bucket(first=shown, last=end, label=label, tick=tick)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.utils import timezone
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from hermes_explorer import store
 from sessions_app.timefmt import day_start_epoch, local_date
@@ -40,14 +41,15 @@ from .window import DAY_SECONDS, Window, scope_of, window_span
 
 # Overview figures compared with the previous period, with their card labels.
 COMPARED = (
-    ("total_sessions", "Sessions"),
-    ("total_messages", "Messages"),
-    ("total_tool_calls", "Tool calls"),
-    ("total_tokens", "Tokens"),
-    ("total_hours", "Active time (h)"),
-    ("estimated_cost", "Estimated cost"),
+    ("total_sessions", gettext_lazy("Sessions")),
+    ("total_messages", gettext_lazy("Messages")),
+    ("total_tool_calls", gettext_lazy("Tool calls")),
+    ("total_tokens", gettext_lazy("Tokens")),
+    ("total_hours", gettext_lazy("Active time (h)")),
+    ("estimated_cost", gettext_lazy("Estimated cost")),
 )
-PROJECTION_METHOD = (
+# Kept in English in the cached figures; the page translates it.
+PROJECTION_METHOD = gettext_noop(
     "Estimate: cost of the sessions started since the 1st of this month, divided by the days "
     "of the month so far (today counted whole), times the days in the month."
 )

@@ -11,6 +11,9 @@ from __future__ import annotations
 import datetime as dt
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy, ngettext_lazy
+
+from sessions_app.formatting import number
 
 from .window import DEFAULT_DAYS, PRESET_DAYS, Window
 
@@ -18,40 +21,51 @@ MAX_DAYS = 36_500
 # Days outside these make no sense for a state.db (and overflow date arithmetic at the ends).
 FIRST_DAY = dt.date(1970, 1, 1)
 LAST_DAY = dt.date(2199, 12, 31)
+
+
+def last_days(days: int):
+    return ngettext_lazy("Last %(n)s day", "Last %(n)s days", "n") % {"n": days}
+
+
 DAY_CHOICES = [
-    *((str(d), f"Last {d} days") for d in PRESET_DAYS),
-    ("all", "All time"),
-    ("custom", "Custom range"),
+    *((str(d), last_days(d)) for d in PRESET_DAYS),
+    ("all", gettext_lazy("All time")),
+    ("custom", gettext_lazy("Custom range")),
 ]
 BASIS_CHOICES = [
-    ("start", "By start day (as Hermes counts)"),
-    ("activity", "By activity day (usage on the day it happened)"),
+    ("start", gettext_lazy("By start day (as Hermes counts)")),
+    ("activity", gettext_lazy("By activity day (usage on the day it happened)")),
 ]
 
 
 class InsightsForm(forms.Form):
     days = forms.CharField(
         required=False,
-        label="Window",
+        label=gettext_lazy("Window"),
         max_length=10,
         initial=str(DEFAULT_DAYS),
         widget=forms.Select(choices=DAY_CHOICES),
     )
     start = forms.DateField(
-        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+        required=False, label=gettext_lazy("From"), widget=forms.DateInput(attrs={"type": "date"})
     )
     end = forms.DateField(
-        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+        required=False, label=gettext_lazy("To"), widget=forms.DateInput(attrs={"type": "date"})
     )
-    source = forms.CharField(required=False, label="Source", max_length=200)
+    source = forms.CharField(required=False, label=gettext_lazy("Source"), max_length=200)
     model = forms.CharField(
         required=False,
-        label="Model",
+        label=gettext_lazy("Model"),
         max_length=200,
-        widget=forms.TextInput(attrs={"list": "insights-models", "placeholder": "any model"}),
+        widget=forms.TextInput(
+            attrs={"list": "insights-models", "placeholder": gettext_lazy("any model")}
+        ),
     )
     basis = forms.ChoiceField(
-        required=False, label="Daily charts", choices=BASIS_CHOICES, widget=forms.RadioSelect
+        required=False,
+        label=gettext_lazy("Daily charts"),
+        choices=BASIS_CHOICES,
+        widget=forms.RadioSelect,
     )
 
     def __init__(
@@ -66,9 +80,9 @@ class InsightsForm(forms.Form):
         choices = list(DAY_CHOICES)
         raw_days = (data or {}).get("days", "")
         if raw_days and raw_days.isdigit() and raw_days not in dict(choices):
-            choices.insert(len(PRESET_DAYS), (raw_days, f"Last {raw_days} days"))
+            choices.insert(len(PRESET_DAYS), (raw_days, last_days(int(raw_days))))
         self.fields["days"].widget.choices = choices
-        source_choices = [("", "All sources")] + [(s, s) for s in sources or []]
+        source_choices = [("", gettext("All sources"))] + [(s, s) for s in sources or []]
         current = (data or {}).get("source", "")
         if current and current not in dict(source_choices):
             source_choices.append((current, current))
@@ -82,7 +96,8 @@ class InsightsForm(forms.Form):
             return value
         if not value.isdigit() or not 1 <= int(value) <= MAX_DAYS:
             raise forms.ValidationError(
-                f"Pick a window, or a whole number of days from 1 to {MAX_DAYS:,}."
+                gettext("Pick a window, or a whole number of days from 1 to %(max)s.")
+                % {"max": number(MAX_DAYS)}
             )
         return value
 
@@ -90,7 +105,8 @@ class InsightsForm(forms.Form):
         value = self.cleaned_data.get(name)
         if value is not None and not FIRST_DAY <= value <= LAST_DAY:
             raise forms.ValidationError(
-                f"Pick a day between {FIRST_DAY.isoformat()} and {LAST_DAY.isoformat()}."
+                gettext("Pick a day between %(first)s and %(last)s.")
+                % {"first": FIRST_DAY.isoformat(), "last": LAST_DAY.isoformat()}
             )
         return value
 
@@ -106,9 +122,11 @@ class InsightsForm(forms.Form):
         if "days" in self.errors or "start" in self.errors or "end" in self.errors:
             return cleaned
         if days == "custom" and not start and not end:
-            raise forms.ValidationError("A custom range needs a start day, an end day, or both.")
+            raise forms.ValidationError(
+                gettext("A custom range needs a start day, an end day, or both.")
+            )
         if start and end and start > end:
-            raise forms.ValidationError("The start day is after the end day.")
+            raise forms.ValidationError(gettext("The start day is after the end day."))
         return cleaned
 
     def window(self) -> Window:

@@ -237,7 +237,7 @@ def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: li
                 )
         except (DatabaseError, sqlite3.Error) as exc:
             reason = registry.REGISTRY.failed(store, exc).reason
-            notes.append(f"Profile {store.name} is unavailable: {reason}")
+            notes.append(registry.unavailable_note(store, reason))
             continue
         found.append((store, report, previous))
     return found

@@ -10,8 +10,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from django.utils.dates import WEEKDAYS_ABBR
+from django.utils.translation import gettext, gettext_noop, pgettext
+
 from sessions_app.facets import distinct_values
-from sessions_app.formatting import compact, money, short_model
+from sessions_app.formatting import compact, decimal, money, number, short_model
 from sessions_app.timefmt import local_date
 
 from . import charts
@@ -22,12 +25,42 @@ from .figures.registry import TOKEN_KEYS
 from .stats import Report
 
 TOKEN_PARTS = (
-    ("k-input", "input_tokens", "input"),
-    ("k-output", "output_tokens", "output"),
-    ("k-cache-read", "cache_read_tokens", "cache read"),
-    ("k-cache-write", "cache_write_tokens", "cache write"),
+    ("k-input", "input_tokens", gettext_noop("input")),
+    ("k-output", "output_tokens", gettext_noop("output")),
+    ("k-cache-read", "cache_read_tokens", gettext_noop("cache read")),
+    ("k-cache-write", "cache_write_tokens", gettext_noop("cache write")),
 )
+# Chart titles name the bucket: "Sessions per day, by start day" (one sentence per case, so
+# that each language can order its words).
+DAILY_TITLES = {
+    ("sessions", "start"): gettext_noop("Sessions per %(bucket)s, by start day"),
+    ("sessions", "activity"): gettext_noop("Sessions per %(bucket)s, by activity day"),
+    ("tokens", "start"): gettext_noop("Tokens per %(bucket)s, by start day"),
+    ("tokens", "activity"): gettext_noop("Tokens per %(bucket)s, by activity day"),
+    ("cost", "start"): gettext_noop("Estimated cost per %(bucket)s, by start day"),
+    ("cost", "activity"): gettext_noop("Estimated cost per %(bucket)s, by activity day"),
+}
+
+
+def _bucket(size: str) -> str:
+    return {
+        "day": pgettext("chart bucket", "day"),
+        "week": pgettext("chart bucket", "week"),
+        "month": pgettext("chart bucket", "month"),
+        "year": pgettext("chart bucket", "year"),
+    }.get(size, size)
+
+
+def _with_unit(text: str, unit: str) -> str:
+    return f"{text} {unit}" if unit else text
+
+
 TOP_TOOLS_CHART = 15
+
+
+def weekday_name(name: str) -> str:
+    """Hermes's ``Mon`` … ``Sun`` in the page's language."""
+    return str(WEEKDAYS_ABBR[WEEKDAYS.index(name)]) if name in WEEKDAYS else name
 
 
 def _span(report: Report, rows: list[DayRow]) -> tuple[dt.date, dt.date] | None:
@@ -77,22 +110,29 @@ def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
     for b in series:
         # Activity days are not start days: the session list cannot show "usage on day X".
         b.href = drill.days(b.first, b.last) if basis == "start" else None
-    per = {"day": "day", "week": "week", "month": "month", "year": "year"}[size]
-    how = "by start day" if basis == "start" else "by activity day"
+    per = _bucket(size)
+    how = "start" if basis == "start" else "activity"
 
-    def chart(key: str, title: str, fmt, unit: str, css: str):
+    def chart(key: str, fmt, unit: str, css: str):
         values = [b.values.get(key, 0) for b in series]
         peak = max(values, default=0)
         total = sum(values)
-        busiest = series[values.index(peak)].label if peak else "none"
+        busiest = series[values.index(peak)].label if peak else pgettext("busiest", "none")
         return charts.column_chart(
             [charts.Column(b.label, b.tick, b.values.get(key, 0), b.href) for b in series],
-            title=f"{title} per {per}, {how}",
-            desc=(
-                f"{len(series)} bars from {series[0].label} to {series[-1].label}; "
-                f"total {fmt(total)}{(' ' + unit) if unit else ''}; "
-                f"busiest: {busiest} with {fmt(peak)}."
-            ),
+            title=gettext(DAILY_TITLES[key, how]) % {"bucket": per},
+            desc=gettext(
+                "%(n)s bars from %(first)s to %(last)s; total %(total)s; "
+                "busiest: %(busiest)s with %(peak)s."
+            )
+            % {
+                "n": len(series),
+                "first": series[0].label,
+                "last": series[-1].label,
+                "total": _with_unit(fmt(total), unit),
+                "busiest": busiest,
+                "peak": fmt(peak),
+            },
             fmt=fmt,
             unit=unit,
             css=css,
@@ -102,9 +142,9 @@ def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
         "size": size,
         "buckets": series,
         "charts": {
-            "sessions": chart("sessions", "Sessions", compact, "sessions", "bar"),
-            "tokens": chart("tokens", "Tokens", compact, "tokens", "bar bar-tokens"),
-            "cost": chart("cost", "Estimated cost", money, "", "bar bar-cost"),
+            "sessions": chart("sessions", compact, pgettext("unit", "sessions"), "bar"),
+            "tokens": chart("tokens", compact, pgettext("unit", "tokens"), "bar bar-tokens"),
+            "cost": chart("cost", money, "", "bar bar-cost"),
         },
     }
 
@@ -125,34 +165,46 @@ def bar_charts(report: Report, linked: dict[str, list[dict[str, Any]]]) -> dict[
                     m["url"],
                     parts=[(css, m[key]) for css, key, _label in TOKEN_PARTS],
                     note=", ".join(
-                        f"{compact(m[key])} {label}" for _css, key, label in TOKEN_PARTS
+                        f"{compact(m[key])} {gettext(label)}" for _css, key, label in TOKEN_PARTS
                     ),
                 )
                 for m in models
                 if m["total_tokens"] > 0
             ],
-            title="Tokens per model",
+            title=gettext("Tokens per model"),
             desc=(
-                f"{len(models)} models; stacked bars split input, output, cache read and cache "
-                "write tokens" + (f"; most tokens: {models[0]['model']}." if models else ".")
+                gettext(
+                    "%(n)s models; stacked bars split input, output, cache read and cache write "
+                    "tokens; most tokens: %(model)s."
+                )
+                % {"n": len(models), "model": models[0]["model"]}
+                if models
+                else gettext(
+                    "%(n)s models; stacked bars split input, output, cache read and cache write "
+                    "tokens."
+                )
+                % {"n": len(models)}
             ),
-            unit="tokens",
+            unit=pgettext("unit", "tokens"),
         ),
         "tools": charts.hbar_chart(
             [
-                charts.Bar(t["tool"], t["count"], t["url"], note=f"{t['percentage']:.1f}% of calls")
+                charts.Bar(
+                    t["tool"],
+                    t["count"],
+                    t["url"],
+                    note=gettext("%(pct)s%% of calls") % {"pct": decimal(t["percentage"], 1)},
+                )
                 for t in tools
             ],
-            title="Top tools by calls",
+            title=gettext("Top tools by calls"),
             desc=(
-                f"The {len(tools)} most used tools"
-                + (
-                    f"; first: {tools[0]['tool']} with {tools[0]['count']:,} calls."
-                    if tools
-                    else "."
-                )
+                gettext("The %(n)s most used tools; first: %(tool)s with %(count)s calls.")
+                % {"n": len(tools), "tool": tools[0]["tool"], "count": number(tools[0]["count"])}
+                if tools
+                else gettext("The %(n)s most used tools.") % {"n": len(tools)}
             ),
-            unit="calls",
+            unit=pgettext("unit", "calls"),
         ),
         "platforms": charts.hbar_chart(
             [
@@ -160,30 +212,41 @@ def bar_charts(report: Report, linked: dict[str, list[dict[str, Any]]]) -> dict[
                     p["platform"],
                     p["sessions"],
                     p["url"],
-                    note=f"{p['messages']:,} messages, {compact(p['total_tokens'])} tokens",
+                    note=gettext("%(messages)s messages, %(tokens)s tokens")
+                    % {"messages": number(p["messages"]), "tokens": compact(p["total_tokens"])},
                 )
                 for p in platforms
             ],
-            title="Sessions per platform",
+            title=gettext("Sessions per platform"),
             desc=(
-                f"{len(platforms)} platforms"
-                + (
-                    f"; busiest: {platforms[0]['platform']} with {platforms[0]['sessions']:,} sessions."
-                    if platforms
-                    else "."
-                )
+                gettext("%(n)s platforms; busiest: %(platform)s with %(count)s sessions.")
+                % {
+                    "n": len(platforms),
+                    "platform": platforms[0]["platform"],
+                    "count": number(platforms[0]["sessions"]),
+                }
+                if platforms
+                else gettext("%(n)s platforms.") % {"n": len(platforms)}
             ),
-            unit="sessions",
+            unit=pgettext("unit", "sessions"),
         ),
         "heatmap": charts.heatmap(
             report.heatmap,
-            title="Sessions started by weekday and hour",
-            desc=(
-                f"Times in {report.timezone}. Busiest day: {busiest.get('day', 'none')} "
-                f"({busiest.get('count', 0)} sessions); busiest hour: "
-                f"{busiest_hour.get('hour', 0):02d}:00 ({busiest_hour.get('count', 0)} sessions)."
-            ),
-            weekdays=WEEKDAYS,
+            title=gettext("Sessions started by weekday and hour"),
+            desc=gettext(
+                "Times in %(zone)s. Busiest day: %(day)s (%(day_count)s sessions); busiest hour: "
+                "%(hour)s:00 (%(hour_count)s sessions)."
+            )
+            % {
+                "zone": report.timezone,
+                "day": weekday_name(busiest["day"])
+                if "day" in busiest
+                else pgettext("busiest", "none"),
+                "day_count": busiest.get("count", 0),
+                "hour": f"{busiest_hour.get('hour', 0):02d}",
+                "hour_count": busiest_hour.get("count", 0),
+            },
+            weekdays=[weekday_name(d) for d in WEEKDAYS],
         ),
     }
 
@@ -193,35 +256,55 @@ def page_notes(report: Report, basis: str) -> list[str]:
     notes = []
     if report.models_from == "sessions":
         notes.append(
-            "This state.db has no session_model_usage table: the models table comes from each "
-            "session's own counters (its recorded model), so model switches and auxiliary "
-            "calls (titles, compression, vision) are not visible."
+            gettext(
+                "This state.db has no session_model_usage table: the models table comes from "
+                "each session's own counters (its recorded model), so model switches and "
+                "auxiliary calls (titles, compression, vision) are not visible."
+            )
         )
     if report.summaries_build is not None:
         done, total = report.summaries_build
-        pct = f"{100 * done // total}%" if total else "starting"
+        pct = (
+            gettext("%(pct)s%%") % {"pct": 100 * done // total}
+            if total
+            else pgettext("summaries build", "starting")
+        )
         notes.append(
-            f"Summaries being built: {pct} ({done:,} of {total:,} sessions). The message, "
-            f"tool and skill figures leave out the {report.sessions_uncounted:,} sessions of "
-            "this window not summarised yet; every other figure is complete. Reload in a "
-            "moment to see more."
+            gettext(
+                "Summaries being built: %(pct)s (%(done)s of %(total)s sessions). The message, "
+                "tool and skill figures leave out the %(left)s sessions of this window not "
+                "summarised yet; every other figure is complete. Reload in a moment to see more."
+            )
+            % {
+                "pct": pct,
+                "done": number(done),
+                "total": number(total),
+                "left": number(report.sessions_uncounted),
+            }
         )
     elif not report.messages_complete:
         notes.append(
-            f"Counting messages and tools ran out of time: {report.sessions_uncounted:,} "
-            "sessions of this window are not in the message, tool and skill figures yet. "
-            "Reload in a moment (the work done so far is kept), or narrow the window."
+            gettext(
+                "Counting messages and tools ran out of time: %(n)s sessions of this window are "
+                "not in the message, tool and skill figures yet. Reload in a moment (the work "
+                "done so far is kept), or narrow the window."
+            )
+            % {"n": number(report.sessions_uncounted)}
         )
     if basis == "activity":
         notes.append(
-            "Daily charts by activity day use session_daily_usage: usage recorded before Hermes "
-            "kept daily rows is missing from them. Bars do not link to sessions (the session "
-            "list filters by start day)."
+            gettext(
+                "Daily charts by activity day use session_daily_usage: usage recorded before "
+                "Hermes kept daily rows is missing from them. Bars do not link to sessions (the "
+                "session list filters by start day)."
+            )
         )
     if report.window.model:
         notes.append(
-            "The model filter selects sessions by their recorded model; the models table still "
-            "shows every model those sessions used (switches and auxiliary tasks)."
+            gettext(
+                "The model filter selects sessions by their recorded model; the models table "
+                "still shows every model those sessions used (switches and auxiliary tasks)."
+            )
         )
     return notes
 
@@ -250,7 +333,7 @@ STACKED_MODELS = 4
 
 
 def _percent(value: float) -> str:
-    return f"{value:.1f}%"
+    return decimal(value, 1) + "%"
 
 
 def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
@@ -266,7 +349,9 @@ def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
     css = {m: f"m-{i}" if i < STACKED_MODELS else "m-other" for i, m in enumerate(ranked)}
     legend = [(css[m], m) for m in ranked[:STACKED_MODELS]]
     if len(ranked) > STACKED_MODELS:
-        legend.append(("m-other", f"{len(ranked) - STACKED_MODELS} other models"))
+        legend.append(
+            ("m-other", gettext("%(n)s other models") % {"n": len(ranked) - STACKED_MODELS})
+        )
     span = _span(report, report.days_by_start)
     out: dict[str, Any] = {"legend": legend}
     if span is not None:
@@ -288,8 +373,9 @@ def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
                 )
                 for b in series
             ],
-            title=f"Estimated cost per {size} by model",
-            desc=f"{len(series)} bars; each split by model, the costliest at the bottom.",
+            title=gettext("Estimated cost per %(bucket)s by model") % {"bucket": _bucket(size)},
+            desc=gettext("%(n)s bars; each split by model, the costliest at the bottom.")
+            % {"n": len(series)},
             fmt=money,
         )
         sums = [
@@ -304,8 +390,10 @@ def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
             columns.append(charts.Column(b.label, b.tick, rate, drill.days(b.first, b.last)))
         out["cache_by_day"] = charts.column_chart(
             columns,
-            title=f"Cache-hit rate per {size}",
-            desc="Cache-read tokens over input, cache-read and cache-write tokens, by start day.",
+            title=gettext("Cache-hit rate per %(bucket)s") % {"bucket": _bucket(size)},
+            desc=gettext(
+                "Cache-read tokens over input, cache-read and cache-write tokens, by start day."
+            ),
             fmt=_percent,
         )
     out["cache_by_model"] = charts.hbar_chart(
@@ -314,8 +402,8 @@ def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
             for m in extra.cache_by_model
             if m["cache_hit_rate"] is not None
         ],
-        title="Cache-hit rate per model",
-        desc="Cache-read tokens over every input-side token, per model.",
+        title=gettext("Cache-hit rate per model"),
+        desc=gettext("Cache-read tokens over every input-side token, per model."),
         fmt=_percent,
     )
     out["reasoning"] = charts.hbar_chart(
@@ -323,8 +411,8 @@ def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
             charts.Bar(m["model"], m["reasoning_tokens"], m["drilldown"])
             for m in extra.reasoning_by_model
         ],
-        title="Reasoning tokens per model",
-        desc=f"{len(extra.reasoning_by_model)} models with reasoning tokens.",
-        unit="tokens",
+        title=gettext("Reasoning tokens per model"),
+        desc=gettext("%(n)s models with reasoning tokens.") % {"n": len(extra.reasoning_by_model)},
+        unit=pgettext("unit", "tokens"),
     )
     return out

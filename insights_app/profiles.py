@@ -12,6 +12,7 @@ import json
 
 from django.http import JsonResponse
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext
 
 from hermes_explorer.stores import Store
 from sessions_app.search.merged import merged_choices
@@ -45,8 +46,10 @@ def merged_extras(
 def profiles_chart(rows: list[dict]) -> SafeString:
     return charts.hbar_chart(
         [charts.Bar(r["profile"], r["sessions"], r["url"]) for r in rows],
-        title="Sessions per profile",
-        desc="Sessions of the window in each profile; each bar opens that profile's report.",
+        title=gettext("Sessions per profile"),
+        desc=gettext(
+            "Sessions of the window in each profile; each bar opens that profile's report."
+        ),
     )
 
 

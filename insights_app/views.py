@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET
 from accounts_app.roles import can_export, can_see_content
 from hermes_explorer import store, stores
 from hermes_explorer.hermes_db.deadline import query_budget
+from sessions_app import formatting
 from sessions_app.facets import distinct_values
 from sessions_app.merged_list import chosen_stores
 
@@ -159,6 +160,7 @@ def _page(
         signature = _signature(served)
         variant = (
             "page-body",
+            formatting.language(),
             report.generated_at,
             basis,
             messages_allowed,

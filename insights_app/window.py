@@ -86,6 +86,23 @@ class Window:
             return "All time"
         return f"Last {self.days} days"
 
+    @property
+    def display_label(self) -> str:
+        """:attr:`label` in the page's language (the report's JSON keeps ``label``)."""
+        from django.utils.translation import gettext, ngettext
+
+        from sessions_app.formatting import date_text
+
+        if self.is_epoch:
+            return self.label
+        if self.is_custom:
+            start = date_text(self.start_day) if self.start_day else gettext("the beginning")
+            end = date_text(self.end_day) if self.end_day else gettext("today")
+            return gettext("%(start)s to %(end)s") % {"start": start, "end": end}
+        if self.days is None:
+            return gettext("All time")
+        return ngettext("Last %(n)s day", "Last %(n)s days", self.days) % {"n": self.days}
+
 
 @dataclass(frozen=True)
 class Scope:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q
 from django.http import QueryDict
+from django.utils.translation import gettext
 
 from sessions_app.models import Message, Session
 
@@ -143,7 +144,10 @@ def parse(table: str, params: QueryDict, shape) -> LegacyQuery:
             if value in known:
                 query.sort, query.sort_desc = value, key == "_sort_desc"
             else:
-                query.notes.append(f"Sorting by “{value}” is not possible here: ignored.")
+                query.notes.append(
+                    gettext("Sorting by “%(value)s” is not possible here: ignored.")
+                    % {"value": value}
+                )
         elif key == "_search":
             query.search = value
         elif key == "_searchmode":
@@ -155,17 +159,26 @@ def parse(table: str, params: QueryDict, shape) -> LegacyQuery:
                 try:
                     query.size = min(max(int(value), 1), DATASETTE_MAX_PAGE)
                 except ValueError:
-                    query.notes.append(f"Page size “{value}” is not a number: ignored.")
+                    query.notes.append(
+                        gettext("Page size “%(value)s” is not a number: ignored.")
+                        % {"value": value}
+                    )
         elif key == "_next":
             query.next = value
         elif key in IGNORED_OPTIONS or key.startswith("_facet"):
-            query.notes.append(f"Datasette option “{key}” has no equivalent here: ignored.")
+            query.notes.append(
+                gettext("Datasette option “%(key)s” has no equivalent here: ignored.")
+                % {"key": key}
+            )
         else:
             column, op = column_and_op(key)
             if column not in known:
-                query.notes.append(f"Unknown parameter “{key}”: ignored.")
+                query.notes.append(gettext("Unknown parameter “%(key)s”: ignored.") % {"key": key})
             elif op not in OPS:
-                query.notes.append(f"Filter “__{op}” is not supported: “{key}” ignored.")
+                query.notes.append(
+                    gettext("Filter “__%(op)s” is not supported: “%(key)s” ignored.")
+                    % {"op": op, "key": key}
+                )
             else:
                 query.filters += [ColumnFilter(column, op, v) for v in values]
     return query
@@ -246,7 +259,8 @@ def filtered_queryset(query: LegacyQuery, shape):
             qs = qs.filter(filter_q(known[f.column], f))
         except BadValue:
             query.notes.append(
-                f"“{f.value}” is not a valid value for {f.column}: no row can match it."
+                gettext("“%(value)s” is not a valid value for %(column)s: no row can match it.")
+                % {"value": f.value, "column": f.column}
             )
             qs = qs.none()
     return qs

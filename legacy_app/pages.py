@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.http import QueryDict
+from django.utils.translation import gettext
 
 from hermes_explorer import store
 from sessions_app import selectors as session_selectors
@@ -48,13 +49,18 @@ def _forgiving(params: QueryDict, info) -> tuple[QueryDict, list[str]]:
         except ValueError:
             ok = False
         if not ok:
-            notes.append(f"Page size “{size}” is not a number up to {MAX_ROWS}: ignored.")
+            notes.append(
+                gettext("Page size “%(size)s” is not a number up to %(max)s: ignored.")
+                % {"size": size, "max": MAX_ROWS}
+            )
             cleaned.pop("_size")
     sortable = set(info.columns) | ({"rowid"} if info.use_rowid else set())
     for key in ("_sort", "_sort_desc"):
         value = first(params, key)
         if value is not None and value not in sortable:
-            notes.append(f"Sorting by “{value}” is not possible here: ignored.")
+            notes.append(
+                gettext("Sorting by “%(value)s” is not possible here: ignored.") % {"value": value}
+            )
             cleaned.pop(key)
     if "_sort" in cleaned and "_sort_desc" in cleaned:
         cleaned.pop("_sort_desc")
@@ -65,7 +71,7 @@ def _forgiving(params: QueryDict, info) -> tuple[QueryDict, list[str]]:
         elif is_filter_key(key) and column_and_op(key)[0] not in known:
             # Datasette compared the name itself (a quoted unknown name is a string in
             # SQLite); a page ignores it, as the note says.
-            notes.append(f"Unknown parameter “{key}”: ignored.")
+            notes.append(gettext("Unknown parameter “%(key)s”: ignored.") % {"key": key})
             cleaned.pop(key)
     return cleaned, notes
 

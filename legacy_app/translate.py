@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext
+
 from sessions_app import selectors
 
 from .filters import DATASETTE_PAGE, LegacyQuery, value_list
@@ -72,8 +74,10 @@ def translate_sessions(query: LegacyQuery) -> Translation:
     if query.sort is None:
         # Datasette's order (by id) is not one the session list offers: a link, not a redirect.
         notes.append(
-            "Datasette listed sessions by id, as here; the explorer's session list shows them "
-            "newest first."
+            gettext(
+                "Datasette listed sessions by id, as here; the explorer's session list shows "
+                "them newest first."
+            )
         )
         exact = False
     elif (query.sort, query.sort_desc) in SESSION_SORTS:
@@ -89,7 +93,9 @@ def translate_sessions(query: LegacyQuery) -> Translation:
         exact = False
     if query.size is not None:
         notes.append(
-            "The explorer's session pages hold 50 sessions; Datasette's _size was not kept."
+            gettext(
+                "The explorer's session pages hold 50 sessions; Datasette's _size was not kept."
+            )
         )
     return Translation(params=params, exact=exact, notes=notes)
 
@@ -140,5 +146,8 @@ def translate_search(query: LegacyQuery) -> Translation:
         if key in MESSAGE_PARAMS and len(query.filter_for(f.column)) == 1:
             params.append((MESSAGE_PARAMS[key], f.value))
         else:
-            notes.append(f"The filter {f.column}__{f.op} is not applied to search results.")
+            notes.append(
+                gettext("The filter %(filter)s is not applied to search results.")
+                % {"filter": f"{f.column}__{f.op}"}
+            )
     return Translation(params=params, exact=False, notes=notes)

@@ -22,6 +22,7 @@ from django.contrib import messages as flash
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_safe
 
 from hermes_explorer import store
@@ -75,8 +76,11 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
     info = catalog.table(table)
     if info is None or info.virtual or table in catalog.hidden:
         raise Http404(
-            f"The old address /state/{table} has no page in the explorer "
-            "(it is not a table of this state.db, or it belongs to the full-text index)."
+            gettext(
+                "The old address /state/%(table)s has no page in the explorer (it is not a "
+                "table of this state.db, or it belongs to the full-text index)."
+            )
+            % {"table": table}
         )
     refused = policy.refusals(table, request.GET, request.user)
     if refused:
@@ -97,7 +101,9 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
             closest=_with_params(reverse("search:results"), t.params),
         )
     if query.search is not None:
-        query.notes.append("Datasette had no full-text search on sessions: _search ignored.")
+        query.notes.append(
+            gettext("Datasette had no full-text search on sessions: _search ignored.")
+        )
 
     if query.only_id is not None:
         to_row = _to_session if table == "sessions" else _to_message
@@ -128,7 +134,7 @@ def _to_session(request: HttpRequest, session_id: str, notes: list[str]) -> Http
     try:
         url = store_reverse("sessions:detail", [session_id])
     except NoReverseMatch as exc:
-        raise Http404("No such session.") from exc
+        raise Http404(gettext("No such session.")) from exc
     return _redirect(request, url, notes)
 
 
@@ -136,14 +142,14 @@ def _to_message(request: HttpRequest, message_id: str, notes: list[str]) -> Http
     try:
         pk = int(message_id)
     except ValueError as exc:
-        raise Http404("No such message.") from exc
+        raise Http404(gettext("No such message.")) from exc
     message = Message.objects.only("id", "session").filter(pk=pk).first()
     if message is None:
-        raise Http404("No such message in this state.db.")
+        raise Http404(gettext("No such message in this state.db."))
     try:
         url = store_reverse("sessions:message", [message.session_id, message.id])
     except NoReverseMatch as exc:
-        raise Http404("This message's session id cannot be linked.") from exc
+        raise Http404(gettext("This message's session id cannot be linked.")) from exc
     return _redirect(request, url, notes)
 
 
@@ -157,7 +163,10 @@ def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> Ht
         return _to_session(request, pk, [])
     if table == "messages":
         return _to_message(request, pk, [])
-    raise Http404(f"The old address /state/{table}/… has no page in the explorer.")
+    raise Http404(
+        gettext("The old address /state/%(table)s/… has no page in the explorer.")
+        % {"table": table}
+    )
 
 
 def _direct(request: HttpRequest, table: str, *, notes: list[str], closest: str | None):

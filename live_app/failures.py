@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from django.core.cache import cache, caches
 from django.core.cache.backends.base import InvalidCacheBackendError
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from hermes_explorer import store
 from hermes_explorer.redaction import redact
@@ -47,12 +48,13 @@ HEAD, TAIL = 400, 200
 FINISH_FAILURES = ("length", "content_filter", "error")
 END_FAILURES = ("error", "timeout", "failed", "crashed", "exception", "api_error")
 
+# English in the cached report and its exports; the page translates them.
 KIND_LABELS = {
-    "tool_error": "tool result is an error",
-    "finish_length": "answer cut at the token limit (finish_reason length)",
-    "finish_content_filter": "answer blocked by a content filter",
-    "finish_error": "model call ended in error (finish_reason error)",
-    "session_error": "session ended with an error or timeout",
+    "tool_error": gettext_noop("tool result is an error"),
+    "finish_length": gettext_noop("answer cut at the token limit (finish_reason length)"),
+    "finish_content_filter": gettext_noop("answer blocked by a content filter"),
+    "finish_error": gettext_noop("model call ended in error (finish_reason error)"),
+    "session_error": gettext_noop("session ended with an error or timeout"),
 }
 
 _TOOL_ERROR = f"""(
@@ -400,7 +402,7 @@ def _examples(ids: list[int], budget: float) -> list[dict]:
             "session_id": r[1],
             "kind": "tool_error" if r[2] == "tool" else f"finish_{r[4]}",
             "kind_label": KIND_LABELS.get(
-                "tool_error" if r[2] == "tool" else f"finish_{r[4]}", "failure"
+                "tool_error" if r[2] == "tool" else f"finish_{r[4]}", gettext_noop("failure")
             ),
             "tool": r[3] or "",
             "timestamp": r[5],

@@ -14,6 +14,7 @@ import time
 from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
 from accounts_app.middleware import forbidden
@@ -98,7 +99,7 @@ def messages_after(request, session_id: str, message_id: int):
     if not can_see_content(request.user):
         return forbidden(request, CONTENT)
     if not Session.objects.filter(pk=session_id).exists():
-        raise Http404("No session with this id in the state.db.")
+        raise Http404(gettext("No session with this id in the state.db."))
     visibility = Visibility.from_params(request.GET.getlist("show"))
     entries, newest = entries_after(session_id, message_id, visibility)
     html = entries_html(entries, request, can_reveal=can_reveal(request.user))

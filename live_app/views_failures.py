@@ -11,11 +11,13 @@ from django.http import JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext, pgettext
 from django.views.decorators.http import require_GET
 
 from hermes_explorer import store
 from insights_app import charts
 from sessions_app.exports import stream_export
+from sessions_app.formatting import date_text
 
 from .failures import KIND_LABELS, MAX_DAYS, Filters, local_day, report_for
 
@@ -56,9 +58,10 @@ def _chart(report):
     ]
     return charts.column_chart(
         columns,
-        title="Failures over time",
-        desc=f"{report.failures} failures between {first} and {last}, per day.",
-        unit="failures",
+        title=gettext("Failures over time"),
+        desc=gettext("%(n)s failures between %(first)s and %(last)s, per day.")
+        % {"n": report.failures, "first": date_text(first), "last": date_text(last)},
+        unit=pgettext("unit", "failures"),
     )
 
 

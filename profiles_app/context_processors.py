@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlencode
 
+from django.utils.translation import gettext
+
 from .access import for_request
 from .middleware import SESSION_PATH
 
@@ -27,7 +29,7 @@ def profiles(request):
     base = getattr(request, "profile_base", "/")
     scoped = getattr(request, "store_scoped", False)
     current = request.store.name if scoped and request.store is not None else None
-    choices = [("All profiles", base.rstrip("/") + path + query, current is None)]
+    choices = [(gettext("All profiles"), base.rstrip("/") + path + query, current is None)]
     choices += [
         (s.name, f"{base}p/{quote(s.name, safe='')}{path}{query}", s.name == current)
         for s in visible

@@ -16,6 +16,7 @@ from django.db import DatabaseError
 from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import get_script_prefix
+from django.utils.translation import gettext
 
 from hermes_explorer import store as one_store
 from hermes_explorer import stores as registry
@@ -58,7 +59,7 @@ def land(request, session_id: str, among) -> HttpResponseRedirect:
     """The redirect, the chooser page or a 404 for ``/sessions/<id>/…`` without a profile."""
     found = holders(session_id, among)
     if not found:
-        raise Http404("No such session.")
+        raise Http404(gettext("No session with this id in the state.db."))
     base = get_script_prefix()
     rest = request.get_full_path()[len(base) :]
     targets = [

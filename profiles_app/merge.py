@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from django.db.models import Q
+from django.utils.translation import gettext
 
 from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
@@ -94,7 +95,7 @@ def encode(keyset: KeysetLike, direction: str, positions: dict[str, object]) -> 
 
 
 def decode(keyset: KeysetLike, token: str) -> tuple[str, dict]:
-    damaged = "This page link is damaged; showing the first page."
+    damaged = gettext("This page link is damaged; showing the first page.")
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         payload = json.loads(raw)
@@ -102,7 +103,7 @@ def decode(keyset: KeysetLike, token: str) -> tuple[str, dict]:
     except (ValueError, KeyError, TypeError, binascii.Error) as exc:
         raise BadCursor(damaged) from exc
     if payload.get("k") != keyset.name or direction not in ("n", "p"):
-        raise BadCursor("This page link belongs to another sort; showing the first page.")
+        raise BadCursor(gettext("This page link belongs to another sort; showing the first page."))
     if not isinstance(positions, dict):
         raise BadCursor(damaged)
     for position in positions.values():

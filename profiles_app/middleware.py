@@ -17,6 +17,7 @@ import re
 
 from django.http import Http404
 from django.urls import get_script_prefix, set_script_prefix
+from django.utils.translation import gettext
 
 from hermes_explorer import stores as registry
 from hermes_explorer.hermes_db.current import DEFAULT_ALIAS, reset_alias, set_alias
@@ -49,17 +50,17 @@ class StoreScopeMiddleware:
         if match:
             store = registry.by_name(match.group(1), visible)
             if store is None:
-                raise Http404("No such profile.")
+                raise Http404(gettext("No such profile."))
             request.path_info = match.group(2)
             prefix = profile_prefix(store.name, base)
         elif LEGACY.match(request.path_info):
             store = registry.default_store()
             if store not in visible:
-                raise Http404("No such profile.")
+                raise Http404(gettext("No such profile."))
         else:
             store = fallback_store(visible)
             if store is None and not STORELESS.match(request.path_info):
-                raise Http404("No profile to show.")
+                raise Http404(gettext("No profile to show."))
             session = SESSION_PATH.match(request.path_info)
             if session and request.method in ("GET", "HEAD") and registry.multi():
                 return land(request, session.group(1), visible)

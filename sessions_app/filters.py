@@ -14,29 +14,32 @@ from django import forms
 from django.db.models import Exists, OuterRef, Q
 from django.db.models.expressions import RawSQL
 from django.http import QueryDict
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from .facets import distinct_values, source_counts
 from .model_usage import used_model_sql
 from .models import Message, Session
 from .skill_calls import SKILL_CALLS_SQL
 from .sqlfunctions import NoIndex, Redacted
+from .templatetags.explorer import role_label
 from .timefmt import day_end_epoch, day_start_epoch
 from .widgets import FastCheckboxSelectMultiple, FastSelect
 
 COST_STATUSES = [
-    ("estimated", "estimated"),
-    ("actual", "actual"),
-    ("included", "included (subscription)"),
-    ("unknown", "unknown (no price)"),
-    ("none", "not recorded"),
+    ("estimated", pgettext_lazy("cost status", "estimated")),
+    ("actual", pgettext_lazy("cost status", "actual")),
+    ("included", _("included (subscription)")),
+    ("unknown", _("unknown (no price)")),
+    ("none", _("not recorded")),
 ]
 HUGE = 10**12
 SESSION_FLAGS = [
-    ("all", "all sessions"),
-    ("archived_or_hidden", "archived or hidden only"),
-    ("archived", "archived by a user"),
-    ("hidden", "hidden"),
-    ("pinned", "pinned"),
+    ("all", _("all sessions")),
+    ("archived_or_hidden", _("archived or hidden only")),
+    ("archived", _("archived by a user")),
+    ("hidden", pgettext_lazy("session flag", "hidden")),
+    ("pinned", pgettext_lazy("session flag", "pinned")),
 ]
 
 
@@ -136,58 +139,58 @@ class SessionFilter(SchemaAwareFilterSet):
     source = OpenMultipleChoiceFilter(
         field_name="source",
         lookup_expr="exact",
-        label="Source",
+        label=_("Source"),
         widget=FastCheckboxSelectMultiple,
         method="filter_source",
     )
-    model = django_filters.CharFilter(method="filter_model", label="Model")
+    model = django_filters.CharFilter(method="filter_model", label=_("Model"))
     started_after = django_filters.DateFilter(
         field_name="started_at",
         method=date_from,
-        label="Started from",
+        label=_("Started from"),
         widget=forms.DateInput(attrs={"type": "date"}),
     )
     started_before = django_filters.DateFilter(
         field_name="started_at",
         method=date_to,
-        label="Started to",
+        label=_("Started to"),
         widget=forms.DateInput(attrs={"type": "date"}),
     )
-    started_from_epoch = epoch_filter("started_at", epoch_from, "Started at or after (epoch s)")
-    started_to_epoch = epoch_filter("started_at", epoch_to, "Started before (epoch s)")
+    started_from_epoch = epoch_filter("started_at", epoch_from, _("Started at or after (epoch s)"))
+    started_to_epoch = epoch_filter("started_at", epoch_to, _("Started before (epoch s)"))
     used_model = django_filters.CharFilter(
-        method="filter_used_model", label="Used model", widget=forms.HiddenInput
+        method="filter_used_model", label=_("Used model"), widget=forms.HiddenInput
     )
-    title = django_filters.CharFilter(method="filter_title", label="Title")
-    user_id = django_filters.CharFilter(method="filter_user_id", label="User id")
+    title = django_filters.CharFilter(method="filter_title", label=_("Title"))
+    user_id = django_filters.CharFilter(method="filter_user_id", label=_("User id"))
     end_reason = django_filters.CharFilter(
-        field_name="end_reason", lookup_expr="exact", label="End reason"
+        field_name="end_reason", lookup_expr="exact", label=_("End reason")
     )
     cost_status = django_filters.ChoiceFilter(
         choices=COST_STATUSES,
         method="filter_cost_status",
-        label="Cost status",
-        empty_label="any",
+        label=_("Cost status"),
+        empty_label=pgettext_lazy("filter", "any"),
         widget=FastSelect,
     )
     min_cost = django_filters.NumberFilter(
         field_name="estimated_cost_usd",
         lookup_expr="gte",
-        label="Min cost $",
+        label=_("Min cost $"),
         min_value=0,
         max_value=HUGE,
     )
     max_cost = django_filters.NumberFilter(
         field_name="estimated_cost_usd",
         lookup_expr="lte",
-        label="Max cost $",
+        label=_("Max cost $"),
         min_value=0,
         max_value=HUGE,
     )
     min_messages = django_filters.NumberFilter(
         field_name="message_count",
         lookup_expr="gte",
-        label="Min messages",
+        label=_("Min messages"),
         min_value=0,
         max_value=HUGE,
     )
@@ -195,27 +198,33 @@ class SessionFilter(SchemaAwareFilterSet):
         field_name="parent_session_id",
         lookup_expr="isnull",
         exclude=True,
-        label="Part of a chain",
-        widget=FastSelect(choices=[("", "any"), ("true", "yes"), ("false", "no")]),
+        label=_("Part of a chain"),
+        widget=FastSelect(
+            choices=[
+                ("", pgettext_lazy("filter", "any")),
+                ("true", _("yes")),
+                ("false", _("no")),
+            ]
+        ),
     )
 
     cwd = django_filters.CharFilter(
-        field_name="cwd", lookup_expr="icontains", label="Working directory"
+        field_name="cwd", lookup_expr="icontains", label=_("Working directory")
     )
     git_branch = django_filters.CharFilter(
-        field_name="git_branch", lookup_expr="exact", label="Git branch"
+        field_name="git_branch", lookup_expr="exact", label=_("Git branch")
     )
     git_repo_root = django_filters.CharFilter(
-        field_name="git_repo_root", lookup_expr="exact", label="Git repository"
+        field_name="git_repo_root", lookup_expr="exact", label=_("Git repository")
     )
     chat_type = django_filters.CharFilter(
-        field_name="chat_type", lookup_expr="exact", label="Chat type"
+        field_name="chat_type", lookup_expr="exact", label=_("Chat type")
     )
     flags = django_filters.ChoiceFilter(
         choices=SESSION_FLAGS,
         method="filter_flags",
-        label="Archived / hidden",
-        empty_label="hide archived and hidden",
+        label=_("Archived / hidden"),
+        empty_label=_("hide archived and hidden"),
         widget=FastSelect,
     )
 
@@ -323,9 +332,9 @@ class SessionFilter(SchemaAwareFilterSet):
 # Messages ---------------------------------------------------------------------------------
 MESSAGE_ROLES = ["user", "assistant", "tool", "system", "session_meta"]
 MESSAGE_SHOW = [
-    ("compacted", "compacted (archived by compression)"),
-    ("rewound", "rewound / undone"),
-    ("hidden", "hidden scaffolding"),
+    ("compacted", _("compacted (archived by compression)")),
+    ("rewound", _("rewound / undone")),
+    ("hidden", _("hidden scaffolding")),
 ]
 
 
@@ -348,47 +357,47 @@ class MessageFilter(SchemaAwareFilterSet):
     (``active = 1``, no hidden scaffolding) is listed."""
 
     session_id = django_filters.CharFilter(
-        field_name="session_id", lookup_expr="exact", label="Session id", max_length=200
+        field_name="session_id", lookup_expr="exact", label=_("Session id"), max_length=200
     )
     role = OpenChoiceFilter(
-        field_name="role", lookup_expr="exact", label="Role", choices=[], widget=FastSelect
+        field_name="role", lookup_expr="exact", label=_("Role"), choices=[], widget=FastSelect
     )
     tool_name = django_filters.CharFilter(
-        field_name="tool_name", lookup_expr="exact", label="Tool name", max_length=200
+        field_name="tool_name", lookup_expr="exact", label=_("Tool name"), max_length=200
     )
     source = OpenMultipleChoiceFilter(
-        method="filter_source", label="Source", widget=FastCheckboxSelectMultiple
+        method="filter_source", label=_("Source"), widget=FastCheckboxSelectMultiple
     )
     date_from = django_filters.DateFilter(
         field_name="timestamp",
         method=date_from,
-        label="From",
+        label=_("From"),
         widget=forms.DateInput(attrs={"type": "date"}),
     )
     date_to = django_filters.DateFilter(
         field_name="timestamp",
         method=date_to,
-        label="To",
+        label=_("To"),
         widget=forms.DateInput(attrs={"type": "date"}),
     )
     # The messages of sessions started in a window (epoch seconds) on a model: the insights
     # page's tool rows link here with its window.
     session_started_from_epoch = epoch_filter(
-        "started_at__gte", "filter_session", "Session started at or after (epoch s)"
+        "started_at__gte", "filter_session", _("Session started at or after (epoch s)")
     )
     session_started_to_epoch = epoch_filter(
-        "started_at__lt", "filter_session", "Session started before (epoch s)"
+        "started_at__lt", "filter_session", _("Session started before (epoch s)")
     )
     session_model = django_filters.CharFilter(
-        method="filter_session_model", label="Session model", widget=forms.HiddenInput
+        method="filter_session_model", label=_("Session model"), widget=forms.HiddenInput
     )
     skill = django_filters.CharFilter(
-        method="filter_skill", label="Calls skill", widget=forms.HiddenInput, max_length=200
+        method="filter_skill", label=_("Calls skill"), widget=forms.HiddenInput, max_length=200
     )
     show = django_filters.MultipleChoiceFilter(
         choices=MESSAGE_SHOW,
         method="filter_show",
-        label="Show also",
+        label=_("Show also"),
         widget=FastCheckboxSelectMultiple,
     )
 
@@ -401,7 +410,9 @@ class MessageFilter(SchemaAwareFilterSet):
         self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
         role = (self.data.get("role") or "") if self.data else ""
         roles = MESSAGE_ROLES + ([role] if role and role not in MESSAGE_ROLES else [])
-        self.filters["role"].extra["choices"] = [("", "any")] + [(r, r) for r in roles]
+        self.filters["role"].extra["choices"] = [("", pgettext_lazy("filter", "any"))] + [
+            (r, role_label(r)) for r in roles
+        ]
         shape = self.queryset.shape
         if not (
             shape.has_column("messages", "active") or shape.has_column("messages", "display_kind")

@@ -1,10 +1,98 @@
-"""Hermes values written for people: model names, counts, money and durations.
+"""Hermes values written for people: model names, counts, money, durations and times.
 
 One definition each, used by the template filters (``sessions_app.templatetags.explorer``),
-the insights charts and the insights report.  Times live in :mod:`sessions_app.timefmt`.
+the tables, the insights charts and the insights report.  Each follows the active language
+(English ``1,234.5`` and ``$12.34``; French ``1 234,5`` and ``12,34 $US``) with plain string
+operations: the list pages call these for every row, where Django's generic number and date
+formatting would cost several times more.  Epoch conversions live in :mod:`sessions_app.timefmt`.
 """
 
 from __future__ import annotations
+
+import contextvars
+import datetime as dt
+import functools
+
+from django.utils import translation
+
+# A non-breaking space groups digits and joins a number to its unit in French.
+NBSP = "\xa0"
+
+# The language of the request being answered, set once per request by
+# ``hermes_explorer.middleware.RequestLanguageMiddleware``: Django's own ``get_language()``
+# reads a thread-and-task local that costs microseconds per call, and the list pages ask
+# for every cell.  Outside a request (scripts, tests) the active language is asked instead.
+REQUEST_LANGUAGE: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "explorer_request_language", default=None
+)
+
+
+def language() -> str:
+    """The language the page is written in (``en``, ``fr``)."""
+    current = REQUEST_LANGUAGE.get()
+    if current is None:
+        current = translation.get_language() or "en"
+    return current
+
+
+def french() -> bool:
+    """Whether the page writes numbers and times the French way."""
+    return language().startswith("fr")
+
+
+def per_language(build):
+    """``build()`` (which translates a few words) run once per language: a table's cells
+    repeat the same words on every row, and a lookup in the catalog costs a few
+    microseconds.  The decorated function takes no argument and returns ``build()``'s
+    result for the page's language."""
+    cache: dict[str, object] = {}
+
+    @functools.wraps(build)
+    def cached():
+        lang = language()
+        try:
+            return cache[lang]
+        except KeyError:
+            with translation.override(lang):
+                cache[lang] = build()
+            return cache[lang]
+
+    return cached
+
+
+def _frenchify(text: str) -> str:
+    """``1,234.5`` → ``1 234,5``."""
+    return text.replace(",", NBSP).replace(".", ",")
+
+
+def number(value, digits: int | None = None) -> str:
+    """An integer with grouped thousands, or a float with ``digits`` decimals."""
+    text = f"{value:,}" if digits is None else f"{value:,.{digits}f}"
+    return _frenchify(text) if french() else text
+
+
+def decimal(value, digits: int = 1) -> str:
+    """A number with ``digits`` decimals and no grouping (percentages, rates)."""
+    text = f"{value:.{digits}f}"
+    return text.replace(".", ",") if french() else text
+
+
+def plain(value) -> str:
+    """A number as short as it goes (``2.5``, ``3``): seconds of a deadline."""
+    text = f"{value:g}"
+    return text.replace(".", ",") if french() else text
+
+
+def datetime_text(moment: dt.datetime, *, seconds: bool = False) -> str:
+    """``2026-11-30 14:05`` in English, ``30/11/2026 14:05`` in French (already local)."""
+    if french():
+        return moment.strftime("%d/%m/%Y %H:%M:%S" if seconds else "%d/%m/%Y %H:%M")
+    return moment.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def date_text(day: dt.date) -> str:
+    """``2026-11-30`` in English, ``30/11/2026`` in French."""
+    return day.strftime("%d/%m/%Y") if french() else day.isoformat()
 
 
 def short_model(model: str | None, *, missing: str = "") -> str:
@@ -23,6 +111,11 @@ def compact(value):
         n = float(value)
     except (TypeError, ValueError):
         return value
+    if french():
+        for size, suffix in ((1e9, NBSP + "Md"), (1e6, NBSP + "M"), (1e3, NBSP + "k")):
+            if abs(n) >= size:
+                return f"{n / size:.1f}".replace(".", ",") + suffix
+        return f"{int(n)}" if n == int(n) else f"{n:.1f}".replace(".", ",")
     for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
         if abs(n) >= size:
             return f"{n / size:.1f}{suffix}"
@@ -34,9 +127,12 @@ def usd(value, digits=4) -> str:
     if value is None or value == "":
         return "—"
     try:
-        return f"${float(value):,.{int(digits)}f}"
+        text = f"{float(value):,.{int(digits)}f}"
     except (TypeError, ValueError):
         return "—"
+    if french():
+        return _frenchify(text) + NBSP + "$US"
+    return "$" + text
 
 
 def money(value: float) -> str:
@@ -56,6 +152,12 @@ def duration(seconds) -> str:
         return "—"
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
+    if french():
+        if hours:
+            return f"{hours}{NBSP}h {minutes:02d}{NBSP}min"
+        if minutes:
+            return f"{minutes}{NBSP}min {secs:02d}{NBSP}s"
+        return f"{secs}{NBSP}s"
     if hours:
         return f"{hours}h {minutes:02d}m"
     if minutes:
@@ -75,3 +177,50 @@ def duration_compact(seconds: float) -> str:
         rest = int(minutes % 60)
         return f"{int(hours)}h {rest}m" if rest else f"{int(hours)}h"
     return f"{hours / 24:.1f}d"
+
+
+# Day and month names come from Django's own catalog (``django.utils.dates``); English keeps
+# the C-locale ``strftime`` names it always showed.
+def long_date_text(day: dt.date) -> str:
+    """``Nov 30, 2026`` / ``30 nov. 2026``."""
+    if not french():
+        return f"{day:%b} {day.day}, {day.year}"
+    from django.utils.dates import MONTHS_AP
+
+    return f"{day.day}{NBSP}{MONTHS_AP[day.month]}{NBSP}{day.year}"
+
+
+def month_text(day: dt.date) -> str:
+    """``November 2026`` / ``novembre 2026``."""
+    if not french():
+        return day.strftime("%B %Y")
+    from django.utils.dates import MONTHS
+
+    return f"{MONTHS[day.month]} {day.year}"
+
+
+def chart_day_label(day: dt.date) -> tuple[str, str]:
+    """A day's full label and axis tick: ``Mon Nov 30, 2026`` and ``Nov 30``."""
+    if not french():
+        return day.strftime("%a %b %d, %Y"), day.strftime("%b %d")
+    from django.utils.dates import WEEKDAYS_ABBR
+
+    return f"{WEEKDAYS_ABBR[day.weekday()]} {long_date_text(day)}", short_day_text(day)
+
+
+def short_day_text(day: dt.date) -> str:
+    """``Nov 30`` / ``30 nov.`` (an axis tick)."""
+    if not french():
+        return day.strftime("%b %d")
+    from django.utils.dates import MONTHS_AP
+
+    return f"{day.day}{NBSP}{MONTHS_AP[day.month]}"
+
+
+def short_month_text(day: dt.date) -> str:
+    """``Nov 26`` / ``nov. 26`` (an axis tick)."""
+    if not french():
+        return day.strftime("%b %y")
+    from django.utils.dates import MONTHS_AP
+
+    return f"{MONTHS_AP[day.month]} {day:%y}"

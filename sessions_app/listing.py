@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 
 from django.http import HttpResponse
+from django.utils.translation import gettext, gettext_noop
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
 
@@ -35,7 +36,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
     # Seconds the page query may run before the page says "narrow it" (None: the default
     # deadline, and a timeout becomes the site-wide "ran out of time" page).
     page_budget: float | None = None
-    invalid_note = "Some filters are not valid; fix them to see rows."
+    invalid_note = gettext_noop("Some filters are not valid; fix them to see rows.")
     table_pagination = False  # the keyset page is the pagination
     strict = False
 
@@ -50,7 +51,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
 
     def unknown_sort_note(self, sort: str) -> str:
         """What the page says when ``sort`` is not one of ``get_sorts()``."""
-        return f"Unknown sort “{sort}”: showing newest first."
+        return gettext("Unknown sort “%(sort)s”: showing newest first.") % {"sort": sort}
 
     def page_queryset(self, filtered):
         return filtered
@@ -90,7 +91,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
             return self.export()
         self.rows, self.page, self.count, self.timed_out = [], None, None, False
         if self.filterset.is_bound and not self.filterset.is_valid():
-            self.notes.append(self.invalid_note)
+            self.notes.append(gettext(self.invalid_note))
         else:
             self._fill_page()
         self.object_list = self.rows

@@ -15,6 +15,7 @@ import sqlite3
 
 import django_tables2 as tables
 from django.db import DatabaseError
+from django.utils.translation import gettext, gettext_lazy
 
 from hermes_explorer import store as one_store
 from hermes_explorer import stores as registry
@@ -49,7 +50,7 @@ def chosen_stores(request, notes: list[str] | None = None) -> list[Store] | None
     for name in names:
         if name not in known and notes is not None:
             # A hidden profile and a missing one read the same.
-            notes.append(f"No profile named “{name}”.")
+            notes.append(gettext("No profile named “%(name)s”.") % {"name": name})
     return [s for s in visible if s.name in names]
 
 
@@ -76,10 +77,14 @@ def sum_counts(counts: list[CappedCount], cap: int = COUNT_CAP) -> CappedCount:
     return CappedCount(value=total, capped=False)
 
 
+def ran_out_note(store: Store) -> str:
+    return gettext("Profile %(profile)s ran out of time for this filter.") % {"profile": store.name}
+
+
 def profile_column() -> tuple[str, tables.Column]:
     return (
         "profile",
-        tables.Column(accessor="store_name", verbose_name="Profile", orderable=False),
+        tables.Column(accessor="store_name", verbose_name=gettext_lazy("Profile"), orderable=False),
     )
 
 
@@ -126,7 +131,8 @@ class MergedListMixin:
                     self.shape = one_store.shape()
                     if self.sort not in self.get_sorts():
                         self.notes.append(
-                            f"Profile {store.name} cannot be ordered this way: left out."
+                            gettext("Profile %(profile)s cannot be ordered this way: left out.")
+                            % {"profile": store.name}
                         )
                         failed.add(store.name)
                         return []
@@ -153,10 +159,10 @@ class MergedListMixin:
             except QueryTimeout:
                 if budget is None:
                     raise
-                self.notes.append(f"Profile {store.name} ran out of time for this filter.")
+                self.notes.append(ran_out_note(store))
             except (DatabaseError, sqlite3.Error) as exc:
                 found = registry.REGISTRY.failed(store, exc)
-                self.notes.append(f"Profile {store.name} is unavailable: {found.reason}")
+                self.notes.append(registry.unavailable_note(store, found.reason))
             failed.add(store.name)
             return []
 
@@ -173,12 +179,12 @@ class MergedListMixin:
             except QueryTimeout:
                 if budget is None:
                     raise
-                self.notes.append(f"Profile {store.name} ran out of time for this filter.")
+                self.notes.append(ran_out_note(store))
                 found = {}
             except (DatabaseError, sqlite3.Error) as exc:
                 # Broken since its keys were read: its rows are left out, the others shown.
                 failure = registry.REGISTRY.failed(store, exc)
-                self.notes.append(f"Profile {store.name} is unavailable: {failure.reason}")
+                self.notes.append(registry.unavailable_note(store, failure.reason))
                 found = {}
             return [found.get(pk) for pk in wanted]
 

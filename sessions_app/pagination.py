@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 
 from django.db.models import Q
+from django.utils.translation import gettext
 
 
 class BadCursor(ValueError):
@@ -77,13 +78,15 @@ class Keyset:
             payload = json.loads(raw)
             direction, values = payload["d"], payload["v"]
         except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-            raise BadCursor("This page link is damaged; showing the first page.") from exc
+            raise BadCursor(gettext("This page link is damaged; showing the first page.")) from exc
         if payload.get("k") != self.name or direction not in ("n", "p"):
-            raise BadCursor("This page link belongs to another sort; showing the first page.")
+            raise BadCursor(
+                gettext("This page link belongs to another sort; showing the first page.")
+            )
         if not isinstance(values, list) or len(values) != len(self.keys):
-            raise BadCursor("This page link is damaged; showing the first page.")
+            raise BadCursor(gettext("This page link is damaged; showing the first page."))
         if any(isinstance(v, (dict, list)) for v in values):
-            raise BadCursor("This page link is damaged; showing the first page.")
+            raise BadCursor(gettext("This page link is damaged; showing the first page."))
         return direction, values
 
     def paginate(self, queryset, token: str | None, per_page: int) -> KeysetPage:

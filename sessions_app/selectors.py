@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, F, FloatField, Sum, TextField, Value
 from django.db.models.functions import Coalesce, Length, Substr
+from django.utils.translation import gettext
 
 from hermes_explorer import near_cache, store
 from hermes_explorer.redaction import redact
 
 from .content import as_text, parse_tool_calls
+from .formatting import number
 from .links import TranscriptLinks
 from .models import TOKEN_COUNTERS, USAGE_COUNTERS, Message, Session, SessionModelUsage
 from .pagination import Keyset
@@ -37,7 +39,9 @@ class CappedCount:
     capped: bool
 
     def __str__(self) -> str:
-        return f"more than {self.value - 1:,}" if self.capped else f"{self.value:,}"
+        if self.capped:
+            return gettext("more than %(count)s") % {"count": number(self.value - 1)}
+        return number(self.value)
 
 
 COUNT_TTL = 60

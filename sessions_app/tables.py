@@ -17,15 +17,24 @@ import django_tables2 as tables
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
+from django.utils.translation import gettext, gettext_lazy, pgettext, pgettext_lazy
 from django_tables2.data import TableListData
 
 from hermes_explorer.redaction import redact
 
 from .content import as_text
-from .formatting import compact, duration
+from .formatting import compact, duration, per_language
 from .links import TranscriptLinks
 from .models import Session
-from .templatetags.explorer import cost_badge, source_badge, started_cell, text_html, time_html
+from .templatetags.explorer import (
+    cost_badge,
+    role_label,
+    source_badge,
+    started_cell,
+    text_html,
+    time_html,
+    visibility_label,
+)
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
 
@@ -117,19 +126,54 @@ class KeysetTable(tables.Table):
         return mark_safe("".join(out))
 
 
+@per_language
+def _session_words() -> dict:
+    """What the session and message rows repeat, in the page's language and already escaped
+    (looked up once per language; ``%(…)s`` slots take escaped values)."""
+    return {
+        "chain_title": escape(gettext("Continues or branches from %(parent)s")),
+        "chain": escape(pgettext("session lineage", "chain")),
+        "tokens_title": escape(gettext("input %(input)s · output %(output)s")),
+        "not_live": escape(gettext("Not part of the live transcript")),
+        "no_text_tool": escape(gettext("(no text: %(tool)s)")),
+        "no_text": escape(gettext("(no text)")),
+        "open": format_html(
+            '<span class="muted" title="{}">{}</span>',
+            gettext("Never closed"),
+            pgettext("session", "open"),
+        ),
+        "drift": format_html(
+            '<span class="muted" title="{}">—</span>',
+            gettext("Ended before it started (clock drift)"),
+        ),
+    }
+
+
 class SessionTable(KeysetTable):
     # The team's annotations (annotations_app): shown when the view passes ``annotations``.
-    select = tables.Column(verbose_name="Select", orderable=False, empty_values=())
-    started_at = tables.Column(verbose_name="Started")
-    title = tables.Column(verbose_name="Title", orderable=False, empty_values=())
-    source = tables.Column(verbose_name="Source")
-    model = tables.Column(accessor="model_short", verbose_name="Model", orderable=False)
-    message_count = tables.Column(verbose_name="Msgs", orderable=False, attrs=NUM)
-    tool_call_count = tables.Column(verbose_name="Tools", orderable=False, attrs=NUM)
-    tokens = tables.Column(verbose_name="Tokens", orderable=False, attrs=NUM, empty_values=())
-    cost = tables.Column(verbose_name="Cost", orderable=False, attrs=NUM, empty_values=())
-    duration = tables.Column(verbose_name="Duration", orderable=False, attrs=NUM, empty_values=())
-    tags = tables.Column(verbose_name="Tags", orderable=False, empty_values=())
+    select = tables.Column(verbose_name=gettext_lazy("Select"), orderable=False, empty_values=())
+    started_at = tables.Column(verbose_name=gettext_lazy("Started"))
+    title = tables.Column(verbose_name=gettext_lazy("Title"), orderable=False, empty_values=())
+    source = tables.Column(verbose_name=gettext_lazy("Source"))
+    model = tables.Column(
+        accessor="model_short", verbose_name=gettext_lazy("Model"), orderable=False
+    )
+    message_count = tables.Column(
+        verbose_name=pgettext_lazy("column", "Msgs"), orderable=False, attrs=NUM
+    )
+    tool_call_count = tables.Column(
+        verbose_name=pgettext_lazy("column", "Tools"), orderable=False, attrs=NUM
+    )
+    tokens = tables.Column(
+        verbose_name=gettext_lazy("Tokens"), orderable=False, attrs=NUM, empty_values=()
+    )
+    cost = tables.Column(
+        verbose_name=gettext_lazy("Cost"), orderable=False, attrs=NUM, empty_values=()
+    )
+    duration = tables.Column(
+        verbose_name=gettext_lazy("Duration"), orderable=False, attrs=NUM, empty_values=()
+    )
+    tags = tables.Column(verbose_name=gettext_lazy("Tags"), orderable=False, empty_values=())
 
     class Meta(KeysetTable.Meta):
         model = Session
@@ -148,7 +192,9 @@ class SessionTable(KeysetTable):
             "duration",
         )
         order_by_field = "sort"
-        empty_text = "No session matches these filters. Loosen a filter or reset them."
+        empty_text = gettext_lazy(
+            "No session matches these filters. Loosen a filter or reset them."
+        )
         attrs = {"class": "data-table sessions-table"}
 
     def __init__(self, data, *, order_by, shape, show_previews=True, annotations=None, **kwargs):
@@ -188,9 +234,11 @@ class SessionTable(KeysetTable):
             label = f'<span class="untitled">{escape(str(record.id))}</span>'
         chain = ""
         if record.parent_session_id:
+            words = _session_words()
             chain = (
-                ' <span class="badge chain" title="Continues or branches from '
-                f'{escape(str(record.parent_session_id))}">↳ chain</span>'
+                f' <span class="badge chain" title="'
+                f'{words["chain_title"] % {"parent": escape(str(record.parent_session_id))}}">'
+                f"↳ {words['chain']}</span>"
             )
         cell = f'<a href="{escape(url)}">{label}</a>{chain}' if url else f"{label}{chain}"
         return mark_safe(cell)  # noqa: S308 - every value is escaped above
@@ -200,9 +248,13 @@ class SessionTable(KeysetTable):
 
     def render_tokens(self, record):
         return mark_safe(  # noqa: S308 - every value is escaped
-            f'<span title="input {escape(str(record.input_tokens or 0))} · output '
-            f'{escape(str(record.output_tokens or 0))}">{escape(str(compact(record.total_tokens)))}'
-            "</span>"
+            '<span title="'
+            + _session_words()["tokens_title"]
+            % {
+                "input": escape(str(record.input_tokens or 0)),
+                "output": escape(str(record.output_tokens or 0)),
+            }
+            + f'">{escape(str(compact(record.total_tokens)))}</span>'
         )
 
     def render_cost(self, record):
@@ -210,16 +262,15 @@ class SessionTable(KeysetTable):
 
     def render_duration(self, record):
         if record.ended_at is None:
-            return mark_safe('<span class="muted" title="Never closed">open</span>')
+            return _session_words()["open"]
         if record.duration_seconds is None:
-            return mark_safe(
-                '<span class="muted" title="Ended before it started (clock drift)">—</span>'
-            )
+            return _session_words()["drift"]
         return duration(record.duration_seconds)
 
 
 # Messages ---------------------------------------------------------------------------------
-NO_TIME = mark_safe('<span class="muted">no time</span>')
+def no_time() -> SafeString:
+    return format_html('<span class="muted">{}</span>', gettext("no time"))
 
 
 class MessageTable(KeysetTable):
@@ -228,29 +279,43 @@ class MessageTable(KeysetTable):
     are set on the rows beforehand (``selectors.link_messages``): an odd session id that
     cannot be routed gives a row without links rather than an error."""
 
-    id = tables.Column(verbose_name="Time")
+    id = tables.Column(verbose_name=gettext_lazy("Time"))
     # The accessor is the plain column: "session" would load the related row, once per row.
     session = tables.Column(
-        accessor="session_id", verbose_name="Session", orderable=False, empty_values=()
+        accessor="session_id",
+        verbose_name=gettext_lazy("Session"),
+        orderable=False,
+        empty_values=(),
     )
-    role = tables.Column(verbose_name="Role", orderable=False, empty_values=())
-    tool_name = tables.Column(verbose_name="Tool", orderable=False, default="")
-    preview = tables.Column(verbose_name="Content", orderable=False, empty_values=())
-    token_count = tables.Column(verbose_name="Tokens", orderable=False, default="", attrs=NUM)
+    role = tables.Column(verbose_name=gettext_lazy("Role"), orderable=False, empty_values=())
+    tool_name = tables.Column(verbose_name=gettext_lazy("Tool"), orderable=False, default="")
+    preview = tables.Column(verbose_name=gettext_lazy("Content"), orderable=False, empty_values=())
+    token_count = tables.Column(
+        verbose_name=gettext_lazy("Tokens"), orderable=False, default="", attrs=NUM
+    )
 
     class Meta(KeysetTable.Meta):
         fields = ()
         sequence = ("id", "session", "role", "tool_name", "preview", "token_count")
         order_by_field = "sort"
-        empty_text = "No message matches these filters. Loosen a filter or reset them."
+        empty_text = gettext_lazy(
+            "No message matches these filters. Loosen a filter or reset them."
+        )
         attrs = {"class": "data-table messages-table"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The same words on every row: looked up once per page.
+        self._copy_words = (escape(gettext("Copy message id")), escape(gettext("Copy")))
+        self._no_time = no_time()
 
     def render_id(self, record):
         mid = escape(str(record.id))
+        label, copy = self._copy_words
         return mark_safe(  # noqa: S308 - every value is escaped
-            f'{time_html(record.timestamp, seconds=True, empty=NO_TIME)}<span class="age copy-id">'
-            f'#{mid} <button type="button" class="copy" data-copy="{mid}"'
-            f' aria-label="Copy message id {mid}" title="Copy message id">Copy</button></span>'
+            f"{time_html(record.timestamp, seconds=True, empty=self._no_time)}"
+            f'<span class="age copy-id">#{mid} <button type="button" class="copy" data-copy="{mid}"'
+            f' aria-label="{label} {mid}" title="{label}">{copy}</button></span>'
         )
 
     def render_session(self, record):
@@ -268,19 +333,24 @@ class MessageTable(KeysetTable):
         return mark_safe(cell)  # noqa: S308 - every value is escaped
 
     def render_role(self, record):
-        cell = f'<span class="role">{escape(str(record.role or "—"))}</span>'
+        cell = f'<span class="role">{escape(str(role_label(record.role) or "—"))}</span>'
         if record.visibility != "live":
             cell += (
-                ' <span class="badge warn" title="Not part of the live transcript">'
-                f"{escape(str(record.visibility))}</span>"
+                f' <span class="badge warn" title="{_session_words()["not_live"]}">'
+                f"{escape(str(visibility_label(record.visibility)))}</span>"
             )
         return mark_safe(cell)  # noqa: S308 - every value is escaped
 
     def render_preview(self, record):
         text = escape(Truncator(redact(as_text(getattr(record, "preview", None)))).chars(200))
         if not text:
-            tool = f": {record.tool_name}" if record.tool_name else ""
-            text = f'<span class="muted">(no text{escape(tool)})</span>'
+            words = _session_words()
+            text = (
+                f'<span class="muted">{words["no_text_tool"] % {"tool": escape(str(record.tool_name))}}'
+                "</span>"
+                if record.tool_name
+                else f'<span class="muted">{words["no_text"]}</span>'
+            )
         url = getattr(record, "message_url", None)
         return mark_safe(  # noqa: S308 - every value is escaped
             f'<a class="preview" href="{escape(url)}">{text}</a>' if url else text

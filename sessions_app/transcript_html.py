@@ -12,13 +12,17 @@ nothing here reads the store or undoes a redaction.
 
 from __future__ import annotations
 
-from django.contrib.humanize.templatetags.humanize import intcomma
+from html import escape
+
 from django.middleware.csrf import get_token
 from django.urls import reverse
+from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator, slugify
+from django.utils.translation import gettext, ngettext
 
-from .templatetags.explorer import text_html, time_html
+from .formatting import language, number, per_language
+from .templatetags.explorer import role_labels, text_html, time_html
 
 # Characters of a long body shown before "Show more".
 BODY_HEAD = 3000
@@ -31,6 +35,50 @@ def _slug(value) -> str:
     return slugify(str(value))
 
 
+@per_language
+def entry_words() -> dict[str, str]:
+    """The words every entry repeats, in the page's language and already escaped, looked up
+    once per language rather than once per message (``%(…)s`` slots take escaped values)."""
+    words = {
+        "compression": gettext("compression summary"),
+        "finish": gettext("finish: %(reason)s"),
+        "permalink": gettext("Link to this message"),
+        "tok": gettext("%(n)s tok"),
+        "reasoning": gettext("Reasoning"),
+        "malformed": gettext("Tool calls JSON is malformed"),
+        "raw_calls": gettext("Raw tool_calls"),
+        "result_chars": gettext("→ result %(n)s chars"),
+        "no_result": gettext("(no result on this page)"),
+        "arguments": gettext("Arguments"),
+        "result": gettext("Result"),
+        "no_content": gettext("(no content)"),
+        "show_more": gettext("Show more: %(shown)s of %(total)s characters are on this page"),
+        "show_all": gettext("Show all %(total)s characters"),
+        "cut_to": gettext("Cut to %(shown)s characters for the page"),
+        "full_text": gettext("open the full text (%(total)s characters)"),
+        "reveal_title": gettext("Show this message without redaction; the reveal is logged"),
+    }
+    return {key: escape(text) for key, text in words.items()}
+
+
+@per_language
+def _reveal_labels() -> dict[int, str]:
+    # Filled as counts appear: a page shows a handful of distinct counts.
+    return {}
+
+
+def reveal_label(count: int) -> str:
+    labels = _reveal_labels()
+    label = labels.get(count)
+    if label is None:
+        with translation.override(language()):
+            text = ngettext(
+                "Reveal %(counter)s hidden secret", "Reveal %(counter)s hidden secrets", count
+            )
+        label = labels[count] = escape(text % {"counter": count})
+    return label
+
+
 class EntryRenderer:
     """Renders entries for one request: whether the reader may reveal, and the CSRF token of
     the reveal forms (asked for only when a form is shown)."""
@@ -39,6 +87,8 @@ class EntryRenderer:
         self.request = request
         self.can_reveal = can_reveal
         self._csrf: str | None = None
+        self.words = entry_words()
+        self.roles, self.visibilities = role_labels()
 
     def _csrf_input(self) -> str:
         if self._csrf is None:
@@ -55,12 +105,10 @@ class EntryRenderer:
             return "\n"
         message = entry.message
         url = reverse("sessions:reveal", args=[message.session_id, message.id])
-        plural = "" if entry.redacted == 1 else "s"
         return (
             f'<form method="post" action="{_v(url)}" class="reveal-form">{self._csrf_input()}'
-            '<button type="submit" class="link-button" title="Show this message without '
-            f'redaction; the reveal is logged">Reveal {_v(entry.redacted)} hidden secret{plural}'
-            "</button></form>\n"
+            f'<button type="submit" class="link-button" title="{self.words["reveal_title"]}">'
+            f"{reveal_label(entry.redacted)}</button></form>\n"
         )
 
     def body(self, entry) -> str:
@@ -68,12 +116,13 @@ class EntryRenderer:
         message = entry.message
         if text:
             if len(text) > BODY_HEAD:
-                shown = intcomma(len(text))
-                total = intcomma(entry.length)
+                words = self.words
+                shown = escape(number(len(text)))
+                total = escape(number(entry.length))
                 if entry.truncated:
-                    summary = f"Show more: {shown} of {total} characters are on this page"
+                    summary = words["show_more"] % {"shown": shown, "total": total}
                 else:
-                    summary = f"Show all {total} characters"
+                    summary = words["show_all"] % {"total": total}
                 out = (
                     f'<div class="content"><pre class="body">{_v(text[:BODY_HEAD])}</pre>'
                     f'<details class="more"><summary>{summary}</summary>'
@@ -81,37 +130,42 @@ class EntryRenderer:
                 )
                 if entry.truncated:
                     url = reverse("sessions:message_text", args=[message.session_id, message.id])
-                    out += (
-                        f'<p class="truncated-note">Cut to {shown} characters for the page · '
-                        f'<a href="{_v(url)}">open the full text ({total} characters)</a></p>'
-                    )
+                    cut = words["cut_to"] % {"shown": shown}
+                    full = words["full_text"] % {"total": total}
+                    out += f'<p class="truncated-note">{cut} · <a href="{_v(url)}">{full}</a></p>'
                 return out + "</div>\n"
             return f'<pre class="body">{_v(text)}</pre>\n'
         if message.role == "assistant" and entry.calls:
             return "\n"
-        return '<p class="muted empty-content">(no content)</p>\n'
+        return f'<p class="muted empty-content">{self.words["no_content"]}</p>\n'
 
     def entry(self, entry) -> SafeString:
         m = entry.message
         visibility = m.visibility
         finish = m.finish_reason
+        words = self.words
+        role = self.roles.get(m.role, m.role)
         head = [
             f'\n<li id="m{_v(m.id)}" class="msg role-{_slug(m.role)} vis-{_v(visibility)}">\n'
             '  <div class="msg-head">\n'
-            f'    <span class="role">{_v(m.role or "?")}</span>\n'
+            f'    <span class="role">{_v(role or "?")}</span>\n'
             "    ",
             f'<span class="tool-name">{_v(m.tool_name)}</span>' if m.tool_name else "",
             "\n    ",
-            f'<span class="badge vis">{_v(visibility)}</span>' if visibility != "live" else "",
+            f'<span class="badge vis">{_v(self.visibilities.get(visibility, visibility))}</span>'
+            if visibility != "live"
+            else "",
             "\n    ",
-            '<span class="badge">compression summary</span>' if m.compressed_summary else "",
+            f'<span class="badge">{words["compression"]}</span>' if m.compressed_summary else "",
             "\n    ",
-            f'<span class="badge warn">finish: {_v(finish)}</span>'
+            f'<span class="badge warn">{words["finish"] % {"reason": _v(finish)}}</span>'
             if finish and finish != "stop" and finish != "tool_calls"
             else "",
-            f'\n    <a class="permalink" href="#m{_v(m.id)}" title="Link to this message">'
+            f'\n    <a class="permalink" href="#m{_v(m.id)}" title="{words["permalink"]}">'
             f"{_v(time_html(m.timestamp, seconds=True))}</a>\n    ",
-            f'<span class="muted">{_v(m.token_count)} tok</span>' if m.token_count else "",
+            f'<span class="muted">{words["tok"] % {"n": _v(m.token_count)}}</span>'
+            if m.token_count
+            else "",
             "\n    ",
             self.reveal_button(entry),
             "\n  </div>\n  ",
@@ -119,33 +173,35 @@ class EntryRenderer:
         reasoning = m.reasoning_text or m.reasoning_extra
         if reasoning:
             head.append(
-                '\n  <details class="reasoning"><summary>Reasoning</summary>'
+                f'\n  <details class="reasoning"><summary>{words["reasoning"]}</summary>'
                 f"<pre>{_v(reasoning)}</pre></details>\n  "
             )
         head += ["\n  ", self.body(entry), "\n  "]
         if entry.malformed_calls:
             head.append(
-                '<p class="badge warn">Tool calls JSON is malformed</p><details><summary>Raw '
-                f"tool_calls</summary><pre>{_v(Truncator(str(m.tool_calls)).chars(5000))}"
+                f'<p class="badge warn">{words["malformed"]}</p><details><summary>'
+                f"{words['raw_calls']}</summary><pre>{_v(Truncator(str(m.tool_calls)).chars(5000))}"
                 "</pre></details>"
             )
         head.append("\n  ")
         for paired in entry.calls:
             call, result = paired.call, paired.result
             if result is not None:
-                summary = f'<span class="muted">→ result {intcomma(result.length)} chars</span>'
+                chars = words["result_chars"] % {"n": escape(number(result.length))}
+                summary = f'<span class="muted">{chars}</span>'
             else:
-                summary = '<span class="muted">(no result on this page)</span>'
+                summary = f'<span class="muted">{words["no_result"]}</span>'
             head.append(
                 f'\n  <details class="tool-call" id="call-{_slug(call.call_id)}">\n'
                 f'    <summary><span class="tool-badge">{_v(call.name)}</span> {summary}'
                 "</summary>\n"
-                '    <div class="tool-args"><h4>Arguments</h4>'
+                f'    <div class="tool-args"><h4>{words["arguments"]}</h4>'
                 f"<pre>{_v(call.arguments)}</pre></div>\n    "
             )
             if result is not None:
                 head.append(
-                    f'<div class="tool-result" id="m{_v(result.message.id)}"><h4>Result</h4>'
+                    f'<div class="tool-result" id="m{_v(result.message.id)}">'
+                    f"<h4>{words['result']}</h4>"
                     f"{self.reveal_button(result)}{self.body(result)}</div>"
                 )
             head.append("\n  </details>\n  ")

@@ -4,9 +4,12 @@ navigation.  Each reads the app's database only; none touches the state.db."""
 from __future__ import annotations
 
 from django import template
+from django.utils import translation
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import ngettext
 
 from hermes_explorer import stores
+from sessions_app.formatting import language, per_language
 
 from .. import permissions, selectors
 
@@ -67,11 +70,24 @@ def note_indicator(count: int):
     if not count:
         return ""
     return format_html(
-        '<span class="badge note-count" title="{} note{}">✎ {}</span>',
-        count,
-        "" if count == 1 else "s",
-        count,
+        '<span class="badge note-count" title="{}">✎ {}</span>', _note_count(count), count
     )
+
+
+@per_language
+def _note_counts() -> dict[int, str]:
+    # Filled as counts appear: a page shows a handful of distinct counts.
+    return {}
+
+
+def _note_count(count: int) -> str:
+    counts = _note_counts()
+    text = counts.get(count)
+    if text is None:
+        with translation.override(language()):
+            text = ngettext("%(count)s note", "%(count)s notes", count) % {"count": count}
+        counts[count] = text
+    return text
 
 
 @register.simple_tag

@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
+from django.utils.translation import gettext_noop
 
 from .catalog import Catalog, read_catalog
 from .uri import path_of
@@ -88,20 +89,46 @@ class StoreShape:
             detail += ", no " + ", no ".join(missing[:2])
         return f"Hermes schema {version} ({detail})"
 
+    @property
+    def display_label(self) -> str:
+        """:attr:`label` in the page's language (``/healthz`` keeps the English one)."""
+        from django.utils.translation import gettext
+
+        version = f"v{self.schema_version}" if self.schema_version is not None else None
+        current = self.has_table("system_prompts") or self.has_column("messages", "active")
+        missing = self.not_recorded()
+        detail = gettext("current layout") if current and not missing else gettext("older layout")
+        if missing:
+            detail += ", " + ", ".join(
+                gettext("no %(what)s") % {"what": gettext(m)} for m in missing[:2]
+            )
+        if version is None:
+            return gettext("Hermes schema unversioned (%(detail)s)") % {"detail": detail}
+        return gettext("Hermes schema %(version)s (%(detail)s)") % {
+            "version": version,
+            "detail": detail,
+        }
+
+    def not_recorded_labels(self) -> list[str]:
+        """:meth:`not_recorded` in the page's language."""
+        from django.utils.translation import gettext
+
+        return [gettext(what) for what in self.not_recorded()]
+
 
 # Optional data a state.db may lack, as a reader names it: (what, table, column or None).
 OPTIONAL_DATA = (
-    ("per-model usage", "session_model_usage", None),
-    ("reasoning", "messages", "reasoning"),
-    ("titles", "sessions", "title"),
-    ("cost estimates", "sessions", "estimated_cost_usd"),
-    ("cache tokens", "sessions", "cache_read_tokens"),
-    ("reasoning tokens", "sessions", "reasoning_tokens"),
-    ("tool call counts", "sessions", "tool_call_count"),
-    ("finish reasons", "messages", "finish_reason"),
-    ("history edits (compaction, rewind)", "messages", "active"),
-    ("daily usage", "session_daily_usage", None),
-    ("full-text index", "messages_fts", None),
+    (gettext_noop("per-model usage"), "session_model_usage", None),
+    (gettext_noop("reasoning"), "messages", "reasoning"),
+    (gettext_noop("titles"), "sessions", "title"),
+    (gettext_noop("cost estimates"), "sessions", "estimated_cost_usd"),
+    (gettext_noop("cache tokens"), "sessions", "cache_read_tokens"),
+    (gettext_noop("reasoning tokens"), "sessions", "reasoning_tokens"),
+    (gettext_noop("tool call counts"), "sessions", "tool_call_count"),
+    (gettext_noop("finish reasons"), "messages", "finish_reason"),
+    (gettext_noop("history edits (compaction, rewind)"), "messages", "active"),
+    (gettext_noop("daily usage"), "session_daily_usage", None),
+    (gettext_noop("full-text index"), "messages_fts", None),
 )
 
 

@@ -12,6 +12,7 @@ import datetime as dt
 from typing import Any
 
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from hermes_explorer import store
 from hermes_explorer.redaction import redact
@@ -21,10 +22,10 @@ from ..window import Scope
 from .registry import Figure, Part, Row
 
 TOP_LABELS = {
-    "longest": "Longest session",
-    "messages": "Most messages",
-    "tokens": "Most tokens",
-    "tool_calls": "Most tool calls",
+    "longest": gettext_noop("Longest session"),
+    "messages": gettext_noop("Most messages"),
+    "tokens": gettext_noop("Most tokens"),
+    "tool_calls": gettext_noop("Most tool calls"),
 }
 
 

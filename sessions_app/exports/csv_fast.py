@@ -17,8 +17,11 @@ from collections.abc import Sequence
 # ``_raw=1``, for scripts) keeps them as stored.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 # How a CSV is written: "safe" (formulas defused), "spreadsheet" (also a BOM, and NULs
-# dropped), "raw" (every value as stored).
-CSV_STYLES = ("safe", "spreadsheet", "raw")
+# dropped), "raw" (every value as stored), and "spreadsheet_semicolon": the spreadsheet file
+# for a French page, with ``;`` between fields and a decimal comma, which is what a French
+# Excel splits into columns on a double-click.
+CSV_STYLES = ("safe", "spreadsheet", "raw", "spreadsheet_semicolon")
+SEMICOLON_STYLE = "spreadsheet_semicolon"
 
 
 def neutralise_formula(value):
@@ -128,3 +131,26 @@ def records(cells: list[Sequence[str]]) -> list[str]:
     if len(cells) == 1:
         return [c or '""' for c in cells[0]]  # a lone empty field, as csv.writer has it
     return list(map(",".join, zip(*cells, strict=True)))
+
+
+def semicolon_cell(value) -> str:
+    """One field of the semicolon spreadsheet CSV: formulas defused, a decimal comma in
+    floats, quoted when it holds ``;``, a quote or a line break."""
+    if value is None:
+        return ""
+    if value.__class__ is float:
+        return repr(value).replace(".", ",")
+    if value.__class__ is not str:
+        return str(value)
+    value = neutralise_formula(value)
+    if '"' in value:
+        return '"' + value.replace('"', '""') + '"'
+    if ";" in value or "\n" in value or "\r" in value:
+        return '"' + value + '"'
+    return value
+
+
+def semicolon_lines(rows: list[Sequence]) -> list[str]:
+    """The records (without line ends) of the semicolon spreadsheet CSV."""
+    lines = [";".join(map(semicolon_cell, row)) for row in rows]
+    return [line or '""' for line in lines] if rows and len(rows[0]) == 1 else lines

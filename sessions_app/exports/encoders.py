@@ -15,7 +15,7 @@ import math
 import operator
 from collections.abc import Iterator
 
-from .csv_fast import csv_column, csv_line, records
+from .csv_fast import SEMICOLON_STYLE, csv_column, csv_line, records, semicolon_lines
 
 # Characters encoded and handed to the server per write: one encode and one send per ~128 KiB.
 # Measured as fast as 256 KiB or 512 KiB, and the worker's RSS stays lower (big short-lived
@@ -77,7 +77,18 @@ def _pieces(lines: list[str], sep: str, lead: str = "", tail: str = "") -> Itera
         done, start = ends[stop - 1], stop
 
 
+def _semicolon_pieces(columns, chunks) -> Iterator[str]:
+    yield "\ufeff" + semicolon_lines([columns])[0] + "\r\n"
+    for chunk in chunks:
+        lines = semicolon_lines(_as_values(chunk, columns))
+        del chunk
+        yield from _pieces(lines, "\r\n", tail="\r\n")
+
+
 def _csv_pieces(columns, chunks, style: str) -> Iterator[str]:
+    if style == SEMICOLON_STYLE:
+        yield from _semicolon_pieces(columns, chunks)
+        return
     yield ("\ufeff" if style == "spreadsheet" else "") + csv_line(columns) + "\r\n"
     for chunk in chunks:
         # Memory: the fields of the chunk, then its records, then its pieces; each is dropped

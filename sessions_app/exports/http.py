@@ -11,6 +11,7 @@ from django.http import HttpResponse, StreamingHttpResponse
 
 from ..querysets import PREVIEW_CHARS
 from . import encoders
+from .csv_fast import SEMICOLON_STYLE
 from .request import FORMATS, safe_filename
 
 logger = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ def stream_export(
     if preview_only and "-preview" not in name:
         stem, _, ext = name.rpartition(".")
         name = f"{stem}-preview.{ext}"
-    style = "spreadsheet" if spreadsheet else "raw" if raw else "safe"
+    style = spreadsheet_style() if spreadsheet else "raw" if raw else "safe"
     pieces = encoders.ENCODERS[fmt](list(columns), rows, style)
     response = StreamingHttpResponse(_encoded(pieces, label=name), content_type=FORMATS[fmt])
     response["Content-Disposition"] = f'attachment; filename="{name}"'
@@ -87,6 +88,13 @@ def stream_export(
     if preview_only:
         response["X-Export-Preview"] = f"text cut to {PREVIEW_CHARS} characters"
     return response
+
+
+def spreadsheet_style() -> str:
+    """The spreadsheet CSV of the page's language: ``;`` and a decimal comma in French."""
+    from ..formatting import french
+
+    return SEMICOLON_STYLE if french() else "spreadsheet"
 
 
 def invalid_filters_response(form) -> HttpResponse:

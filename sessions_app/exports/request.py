@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from django.contrib import messages
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from hermes_explorer.params import flag
 
@@ -32,7 +33,11 @@ def requested_format(request) -> str | None:
     if not value:
         return None
     if value not in FORMATS:
-        messages.warning(request, f"Unknown export format “{value[:20]}”: use csv, json or jsonl.")
+        messages.warning(
+            request,
+            gettext("Unknown export format “%(format)s”: use csv, json or jsonl.")
+            % {"format": value[:20]},
+        )
         return None
     return value
 

@@ -25,10 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from django.db import DatabaseError
+from django.utils.translation import gettext
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 
+from ..formatting import number, plain
 from . import statements
 from .query import (
     MAX_QUERY_CHARS,
@@ -96,10 +98,13 @@ def _readable(rows, terms: list[str]):
 
 def _query_error(result: SearchResult, exc: DatabaseError) -> None:
     result.error = (
-        f"SQLite could not read this query ({exc}). Check quotes, parentheses and "
-        "operators, or search plain words instead."
+        gettext(
+            "SQLite could not read this query (%(error)s). Check quotes, parentheses and "
+            "operators, or search plain words instead."
+        )
+        % {"error": exc}
         if result.request.mode == "advanced"
-        else f"This search could not be run ({exc})."
+        else gettext("This search could not be run (%(error)s).") % {"error": exc}
     )
 
 
@@ -110,8 +115,11 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
         if sort == "rank" and req.page == 1 and statements.too_many_to_rank(table, match, req):
             # Ranking every match of a common word is what costs; newest first stops early.
             result.notes.append(
-                f"More than {statements.rank_match_cap():,} messages match: too many to rank by relevance "
-                "quickly, so newest first. Add a word or a filter to rank them."
+                gettext(
+                    "More than %(n)s messages match: too many to rank by relevance quickly, so "
+                    "newest first. Add a word or a filter to rank them."
+                )
+                % {"n": number(statements.rank_match_cap())}
             )
             sort = "newest"
             req = result.request = replace(req, before=None)
@@ -119,13 +127,13 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
     except QueryTimeout:
         if sort != "rank":
             result.timed_out = True
-            result.error = (
-                f"The search ran out of time ({statements.SEARCH_BUDGET:g} s) before it found a page of "
-                "matches. Narrow it: a rarer word, a session, a source or a shorter date range."
-            )
+            result.error = gettext(
+                "The search ran out of time (%(seconds)s s) before it found a page of matches. "
+                "Narrow it: a rarer word, a session, a source or a shorter date range."
+            ) % {"seconds": plain(statements.SEARCH_BUDGET)}
             return
         result.notes.append(
-            "Too many matches to rank by relevance in time: showing newest first instead."
+            gettext("Too many matches to rank by relevance in time: showing newest first instead.")
         )
         sort = "newest"
         req = result.request = replace(req, before=None)
@@ -133,7 +141,7 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
             rows = statements.index_page(table, match, req, sort, RETRY_BUDGET)
         except QueryTimeout:
             result.timed_out = True
-            result.error = (
+            result.error = gettext(
                 "The search ran out of time. Narrow it: a rarer word, a session, a source or "
                 "a shorter date range."
             )
@@ -160,7 +168,8 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
         result.next_page = req.page + 1
     else:
         result.notes.append(
-            f"Relevance order stops after {RANKED_CAP:,} hits: sort by newest first to go further."
+            gettext("Relevance order stops after %(n)s hits: sort by newest first to go further.")
+            % {"n": number(RANKED_CAP)}
         )
 
 
@@ -169,7 +178,7 @@ def _scan_search(result: SearchResult, terms: list[str], columns: tuple[str, ...
     result.engine = "scan"
     result.sort = "newest"
     if req.sort == "rank":
-        result.notes.append("A scan has no relevance order: hits are newest first.")
+        result.notes.append(gettext("A scan has no relevance order: hits are newest first."))
     outcome = statements.scan(
         req, terms, budget=SCAN_BUDGET, limit=req.per_page + 1, below=req.before, columns=columns
     )
@@ -183,9 +192,12 @@ def _scan_search(result: SearchResult, terms: list[str], columns: tuple[str, ...
         result.timed_out = True
         result.next_before = outcome.resume_before
         result.notes.append(
-            f"The scan stopped after {SCAN_BUDGET:g} s, at message #{outcome.resume_before:,}: "
-            "older messages were not searched yet. Continue with the link below, or narrow the "
-            "search (a session, a source, a date range)."
+            gettext(
+                "The scan stopped after %(seconds)s s, at message #%(id)s: older messages were "
+                "not searched yet. Continue with the link below, or narrow the search (a "
+                "session, a source, a date range)."
+            )
+            % {"seconds": plain(SCAN_BUDGET), "id": number(outcome.resume_before)}
         )
 
 
@@ -196,9 +208,11 @@ def _top_up(result: SearchResult, terms: list[str], state: IndexState) -> None:
     if not (state.rebuilding and first_page and terms):
         if state.rebuilding:
             result.notes.append(
-                f"The search index is being rebuilt: messages #{state.rebuild_from + 1:,}–"
-                f"#{state.rebuild_to:,} are not indexed yet (matches among them are listed on "
-                "the first page)."
+                gettext(
+                    "The search index is being rebuilt: messages #%(first)s–#%(last)s are not "
+                    "indexed yet (matches among them are listed on the first page)."
+                )
+                % {"first": number(state.rebuild_from + 1), "last": number(state.rebuild_to)}
             )
         return
     outcome = statements.scan(
@@ -213,16 +227,22 @@ def _top_up(result: SearchResult, terms: list[str], state: IndexState) -> None:
     result.unindexed_hits = [
         _excerpt_hit(row, terms) for row in _readable(outcome.rows, terms) if row[0] not in seen
     ]
-    span = f"#{state.rebuild_from + 1:,}–#{state.rebuild_to:,}"
+    span = f"#{number(state.rebuild_from + 1)}–#{number(state.rebuild_to)}"
     if outcome.finished:
         result.notes.append(
-            f"The search index is being rebuilt: messages {span} are not indexed yet, so they "
-            "were scanned directly (listed apart)."
+            gettext(
+                "The search index is being rebuilt: messages %(span)s are not indexed yet, so "
+                "they were scanned directly (listed apart)."
+            )
+            % {"span": span}
         )
     else:
         result.notes.append(
-            f"The search index is being rebuilt: messages {span} are not indexed yet and could "
-            "not all be scanned in time, so some recent matches may be missing."
+            gettext(
+                "The search index is being rebuilt: messages %(span)s are not indexed yet and "
+                "could not all be scanned in time, so some recent matches may be missing."
+            )
+            % {"span": span}
         )
 
 
@@ -247,17 +267,20 @@ def run_search(req: SearchRequest) -> SearchResult:
         if shape.has_trigram and len(text) >= TRIGRAM_MIN_CHARS:
             result.engine = "trigram"
             result.notes.append(
-                "Substring search uses the trigram index, which leaves out tool output and "
-                "cron/subagent sessions."
+                gettext(
+                    "Substring search uses the trigram index, which leaves out tool output and "
+                    "cron/subagent sessions."
+                )
             )
             _indexed_search(result, "messages_fts_trigram", quote(text))
         else:
             why = (
-                "this state.db has no substring (trigram) index"
+                gettext("this state.db has no substring (trigram) index")
                 if not shape.has_trigram
-                else f"the substring index needs {TRIGRAM_MIN_CHARS} characters or more"
+                else gettext("the substring index needs %(n)s characters or more")
+                % {"n": TRIGRAM_MIN_CHARS}
             )
-            result.notes.append(f"Scanning messages directly: {why}.")
+            result.notes.append(gettext("Scanning messages directly: %(why)s.") % {"why": why})
             _scan_search(result, [text], ("content",))
         return result
 
@@ -267,7 +290,7 @@ def run_search(req: SearchRequest) -> SearchResult:
         result.error = too_costly
         return result
     if not terms:
-        result.error = (
+        result.error = gettext(
             "Nothing to search for: word search ignores punctuation and operators alone. "
             "Try the substring mode to find symbols."
         )
@@ -275,8 +298,11 @@ def run_search(req: SearchRequest) -> SearchResult:
 
     if shape.fts_layout is None:
         result.notes.append(
-            "This state.db has no full-text index (messages_fts is missing): searching by "
-            f"scanning messages newest first, up to {SCAN_BUDGET:g} s per page."
+            gettext(
+                "This state.db has no full-text index (messages_fts is missing): searching by "
+                "scanning messages newest first, up to %(seconds)s s per page."
+            )
+            % {"seconds": plain(SCAN_BUDGET)}
         )
         _scan_search(result, terms, ("content", "tool_name", "tool_calls"))
         return result
@@ -284,7 +310,7 @@ def run_search(req: SearchRequest) -> SearchResult:
     state = statements.index_state()
     if state.stale:
         result.notes.append(
-            "Hermes marked the search index as stale: recent messages may be missing."
+            gettext("Hermes marked the search index as stale: recent messages may be missing.")
         )
     match = text if req.mode == "advanced" else words_match(text)
     result.engine = "fts"
@@ -295,8 +321,10 @@ def run_search(req: SearchRequest) -> SearchResult:
         # unicode61 keeps a run of CJK characters as one token, so a word inside a sentence
         # is not found: fall back to substrings.
         result.notes.append(
-            "No whole-word match (the word index does not split CJK text): showing substring "
-            "matches."
+            gettext(
+                "No whole-word match (the word index does not split CJK text): showing substring "
+                "matches."
+            )
         )
         if shape.has_trigram and all(len(t) >= TRIGRAM_MIN_CHARS for t in terms):
             result.engine = "trigram"

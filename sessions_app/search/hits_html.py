@@ -8,13 +8,30 @@ store is escaped once here; the snippet arrives as safe HTML, already redacted a
 
 from __future__ import annotations
 
+from html import escape
+
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
+from django.utils.translation import gettext
 
+from ..formatting import per_language
 from ..links import TranscriptLinks
-from ..templatetags.explorer import text_html, time_html
+from ..templatetags.explorer import role_labels, text_html, time_html
 
-NO_SNIPPET = '<span class="muted">(the match is in the tool call or tool name)</span>'
+
+@per_language
+def hit_words() -> dict:
+    """What every hit repeats, in the page's language (escaped, looked up once per language)."""
+    return {
+        "not_live": escape(gettext("Not part of the live transcript")),
+        "copy_id": escape(gettext("Copy message id")),
+        "copy": escape(gettext("Copy")),
+        "profile": escape(gettext("Profile")),
+        "no_snippet": '<span class="muted">'
+        + escape(gettext("(the match is in the tool call or tool name)"))
+        + "</span>",
+        "labels": role_labels(),
+    }
 
 
 _v = text_html
@@ -27,7 +44,9 @@ def badge_key(hit):
     return hit.session_id if store is None else (store.name, hit.session_id)
 
 
-def hit_html(hit, links: TranscriptLinks, badges: dict | None = None) -> str:
+def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None) -> str:
+    words = words or hit_words()
+    roles, visibilities = words["labels"]
     store = getattr(hit, "store", None)
     url = links.message(hit.session_id, hit.id, store)
     untitled = f'<span class="untitled">{_v(hit.session_id)}</span>'
@@ -43,15 +62,15 @@ def hit_html(hit, links: TranscriptLinks, badges: dict | None = None) -> str:
     )
     # Only a search over several profiles gives its hits a store.
     profile = (
-        f'<span class="badge profile" title="Profile">{_v(store.name)}</span>\n    '
+        f'<span class="badge profile" title="{words["profile"]}">{_v(store.name)}</span>\n    '
         if store is not None
         else ""
     )
     badge = badges.get(badge_key(hit)) if badges else None
     tool = f'<span class="tool-name">{_v(hit.tool_name)}</span>' if hit.tool_name else ""
     visibility = (
-        '<span class="badge warn" title="Not part of the live transcript">'
-        f"{_v(hit.visibility)}</span>"
+        f'<span class="badge warn" title="{words["not_live"]}">'
+        f"{_v(visibilities.get(hit.visibility, hit.visibility))}</span>"
         if hit.visibility != "live"
         else ""
     )
@@ -61,12 +80,13 @@ def hit_html(hit, links: TranscriptLinks, badges: dict | None = None) -> str:
         f'<li class="hit role-{slugify(str(hit.role))}">\n  <div class="hit-head">\n    {head}\n'
         f"    {profile}{source}\n"
         + (f"    {badge}\n" if badge else "")
-        + f'    <span class="role">{_v(hit.role or "—")}</span>\n'
+        + f'    <span class="role">{_v(roles.get(hit.role, hit.role) or "—")}</span>\n'
         f"    {tool}\n    {visibility}\n    {when}\n"
         f'    <span class="muted copy-id">#{mid} <button type="button" class="copy" '
-        f'data-copy="{mid}" aria-label="Copy message id {mid}" title="Copy message id">Copy'
-        "</button>\n</span>\n  </div>\n"
-        f'  <p class="snippet">{_v(hit.snippet) if hit.snippet else NO_SNIPPET}</p>\n</li>\n'
+        f'data-copy="{mid}" aria-label="{words["copy_id"]} {mid}" title="{words["copy_id"]}">'
+        f"{words['copy']}</button>\n</span>\n  </div>\n"
+        f'  <p class="snippet">{_v(hit.snippet) if hit.snippet else words["no_snippet"]}</p>\n'
+        "</li>\n"
     )
 
 
@@ -74,4 +94,5 @@ def hits_html(hits, badges: dict | None = None) -> SafeString:
     """``badges``: ``{session id: safe HTML}`` (the team's tags) after each hit's source; a hit
     of a search over several profiles is looked up by ``(profile, session id)``."""
     links = TranscriptLinks()
-    return mark_safe("".join(hit_html(hit, links, badges) for hit in hits))  # noqa: S308 - escaped
+    words = hit_words()
+    return mark_safe("".join(hit_html(hit, links, badges, words) for hit in hits))  # noqa: S308 - escaped

@@ -29,6 +29,7 @@ import sqlite3
 from dataclasses import replace
 
 from django.db import DatabaseError
+from django.utils.translation import gettext
 
 from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
@@ -79,7 +80,7 @@ def _search_one(store: Store, req: SearchRequest, result: SearchResult) -> Searc
             found = search.run_search(req)
     except (DatabaseError, sqlite3.Error) as exc:
         reason = registry.REGISTRY.failed(store, exc).reason
-        _note(result, f"Profile {store.name} is unavailable: {reason}")
+        _note(result, registry.unavailable_note(store, reason))
         return None
     for hit in found.hits + found.unindexed_hits:
         hit.store = store
@@ -150,7 +151,7 @@ def _newest(req, parts, pos, result: SearchResult, many: bool) -> SearchResult:
     result.sort = "newest"
     positions = decode_positions(pos)
     if positions is None:
-        result.notes.append("This page link is damaged; showing the newest hits.")
+        result.notes.append(gettext("This page link is damaged; showing the newest hits."))
         positions = {}
     req = replace(req, sort="newest", page=1)
     lists = []

@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
+
 MODES = {
-    "words": "Words",
-    "advanced": 'Advanced (AND, OR, NOT, "phrase", prefix*)',
-    "substring": "Substring / CJK",
+    "words": pgettext_lazy("search mode", "Words"),
+    "advanced": gettext_lazy('Advanced (AND, OR, NOT, "phrase", prefix*)'),
+    "substring": gettext_lazy("Substring / CJK"),
 }
-SORTS = {"rank": "Best match", "newest": "Newest first"}
+SORTS = {"rank": gettext_lazy("Best match"), "newest": gettext_lazy("Newest first")}
 PER_PAGE = 20
 MAX_QUERY_CHARS = 500
 TRIGRAM_MIN_CHARS = 3
@@ -94,21 +96,21 @@ def advanced_limit_error(text: str) -> str | None:
     """Why an advanced query would cost too much to run, or None when it is bounded."""
     prefixes = _PREFIX_TERM.findall(text)
     if len(prefixes) > MAX_PREFIX_TERMS:
-        return (
-            f"This search has {len(prefixes)} prefix terms (word*); at most {MAX_PREFIX_TERMS} "
-            "can be searched at once. Narrow it: fewer prefixes, or whole words."
-        )
+        return gettext(
+            "This search has %(n)s prefix terms (word*); at most %(max)s can be searched at "
+            "once. Narrow it: fewer prefixes, or whole words."
+        ) % {"n": len(prefixes), "max": MAX_PREFIX_TERMS}
     short = [p for p in prefixes if len(p) < MIN_PREFIX_CHARS]
     if short:
-        return (
-            f"A prefix term needs at least {MIN_PREFIX_CHARS} letters before the * "
-            f"(“{short[0]}*” would match too many words). Narrow it: a longer prefix."
-        )
+        return gettext(
+            "A prefix term needs at least %(n)s letters before the * (“%(prefix)s*” would match "
+            "too many words). Narrow it: a longer prefix."
+        ) % {"n": MIN_PREFIX_CHARS, "prefix": short[0]}
     if len(advanced_terms(text)) > MAX_ADVANCED_TERMS:
-        return (
-            f"This search has more than {MAX_ADVANCED_TERMS} terms. Narrow it: fewer words, "
-            "or split it into several searches."
-        )
+        return gettext(
+            "This search has more than %(max)s terms. Narrow it: fewer words, or split it into "
+            "several searches."
+        ) % {"max": MAX_ADVANCED_TERMS}
     return None
 
 

@@ -7,16 +7,17 @@ from html import escape
 
 from django import template
 from django.conf import settings
-from django.contrib.humanize.templatetags.humanize import naturaltime
 from django.utils import timezone
 from django.utils.formats import localize
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
+from django.utils.translation import gettext, pgettext, pgettext_lazy
 
 from hermes_explorer.form_rendering import form_fields_html
 
 from .. import formatting
+from ..ages import natural_age
 from ..timefmt import from_epoch
 
 register = template.Library()
@@ -33,6 +34,92 @@ register.filter("short_model", formatting.short_model)
 register.filter("compact", formatting.compact)
 register.filter("usd", formatting.usd)
 register.filter("duration", formatting.duration)
+register.filter("number", formatting.number)
+
+
+# Hermes's roles and the explorer's visibilities, as words of the page's language (the
+# values themselves stay in classes, URLs and exports). Unknown values show as they are.
+ROLE_LABELS = {
+    "user": pgettext_lazy("message role", "user"),
+    "assistant": pgettext_lazy("message role", "assistant"),
+    "tool": pgettext_lazy("message role", "tool"),
+    "system": pgettext_lazy("message role", "system"),
+}
+VISIBILITY_LABELS = {
+    "live": pgettext_lazy("message visibility", "live"),
+    "compacted": pgettext_lazy("message visibility", "compacted"),
+    "rewound": pgettext_lazy("message visibility", "rewound"),
+    "hidden": pgettext_lazy("message visibility", "hidden"),
+}
+
+
+COST_STATUS_LABELS = {
+    "estimated": pgettext_lazy("cost status", "estimated"),
+    "actual": pgettext_lazy("cost status", "actual"),
+    "included": pgettext_lazy("cost", "included"),
+    "unknown": pgettext_lazy("cost", "unknown"),
+}
+
+
+@register.filter
+def cost_status_label(status):
+    return COST_STATUS_LABELS.get(status, status)
+
+
+@formatting.per_language
+def role_labels() -> tuple[dict[str, str], dict[str, str]]:
+    """The role and visibility words of the page's language (once per language)."""
+    return (
+        {k: str(v) for k, v in ROLE_LABELS.items()},
+        {k: str(v) for k, v in VISIBILITY_LABELS.items()},
+    )
+
+
+@register.filter
+def role_label(role):
+    return role_labels()[0].get(role, role)
+
+
+@register.filter
+def visibility_label(visibility):
+    return role_labels()[1].get(visibility, visibility)
+
+
+@register.filter
+def when(value, precision=""):
+    """A datetime (aware) or epoch seconds as local text in the language's order:
+    ``{{ dt|when }}`` to the minute, ``{{ dt|when:"seconds" }}``; "" when there is none."""
+    if value is None or value == "":
+        return ""
+    if not hasattr(value, "strftime"):
+        value = from_epoch(value)
+        if value is None:
+            return ""
+    if getattr(value, "tzinfo", None) is not None:
+        value = timezone.localtime(value)
+    return formatting.datetime_text(value, seconds=precision == "seconds")
+
+
+@register.filter
+def day(value):
+    """A date (or ISO day), datetime or epoch as the language's day: ``2026-11-30`` /
+    ``30/11/2026``."""
+    import datetime as dt
+
+    if value is None or value == "":
+        return ""
+    if isinstance(value, str):
+        try:
+            value = dt.date.fromisoformat(value)
+        except ValueError:
+            return value
+    if not hasattr(value, "strftime"):
+        value = from_epoch(value)
+        if value is None:
+            return ""
+    if getattr(value, "tzinfo", None) is not None:
+        value = timezone.localtime(value).date()
+    return formatting.date_text(value)
 
 
 # ``{% form_fields form %}``: the fields of a filter sidebar or of the sign-in form.
@@ -97,14 +184,14 @@ def time_html(epoch_value, *, seconds: bool = False, age: bool = False, empty="�
     if moment is None:
         return empty
     local = timezone.localtime(moment)
-    stamp = local.strftime("%Y-%m-%d %H:%M:%S")
+    stamp = local.strftime("%d/%m/%Y %H:%M:%S" if formatting.french() else "%Y-%m-%d %H:%M:%S")
     html = (
         f'<time datetime="{escape(local.isoformat(timespec="seconds"))}" '
         f'title="{escape(stamp)} {escape(local.tzname() or "")}">'
         f"{escape(stamp if seconds else stamp[:-3])}</time>"
     )
     if age:
-        html += f'<span class="age">{escape(naturaltime(moment))}</span>'
+        html += f'<span class="age">{escape(natural_age(moment))}</span>'
     return mark_safe(html)  # noqa: S308 - every value is escaped above
 
 
@@ -136,31 +223,131 @@ def _source_badge(source) -> SafeString:
     )
 
 
+@formatting.per_language
+def _cost_words() -> dict[str, str]:
+    """The cost cells' fixed markup in the page's language (escaped; ``{}`` for a sum)."""
+    return {
+        "included": format_html(
+            '<span class="cost included" title="{}">{}</span>',
+            gettext("Included in a subscription: shows $0 but is not free"),
+            pgettext("cost", "included"),
+        ),
+        "unknown": format_html(
+            '<span class="cost unknown" title="{}">{}</span>',
+            gettext("No price known"),
+            pgettext("cost", "unknown"),
+        ),
+        "actual": format_html(
+            '<span class="cost actual" title="{}">', gettext("Provider-reported cost")
+        )
+        + "{}</span>",
+        "estimated": format_html(
+            '<span class="cost estimated" title="{}">', gettext("Local estimate")
+        )
+        + "{}</span>",
+    }
+
+
 @register.filter
 def cost_badge(record):
     """A cost with its status: an ``included`` session is not a plain $0, an ``unknown`` one
     not a missing number."""
     status = getattr(record, "cost_status", None)
+    words = _cost_words()
     if status == "included":
-        return INCLUDED_COST
+        return words["included"]
     if status == "unknown":
-        return mark_safe('<span class="cost unknown" title="No price known">unknown</span>')
+        return words["unknown"]
     actual = getattr(record, "actual_cost_usd", None)
     if status == "actual" and actual is not None:
-        return mark_safe(  # noqa: S308 - escaped
-            '<span class="cost actual" title="Provider-reported cost">'
-            f"{escape(formatting.usd(actual))}</span>"
-        )
+        return mark_safe(words["actual"].format(escape(formatting.usd(actual))))  # noqa: S308
     estimated = getattr(record, "estimated_cost_usd", None)
     if estimated is not None:
-        return mark_safe(  # noqa: S308 - escaped
-            '<span class="cost estimated" title="Local estimate">'
-            f"{escape(formatting.usd(estimated))}</span>"
-        )
+        return mark_safe(words["estimated"].format(escape(formatting.usd(estimated))))  # noqa: S308
     return mark_safe('<span class="cost none">—</span>')
 
 
-INCLUDED_COST = format_html(
-    '<span class="cost included" title="{}">included</span>',
-    "Included in a subscription: shows $0 but is not free",
-)
+# Insights words: Hermes's report keeps its English fields (exports and the JSON report read
+# them); the page shows them in its language.
+WEEKDAY_INDEX = {
+    name: i for i, name in enumerate(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"))
+}
+BUCKET_LABELS = {
+    "day": pgettext_lazy("chart bucket", "day"),
+    "week": pgettext_lazy("chart bucket", "week"),
+    "month": pgettext_lazy("chart bucket", "month"),
+    "year": pgettext_lazy("chart bucket", "year"),
+}
+CSV_TABLE_LABELS = {
+    "models": pgettext_lazy("insights table", "models"),
+    "platforms": pgettext_lazy("insights table", "platforms"),
+    "tools": pgettext_lazy("insights table", "tools"),
+    "skills": pgettext_lazy("insights table", "skills"),
+    "daily": pgettext_lazy("insights table", "daily"),
+    "activity": pgettext_lazy("insights table", "activity"),
+    "top_sessions": pgettext_lazy("insights table", "top_sessions"),
+}
+
+
+@register.filter
+def weekday_label(name):
+    """``Mon`` → the language's abbreviation (``lun.``); other values as they are."""
+    from django.utils.dates import WEEKDAYS_ABBR
+
+    index = WEEKDAY_INDEX.get(name)
+    return name if index is None else WEEKDAYS_ABBR[index]
+
+
+@register.filter
+def bucket_label(size):
+    return BUCKET_LABELS.get(size, size)
+
+
+@register.filter
+def csv_table_label(table):
+    return CSV_TABLE_LABELS.get(table, table)
+
+
+@register.filter
+def month_label(value):
+    """``2026-11`` as the page writes a month: as it is in English, ``novembre 2026`` in French."""
+    import datetime as dt
+
+    if not formatting.french():
+        return value
+
+    try:
+        first = dt.date.fromisoformat(f"{value}-01")
+    except (TypeError, ValueError):
+        return value
+    return formatting.month_text(first)
+
+
+@register.filter
+def long_day(value):
+    """A datetime (or date) as ``Nov 30, 2026`` / ``30 nov. 2026``; "" without one."""
+    if value is None or value == "":
+        return ""
+    if getattr(value, "tzinfo", None) is not None:
+        value = timezone.localtime(value)
+    return formatting.long_date_text(value)
+
+
+@register.filter
+def notable_value(top):
+    """Hermes's text for a notable session's figure (``12 msgs``), in the page's language."""
+    if not formatting.french():
+        return top.get("value", "")
+    metric, raw = top.get("metric"), top.get("raw_value")
+    if raw is None:
+        return top.get("value", "")
+    if metric == "longest":
+        return formatting.duration(raw)
+    labels = {
+        "messages": gettext("%(n)s msgs"),
+        "tokens": gettext("%(n)s tokens"),
+        "tool_calls": gettext("%(n)s calls"),
+    }
+    if metric not in labels:
+        return top.get("value", "")
+    return labels[metric] % {"n": formatting.number(int(raw))}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.http import require_GET
 
 from .. import exports, selectors
@@ -51,7 +52,7 @@ class MessageListView(MergedListMixin, KeysetTableView):
     table_class = MessageTable
     template_name = "sessions_app/message_list.html"
     default_sort = selectors.DEFAULT_MESSAGE_SORT
-    invalid_note = "Some filters are not valid; fix them to see messages."
+    invalid_note = gettext_noop("Some filters are not valid; fix them to see messages.")
     # Seconds the page query may scan before we give up and ask for a narrower filter.
     page_budget = 2.0
 
@@ -77,11 +78,17 @@ class MessageListView(MergedListMixin, KeysetTableView):
         try:
             size = int(raw)
         except ValueError:
-            self.notes.append(f"Page size “{raw}” is not a number: showing {self.per_page}.")
+            self.notes.append(
+                gettext("Page size “%(raw)s” is not a number: showing %(n)s.")
+                % {"raw": raw, "n": self.per_page}
+            )
             return self.per_page
         if not 1 <= size <= MAX_PER_PAGE:
             size = min(max(size, 1), MAX_PER_PAGE)
-            self.notes.append(f"Page size kept between 1 and {MAX_PER_PAGE}: showing {size}.")
+            self.notes.append(
+                gettext("Page size kept between 1 and %(max)s: showing %(n)s.")
+                % {"max": MAX_PER_PAGE, "n": size}
+            )
         return size
 
     def export(self):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.db.models import Value
 from django.http import Http404
 from django.shortcuts import render
+from django.utils.translation import gettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -43,7 +44,7 @@ def reveal_message(request, session_id: str, message_id: int):
         .first()
     )
     if message is None:
-        raise Http404("No such message in this session.")
+        raise Http404(gettext("No such message in this session."))
     audit.record(request, AuditEvent.REVEAL, session_id=session_id, message_id=message.id)
     calls, malformed = parse_tool_calls(message.tool_calls)
     return render(

@@ -9,6 +9,8 @@ from __future__ import annotations
 from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 from django.views.decorators.http import require_GET
 
 from hermes_explorer import store
@@ -18,38 +20,39 @@ from ..facets import distinct_values
 from ..filters import MESSAGE_ROLES, OpenChoiceField, OpenMultipleChoiceField
 from ..merged_list import chosen_stores, find_session, requested_profiles
 from ..search.merged import merged_choices, merged_search
+from ..templatetags.explorer import role_label
 from ..timefmt import day_end_epoch, day_start_epoch
 from ..widgets import FastCheckboxSelectMultiple, FastSelect
 
 
 class SearchForm(forms.Form):
     q = forms.CharField(
-        label="Search",
+        label=_("Search"),
         required=False,
         strip=True,
-        widget=forms.TextInput(attrs={"type": "search", "placeholder": "words to find"}),
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": _("words to find")}),
     )
     mode = forms.ChoiceField(
-        label="Match", choices=list(search.MODES.items()), required=False, widget=FastSelect
+        label=_("Match"), choices=list(search.MODES.items()), required=False, widget=FastSelect
     )
     sort = forms.ChoiceField(
-        label="Order", choices=list(search.SORTS.items()), required=False, widget=FastSelect
+        label=_("Order"), choices=list(search.SORTS.items()), required=False, widget=FastSelect
     )
     source = OpenMultipleChoiceField(
-        label="Source", required=False, widget=FastCheckboxSelectMultiple
+        label=_("Source"), required=False, widget=FastCheckboxSelectMultiple
     )
-    role = OpenChoiceField(label="Role", required=False, widget=FastSelect)
-    tool_name = forms.CharField(label="Tool name", required=False, max_length=200)
-    session_id = forms.CharField(label="Session id", required=False, max_length=200)
+    role = OpenChoiceField(label=_("Role"), required=False, widget=FastSelect)
+    tool_name = forms.CharField(label=_("Tool name"), required=False, max_length=200)
+    session_id = forms.CharField(label=_("Session id"), required=False, max_length=200)
     date_from = forms.DateField(
-        label="From", required=False, widget=forms.DateInput(attrs={"type": "date"})
+        label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"})
     )
     date_to = forms.DateField(
-        label="To", required=False, widget=forms.DateInput(attrs={"type": "date"})
+        label=_("To"), required=False, widget=forms.DateInput(attrs={"type": "date"})
     )
     show = forms.MultipleChoiceField(
-        label="Include",
-        choices=[("hidden", "hidden scaffolding")],
+        label=_("Include"),
+        choices=[("hidden", _("hidden scaffolding"))],
         required=False,
         widget=FastCheckboxSelectMultiple,
     )
@@ -59,7 +62,9 @@ class SearchForm(forms.Form):
         self.fields["source"].choices = [(s, s) for s in distinct_values("source")]
         role = data.get("role") or ""
         roles = MESSAGE_ROLES + ([role] if role and role not in MESSAGE_ROLES else [])
-        self.fields["role"].choices = [("", "any")] + [(r, r) for r in roles]
+        self.fields["role"].choices = [("", pgettext_lazy("filter", "any"))] + [
+            (r, role_label(r)) for r in roles
+        ]
         if not shape.has_column("messages", "display_kind"):
             del self.fields["show"]
 

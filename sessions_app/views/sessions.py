@@ -7,6 +7,7 @@ import time
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_see_content
@@ -49,7 +50,7 @@ class SessionListView(MergedListMixin, KeysetTableView):
     table_class = SessionTable
     template_name = "sessions_app/session_list.html"
     default_sort = selectors.DEFAULT_SESSION_SORT
-    invalid_note = "Some filters are not valid; fix them to see sessions."
+    invalid_note = gettext_noop("Some filters are not valid; fix them to see sessions.")
 
     def get_queryset(self):
         return Session.objects.all()
@@ -134,7 +135,7 @@ def _int_param(request, name: str, default: int = 1) -> int:
 def session_detail(request, session_id: str):
     session = selectors.session_detail(session_id)
     if session is None:
-        raise Http404("No session with this id in the state.db.")
+        raise Http404(gettext("No session with this id in the state.db."))
     visibility = Visibility.from_params(request.GET.getlist("show"))
     shape = store.shape()
     # Viewers see metadata, usage and lineage; content is not even queried for them.
@@ -155,7 +156,7 @@ def session_detail(request, session_id: str):
             "shape": shape,
             "system_prompt": selectors.system_prompt_of(session) if content else None,
             "fields": selectors.recorded_fields(session.id, hidden=hidden),
-            "not_recorded": shape.not_recorded(),
+            "not_recorded": shape.not_recorded_labels(),
             "follow": follow_state(session, transcript, visibility, time.time()),
         },
     )
@@ -170,7 +171,7 @@ def message_in_transcript(request, session_id: str, message_id: int):
         .first()
     )
     if message is None:
-        raise Http404("No such message in this session.")
+        raise Http404(gettext("No such message in this session."))
     visibility = Visibility.from_params(request.GET.getlist("show"))
     if message.visibility != "live":
         visibility = visibility.with_kind(message.visibility)
@@ -188,7 +189,7 @@ def message_text(request, session_id: str, message_id: int):
         .first()
     )
     if message is None:
-        raise Http404("No such message in this session.")
+        raise Http404(gettext("No such message in this session."))
     response = HttpResponse(redact(message.text), content_type="text/plain; charset=utf-8")
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"

@@ -8,6 +8,7 @@ exports the whole compression chain as one conversation.  Both stream (see
 from __future__ import annotations
 
 from django.http import Http404, StreamingHttpResponse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
 from hermes_explorer import stores
@@ -23,7 +24,7 @@ CONTENT_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json
 def _transcript_response(request, session_id: str, kind: str) -> StreamingHttpResponse:
     session = transcripts.session_with_everything(session_id)
     if session is None:
-        raise Http404("No session with this id in the state.db.")
+        raise Http404(gettext("No session with this id in the state.db."))
     visibility = Visibility.from_params(request.GET.getlist("show"))
     chain = transcripts.compression_chain(session) if flag(request, "chain") else None
     current = stores.current() if stores.multi() else None

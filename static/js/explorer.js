@@ -2,6 +2,12 @@
 (function () {
   "use strict";
 
+  // Words the scripts write come from the page (data-word-* on <html>, in its language).
+  function word(name, fallback) {
+    var key = "word" + name.charAt(0).toUpperCase() + name.slice(1);
+    return document.documentElement.dataset[key] || fallback;
+  }
+
   // "/" focuses the search box, as in most tools people use daily.
   document.addEventListener("keydown", function (event) {
     if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
@@ -23,7 +29,7 @@
     var text = button.getAttribute("data-copy");
     var done = function () {
       var label = button.textContent;
-      button.textContent = "Copied";
+      button.textContent = word("copied", "Copied");
       button.classList.add("copied");
       setTimeout(function () { button.textContent = label; button.classList.remove("copied"); }, 1200);
     };
@@ -79,14 +85,16 @@
       if (!form.id) form.id = "filters-" + index;
       var search = form.classList.contains("search-form") && form.querySelector(".field-q");
       var active = activeFilters(form, search ? "q" : null);
-      var label = search ? "More options" : "Filters";
+      var label = search ? word("moreOptions", "More options") : word("filters", "Filters");
       var folded = search ? "folded-extra" : "collapsed";
       var button = document.createElement("button");
       button.type = "button";
       button.className = "filters-toggle";
       button.setAttribute("aria-controls", form.id);
       button.setAttribute("aria-expanded", "false");
-      button.textContent = active ? label + " (" + active + " on)" : label;
+      button.textContent = active
+        ? label + " (" + word("activeFilters", "{n} on").replace("{n}", active) + ")"
+        : label;
       button.addEventListener("click", function () {
         var open = form.classList.toggle(folded) === false;
         button.setAttribute("aria-expanded", open ? "true" : "false");

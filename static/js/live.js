@@ -46,8 +46,13 @@
     button.addEventListener("click", function () {
       var on = button.getAttribute("aria-pressed") !== "true";
       button.setAttribute("aria-pressed", on ? "true" : "false");
-      button.textContent = on ? "Following" : "Follow";
-      if (status) status.textContent = on ? "New messages are added below as they arrive." : "";
+      var words = document.documentElement.dataset;
+      button.textContent = on ? words.wordFollowing || "Following" : words.wordFollow || "Follow";
+      if (status) {
+        status.textContent = on
+          ? words.wordFollowingStatus || "New messages are added below as they arrive."
+          : "";
+      }
     });
     every(seconds, function () {
       if (button.getAttribute("aria-pressed") !== "true") return Promise.resolve();
