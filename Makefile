@@ -7,9 +7,16 @@ BIN := $(VENV)/bin
 DATA_DIR ?= var
 HOST ?= 127.0.0.1
 PORT ?= 8000
-DEMO_DB := $(DATA_DIR)/demo-state.db
+# The demo HERMES_HOME: three profiles of three Hermes layouts (the current one, an older
+# release's, and the deployment doc's).
+DEMO_HOME := $(DATA_DIR)/demo-home
+DEMO_DB := $(DEMO_HOME)/state.db
+DEMO_SUPPORT_DB := $(DEMO_HOME)/profiles/support/state.db
+DEMO_CRON_DB := $(DEMO_HOME)/profiles/cron/state.db
 DEMO_SESSIONS ?= 400
 DEMO_MESSAGES ?= 20000
+# Whether nothing is configured (then `make run` serves the demo).
+NOTHING_CONFIGURED = [ -z "$$HERMES_STATE_DB$$HERMES_HOME$$HERMES_STORES" ] && [ ! -d "$$HOME/.hermes" ]
 
 export HERMES_EXPLORER_DATA_DIR ?= $(abspath $(DATA_DIR))
 export DJANGO_SECRET_KEY_FILE ?= $(abspath $(DATA_DIR))/secret_key
@@ -34,19 +41,27 @@ $(DATA_DIR)/secret_key:
 	$(PYTHON) -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 	chmod 600 $@
 
-$(DEMO_DB): | $(BIN)/.installed
-	mkdir -p $(DATA_DIR)
+$(DEMO_DB): | $(BIN)/.installed $(DATA_DIR)/secret_key
+	mkdir -p $(DEMO_HOME)
 	DJANGO_DEBUG=1 $(BIN)/python manage.py make_demo_db $@ --sessions $(DEMO_SESSIONS) --messages $(DEMO_MESSAGES) --seed 42
 
-demo-db: $(DEMO_DB)
+$(DEMO_SUPPORT_DB): | $(BIN)/.installed $(DATA_DIR)/secret_key
+	DJANGO_DEBUG=1 $(BIN)/python manage.py make_demo_db $@ --sessions 150 --messages 6000 --seed 43 --shape legacy
 
-## run: set up and serve the app with gunicorn on $(HOST):$(PORT) (demo data unless HERMES_STATE_DB is set)
+$(DEMO_CRON_DB): | $(BIN)/.installed $(DATA_DIR)/secret_key
+	DJANGO_DEBUG=1 $(BIN)/python manage.py make_demo_db $@ --sessions 100 --messages 3000 --seed 44 --shape doc
+
+demo-db: $(DEMO_DB) $(DEMO_SUPPORT_DB) $(DEMO_CRON_DB)
+
+## run: set up and serve the app with gunicorn on $(HOST):$(PORT) (demo data unless HERMES_STATE_DB,
+## HERMES_HOME or HERMES_STORES is set, or ~/.hermes exists)
 run: $(BIN)/.installed $(DATA_DIR)/secret_key catalogs
-	@if [ -z "$$HERMES_STATE_DB" ]; then $(MAKE) --no-print-directory demo-db; fi
+	@if $(NOTHING_CONFIGURED); then $(MAKE) --no-print-directory demo-db; fi
 	$(BIN)/python manage.py migrate --noinput --verbosity 0
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	@if [ -z "$$HERMES_STATE_DB" ]; then $(BIN)/python manage.py demo_user; fi
-	@echo "Serving state.db: $${HERMES_STATE_DB:-$(abspath $(DEMO_DB)) (demo data)}"
+	@if $(NOTHING_CONFIGURED); then $(BIN)/python manage.py demo_user; \
+		echo "Serving the demo HERMES_HOME $(abspath $(DEMO_HOME)): profiles default, support, cron (demo data)"; \
+	else $(BIN)/python manage.py profiles list; fi
 	@echo "Open http://$(HOST):$(PORT)/"
 	DJANGO_SECURE_COOKIES=$${DJANGO_SECURE_COOKIES:-0} GUNICORN_BIND=$(HOST):$(PORT) \
 		$(BIN)/gunicorn -c deploy/gunicorn.conf.py hermes_explorer.wsgi:application

@@ -10,6 +10,7 @@ from django.utils.translation import gettext
 from sessions_app.formatting import per_language
 
 from . import permissions, selectors
+from .targets import current_store
 from .templatetags.annotations import note_indicator, tag_chips
 
 # The bulk-tag form's id: each row's checkbox belongs to it through ``form=``, so that the
@@ -29,8 +30,16 @@ def _words() -> dict[str, str]:
 
 
 class AnnotationCells:
-    def __init__(self, rows, user) -> None:
-        self.by_id = selectors.for_sessions([r.id for r in rows], user)
+    """The annotations of a page's rows, by ``(store key, session id)``: a list over several
+    profiles may show two sessions of the same id."""
+
+    def __init__(self, rows, user, keys=None) -> None:
+        """``rows`` of the store read now, or ``keys``: ``(store key, session id)`` pairs of
+        rows of several stores, looked up together."""
+        self.store = current_store()
+        if keys is None:
+            keys = [(self.store, r.id) for r in rows]
+        self.by_id = selectors.for_keys(keys, user)
         self.selectable = permissions.can_annotate(user)
         self.words = _words()
 
@@ -43,7 +52,8 @@ class AnnotationCells:
         )
 
     def tags_cell(self, record):
-        found = self.by_id.get(record.id)
+        # A row of a list over several profiles names its profile (the store key there).
+        found = self.by_id.get((getattr(record, "store_name", None) or self.store, record.id))
         if found is None:
             return EMPTY
         star = self.words["star"] if found.starred else ""

@@ -86,6 +86,10 @@ class Selection:
     def count(self, cap: int) -> int:
         return self.rows().order_by()[: cap + 1].count()
 
+    def session_ids(self, limit: int) -> list[str]:
+        """The ids of at most ``limit`` sessions of the current store carrying the selection."""
+        return list(self.rows().order_by().values_list("session_id", flat=True)[:limit])
+
 
 def supports(keyset) -> bool:
     return all(name in FIELDS for name, _ in keyset.keys)

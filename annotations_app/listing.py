@@ -11,16 +11,21 @@ from __future__ import annotations
 
 from django.utils.translation import gettext
 
-from sessions_app import exports
+from hermes_explorer.hermes_db.current import current_alias
+from sessions_app.formatting import number
 from sessions_app.selectors import COUNT_CAP, CappedCount
 
 from . import crossdb, permissions, selectors
 from .columns import BULK_FORM_ID, AnnotationCells
 from .exports import extend_plan
 from .forms import selection_from
+from .targets import current_store
 
-# Query parameters that are the annotation filters or the list's own navigation.
-OWN_PARAMS = frozenset({"tag", "starred", "has_note", "sort", "cursor"})
+# Query parameters that are the annotation filters, the list's own navigation or the profiles
+# it spans.
+OWN_PARAMS = frozenset({"tag", "starred", "has_note", "sort", "cursor", "profile"})
+# Sessions of one profile carrying the selection that a list over several profiles names.
+MERGED_IDS_CAP = 5_000
 
 
 class AnnotationFiltersMixin:
@@ -50,13 +55,13 @@ class AnnotationFiltersMixin:
         if not self.selection.active:
             return super().get_count(filtered)
         n = self.selection.count(COUNT_CAP)
-        if self._other_filters():
-            self.notes.append(
-                gettext(
-                    "The count is of the sessions carrying these tags, stars or notes, before "
-                    "the other filters."
-                )
-            )
+        note = gettext(
+            "The count is of the sessions carrying these tags, stars or notes, before the "
+            "other filters."
+        )
+        # Over several profiles this runs once per profile: the note is said once.
+        if self._other_filters() and note not in self.notes:
+            self.notes.append(note)
         return CappedCount(value=n, capped=n > COUNT_CAP)
 
     def paginate(self, queryset, token, per_page):
@@ -68,32 +73,87 @@ class AnnotationFiltersMixin:
             )
         return crossdb.paginate(self.selection, queryset, self.keyset, token, per_page)
 
+    def _merged(self) -> bool:
+        """Whether the page spans several profiles (each one's rows prepared in turn)."""
+        return getattr(self, "merged_parts", None) is not None
+
+    def page_queryset(self, filtered):
+        return self._only_selected(super().page_queryset(filtered))
+
+    def key_queryset(self, filtered):
+        return self._only_selected(super().key_queryset(filtered))
+
+    def rows_queryset(self):
+        # The selection chose the rows already (through the keys): none is filtered again.
+        self._unselected = True
+        try:
+            return super().rows_queryset()
+        finally:
+            self._unselected = False
+
+    def _only_selected(self, qs):
+        if self._merged() and self.selection.active and not getattr(self, "_unselected", False):
+            # Over several profiles the pages are merged by the list's own keyset: each
+            # profile's sessions carrying the selection are named by id (a bounded number,
+            # asked once per profile).
+            known = self.__dict__.setdefault("_selected_ids", {})
+            alias = current_alias()
+            if alias not in known:
+                known[alias] = self.selection.session_ids(MERGED_IDS_CAP + 1)
+            ids = known[alias]
+            if len(ids) > MERGED_IDS_CAP:
+                ids = ids[:MERGED_IDS_CAP]
+                note = gettext(
+                    "Over several profiles, only the first %(cap)s sessions of a profile "
+                    "carrying these tags, stars or notes are listed; choose one profile to see "
+                    "them all."
+                ) % {"cap": number(MERGED_IDS_CAP)}
+                if note not in self.notes:
+                    self.notes.append(note)
+            qs = qs.filter(id__in=ids)
+        return qs
+
     def prepare_rows(self, rows):
         rows = super().prepare_rows(rows)
-        self.annotation_cells = AnnotationCells(rows, self.request.user)
+        if self._merged():
+            # One profile's rows at a time: their keys are noted, and the annotations of every
+            # profile's rows of the page are looked up together for the table.
+            keys = self.__dict__.setdefault("_annotation_keys", [])
+            store = current_store()
+            keys += [(store, row.id) for row in rows]
+        else:
+            self.annotation_cells = AnnotationCells(rows, self.request.user)
         return rows
 
     def get_table_kwargs(self):
-        cells = self.annotation_cells or AnnotationCells([], self.request.user)
+        if self._merged():
+            cells = AnnotationCells(
+                [], self.request.user, keys=self.__dict__.get("_annotation_keys", [])
+            )
+            # Bulk tagging names sessions by id alone, so it is left to a profile's own list.
+            cells.selectable = False
+        else:
+            cells = self.annotation_cells or AnnotationCells([], self.request.user)
         return {**super().get_table_kwargs(), "annotations": cells}
 
-    def export(self):
+    def export(self, extend=None):
         user, selection = self.request.user, self.selection
-        return exports.export_session_list(
-            self.request,
-            self.filterset,
-            self.keyset,
-            extend=lambda plan: extend_plan(plan, user, selection),
-        )
+
+        def annotated(plan):
+            return extend_plan(extend(plan) if extend is not None else plan, user, selection)
+
+        return super().export(extend=annotated)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         user = self.request.user
         context.update(
-            tag_facets=selectors.tag_facets(),
+            tag_facets=selectors.tag_facets(
+                [store.name for store in self.merged_parts] if self._merged() else None
+            ),
             selection=self.selection,
             chosen_tags={t.name.lower() for t in self.selection.tags},
-            can_annotate=permissions.can_annotate(user),
+            can_annotate=permissions.can_annotate(user) and not self._merged(),
             bulk_form_id=BULK_FORM_ID,
         )
         return context

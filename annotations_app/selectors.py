@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.db import connections, router
+from django.db.models import Q
 
 from .models import AnnotatedSession, Note, SavedView, SessionTag, Star, Tag
 from .targets import current_store
@@ -32,15 +33,30 @@ def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
     """``{session id: RowAnnotations}`` for the annotated ones among ``session_ids``.
 
     One query when none is annotated (most pages), three otherwise."""
-    ids = list(session_ids)
-    if not ids:
+    store = current_store()
+    found = for_keys([(store, sid) for sid in session_ids], user)
+    return {sid: row for (_store, sid), row in found.items()}
+
+
+def for_keys(keys: Iterable[tuple[str, str]], user) -> dict[tuple[str, str], RowAnnotations]:
+    """``{(store key, session id): RowAnnotations}`` for the annotated ones among ``keys``:
+    the rows of a page over several profiles in the same three queries as one profile's."""
+    by_store: dict[str, list[str]] = {}
+    for store, sid in keys:
+        by_store.setdefault(store, []).append(sid)
+    if not by_store:
         return {}
-    rows = AnnotatedSession.objects.filter(store=current_store(), session_id__in=ids)
-    targets: dict[int, str] = {}
-    out: dict[str, RowAnnotations] = {}
-    for pk, session_id, notes in rows.values_list("pk", "session_id", "notes_count"):
-        targets[pk] = session_id
-        out[session_id] = RowAnnotations(notes_count=notes)
+    where = Q()
+    for store, ids in by_store.items():
+        where |= Q(store=store, session_id__in=ids)
+    rows = AnnotatedSession.objects.filter(where)
+    targets: dict[int, tuple[str, str]] = {}
+    out: dict[tuple[str, str], RowAnnotations] = {}
+    for pk, store, session_id, notes in rows.values_list(
+        "pk", "store", "session_id", "notes_count"
+    ):
+        targets[pk] = (store, session_id)
+        out[(store, session_id)] = RowAnnotations(notes_count=notes)
     if not targets:
         return {}
     for row in (
@@ -83,16 +99,19 @@ def all_tags() -> list[Tag]:
     return list(Tag.objects.all())
 
 
-def tag_facets() -> list[tuple[Tag, int]]:
-    """Every tag with the number of sessions of the current store it is on."""
+def tag_facets(store_keys: list[str] | None = None) -> list[tuple[Tag, int]]:
+    """Every tag with the number of sessions of the current store (or of the stores of
+    ``store_keys``: a list over several profiles) it is on."""
     # A correlated count per tag on the (tag, store, …) index: one query, no join, no sort;
     # written as SQL because the ORM's Subquery + Coalesce cost more to compile than to run.
     tag, tagged = Tag._meta.db_table, SessionTag._meta.db_table
+    keys = store_keys if store_keys else [current_store()]
+    marks = ", ".join(["%s"] * len(keys))
     tags = Tag.objects.raw(
         f"SELECT t.id, t.name, t.colour, t.description, t.created_at, "
-        f"(SELECT COUNT(*) FROM {tagged} st WHERE st.tag_id = t.id AND st.store = %s) AS uses "
-        f"FROM {tag} t ORDER BY t.name",
-        [current_store()],
+        f"(SELECT COUNT(*) FROM {tagged} st WHERE st.tag_id = t.id AND st.store IN ({marks}))"
+        f" AS uses FROM {tag} t ORDER BY t.name",
+        keys,
     )
     return [(tag, tag.uses) for tag in tags]
 

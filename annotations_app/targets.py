@@ -1,15 +1,17 @@
 """Which store a session belongs to, and the row that anchors its annotations.
 
-Annotations name a session by ``(store, session id)``.  The store is the name the explorer
-reads it under (:func:`hermes_explorer.store.name`), so a store that is closed and opened again
-— or replaced by a repaired copy at the same place — finds its annotations again.
+Annotations name a session by ``(store, session id)``.  With one store served, the store is the
+name the explorer reads it under (:func:`hermes_explorer.store.name`), so a store that is closed
+and opened again — or replaced by a repaired copy at the same place — finds its annotations
+again.  With several (:mod:`hermes_explorer.stores`), it is the profile's name: two profiles
+never share annotations, whichever file each reads.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hermes_explorer import store
+from hermes_explorer import store, stores
 
 from .models import AnnotatedSession
 
@@ -17,6 +19,12 @@ TITLE_CHARS = 300
 
 
 def current_store() -> str:
+    """The key of the store read now: its profile name when several stores are served (a
+    profile keeps its annotations when its file moves), else the file's name as always."""
+    if stores.multi():
+        current = stores.current()
+        if current is not None:
+            return current.name
     return store.name()
 
 

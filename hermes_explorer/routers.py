@@ -7,6 +7,8 @@ itself) live in the app's own database like every other app's.
 
 from django.db import DatabaseError
 
+from .hermes_db.current import current_alias
+
 HERMES_APPS = {"sessions_app", "insights_app"}
 # Apps whose every model mirrors a Hermes table: never migrated anywhere.
 MIRROR_ONLY_APPS = {"sessions_app"}
@@ -24,7 +26,12 @@ def in_state_db(model) -> bool:
 class HermesRouter:
     def db_for_read(self, model, **hints):
         if in_state_db(model):
-            return HERMES_ALIAS
+            # A row loaded earlier reloads (a deferred field) from the store it came from;
+            # anything else reads the store the running code reads.
+            instance = hints.get("instance")
+            if instance is not None and instance._state.db:
+                return instance._state.db
+            return current_alias()
         return None
 
     def db_for_write(self, model, **hints):
@@ -38,7 +45,7 @@ class HermesRouter:
         return None
 
     def allow_migrate(self, db, app_label, model_name=None, **hints):
-        if db == HERMES_ALIAS:
+        if db == HERMES_ALIAS or db.startswith(HERMES_ALIAS + "@"):
             return False
         if app_label in MIRROR_ONLY_APPS:
             return False

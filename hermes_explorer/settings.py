@@ -48,11 +48,32 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
 # The app's own small database (users, groups, Django sessions) lives in the data directory.
 DATA_DIR = Path(os.environ.get("HERMES_EXPLORER_DATA_DIR", BASE_DIR / "var"))
 
-# The Hermes state.db. Unset means demo mode: `make run` builds a seeded demo store here.
+# Which Hermes stores are served (see hermes_explorer/stores.py):
+# - HERMES_STORES="name=/path/a.db,other=/path/b.db": these files, by these profile names;
+# - HERMES_STATE_DB: one file (profile "default");
+# - HERMES_HOME (default ~/.hermes when it exists and neither of the above is set): its
+#   state.db (profile "default") and every profiles/<name>/state.db (profile <name>).
+# None of them means demo mode: `make run` builds a demo HERMES_HOME of three profiles.
+HERMES_STORES = os.environ.get("HERMES_STORES", "")
 HERMES_STATE_DB = os.environ.get("HERMES_STATE_DB", "")
-HERMES_DEMO = not HERMES_STATE_DB
+HERMES_HOME = os.environ.get("HERMES_HOME", "")
+if not (HERMES_HOME or HERMES_STATE_DB or HERMES_STORES):
+    _home = Path.home() / ".hermes"
+    HERMES_HOME = str(_home) if _home.is_dir() else ""
+HERMES_DEMO = not (HERMES_HOME or HERMES_STATE_DB or HERMES_STORES)
+# One file, as the explorer always served it (HERMES_STATE_DB alone).
+HERMES_SINGLE_FILE = bool(HERMES_STATE_DB) and not HERMES_STORES
 if HERMES_DEMO:
-    HERMES_STATE_DB = str(DATA_DIR / "demo-state.db")
+    HERMES_HOME = str(DATA_DIR / "demo-home")
+if HERMES_STORES:
+    # The ``hermes`` alias reads the store named "default", else the first one listed.
+    _listed = [part.partition("=") for part in HERMES_STORES.split(",") if "=" in part]
+    _paths = {name.strip(): path.strip() for name, _eq, path in _listed}
+    HERMES_STATE_DB = _paths.get("default") or next(iter(_paths.values()), "")
+elif not HERMES_STATE_DB:
+    HERMES_STATE_DB = str(Path(HERMES_HOME) / "state.db")
+# Seconds between two scans of HERMES_HOME for profiles created or removed meanwhile.
+HERMES_STORES_RESCAN = float(os.environ.get("HERMES_STORES_RESCAN", "30"))
 
 # Seconds a statement on the state.db may run before it is interrupted.
 HERMES_QUERY_TIMEOUT = float(os.environ.get("HERMES_QUERY_TIMEOUT", "3"))
@@ -82,6 +103,7 @@ INSTALLED_APPS = [
     "django_filters",
     "axes",
     "accounts_app",
+    "profiles_app",
     "sessions_app",
     "insights_app",
     "console_app",
@@ -105,6 +127,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Scripts: HTTP Basic or a personal token on the API and export URLs (GET only).
     "accounts_app.scripts.ScriptAuthMiddleware",
+    # The store a request reads: /p/<profile>/… names it (profiles the user may see only).
+    "profiles_app.middleware.StoreScopeMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     # Roles: 403 for what the user's role may not see (pages and exports alike).
     "accounts_app.middleware.RoleAccessMiddleware",
@@ -131,6 +155,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "hermes_explorer.context_processors.explorer",
                 "accounts_app.context_processors.roles",
+                "profiles_app.context_processors.profiles",
             ],
         },
     },

@@ -28,6 +28,7 @@ from typing import TypeVar
 
 from django.db import connections
 
+from .hermes_db.current import current_alias
 from .hermes_db.deadline import QueryTimeout, query_budget, statement_cap
 from .hermes_db.shape import StoreShape
 from .hermes_db.uri import path_of
@@ -49,42 +50,42 @@ UNCUT_READ_CAP = 0.2
 T = TypeVar("T")
 
 
-def connection(alias: str = ALIAS):
-    return connections[alias]
+def connection(alias: str | None = None):
+    return connections[alias or current_alias()]
 
 
-def shape(alias: str = ALIAS) -> StoreShape:
+def shape(alias: str | None = None) -> StoreShape:
     """What this file has (tables, columns, full-text layout); connects if needed."""
-    return connections[alias].hermes_shape_now()
+    return connections[alias or current_alias()].hermes_shape_now()
 
 
-def journal_mode(alias: str = ALIAS) -> str:
+def journal_mode(alias: str | None = None) -> str:
     """``wal``, or the rollback-journal mode (``delete``…) the file reports."""
-    return connections[alias].hermes_journal_mode_now()
+    return connections[alias or current_alias()].hermes_journal_mode_now()
 
 
-def readers_block_writer(alias: str = ALIAS) -> bool:
+def readers_block_writer(alias: str | None = None) -> bool:
     """Whether a running statement keeps Hermes from committing: any mode but WAL."""
     return journal_mode(alias) != "wal"
 
 
-def uncut_statement_budget(seconds: float, alias: str = ALIAS) -> float:
+def uncut_statement_budget(seconds: float, alias: str | None = None) -> float:
     """The seconds a statement that cannot be cut into chunks may run: ``seconds``, and no more
     than ``UNCUT_READ_CAP`` on a rollback-journal file."""
     return min(seconds, UNCUT_READ_CAP) if readers_block_writer(alias) else seconds
 
 
-def name(alias: str = ALIAS) -> str:
+def name(alias: str | None = None) -> str:
     """The alias's configured NAME (a path or a ``file:`` URI), as the backend opens it."""
-    return str(connections[alias].settings_dict["NAME"])
+    return str(connections[alias or current_alias()].settings_dict["NAME"])
 
 
-def path(alias: str = ALIAS) -> str:
+def path(alias: str | None = None) -> str:
     """The file system path of the state.db this alias reads."""
     return path_of(name(alias))
 
 
-def file_signature(alias: str = ALIAS) -> tuple | None:
+def file_signature(alias: str | None = None) -> tuple | None:
     """(name, device, inode, size, mtime) of the state.db and of its WAL; None if unreadable.
 
     Every commit by Hermes changes one of the two (the WAL in WAL mode, the file itself in
@@ -104,7 +105,7 @@ def file_signature(alias: str = ALIAS) -> tuple | None:
     return tuple(parts)
 
 
-def file_identity(alias: str = ALIAS) -> tuple:
+def file_identity(alias: str | None = None) -> tuple:
     """(name, device, inode): the same file until it is replaced."""
     try:
         st = os.stat(path(alias))
@@ -114,16 +115,16 @@ def file_identity(alias: str = ALIAS) -> tuple:
 
 
 @contextlib.contextmanager
-def cursor(*, budget: float | None = None, alias: str = ALIAS) -> Iterator:
+def cursor(*, budget: float | None = None, alias: str | None = None) -> Iterator:
     """A cursor on the state.db; with ``budget``, every statement gets that many seconds."""
     with contextlib.ExitStack() as stack:
         if budget is not None:
             stack.enter_context(query_budget(budget))
-        yield stack.enter_context(connections[alias].cursor())
+        yield stack.enter_context(connections[alias or current_alias()].cursor())
 
 
 def rows(
-    sql: str, params: Iterable = (), budget: float | None = None, *, alias: str = ALIAS
+    sql: str, params: Iterable = (), budget: float | None = None, *, alias: str | None = None
 ) -> list[tuple]:
     """Every row of one statement."""
     with cursor(budget=budget, alias=alias) as cur:
@@ -132,7 +133,7 @@ def rows(
 
 
 def one(
-    sql: str, params: Iterable = (), *, budget: float | None = None, alias: str = ALIAS
+    sql: str, params: Iterable = (), *, budget: float | None = None, alias: str | None = None
 ) -> tuple | None:
     """The first row of one statement, or None."""
     with cursor(budget=budget, alias=alias) as cur:
@@ -140,14 +141,14 @@ def one(
         return cur.fetchone()
 
 
-def present(table: str, wanted: Sequence[str], *, alias: str = ALIAS) -> list[str]:
+def present(table: str, wanted: Sequence[str], *, alias: str | None = None) -> list[str]:
     """The columns of ``wanted`` that this file's ``table`` has, in the order given."""
     s = shape(alias)
     return [c for c in wanted if s.has_column(table, c)]
 
 
-def close(alias: str = ALIAS) -> None:
-    connections[alias].close()
+def close(alias: str | None = None) -> None:
+    connections[alias or current_alias()].close()
 
 
 class ChunkClock:
@@ -171,7 +172,7 @@ class ChunkClock:
         first: int | None = None,
         grow_below: float | None = None,
         growth: int = 2,
-        alias: str = ALIAS,
+        alias: str | None = None,
         short: bool | None = None,
     ) -> None:
         # ``short``: whether to keep statements short; by default, whether the file needs it.

@@ -14,6 +14,7 @@ from typing import Any
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 
+from profiles_app.links import store_reverse
 from sessions_app.timefmt import day_end_epoch, day_start_epoch
 
 from .stats import Report
@@ -126,7 +127,7 @@ class Drill:
 
     def session(self, session_id: str) -> str | None:
         try:
-            return reverse("sessions:detail", args=[session_id])
+            return store_reverse("sessions:detail", [session_id])
         except NoReverseMatch:
             return None  # an id the URL pattern cannot carry (a slash): shown, not linked
 

@@ -13,6 +13,7 @@ the foreground.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 import time
@@ -102,7 +103,12 @@ def build(
             finally:
                 connections.close_all()
 
-        workers = [threading.Thread(target=run, args=(i,)) for i in range(1, len(lanes))]
+        # Each lane reads the store this build is for (the current one is a context variable,
+        # which a new thread does not inherit).
+        workers = [
+            threading.Thread(target=contextvars.copy_context().run, args=(run, i))
+            for i in range(1, len(lanes))
+        ]
         for worker in workers:
             worker.start()
         computed[0] = lane(lanes[0])
@@ -140,5 +146,8 @@ def start(key: str) -> tuple[int, int] | None:
         if key in _running:
             return None
         _running.add(key)
-    launch(lambda: _run(key))
+    # The build reads the store the report was for, wherever it runs: in a copy of this
+    # context, where that store is the current one (a new thread would read the default).
+    context = contextvars.copy_context()
+    launch(lambda: context.run(_run, key))
     return None

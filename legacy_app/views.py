@@ -26,6 +26,7 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_safe
 
 from hermes_explorer import store
+from profiles_app.links import store_reverse
 from sessions_app.models import Message
 from sessions_app.tables import MessageTable, SessionTable
 
@@ -131,7 +132,7 @@ def _refused(request: HttpRequest, table: str, reasons: list[str]):
 
 def _to_session(request: HttpRequest, session_id: str, notes: list[str]) -> HttpResponse:
     try:
-        url = reverse("sessions:detail", args=[session_id])
+        url = store_reverse("sessions:detail", [session_id])
     except NoReverseMatch as exc:
         raise Http404(gettext("No such session.")) from exc
     return _redirect(request, url, notes)
@@ -146,7 +147,7 @@ def _to_message(request: HttpRequest, message_id: str, notes: list[str]) -> Http
     if message is None:
         raise Http404(gettext("No such message in this state.db."))
     try:
-        url = reverse("sessions:message", args=[message.session_id, message.id])
+        url = store_reverse("sessions:message", [message.session_id, message.id])
     except NoReverseMatch as exc:
         raise Http404(gettext("This message's session id cannot be linked.")) from exc
     return _redirect(request, url, notes)

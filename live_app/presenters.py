@@ -12,10 +12,10 @@ from __future__ import annotations
 from html import escape
 from urllib.parse import quote
 
-from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import pgettext
 
+from profiles_app.links import store_reverse
 from sessions_app.formatting import compact, duration, number, usd
 from sessions_app.templatetags.explorer import role_label, source_badge, time_html
 
@@ -47,7 +47,7 @@ def _row(s: LiveSession, url: str, show_previews: bool) -> str:
 
 
 def rows_html(sessions: list[LiveSession], *, show_previews: bool) -> SafeString:
-    detail = reverse("sessions:detail", args=[_PLACEHOLDER])
+    detail = store_reverse("sessions:detail", [_PLACEHOLDER])
     return mark_safe(  # noqa: S308 - every value from the store is escaped in _row
         "\n".join(
             _row(s, detail.replace(_PLACEHOLDER, quote(s.id, safe="")), show_previews)

@@ -6,6 +6,10 @@ placeholder and fills in the ids.  Only ids made of letters, digits, ``_`` and `
 path: ``reverse()`` leaves those characters as they are and the ``str`` converter accepts
 them, so the link is the one ``reverse()`` gives.  Any other id goes through ``reverse()``,
 and an id it cannot route gives ``None`` (a row without a link, never an error).
+
+With several stores served, a row may come from another profile than the page's: its link
+names that profile (``/p/<profile>/…``, :func:`profiles_app.links.in_store`).  The reversed
+placeholder links are put in each store once, so a page still reverses each route once.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 import re
 
 from django.urls import NoReverseMatch, reverse
+
+from profiles_app.links import in_store, store_reverse
 
 _PLAIN = re.compile(r"[A-Za-z0-9_-]+\Z")
 _SESSION = "hx-session-placeholder"
@@ -23,37 +29,51 @@ class TranscriptLinks:
     """Reversed once (under the current script prefix); cheap for every row after that."""
 
     def __init__(self) -> None:
-        detail = reverse("sessions:detail", args=[_SESSION])
-        message = reverse("sessions:message", args=[_SESSION, _MESSAGE])
-        self._detail = detail.split(_SESSION)
-        self._message = [part.split(str(_MESSAGE)) for part in message.split(_SESSION)]
-        # The fast path needs each placeholder exactly once in its route.
-        self._fast = (
-            len(self._detail) == 2
-            and len(self._message) == 2
-            and len(self._message[0]) == 1
-            and len(self._message[1]) == 2
-        )
+        self._detail_url = reverse("sessions:detail", args=[_SESSION])
+        self._message_url = reverse("sessions:message", args=[_SESSION, _MESSAGE])
+        # Per store name (None: the current store): the split links, or None when the
+        # placeholders do not come out once each (then every link is reversed).
+        self._parts: dict[str | None, tuple | None] = {}
 
-    def session(self, session_id) -> str | None:
-        if self._fast and isinstance(session_id, str) and _PLAIN.match(session_id):
-            return f"{self._detail[0]}{session_id}{self._detail[1]}"
+    def _split(self, store) -> tuple | None:
+        key = store.name if store is not None else None
+        if key in self._parts:
+            return self._parts[key]
+        detail = in_store(self._detail_url, store).split(_SESSION)
+        message = [
+            part.split(str(_MESSAGE)) for part in in_store(self._message_url, store).split(_SESSION)
+        ]
+        # The fast path needs each placeholder exactly once in its route.
+        fast = (
+            len(detail) == 2 and len(message) == 2 and len(message[0]) == 1 and len(message[1]) == 2
+        )
+        parts = self._parts[key] = (detail, message) if fast else None
+        return parts
+
+    def session(self, session_id, store=None) -> str | None:
+        """The session's page; ``store``: the store the session is in (default: the current)."""
+        if isinstance(session_id, str) and _PLAIN.match(session_id):
+            parts = self._split(store)
+            if parts is not None:
+                head, tail = parts[0]
+                return f"{head}{session_id}{tail}"
         try:
-            return reverse("sessions:detail", args=[session_id])
+            return store_reverse("sessions:detail", [session_id], store)
         except NoReverseMatch:
             return None
 
-    def message(self, session_id, message_id) -> str | None:
+    def message(self, session_id, message_id, store=None) -> str | None:
         if (
-            self._fast
-            and isinstance(session_id, str)
+            isinstance(session_id, str)
             and type(message_id) is int
             and message_id >= 0
             and _PLAIN.match(session_id)
         ):
-            (head,), (middle, tail) = self._message
-            return f"{head}{session_id}{middle}{message_id}{tail}"
+            parts = self._split(store)
+            if parts is not None:
+                (head,), (middle, tail) = parts[1]
+                return f"{head}{session_id}{middle}{message_id}{tail}"
         try:
-            return reverse("sessions:message", args=[session_id, message_id])
+            return store_reverse("sessions:message", [session_id, message_id], store)
         except NoReverseMatch:
             return None

@@ -56,6 +56,17 @@ class KeysetTableView(SingleTableMixin, FilterView):
     def page_queryset(self, filtered):
         return filtered
 
+    def key_queryset(self, filtered):
+        """``page_queryset`` as far as the page's order and membership need: a list merged over
+        several stores reads only the keys of every candidate, and the full rows of its page
+        alone (through ``page_queryset``, by primary key)."""
+        return self.page_queryset(filtered)
+
+    def rows_queryset(self):
+        """What the table shows of any row, unfiltered: the full rows of a merged page, whose
+        membership the keys already settled, are read from it by primary key."""
+        return self.page_queryset(self.get_queryset())
+
     def prepare_rows(self, rows: list) -> list:
         return rows
 

@@ -34,7 +34,8 @@ class HermesModel(models.Model):
         abstract = True
 
     def refresh_from_db(self, using=None, fields=None, from_queryset=None):
-        shape = store.shape()
+        # The shape of the store this row came from (several stores may be served).
+        shape = store.shape(using or self._state.db)
         wanted = set(fields) if fields is not None else self.get_deferred_fields()
         missing = shape.missing_columns(self._meta.db_table, wanted)
         for name in missing:

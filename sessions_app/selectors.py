@@ -89,10 +89,14 @@ def session_sort_options(shape) -> dict[str, Keyset]:
 
 def sessions_for_table(queryset, *, sort: str):
     """The filtered queryset, with what the table shows and what the sort needs."""
-    qs = queryset.for_list()
+    return sessions_for_keys(queryset.for_list(), sort=sort)
+
+
+def sessions_for_keys(queryset, *, sort: str):
+    """The filtered queryset with what the sort needs (the page's keys, not its cells)."""
     if "last_active" in sort:
-        qs = qs.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
-    return qs
+        return queryset.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
+    return queryset
 
 
 OVERVIEW_TTL = 60
@@ -538,8 +542,10 @@ def link_messages(rows) -> list:
     """Give each row its transcript links (None when an odd id cannot be routed)."""
     links = TranscriptLinks()
     for row in rows:
-        row.message_url = links.message(row.session_id, row.id)
-        row.session_url = links.session(row.session_id) if row.message_url else None
+        # A row of a merged list names its store: its links go to that profile.
+        store = getattr(row, "store", None)
+        row.message_url = links.message(row.session_id, row.id, store)
+        row.session_url = links.session(row.session_id, store) if row.message_url else None
         if row.session_url is None:
             row.message_url = None
     return rows

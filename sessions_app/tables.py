@@ -221,7 +221,7 @@ class SessionTable(KeysetTable):
         return started_cell(value)
 
     def render_title(self, record):
-        url = self.links.session(record.id)
+        url = self.links.session(record.id, getattr(record, "store", None))
         preview = getattr(record, "first_user_preview", None) if self.show_previews else None
         if record.title:
             label = escape(str(record.title))

@@ -154,14 +154,18 @@ def json_pieces(
     visibility: Visibility,
     chunks,
     extra: dict | None = None,
+    profile: str | None = None,
 ) -> Iterator[str]:
     """``{"export": …, "session": …, "annotations": …, "sessions": […], "messages": [ … ]}``,
-    streamed (``annotations``: what other apps add, see :mod:`sessions_app.extensions`)."""
+    streamed (``annotations``: what other apps add, see :mod:`sessions_app.extensions`);
+    ``export.profile`` names the profile when several are served."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
         "visibility": visibility.as_param(),
         "chain": chain is not None,
     }
+    if profile is not None:
+        export["profile"] = profile
     yield '{\n "export": ' + json_text(export)
     yield ',\n "session": ' + json_text(session_dict(session))
     if extra is not None:
@@ -251,11 +255,14 @@ def markdown_pieces(
     visibility: Visibility,
     chunks,
     extra: dict | None = None,
+    profile: str | None = None,
 ) -> Iterator[str]:
     """A readable conversation: metadata, then each message with role, time and content."""
     sessions = chain or [session]
     by_id = {s.id: s for s in sessions}
     yield f"# {md_inline(_title(session))}\n\n"
+    if profile is not None:
+        yield f"- **Profile:** {md_code(profile)}\n"
     yield "\n".join(_meta_lines(session)) + "\n"
     if extra:
         yield " · ".join(f"**{md_inline(k)}:** {md_inline(_md_value(v))}" for k, v in extra.items())
@@ -346,11 +353,14 @@ def transcript_stream(
     chain: list[Session] | None,
     visibility: Visibility,
     extra: dict | None = None,
+    profile: str | None = None,
 ) -> Iterable[bytes]:
-    """The file's bytes: ``kind`` is ``md`` or ``json``."""
+    """The file's bytes: ``kind`` is ``md`` or ``json``; ``profile`` names the store's
+    profile (when several are served)."""
     sessions = chain or [session]
     chunks = message_chunks(sessions, visibility)
     pieces = markdown_pieces if kind == "md" else json_pieces
     return buffered(
-        pieces(session, chain, visibility, chunks, extra), label=f"transcript {session.id}"
+        pieces(session, chain, visibility, chunks, extra, profile),
+        label=f"transcript {session.id}",
     )

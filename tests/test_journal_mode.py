@@ -349,6 +349,65 @@ def test_threads_of_a_process_take_turns_on_a_rollback_journal_file(stores):
     assert order == ["holder done", "other ran"]
 
 
+@threaded
+def test_a_statement_on_one_file_does_not_hold_another_files(
+    stores, tmp_path, monkeypatch, django_db_blocker
+):
+    """SQLite's lock is per file: a profile's open statement never makes another profile's
+    statements (another rollback-journal file) wait."""
+    from hermes_explorer import stores as registry
+    from tests.profile_home import allow_new_aliases
+
+    allow_new_aliases(monkeypatch, django_db_blocker)
+    use_store(stores["delete"])
+    other_file = tmp_path / "other.db"
+    shutil.copy(stores["delete"], other_file)
+    other_alias = registry._alias_for("other", str(other_file))
+    opened, release, order = threading.Event(), threading.Event(), []
+
+    def holder():
+        with connections["hermes"].cursor() as cursor:
+            cursor.execute("SELECT id FROM messages")
+            cursor.fetchone()
+            opened.set()
+            release.wait(5)
+            order.append("holder done")
+        connections.close_all()
+
+    def other():
+        opened.wait(5)
+        assert store.journal_mode(other_alias) == "delete"
+        store.rows("SELECT count(*) FROM sessions", alias=other_alias)
+        order.append("other ran")
+        connections.close_all()
+
+    threads = [threading.Thread(target=holder), threading.Thread(target=other)]
+    try:
+        for thread in threads:
+            thread.start()
+        opened.wait(5)
+        deadline = time.monotonic() + 1.5
+        while order != ["other ran"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert order == ["other ran"]  # ran while the first file's statement stayed open
+    finally:
+        release.set()
+        for thread in threads:
+            thread.join(10)
+        connections[other_alias].close()
+        del connections.settings[other_alias]
+    assert order == ["other ran", "holder done"]
+
+
+def test_each_file_has_one_gate_whatever_path_names_it(tmp_path):
+    first, second = tmp_path / "a.db", tmp_path / "b.db"
+    first.write_bytes(b"")
+    second.write_bytes(b"")
+    (tmp_path / "link").symlink_to(tmp_path)
+    assert gate.for_file(str(first)) is gate.for_file(str(tmp_path / "link" / "a.db"))
+    assert gate.for_file(str(first)) is not gate.for_file(str(second))
+
+
 def test_a_stuck_statement_does_not_stop_the_others_for_long(monkeypatch):
     monkeypatch.setattr(gate, "WAIT", 0.1)
     turnstile = gate.StatementGate()

@@ -8,6 +8,7 @@ from django.utils import translation
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
+from hermes_explorer import stores
 from sessions_app.formatting import language, per_language
 
 from .. import permissions, selectors
@@ -91,10 +92,23 @@ def _note_count(count: int) -> str:
 
 @register.simple_tag
 def hit_session_tags(result):
-    """``{session id: tag badges}`` for every hit of a search result, in one query."""
+    """``{session id: tag badges}`` for every hit of a search result, in one query (one per
+    profile for a search over several, keyed ``(profile, session id)``)."""
     hits = [
         *(getattr(result, "hits", None) or ()),
         *(getattr(result, "unindexed_hits", None) or ()),
     ]
-    tags = selectors.tags_by_session(h.session_id for h in hits)
-    return {sid: tag_chips(found) for sid, found in tags.items() if found}
+    by_store: dict = {}
+    for hit in hits:
+        by_store.setdefault(getattr(hit, "store", None), []).append(hit.session_id)
+    out: dict = {}
+    for store, ids in by_store.items():
+        if store is None:
+            tags = selectors.tags_by_session(ids)
+            out.update((sid, tag_chips(found)) for sid, found in tags.items() if found)
+            continue
+        # A search over several profiles: each profile's tags, keyed as the hits look them up.
+        with stores.using(store):
+            tags = selectors.tags_by_session(ids)
+        out.update(((store.name, sid), tag_chips(found)) for sid, found in tags.items() if found)
+    return out

@@ -11,11 +11,11 @@ from django.db.backends.sqlite3.creation import DatabaseCreation as SQLiteCreati
 from django.db.backends.sqlite3.features import DatabaseFeatures as SQLiteFeatures
 
 from ..redaction import redact
+from . import gate as gates
 from . import holds
 from .deadline import PROGRESS_STEPS, Deadline
-from .gate import GATE
 from .shape import detect_shape
-from .uri import readonly_uri
+from .uri import path_of, readonly_uri
 
 # A mode=ro reader can see a transient "disk I/O error" while the writer checkpoints the WAL.
 IO_RETRIES = 3
@@ -41,8 +41,9 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
     rollback-journal files (``gate.py``) and the lock probe (``holds.py``)."""
 
     deadline: Deadline
-    # Whether statements pass the process's gate (the file is in rollback-journal mode).
-    gated = False
+    # The process's gate of this file, which statements pass when the file is in
+    # rollback-journal mode (None: in WAL mode, they need not).
+    gate: gates.StatementGate | None = None
     # The running statement holds the gate.
     _in_gate = False
     # The running statement and when it started, while someone watches (see holds.py).
@@ -50,8 +51,8 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
     _held_since = 0.0
 
     def _start(self, query: str) -> None:
-        if self.gated:
-            self._in_gate = GATE.enter()
+        if self.gate is not None:
+            self._in_gate = self.gate.enter()
         if holds.watching():
             self._held_sql, self._held_since = query, time.monotonic()
         self.deadline.start()
@@ -60,7 +61,7 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
         """The running statement has been reset: leave the gate, report the lock's hold."""
         if self._in_gate:
             self._in_gate = False
-            GATE.leave()
+            self.gate.leave()
         if self._held_sql is not None:
             holds.report(self._held_sql, time.monotonic() - self._held_since)
             self._held_sql = None
@@ -126,7 +127,7 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
         # A cursor dropped mid-statement must not keep the gate.
         if self._in_gate:
             self._in_gate = False
-            GATE.leave()
+            self.gate.leave()
 
 
 class DatabaseFeatures(SQLiteFeatures):
@@ -173,6 +174,7 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
         # whether the file is in WAL mode.  Not part of the cached shape: Hermes may switch
         # modes (a newer SQLite) without changing the schema.
         self.hermes_journal_mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        self.hermes_gate = gates.for_file(path_of(str(self.settings_dict["NAME"])))
         return conn
 
     def hermes_shape_now(self):
@@ -194,5 +196,5 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
     def create_cursor(self, name=None):
         cursor = self.connection.cursor(factory=HermesCursor)
         cursor.deadline = self.deadline
-        cursor.gated = self.hermes_journal_mode != "wal"
+        cursor.gate = self.hermes_gate if self.hermes_journal_mode != "wal" else None
         return cursor

@@ -1,4 +1,4 @@
-"""One statement at a time per process on a rollback-journal state.db.
+"""One statement at a time per process and per file on a rollback-journal state.db.
 
 In rollback-journal mode Hermes commits once it holds the EXCLUSIVE lock, which it gets when no
 reader holds a SHARED lock; while it waits it holds PENDING, which keeps new readers out.  But
@@ -14,12 +14,16 @@ this process holds the lock at a time and, between two, the process's lock is re
 waiting writer's PENDING keeps the next one out until Hermes has committed.  Statements stay
 short on such files (see :class:`hermes_explorer.store.ChunkClock`), so the wait is short.
 
+SQLite's lock is per file, so the gate is too (:func:`for_file`): with several stores served, a
+long statement on one profile's file never makes another profile's statements wait.
+
 A thread may nest statements (it already holds the gate).  A thread that cannot enter within
 ``WAIT`` seconds goes ahead anyway: a stuck statement must not stop every other page.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -61,4 +65,24 @@ class StatementGate:
                 self._changed.notify()
 
 
-GATE = StatementGate()
+_GATES: dict[tuple, StatementGate] = {}
+_GATES_LOCK = threading.Lock()
+
+
+def file_key(path: str) -> tuple:
+    """What names one file whatever path reaches it: (device, inode), else the real path."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ("path", os.path.realpath(path))
+    return ("inode", st.st_dev, st.st_ino)
+
+
+def for_file(path: str) -> StatementGate:
+    """The gate of the file at ``path`` (the same one for every connection of the process)."""
+    key = file_key(path)
+    with _GATES_LOCK:
+        found = _GATES.get(key)
+        if found is None:
+            found = _GATES[key] = StatementGate()
+        return found

@@ -89,6 +89,7 @@ from .plans import (
     export_session_list,
     export_sessions,
     message_rows,
+    session_rows,
     table_plan,
 )
 from .request import (
@@ -115,6 +116,7 @@ __all__ = [
     "neutralise_formula",
     "FORMULA_STARTS",
     "requested_format",
+    "session_rows",
     "stream_export",
     "table_plan",
     "wants_preview",

@@ -250,6 +250,14 @@ def export_sessions(
 
     ``extend`` (plan → plan) adds the columns of another app (the team's annotations)."""
     fmt = requested_format(request) or "csv"
+    plan = session_rows(queryset, keyset)
+    if extend is not None:
+        plan = extend(plan)
+    return _stream_plan(request, plan, fmt, export_filename("sessions", filename_bits, fmt))
+
+
+def session_rows(queryset, keyset: Keyset) -> TablePlan:
+    """The plan of a session export: every column this file has, in ``keyset`` order."""
     qs = queryset
     if (
         any(k == "last_active" for k, _ in keyset.keys)
@@ -257,10 +265,7 @@ def export_sessions(
     ):
         qs = qs.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
     # model_config can carry a base URL with credentials: redacted like the session page.
-    plan = table_plan(qs, keyset, _present(qs, SESSION_FIELDS), redacted=("model_config",))
-    if extend is not None:
-        plan = extend(plan)
-    return _stream_plan(request, plan, fmt, export_filename("sessions", filename_bits, fmt))
+    return table_plan(qs, keyset, _present(qs, SESSION_FIELDS), redacted=("model_config",))
 
 
 def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:

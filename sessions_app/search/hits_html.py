@@ -26,6 +26,7 @@ def hit_words() -> dict:
         "not_live": escape(gettext("Not part of the live transcript")),
         "copy_id": escape(gettext("Copy message id")),
         "copy": escape(gettext("Copy")),
+        "profile": escape(gettext("Profile")),
         "no_snippet": '<span class="muted">'
         + escape(gettext("(the match is in the tool call or tool name)"))
         + "</span>",
@@ -36,10 +37,18 @@ def hit_words() -> dict:
 _v = text_html
 
 
+def badge_key(hit):
+    """The key of a hit's session in ``badges``: its id, or (profile, id) for a hit of a search
+    over several profiles (two profiles may have a session of the same id)."""
+    store = getattr(hit, "store", None)
+    return hit.session_id if store is None else (store.name, hit.session_id)
+
+
 def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None) -> str:
     words = words or hit_words()
     roles, visibilities = words["labels"]
-    url = links.message(hit.session_id, hit.id)
+    store = getattr(hit, "store", None)
+    url = links.message(hit.session_id, hit.id, store)
     untitled = f'<span class="untitled">{_v(hit.session_id)}</span>'
     if url:
         label = _v(hit.title) if hit.title else untitled
@@ -51,6 +60,13 @@ def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None
         if hit.source
         else ""
     )
+    # Only a search over several profiles gives its hits a store.
+    profile = (
+        f'<span class="badge profile" title="{words["profile"]}">{_v(store.name)}</span>\n    '
+        if store is not None
+        else ""
+    )
+    badge = badges.get(badge_key(hit)) if badges else None
     tool = f'<span class="tool-name">{_v(hit.tool_name)}</span>' if hit.tool_name else ""
     visibility = (
         f'<span class="badge warn" title="{words["not_live"]}">'
@@ -62,8 +78,8 @@ def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None
     mid = _v(hit.id)
     return (
         f'<li class="hit role-{slugify(str(hit.role))}">\n  <div class="hit-head">\n    {head}\n'
-        f"    {source}\n"
-        + (f"    {badges[hit.session_id]}\n" if badges and hit.session_id in badges else "")
+        f"    {profile}{source}\n"
+        + (f"    {badge}\n" if badge else "")
         + f'    <span class="role">{_v(roles.get(hit.role, hit.role) or "—")}</span>\n'
         f"    {tool}\n    {visibility}\n    {when}\n"
         f'    <span class="muted copy-id">#{mid} <button type="button" class="copy" '
@@ -75,7 +91,8 @@ def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None
 
 
 def hits_html(hits, badges: dict | None = None) -> SafeString:
-    """``badges``: ``{session id: safe HTML}`` (the team's tags) after each hit's source."""
+    """``badges``: ``{session id: safe HTML}`` (the team's tags) after each hit's source; a hit
+    of a search over several profiles is looked up by ``(profile, session id)``."""
     links = TranscriptLinks()
     words = hit_words()
     return mark_safe("".join(hit_html(hit, links, badges, words) for hit in hits))  # noqa: S308 - escaped

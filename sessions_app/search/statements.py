@@ -15,12 +15,14 @@ import hashlib
 import time
 from dataclasses import dataclass
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch
 from django.utils.safestring import SafeString
 
 from hermes_explorer import near_cache, store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from hermes_explorer.redaction import redact
+from hermes_explorer.stores import Store
+from profiles_app.links import store_reverse
 
 from ..visibility import kind_of
 from . import ranges
@@ -57,19 +59,21 @@ class Hit:
     source: str | None
     snippet: SafeString
     visibility: str = "live"
+    # The store the hit comes from (None: the current one).
+    store: Store | None = None
 
     @property
     def url(self) -> str | None:
         """The message inside its transcript (right page, anchored)."""
         try:
-            return reverse("sessions:message", args=[self.session_id, self.id])
+            return store_reverse("sessions:message", [self.session_id, self.id], self.store)
         except NoReverseMatch:
             return None
 
     @property
     def session_url(self) -> str | None:
         try:
-            return reverse("sessions:detail", args=[self.session_id])
+            return store_reverse("sessions:detail", [self.session_id], self.store)
         except NoReverseMatch:
             return None
 

@@ -16,9 +16,11 @@ from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.http import require_GET
 
 from .. import exports, selectors
+from ..exports.merged import export_parts, merged_export
 from ..filters import MessageFilter
 from ..listing import KeysetTableView
-from ..models import Message, Session
+from ..merged_list import MergedListMixin, chosen_stores, find_session
+from ..models import Message
 from ..tables import MessageTable
 
 MAX_PER_PAGE = 1000
@@ -45,7 +47,7 @@ def export_filename_bits(filterset) -> list[str]:
     return bits
 
 
-class MessageListView(KeysetTableView):
+class MessageListView(MergedListMixin, KeysetTableView):
     filterset_class = MessageFilter
     table_class = MessageTable
     template_name = "sessions_app/message_list.html"
@@ -92,12 +94,30 @@ class MessageListView(KeysetTableView):
     def export(self):
         if not self.filterset.is_valid():
             return exports.invalid_filters_response(self.filterset.form)
+        parts = export_parts(self.request)
+        if parts is not None:
+            return merged_export(
+                self.request,
+                parts,
+                self._store_plan,
+                noun="messages",
+                filename_bits=export_filename_bits(self.filterset),
+                preview=exports.wants_preview(self.request),
+            )
         return exports.export_messages(
             self.request,
             self.filterset.qs,
             self.keyset,
             filename_bits=export_filename_bits(self.filterset),
         )
+
+    def _store_plan(self):
+        """The export plan of the store being read (None: the filters do not apply there)."""
+        filterset = self.get_filterset(self.get_filterset_class())
+        if not filterset.is_valid():
+            return None
+        preview = exports.wants_preview(self.request)
+        return exports.message_rows(filterset.qs, self.keyset, preview=preview)
 
     def get_count(self, filtered):
         # One session: its index bounds the count.
@@ -113,11 +133,7 @@ class MessageListView(KeysetTableView):
         self.session_id = self.filterset.form.cleaned_data.get("session_id")
         self.filtered_session = None
         if self.session_id:
-            self.filtered_session = (
-                Session.objects.only_readable("id", "title", "source")
-                .filter(pk=self.session_id)
-                .first()
-            )
+            self.filtered_session = find_session(self.session_id, chosen_stores(self.request))
         super()._fill_page()
 
     def get_context_data(self, **kwargs):

@@ -18,7 +18,8 @@ from hermes_explorer import store
 from .. import search
 from ..facets import distinct_values
 from ..filters import MESSAGE_ROLES, OpenChoiceField, OpenMultipleChoiceField
-from ..models import Session
+from ..merged_list import chosen_stores, find_session, requested_profiles
+from ..search.merged import merged_choices, merged_search
 from ..templatetags.explorer import role_label
 from ..timefmt import day_end_epoch, day_start_epoch
 from ..widgets import FastCheckboxSelectMultiple, FastSelect
@@ -100,19 +101,26 @@ def search_results(request: HttpRequest) -> HttpResponse:
     if "\x00" in data.get("q", ""):
         # A NUL cannot be searched for and would only make the form invalid.
         data["q"] = data["q"].replace("\x00", "")
+    notes: list[str] = []
+    parts = chosen_stores(request, notes)
     form = SearchForm(data, shape=shape)
+    if parts is not None:
+        form.fields["source"].choices = merged_choices(parts)
     result = None
     session = None
     if form.is_valid():
         # Relevance pages stop at RANKED_CAP hits; a later page number is the first page.
         page = _positive_int(request, "page", cap=search.RANKED_CAP // search.PER_PAGE) or 1
         before = _positive_int(request, "before", cap=2**62)
-        result = search.run_search(form.to_request(page=page, before=before))
+        req = form.to_request(page=page, before=before)
+        if parts is None:
+            result = search.run_search(req)
+        else:
+            result = merged_search(req, parts, request.GET.get("pos"))
+            result.notes[:0] = notes
         session_id = form.cleaned_data.get("session_id")
         if session_id:
-            session = (
-                Session.objects.only_readable("id", "title", "source").filter(pk=session_id).first()
-            )
+            session = find_session(session_id, parts)
     return render(
         request,
         "sessions_app/search_results.html",
@@ -122,5 +130,7 @@ def search_results(request: HttpRequest) -> HttpResponse:
             "filtered_session": session,
             "q": request.GET.get("q", ""),
             "shape": shape,
+            "merged_profiles": parts,
+            "chosen_profiles": requested_profiles(request),
         },
     )

@@ -7,7 +7,6 @@ import time
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.translation import gettext, gettext_noop
 from django.views.decorators.http import require_GET
 
@@ -15,10 +14,14 @@ from accounts_app.roles import can_see_content
 from hermes_explorer import store
 from hermes_explorer.redaction import redact
 from live_app.following import follow_state
+from profiles_app.links import store_reverse
 
 from .. import exports, extensions, selectors
+from ..exports.merged import export_parts, merged_export
+from ..exports.request import session_filename_bits
 from ..filters import SessionFilter
 from ..listing import KeysetTableView
+from ..merged_list import MergedListMixin
 from ..models import SECRET_SESSION_COLUMNS, Message, Session
 from ..tables import SessionTable
 from ..visibility import Visibility
@@ -42,7 +45,7 @@ def overview(request):
     )
 
 
-class SessionListView(KeysetTableView):
+class SessionListView(MergedListMixin, KeysetTableView):
     filterset_class = SessionFilter
     table_class = SessionTable
     template_name = "sessions_app/session_list.html"
@@ -65,14 +68,42 @@ class SessionListView(KeysetTableView):
         filterset.time_ordered = "started_at" in self.sort or "last_active" in self.sort
         return filterset
 
-    def export(self):
-        return exports.export_session_list(self.request, self.filterset, self.keyset)
+    def export(self, extend=None):
+        """``extend`` (plan → plan, called reading each store): another app's columns."""
+        parts = export_parts(self.request)
+        if parts is None:
+            return exports.export_session_list(
+                self.request, self.filterset, self.keyset, extend=extend
+            )
+        if self.filterset.is_bound and not self.filterset.is_valid():
+            return exports.invalid_filters_response(self.filterset.form)
+        bits = session_filename_bits(self.filterset)
+        return merged_export(
+            self.request,
+            parts,
+            functools.partial(self._store_plan, extend),
+            noun="sessions",
+            filename_bits=bits,
+        )
+
+    def _store_plan(self, extend=None):
+        """The export plan of the store being read (None: it cannot give this list)."""
+        self.shape = store.shape()
+        filterset = self.get_filterset(self.get_filterset_class())
+        if self.sort not in self.get_sorts() or not filterset.is_valid():
+            return None
+        queryset = selectors.sessions_for_table(filterset.qs, sort=self.sort)
+        plan = exports.session_rows(queryset, self.keyset)
+        return extend(plan) if extend is not None else plan
 
     def get_count(self, filtered):
         return selectors.capped_count(filtered)
 
     def page_queryset(self, filtered):
         return selectors.sessions_for_table(filtered, sort=self.sort)
+
+    def key_queryset(self, filtered):
+        return selectors.sessions_for_keys(filtered, sort=self.sort)
 
     def get_table_kwargs(self):
         # Titles are metadata; the first user message of an untitled session is content.
@@ -145,7 +176,7 @@ def message_in_transcript(request, session_id: str, message_id: int):
     if message.visibility != "live":
         visibility = visibility.with_kind(message.visibility)
     page = selectors.message_position(session_id, message.id, visibility)
-    url = reverse("sessions:detail", args=[session_id])
+    url = store_reverse("sessions:detail", [session_id])
     return redirect(f"{url}?page={page}&show={visibility.as_param()}#m{message.id}")
 
 

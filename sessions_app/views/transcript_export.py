@@ -11,6 +11,7 @@ from django.http import Http404, StreamingHttpResponse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
+from hermes_explorer import stores
 from hermes_explorer.params import flag
 
 from .. import extensions, transcripts
@@ -26,9 +27,11 @@ def _transcript_response(request, session_id: str, kind: str) -> StreamingHttpRe
         raise Http404(gettext("No session with this id in the state.db."))
     visibility = Visibility.from_params(request.GET.getlist("show"))
     chain = transcripts.compression_chain(session) if flag(request, "chain") else None
+    current = stores.current() if stores.multi() else None
+    profile = current.name if current is not None else None
     extra = extensions.transcript_metadata(request, session.id)
-    body = transcripts.transcript_stream(kind, session, chain, visibility, extra)
-    bits = [session.id, "chain" if chain is not None else ""]
+    body = transcripts.transcript_stream(kind, session, chain, visibility, extra, profile)
+    bits = [profile or "", session.id, "chain" if chain is not None else ""]
     response = StreamingHttpResponse(body, content_type=CONTENT_TYPES[kind])
     filename = export_filename("transcript", bits, kind)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

@@ -7,6 +7,8 @@ every worker, reads it instead of the messages.
 * the failures page's per-block counts of the messages, in the ``failures`` cache (see
   :mod:`live_app.failures`), for the longest window the page offers.
 
+With several profiles served, each profile's store is warmed in turn.
+
 Run it once after installing or upgrading (it may take a minute on a big state.db; it can be
 interrupted and run again: finished work is kept), and, if you like, from a timer: each run
 only computes what changed since the last.
@@ -14,11 +16,14 @@ only computes what changed since the last.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
+from django.db import DatabaseError
 
+from hermes_explorer import stores
 from hermes_explorer.hermes_db.deadline import query_budget
 from insights_app import summary_build, summary_store
 from live_app import failures
@@ -36,6 +41,20 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, batch: int = 5000, no_failures: bool = False, **options):
+        served = stores.all_stores()
+        for one in served:
+            if len(served) > 1:
+                self.stdout.write(f"Profile {one.name}:")
+            try:
+                with stores.using(one):
+                    self._warm(batch, no_failures)
+            except (DatabaseError, sqlite3.Error) as exc:
+                # One unreadable profile leaves the others to warm.
+                reason = stores.REGISTRY.failed(one, exc).reason
+                self.stderr.write(f"Profile {one.name} is unavailable: {reason}")
+
+    def _warm(self, batch: int, no_failures: bool) -> None:
+        """Everything of the store read now."""
         started = time.monotonic()
         shown = [0]
 

@@ -13,7 +13,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         if not settings.HERMES_DEMO:
-            raise CommandError("Not in demo mode (HERMES_STATE_DB is set): no demo user.")
+            raise CommandError("Not in demo mode (a Hermes store is configured): no demo user.")
         User = get_user_model()
         user, _ = User.objects.get_or_create(username=DEMO_USERNAME)
         user.is_staff = True

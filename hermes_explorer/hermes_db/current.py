@@ -1,0 +1,39 @@
+"""Which store's connection alias the code running now reads.
+
+Code written for one store (``store.rows(...)``, the ORM models through the router) reads the
+*current* store: ``hermes`` unless a request or a merge over several stores said otherwise with
+:func:`using`.  A context variable, so threads and generators of a streamed response each keep
+their own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
+DEFAULT_ALIAS = "hermes"
+
+_alias: contextvars.ContextVar[str | None] = contextvars.ContextVar("hermes_alias", default=None)
+
+
+def current_alias() -> str:
+    return _alias.get() or DEFAULT_ALIAS
+
+
+def set_alias(alias: str | None) -> contextvars.Token:
+    return _alias.set(alias)
+
+
+def reset_alias(token: contextvars.Token) -> None:
+    _alias.reset(token)
+
+
+@contextlib.contextmanager
+def using(alias: str) -> Iterator[None]:
+    """Read the store of ``alias`` inside the block."""
+    token = _alias.set(alias)
+    try:
+        yield
+    finally:
+        _alias.reset(token)

@@ -1,0 +1,285 @@
+"""Every Hermes store the explorer serves: one per profile, found on disk or listed.
+
+Hermes keeps one ``state.db`` per profile: ``$HERMES_HOME/state.db`` for the default profile
+and ``$HERMES_HOME/profiles/<name>/state.db`` for each named one.  The registry serves
+
+* ``HERMES_STORES="name=/path/a.db,other=/path/b.db"``: exactly these files (copies from other
+  hosts, say), by these names;
+* ``HERMES_STATE_DB``: one file, the profile ``default`` (how the explorer always ran);
+* otherwise ``HERMES_HOME`` (``~/.hermes`` when it exists): the root store and every profile's.
+
+Each store is its own read-only Django alias, made from the ``hermes`` alias's settings with
+another file (so the same three read-only layers, its own shape detection and deadline); the
+store whose file the ``hermes`` alias names keeps that alias.  Code written for one store reads
+whichever is *current* (:mod:`hermes_explorer.hermes_db.current`); :func:`using` switches.
+
+``HERMES_HOME`` is scanned again every ``HERMES_STORES_RESCAN`` seconds, so a profile created
+while the explorer runs appears within a minute.  A store that is missing, corrupt, not a
+Hermes file or locked is reported unavailable with the reason; the others keep working.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import DatabaseError, connections
+from django.utils.translation import gettext, gettext_noop
+
+from .hermes_db.current import DEFAULT_ALIAS, current_alias
+from .hermes_db.current import using as using_alias
+
+DEFAULT_PROFILE = "default"
+# Profile names as they appear in URLs; anything else on disk is not a profile.
+PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# Seconds one probe of a store may run.
+PROBE_BUDGET = 1.0
+
+
+@dataclass(frozen=True)
+class Store:
+    name: str
+    path: str
+    alias: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Status:
+    readable: bool
+    reason: str = ""
+    shape: str = ""
+    journal_mode: str = ""
+    size: int | None = None
+
+
+def parse_list(spec: str) -> list[tuple[str, str]]:
+    """``name=/path,other=/path`` as pairs; malformed entries and repeated names are skipped."""
+    found: dict[str, str] = {}
+    for part in spec.split(","):
+        name, eq, path = part.partition("=")
+        name, path = name.strip(), path.strip()
+        if eq and path and PROFILE_NAME.match(name) and name not in found:
+            found[name] = path
+    return list(found.items())
+
+
+def discover_home(home: str) -> list[tuple[str, str]]:
+    """The root store (profile ``default``) and each ``profiles/<name>/state.db``, by name."""
+    found: list[tuple[str, str]] = []
+    root = Path(home) / "state.db"
+    if root.is_file():
+        found.append((DEFAULT_PROFILE, str(root)))
+    try:
+        entries = sorted(os.scandir(Path(home) / "profiles"), key=lambda e: e.name)
+    except OSError:
+        entries = []
+    for entry in entries:
+        if entry.name == DEFAULT_PROFILE or not PROFILE_NAME.match(entry.name):
+            continue
+        candidate = Path(entry.path) / "state.db"
+        try:
+            if entry.is_dir() and candidate.is_file():
+                found.append((entry.name, str(candidate)))
+        except OSError:
+            continue
+    return found
+
+
+def mode() -> str:
+    """``list`` (HERMES_STORES), ``file`` (HERMES_STATE_DB) or ``home`` (HERMES_HOME)."""
+    if getattr(settings, "HERMES_STORES", ""):
+        return "list"
+    if getattr(settings, "HERMES_HOME", "") and not getattr(settings, "HERMES_SINGLE_FILE", True):
+        return "home"
+    return "file"
+
+
+def _primary_name() -> str:
+    return str(connections.settings[DEFAULT_ALIAS]["NAME"])
+
+
+def _alias_for(name: str, path: str) -> str:
+    """The alias reading ``path``: ``hermes`` for the file it names, else one of its own."""
+    if path == _primary_name():
+        return DEFAULT_ALIAS
+    alias = f"{DEFAULT_ALIAS}@{name}"
+    config = connections.settings.get(alias)
+    if config is None or config["NAME"] != path:
+        fresh = copy.deepcopy(connections.settings[DEFAULT_ALIAS])
+        fresh["NAME"] = path
+        # Like ``hermes``, a file Django's test machinery must never create nor flush.
+        fresh["TEST"] = {**fresh.get("TEST", {}), "MIRROR": DEFAULT_ALIAS}
+        if config is not None:
+            # The same profile now names another file (the configuration changed).
+            with contextlib.suppress(Exception):
+                connections[alias].close()
+            with contextlib.suppress(AttributeError, KeyError):
+                del connections[alias]
+        connections.settings[alias] = fresh
+    return alias
+
+
+class Registry:
+    """The stores served now, rescanned when stale; and what is known of their health."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple | None = None
+        self._scanned_at = 0.0
+        self._stores: tuple[Store, ...] = ()
+        self._seen: dict[str, str] = {}
+        self._status: dict[Store, tuple[float, Status]] = {}
+
+    def _config_key(self) -> tuple:
+        return (mode(), settings.HERMES_STORES, settings.HERMES_HOME, _primary_name())
+
+    def stores(self) -> tuple[Store, ...]:
+        key = self._config_key()
+        now = time.monotonic()
+        rescan = float(getattr(settings, "HERMES_STORES_RESCAN", 30))
+        if key[0] == "file":
+            # One file, the one the ``hermes`` alias names: nothing to scan.
+            if key != self._key:
+                with self._lock:
+                    self._key, self._seen, self._status = key, {}, {}
+                    self._stores = (Store(DEFAULT_PROFILE, _primary_name(), DEFAULT_ALIAS),)
+            return self._stores
+        if key != self._key or now - self._scanned_at > rescan:
+            with self._lock:
+                if key != self._key:
+                    self._seen, self._status = {}, {}
+                self._stores = self._scan(key[0])
+                self._key, self._scanned_at = key, now
+        return self._stores
+
+    def _scan(self, how: str) -> tuple[Store, ...]:
+        if how == "list":
+            pairs = parse_list(settings.HERMES_STORES)
+        else:
+            pairs = discover_home(settings.HERMES_HOME)
+            # A profile seen before whose file went away stays listed, as unavailable.
+            found = dict(pairs)
+            pairs += [(n, p) for n, p in self._seen.items() if n not in found]
+            pairs.sort(key=lambda pair: (pair[0] != DEFAULT_PROFILE, pair[0]))
+        self._seen.update(pairs)
+        return tuple(Store(name, path, _alias_for(name, path)) for name, path in pairs)
+
+    def rescan(self) -> None:
+        """Forget the last scan (tests, and a profile just created on purpose)."""
+        with self._lock:
+            self._scanned_at = 0.0
+            self._key = None
+
+    def status(self, store: Store, *, fresh: bool = False) -> Status:
+        """Whether ``store`` reads now, and if not why; probed at most once per rescan period."""
+        now = time.monotonic()
+        rescan = float(getattr(settings, "HERMES_STORES_RESCAN", 30))
+        known = self._status.get(store)
+        if known is not None and not fresh and now - known[0] <= rescan:
+            return known[1]
+        found = probe(store)
+        self._status[store] = (now, found)
+        return found
+
+    def failed(self, store: Store, exc: BaseException) -> Status:
+        """Record that reading ``store`` just failed (a merged page goes on without it)."""
+        found = Status(False, reason=fault_reason(exc, store))
+        self._status[store] = (time.monotonic(), found)
+        return found
+
+
+REGISTRY = Registry()
+
+
+def fault_reason(exc: BaseException, store: Store) -> str:
+    from .middleware import describe_store_fault
+
+    if os.path.isdir(store.path):
+        return gettext_noop("The configured state.db path is a directory, not a database file.")
+    return describe_store_fault(exc) or str(exc)
+
+
+def probe(store: Store) -> Status:
+    """Open ``store`` and read one row: readable, or the reason it is not."""
+    from . import store as one_store
+
+    if not os.path.exists(store.path):
+        return Status(False, reason=gettext_noop("The state.db file is missing."))
+    try:
+        with using_alias(store.alias):
+            label = one_store.shape().label
+            one_store.one("SELECT 1 FROM sessions LIMIT 1", budget=PROBE_BUDGET)
+            journal = one_store.journal_mode()
+        size = os.path.getsize(store.path)
+    except (DatabaseError, sqlite3.Error, OSError) as exc:
+        return Status(False, reason=fault_reason(exc, store))
+    return Status(True, shape=label, journal_mode=journal, size=size)
+
+
+def unavailable_note(store: Store, reason: str) -> str:
+    """What a page spanning several profiles says of one it had to leave out, in the page's
+    language (``reason`` is an English message, translated here when the catalog has it)."""
+    return gettext("Profile %(profile)s is unavailable: %(reason)s") % {
+        "profile": store.name,
+        "reason": gettext(reason) if reason else "",
+    }
+
+
+def all_stores() -> tuple[Store, ...]:
+    return REGISTRY.stores()
+
+
+def multi() -> bool:
+    """Whether more than one store is served (the pages then name the profile)."""
+    return len(REGISTRY.stores()) > 1
+
+
+def by_name(name: str, among: tuple[Store, ...] | list[Store] | None = None) -> Store | None:
+    for store in all_stores() if among is None else among:
+        if store.name == name:
+            return store
+    return None
+
+
+def default_store(among: tuple[Store, ...] | list[Store] | None = None) -> Store | None:
+    """The store single-store code reads when nothing says which: ``default``, else the
+    first one."""
+    candidates = list(all_stores() if among is None else among)
+    for store in candidates:
+        if store.alias == DEFAULT_ALIAS:
+            return store
+    for store in candidates:
+        if store.name == DEFAULT_PROFILE:
+            return store
+    return candidates[0] if candidates else None
+
+
+def current() -> Store | None:
+    """The store the running code reads."""
+    alias = current_alias()
+    for store in all_stores():
+        if store.alias == alias:
+            return store
+    return None
+
+
+@contextlib.contextmanager
+def using(store: Store | str) -> Iterator[Store]:
+    """Read ``store`` (a :class:`Store` or a profile name) inside the block."""
+    found = by_name(store) if isinstance(store, str) else store
+    if found is None:
+        raise LookupError(f"no store named {store!r}")
+    with using_alias(found.alias):
+        yield found

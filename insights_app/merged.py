@@ -1,0 +1,255 @@
+"""Insights over several profiles: the per-profile reports, summed into one.
+
+Each store's report is computed (and cached) exactly as on that profile's own page; the report
+of all of them is their sum, figure by figure: counts, tokens and costs add up, a model, source,
+tool, skill or day present in several profiles becomes one row with the sums, averages and
+shares are recomputed from the sums, and each "notable session" is the most notable of the
+profiles' (it links into its own profile).  So the totals are, by construction, the sum of the
+per-profile reports; the per-profile breakdown (:func:`breakdown`) shows each profile's share.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from typing import Any
+
+from django.utils.http import urlencode
+
+from hermes_explorer.stores import Store
+from insights_app.figures.activity import activity
+from insights_app.figures.days import DayRow
+from insights_app.figures.messages import skill_breakdown, tool_breakdown
+from insights_app.figures.registry import TOKEN_KEYS
+from insights_app.stats import Report
+from profiles_app.links import store_reverse
+
+# Overview fields that are sums of the profiles' own.
+_ADDED = (
+    "total_sessions",
+    "total_messages",
+    "total_tool_calls",
+    "total_input_tokens",
+    "total_output_tokens",
+    "total_cache_read_tokens",
+    "total_cache_write_tokens",
+    "total_tokens",
+    "estimated_cost",
+    "actual_cost",
+    "total_hours",
+    "user_messages",
+    "assistant_messages",
+    "tool_messages",
+    "included_cost_sessions",
+    "unknown_cost_sessions",
+    "total_reasoning_tokens",
+    "stored_reasoning_tokens",
+    "total_api_calls",
+    "stored_messages",
+    "sessions_with_duration",
+)
+
+
+def _add_rows(lists: list[list[dict]], key: str) -> dict[Any, dict]:
+    """Rows of the same ``key`` value summed (numbers), other fields from the first seen."""
+    merged: dict[Any, dict] = {}
+    for rows in lists:
+        for row in rows:
+            into = merged.get(row[key])
+            if into is None:
+                merged[row[key]] = dict(row)
+                continue
+            for name, value in row.items():
+                if name != key and isinstance(value, int | float) and not isinstance(value, bool):
+                    into[name] = (into.get(name) or 0) + value
+    return merged
+
+
+def _overview(reports: list[Report]) -> dict[str, Any]:
+    views = [r.overview for r in reports if r.overview]
+    if not views:
+        return {}
+    out = {key: sum(v.get(key) or 0 for v in views) for key in _ADDED}
+    n, durations = out["total_sessions"], out["sessions_with_duration"]
+    out["avg_session_duration"] = out["total_hours"] * 3600 / durations if durations else 0
+    out["avg_messages_per_session"] = out["total_messages"] / n if n else 0
+    out["avg_tokens_per_session"] = out["total_tokens"] / n if n else 0
+    starts = [v["date_range_start"] for v in views if v.get("date_range_start") is not None]
+    ends = [v["date_range_end"] for v in views if v.get("date_range_end") is not None]
+    out["date_range_start"] = min(starts) if starts else None
+    out["date_range_end"] = max(ends) if ends else None
+    return out
+
+
+def _days(lists: list[list[DayRow] | None]) -> list[DayRow]:
+    by_day: dict[dt.date, DayRow] = {}
+    for rows in lists:
+        for row in rows or []:
+            into = by_day.setdefault(row.day, DayRow(day=row.day))
+            for name in ("sessions", "messages", *TOKEN_KEYS, "cost"):
+                setattr(into, name, getattr(into, name) + getattr(row, name))
+    return [by_day[day] for day in sorted(by_day)]
+
+
+def _skills(reports: list[Report]) -> dict[str, Any]:
+    merged: dict[str, dict] = {}
+    for report in reports:
+        for skill in report.skills.get("top_skills", []):
+            into = merged.setdefault(skill["skill"], {**skill, "view_count": 0, "manage_count": 0})
+            into["view_count"] += skill["view_count"]
+            into["manage_count"] += skill["manage_count"]
+            last = [t for t in (into.get("last_used_at"), skill.get("last_used_at")) if t]
+            into["last_used_at"] = max(last) if last else None
+    rows = [
+        {k: v for k, v in s.items() if k not in ("total_count", "percentage")}
+        for s in merged.values()
+    ]
+    return skill_breakdown(rows)
+
+
+def _top_sessions(parts: list[tuple[Store, Report]]) -> list[dict[str, Any]]:
+    best: dict[str, dict] = {}
+    order: list[str] = []
+    for store, report in parts:
+        for top in report.top_sessions:
+            metric = top["metric"]
+            if metric not in best:
+                order.append(metric)
+            if metric not in best or (top["raw_value"] or 0) > (best[metric]["raw_value"] or 0):
+                best[metric] = {**top, "profile": store.name, "store": store}
+    return [best[m] for m in order]
+
+
+def combine(parts: list[tuple[Store, Report]]) -> Report:
+    """One report of every ``(store, report)``: the sum of the profiles' reports."""
+    reports = [r for _store, r in parts]
+    first = reports[0]
+    out = Report(
+        window=first.window,
+        now=first.now,
+        lo=first.lo,
+        hi=first.hi,
+        generated_at=min(r.generated_at for r in reports),
+        timezone=first.timezone,
+    )
+    out.empty = all(r.empty for r in reports)
+    out.models_from = (
+        first.models_from
+        if len({r.models_from for r in reports}) == 1
+        else "session_model_usage where the profile has it, else sessions"
+    )
+    out.sessions_uncounted = sum(r.sessions_uncounted for r in reports)
+    out.elapsed = sum(r.elapsed for r in reports)
+    builds = [r.summaries_build for r in reports if r.summaries_build is not None]
+    if builds:
+        # Profiles whose summaries are being built: how far all of those builds are.
+        out.summaries_build = (sum(d for d, _t in builds), sum(t for _d, t in builds))
+    if out.empty:
+        return out
+    out.overview = _overview(reports)
+    out.models = sorted(
+        _add_rows([r.models for r in reports], "model").values(),
+        key=lambda m: (-m["total_tokens"], -m["sessions"], m["model"]),
+    )
+    out.platforms = sorted(
+        _add_rows([r.platforms for r in reports], "platform").values(),
+        key=lambda p: (-p["sessions"], p["platform"]),
+    )
+    tools: Counter = Counter()
+    for report in reports:
+        for tool in report.tools:
+            tools[tool["tool"]] += tool["count"]
+    out.tools = tool_breakdown(tools)
+    result_rows: Counter = Counter()
+    for report in reports:
+        result_rows.update(report.tool_result_rows)
+    out.tool_result_rows = dict(result_rows)
+    out.skills = _skills(reports)
+    out.heatmap = [[sum(r.heatmap[d][h] for r in reports) for h in range(24)] for d in range(7)]
+    out.days_by_start = _days([r.days_by_start for r in reports])
+    if any(r.days_by_activity is not None for r in reports):
+        out.days_by_activity = _days([r.days_by_activity for r in reports])
+    out.activity = activity(out.heatmap, [d.day for d in out.days_by_start if d.sessions])
+    out.top_sessions = _top_sessions(parts)
+    day_models = _add_rows(
+        [[{**row, "key": (row["day"], row["model"])} for row in r.day_models] for r in reports],
+        "key",
+    )
+    out.day_models = sorted(
+        ({k: v for k, v in row.items() if k != "key"} for row in day_models.values()),
+        key=lambda row: (row["day"], row["model"]),
+    )
+    return out
+
+
+def breakdown(parts: list[tuple[Store, Report]], query: dict[str, str]) -> list[dict[str, Any]]:
+    """A row per profile: sessions, messages, tokens, cost, top model, and where each leads
+    (the profile's own report, and its sessions of the window)."""
+    rows = []
+    for store, report in parts:
+        o = report.overview or {}
+        top = report.models[0]["model"] if report.models else None
+        params = urlencode(query)
+        rows.append(
+            {
+                "profile": store.name,
+                "sessions": o.get("total_sessions", 0),
+                "messages": o.get("total_messages", 0),
+                "total_tokens": o.get("total_tokens", 0),
+                "estimated_cost": o.get("estimated_cost", 0.0),
+                "top_model": top,
+                "url": store_reverse("insights:index", (), store)
+                + (f"?{params}" if params else ""),
+            }
+        )
+    return rows
+
+
+def link_top_sessions(linked: dict[str, list[dict[str, Any]]]) -> None:
+    """Notable sessions of a combined report link into the profile each comes from."""
+    for row in linked.get("top_sessions", []):
+        store = row.pop("store", None)
+        if store is not None:
+            row["url"] = store_reverse("sessions:detail", [row["session_id"]], store)
+
+
+def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: list[str]):
+    """``[(store, report, previous report or None)]`` of every store that could be read."""
+    import sqlite3
+
+    from django.db import DatabaseError
+
+    from hermes_explorer import stores as registry
+    from insights_app import explorer, reports
+
+    found = []
+    for store in parts:
+        try:
+            with registry.using(store):
+                report = reports.report_for(
+                    window, activity_days=activity_days, collect_seconds=collect_seconds
+                )
+                before = explorer.previous_window(window, report.now)
+                previous = (
+                    explorer.previous_report(before, report.now)
+                    if before is not None and not report.empty
+                    else None
+                )
+        except (DatabaseError, sqlite3.Error) as exc:
+            reason = registry.REGISTRY.failed(store, exc).reason
+            notes.append(registry.unavailable_note(store, reason))
+            continue
+        found.append((store, report, previous))
+    return found
+
+
+def month_to_date(parts, window, now: float) -> float:
+    """The month-to-date cost of every profile (the projection's base)."""
+    from hermes_explorer import stores as registry
+    from insights_app import explorer
+
+    total = 0.0
+    for store in parts:
+        with registry.using(store):
+            total += explorer.month_to_date_cost(window, now)[0]
+    return total

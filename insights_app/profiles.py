@@ -1,0 +1,62 @@
+"""The insights page over several profiles: what differs from one profile's page.
+
+The report itself is the sum of the profiles' reports (:mod:`insights_app.merged`);
+here are the explorer's own figures for it (the month-to-date cost of every profile), the
+per-profile chart, the sources of every profile for the filter, and the per-profile rows of
+the JSON export.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.http import JsonResponse
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext
+
+from hermes_explorer.stores import Store
+from sessions_app.search.merged import merged_choices
+
+from . import charts, explorer
+from . import merged as merged_insights
+from .drilldown import Drill
+from .stats import Report
+
+
+def merged_sources(parts: list[Store]) -> list[str]:
+    return [value for value, _label in merged_choices(parts)]
+
+
+def merged_extras(
+    report: Report, previous: Report | None, drill: Drill, parts: list[Store]
+) -> explorer.Extras:
+    """The explorer's figures of a combined report; the projection from every profile."""
+    extra = explorer.extras(report, previous, drill)
+    if extra.projection:
+        mtd = merged_insights.month_to_date(parts, report.window, report.now)
+        days, in_month = extra.projection["days_elapsed"], extra.projection["days_in_month"]
+        extra.projection = {
+            **extra.projection,
+            "month_to_date_cost": mtd,
+            "projected_cost": mtd / days * in_month if days else 0.0,
+        }
+    return extra
+
+
+def profiles_chart(rows: list[dict]) -> SafeString:
+    return charts.hbar_chart(
+        [charts.Bar(r["profile"], r["sessions"], r["url"]) for r in rows],
+        title=gettext("Sessions per profile"),
+        desc=gettext(
+            "Sessions of the window in each profile; each bar opens that profile's report."
+        ),
+    )
+
+
+def with_profiles(response: JsonResponse, rows: list[dict]) -> JsonResponse:
+    """The JSON report with a ``profiles`` list: one row per profile of the totals."""
+    data = json.loads(response.content)
+    data["profiles"] = rows
+    out = JsonResponse(data, json_dumps_params={"ensure_ascii": False})
+    out["Content-Disposition"] = response["Content-Disposition"]
+    return out

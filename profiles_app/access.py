@@ -1,0 +1,38 @@
+"""Which profiles (stores) a user may see.
+
+Everyone sees every profile unless staff restricted the user, or one of the user's groups, to
+some profiles (:class:`profiles_app.models.ProfileRestriction`); then the user sees the union
+of the profiles named for them and for their groups.  A profile a user may not see does not
+exist for them: its URLs answer 404 and no list, count, hit or figure includes it.
+"""
+
+from __future__ import annotations
+
+from hermes_explorer import stores as registry
+from hermes_explorer.stores import Store
+
+
+def allowed_names(user) -> frozenset[str] | None:
+    """The profile names ``user`` is restricted to, or None when unrestricted."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    from .models import ProfileRestriction
+
+    return ProfileRestriction.allowed_for(user)
+
+
+def visible_stores(user) -> tuple[Store, ...]:
+    stores = registry.all_stores()
+    allowed = allowed_names(user)
+    if allowed is None:
+        return stores
+    return tuple(s for s in stores if s.name in allowed)
+
+
+def for_request(request) -> tuple[Store, ...]:
+    """The stores of this request's user (computed once per request)."""
+    found = getattr(request, "_visible_stores", None)
+    if found is None:
+        found = visible_stores(getattr(request, "user", None))
+        request._visible_stores = found
+    return found

@@ -1,0 +1,53 @@
+"""Links that name the store: ``/p/<profile>/sessions/<id>/`` when several stores are served.
+
+A page of one profile (under ``/p/<profile>/``) already builds such links: Django's script
+prefix carries the profile there (see :mod:`profiles_app.middleware`).  A page that merges
+profiles, or one read on the default store without the prefix, says which store a link is for
+with :func:`in_store` / :func:`store_reverse`; with one store served, links are as they always
+were (``/sessions/<id>/``).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from django.urls import get_script_prefix, reverse
+
+from hermes_explorer import stores as registry
+from hermes_explorer.stores import Store
+
+
+def _base_and_scope() -> tuple[str, str | None]:
+    """(the prefix before any ``p/<profile>/``, the profile that prefix names or None)."""
+    prefix = get_script_prefix()
+    head, sep, tail = prefix.rstrip("/").rpartition("/p/")
+    if sep and tail and "/" not in tail:
+        return head + "/", tail
+    return prefix, None
+
+
+def in_store(url: str, store: Store | None = None) -> str:
+    """``url`` (built by ``reverse``) made to address ``store`` (default: the current one)."""
+    if not registry.multi():
+        return url
+    store = store or registry.current()
+    if store is None:
+        return url
+    base, scope = _base_and_scope()
+    if scope is not None:
+        if scope == store.name:
+            return url
+        url = base + url[len(get_script_prefix()) :]
+    if not url.startswith(base):
+        return url
+    return f"{base}p/{quote(store.name, safe='')}/{url[len(base) :]}"
+
+
+def store_reverse(viewname: str, args=(), store: Store | None = None) -> str:
+    return in_store(reverse(viewname, args=list(args)), store)
+
+
+def unscoped(path_info: str) -> str:
+    """The address of ``path_info`` across every profile (the prefix before ``p/…``)."""
+    base, _scope = _base_and_scope()
+    return base.rstrip("/") + path_info

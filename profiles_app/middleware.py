@@ -1,0 +1,122 @@
+"""The store a request reads: ``/p/<profile>/…`` names it; otherwise the default one.
+
+``/p/<profile>/sessions/<id>/`` (and every other page under ``/p/<profile>/``) is the page of
+that one profile: the prefix is taken off before the URL is resolved, the profile's store is
+made current (every query of the request reads it) and Django's script prefix gains
+``p/<profile>/``, so that every link the page builds with ``reverse`` stays in the profile.
+A profile that does not exist, or that the user may not see, is a 404.
+
+Without the prefix the request reads the default store of the user's visible ones; the pages
+that merge every profile (``/sessions/``, ``/messages/``, ``/search/``, ``/insights/``) go over
+the others themselves.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.http import Http404
+from django.urls import get_script_prefix, set_script_prefix
+from django.utils.translation import gettext
+
+from hermes_explorer import stores as registry
+from hermes_explorer.hermes_db.current import DEFAULT_ALIAS, reset_alias, set_alias
+
+from .access import for_request
+from .locate import land
+
+PREFIX = re.compile(r"^/p/([^/]+)(/.*)$")
+# A session's pages without the profile (bookmarks from before there were several).
+SESSION_PATH = re.compile(r"^/sessions/([^/]+)/")
+# The old Datasette URLs address the default profile, whatever the user may see.
+LEGACY = re.compile(r"^/state(?:[/.]|$)")
+# Pages that read no store: open to a user who may see no profile at all.
+STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|static/)")
+
+
+def profile_prefix(name: str, base: str | None = None) -> str:
+    return f"{base if base is not None else '/'}p/{name}/"
+
+
+class StoreScopeMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        visible = for_request(request)
+        match = PREFIX.match(request.path_info)
+        base = get_script_prefix()
+        prefix = None
+        if match:
+            store = registry.by_name(match.group(1), visible)
+            if store is None:
+                raise Http404(gettext("No such profile."))
+            request.path_info = match.group(2)
+            prefix = profile_prefix(store.name, base)
+        elif LEGACY.match(request.path_info):
+            store = registry.default_store()
+            if store not in visible:
+                raise Http404(gettext("No such profile."))
+        else:
+            store = fallback_store(visible)
+            if store is None and not STORELESS.match(request.path_info):
+                raise Http404(gettext("No profile to show."))
+            session = SESSION_PATH.match(request.path_info)
+            if session and request.method in ("GET", "HEAD") and registry.multi():
+                return land(request, session.group(1), visible)
+        request.store = store
+        request.store_scoped = match is not None
+        request.profile_base = base
+        alias = store.alias if store is not None else DEFAULT_ALIAS
+        return scoped_call(self.get_response, request, alias, prefix, base)
+
+
+def fallback_store(visible):
+    """The default store of ``visible``; with several, the first readable one when the default
+    cannot be read (so that the pages spanning every profile still show the others)."""
+    store = registry.default_store(visible)
+    if store is None or len(visible) < 2 or registry.REGISTRY.status(store).readable:
+        return store
+    for other in visible:
+        if registry.REGISTRY.status(other).readable:
+            return other
+    return store
+
+
+def scoped_call(get_response, request, alias, prefix, base):
+    token = set_alias(alias)
+    if prefix is not None:
+        set_script_prefix(prefix)
+    try:
+        response = get_response(request)
+    finally:
+        reset_alias(token)
+        if prefix is not None:
+            set_script_prefix(base)
+    if getattr(response, "streaming", False):
+        response.streaming_content = _scoped_stream(response.streaming_content, alias, prefix, base)
+    return response
+
+
+def _scoped_stream(content, alias, prefix, base):
+    """A streamed body is produced after the view returned: each chunk reads the same store
+    (and builds the same links) as the view did."""
+    it = iter(content)
+    try:
+        while True:
+            token = set_alias(alias)
+            if prefix is not None:
+                set_script_prefix(prefix)
+            try:
+                chunk = next(it)
+            except StopIteration:
+                return
+            finally:
+                reset_alias(token)
+                if prefix is not None:
+                    set_script_prefix(base)
+            yield chunk
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()

@@ -1,0 +1,226 @@
+"""The session and message tables over every profile at once.
+
+Without ``/p/<profile>/`` and with several stores served, a :class:`MergedListMixin` list pages
+through every profile the user may see (or those named by ``?profile=a&profile=b``), merged in
+the list's own order (:mod:`profiles_app.merge`), with a Profile column.  Each store is read with
+its own filterset (built on its own shape), counts are summed and capped like one store's, and a
+store that fails is named in a note while the others are shown.  Under ``/p/<profile>/`` the
+list is the single-store list, unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+
+import django_tables2 as tables
+from django.db import DatabaseError
+from django.utils.translation import gettext, gettext_lazy
+
+from hermes_explorer import store as one_store
+from hermes_explorer import stores as registry
+from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
+from hermes_explorer.stores import Store
+from profiles_app import merge
+from profiles_app.access import for_request
+
+from .selectors import COUNT_CAP, CappedCount
+
+
+def requested_profiles(request) -> list[str]:
+    """The names of ``?profile=`` (repeated, or comma-separated), in order, once each."""
+    names: list[str] = []
+    for value in request.GET.getlist("profile"):
+        for name in value.split(","):
+            name = name.strip()
+            if name and name not in names:
+                names.append(name)
+    return names
+
+
+def chosen_stores(request, notes: list[str] | None = None) -> list[Store] | None:
+    """The stores a page without ``/p/…`` spans; None when it reads one store as always."""
+    if getattr(request, "store_scoped", False) or not registry.multi():
+        return None
+    visible = for_request(request)
+    names = requested_profiles(request)
+    if not names:
+        return list(visible)
+    known = {s.name for s in visible}
+    for name in names:
+        if name not in known and notes is not None:
+            # A hidden profile and a missing one read the same.
+            notes.append(gettext("No profile named “%(name)s”.") % {"name": name})
+    return [s for s in visible if s.name in names]
+
+
+def find_session(session_id: str, parts: list[Store] | None):
+    """The session ``session_id`` of the first store of ``parts`` that has it (the current
+    store when ``parts`` is None), with a ``store`` attribute; None if none has it."""
+    from sessions_app.models import Session
+
+    for part in parts or [None]:
+        with registry.using(part) if part else contextlib.nullcontext():
+            found = (
+                Session.objects.only_readable("id", "title", "source").filter(pk=session_id).first()
+            )
+        if found is not None:
+            found.store = part
+            return found
+    return None
+
+
+def sum_counts(counts: list[CappedCount], cap: int = COUNT_CAP) -> CappedCount:
+    total = sum(c.value for c in counts)
+    if total > cap or any(c.capped for c in counts):
+        return CappedCount(value=max(total, cap + 1), capped=True)
+    return CappedCount(value=total, capped=False)
+
+
+def ran_out_note(store: Store) -> str:
+    return gettext("Profile %(profile)s ran out of time for this filter.") % {"profile": store.name}
+
+
+def profile_column() -> tuple[str, tables.Column]:
+    return (
+        "profile",
+        tables.Column(accessor="store_name", verbose_name=gettext_lazy("Profile"), orderable=False),
+    )
+
+
+class KeyRow(dict):
+    """One row of a store as the merge sees it: its key values and primary key (a dict, so
+    that the keyset reads it; an object, so that it can be told its store)."""
+
+
+def _layout(shape) -> tuple:
+    """What a filterset depends on in a file's shape: its tables' columns."""
+    return tuple(sorted(shape.columns.items()))
+
+
+class MergedListMixin:
+    """For a :class:`~sessions_app.listing.KeysetTableView`: span the chosen stores.
+
+    Each store contributes the key values of at most a page and one rows (cheap tuples); the
+    merge picks the page, and only its rows are read in full, by primary key.  Stores of the
+    same layout share one validated filterset (its querysets are built again for each store,
+    as they read it)."""
+
+    merged_parts: list[Store] | None = None
+
+    def _fill_page(self) -> None:
+        parts = chosen_stores(self.request, self.notes)
+        if parts is None:
+            return super()._fill_page()
+        self.merged_parts = parts
+        per_page = self.get_per_page()
+        counts: list[CappedCount] = []
+        failed: set[str] = set()
+        budget = self.page_budget
+        default_shape = self.shape
+        filtersets = {_layout(default_shape): self.filterset}
+        # What the table shows, built once per layout and read from each store by its alias.
+        shown: dict[tuple, object] = {}
+        key_names = [name for name, _desc in self.keyset.keys]
+
+        def fetch(store: Store, bound, forward: bool, limit: int) -> list:
+            if store.name in failed:
+                return []
+            try:
+                with query_budget(budget) if budget is not None else contextlib.nullcontext():
+                    self.shape = one_store.shape()
+                    if self.sort not in self.get_sorts():
+                        self.notes.append(
+                            gettext("Profile %(profile)s cannot be ordered this way: left out.")
+                            % {"profile": store.name}
+                        )
+                        failed.add(store.name)
+                        return []
+                    layout = _layout(self.shape)
+                    filterset = filtersets.get(layout)
+                    if filterset is None:
+                        filterset = filtersets[layout] = self.get_filterset(
+                            self.get_filterset_class()
+                        )
+                    if not filterset.is_valid():
+                        return []
+                    # The filters' querysets are built reading this store (its own facts,
+                    # such as how common a source is).
+                    filtered = filterset.filter_queryset(filterset.queryset.all())
+                    count = self.get_count(filtered)
+                    if count is not None:
+                        counts.append(count)
+                    qs = self.key_queryset(filtered)
+                    if bound is not None:
+                        qs = qs.filter(bound)
+                    order = self.keyset.order_by(reverse=not forward)
+                    keys = qs.order_by(*order).values(*key_names, "pk")[:limit]
+                    return [KeyRow(row) for row in keys]
+            except QueryTimeout:
+                if budget is None:
+                    raise
+                self.notes.append(ran_out_note(store))
+            except (DatabaseError, sqlite3.Error) as exc:
+                found = registry.REGISTRY.failed(store, exc)
+                self.notes.append(registry.unavailable_note(store, found.reason))
+            failed.add(store.name)
+            return []
+
+        def load(store: Store, rows: list) -> list:
+            wanted = [row["pk"] for row in rows]
+            # The rows were chosen by the filters already: only what the table shows is added.
+            layout = _layout(one_store.shape())
+            if layout not in shown:
+                shown[layout] = self.rows_queryset()
+            qs = shown[layout].using(store.alias).filter(pk__in=wanted)
+            try:
+                with query_budget(budget) if budget is not None else contextlib.nullcontext():
+                    found = {row.pk: row for row in qs}
+            except QueryTimeout:
+                if budget is None:
+                    raise
+                self.notes.append(ran_out_note(store))
+                found = {}
+            except (DatabaseError, sqlite3.Error) as exc:
+                # Broken since its keys were read: its rows are left out, the others shown.
+                failure = registry.REGISTRY.failed(store, exc)
+                self.notes.append(registry.unavailable_note(store, failure.reason))
+                found = {}
+            return [found.get(pk) for pk in wanted]
+
+        try:
+            self.page = merge.paginate(
+                self.keyset, parts, fetch, self.request.GET.get("cursor"), per_page, load=load
+            )
+        finally:
+            self.shape = default_shape
+        self.count = sum_counts(counts) if counts else None
+        self.rows = self._prepare_by_store(self.page.rows)
+        self.notes.extend(self.page.notes)
+
+    def _prepare_by_store(self, rows: list) -> list:
+        """``prepare_rows`` on each store's rows, reading that store; the order kept."""
+        result = list(rows)
+        by_store: dict[Store, list[int]] = {}
+        for index, row in enumerate(rows):
+            by_store.setdefault(row.store, []).append(index)
+        for store, indexes in by_store.items():
+            with registry.using(store):
+                prepared = self.prepare_rows([rows[i] for i in indexes])
+            for i, row in zip(indexes, prepared, strict=True):
+                row.store, row.store_name = store, store.name
+                result[i] = row
+        return result
+
+    def get_table_kwargs(self):
+        kwargs = super().get_table_kwargs()
+        if self.merged_parts is not None:
+            kwargs["extra_columns"] = [profile_column()]
+            kwargs["sequence"] = ("profile", "...")
+        return kwargs
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["merged_profiles"] = self.merged_parts
+        context["chosen_profiles"] = requested_profiles(self.request)
+        return context

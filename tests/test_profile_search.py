@@ -1,0 +1,108 @@
+"""Search over every profile: hits merged newest first, relevance interleaved, filtered."""
+
+from __future__ import annotations
+
+import pytest
+
+from hermes_explorer.stores import REGISTRY
+from tests.profile_home import PROFILE_DBS, build_home, serve_home
+from tests.test_profile_lists import direct
+
+pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
+
+
+@pytest.fixture(scope="module")
+def home_facts(tmp_path_factory):
+    return build_home(tmp_path_factory.mktemp("search") / ".hermes", per=12)
+
+
+@pytest.fixture
+def home(settings, home_facts, request):
+    serve_home(settings, home_facts.home, request)
+    yield home_facts
+    REGISTRY.rescan()
+
+
+def hits_of(response) -> list[tuple[str, int]]:
+    return [(hit.store.name, hit.id) for hit in response.context["result"].hits]
+
+
+def test_newest_first_merges_every_profile_by_time(home, staff_client):
+    rows = direct(home, "SELECT id, timestamp FROM messages WHERE content LIKE '%common%'")
+    expected = [(p, i) for p, i, _ts in sorted(rows, key=lambda r: (-r[2], r[0], -r[1]))]
+    url = "/search/?q=common&sort=newest"
+    seen, response = [], staff_client.get(url)
+    while True:
+        seen += hits_of(response)
+        following = response.context["result"].next_pos
+        if not following:
+            break
+        response = staff_client.get(f"{url}&pos={following}")
+    assert seen == expected
+    assert len(seen) > 20
+
+
+def test_a_profile_word_is_found_in_that_profile_only_and_links_into_it(home, staff_client):
+    response = staff_client.get("/search/?q=onlycoder")
+    hits = response.context["result"].hits
+    assert hits and {hit.store.name for hit in hits} == {"coder"}
+    body = response.content.decode()
+    assert f"/p/coder/sessions/{hits[0].session_id}/messages/{hits[0].id}/" in body
+    followed = staff_client.get(hits[0].url, follow=True)
+    assert followed.status_code == 200
+    assert "onlycoder" in followed.content.decode()
+
+
+def test_best_match_interleaves_the_profiles_rank_by_rank(home, staff_client):
+    response = staff_client.get("/search/?q=common")
+    result = response.context["result"]
+    if result.sort != "rank":
+        pytest.skip("a store could not rank: newest first for all")
+    names = [hit.store.name for hit in result.hits]
+    # Four profiles share a page of 20: five each, round-robin.
+    assert len(names) == 20
+    assert all(names.count(p) == 5 for p in set(names)) and len(set(names)) == 4
+    assert len(set(names[:4])) == 4
+    assert result.next_page == 2
+    second = staff_client.get("/search/?q=common&page=2").context["result"].hits
+    assert not {(h.store.name, h.id) for h in second} & {(h.store.name, h.id) for h in result.hits}
+
+
+def test_the_profile_filter_narrows_the_search(home, staff_client):
+    response = staff_client.get("/search/?q=common&profile=cron&profile=support&sort=newest")
+    assert {name for name, _ in hits_of(response)} == {"cron", "support"}
+    inside = staff_client.get("/p/cron/search/?q=common")
+    assert inside.context["merged_profiles"] is None
+    assert all(hit.store is None for hit in inside.context["result"].hits)
+
+
+def test_one_profile_that_cannot_rank_makes_every_profile_newest_first(
+    home, staff_client, monkeypatch
+):
+    """The largest store is asked first; when it cannot rank, the others are not ranked in
+    vain and the page says why it is newest first."""
+    from django.core.cache import cache
+
+    from hermes_explorer import store
+    from sessions_app.search import statements
+
+    cache.clear()
+    largest = max(home.messages, key=lambda p: (home.path(p).stat().st_size, p))
+    asked = []
+    real_index_page = statements.index_page
+
+    def index_page(table, match, req, sort, budget):
+        asked.append((store.path(), sort))
+        return real_index_page(table, match, req, sort, budget)
+
+    monkeypatch.setattr(statements, "index_page", index_page)
+    monkeypatch.setattr(
+        statements,
+        "rank_match_cap",
+        lambda: 1 if store.path() == str(home.path(largest)) else 10**6,
+    )
+    result = staff_client.get("/search/?q=common").context["result"]
+    assert result.sort == "newest"
+    assert any(note.startswith(f"{largest}: ") for note in result.notes)
+    assert not any(sort == "rank" for _path, sort in asked)
+    cache.clear()
