@@ -23,13 +23,13 @@ import binascii
 import functools
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from django.db.models import Q
 from django.utils.translation import gettext
 
 from hermes_explorer import stores as registry
+from hermes_explorer.paging import BadCursor, KeysetPage
 from hermes_explorer.stores import Store
 
 NOTHING = 0
@@ -44,23 +44,6 @@ class KeysetLike(Protocol):
     def after(self, values: list, reverse: bool = False) -> Q: ...
 
     def values_of(self, row) -> list: ...
-
-
-class BadCursor(ValueError):
-    """A cursor this module did not make (or for another sort)."""
-
-
-@dataclass
-class MergedPage:
-    rows: list
-    next_cursor: str | None = None
-    prev_cursor: str | None = None
-    per_page: int = 50
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def is_first(self) -> bool:
-        return self.prev_cursor is None
 
 
 def _bound(keyset: KeysetLike, position, forward: bool) -> Q | None:
@@ -128,7 +111,7 @@ def paginate(
     token: str | None,
     per_page: int,
     load: Callable[[Store, list], list] | None = None,
-) -> MergedPage:
+) -> KeysetPage:
     """A page of ``per_page`` rows merged over ``parts``.
 
     ``fetch(store, bound, forward, limit)`` returns at most ``limit`` rows of ``store`` past
@@ -166,7 +149,7 @@ def paginate(
     rows = [row for _values, _name, row in taken]
     if load is not None:
         rows = _loaded(rows, parts, load)
-    page = MergedPage(rows=rows, per_page=per_page, notes=notes)
+    page = KeysetPage(rows=rows, per_page=per_page, notes=notes)
     if not rows:
         # Past the end (a stale link): offer the way back.
         if token:

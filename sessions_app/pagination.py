@@ -10,27 +10,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db.models import Q
 from django.utils.translation import gettext
 
+from hermes_explorer.paging import BadCursor, KeysetPage
 
-class BadCursor(ValueError):
-    pass
-
-
-@dataclass
-class KeysetPage:
-    rows: list
-    next_cursor: str | None = None
-    prev_cursor: str | None = None
-    per_page: int = 50
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def is_first(self) -> bool:
-        return self.prev_cursor is None
+__all__ = ["BadCursor", "Keyset", "KeysetPage"]
 
 
 @dataclass(frozen=True)
