@@ -763,7 +763,8 @@ def main() -> None:
             for name, ex_path, ds_path in exports:
                 for _run in range(args.export_runs):
                     for sname, server in servers:
-                        path = ex_path if sname == "explorer" else ds_path
+                        # Datasette answers its own URLs; every explorer, the explorer's.
+                        path = ds_path if sname == "datasette" else ex_path
                         if path is None:
                             continue
                         load = os.getloadavg()[0]
