@@ -399,3 +399,17 @@ def test_text_html_is_what_a_template_variable_renders(value, grouping, settings
 
     settings.USE_THOUSAND_SEPARATOR = grouping
     assert text_html(value) == conditional_escape(localize(value))
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_grouped_numbers_are_what_intcomma_gives(language):
+    from django.contrib.humanize.templatetags.humanize import intcomma
+    from django.utils import translation
+
+    from sessions_app.templatetags.explorer import grouped
+
+    values = [0, 7, -3, 999, 1000, 1234, -1234567, 10**18, 1234.5, 0.25, -0.5, 1e14 + 0.5]
+    values += [None, "12345", "abc", "", True, float("nan"), float("inf"), 1e300]
+    with translation.override(language):
+        for value in values:
+            assert grouped(value) == intcomma(value), value

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import functools
+import math
 from html import escape
 
 from django import template
 from django.conf import settings
+from django.contrib.humanize.templatetags.humanize import intcomma
 from django.utils import timezone
 from django.utils.formats import localize
 from django.utils.html import format_html
@@ -35,6 +37,18 @@ register.filter("compact", formatting.compact)
 register.filter("usd", formatting.usd)
 register.filter("duration", formatting.duration)
 register.filter("number", formatting.number)
+
+
+@register.filter
+def grouped(value):
+    """``intcomma`` (thousands grouped the page's way) for the figures of the insights and
+    overview tables: plain ints and finite floats through :func:`formatting.number`, anything
+    else as ``intcomma`` does it.  Django's version looks up three formats of the active
+    language per number (about 5 µs each; an insights page shows ~300 numbers)."""
+    kind = value.__class__
+    if kind is int or (kind is float and math.isfinite(value) and abs(value) < 1e15):
+        return formatting.number(value)
+    return intcomma(value)
 
 
 # Hermes's roles and the explorer's visibilities, as words of the page's language (the
