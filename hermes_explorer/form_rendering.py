@@ -38,22 +38,27 @@ INPUT_TYPES = (
 INPUT_TEMPLATES = frozenset(f"django/forms/widgets/{name}.html" for name in INPUT_TYPES)
 
 
-def _text(value) -> str:
+def text(value) -> str:
     # ``{{ value|stringformat:'s' }}`` under autoescape: safe strings pass as they are.
     return str(value) if isinstance(value, SafeData) else escape(str(value))
 
 
+def attrs_html(attrs: dict) -> str:
+    """``django/forms/widgets/attrs.html``: True is a bare attribute, False none at all."""
+    return "".join(
+        f" {text(name)}" if value is True else f' {text(name)}="{text(value)}"'
+        for name, value in attrs.items()
+        if value is not False
+    )
+
+
 def input_html(widget: dict) -> str:
     """``django/forms/widgets/input.html`` (with ``attrs.html``) for a widget context."""
-    parts = [f'<input type="{_text(widget["type"])}" name="{_text(widget["name"])}"']
-    if widget["value"] is not None:
-        parts.append(f' value="{_text(widget["value"])}"')
-    for name, value in widget["attrs"].items():
-        if value is False:
-            continue
-        parts.append(f" {_text(name)}" if value is True else f' {_text(name)}="{_text(value)}"')
-    parts.append(">")
-    return "".join(parts)
+    value = "" if widget["value"] is None else f' value="{text(widget["value"])}"'
+    return (
+        f'<input type="{text(widget["type"])}" name="{text(widget["name"])}"{value}'
+        f"{attrs_html(widget['attrs'])}>"
+    )
 
 
 class FastInputRenderer(DjangoTemplates):

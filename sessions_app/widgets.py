@@ -12,24 +12,10 @@ A widget whose choices hold groups renders the stock way.
 
 from __future__ import annotations
 
-from html import escape
-
 from django import forms
-from django.utils.safestring import SafeData, mark_safe
+from django.utils.safestring import mark_safe
 
-
-def _text(value) -> str:
-    # Autoescape's rule: safe strings pass as they are; lazy labels become text here.
-    return str(value) if isinstance(value, SafeData) else escape(str(value))
-
-
-def _attrs(attrs: dict) -> str:
-    # ``flatatt`` plus the templates' rule: True is a bare attribute, False/None none at all.
-    return "".join(
-        f" {_text(k)}" if v is True else f' {_text(k)}="{_text(v)}"'
-        for k, v in attrs.items()
-        if v is not False and v is not None
-    )
+from hermes_explorer.form_rendering import attrs_html, text
 
 
 def _flat_choices(widget) -> list[tuple] | None:
@@ -63,10 +49,10 @@ class FastSelect(forms.Select):
         if self.allow_multiple_selected:
             attrs["multiple"] = True
         options = "".join(
-            f'<option value="{_text(v)}"{" selected" if on else ""}>{_text(label)}</option>'
+            f'<option value="{text(v)}"{" selected" if on else ""}>{text(label)}</option>'
             for (v, label), on in zip(choices, _chosen(self, value, choices), strict=True)
         )
-        return mark_safe(f'<select name="{_text(name)}"{_attrs(attrs)}>{options}</select>')  # noqa: S308 - escaped above
+        return mark_safe(f'<select name="{text(name)}"{attrs_html(attrs)}>{options}</select>')  # noqa: S308 - escaped above
 
 
 class FastCheckboxSelectMultiple(forms.CheckboxSelectMultiple):
@@ -84,13 +70,13 @@ class FastCheckboxSelectMultiple(forms.CheckboxSelectMultiple):
             if wrapper_id:
                 box["id"] = f"{wrapper_id}_{index}"
             box["checked"] = on
-            label_for = f' for="{_text(box["id"])}"' if box.get("id") else ""
+            label_for = f' for="{text(box["id"])}"' if box.get("id") else ""
             boxes.append(
                 f'<div><label{label_for}><input type="checkbox" '
-                f'name="{_text(name)}" value="{_text(v)}"{_attrs(box)}> {_text(label)}'
+                f'name="{text(name)}" value="{text(v)}"{attrs_html(box)}> {text(label)}'
                 "</label></div>"
             )
-        wrapper = f' id="{_text(wrapper_id)}"' if wrapper_id else ""
+        wrapper = f' id="{text(wrapper_id)}"' if wrapper_id else ""
         if attrs.get("class"):
-            wrapper += f' class="{_text(attrs["class"])}"'
+            wrapper += f' class="{text(attrs["class"])}"'
         return mark_safe(f"<div{wrapper}>{''.join(boxes)}</div>")  # noqa: S308 - escaped above
