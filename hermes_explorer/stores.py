@@ -283,3 +283,18 @@ def using(store: Store | str) -> Iterator[Store]:
         raise LookupError(f"no store named {store!r}")
     with using_alias(found.alias):
         yield found
+
+
+def per_store(items: list, call, *, store_of=lambda item: item.store) -> list:
+    """``call(store, its_items)`` for the items of each store, read inside that store; its
+    results (one per item) come back in the items' order."""
+    slots: dict[Store, list[int]] = {}
+    for index, item in enumerate(items):
+        slots.setdefault(store_of(item), []).append(index)
+    results: list = [None] * len(items)
+    for store, indexes in slots.items():
+        with using(store):
+            found = call(store, [items[i] for i in indexes])
+        for i, value in zip(indexes, found, strict=True):
+            results[i] = value
+    return results

@@ -148,7 +148,7 @@ def paginate(
         taken.reverse()
     rows = [row for _values, _name, row in taken]
     if load is not None:
-        rows = _loaded(rows, parts, load)
+        rows = _loaded(rows, load)
     page = KeysetPage(rows=rows, per_page=per_page, notes=notes)
     if not rows:
         # Past the end (a stale link): offer the way back.
@@ -189,23 +189,18 @@ def paginate(
     return page
 
 
-def _loaded(rows: list, parts: Sequence[Store], load: Callable[[Store, list], list]) -> list:
-    """``rows`` replaced by what ``load`` gives for them, one call per store, order kept."""
-    slots: dict[str, list[int]] = {}
-    for index, row in enumerate(rows):
-        slots.setdefault(row.store.name, []).append(index)
-    full: list = [None] * len(rows)
-    for store in parts:
-        indexes = slots.get(store.name)
-        if not indexes:
-            continue
-        with registry.using(store):
-            found = load(store, [rows[i] for i in indexes])
-        for i, row in zip(indexes, found, strict=True):
+def _loaded(rows: list, load: Callable[[Store, list], list]) -> list:
+    """``rows`` replaced by what ``load`` gives for them, one call per store, order kept (a row
+    ``load`` no longer finds is left out)."""
+
+    def fill(store: Store, chunk: list) -> list:
+        found = load(store, chunk)
+        for row in found:
             if row is not None:
                 row.store = store
-                full[i] = row
-    return [row for row in full if row is not None]
+        return found
+
+    return [row for row in registry.per_store(rows, fill) if row is not None]
 
 
 def _flip(position):

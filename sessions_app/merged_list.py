@@ -200,17 +200,14 @@ class MergedListMixin:
 
     def _prepare_by_store(self, rows: list) -> list:
         """``prepare_rows`` on each store's rows, reading that store; the order kept."""
-        result = list(rows)
-        by_store: dict[Store, list[int]] = {}
-        for index, row in enumerate(rows):
-            by_store.setdefault(row.store, []).append(index)
-        for store, indexes in by_store.items():
-            with registry.using(store):
-                prepared = self.prepare_rows([rows[i] for i in indexes])
-            for i, row in zip(indexes, prepared, strict=True):
+
+        def prepare(store: Store, chunk: list) -> list:
+            prepared = self.prepare_rows(chunk)
+            for row in prepared:
                 row.store, row.store_name = store, store.name
-                result[i] = row
-        return result
+            return prepared
+
+        return registry.per_store(rows, prepare)
 
     def get_table_kwargs(self):
         kwargs = super().get_table_kwargs()
