@@ -31,7 +31,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.models import Count, F, Max, Q, Sum
 from django.utils import timezone
 
@@ -191,19 +191,37 @@ def save(key: str, summaries: dict, attributes: dict[str, Attributes]) -> None:
         heads.append((*common, s.message_count, s.user, s.assistant, s.tool, s.stored, now))
         tool_rows += [(*common, n, c, r) for n, c, r in s.tools]
         skill_rows += [(*common, k, v, m, last) for k, v, m, last in s.skills]
-    try:
-        with transaction.atomic():
-            # Replaced whole: another process may have stored the same sessions meanwhile.
-            _drop(key, list(summaries))
-            _insert(
-                StoredSummary,
-                (*_COMMON, "message_count", "user", "assistant", "tool", "stored", "updated_at"),
-                heads,
-            )
-            _insert(SummaryTool, (*_COMMON, "tool_name", "count", "result_rows"), tool_rows)
-            _insert(SummarySkill, (*_COMMON, "skill", "loads", "edits", "last_used"), skill_rows)
-    except DatabaseError as exc:
-        log.warning("insights summaries not stored: %s", exc)
+    # Replaced whole: another process may have stored the same sessions meanwhile.  When it
+    # commits them between this transaction's DELETE and INSERT (PostgreSQL lets both run), the
+    # unique constraint stops this one; the second attempt's DELETE sees them and goes through.
+    for attempt in (1, 2):
+        try:
+            with transaction.atomic():
+                _drop(key, list(summaries))
+                _insert(
+                    StoredSummary,
+                    (
+                        *_COMMON,
+                        "message_count",
+                        "user",
+                        "assistant",
+                        "tool",
+                        "stored",
+                        "updated_at",
+                    ),
+                    heads,
+                )
+                _insert(SummaryTool, (*_COMMON, "tool_name", "count", "result_rows"), tool_rows)
+                _insert(
+                    SummarySkill, (*_COMMON, "skill", "loads", "edits", "last_used"), skill_rows
+                )
+            return
+        except IntegrityError as exc:
+            if attempt == 2:
+                log.warning("insights summaries not stored: %s", exc)
+        except DatabaseError as exc:
+            log.warning("insights summaries not stored: %s", exc)
+            return
 
 
 def high_water(key: str) -> int | None:

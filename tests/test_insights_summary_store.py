@@ -338,3 +338,29 @@ def test_summaries_are_shared_between_processes(current, tmp_path):
     expected = build_report(Window(days=None), now=NOW, use_cache=False)
     assert seen["complete"] and seen["tools"] == json.loads(json.dumps(expected.tools))
     assert fingerprint(current) == before
+
+
+def test_summaries_stored_meanwhile_by_another_process_are_replaced_not_lost(
+    current, monkeypatch, caplog
+):
+    # Another writer commits the same sessions between this save's DELETE and INSERT (as two
+    # processes can on PostgreSQL): the unique constraint stops the first attempt, the second
+    # replaces them.
+    report()
+    key = summary_store.store_key()
+    stored = dict(StoredSummary.objects.filter(store_key=key).values_list("session_id", "stored"))
+    ids = sorted(stored)[:3]
+    fresh = summaries.compute(ids, {sid: None for sid in ids})
+    real_drop = summary_store._drop
+    calls = []
+
+    def raced_drop(k, dropped):
+        calls.append(list(dropped))
+        if len(calls) > 1:
+            real_drop(k, dropped)  # the retry sees the other writer's rows and drops them
+
+    monkeypatch.setattr(summary_store, "_drop", raced_drop)
+    with caplog.at_level("WARNING", logger=summary_store.log.name):
+        summary_store.save(key, fresh, {})
+    assert len(calls) == 2 and not caplog.records
+    assert StoredSummary.objects.filter(store_key=key, session_id__in=ids).count() == 3
