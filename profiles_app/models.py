@@ -42,7 +42,7 @@ class ProfileRestriction(models.Model):
 
     @property
     def names(self) -> frozenset[str]:
-        return frozenset(p.strip() for p in self.profiles.split(",") if p.strip())
+        return profile_names(self.profiles)
 
     @classmethod
     def allowed_for(cls, user) -> frozenset[str] | None:
@@ -58,7 +58,11 @@ class ProfileRestriction(models.Model):
                 [user.pk, user.pk],
             )
             rows = [row[0] for row in cursor.fetchall()]
-        found: set[str] | None = None
-        for profiles in rows:
-            found = (found or set()) | {p.strip() for p in profiles.split(",") if p.strip()}
-        return None if found is None else frozenset(found)
+        if not rows:
+            return None
+        return frozenset().union(*(profile_names(profiles) for profiles in rows))
+
+
+def profile_names(text: str) -> frozenset[str]:
+    """The profile names of a restriction's comma-separated list."""
+    return frozenset(p.strip() for p in text.split(",") if p.strip())
