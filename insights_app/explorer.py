@@ -87,8 +87,8 @@ _ROLE_FIELDS = ("user_messages", "assistant_messages", "tool_messages", "stored_
 
 
 def previous_report(window: Window, now: float) -> Report:
-    """The overview of ``window`` alone: the session pass's platforms and models figures,
-    without the per-session message summaries (no compared figure needs them).  Reused while
+    """The overview of ``window`` alone: the session pass's platforms figure and the models
+    table's sums, without the per-session message summaries (no compared figure needs them).  Reused while
     the file is unchanged, as whole reports are."""
     signature = store.file_signature()
     key = reports.cache_key(signature, window, "overview-only") if signature else None
@@ -102,12 +102,11 @@ def previous_report(window: Window, now: float) -> Report:
     n, first, last = window_span(scope)
     if n:
         figures = compute(
-            scope, offset_segments(tz, first, last), (platforms.FIGURE, models.FIGURE)
+            scope, offset_segments(tz, first, last), (platforms.FIGURE, models.TOTALS)
         )
         report.empty = False
-        report.models = figures["models"]
         roles = {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
-        full = overview(totals(figures["platforms"]), roles, report.models)
+        full = overview(totals(figures["platforms"]), roles, [figures["model_totals"]])
         report.overview = {k: v for k, v in full.items() if k not in _ROLE_FIELDS}
     if key:
         reports.keep_report(key, report)

@@ -695,6 +695,25 @@ def test_every_shape_gives_the_same_message_figures(shaped):
         assert o["total_tokens"] == 30_675
 
 
+@pytest.mark.parametrize("window", [{"days": 30}, {"days": 7}, {"days": None}, {"days": 90}])
+def test_overview_without_the_models_table_equals_the_full_report(shaped, window):
+    """The previous period's overview sums the models table without grouping it by model:
+    every field equals the whole report's (roles aside), on every layout and window."""
+    from insights_app.explorer import previous_report
+
+    full = report(**window).overview
+    alone = previous_report(Window(**window), NOW).overview
+    assert alone["total_input_tokens"] > 0
+    for key, value in alone.items():
+        assert value == pytest.approx(full[key], rel=1e-12, abs=1e-12), key
+    assert set(full) - set(alone) == {
+        "user_messages",
+        "assistant_messages",
+        "tool_messages",
+        "stored_messages",
+    }
+
+
 def test_empty_window_is_empty(current):
     r = build_report(Window(days=7), now=NOW + 365 * DAY)
     assert r.empty

@@ -126,6 +126,41 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
 FIGURE = Figure("models", parts, decode)
 
 
+def totals_parts(scope: Scope) -> list[Part]:
+    # Over all models, a session's usage rows plus its residual come to the larger of its
+    # own counter and its rows' sum: no grouping by model is needed for the totals.
+    summed = {
+        name: f"SUM(u_{key} + {_RESIDUAL[key]})"
+        for name, key in (
+            ("input_tokens", "in"),
+            ("output_tokens", "out"),
+            ("cache_read_tokens", "cr"),
+            ("cache_write_tokens", "cw"),
+            ("api_calls", "api"),
+            ("cost", "cost"),
+        )
+    }
+    if scope.has_usage:
+        reasoning = "SUM(u_rs)"  # residual reasoning is 0 where the file has usage rows
+    else:
+        has_res = " OR ".join(f"{expr} > 0" for expr in _RESIDUAL.values())
+        reasoning = f"SUM(CASE WHEN {has_res} OR tool_calls > 0 OR s_rs > 0 THEN s_rs ELSE 0 END)"
+    return [Part("'all'", (*summed.items(), ("reasoning_tokens", reasoning)), "FROM per")]
+
+
+def totals_decode(scope: Scope, rows: list[Row]) -> dict[str, Any]:
+    """The models table's token, API-call and cost sums (what the overview adds up)."""
+    values = rows[0][1] if rows else {}
+    return {
+        name: as_float(values.get(name)) if name in _FLOATS else as_int(values.get(name))
+        for name in (*TOKEN_KEYS, "api_calls", "cost", "reasoning_tokens")
+    }
+
+
+# The sums of the models table without its rows (the previous period's overview).
+TOTALS = Figure("model_totals", totals_parts, totals_decode)
+
+
 def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
     """Sessions with a usage row, or a residual, on any of these full model names.
 

@@ -13,7 +13,7 @@ Its columns, by name:
     its counters;
 ``s_in``, ``s_out``, ``s_cr``, ``s_cw``, ``s_rs``, ``s_api``, ``s_cost``, ``s_actual``
     its token, API-call and cost counters (input, output, cache read, cache write, reasoning);
-``u_in``, ``u_out``, ``u_cr``, ``u_cw``, ``u_api``, ``u_cost``, ``u_actual``
+``u_in``, ``u_out``, ``u_cr``, ``u_cw``, ``u_rs``, ``u_api``, ``u_cost``, ``u_actual``
     the sums of its ``session_model_usage`` rows (0 without that table);
 ``included``, ``unknown``
     1 when its cost is included in a subscription, or unknown.
@@ -56,6 +56,7 @@ COLUMNS = (
     "u_out",
     "u_cr",
     "u_cw",
+    "u_rs",
     "u_api",
     "u_cost",
     "u_actual",
@@ -97,13 +98,14 @@ def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
                COALESCE(SUM({u("output_tokens")}), 0) AS u_out,
                COALESCE(SUM({u("cache_read_tokens")}), 0) AS u_cr,
                COALESCE(SUM({u("cache_write_tokens")}), 0) AS u_cw,
+               COALESCE(SUM({u("reasoning_tokens")}), 0) AS u_rs,
                COALESCE(SUM({u("api_call_count")}), 0) AS u_api,
                COALESCE(SUM({u("estimated_cost_usd", "NULL")}), 0.0) AS u_cost,
                COALESCE(SUM({u("actual_cost_usd", "NULL")}), 0.0) AS u_actual"""
         join = "LEFT JOIN session_model_usage u ON u.session_id = s.id"
     else:
         usage_cols = (
-            "0 AS u_in, 0 AS u_out, 0 AS u_cr, 0 AS u_cw, 0 AS u_api,"
+            "0 AS u_in, 0 AS u_out, 0 AS u_cr, 0 AS u_cw, 0 AS u_rs, 0 AS u_api,"
             " 0.0 AS u_cost, 0.0 AS u_actual"
         )
         join = ""
