@@ -26,10 +26,10 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext_lazy, gettext_noop
 
-from hermes_explorer import store
+from hermes_explorer import lanes, store
 from sessions_app.timefmt import day_start_epoch, local_date
 
-from . import reports
+from . import reports, stats
 from .drilldown import Drill
 from .figures import models, platforms
 from .figures.overview import overview
@@ -111,6 +111,32 @@ def previous_report(window: Window, now: float) -> Report:
     if key:
         reports.keep_report(key, report)
     return report
+
+
+def report_and_previous(
+    window: Window, *, activity_days: bool = False, collect_seconds: float | None = None
+) -> tuple[Report, Report | None]:
+    """The report of ``window`` and the overview of the period just before it (None when
+    there is none, or the window is empty).  When the report has to be computed, the previous
+    period's pass runs beside it in a spare lane of the process, when one is free
+    (:mod:`hermes_explorer.lanes`), both measured from the same clock."""
+    later = None
+    if reports.cached_report_of(window, activity_days) is None:
+        now = stats.current_time()
+        before = previous_window(window, now)
+        if before is not None:
+            later = lanes.beside(lambda: previous_report(before, now))
+    else:
+        now = None  # the kept report's own clock
+    report = reports.report_for(
+        window, activity_days=activity_days, collect_seconds=collect_seconds, now=now
+    )
+    if report.empty:
+        return report, None
+    if later is not None:
+        return report, later()
+    before = previous_window(window, report.now)
+    return report, previous_report(before, report.now) if before is not None else None
 
 
 def hit_rate(input_tokens: int, cache_read: int, cache_write: int) -> float | None:

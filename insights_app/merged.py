@@ -220,20 +220,14 @@ def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: li
     from django.db import DatabaseError
 
     from hermes_explorer import stores as registry
-    from insights_app import explorer, reports
+    from insights_app import explorer
 
     found = []
     for store in parts:
         try:
             with registry.using(store):
-                report = reports.report_for(
+                report, previous = explorer.report_and_previous(
                     window, activity_days=activity_days, collect_seconds=collect_seconds
-                )
-                before = explorer.previous_window(window, report.now)
-                previous = (
-                    explorer.previous_report(before, report.now)
-                    if before is not None and not report.empty
-                    else None
                 )
         except (DatabaseError, sqlite3.Error) as exc:
             reason = registry.REGISTRY.failed(store, exc).reason

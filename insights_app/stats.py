@@ -158,9 +158,12 @@ def build_report(
         report.elapsed = time.monotonic() - started
         return report
     report.empty = False
-    figures = one_pass(scope, offset_segments(tz, first, last))
-    messages = message_figures(
-        scope, window, (lo, hi), use_cache=use_cache, time_limit=collect_seconds
+    figures, messages = one_pass(
+        scope,
+        offset_segments(tz, first, last),
+        lambda: message_figures(
+            scope, window, (lo, hi), use_cache=use_cache, time_limit=collect_seconds
+        ),
     )
     report.sessions_uncounted = messages.sessions_uncounted
     report.summaries_build = messages.build

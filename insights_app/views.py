@@ -53,16 +53,10 @@ def index(request):
     profile_rows = None
     with query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
         if parts is None:
-            report = reports.report_for(
+            report, previous = explorer.report_and_previous(
                 window,
                 activity_days=basis == "activity",
                 collect_seconds=settings.HERMES_INSIGHTS_COLLECT_SECONDS,
-            )
-            before = explorer.previous_window(window, report.now)
-            previous = (
-                explorer.previous_report(before, report.now)
-                if before is not None and not report.empty
-                else None
             )
         else:
             found = merged_insights.reports_of(

@@ -25,10 +25,7 @@ COLUMNS = (("cost", "SUM(cost)"),)
 def parts(scope: Scope) -> list[Part]:
     residual = "SELECT lt / 86400 AS d, model, MAX(0.0, s_cost - u_cost) AS cost FROM per"
     if scope.has_usage:
-        cost = scope.ucol("estimated_cost_usd", "NULL")
-        rows = f"""SELECT p.lt / 86400 AS d, u.model AS model, COALESCE({cost}, 0.0) AS cost
-                   FROM session_model_usage u JOIN per p ON p.id = u.session_id
-                   UNION ALL {residual}"""
+        rows = f"SELECT lt / 86400 AS d, model, cost FROM uses UNION ALL {residual}"
     else:
         rows = residual
     return [
@@ -55,4 +52,4 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
     ]
 
 
-FIGURE = Figure("day_models", parts, decode)
+FIGURE = Figure("day_models", parts, decode, usage_rows=True)

@@ -69,19 +69,8 @@ def parts(scope: Scope) -> list[Part]:
                        FROM (SELECT id, model, tool_calls, s_rs, {res_cols} FROM per)
                        WHERE ({has_res}) OR tool_calls > 0 OR {residual_rs} > 0"""
     if scope.has_usage:
-        u = scope.ucol
-        rows = f"""SELECT u.session_id AS sid, u.model AS model,
-                           COALESCE({u("input_tokens")}, 0) AS i,
-                           COALESCE({u("output_tokens")}, 0) AS o,
-                           COALESCE({u("cache_read_tokens")}, 0) AS cr,
-                           COALESCE({u("cache_write_tokens")}, 0) AS cw,
-                           COALESCE({u("reasoning_tokens")}, 0) AS rs,
-                           COALESCE({u("api_call_count")}, 0) AS api,
-                           COALESCE({u("estimated_cost_usd", "NULL")}, 0.0) AS cost,
-                           COALESCE({u("actual_cost_usd", "NULL")}, 0.0) AS actual,
-                           0 AS tc, 1 AS counted
-                    FROM session_model_usage u WHERE u.session_id IN (SELECT id FROM per)
-                    UNION ALL {residual_rows}"""
+        rows = f"""SELECT sid, model, i, o, cr, cw, rs, api, cost, actual, 0 AS tc, 1 AS counted
+                   FROM uses UNION ALL {residual_rows}"""
     else:
         rows = residual_rows
     return [Part("model", COLUMNS, f"FROM ({rows}) GROUP BY model")]
@@ -123,7 +112,7 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
     return sorted(merged.values(), key=lambda m: (-m["total_tokens"], -m["sessions"], m["model"]))
 
 
-FIGURE = Figure("models", parts, decode)
+FIGURE = Figure("models", parts, decode, usage_rows=True)
 
 
 def totals_parts(scope: Scope) -> list[Part]:

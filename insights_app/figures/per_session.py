@@ -133,7 +133,30 @@ def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
 def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
     """``per`` as a common table expression over the window (parameters: ``scope.params``)."""
     per = per_session(scope, segments)
-    group = "GROUP BY s.id" if per.grouped else ""
+    # By rowid, the table's own order: grouping by ``s.id`` makes SQLite walk the id index
+    # and look every row up from there.
+    group = "GROUP BY s.rowid" if per.grouped else ""
     return f"""per AS MATERIALIZED (
         SELECT {per.columns}
         FROM sessions s {per.join} WHERE {scope.where} {group})"""
+
+
+def usage_cte(scope: Scope) -> str:
+    """``uses``: the ``session_model_usage`` rows of the sessions of ``per``, read once for
+    every figure that groups them, each with its session's local start time ``lt``.
+
+    Columns: ``sid``, ``model``, ``i``, ``o``, ``cr``, ``cw``, ``rs``, ``api``, ``cost``,
+    ``actual`` (0 for a missing value), ``lt``."""
+    u = scope.ucol
+    return f"""uses AS MATERIALIZED (
+        SELECT u.session_id AS sid, u.model AS model,
+               COALESCE({u("input_tokens")}, 0) AS i,
+               COALESCE({u("output_tokens")}, 0) AS o,
+               COALESCE({u("cache_read_tokens")}, 0) AS cr,
+               COALESCE({u("cache_write_tokens")}, 0) AS cw,
+               COALESCE({u("reasoning_tokens")}, 0) AS rs,
+               COALESCE({u("api_call_count")}, 0) AS api,
+               COALESCE({u("estimated_cost_usd", "NULL")}, 0.0) AS cost,
+               COALESCE({u("actual_cost_usd", "NULL")}, 0.0) AS actual,
+               p.lt AS lt
+        FROM per p JOIN session_model_usage u ON u.session_id = p.id)"""

@@ -27,7 +27,7 @@ from hermes_explorer import store
 from ..localtime import OffsetSegments
 from ..window import Scope
 from . import staged
-from .per_session import per_session_cte
+from .per_session import per_session_cte, usage_cte
 
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
@@ -51,6 +51,9 @@ class Figure:
     name: str
     parts: Callable[[Scope], list[Part]]
     decode: Callable[[Scope, list[Row]], Any]
+    # Its parts read ``uses``, the window's usage rows (:func:`.per_session.usage_cte`),
+    # on files that have them.
+    usage_rows: bool = False
 
 
 def statement(
@@ -79,6 +82,8 @@ def statement(
         if per_table
         else per_session_cte(scope, segments)
     )
+    if scope.has_usage and any(figure.usage_rows for figure in figures):
+        per += ",\n" + usage_cte(scope)
     sql = f"WITH {per}\n" + "\nUNION ALL\n".join(selects)
     return sql, names
 

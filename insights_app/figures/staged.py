@@ -7,9 +7,8 @@ read in keyset chunks, each a short statement (:func:`insights_app.window.window
 into a private in-memory SQLite database; the pass's own statement, the same SQL, then runs
 there and holds no lock on the state.db at all.
 
-NOTE: chunks group by the session's rowid where the single statement groups by its id: the
-same rows, except that sessions without an id (which Hermes never writes) stay apart.  The rows
-are added up in another order, so a sum of costs may differ in its last binary digits.
+NOTE: the rows are added up in another order than in the single statement, so a sum of costs
+may differ in its last binary digits.
 """
 
 from __future__ import annotations

@@ -1,0 +1,154 @@
+"""The insights pass split in two statements side by side, and the spare lane that runs one.
+
+The split must give exactly the figures of the single statement (on every layout), fall back
+to running inline when no lane is free, carry the request's store and deadline into the lane,
+and leave no connection open there.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import connections
+
+from hermes_explorer import lanes, store
+from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
+from insights_app import figures
+from insights_app.stats import Window, build_report
+from tests.conftest import use_store
+from tests.test_insights import NOW, build_fixture
+
+pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+
+
+@pytest.fixture(autouse=True)
+def utc(settings):
+    settings.TIME_ZONE = "UTC"
+
+
+@pytest.fixture(params=["current", "legacy", "doc"])
+def shaped(request, tmp_path):
+    use_store(build_fixture(tmp_path / f"{request.param}.db", request.param))
+    yield request.param
+    connections["hermes"].close()
+
+
+def _figures(report):
+    return (
+        report.overview,
+        report.models,
+        report.platforms,
+        report.heatmap,
+        [d.as_dict() for d in report.days_by_start],
+        report.top_sessions,
+        report.day_models,
+        report.tools,
+        report.skills,
+    )
+
+
+@pytest.mark.parametrize("days", [7, 30, None])
+def test_the_split_pass_gives_the_figures_of_one_statement(shaped, monkeypatch, days):
+    whole = build_report(Window(days=days), now=NOW)
+    used = []
+    real = lanes.beside
+
+    def watched(work):
+        used.append(work)
+        return real(work)
+
+    monkeypatch.setattr(figures, "SPLIT_FROM", 0)
+    monkeypatch.setattr(lanes, "beside", watched)
+    split = build_report(Window(days=days), now=NOW)
+    assert used, "the pass was not split"
+    assert _figures(split) == _figures(whole)
+
+
+@pytest.fixture
+def one_lane():
+    """Every spare lane but one taken (as by other requests)."""
+    taken = [lanes._free.acquire(blocking=False) for _ in range(lanes.SPARE_LANES - 1)]
+    assert all(taken)
+    yield
+    for _ in taken:
+        lanes._free.release()
+
+
+def test_no_free_lane_runs_the_work_here(one_lane):
+    ran_in = []
+    assert lanes._free.acquire(blocking=False)
+    try:
+        later = lanes.beside(lambda: ran_in.append(threading.current_thread()) or 7)
+        assert ran_in == []  # nothing ran yet: it runs when its result is asked for
+        assert later() == 7
+        assert ran_in == [threading.current_thread()]
+    finally:
+        lanes._free.release()
+
+
+def test_a_lane_runs_beside_and_frees_itself(one_lane):
+    ran_in = []
+    started = threading.Event()
+    go = threading.Event()
+
+    def work():
+        ran_in.append(threading.current_thread())
+        started.set()
+        go.wait(5)
+        return "done"
+
+    later = lanes.beside(work)
+    assert started.wait(5)
+    # The last lane is taken: the next caller's work runs in its own thread.
+    assert lanes.beside(lambda: threading.current_thread())() is threading.current_thread()
+    go.set()
+    assert later() == "done"
+    assert ran_in and ran_in[0] is not threading.current_thread()
+    # Free again (the lane frees itself just after handing its result over).
+    deadline = time.monotonic() + 5
+    while lanes.beside(threading.current_thread)() is threading.current_thread():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_a_lane_raises_what_its_work_raised_and_stays_usable():
+    def boom():
+        raise ValueError("no")
+
+    with pytest.raises(ValueError):
+        lanes.beside(boom)()
+    assert lanes.beside(lambda: 3)() == 3
+
+
+def test_a_lane_reads_the_request_store_and_keeps_its_deadline(tmp_path):
+    use_store(build_fixture(tmp_path / "current.db", "current"))
+    try:
+        path = store.path()
+        assert lanes.beside(store.path)() == path
+        slow = (
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
+        )
+        started = time.monotonic()
+        with query_budget(0.2), pytest.raises(QueryTimeout):
+            lanes.beside(lambda: store.rows(slow, []))()
+        assert time.monotonic() - started < 3
+    finally:
+        connections["hermes"].close()
+
+
+def test_a_lane_closes_the_connections_it_opened(tmp_path):
+    use_store(build_fixture(tmp_path / "current.db", "current"))
+    seen = []
+
+    def work():
+        store.rows("SELECT COUNT(*) FROM sessions", [])
+        seen.append(connections["hermes"])
+        return True
+
+    try:
+        assert lanes.beside(work)()
+        assert seen and seen[0].connection is None
+    finally:
+        connections["hermes"].close()
