@@ -69,23 +69,24 @@ def test_the_split_pass_gives_the_figures_of_one_statement(shaped, monkeypatch, 
 @pytest.fixture
 def one_lane():
     """Every spare lane but one taken (as by other requests)."""
-    taken = [lanes._free.acquire(blocking=False) for _ in range(lanes.SPARE_LANES - 1)]
+    free, _pool = lanes._lanes()
+    taken = [free.acquire(blocking=False) for _ in range(lanes.spare_lanes() - 1)]
     assert all(taken)
-    yield
+    yield free
     for _ in taken:
-        lanes._free.release()
+        free.release()
 
 
 def test_no_free_lane_runs_the_work_here(one_lane):
     ran_in = []
-    assert lanes._free.acquire(blocking=False)
+    assert one_lane.acquire(blocking=False)
     try:
         later = lanes.beside(lambda: ran_in.append(threading.current_thread()) or 7)
         assert ran_in == []  # nothing ran yet: it runs when its result is asked for
         assert later() == 7
         assert ran_in == [threading.current_thread()]
     finally:
-        lanes._free.release()
+        one_lane.release()
 
 
 def test_a_lane_runs_beside_and_frees_itself(one_lane):
@@ -111,6 +112,11 @@ def test_a_lane_runs_beside_and_frees_itself(one_lane):
     while lanes.beside(threading.current_thread)() is threading.current_thread():
         assert time.monotonic() < deadline
         time.sleep(0.01)
+
+
+def test_no_lanes_on_a_one_core_host(settings):
+    settings.HERMES_SPARE_LANES = 0
+    assert lanes.beside(threading.current_thread)() is threading.current_thread()
 
 
 def test_a_lane_raises_what_its_work_raised_and_stays_usable():
@@ -152,3 +158,70 @@ def test_a_lane_closes_the_connections_it_opened(tmp_path):
         assert seen and seen[0].connection is None
     finally:
         connections["hermes"].close()
+
+
+def _close(a, b, where="report"):
+    """Equal, floats up to their last binary digits (sums in another order)."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), where
+        for k in a:
+            _close(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list | tuple):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _close(x, y, f"{where}[{i}]")
+    elif isinstance(a, float):
+        assert a == pytest.approx(b, rel=1e-12, abs=1e-9), where
+    else:
+        assert a == b, where
+
+
+@pytest.mark.parametrize("shape", ["current", "legacy", "doc"])
+@pytest.mark.parametrize("days", [30, None])
+def test_the_halves_add_up_on_a_generated_store(tmp_path, monkeypatch, days, shape):
+    from hermes_fixtures.demo import build_demo_db
+
+    now = 1_760_000_000.0
+    build_demo_db(tmp_path / "demo.db", sessions=300, messages=6000, seed=11, now=now, shape=shape)
+    use_store(tmp_path / "demo.db")
+    try:
+        whole = build_report(Window(days=days), now=now)
+        monkeypatch.setattr(figures, "SPLIT_FROM", 0)
+        split = build_report(Window(days=days), now=now)
+        assert split.overview["total_sessions"] > 50
+        _close(_figures(split), _figures(whole))
+    finally:
+        connections["hermes"].close()
+
+
+def test_top_sessions_of_two_halves_follow_the_parts_order():
+    from insights_app.figures import top_sessions
+
+    def row(kind, value, started, sid):
+        return (kind, {"session_id": sid, "started_at": started, "value": value})
+
+    one = [row("messages", 5, 10.0, "a"), row("longest", 9.0, None, "b")]
+    other = [row("messages", 5, 12.0, "c"), row("longest", 9.0, 1.0, "d"), row("tokens", 1, 1, "e")]
+    best = dict(top_sessions.combine(one, other))
+    assert best["messages"]["session_id"] == "c"  # same value: the later start
+    assert best["longest"]["session_id"] == "d"  # a start beats none
+    assert best["tokens"]["session_id"] == "e"
+
+
+def test_columns_combine_by_their_aggregate(shaped):
+    from insights_app.figures import FIGURES
+    from insights_app.figures.registry import column_rules, combined
+    from insights_app.window import scope_of
+
+    scope = scope_of(Window(days=30), NOW)
+    for figure in FIGURES:
+        if figure.combine is None:
+            assert column_rules(figure, scope)  # every column has a rule
+    platforms = next(f for f in FIGURES if f.name == "platforms")
+    one = {"platforms": [("cli", {"sessions": 2, "first_started": None, "last_started": 5.0})]}
+    other = {"platforms": [("cli", {"sessions": 3, "first_started": 4.0, "last_started": 9.0})]}
+    expected = {"sessions": 5, "first_started": 4.0, "last_started": 9.0}
+    rules = column_rules(platforms, scope)
+    merged = dict(combined(scope, [platforms], one, other)["platforms"])["cli"]
+    assert {k: merged[k] for k in expected} == expected
+    assert rules["first_started"](None, None) is None

@@ -17,14 +17,15 @@ usage per activity day (:func:`.days.days_by_activity`), and the overview (:mod:
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
-from hermes_explorer import lanes
+from hermes_explorer import lanes, store
 
 from ..localtime import OffsetSegments
 from ..window import Scope
 from . import activity, day_models, days, models, platforms, top_sessions
-from .registry import Figure, compute
+from .registry import Figure, Row, by_figure, combined, compute, decode, statement
 
 T = TypeVar("T")
 
@@ -39,10 +40,7 @@ FIGURES: tuple[Figure, ...] = (
 )
 
 
-# On a big window the pass is two statements that can run side by side: the figures that
-# group every usage row by model take about as long as all the others together.
-BY_MODEL = frozenset({models.FIGURE.name, day_models.FIGURE.name})
-# Sessions in the window from which the pass is split (below, one statement is quicker).
+# Sessions in the window from which the pass is cut in two (below, one statement is quicker).
 SPLIT_FROM = 2000
 
 
@@ -51,16 +49,21 @@ def one_pass(
 ) -> tuple[dict[str, Any], T]:
     """Every figure of :data:`FIGURES`, by name, and what ``meanwhile`` returns.
 
-    On a big window the figures by model go to a spare lane of the process, when one is free
-    (:mod:`hermes_explorer.lanes`), while this thread computes the others, then calls
-    ``meanwhile``.  A window read in short statements (a rollback-journal file) stays one
-    statement: its rows are read once."""
+    On a big window the sessions are cut in two halves (by the parity of their rowid), each
+    grouped by its own statement: one in a spare lane of the process when one is free
+    (:mod:`hermes_explorer.lanes`), the other here, followed by ``meanwhile``; the halves'
+    rows are then added up (:func:`.registry.combined`).  A window read in short statements
+    (a rollback-journal file) stays one pass: its rows are read once."""
     if scope.read_in_chunks or (scope.sessions or 0) < SPLIT_FROM:
         figures = compute(scope, segments, FIGURES)
         return figures, meanwhile()
-    by_model = [f for f in FIGURES if f.name in BY_MODEL]
-    later = lanes.beside(lambda: compute(scope, segments, by_model))
-    figures = compute(scope, segments, [f for f in FIGURES if f.name not in BY_MODEL])
+    halves = [replace(scope, where=f"({scope.where}) AND s.rowid %% 2 = {i}") for i in (0, 1)]
+
+    def rows_of(half: Scope) -> dict[str, list[Row]]:
+        sql, names = statement(half, segments, FIGURES)
+        return by_figure(FIGURES, names, store.rows(sql, half.params))
+
+    later = lanes.beside(lambda: rows_of(halves[1]))
+    mine = rows_of(halves[0])
     other = meanwhile()
-    figures.update(later())
-    return figures, other
+    return decode(scope, FIGURES, combined(scope, FIGURES, mine, later())), other

@@ -54,6 +54,9 @@ class Figure:
     # Its parts read ``uses``, the window's usage rows (:func:`.per_session.usage_cte`),
     # on files that have them.
     usage_rows: bool = False
+    # How its rows over two disjoint sets of sessions make its rows over both; by default
+    # each column by its aggregate (:func:`column_rules`).
+    combine: Callable[[list[Row], list[Row]], list[Row]] | None = None
 
 
 def statement(
@@ -100,11 +103,73 @@ def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -
     else:
         sql, names = statement(scope, segments, figures)
         found = store.rows(sql, scope.params)
+    return decode(scope, figures, by_figure(figures, names, found))
+
+
+def by_figure(
+    figures: Sequence[Figure], names: dict[str, list[str]], found: list[tuple]
+) -> dict[str, list[Row]]:
+    """The statement's rows, per figure, each a key and its columns by name."""
     rows: dict[str, list[Row]] = {figure.name: [] for figure in figures}
     for name, key, *values in found:
         # zip() stops at the figure's own columns: the NULL padding is dropped.
         rows[name].append((key, dict(zip(names[name], values, strict=False))))
+    return rows
+
+
+def decode(scope: Scope, figures: Sequence[Figure], rows: dict[str, list[Row]]) -> dict[str, Any]:
     return {figure.name: figure.decode(scope, rows[figure.name]) for figure in figures}
+
+
+def _adds(a, b):
+    return b if a is None else a if b is None else a + b
+
+
+def _least(a, b):
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _most(a, b):
+    return b if a is None else a if b is None else max(a, b)
+
+
+_COMBINE = {"COUNT(": _adds, "SUM(": _adds, "MIN(": _least, "MAX(": _most}
+
+
+def column_rules(figure: Figure, scope: Scope) -> dict[str, Callable[[Any, Any], Any]]:
+    """How each column of ``figure`` adds up over two disjoint sets of sessions, from its
+    aggregate: counts and sums add (a count of distinct sessions too: no session is in
+    both), least and most stay least and most."""
+    rules = {}
+    for part in figure.parts(scope):
+        for name, sql in part.columns:
+            rule = next((f for head, f in _COMBINE.items() if sql.startswith(head)), None)
+            if rule is None:
+                raise ValueError(f"figure {figure.name!r}: no rule to combine {sql!r}")
+            rules[name] = rule
+    return rules
+
+
+def combined(
+    scope: Scope, figures: Sequence[Figure], one: dict[str, list[Row]], other: dict[str, list[Row]]
+) -> dict[str, list[Row]]:
+    """The rows of each figure over the sessions of ``one`` and of ``other`` together."""
+    out = {}
+    for figure in figures:
+        if figure.combine is not None:
+            out[figure.name] = figure.combine(one[figure.name], other[figure.name])
+            continue
+        rules = column_rules(figure, scope)
+        merged: dict[Any, dict[str, Any]] = {}
+        for key, values in [*one[figure.name], *other[figure.name]]:
+            have = merged.get(key)
+            if have is None:
+                merged[key] = dict(values)
+            else:
+                for name, value in values.items():
+                    have[name] = rules[name](have[name], value)
+        out[figure.name] = list(merged.items())
+    return out
 
 
 def as_int(value) -> int:

@@ -81,7 +81,23 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
     return out
 
 
-FIGURE = Figure("top_sessions", parts, decode)
+def _rank(row: Row) -> tuple:
+    """The order of a part's ``ORDER BY``: value, then start (SQLite puts NULL last), then id."""
+    values = row[1]
+    started = values["started_at"]
+    return (values["value"], started is not None, started or 0, values["session_id"] or "")
+
+
+def combine(one: list[Row], other: list[Row]) -> list[Row]:
+    """Over two disjoint sets of sessions: the first of each kind by the parts' order."""
+    best: dict[str, Row] = {}
+    for row in [*one, *other]:
+        if row[0] not in best or _rank(row) > _rank(best[row[0]]):
+            best[row[0]] = row
+    return list(best.values())
+
+
+FIGURE = Figure("top_sessions", parts, decode, combine=combine)
 
 
 def _top_value(kind: str, value) -> str:
