@@ -9,7 +9,9 @@ and CSV right after, should not pay that again.  A report is reused while
   journal mode), and
 * it is younger than ``REPORT_TTL`` seconds (a "last N days" window slides with the clock).
 
-The page shows when its numbers were computed.
+The page shows when its numbers were computed.  A report whose message figures are not
+complete yet (their per-session summaries are being built) is kept apart, and the next view
+reads only those figures again (:func:`insights_app.stats.with_messages`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import hashlib
 
 from hermes_explorer import near_cache, store
 
-from .stats import Report, Window, build_report
+from .stats import Report, Window, build_report, with_messages
 
 REPORT_TTL = 90
 
@@ -85,8 +87,12 @@ def report_for(
     key = cache_key(signature, window, activity_days)
     report = cached_report(key)
     if report is None:
-        report = build()
-        # A report cut short by the deadline is not kept: the next one completes it.
-        if report.messages_complete:
-            keep_report(key, report)
+        # A report whose message figures were cut short (summaries being built) is kept
+        # apart: the next view reads only those figures again, not the whole pass.
+        partial = cached_report(key + ":partial")
+        if partial is not None:
+            report = with_messages(partial, collect_seconds=collect_seconds)
+        else:
+            report = build()
+        keep_report(key if report.messages_complete else key + ":partial", report)
     return report

@@ -165,14 +165,10 @@ def build_report(
             scope, window, (lo, hi), use_cache=use_cache, time_limit=collect_seconds
         ),
     )
-    report.sessions_uncounted = messages.sessions_uncounted
-    report.summaries_build = messages.build
     report.models = figures["models"]
     report.overview = overview(totals(figures["platforms"]), messages.roles, report.models)
     report.platforms = platform_rows(figures["platforms"])
-    report.tools = tool_breakdown(messages.tools)
-    report.tool_result_rows = dict(messages.tool_rows)
-    report.skills = skill_breakdown(messages.skills)
+    _set_messages(report, messages)
     report.heatmap = figures["heatmap"]
     report.days_by_start = figures["days"]
     report.activity = activity(report.heatmap, [d.day for d in report.days_by_start if d.sessions])
@@ -182,3 +178,35 @@ def build_report(
         report.days_by_activity = days_by_activity(scope)
     report.elapsed = time.monotonic() - started
     return report
+
+
+def _set_messages(report: Report, messages) -> None:
+    report.sessions_uncounted = messages.sessions_uncounted
+    report.summaries_build = messages.build
+    report.tools = tool_breakdown(messages.tools)
+    report.tool_result_rows = dict(messages.tool_rows)
+    report.skills = skill_breakdown(messages.skills)
+    roles = messages.roles
+    report.overview.update(
+        user_messages=roles["user"],
+        assistant_messages=roles["assistant"],
+        tool_messages=roles["tool"],
+        stored_messages=roles["stored"],
+    )
+
+
+def with_messages(report: Report, *, collect_seconds: float | None = None) -> Report:
+    """``report`` (one whose message figures were not complete: summaries still being built)
+    with its message figures read again, over the same window from the same clock; the
+    figures of the pass, which do not depend on them, are kept."""
+    started = time.monotonic()
+    scope = scope_of(report.window, report.now)
+    n, _first, _last = window_span(scope)
+    scope = replace(scope, sessions=n)
+    messages = message_figures(
+        scope, report.window, (report.lo, report.hi), use_cache=True, time_limit=collect_seconds
+    )
+    fresh = replace(report, overview=dict(report.overview), generated_at=time.time())
+    _set_messages(fresh, messages)
+    fresh.elapsed = time.monotonic() - started
+    return fresh
