@@ -771,7 +771,8 @@ def test_message_passes_use_the_session_indexes(current):
             cursor.execute("EXPLAIN QUERY PLAN " + sql, ['["s1-switch"]'])
             plans.append(" | ".join(row[-1] for row in cursor.fetchall()))
     assert "SEARCH m USING" in plans[0] and "SCAN m" not in plans[0]
-    assert "idx_messages_tool_calls" in plans[1] and "SCAN m" not in plans[1]
+    for plan in plans[1:]:
+        assert "idx_messages_tool_calls" in plan and "SCAN m" not in plan
 
 
 def test_deadline_leaves_sessions_uncounted_and_says_so(current, monkeypatch):
@@ -1104,3 +1105,46 @@ def test_stored_reasoning_is_shown_beside_hermes_figure_when_usage_rows_leave_it
     ).fetchone()
     conn.close()
     assert o["stored_reasoning_tokens"] == per_session
+
+
+def test_escaped_names_count_as_json_reads_them(tmp_path):
+    """A tool name written with \\u escapes is the same name to Hermes's JSON reader: the
+    skill calls are found even though their name is not in the text as it is."""
+    db = StateDB.create(tmp_path / "escaped.db", "current")
+    db.session("e1", source="cli", started_at=NOW - DAY, message_count=3, tool_call_count=3)
+    escaped_skill = (
+        '[{"id": "a", "type": "function", "function": {"name": "skill\\u005fview",'
+        ' "arguments": "{\\"name\\": \\"escaped-skill\\"}"}},'
+        ' {"id": "b", "type": "function", "function": {"name": "term\\u0069nal",'
+        ' "arguments": "{}"}}]'
+    )
+    assert "skill_" not in escaped_skill and json.loads(escaped_skill)[1]["function"]["name"] == (
+        "terminal"
+    )
+    db.message("e1", "user", "go", timestamp=NOW - DAY + 1)
+    db.message("e1", "assistant", None, timestamp=NOW - DAY + 2, tool_calls=escaped_skill)
+    db.message(
+        "e1",
+        "assistant",
+        None,
+        timestamp=NOW - DAY + 3,
+        tool_calls=[tool_call("skill_manage", {"name": "plain-skill"}, "c")],
+    )
+    db.close()
+    use_store(tmp_path / "escaped.db")
+    try:
+        r = build_report(Window(days=7), now=NOW, use_cache=False)
+        assert {t["tool"]: t["count"] for t in r.tools} == {
+            "skill_view": 1,
+            "terminal": 1,
+            "skill_manage": 1,
+        }
+        assert {
+            (s["skill"], s["view_count"], s["manage_count"]) for s in r.skills["top_skills"]
+        } == {
+            ("escaped-skill", 1, 0),
+            ("plain-skill", 0, 1),
+        }
+        assert r.skills["top_skills"][0]["last_used_at"] is not None
+    finally:
+        connections["hermes"].close()
