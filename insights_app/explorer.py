@@ -121,7 +121,7 @@ def report_and_previous(
     period's pass runs beside it in a spare lane of the process, when one is free
     (:mod:`hermes_explorer.lanes`), both measured from the same clock."""
     later = None
-    if reports.cached_report_of(window, activity_days) is None:
+    if reports.kept_report(window, activity_days) is None:
         now = stats.current_time()
         before = previous_window(window, now)
         if before is not None:

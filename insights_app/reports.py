@@ -56,12 +56,14 @@ def cache_key(signature: tuple, window: Window, variant) -> str:
     return "insights-report:" + hashlib.sha256(raw).hexdigest()
 
 
-def cached_report_of(window: Window, activity_days: bool = False) -> Report | None:
-    """The kept report :func:`report_for` would give now, if there is one."""
+def kept_report(window: Window, activity_days: bool = False) -> Report | None:
+    """The kept report :func:`report_for` would start from now (whole, or one whose message
+    figures are read again), if there is one."""
     signature = store.file_signature()
     if signature is None:
         return None
-    return cached_report(cache_key(signature, window, activity_days))
+    key = cache_key(signature, window, activity_days)
+    return cached_report(key) or cached_report(key + ":partial")
 
 
 def report_for(

@@ -371,7 +371,8 @@ def test_views_during_a_build_read_only_the_message_figures_again(
 ):
     from insights_app import stats, summary_build
 
-    monkeypatch.setattr("insights_app.stats.current_time", lambda: NOW)
+    clock = iter(range(0, 10_000, 7))  # the clock moves on between views
+    monkeypatch.setattr("insights_app.stats.current_time", lambda: NOW + next(clock))
     passes = []
     real = stats.one_pass
 
@@ -386,12 +387,21 @@ def test_views_during_a_build_read_only_the_message_figures_again(
     again = staff_client.get(url).json()
     assert not again["messages_complete"] and len(passes) == 1  # no second pass
     assert again["models"] == first["models"] and again["window"] == first["window"]
+    # The previous period is measured from the report's own clock, in every view.
+    assert again["explorer"]["previous_period"] == first["explorer"]["previous_period"]
+    assert (
+        first["explorer"]["previous_period"]["started_at_max_exclusive"]
+        == (first["window"]["started_at_min"])
+    )
     summary_build.build(summary_store.store_key())
     done = staff_client.get(url).json()
     assert done["messages_complete"] and done["summaries_being_built"] is None
     assert len(passes) == 1
     assert done["window"] == first["window"]  # the same bounds, to the second
-    fresh = build_report(Window(days=90), now=NOW, use_cache=False).as_hermes_dict()
+    assert done["explorer"]["previous_period"] == first["explorer"]["previous_period"]
+    fresh = build_report(
+        Window(days=90), now=first["window"]["started_at_min"] + 90 * 86_400, use_cache=False
+    ).as_hermes_dict()
     assert done["overview"] == fresh["overview"]
     for key in ("tools", "models", "platforms"):
         # The JSON adds drill-down links to each row: Hermes's fields are compared.
