@@ -54,6 +54,7 @@ class Drill:
     window: Window
     now: float
     _day_heads: dict = field(default_factory=dict, repr=False, compare=False)
+    _model_tails: dict = field(default_factory=dict, repr=False, compare=False)
 
     def _bounds(self, lo: float | None = None, hi: float | None = None) -> dict[str, str]:
         w_lo, w_hi = self.window.bounds(self.now)
@@ -93,13 +94,16 @@ class Drill:
         """The sessions started on ``day`` that used model ``name``.
 
         A report has a link per day and model (a thousand on a year): the part of the query
-        that is the day's is encoded once per day."""
+        that is the day's is encoded once per day, the model's once per model."""
         head = self._day_heads.get(day)
         if head is None:
             bounds = self._bounds(day_start_epoch(day), day_end_epoch(day))
             params = {**bounds, "source": self.window.source, "model": self.window.model}
             head = self._day_heads[day] = urlencode({k: v for k, v in params.items() if v})
-        tail = urlencode({k: v for k, v in {"used_model": name, **ALL_FLAGS}.items() if v})
+        tail = self._model_tails.get(name)
+        if tail is None:
+            params = {"used_model": name, **ALL_FLAGS}
+            tail = self._model_tails[name] = urlencode({k: v for k, v in params.items() if v})
         base = _url("sessions:list", "/sessions/")
         return f"{base}?{head}&{tail}" if head else f"{base}?{tail}"
 
