@@ -159,6 +159,8 @@ TEMPLATES = [
                 "accounts_app.context_processors.roles",
                 "profiles_app.context_processors.profiles",
             ],
+            # Django's i18n tags, with a literal {% translate %} looked up once per language.
+            "libraries": {"i18n": "hermes_explorer.i18n_tags"},
         },
     },
 ]

@@ -1,0 +1,112 @@
+"""The ``i18n`` template library every template loads: Django's, with a literal
+``{% translate "…" %}`` looked up once per language.
+
+Django's ``{% translate %}`` builds a lazy string, asks the active language (a thread-and-task
+local) and searches the catalog on every render: a few microseconds each, and a page's chrome
+alone has a few dozen of them.  A translation of a literal message depends only on the
+language, the message context and whether the output is autoescaped, so
+:class:`LiteralTranslateNode` keeps each result per language (the language of the page, as
+:func:`sessions_app.formatting.language` gives it) and renders it again with a dict lookup.
+A message from a variable or with filters renders the stock way.
+
+``{% language %}`` also records its language where ``formatting.language()`` reads it, so the
+kept translations and the number formats inside such a block follow it.  The settings map the
+``i18n`` label to this module (``TEMPLATES[…]["OPTIONS"]["libraries"]``); every other tag and
+filter is Django's own.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from django.dispatch import receiver
+from django.template import Library, Variable
+from django.templatetags import i18n as django_i18n
+from django.utils import translation
+from django.utils.autoreload import file_changed
+
+from sessions_app.formatting import REQUEST_LANGUAGE, language
+
+register = Library()
+register.tags.update(django_i18n.register.tags)
+register.filters.update(django_i18n.register.filters)
+
+# Every node that keeps translations, emptied when a compiled catalog changes under the
+# development server's reloader (Django then drops its own catalogs too).
+_KEEPING: weakref.WeakSet = weakref.WeakSet()
+
+
+def _literal(expression) -> bool:
+    """Whether a compiled ``FilterExpression`` is a plain string literal (no variable, no filter)."""
+    if expression.filters:
+        return False
+    var = expression.var
+    return isinstance(var, str) or (isinstance(var, Variable) and var.lookups is None)
+
+
+class LiteralTranslateNode(django_i18n.TranslateNode):
+    """``{% translate "literal" [context "literal"] [noop] [as var] %}``, translated once per
+    language and autoescape setting."""
+
+    def __init__(self, filter_expression, noop, asvar=None, message_context=None):
+        super().__init__(filter_expression, noop, asvar, message_context)
+        self.kept: dict[tuple[str, bool], str] = {}
+        _KEEPING.add(self)
+
+    def render(self, context):
+        key = (language(), context.autoescape)
+        try:
+            value = self.kept[key]
+        except KeyError:
+            value = self.kept[key] = self._translate(key[0], context)
+        if self.asvar:
+            context[self.asvar] = value
+            return ""
+        return value
+
+    def _translate(self, lang: str, context) -> str:
+        with translation.override(lang):
+            if not self.asvar:
+                return super().render(context)
+            # Django's render stores the value under ``asvar``: keep it in a layer of its own.
+            with context.push():
+                super().render(context)
+                return context[self.asvar]
+
+
+@register.tag("translate")
+@register.tag("trans")
+def do_translate(parser, token):
+    node = django_i18n.do_translate(parser, token)
+    if not _literal(node.filter_expression) or (
+        node.message_context is not None and not _literal(node.message_context)
+    ):
+        return node
+    return LiteralTranslateNode(node.filter_expression, node.noop, node.asvar, node.message_context)
+
+
+class LanguageNode(django_i18n.LanguageNode):
+    """``{% language %}``: Django's, with the page's language for the formatting functions
+    (and the kept translations) switched for the block as well."""
+
+    def render(self, context):
+        code = self.language.resolve(context)
+        token = REQUEST_LANGUAGE.set(code)
+        try:
+            with translation.override(code):
+                return self.nodelist.render(context)
+        finally:
+            REQUEST_LANGUAGE.reset(token)
+
+
+@register.tag("language")
+def do_language(parser, token):
+    node = django_i18n.language(parser, token)
+    return LanguageNode(node.nodelist, node.language)
+
+
+@receiver(file_changed, dispatch_uid="hermes_explorer.i18n_tags.catalog_changed")
+def _catalog_changed(sender, file_path, **kwargs):
+    if file_path.suffix == ".mo":
+        for node in list(_KEEPING):
+            node.kept.clear()
