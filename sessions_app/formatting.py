@@ -14,6 +14,7 @@ import datetime as dt
 import functools
 
 from django.utils import translation
+from django.utils.text import Truncator
 
 # A non-breaking space groups digits and joins a number to its unit in French.
 NBSP = "\xa0"
@@ -58,6 +59,23 @@ def per_language(build):
             return cache[lang]
 
     return cached
+
+
+# Django's own message for a cut text, translated by Django's catalogs (named through
+# variables, so that the explorer's catalog does not collect it).
+TRUNCATION_CONTEXT = "String to return when truncating text"
+TRUNCATION_MESSAGE = "%(truncated_text)s…"
+
+
+@per_language
+def _truncation() -> str:
+    # Asked once per language: Truncator otherwise asks the catalog once or twice per call.
+    return translation.pgettext(TRUNCATION_CONTEXT, TRUNCATION_MESSAGE)
+
+
+def truncate_chars(text, length: int) -> str:
+    """``Truncator(text).chars(length)``: at most ``length`` characters, the last one "…"."""
+    return Truncator(text).chars(length, truncate=_truncation())
 
 
 def _frenchify(text: str) -> str:

@@ -18,10 +18,10 @@ from django.middleware.csrf import get_token
 from django.urls import reverse
 from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import Truncator, slugify
+from django.utils.text import slugify
 from django.utils.translation import gettext, ngettext
 
-from .formatting import language, number, per_language
+from .formatting import language, number, per_language, truncate_chars
 from .templatetags.explorer import role_labels, text_html, time_html
 
 # Characters of a long body shown before "Show more".
@@ -180,7 +180,7 @@ class EntryRenderer:
         if entry.malformed_calls:
             head.append(
                 f'<p class="badge warn">{words["malformed"]}</p><details><summary>'
-                f"{words['raw_calls']}</summary><pre>{_v(Truncator(str(m.tool_calls)).chars(5000))}"
+                f"{words['raw_calls']}</summary><pre>{_v(truncate_chars(str(m.tool_calls), 5000))}"
                 "</pre></details>"
             )
         head.append("\n  ")
