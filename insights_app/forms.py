@@ -11,9 +11,10 @@ from __future__ import annotations
 import datetime as dt
 
 from django import forms
-from django.utils.translation import gettext, gettext_lazy, ngettext_lazy
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
-from sessions_app.formatting import number
+from sessions_app.formatting import number, per_language
+from sessions_app.widgets import FastRadioSelect, FastSelect
 
 from .window import DEFAULT_DAYS, PRESET_DAYS, Window
 
@@ -23,15 +24,20 @@ FIRST_DAY = dt.date(1970, 1, 1)
 LAST_DAY = dt.date(2199, 12, 31)
 
 
-def last_days(days: int):
-    return ngettext_lazy("Last %(n)s day", "Last %(n)s days", "n") % {"n": days}
+def last_days(days: int) -> str:
+    return ngettext("Last %(n)s day", "Last %(n)s days", days) % {"n": days}
 
 
-DAY_CHOICES = [
-    *((str(d), last_days(d)) for d in PRESET_DAYS),
-    ("all", gettext_lazy("All time")),
-    ("custom", gettext_lazy("Custom range")),
-]
+@per_language
+def day_choices() -> list[tuple[str, str]]:
+    """The window's choices in the page's language (built once per language)."""
+    return [
+        *((str(d), last_days(d)) for d in PRESET_DAYS),
+        ("all", gettext("All time")),
+        ("custom", gettext("Custom range")),
+    ]
+
+
 BASIS_CHOICES = [
     ("start", gettext_lazy("By start day (as Hermes counts)")),
     ("activity", gettext_lazy("By activity day (usage on the day it happened)")),
@@ -44,7 +50,7 @@ class InsightsForm(forms.Form):
         label=gettext_lazy("Window"),
         max_length=10,
         initial=str(DEFAULT_DAYS),
-        widget=forms.Select(choices=DAY_CHOICES),
+        widget=FastSelect,
     )
     start = forms.DateField(
         required=False, label=gettext_lazy("From"), widget=forms.DateInput(attrs={"type": "date"})
@@ -65,7 +71,7 @@ class InsightsForm(forms.Form):
         required=False,
         label=gettext_lazy("Daily charts"),
         choices=BASIS_CHOICES,
-        widget=forms.RadioSelect,
+        widget=FastRadioSelect,
     )
 
     def __init__(
@@ -77,7 +83,7 @@ class InsightsForm(forms.Form):
         **kwargs,
     ):
         super().__init__(data, **kwargs)
-        choices = list(DAY_CHOICES)
+        choices = list(day_choices())
         raw_days = (data or {}).get("days", "")
         if raw_days and raw_days.isdigit() and raw_days not in dict(choices):
             choices.insert(len(PRESET_DAYS), (raw_days, last_days(int(raw_days))))
@@ -86,7 +92,7 @@ class InsightsForm(forms.Form):
         current = (data or {}).get("source", "")
         if current and current not in dict(source_choices):
             source_choices.append((current, current))
-        self.fields["source"].widget = forms.Select(choices=source_choices)
+        self.fields["source"].widget = FastSelect(choices=source_choices)
         if not activity_days:
             del self.fields["basis"]
 

@@ -5,7 +5,7 @@ and the selects of a filter form that was about a quarter of a session list page
 3.4 ms for nine checkboxes).  These widgets produce the same markup (up to whitespace) from
 the widget's own choices, attributes and value — the rules of Django's ``optgroups``: option
 values as strings, the first match selected in a single select, every match in a multiple
-one, ``<id>_<index>`` ids for checkboxes — with one escape per value and no lazy-string
+one, ``<id>_<index>`` ids for checkboxes and radio buttons — with one escape per value and no lazy-string
 wrappers (``format_html`` checks every argument for a lazy string; that cost ~1 ms a page).
 A widget whose choices hold groups renders the stock way.
 """
@@ -55,7 +55,10 @@ class FastSelect(forms.Select):
         return mark_safe(f'<select name="{text(name)}"{attrs_html(attrs)}>{options}</select>')  # noqa: S308 - escaped above
 
 
-class FastCheckboxSelectMultiple(forms.CheckboxSelectMultiple):
+class _FastMultipleInput:
+    """Django's ``multiple_input.html`` markup: one labelled ``<input>`` of the widget's
+    ``input_type`` per choice, in a ``div``."""
+
     def render(self, name, value, attrs=None, renderer=None):
         choices = _flat_choices(self)
         if choices is None:
@@ -72,7 +75,7 @@ class FastCheckboxSelectMultiple(forms.CheckboxSelectMultiple):
             box["checked"] = on
             label_for = f' for="{text(box["id"])}"' if box.get("id") else ""
             boxes.append(
-                f'<div><label{label_for}><input type="checkbox" '
+                f'<div><label{label_for}><input type="{self.input_type}" '
                 f'name="{text(name)}" value="{text(v)}"{attrs_html(box)}> {text(label)}'
                 "</label></div>"
             )
@@ -80,3 +83,11 @@ class FastCheckboxSelectMultiple(forms.CheckboxSelectMultiple):
         if attrs.get("class"):
             wrapper += f' class="{text(attrs["class"])}"'
         return mark_safe(f"<div{wrapper}>{''.join(boxes)}</div>")  # noqa: S308 - escaped above
+
+
+class FastCheckboxSelectMultiple(_FastMultipleInput, forms.CheckboxSelectMultiple):
+    pass
+
+
+class FastRadioSelect(_FastMultipleInput, forms.RadioSelect):
+    pass

@@ -19,7 +19,7 @@ from django.utils.safestring import mark_safe
 from hermes_explorer.form_rendering import INPUT_TEMPLATES, FastInputRenderer
 from sessions_app.links import TranscriptLinks
 from sessions_app.templatetags.explorer import cost_badge, source_badge, time_html
-from sessions_app.widgets import FastCheckboxSelectMultiple, FastSelect
+from sessions_app.widgets import FastCheckboxSelectMultiple, FastRadioSelect, FastSelect
 
 HOSTILE = ["plain", "<b>\"x\" & 'y'</b>", "", "  ", "é✓", "0", mark_safe("<i>safe</i>")]
 
@@ -108,6 +108,7 @@ def test_choice_widgets_render_as_django_renders_them(value, attrs):
             FastCheckboxSelectMultiple(choices=choices),
             forms.CheckboxSelectMultiple(choices=choices),
         ),
+        (FastRadioSelect(choices=choices), forms.RadioSelect(choices=choices)),
     ]
     pairs[1][0].allow_multiple_selected = True
     for fast, stock in pairs:
@@ -124,6 +125,7 @@ def test_choice_widgets_with_groups_render_the_stock_way():
             FastCheckboxSelectMultiple(choices=grouped),
             forms.CheckboxSelectMultiple(choices=grouped),
         ),
+        (FastRadioSelect(choices=grouped), forms.RadioSelect(choices=grouped)),
     ):
         assert fast.render("f", "b", attrs={"id": "x"}) == stock.render("f", "b", attrs={"id": "x"})
 
