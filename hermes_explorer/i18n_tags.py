@@ -21,9 +21,11 @@ import weakref
 
 from django.dispatch import receiver
 from django.template import Library, Variable
+from django.template.base import render_value_in_context
 from django.templatetags import i18n as django_i18n
 from django.utils import translation
 from django.utils.autoreload import file_changed
+from django.utils.safestring import SafeString
 
 from sessions_app.formatting import REQUEST_LANGUAGE, language
 
@@ -83,6 +85,69 @@ def do_translate(parser, token):
     ):
         return node
     return LiteralTranslateNode(node.filter_expression, node.noop, node.asvar, node.message_context)
+
+
+class LiteralBlockTranslateNode(django_i18n.BlockTranslateNode):
+    """``{% blocktranslate [with …] [context "literal"] [trimmed] [asvar …] %}`` without a
+    plural: the message (its text with ``%(name)s`` slots) is built and translated once per
+    language; the values are rendered into it on every render.  A value missing from the
+    context or a translation whose slots do not match renders the stock way."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kept: dict[str, tuple[str, list[str]]] = {}
+        _KEEPING.add(self)
+
+    def _message(self, lang: str) -> tuple[str, list[str]]:
+        text, names = self.render_token_list(self.singular)
+        with translation.override(lang):
+            if self.message_context is None:
+                return translation.gettext(text), names
+            return translation.pgettext(self.message_context.var, text), names
+
+    def render(self, context, nested=False):
+        lang = language()
+        try:
+            message, names = self.kept[lang]
+        except KeyError:
+            message, names = self.kept[lang] = self._message(lang)
+        context.update({name: value.resolve(context) for name, value in self.extra_context.items()})
+        try:
+            if not all(name in context for name in names):
+                data = None
+            else:
+                data = {name: render_value_in_context(context[name], context) for name in names}
+        finally:
+            context.pop()
+        try:
+            if data is None:
+                raise KeyError
+            result = message % data
+        except (KeyError, ValueError):
+            return super().render(context, nested)
+        if self.asvar:
+            context[self.asvar] = SafeString(result)
+            return ""
+        return result
+
+
+@register.tag("blocktranslate")
+@register.tag("blocktrans")
+def do_block_translate(parser, token):
+    node = django_i18n.do_block_translate(parser, token)
+    if node.plural or (node.message_context is not None and not _literal(node.message_context)):
+        return node
+    return LiteralBlockTranslateNode(
+        node.extra_context,
+        node.singular,
+        node.plural,
+        node.countervar,
+        node.counter,
+        node.message_context,
+        trimmed=node.trimmed,
+        asvar=node.asvar,
+        tag_name=node.tag_name,
+    )
 
 
 class LanguageNode(django_i18n.LanguageNode):

@@ -13,9 +13,11 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from hermes_explorer.i18n_tags import LiteralTranslateNode
+from hermes_explorer.i18n_tags import LiteralBlockTranslateNode, LiteralTranslateNode
 from sessions_app.formatting import REQUEST_LANGUAGE
 from tests.roles_helpers import make_user
+
+VALUES = {"label": "Sessions <x>", "n": 1234.5, "items": [1, "<b>", 2]}
 
 SOURCES = [
     '{% translate "Filters" %}',
@@ -32,13 +34,28 @@ SOURCES = [
     '{% translate "Filters" %}{% language "fr" %}{% translate "Filters" %}{% endlanguage %}'
     '{% translate "Filters" %}',
     '{% language "en" %}{% translate "Sign out" %}{% endlanguage %}{% translate "Sign out" %}',
+    "{% blocktranslate with messages=n %}sessions · {{ messages }} messages{% endblocktranslate %}",
+    "{% blocktranslate with path=label %}Reading <code>{{ path }}</code> read-only"
+    "{% endblocktranslate %}",
+    "{% autoescape off %}{% blocktranslate with path=label %}Reading <code>{{ path }}</code>"
+    " read-only{% endblocktranslate %}{% endautoescape %}",
+    "{% blocktranslate with cost=n|floatformat:2 asvar said %}{{ cost }} est."
+    "{% endblocktranslate %}[{{ said }}]",
+    '{% blocktranslate context "x" %}Filters {{ label }}{% endblocktranslate %}',
+    "{% blocktranslate trimmed with messages=n %}\n  sessions · {{ messages }}\n  messages"
+    "{% endblocktranslate %}",
+    "{% blocktranslate %}{{ missing }} 100% {{ label }}{% endblocktranslate %}",
+    "{% blocktranslate count counter=items|length %}Reading {{ counter }} profile read-only{% plural %}"
+    "Reading {{ counter }} profiles read-only{% endblocktranslate %}",
+    "{% for x in items %}{% blocktranslate with messages=x %}sessions · {{ messages }} messages"
+    "{% endblocktranslate %}{% endfor %}",
 ]
 
 
 def _render(libraries: dict, source: str, lang: str, *, request_language: bool) -> str:
     engine = Engine(libraries=libraries)
     template = engine.from_string("{% load i18n %}" + source)
-    context = Context({"label": "Sessions <x>"})
+    context = Context(VALUES)
     token = REQUEST_LANGUAGE.set(lang if request_language else None)
     try:
         with translation.override(lang):
@@ -59,7 +76,7 @@ def test_translate_writes_what_django_writes(source, request_language):
         token = REQUEST_LANGUAGE.set(lang if request_language else None)
         try:
             with translation.override(lang):
-                got = kept.render(Context({"label": "Sessions <x>"}))
+                got = kept.render(Context(VALUES))
         finally:
             REQUEST_LANGUAGE.reset(token)
         assert got == expected, (lang, source)
@@ -76,6 +93,11 @@ def test_only_literal_messages_are_kept():
     assert LiteralTranslateNode not in nodes("{% translate label %}")
     assert LiteralTranslateNode not in nodes('{% translate "Filters"|upper %}')
     assert LiteralTranslateNode not in nodes('{% translate "Filters" context ctx %}')
+    assert LiteralBlockTranslateNode in nodes(
+        "{% blocktranslate %}a {{ b }}{% endblocktranslate %}"
+    )
+    plural = "{% blocktranslate count c=n %}a{% plural %}b{% endblocktranslate %}"
+    assert LiteralBlockTranslateNode not in nodes(plural)
 
 
 def test_the_project_templates_load_the_kept_translations():
