@@ -161,6 +161,8 @@ TEMPLATES = [
             ],
             # Django's i18n tags, with a literal {% translate %} looked up once per language.
             "libraries": {"i18n": "hermes_explorer.i18n_tags"},
+            # {% url %} without arguments keeps its URL once reversed.
+            "builtins": ["hermes_explorer.url_tags"],
         },
     },
 ]
