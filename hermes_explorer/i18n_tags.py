@@ -11,8 +11,9 @@ A message from a variable or with filters renders the stock way.
 
 ``{% language %}`` also records its language where ``formatting.language()`` reads it, so the
 kept translations and the number formats inside such a block follow it.  The settings map the
-``i18n`` label to this module (``TEMPLATES[…]["OPTIONS"]["libraries"]``); every other tag and
-filter is Django's own.
+``i18n`` label to this module (``TEMPLATES[…]["OPTIONS"]["libraries"]``) and name
+:class:`Templates` as the backend, whose check of duplicate library labels expects that one;
+every other tag and filter is Django's own.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import weakref
 
 from django.dispatch import receiver
 from django.template import Library, Variable
+from django.template.backends.django import DjangoTemplates
 from django.template.base import render_value_in_context
 from django.templatetags import i18n as django_i18n
 from django.utils import translation
@@ -119,11 +121,12 @@ class LiteralBlockTranslateNode(django_i18n.BlockTranslateNode):
                 data = {name: render_value_in_context(context[name], context) for name in names}
         finally:
             context.pop()
-        try:
-            if data is None:
-                raise KeyError
-            result = message % data
-        except (KeyError, ValueError):
+        if data is not None:
+            try:
+                result = message % data
+            except (KeyError, ValueError):
+                data = None
+        if data is None:
             return super().render(context, nested)
         if self.asvar:
             context[self.asvar] = SafeString(result)
@@ -135,7 +138,10 @@ class LiteralBlockTranslateNode(django_i18n.BlockTranslateNode):
 @register.tag("blocktrans")
 def do_block_translate(parser, token):
     node = django_i18n.do_block_translate(parser, token)
-    if node.plural or (node.message_context is not None and not _literal(node.message_context)):
+    context_name = node.message_context
+    if node.plural or (
+        context_name is not None and (context_name.filters or not isinstance(context_name.var, str))
+    ):
         return node
     return LiteralBlockTranslateNode(
         node.extra_context,
@@ -175,3 +181,19 @@ def _catalog_changed(sender, file_path, **kwargs):
     if file_path.suffix == ".mo":
         for node in list(_KEEPING):
             node.kept.clear()
+
+
+# The one label this module takes over on purpose, as Django's check words it.
+EXPECTED_DUPLICATE = (
+    "'i18n' is used for multiple template tag modules: "
+    "'django.templatetags.i18n', 'hermes_explorer.i18n_tags'"
+)
+
+
+class Templates(DjangoTemplates):
+    """Django's template backend, whose warning about a library label used by two modules
+    leaves out the ``i18n`` label mapped to this module (any other duplicate still warns)."""
+
+    def _check_for_template_tags_with_the_same_name(self):
+        found = super()._check_for_template_tags_with_the_same_name()
+        return [warning for warning in found if warning.msg != EXPECTED_DUPLICATE]

@@ -147,7 +147,8 @@ WSGI_APPLICATION = "hermes_explorer.wsgi.application"
 
 TEMPLATES = [
     {
-        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        # Django's, expecting the i18n library label taken over below.
+        "BACKEND": "hermes_explorer.i18n_tags.Templates",
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
