@@ -126,7 +126,8 @@ MIDDLEWARE = [
     "hermes_explorer.middleware.RequestLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Django's authentication, with the user read in the same statement as the session.
+    "accounts_app.signed_in.SessionUserMiddleware",
     # Scripts: HTTP Basic or a personal token on the API and export URLs (GET only).
     "accounts_app.scripts.ScriptAuthMiddleware",
     # The store a request reads: /p/<profile>/… names it (profiles the user may see only).
@@ -227,9 +228,10 @@ STATIC_ROOT = DATA_DIR / "staticfiles"
 # (this host's workers, kept across restarts), or Redis when CACHE_URL names it (every host).
 CACHE_URL = os.environ.get("CACHE_URL", "").strip()
 CACHES = app_data.caches(CACHE_URL, DATA_DIR)
-# Signed-in sessions live in the app database only (Django's default, said here on purpose):
-# a sign-out ends the session on every server at once, even if the cache was unreachable then.
-SESSION_ENGINE = "django.contrib.sessions.backends.db"
+# Signed-in sessions live in the app database only (Django's database engine, on a table that
+# also keeps the user's id, so that the session and its user are read in one statement): a
+# sign-out ends the session on every server at once, even if the cache was unreachable then.
+SESSION_ENGINE = "accounts_app.signed_in"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -314,7 +316,7 @@ HERMES_REMOTE_USER_HEADER = os.environ.get("HERMES_REMOTE_USER_HEADER", "").stri
 HERMES_REMOTE_USER_CREATE = env_bool("HERMES_REMOTE_USER_CREATE", True)
 if HERMES_REMOTE_USER_HEADER:
     MIDDLEWARE.insert(
-        MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
+        MIDDLEWARE.index("accounts_app.signed_in.SessionUserMiddleware") + 1,
         "hermes_explorer.security.ProxyUserMiddleware",
     )
     AUTHENTICATION_BACKENDS.append("hermes_explorer.security.ProxyUserBackend")

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.contrib.sessions.models import Session as DjangoSession
+from django.contrib.sessions.backends import cached_db
+from django.contrib.sessions.backends import db as db_sessions
 from django.core.cache import caches
 from django.core.cache.backends.filebased import FileBasedCache
 from django.core.exceptions import ImproperlyConfigured
@@ -92,7 +93,10 @@ def test_an_unreachable_redis_is_a_miss_never_an_error():
 
 
 def test_signed_in_sessions_are_never_only_in_a_cache():
-    assert settings.SESSION_ENGINE == "django.contrib.sessions.backends.db"
+    engine = import_string(settings.SESSION_ENGINE + ".SessionStore")
+    assert issubclass(engine, db_sessions.SessionStore)
+    assert not issubclass(engine, cached_db.SessionStore)
+    assert settings.SESSION_ENGINE == "accounts_app.signed_in"
 
 
 def test_other_cache_urls_are_refused_at_start(tmp_path):
@@ -151,8 +155,13 @@ def test_signed_in_sessions_live_in_the_app_database(current_store):
     response = client.post("/accounts/login/", {"username": "sam", "password": PASSWORD})
     assert response.status_code == 302
     key = client.cookies[settings.SESSION_COOKIE_NAME].value
-    row = DjangoSession.objects.get(session_key=key)
-    assert row.get_decoded()["_auth_user_id"]
+    from django.contrib.auth import get_user_model
+
+    from accounts_app.models import SignedInSession
+
+    row = SignedInSession.objects.get(session_key=key)
+    assert row.get_decoded()["_auth_user_id"] == str(row.user_id)
+    assert row.user_id == get_user_model().objects.get(username="sam").pk
     assert client.get("/").status_code == 200
 
 

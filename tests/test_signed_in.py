@@ -1,0 +1,124 @@
+"""Signed-in sessions read with their user in one statement, and still checked on every request.
+
+Runs on the default SQLite app database and, with ``-p tests.real_servers``, on PostgreSQL: a
+change made through another connection (another instance) to the user or the session shows on
+the very next request.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connections
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from accounts_app.models import SignedInSession
+from tests.roles_helpers import PASSWORD, make_user
+
+pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+
+
+def _signed_in(username: str = "sam") -> tuple[Client, object]:
+    user = make_user("viewer", username=username)
+    client = Client()
+    assert (
+        client.post("/accounts/login/", {"username": username, "password": PASSWORD}).status_code
+        == 302
+    )
+    return client, user
+
+
+def _signed_out(response) -> bool:
+    return response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_a_page_reads_its_session_and_its_user_in_one_statement(current_store):
+    client, _user = _signed_in()
+    assert client.get("/").status_code == 200
+    with CaptureQueriesContext(connections["default"]) as queries:
+        assert client.get("/").status_code == 200
+    sql = [q["sql"] for q in queries]
+    table = SignedInSession._meta.db_table
+    users = get_user_model()._meta.db_table
+    session_reads = [s for s in sql if table in s]
+    assert len(session_reads) == 1 and users in session_reads[0]
+    assert not [s for s in sql if f'FROM "{users}"' in s and table not in s]
+
+
+def test_a_deactivated_user_is_signed_out_at_the_next_request(current_store):
+    client, user = _signed_in()
+    assert client.get("/").status_code == 200
+    get_user_model().objects.filter(pk=user.pk).update(is_active=False)
+    assert _signed_out(client.get("/"))
+
+
+def test_a_password_changed_elsewhere_ends_the_session(current_store):
+    client, user = _signed_in()
+    assert client.get("/").status_code == 200
+    other = get_user_model().objects.get(pk=user.pk)
+    other.set_password("a-new-password-456")
+    other.save()
+    assert _signed_out(client.get("/"))
+    assert not SignedInSession.objects.filter(
+        session_key=client.cookies[settings.SESSION_COOKIE_NAME].value
+    ).exists()
+
+
+def test_a_session_ended_elsewhere_is_signed_out_and_a_deleted_user_takes_theirs(current_store):
+    client, user = _signed_in()
+    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    SignedInSession.objects.filter(session_key=key).delete()
+    assert _signed_out(client.get("/"))
+    again, user = _signed_in("kim")
+    assert SignedInSession.objects.filter(user_id=user.pk).exists()
+    get_user_model().objects.filter(pk=user.pk).delete()
+    assert not SignedInSession.objects.filter(user_id=user.pk).exists()
+    assert _signed_out(again.get("/"))
+
+
+def test_a_session_whose_user_column_disagrees_with_its_data_reads_the_user_by_its_data(
+    current_store,
+):
+    client, user = _signed_in()
+    other = make_user("staff", username="other")
+    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    SignedInSession.objects.filter(session_key=key).update(user_id=other.pk)
+    page = client.get("/")
+    assert page.status_code == 200
+    assert page.context["user"].pk == user.pk
+
+
+def test_sign_out_removes_the_session_row(current_store):
+    client, _user = _signed_in()
+    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    page = client.get("/")
+    token = page.context["csrf_token"]
+    assert client.post("/accounts/logout/", {"csrfmiddlewaretoken": str(token)}).status_code == 302
+    assert not SignedInSession.objects.filter(session_key=key).exists()
+    assert _signed_out(client.get("/"))
+
+
+def test_the_upgrade_copies_running_sessions_with_their_user(current_store):
+    import importlib
+
+    from django.apps import apps
+    from django.contrib.sessions.backends.db import SessionStore as DjangoStore
+
+    migration = importlib.import_module("accounts_app.migrations.0006_signed_in_sessions")
+    user = make_user("viewer", username="before")
+    old = DjangoStore()
+    old.update(
+        {"_auth_user_id": str(user.pk), "_auth_user_backend": settings.AUTHENTICATION_BACKENDS[-1]}
+    )
+    old.create()
+    anonymous = DjangoStore()
+    anonymous["something"] = 1
+    anonymous.create()
+    with connections["default"].schema_editor() as editor:
+        migration.copy_running_sessions(apps, editor)
+    copied = SignedInSession.objects.get(session_key=old.session_key)
+    assert copied.user_id == user.pk
+    assert copied.get_decoded()["_auth_user_id"] == str(user.pk)
+    assert SignedInSession.objects.get(session_key=anonymous.session_key).user_id is None
