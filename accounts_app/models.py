@@ -106,8 +106,11 @@ class ApiToken(models.Model):
 
 class SignedInSessionManager(BaseSessionManager):
     def get_queryset(self):
-        # Reading a session reads its user in the same statement.
-        return super().get_queryset().select_related("user")
+        # Reading a session reads its user, and what other apps ask to read with the user, in
+        # the same statement.
+        from .signed_in import read_with_user
+
+        return super().get_queryset().select_related("user").annotate(**read_with_user())
 
 
 class SignedInSession(AbstractBaseSession):

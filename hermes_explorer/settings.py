@@ -232,6 +232,12 @@ CACHES = app_data.caches(CACHE_URL, DATA_DIR)
 # also keeps the user's id, so that the session and its user are read in one statement): a
 # sign-out ends the session on every server at once, even if the cache was unreachable then.
 SESSION_ENGINE = "accounts_app.signed_in"
+# Read with the session, in the same statement, for every request: the profiles its user may
+# see (profiles_app.models.ProfileRestriction.allowed_for uses them).
+SESSION_USER_READS = {
+    "own_profile_restriction": "profiles_app.models.own_restriction",
+    "profile_restricted_by_group": "profiles_app.models.restricted_by_group",
+}
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

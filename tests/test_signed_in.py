@@ -122,3 +122,55 @@ def test_the_upgrade_copies_running_sessions_with_their_user(current_store):
     assert copied.user_id == user.pk
     assert copied.get_decoded()["_auth_user_id"] == str(user.pk)
     assert SignedInSession.objects.get(session_key=anonymous.session_key).user_id is None
+
+
+def test_the_user_s_profile_restrictions_are_read_with_the_session():
+    from profiles_app.models import ProfileRestriction
+
+    assert set(settings.SESSION_USER_READS) == {ProfileRestriction.OWN, ProfileRestriction.BY_GROUP}
+
+
+def test_a_restriction_made_elsewhere_applies_at_the_next_request(current_store):
+    from django.contrib.auth.models import Group
+
+    from profiles_app.models import ProfileRestriction
+
+    client, user = _signed_in()
+    assert client.get("/").status_code == 200
+    mine = ProfileRestriction.objects.create(user=user, profiles="elsewhere")
+    assert client.get("/").status_code == 404
+    mine.profiles = "default, elsewhere"
+    mine.save()
+    assert client.get("/").status_code == 200
+    mine.delete()
+    group = Group.objects.create(name="contractors")
+    user.groups.add(group)
+    assert client.get("/").status_code == 200
+    ProfileRestriction.objects.create(group=group, profiles="elsewhere")
+    assert client.get("/").status_code == 404
+    ProfileRestriction.objects.create(user=user, profiles="default")
+    assert client.get("/").status_code == 200  # the union of the user's and the group's
+
+
+def test_an_empty_own_restriction_shows_no_profile(current_store):
+    from profiles_app.models import ProfileRestriction
+
+    client, user = _signed_in()
+    ProfileRestriction.objects.create(user=user, profiles=" , ")
+    assert client.get("/").status_code == 404
+
+
+def test_expired_sessions_are_cleared(current_store):
+    from datetime import timedelta
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    client, _user = _signed_in()
+    key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    SignedInSession.objects.filter(session_key=key).update(
+        expire_date=timezone.now() - timedelta(seconds=1)
+    )
+    assert _signed_out(client.get("/"))
+    call_command("clearsessions")
+    assert not SignedInSession.objects.filter(session_key=key).exists()
