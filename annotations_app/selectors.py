@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.db import connections, router
-from django.db.models import Q
+from django.db.models import F, Q, Subquery, TextField
+from django.db.models.functions import JSONObject
 
 from .models import AnnotatedSession, Note, SavedView, SessionTag, Star, Tag
 from .targets import current_store
@@ -120,6 +122,16 @@ def views_for(user) -> tuple[list[SavedView], list[SavedView]]:
     """(the user's own views, the views others share with the team)."""
     if user is None or not user.is_authenticated:
         return [], []
+    if hasattr(user, VIEWS_READ_WITH_SESSION):
+        rows = _links(getattr(user, VIEWS_READ_WITH_SESSION))
+    else:
+        rows = _view_links(user)
+    own = [v for v in rows if v.owner_id == user.pk]
+    shared = [v for v in rows if v.owner_id != user.pk]
+    return own, shared
+
+
+def _view_links(user) -> list[SavedViewLink]:
     # On every page (the navigation): plain SQL, the ORM's compiling cost more than the query.
     users = user._meta
     with connections[router.db_for_read(SavedView)].cursor() as cur:
@@ -129,10 +141,60 @@ def views_for(user) -> tuple[list[SavedView], list[SavedView]]:
             "WHERE v.owner_id = %s OR v.shared ORDER BY v.name, v.id",
             [user.pk],
         )
-        rows = [SavedViewLink(*row) for row in cur.fetchall()]
-    own = [v for v in rows if v.owner_id == user.pk]
-    shared = [v for v in rows if v.owner_id != user.pk]
-    return own, shared
+        return [SavedViewLink(*row) for row in cur.fetchall()]
+
+
+# The user's attribute that holds the views of the navigation when they were read with the
+# session (settings.SESSION_USER_READS): a JSON array, or None for no view at all.
+VIEWS_READ_WITH_SESSION = "saved_view_links"
+
+
+class _JSONArray(Subquery):
+    """The ``j`` column of a subquery's rows as one JSON array (text), ordered as its ``name``
+    then ``id`` (SQLite before 3.44 cannot order inside an aggregate: :func:`_links` sorts)."""
+
+    template = "(SELECT CAST(json_agg(r.j ORDER BY r.name, r.id) AS text) FROM (%(subquery)s) r)"
+
+    def as_sqlite(self, compiler, connection, **extra):
+        extra["template"] = "(SELECT json_group_array(json(r.j)) FROM (%(subquery)s) r)"
+        return self.as_sql(compiler, connection, **extra)
+
+
+def views_with_session(user_id) -> _JSONArray:
+    """The views of the navigation of the user of ``user_id`` (an OuterRef), as a query
+    expression read with the session: the same rows as :func:`_view_links`."""
+    from django.contrib.auth import get_user_model
+
+    username = get_user_model().USERNAME_FIELD
+    rows = (
+        SavedView.objects.filter(Q(owner_id=user_id) | Q(shared=True))
+        .order_by()
+        .values(
+            "name",
+            "id",
+            j=JSONObject(
+                id="id",
+                name="name",
+                url="url",
+                shared="shared",
+                owner_id="owner_id",
+                owner_name=F(f"owner__{username}"),
+            ),
+        )
+    )
+    return _JSONArray(rows, output_field=TextField())
+
+
+def _links(text: str | None) -> list[SavedViewLink]:
+    rows = [
+        SavedViewLink(
+            r["id"], r["name"], r["url"], bool(r["shared"]), r["owner_id"], r["owner_name"]
+        )
+        for r in json.loads(text or "[]")
+    ]
+    if connections[router.db_for_read(SavedView)].vendor == "sqlite":
+        rows.sort(key=lambda v: (v.name, v.pk))  # SQLite's order of text: by code point
+    return rows
 
 
 @dataclass(frozen=True)

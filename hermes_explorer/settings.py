@@ -233,10 +233,12 @@ CACHES = app_data.caches(CACHE_URL, DATA_DIR)
 # sign-out ends the session on every server at once, even if the cache was unreachable then.
 SESSION_ENGINE = "accounts_app.signed_in"
 # Read with the session, in the same statement, for every request: the profiles its user may
-# see (profiles_app.models.ProfileRestriction.allowed_for uses them).
+# see (profiles_app.models.ProfileRestriction.allowed_for uses them) and the saved views of
+# the navigation (annotations_app.selectors.views_for).
 SESSION_USER_READS = {
     "own_profile_restriction": "profiles_app.models.own_restriction",
     "profile_restricted_by_group": "profiles_app.models.restricted_by_group",
+    "saved_view_links": "annotations_app.selectors.views_with_session",
 }
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {

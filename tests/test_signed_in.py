@@ -127,7 +127,7 @@ def test_the_upgrade_copies_running_sessions_with_their_user(current_store):
 def test_the_user_s_profile_restrictions_are_read_with_the_session():
     from profiles_app.models import ProfileRestriction
 
-    assert set(settings.SESSION_USER_READS) == {ProfileRestriction.OWN, ProfileRestriction.BY_GROUP}
+    assert {ProfileRestriction.OWN, ProfileRestriction.BY_GROUP} <= set(settings.SESSION_USER_READS)
 
 
 def test_a_restriction_made_elsewhere_applies_at_the_next_request(current_store):
@@ -174,3 +174,43 @@ def test_expired_sessions_are_cleared(current_store):
     assert _signed_out(client.get("/"))
     call_command("clearsessions")
     assert not SignedInSession.objects.filter(session_key=key).exists()
+
+
+def test_the_saved_views_of_the_navigation_read_with_the_session_are_the_queried_ones(
+    current_store,
+):
+    from annotations_app import selectors
+    from annotations_app.models import SavedView
+
+    assert selectors.VIEWS_READ_WITH_SESSION in settings.SESSION_USER_READS
+    client, user = _signed_in()
+    other = make_user("viewer", username="other")
+    assert selectors.views_for(_session_user(client)) == ([], [])
+    for owner, name, shared in [
+        (user, "beta", False),
+        (user, "Alpha", True),
+        (other, "zeta <b>", True),
+        (other, "hidden", False),
+        (other, "Émile", True),
+        (user, "alpha two", False),
+    ]:
+        SavedView.objects.create(owner=owner, name=name, url=f"/sessions/?q={name}", shared=shared)
+    read = selectors.views_for(_session_user(client))
+    queried = selectors.views_for(get_user_model().objects.get(pk=user.pk))
+    assert read == queried
+    own, shared = read
+    assert [v.name for v in own] == [v.name for v in queried[0]] and len(own) == 3
+    assert {v.name for v in shared} == {"zeta <b>", "Émile"}
+    assert {v.owner_name for v in shared} == {"other"} and all(v.shared for v in shared)
+    page = client.get("/").content.decode()
+    assert "zeta &lt;b&gt;</a>" in page and ">hidden</a>" not in page
+
+
+def _session_user(client):
+    from accounts_app.signed_in import SessionStore
+
+    store = SessionStore(client.cookies[settings.SESSION_COOKIE_NAME].value)
+    store.load()
+    user = store.loaded_user
+    assert hasattr(user, "saved_view_links")
+    return user
