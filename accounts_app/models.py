@@ -8,7 +8,7 @@ the admin.
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.sessions.base_session import AbstractBaseSession, BaseSessionManager
+from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 
 
@@ -104,15 +104,6 @@ class ApiToken(models.Model):
         }[self.status]
 
 
-class SignedInSessionManager(BaseSessionManager):
-    def get_queryset(self):
-        # Reading a session reads its user, and what other apps ask to read with the user, in
-        # the same statement.
-        from .signed_in import read_with_user
-
-        return super().get_queryset().select_related("user").annotate(**read_with_user())
-
-
 class SignedInSession(AbstractBaseSession):
     """A signed-in session (Django's session row) with its user's id in a column of its own,
     so that a request reads its session and its user in one statement
@@ -130,8 +121,6 @@ class SignedInSession(AbstractBaseSession):
         db_constraint=False,
         related_name="+",
     )
-
-    objects = SignedInSessionManager()
 
     class Meta(AbstractBaseSession.Meta):
         verbose_name = "signed-in session"

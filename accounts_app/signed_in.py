@@ -16,7 +16,6 @@ password hash is checked as Django checks it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 
 from django.conf import settings
@@ -27,25 +26,11 @@ from django.contrib.auth.middleware import AuthenticationMiddleware
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
 from django.core.exceptions import ValidationError
-from django.db.models import Expression, OuterRef
+from django.db import router
 from django.utils.crypto import constant_time_compare
 from django.utils.functional import SimpleLazyObject
-from django.utils.module_loading import import_string
 
-
-def _with_user() -> dict[str, Callable[[OuterRef], Expression]]:
-    """``settings.SESSION_USER_READS``: values of the signed-in user that other apps need on
-    every request, read in the session's statement (attribute name on the user -> dotted path
-    of a function of the user's id, an OuterRef, giving a query expression).  The attributes
-    are absent on users loaded otherwise: their readers fall back to a query of their own."""
-    return {
-        name: import_string(path)
-        for name, path in getattr(settings, "SESSION_USER_READS", {}).items()
-    }
-
-
-def read_with_user() -> dict[str, Expression]:
-    return {name: make(OuterRef("user_id")) for name, make in _with_user().items()}
+from . import session_read
 
 
 class SessionStore(DatabaseSessionStore):
@@ -61,13 +46,14 @@ class SessionStore(DatabaseSessionStore):
         return SignedInSession
 
     def load(self):
-        found = self._get_session_from_db()
-        user = found.user if found else None
-        if user is not None:
-            for name in getattr(settings, "SESSION_USER_READS", {}):
-                setattr(user, name, getattr(found, name))
-        self.loaded_user = user
-        return self.decode(found.session_data) if found else {}
+        # Django's load, reading the session with its user (session_read.py).
+        found = session_read.read(self.model, router.db_for_read(self.model), self.session_key)
+        if found is None:
+            self._session_key = None
+            self.loaded_user = None
+            return {}
+        data, self.loaded_user = found
+        return self.decode(data)
 
     def create_model_instance(self, data):
         instance = super().create_model_instance(data)

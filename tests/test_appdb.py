@@ -332,3 +332,40 @@ def test_a_kept_postgresql_connection_is_checked_without_a_round_trip_and_reopen
         assert checks == [1] and new_pid != pid
     finally:
         conn.close()
+
+
+@pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="PostgreSQL only")
+def test_the_session_statement_is_prepared_once_per_connection_and_nothing_else_is(
+    current_store,
+):
+    from accounts_app.models import SignedInSession
+
+    make_user("viewer", username="prepared")
+    client = Client()
+    assert client.post(
+        "/accounts/login/", {"username": "prepared", "password": PASSWORD}
+    ).status_code in (302,)
+    for _ in range(3):
+        assert client.get("/").status_code == 200
+    with connections["default"].cursor() as cur:
+        cur.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cur.fetchall()]
+    table = SignedInSession._meta.db_table
+    assert len(prepared) == 1 and table in prepared[0] and "auth_user" in prepared[0]
+
+
+@pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="PostgreSQL only")
+def test_prepared_statements_can_be_turned_off_for_a_pooler(tmp_path):
+    config = app_data.database(os.environ["DATABASE_URL"] + "?prepared_statements=0", tmp_path)
+    conn = connections.create_connection("default")
+    conn.settings_dict = {**conn.settings_dict, "OPTIONS": config["OPTIONS"]}
+    try:
+        assert "prepared_statements" not in conn.get_connection_params()
+        assert conn.prepares_statements is False
+        with conn.prepared_cursor() as cur:
+            cur.execute("SELECT %s::int", [7])
+            assert cur.fetchone() == (7,)
+            cur.execute("SELECT count(*) FROM pg_prepared_statements")
+            assert cur.fetchone() == (0,)
+    finally:
+        conn.close()
