@@ -4,7 +4,8 @@ Django's database sessions store the user's id inside the encoded session data, 
 reads its session row, decodes it, then reads the user row: two round trips to the app database
 before the page does anything (on PostgreSQL, each is a trip over the network).  Here the
 session row also keeps the user's id in a column (:class:`accounts_app.models.SignedInSession`),
-and reading the session joins the user row in the same statement.
+and reading the session joins the user row in the same statement (:mod:`.session_read`, with
+the per-user values other apps ask for in ``settings.SESSION_USER_READS``).
 
 Nothing is cached: the user row is read afresh with the session on every request, so a sign-out,
 a password change or a deactivated account takes effect at once on every instance, exactly as
