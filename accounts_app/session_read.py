@@ -31,6 +31,7 @@ class Plan:
     sql: str
     select_params: tuple
     user_fields: tuple  # attnames, in column order
+    pk_index: int  # of the user's primary key among them
     extra_names: tuple
     converters: tuple  # (column index, [converter, …], expression)
 
@@ -96,6 +97,7 @@ def _compile(model, using: str, reads: tuple) -> Plan:
         sql=sql,
         select_params=tuple(params),
         user_fields=tuple(f.attname for f in user_fields),
+        pk_index=user_fields.index(user_model._meta.pk),
         extra_names=tuple(asked),
         converters=tuple(converters),
     )
@@ -126,7 +128,7 @@ def read(model, using: str, session_key: str):
     width = len(plan.user_fields)
     values = row[1 : 1 + width]
     user = None
-    if values[[*plan.user_fields].index(get_user_model()._meta.pk.attname)] is not None:
+    if values[plan.pk_index] is not None:
         user = get_user_model().from_db(using, plan.user_fields, values)
         for name, value in zip(plan.extra_names, row[1 + width :], strict=True):
             setattr(user, name, value)
