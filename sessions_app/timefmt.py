@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 
 from django.utils import timezone
 
@@ -19,8 +20,14 @@ def from_epoch(value: float | int | None) -> dt.datetime | None:
 
 def day_start_epoch(day: dt.date) -> float:
     """Epoch of local midnight at the start of ``day`` (in ``TIME_ZONE``)."""
-    start = dt.datetime.combine(day, dt.time.min)
-    return timezone.make_aware(start, timezone.get_current_timezone()).timestamp()
+    return _day_start(day, timezone.get_current_timezone())
+
+
+@functools.lru_cache(maxsize=4096)
+def _day_start(day: dt.date, zone: dt.tzinfo) -> float:
+    # A year of insights links asks for the same few hundred days several times over, and
+    # each answer needs the zone's rules for that date.
+    return timezone.make_aware(dt.datetime.combine(day, dt.time.min), zone).timestamp()
 
 
 def day_end_epoch(day: dt.date) -> float:
