@@ -671,10 +671,14 @@ def main() -> None:
         log(f"second explorer: app database {app_servers[0].url}, cache {app_servers[1].url}")
     try:
         explorer.start()
+        # As a deployment does before serving (README): the pages are timed in steady state,
+        # not while the first views build every session's insights summaries.
+        explorer.manage("insights_warm")
         if datasette:
             datasette.start()
         if shared:
             shared.start()
+            shared.manage("insights_warm")
         servers = [("explorer", explorer)] + ([("datasette", datasette)] if datasette else [])
         servers += [("pg+redis", shared)] if shared else []
         if datasette and datasette.note:

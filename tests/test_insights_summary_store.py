@@ -410,3 +410,24 @@ def test_views_during_a_build_read_only_the_message_figures_again(
             key
         ], key
     assert done["skills"]["summary"] == fresh["skills"]["summary"]
+
+
+def test_while_a_build_runs_views_do_not_compare_every_session(current, monkeypatch):
+    from insights_app import summary_build
+    from insights_app.figures import messages
+
+    compared = []
+    real = messages._window_sessions
+    monkeypatch.setattr(
+        messages, "_window_sessions", lambda scope: compared.append(1) or real(scope)
+    )
+    key = summary_store.store_key()
+    summaries.refresh_high_water()
+    assert summary_store.claim_build(key, 8)
+    partial = report()
+    assert compared == [] and not partial.messages_complete
+    assert partial.summaries_build == (0, 8)
+    summary_store.build_finished(key)
+    summary_build.build(key)
+    done = report()
+    assert done.messages_complete and done.summaries_build is None
