@@ -18,21 +18,12 @@ from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
 from insights_app import figures
 from insights_app.stats import Window, build_report
 from tests.conftest import use_store
-from tests.test_insights import NOW, build_fixture
+from tests.test_insights import NOW, build_fixture, shaped, utc  # noqa: F401 (fixtures)
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
-
-
-@pytest.fixture(autouse=True)
-def utc(settings):
-    settings.TIME_ZONE = "UTC"
-
-
-@pytest.fixture(params=["current", "legacy", "doc"])
-def shaped(request, tmp_path):
-    use_store(build_fixture(tmp_path / f"{request.param}.db", request.param))
-    yield request.param
-    connections["hermes"].close()
+pytestmark = [
+    pytest.mark.django_db(databases=["default", "hermes"]),
+    pytest.mark.usefixtures("utc"),
+]
 
 
 def _figures(report):
@@ -49,8 +40,9 @@ def _figures(report):
     )
 
 
+@pytest.mark.usefixtures("shaped")
 @pytest.mark.parametrize("days", [7, 30, None])
-def test_the_split_pass_gives_the_figures_of_one_statement(shaped, monkeypatch, days):
+def test_the_split_pass_gives_the_figures_of_one_statement(monkeypatch, days):
     whole = build_report(Window(days=days), now=NOW)
     used = []
     real = lanes.beside
@@ -208,7 +200,8 @@ def test_top_sessions_of_two_halves_follow_the_parts_order():
     assert best["tokens"]["session_id"] == "e"
 
 
-def test_columns_combine_by_their_aggregate(shaped):
+@pytest.mark.usefixtures("shaped")
+def test_columns_combine_by_their_aggregate():
     from insights_app.figures import FIGURES
     from insights_app.figures.registry import column_rules, combined
     from insights_app.window import scope_of
