@@ -33,6 +33,18 @@ from dataclasses import dataclass
 from ..localtime import OffsetSegments
 from ..window import Scope
 
+# The counters of ``session_model_usage``: (column, its name in ``uses``, its per-session sum
+# ``u_<key>`` in ``per``, zero).  A missing column or value counts as zero.
+USAGE = (
+    ("input_tokens", "i", "in", "0"),
+    ("output_tokens", "o", "out", "0"),
+    ("cache_read_tokens", "cr", "cr", "0"),
+    ("cache_write_tokens", "cw", "cw", "0"),
+    ("reasoning_tokens", "rs", "rs", "0"),
+    ("api_call_count", "api", "api", "0"),
+    ("estimated_cost_usd", "cost", "cost", "0.0"),
+    ("actual_cost_usd", "actual", "actual", "0.0"),
+)
 COLUMNS = (
     "id",
     "source",
@@ -52,14 +64,7 @@ COLUMNS = (
     "s_actual",
     "included",
     "unknown",
-    "u_in",
-    "u_out",
-    "u_cr",
-    "u_cw",
-    "u_rs",
-    "u_api",
-    "u_cost",
-    "u_actual",
+    *(f"u_{key}" for _column, _short, key, _zero in USAGE),
 )
 _POSITIVE = (
     "s.started_at <> 0 AND s.ended_at IS NOT NULL AND s.ended_at <> 0 AND s.ended_at > s.started_at"
@@ -94,20 +99,13 @@ def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
     unknown = unknown.format(used=used)
     if scope.has_usage:
         u = scope.ucol
-        usage_cols = f"""COALESCE(SUM({u("input_tokens")}), 0) AS u_in,
-               COALESCE(SUM({u("output_tokens")}), 0) AS u_out,
-               COALESCE(SUM({u("cache_read_tokens")}), 0) AS u_cr,
-               COALESCE(SUM({u("cache_write_tokens")}), 0) AS u_cw,
-               COALESCE(SUM({u("reasoning_tokens")}), 0) AS u_rs,
-               COALESCE(SUM({u("api_call_count")}), 0) AS u_api,
-               COALESCE(SUM({u("estimated_cost_usd", "NULL")}), 0.0) AS u_cost,
-               COALESCE(SUM({u("actual_cost_usd", "NULL")}), 0.0) AS u_actual"""
+        usage_cols = ",\n               ".join(
+            f"COALESCE(SUM({u(column, 'NULL')}), {zero}) AS u_{key}"
+            for column, _short, key, zero in USAGE
+        )
         join = "LEFT JOIN session_model_usage u ON u.session_id = s.id"
     else:
-        usage_cols = (
-            "0 AS u_in, 0 AS u_out, 0 AS u_cr, 0 AS u_cw, 0 AS u_rs, 0 AS u_api,"
-            " 0.0 AS u_cost, 0.0 AS u_actual"
-        )
+        usage_cols = ", ".join(f"{zero} AS u_{key}" for _column, _short, key, zero in USAGE)
         join = ""
     local = segments.local_sql("s.started_at")
     columns = f"""s.id AS id, COALESCE(NULLIF(s.source, ''), 'unknown') AS source,
@@ -148,15 +146,11 @@ def usage_cte(scope: Scope) -> str:
     Columns: ``sid``, ``model``, ``i``, ``o``, ``cr``, ``cw``, ``rs``, ``api``, ``cost``,
     ``actual`` (0 for a missing value), ``lt``."""
     u = scope.ucol
+    counters = ",\n               ".join(
+        f"COALESCE({u(column, 'NULL')}, {zero}) AS {short}" for column, short, _key, zero in USAGE
+    )
     return f"""uses AS MATERIALIZED (
         SELECT u.session_id AS sid, u.model AS model,
-               COALESCE({u("input_tokens")}, 0) AS i,
-               COALESCE({u("output_tokens")}, 0) AS o,
-               COALESCE({u("cache_read_tokens")}, 0) AS cr,
-               COALESCE({u("cache_write_tokens")}, 0) AS cw,
-               COALESCE({u("reasoning_tokens")}, 0) AS rs,
-               COALESCE({u("api_call_count")}, 0) AS api,
-               COALESCE({u("estimated_cost_usd", "NULL")}, 0.0) AS cost,
-               COALESCE({u("actual_cost_usd", "NULL")}, 0.0) AS actual,
+               {counters},
                p.lt AS lt
         FROM per p JOIN session_model_usage u ON u.session_id = p.id)"""
