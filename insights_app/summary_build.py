@@ -136,12 +136,6 @@ def launch(target: Callable[[], None]) -> None:
     threading.Thread(target=target, name="insights-summary-build", daemon=True).start()
 
 
-def running(key: str) -> tuple[int, int] | None:
-    """``(done, total)`` of the build of this file running now (here or in another process),
-    or None."""
-    return summary_store.build_progress(key)
-
-
 def start(key: str) -> tuple[int, int] | None:
     """Make sure a build of this file runs (here, or in another process); ``(done, total)``
     of the running one when known."""

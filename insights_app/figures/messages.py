@@ -82,7 +82,7 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
     missing = 0
     build = None
     if (have.sessions, have.message_count) != (int(n or 0), int(mc or 0)):
-        running = summary_build.running(key)
+        running = summary_store.build_progress(key)
         if running is not None:
             # A build of this file is under way: it computes every missing or stale summary.
             # The message figures wait for it (a sum over part of the window is not the
