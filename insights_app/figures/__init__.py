@@ -20,12 +20,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from hermes_explorer import lanes, store
+from hermes_explorer import lanes
 
 from ..localtime import OffsetSegments
 from ..window import Scope
 from . import activity, day_models, days, models, platforms, top_sessions
-from .registry import Figure, Row, by_figure, combined, compute, decode, statement
+from .registry import Figure, combined, compute, decode, rows_by_figure
 
 T = TypeVar("T")
 
@@ -58,12 +58,7 @@ def one_pass(
         figures = compute(scope, segments, FIGURES)
         return figures, meanwhile()
     halves = [replace(scope, where=f"({scope.where}) AND s.rowid %% 2 = {i}") for i in (0, 1)]
-
-    def rows_of(half: Scope) -> dict[str, list[Row]]:
-        sql, names = statement(half, segments, FIGURES)
-        return by_figure(FIGURES, names, store.rows(sql, half.params))
-
-    later = lanes.beside(lambda: rows_of(halves[1]))
-    mine = rows_of(halves[0])
+    later = lanes.beside(lambda: rows_by_figure(halves[1], segments, FIGURES))
+    mine = rows_by_figure(halves[0], segments, FIGURES)
     other = meanwhile()
     return decode(scope, FIGURES, combined(scope, FIGURES, mine, later())), other

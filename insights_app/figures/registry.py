@@ -97,19 +97,20 @@ def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -
     On a rollback-journal file, for a window too big for one short statement, it runs over a
     copy of the window's rows read in short statements (:mod:`.staged`), so that Hermes's
     commits never wait for the pass."""
+    return decode(scope, figures, rows_by_figure(scope, segments, figures))
+
+
+def rows_by_figure(
+    scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]
+) -> dict[str, list[Row]]:
+    """The rows of :func:`statement` (or of its staged run), per figure, each a key and its
+    columns by name."""
     if scope.read_in_chunks:
         sql, names = statement(scope, segments, figures, per_table=staged.PER_TABLE)
         found = staged.staged_rows(scope, segments, sql)
     else:
         sql, names = statement(scope, segments, figures)
         found = store.rows(sql, scope.params)
-    return decode(scope, figures, by_figure(figures, names, found))
-
-
-def by_figure(
-    figures: Sequence[Figure], names: dict[str, list[str]], found: list[tuple]
-) -> dict[str, list[Row]]:
-    """The statement's rows, per figure, each a key and its columns by name."""
     rows: dict[str, list[Row]] = {figure.name: [] for figure in figures}
     for name, key, *values in found:
         # zip() stops at the figure's own columns: the NULL padding is dropped.
