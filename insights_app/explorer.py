@@ -121,16 +121,19 @@ def report_and_previous(
     period's pass runs beside it in a spare lane of the process, when one is free
     (:mod:`hermes_explorer.lanes`), both measured from the same clock."""
     later = None
-    if reports.kept_report(window, activity_days) is None:
-        now = stats.current_time()
-        before = previous_window(window, now)
-        if before is not None:
-            later = lanes.beside(lambda: previous_report(before, now))
+    kept = reports.kept_report(window, activity_days)
+    if kept is not None and kept.messages_complete:
+        report = kept  # what report_for would give, without asking the cache again
     else:
-        now = None  # the kept report's own clock
-    report = reports.report_for(
-        window, activity_days=activity_days, collect_seconds=collect_seconds, now=now
-    )
+        now = None  # a kept report's own clock
+        if kept is None:
+            now = stats.current_time()
+            before = previous_window(window, now)
+            if before is not None:
+                later = lanes.beside(lambda: previous_report(before, now))
+        report = reports.report_for(
+            window, activity_days=activity_days, collect_seconds=collect_seconds, now=now
+        )
     if report.empty:
         return report, None
     if later is not None:
