@@ -61,6 +61,32 @@ def per_language(build):
     return cached
 
 
+# Distinct counts kept per language by a function of :func:`per_language_count` at most.
+COUNTS_KEPT = 1024
+
+
+def per_language_count(build):
+    """``build(count)`` (a phrase with a count in it, translated) run once per language and
+    count: a page repeats a handful of distinct counts on many rows.  The decorated function
+    takes the count and returns ``build(count)``'s result in the page's language."""
+    cache: dict[tuple[str, int], object] = {}
+
+    @functools.wraps(build)
+    def cached(count: int):
+        key = (language(), count)
+        try:
+            return cache[key]
+        except KeyError:
+            with translation.override(key[0]):
+                value = build(count)
+            if len(cache) >= COUNTS_KEPT:
+                cache.clear()
+            cache[key] = value
+            return value
+
+    return cached
+
+
 # Django's own message for a cut text, translated by Django's catalogs (named through
 # variables, so that the explorer's catalog does not collect it).
 TRUNCATION_CONTEXT = "String to return when truncating text"

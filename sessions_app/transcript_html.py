@@ -16,12 +16,11 @@ from html import escape
 
 from django.middleware.csrf import get_token
 from django.urls import reverse
-from django.utils import translation
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 from django.utils.translation import gettext, ngettext
 
-from .formatting import language, number, per_language, truncate_chars
+from .formatting import number, per_language, per_language_count, truncate_chars
 from .templatetags.explorer import role_labels, text_html, time_html
 
 # Characters of a long body shown before "Show more".
@@ -61,22 +60,12 @@ def entry_words() -> dict[str, str]:
     return {key: escape(text) for key, text in words.items()}
 
 
-@per_language
-def _reveal_labels() -> dict[int, str]:
-    # Filled as counts appear: a page shows a handful of distinct counts.
-    return {}
-
-
+@per_language_count
 def reveal_label(count: int) -> str:
-    labels = _reveal_labels()
-    label = labels.get(count)
-    if label is None:
-        with translation.override(language()):
-            text = ngettext(
-                "Reveal %(counter)s hidden secret", "Reveal %(counter)s hidden secrets", count
-            )
-        label = labels[count] = escape(text % {"counter": count})
-    return label
+    return escape(
+        ngettext("Reveal %(counter)s hidden secret", "Reveal %(counter)s hidden secrets", count)
+        % {"counter": count}
+    )
 
 
 class EntryRenderer:

@@ -4,12 +4,11 @@ navigation.  Each reads the app's database only; none touches the state.db."""
 from __future__ import annotations
 
 from django import template
-from django.utils import translation
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
 from hermes_explorer import stores
-from sessions_app.formatting import language, per_language
+from sessions_app.formatting import per_language_count
 
 from .. import permissions, selectors
 
@@ -74,20 +73,9 @@ def note_indicator(count: int):
     )
 
 
-@per_language
-def _note_counts() -> dict[int, str]:
-    # Filled as counts appear: a page shows a handful of distinct counts.
-    return {}
-
-
+@per_language_count
 def _note_count(count: int) -> str:
-    counts = _note_counts()
-    text = counts.get(count)
-    if text is None:
-        with translation.override(language()):
-            text = ngettext("%(count)s note", "%(count)s notes", count) % {"count": count}
-        counts[count] = text
-    return text
+    return ngettext("%(count)s note", "%(count)s notes", count) % {"count": count}
 
 
 @register.simple_tag
