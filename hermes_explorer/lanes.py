@@ -3,31 +3,41 @@
 A cold insights report runs independent statements over the state.db that each take a good
 part of its time on a big store.  SQLite leaves Python's lock while a statement runs, so two
 statements on two connections use two cores.  Each process keeps ``HERMES_SPARE_LANES``
-threads for this (0: none, on a one-core host).  A request asks for one with :func:`beside`; when none is free (other requests hold
-them), its work simply runs in the request's own thread when its result is asked for, so a
-busy server does no more work than before and no request waits for a lane.
+threads for this (0: none, on a one-core host).  A request asks for one with :func:`beside`.
+When none is free (other requests, or this one's earlier parts, hold them), its work waits
+in line: the first lane to finish takes it, unless the request asks for its result first, in
+which case the request runs it itself.  So no request ever waits for a lane that has not
+started its work, and a busy server does no more work than before.
 
 The lane runs the work in a copy of the request's context (the store being read, the
 statements' budget: every statement keeps its deadline) and closes the connections it opened
-when the work is done, so that it keeps no file open and no connection outlives its request.
+when it is done, so that it keeps no file open and no connection outlives its request.  Work
+that reads the app's own database goes beside only when the request holds no open transaction
+there: another connection would not see what that transaction wrote (tests run in one).
 """
 
 from __future__ import annotations
 
 import contextvars
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from django.conf import settings
-from django.db import connections
+from django.db import DEFAULT_DB_ALIAS, connections
 
 T = TypeVar("T")
+
+# Work waiting for a lane, beyond which more simply runs in its request's thread.
+MAX_WAITING = 32
 
 _free: threading.BoundedSemaphore | None = None
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+# In line for a lane: the parts of requests, then what asked to go last (``in_line``).
+_waiting: tuple[deque[_Waiting], deque[_Waiting]] = (deque(), deque())
 
 
 def spare_lanes() -> int:
@@ -45,6 +55,45 @@ def _lanes() -> tuple[threading.BoundedSemaphore, ThreadPoolExecutor]:
         return _free, _pool
 
 
+class _Waiting(Generic[T]):
+    """Work in line for a lane: run once, by the first lane to take it or by its caller."""
+
+    def __init__(self, work: Callable[[], T], line: deque):
+        self.work = work
+        self.line = line
+        self.context = contextvars.copy_context()
+        self._lock = threading.Lock()
+        self._taken = False
+        self._done = threading.Event()
+        self._result: T | None = None
+        self._error: BaseException | None = None
+
+    def take(self) -> bool:
+        with self._lock:
+            taken, self._taken = self._taken, True
+        return not taken
+
+    def run_in_lane(self) -> None:
+        try:
+            self._result = self.context.run(self.work)
+        except BaseException as exc:  # handed to the caller, who raises it
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def result(self) -> T:
+        if self.take():
+            try:
+                self.line.remove(self)
+            except ValueError:  # a lane has just taken it out of the line (and dropped it)
+                pass
+            return self.work()  # no lane took it: the caller's own thread runs it
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._result  # type: ignore[return-value]
+
+
 def _in_lane(
     free: threading.BoundedSemaphore, context: contextvars.Context, work: Callable[[], T]
 ) -> T:
@@ -52,20 +101,46 @@ def _in_lane(
         return context.run(work)
     finally:
         try:
-            connections.close_all()
+            # Then whatever waits in line, while this lane is still counted as taken.
+            for line in _waiting:
+                while True:
+                    try:
+                        waiting = line.popleft()
+                    except IndexError:
+                        break
+                    if waiting.take():
+                        waiting.run_in_lane()
         finally:
-            free.release()
+            try:
+                connections.close_all()
+            finally:
+                free.release()
 
 
-def beside(work: Callable[[], T]) -> Callable[[], T]:
-    """Start ``work`` in a spare lane if one is free; the function returned gives its result
-    (waiting for the lane, or running ``work`` here if no lane took it) and raises what it
-    raised."""
-    if spare_lanes() <= 0:
+def _holds_app_transaction() -> bool:
+    return connections[DEFAULT_DB_ALIAS].in_atomic_block
+
+
+def beside(
+    work: Callable[[], T], *, reads_app_data: bool = False, in_line: bool = False
+) -> Callable[[], T]:
+    """Start ``work`` in a spare lane if one is free, else put it in line for the first lane
+    that frees up; the function returned gives its result (waiting for the lane that took it,
+    or running ``work`` here if none did) and raises what it raised.
+
+    ``reads_app_data``: the work reads the app's own database; it then runs here when the
+    request holds an open transaction there.  ``in_line``: the work goes in line even when a
+    lane is free, so that it never takes a lane from the bigger parts asked for after it."""
+    if spare_lanes() <= 0 or (reads_app_data and _holds_app_transaction()):
         return work
     free, pool = _lanes()
-    if not free.acquire(blocking=False):
-        return work
+    if in_line or not free.acquire(blocking=False):
+        line = _waiting[1 if in_line else 0]
+        if len(line) >= MAX_WAITING:
+            return work
+        waiting = _Waiting(work, line)
+        line.append(waiting)
+        return waiting.result
     try:
         future: Future = pool.submit(_in_lane, free, contextvars.copy_context(), work)
     except RuntimeError:  # the interpreter is shutting down: no new threads

@@ -320,7 +320,6 @@ def page(report: Report, drill: Drill, linked: dict[str, list[dict[str, Any]]], 
         "notes": page_notes(report, basis),
         "drill": drill,
         "heat_rows": [(WEEKDAYS[i], row, sum(row)) for i, row in enumerate(report.heatmap)],
-        "models_datalist": model_names(),
     }
 
 

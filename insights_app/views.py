@@ -17,7 +17,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_export, can_see_content
-from hermes_explorer import store, stores
+from hermes_explorer import lanes, store, stores
 from hermes_explorer.hermes_db.deadline import query_budget
 from sessions_app import formatting
 from sessions_app.facets import distinct_values
@@ -51,6 +51,9 @@ def index(request):
         return render(request, TEMPLATE, {"form": form, "shape": shape, **context})
     window, basis = form.window(), form.chart_basis()
     profile_rows = None
+    # The model box's suggestions read the store too: in line for the first lane the report's
+    # parts free (no lane is kept from them).
+    datalist = lanes.beside(presenters.model_names, in_line=True) if not fmt else list
     with query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
         if parts is None:
             report, previous = explorer.report_and_previous(
@@ -90,6 +93,7 @@ def index(request):
             notes=notes,
             served=served,
             profile_rows=profile_rows,
+            datalist=datalist,
         )
     linked, extra = _linked_and_extra(report, previous, drill, messages_allowed, served)
     if fmt == "json":
@@ -138,6 +142,7 @@ def _page(
     notes=(),
     served=None,
     profile_rows=None,
+    datalist=presenters.model_names,
 ):
     """The page.  Its report part, charts and tables with hundreds of links, is rendered once
     per report and kept with it (same files, same report, same role and query): a repeat view
@@ -145,7 +150,7 @@ def _page(
     context = {
         "report": report,
         "notes": [*notes, *presenters.page_notes(report, basis)],
-        "models_datalist": presenters.model_names(),
+        "models_datalist": datalist(),
         "form": form,
         "shape": shape,
         "csv_tables": export.CSV_TABLES,

@@ -47,9 +47,9 @@ def test_the_split_pass_gives_the_figures_of_one_statement(monkeypatch, days):
     used = []
     real = lanes.beside
 
-    def watched(work):
+    def watched(work, **options):
         used.append(work)
-        return real(work)
+        return real(work, **options)
 
     monkeypatch.setattr(figures, "SPLIT_FROM", 0)
     monkeypatch.setattr(lanes, "beside", watched)
@@ -104,6 +104,99 @@ def test_a_lane_runs_beside_and_frees_itself(one_lane):
     while lanes.beside(threading.current_thread)() is threading.current_thread():
         assert time.monotonic() < deadline
         time.sleep(0.01)
+
+
+@pytest.fixture
+def all_lanes_busy():
+    """Every spare lane running a request's part until ``release`` is set."""
+    release = threading.Event()
+    started = []
+    for _ in range(lanes.spare_lanes()):
+        began = threading.Event()
+
+        def hold(began=began):
+            began.set()
+            release.wait(10)
+            return threading.current_thread()
+
+        started.append((lanes.beside(hold), began))
+    assert all(began.wait(5) for _later, began in started)
+    yield release, [later for later, _began in started]
+    release.set()
+
+
+def test_work_in_line_goes_to_the_first_lane_that_frees_up(all_lanes_busy):
+    release, busy = all_lanes_busy
+    ran_in = []
+    later = lanes.beside(lambda: ran_in.append(threading.current_thread()) or "mine")
+    assert ran_in == []
+    release.set()
+    held = {part() for part in busy}  # the lanes' own parts end, then they take the line
+    assert later() == "mine"
+    assert ran_in[0] is not threading.current_thread()
+    assert ran_in[0] in held
+
+
+def test_work_in_line_that_no_lane_took_runs_in_its_caller(all_lanes_busy):
+    _release, _busy = all_lanes_busy
+    later = lanes.beside(lambda: threading.current_thread())
+    assert later() is threading.current_thread()
+    assert not any(later_one for later_one in lanes._waiting)  # not left in line
+
+
+def test_work_in_line_raises_in_its_caller_what_it_raised_in_a_lane(all_lanes_busy):
+    release, busy = all_lanes_busy
+
+    def boom():
+        raise ValueError("in a lane")
+
+    later = lanes.beside(boom)
+    release.set()
+    for part in busy:
+        part()
+    with pytest.raises(ValueError, match="in a lane"):
+        later()
+
+
+def test_work_asked_to_go_last_never_takes_a_free_lane():
+    ran_in = []
+    later = lanes.beside(lambda: ran_in.append(threading.current_thread()), in_line=True)
+    # A free lane stays free for the bigger parts asked for after it.
+    part = lanes.beside(lambda: threading.current_thread())
+    assert part() is not threading.current_thread()
+    later()
+    assert ran_in  # run once, by the lane that ended its part or by its caller
+
+
+def test_parts_go_before_what_asked_to_go_last(all_lanes_busy):
+    release, busy = all_lanes_busy
+    order = []
+    last = lanes.beside(lambda: order.append("last"), in_line=True)
+    part = lanes.beside(lambda: order.append("part"))
+    release.set()
+    for one in busy:
+        one()
+    part()
+    last()
+    assert order == ["part", "last"]
+
+
+@pytest.mark.django_db(databases=["default"])
+def test_work_reading_app_data_stays_here_inside_a_transaction():
+    # pytest-django runs this test in a transaction: a lane's connection would not see it.
+    from django.db import connection
+
+    assert connection.in_atomic_block
+    assert lanes.beside(threading.current_thread, reads_app_data=True)() is (
+        threading.current_thread()
+    )
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "hermes"])
+def test_work_reading_app_data_goes_beside_outside_a_transaction():
+    assert lanes.beside(threading.current_thread, reads_app_data=True)() is not (
+        threading.current_thread()
+    )
 
 
 def test_no_lanes_on_a_one_core_host(settings):

@@ -40,9 +40,12 @@ def parts(scope: Scope) -> list[Part]:
 def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
     """``{"day", "model", "cost"}`` per start day and short model name, non-zero costs only."""
     merged: dict[tuple, float] = {}
+    names: dict[str | None, str] = {}  # a few models over hundreds of rows: redacted once each
     for key, values in rows:
         day_number, full = json.loads(key)
-        name = redact(short_model(full, missing="unknown"))
+        name = names.get(full)
+        if name is None:
+            name = names[full] = redact(short_model(full, missing="unknown"))
         day = EPOCH_DAY0 + dt.timedelta(days=int(day_number))
         merged[(day, name)] = merged.get((day, name), 0.0) + as_float(values["cost"])
     return [
