@@ -1,12 +1,13 @@
 """What a web worker does once as it starts instead of in its first requests.
 
-Django fills its URL resolver on the first ``reverse()`` and compiles each template the first
-time it is rendered (then keeps it, with the cached template loader).  On pages that link
-hundreds of rows and include a dozen templates, that is a tenth of a second or more added to
-the first view of each page after every restart, in every worker.  :func:`warm_up` does both
-ahead of time; it reads nothing from any database.  It also readies the redaction
-prefilter's automaton (compiled once per host and kept in the app's data directory: compiling
-it in each new worker cost its first transcript or export ~0.2 s).
+Django fills its URL resolvers on the first ``reverse()`` (one per namespace and language)
+and compiles each template the first time it is rendered (then keeps it, with the cached
+template loader).  On pages that link hundreds of rows and include a dozen templates, that is a
+tenth of a second or more added to the first view of each page after every restart, in every
+worker.  :func:`warm_up` does both ahead of time; it reads nothing from any database.  It
+also readies the redaction prefilter's automaton (compiled once per host and kept in the
+app's data directory: compiling it in each new worker cost its first transcript or export
+~0.2 s).
 
 It then moves everything loaded so far (modules, the URL map, compiled templates: objects that
 live as long as the process) out of the garbage collector's reach (``gc.freeze``), so that a
@@ -24,8 +25,8 @@ from django.conf import settings
 from django.db import connections
 from django.template import TemplateDoesNotExist, TemplateSyntaxError, engines
 from django.template.loader import get_template
-from django.urls import NoReverseMatch, reverse
-from django.utils import formats
+from django.urls import NoReverseMatch, get_resolver, reverse
+from django.utils import formats, translation
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +60,22 @@ def _load_lazy_modules() -> None:
     formats.get_format("DATETIME_FORMAT")
 
 
+def _fill_url_resolvers() -> None:
+    # Each namespace under a prefix has a resolver of its own, filled on its first reverse()
+    # and per language: a name that does not exist fills it all the same.
+    namespaces = list(get_resolver().namespace_dict)
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            for namespace in namespaces:
+                try:
+                    reverse(f"{namespace}:-")
+                except NoReverseMatch:
+                    pass
+
+
 def warm_up() -> None:
-    """Fill the URL resolver and compile the project's templates; never fails a start."""
-    try:
-        reverse("insights:index")
-    except NoReverseMatch:
-        pass
+    """Fill the URL resolvers and compile the project's templates; never fails a start."""
+    _fill_url_resolvers()
     for name in _template_names():
         try:
             get_template(name)

@@ -195,3 +195,24 @@ def test_warm_up_readies_the_prefilter_and_opens_no_database(tmp_path, settings,
     assert prefilter._COMPILED and prefilter._COMPILED[0] is not None
     assert list((tmp_path / "cache").glob("redaction-prefilter-*.hsdb"))
     assert {alias for alias in connections if connections[alias].connection is not None} <= opened
+
+
+def test_warm_up_fills_every_namespace_resolver_in_every_language(monkeypatch, settings):
+    from django.urls import resolvers, reverse
+    from django.utils import translation
+
+    from hermes_explorer import warmup
+
+    monkeypatch.setattr(warmup.gc, "freeze", lambda: None)
+    warmup.warm_up()
+    filled = []
+    real = resolvers.URLResolver._populate
+    monkeypatch.setattr(
+        resolvers.URLResolver, "_populate", lambda self: filled.append(self) or real(self)
+    )
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            reverse("sessions:list")
+            reverse("insights:index")
+            reverse("accounts:tokens")
+    assert filled == []  # the first request's links find them filled
