@@ -22,7 +22,7 @@ import contextvars
 import threading
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, TypeVar
 
 from django.conf import settings
@@ -37,7 +37,7 @@ _free: threading.BoundedSemaphore | None = None
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 # In line for a lane: the parts of requests, then what asked to go last (``in_line``).
-_waiting: tuple[deque[_Waiting], deque[_Waiting]] = (deque(), deque())
+_waiting: tuple[deque[_Part], deque[_Part]] = (deque(), deque())
 
 
 def spare_lanes() -> int:
@@ -55,12 +55,14 @@ def _lanes() -> tuple[threading.BoundedSemaphore, ThreadPoolExecutor]:
         return _free, _pool
 
 
-class _Waiting(Generic[T]):
-    """Work in line for a lane: run once, by the first lane to take it or by its caller."""
+class _Part(Generic[T]):
+    """A request's work for a lane: run once, by a lane or by its caller, whoever takes it
+    first; a lane hands its result over (and closes the connections it opened for it) as soon
+    as it is done, before it takes the next work in line."""
 
-    def __init__(self, work: Callable[[], T], line: deque):
+    def __init__(self, work: Callable[[], T], line: deque | None = None):
         self.work = work
-        self.line = line
+        self.line = line  # the line it waits in, if it does
         self.context = contextvars.copy_context()
         self._lock = threading.Lock()
         self._taken = False
@@ -79,14 +81,18 @@ class _Waiting(Generic[T]):
         except BaseException as exc:  # handed to the caller, who raises it
             self._error = exc
         finally:
-            self._done.set()
+            try:
+                connections.close_all()
+            finally:
+                self._done.set()
 
     def result(self) -> T:
         if self.take():
-            try:
-                self.line.remove(self)
-            except ValueError:  # a lane has just taken it out of the line (and dropped it)
-                pass
+            if self.line is not None:
+                try:
+                    self.line.remove(self)
+                except ValueError:  # a lane has just taken it out of the line (and dropped it)
+                    pass
             return self.work()  # no lane took it: the caller's own thread runs it
         self._done.wait()
         if self._error is not None:
@@ -94,27 +100,28 @@ class _Waiting(Generic[T]):
         return self._result  # type: ignore[return-value]
 
 
-def _in_lane(
-    free: threading.BoundedSemaphore, context: contextvars.Context, work: Callable[[], T]
-) -> T:
-    try:
-        return context.run(work)
-    finally:
-        try:
-            # Then whatever waits in line, while this lane is still counted as taken.
-            for line in _waiting:
-                while True:
-                    try:
-                        waiting = line.popleft()
-                    except IndexError:
-                        break
-                    if waiting.take():
-                        waiting.run_in_lane()
-        finally:
+def _next_waiting() -> _Part | None:
+    """The first work in line that its caller has not run meanwhile: the requests' parts
+    first, looked at again after each one a lane runs."""
+    for line in _waiting:
+        while True:
             try:
-                connections.close_all()
-            finally:
-                free.release()
+                part = line.popleft()
+            except IndexError:
+                break
+            if part.take():
+                return part
+    return None
+
+
+def _in_lane(free: threading.BoundedSemaphore, first: _Part) -> None:
+    try:
+        first.run_in_lane()
+        # Then whatever waits in line, while this lane is still counted as taken.
+        while (part := _next_waiting()) is not None:
+            part.run_in_lane()
+    finally:
+        free.release()
 
 
 def _holds_app_transaction() -> bool:
@@ -138,12 +145,14 @@ def beside(
         line = _waiting[1 if in_line else 0]
         if len(line) >= MAX_WAITING:
             return work
-        waiting = _Waiting(work, line)
-        line.append(waiting)
-        return waiting.result
+        part = _Part(work, line)
+        line.append(part)
+        return part.result
+    part = _Part(work)
+    part.take()  # this lane's, from the start
     try:
-        future: Future = pool.submit(_in_lane, free, contextvars.copy_context(), work)
+        pool.submit(_in_lane, free, part)
     except RuntimeError:  # the interpreter is shutting down: no new threads
         free.release()
         return work
-    return future.result
+    return part.result

@@ -181,6 +181,50 @@ def test_parts_go_before_what_asked_to_go_last(all_lanes_busy):
     assert order == ["part", "last"]
 
 
+def test_a_lane_hands_its_result_over_before_taking_work_in_line(all_lanes_busy):
+    release, busy = all_lanes_busy
+    go = threading.Event()
+    waiting = [lanes.beside(lambda: go.wait(30)) for _ in busy]
+    release.set()
+    started = time.monotonic()
+    for part in busy:
+        part()  # not held until the lane has also run what it took from the line
+    assert time.monotonic() - started < 5
+    go.set()
+    assert all(later() for later in waiting)
+
+
+def test_a_part_put_in_line_while_a_lane_runs_the_last_goes_next(all_lanes_busy):
+    release, busy = all_lanes_busy
+    last_started, last_go, part_ran = threading.Event(), threading.Event(), threading.Event()
+    hold_others = threading.Event()
+
+    def last():
+        last_started.set()
+        last_go.wait(5)
+
+    last_later = lanes.beside(last, in_line=True)
+    release.set()
+    for one in busy:
+        one()
+    assert last_started.wait(5)  # a lane runs what asked to go last
+    others = []
+    for _ in range(lanes.spare_lanes() - 1):  # every other lane busy again
+        began = threading.Event()
+        others.append(lanes.beside(lambda began=began: began.set() or hold_others.wait(30)))
+        assert began.wait(5)
+    part = lanes.beside(lambda: part_ran.set() or threading.current_thread())
+    last_go.set()
+    # The lane that ran the last one takes the part next, before its caller asks for it
+    # (the other lanes are held much longer than this waits).
+    assert part_ran.wait(3)
+    assert part() is not threading.current_thread()
+    hold_others.set()
+    for one in others:
+        one()
+    last_later()
+
+
 @pytest.mark.django_db(databases=["default"])
 def test_work_reading_app_data_stays_here_inside_a_transaction():
     # pytest-django runs this test in a transaction: a lane's connection would not see it.
