@@ -42,7 +42,8 @@ _waiting: tuple[deque[_Part], deque[_Part]] = (deque(), deque())
 
 def spare_lanes() -> int:
     """Threads per process that take work beside a request's own thread (a cold insights
-    report uses two: half of its pass, and the previous period's)."""
+    report uses two: one takes half of its pass, the other the previous period's pass, then
+    the message figures and the model box's suggestions)."""
     return settings.HERMES_SPARE_LANES
 
 
