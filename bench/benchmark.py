@@ -3,6 +3,7 @@
     make bench                                  # 20k sessions / 1M messages store, explorer only
     make bench BENCH_ARGS="--compare-datasette" # the same URLs on Datasette, interleaved
     make bench BENCH_ARGS="--compare-postgres-redis"  # and on PostgreSQL + Redis, interleaved
+    make bench BENCH_ARGS="--baseline b852360 --first-views 0"  # and the explorer as it was then
     .venv/bin/python bench/benchmark.py --help
 
 It builds (or reuses) a store with the demo generator, starts gunicorn with
@@ -16,7 +17,13 @@ build of the insights summaries and the first failures view on a new app databas
 first view of insights (30 and 365 days) and failures after each of N restarts of gunicorn.
 With ``--compare-postgres-redis`` a second explorer serves the same store with its app database
 on a throwaway PostgreSQL and its cache on Redis (``tests/servers.py``), timed in the same rounds,
-and the ratio to the default (SQLite + file cache) is printed per page.
+and the ratio to the default (SQLite + file cache) is printed per page.  With ``--baseline REV``
+the explorer as of git revision REV (a throwaway worktree) is served and timed in the same rounds,
+and each page's ratio to it is printed: medians taken minutes apart on this shared machine differ
+by a few ms for the same code, so "no page is slower than before" is judged in the same rounds.
+Every server is first to ask for a page in turn, round after round.  Besides the wall-clock
+median, each page shows the server's CPU per request (its workers' threads, read around the
+request), which other load on the machine disturbs much less.
 
 This is a measurement, not a test: it prints numbers and exits 0.
 """
@@ -71,8 +78,10 @@ def wait_for(port: int, path: str = "/", timeout: float = 60) -> None:
 
 
 class Explorer:
-    def __init__(self, store: Path, workdir: Path, port: int):
-        self.store, self.port = store, port
+    """gunicorn serving the explorer from ``root`` (this checkout, or a baseline's)."""
+
+    def __init__(self, store: Path, workdir: Path, port: int, root: Path = ROOT):
+        self.store, self.port, self.root = store, port, root
         self.env = {
             **os.environ,
             "HERMES_STATE_DB": str(store),
@@ -91,7 +100,11 @@ class Explorer:
 
     def manage(self, *args) -> None:
         subprocess.run(
-            [PY, "manage.py", *args], cwd=ROOT, env=self.env, check=True, stdout=subprocess.DEVNULL
+            [PY, "manage.py", *args],
+            cwd=self.root,
+            env=self.env,
+            check=True,
+            stdout=subprocess.DEVNULL,
         )
 
     def start(self) -> None:
@@ -109,7 +122,7 @@ class Explorer:
                 "--email",
                 "bench@example.invalid",
             ],
-            cwd=ROOT,
+            cwd=self.root,
             env=self.env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -117,7 +130,7 @@ class Explorer:
         gunicorn = str(Path(PY).with_name("gunicorn"))
         self.proc = subprocess.Popen(
             [gunicorn, "-c", "deploy/gunicorn.conf.py", "hermes_explorer.wsgi:application"],
-            cwd=ROOT,
+            cwd=self.root,
             env=self.env,
             start_new_session=True,
         )
@@ -157,7 +170,7 @@ class Explorer:
         gunicorn = str(Path(PY).with_name("gunicorn"))
         self.proc = subprocess.Popen(
             [gunicorn, "-c", "deploy/gunicorn.conf.py", "hermes_explorer.wsgi:application"],
-            cwd=ROOT,
+            cwd=self.root,
             env=self.env,
             start_new_session=True,
         )
@@ -291,10 +304,31 @@ class Sample:
     seconds: float
     status: int
     size: int
+    # The server's CPU seconds for this request (its workers' threads, before and after).
+    cpu: float | None = None
 
 
-def fetch(server, path: str, timeout: float = 600) -> Sample:
+def thread_cpu(pids: list[int]) -> float | None:
+    """CPU seconds the processes' threads have run, to the nanosecond (Linux schedstat; the
+    clock ticks of /proc/<pid>/stat are 10 ms, coarser than a page).  None without it."""
+    total = 0
+    try:
+        for pid in pids:
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                try:
+                    total += int((task / "schedstat").read_text().split()[0])
+                except (OSError, ValueError):
+                    pass  # a thread that ended meanwhile
+    except OSError:
+        return None
+    return total / 1e9
+
+
+def fetch(server, path: str, timeout: float = 600, pids: list[int] | None = None) -> Sample:
+    """GET ``path``; with the server's worker ``pids``, also the CPU it spent on the request
+    (requests are sent one at a time, so the workers' CPU between the two reads is this one's)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=timeout)
+    cpu_before = thread_cpu(pids) if pids else None
     started = time.perf_counter()
     conn.request("GET", path, headers={"Cookie": server.cookie} if server.cookie else {})
     response = conn.getresponse()
@@ -303,7 +337,9 @@ def fetch(server, path: str, timeout: float = 600) -> Sample:
         size += len(chunk)
     elapsed = time.perf_counter() - started
     conn.close()
-    return Sample(elapsed, response.status, size)
+    cpu_after = thread_cpu(pids) if cpu_before is not None else None
+    cpu = cpu_after - cpu_before if cpu_after is not None else None
+    return Sample(elapsed, response.status, size, cpu)
 
 
 def rss_kb(pids: list[int]) -> int:
@@ -351,6 +387,15 @@ def fetch_with_rss(server, path: str) -> tuple[Sample, int, int]:
     return result, start, peak[0]
 
 
+def median_cpu(samples: list[Sample]) -> float | None:
+    values = [s.cpu for s in samples if s.cpu is not None]
+    return statistics.median(values) if values else None
+
+
+def ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.1f}"
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     k = max(0, min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1))))
@@ -363,8 +408,37 @@ class Page:
     explorer: str
     datasette: str | None = None
     samples: dict[str, list[Sample]] = field(
-        default_factory=lambda: {"explorer": [], "datasette": [], "pg+redis": []}
+        default_factory=lambda: {"explorer": [], "datasette": [], "pg+redis": [], "baseline": []}
     )
+
+
+# The baseline ----------------------------------------------------------------------------------
+def baseline_tree(rev: str, workdir: Path) -> Path:
+    """A throwaway checkout of ``rev`` (a git worktree of this repository, detached) ready to
+    serve: its translation catalogs compiled when it has them (the .mo files are not in git)."""
+    tree = workdir / "baseline-tree"
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", "--quiet", str(tree), rev],
+        cwd=ROOT,
+        check=True,
+    )
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=tree, capture_output=True, text=True
+    ).stdout.strip()
+    log(f"baseline: {rev} ({commit}) checked out at {tree}")
+    if (tree / "locale").is_dir():
+        subprocess.run(
+            [PY, "manage.py", "compile_catalogs"],
+            cwd=tree,
+            env={**os.environ, "DJANGO_DEBUG": "1", "DJANGO_SECRET_KEY": "benchmark-only"},
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+    return tree
+
+
+def drop_baseline_tree(tree: Path) -> None:
+    subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
 
 
 # The store -------------------------------------------------------------------------------------
@@ -639,6 +713,12 @@ def main() -> None:
         help="also serve the store from a second explorer whose app database is a throwaway "
         "PostgreSQL and whose cache is Redis (as on several machines), timed in the same rounds",
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="REV",
+        help="also serve the store from the explorer as of git revision REV (a throwaway "
+        "worktree), timed in the same rounds: is any page slower than before?",
+    )
     args = parser.parse_args()
 
     ensure_store(args.store, args.sessions, args.messages, args.seed)
@@ -669,6 +749,11 @@ def main() -> None:
         shared = Explorer(args.store, workdir / "postgres-redis", free_port())
         shared.env["DATABASE_URL"], shared.env["CACHE_URL"] = (s.url for s in app_servers)
         log(f"second explorer: app database {app_servers[0].url}, cache {app_servers[1].url}")
+    baseline = None
+    if args.baseline:
+        baseline = Explorer(
+            args.store, workdir / "baseline", free_port(), baseline_tree(args.baseline, workdir)
+        )
     try:
         explorer.start()
         # As a deployment does before serving (README): the pages are timed in steady state,
@@ -679,8 +764,13 @@ def main() -> None:
         if shared:
             shared.start()
             shared.manage("insights_warm")
+        if baseline:
+            baseline.start()
+            baseline.manage("insights_warm")
         servers = [("explorer", explorer)] + ([("datasette", datasette)] if datasette else [])
         servers += [("pg+redis", shared)] if shared else []
+        servers += [("baseline", baseline)] if baseline else []
+        pids = {name: server.worker_pids() for name, server in servers}
         if datasette and datasette.note:
             log(f"Datasette: {datasette.note}")
             results["datasette_note"] = datasette.note
@@ -689,19 +779,26 @@ def main() -> None:
             f"runs {args.runs} after {args.warmup} warm-up"
         )
         for round_no in range(args.warmup + args.runs):
+            # Each round starts with the next server: none is always the first (or the second)
+            # to ask for a page.
+            turn = round_no % len(servers)
             for page in pages:
-                for name, server in servers:
+                for name, server in servers[turn:] + servers[:turn]:
                     path = page.datasette if name == "datasette" else page.explorer
                     if path is None:
                         continue
-                    sample = fetch(server, path)
+                    sample = fetch(server, path, pids=pids[name])
                     if round_no >= args.warmup:
                         page.samples[name].append(sample)
-        header = f"{'page':42} {'median ms':>10} {'p95 ms':>8} {'status':>6}"
+        header = f"{'page':42} {'median ms':>10} {'p95 ms':>8} {'cpu ms':>7} {'status':>6}"
         if datasette:
             header += f" {'datasette med':>14} {'ratio':>6}"
         if shared:
             header += f" {'pg+redis med':>13} {'p95':>7} {'ratio':>6}"
+        if baseline:
+            header += (
+                f" {'baseline med':>13} {'p95':>7} {'cpu ms':>7} {'ratio':>6} {'cpu ratio':>9}"
+            )
         log("\n" + header)
         for page in pages:
             ex = page.samples["explorer"]
@@ -718,7 +815,10 @@ def main() -> None:
                 "p95_ms": round(p95 * 1000, 1),
                 "status": ex[-1].status,
             }
-            line = f"{page.name:42} {med * 1000:10.1f} {p95 * 1000:8.1f} {ex[-1].status:6}"
+            cpu = median_cpu(ex)
+            if cpu is not None:
+                row["cpu_ms"] = round(cpu * 1000, 1)
+            line = f"{page.name:42} {med * 1000:10.1f} {p95 * 1000:8.1f} {ms(cpu):>7} {ex[-1].status:6}"
             ds = page.samples["datasette"]
             if ds:
                 dmed = statistics.median(s.seconds for s in ds)
@@ -742,6 +842,26 @@ def main() -> None:
                     pg_redis_ratio=round(pmed / med, 3),
                 )
                 line += f" {pmed * 1000:13.1f} {pp95 * 1000:7.1f} {pmed / med:6.2f}"
+            base = page.samples["baseline"]
+            if base:
+                bmed = statistics.median(s.seconds for s in base)
+                bp95 = percentile([s.seconds for s in base], 95)
+                bcpu = median_cpu(base)
+                # Explorer over baseline: above 1, this checkout is the slower.
+                cpu_ratio = cpu / bcpu if cpu and bcpu else None
+                row.update(
+                    baseline=args.baseline,
+                    baseline_median_ms=round(bmed * 1000, 1),
+                    baseline_p95_ms=round(bp95 * 1000, 1),
+                    baseline_cpu_ms=round(bcpu * 1000, 1) if bcpu is not None else None,
+                    baseline_status=base[-1].status,
+                    baseline_ratio=round(med / bmed, 3),
+                    baseline_cpu_ratio=round(cpu_ratio, 3) if cpu_ratio else None,
+                )
+                line += (
+                    f" {bmed * 1000:13.1f} {bp95 * 1000:7.1f} {ms(bcpu):>7} {med / bmed:6.2f}"
+                    f" {f'{cpu_ratio:.2f}' if cpu_ratio else '-':>9}"
+                )
             results["pages"].append(row)
             log(line)
 
@@ -813,6 +933,9 @@ def main() -> None:
             shared.stop()
         for server in app_servers:
             server.stop()
+        if baseline:
+            baseline.stop()
+            drop_baseline_tree(baseline.root)
         shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
