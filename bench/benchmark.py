@@ -276,19 +276,6 @@ class Datasette:
         )
         wait_for(self.port, "/-/versions.json")
 
-    def restart(self) -> None:
-        """Stop gunicorn and start it again on the same app data: a deploy."""
-        self.stop()
-        gunicorn = str(Path(PY).with_name("gunicorn"))
-        self.proc = subprocess.Popen(
-            [gunicorn, "-c", "deploy/gunicorn.conf.py", "hermes_explorer.wsgi:application"],
-            cwd=ROOT,
-            env=self.env,
-            start_new_session=True,
-        )
-        wait_for(self.port, "/healthz")
-        self.login()
-
     def worker_pids(self) -> list[int]:
         return [self.proc.pid]
 
