@@ -149,7 +149,7 @@ class AnnotationFiltersMixin:
         user = self.request.user
         context.update(
             tag_facets=selectors.tag_facets(
-                [store.name for store in self.merged_parts] if self._merged() else None
+                [store.name for store in self.merged_parts] if self._merged() else None, user
             ),
             selection=self.selection,
             chosen_tags={t.name.lower() for t in self.selection.tags},

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from django.db import connections, router
-from django.db.models import F, Q, Subquery, TextField
+from django.db.models import Exists, F, Q, Subquery, TextField
 from django.db.models.functions import JSONObject
 
 from .models import AnnotatedSession, Note, SavedView, SessionTag, Star, Tag
@@ -30,6 +30,34 @@ class RowAnnotations:
 
 NONE = RowAnnotations()
 
+# Whether the team has any tag, and any annotated session, read with the request's session in
+# the same statement (settings.SESSION_USER_READS): the list and search pages of a team that
+# annotates nothing skip the statements that could only find nothing.  Read afresh with every
+# request, never cached, so a tag set through another instance shows on the very next page.
+TAGS_READ_WITH_SESSION = "any_tag_defined"
+ANNOTATED_READ_WITH_SESSION = "any_session_annotated"
+
+
+def any_tag_defined(user_id) -> Exists:
+    """Whether any tag exists, as a query expression read with the session."""
+    return Exists(Tag.objects.order_by())
+
+
+def any_session_annotated(user_id) -> Exists:
+    """Whether any session of any store carries (or carried) an annotation, as a query
+    expression read with the session."""
+    return Exists(AnnotatedSession.objects.order_by())
+
+
+def _known_none(user, *names: str) -> bool:
+    """Whether the request's session read found no row of one of ``names``' kinds (never when
+    the user was not read with a session, e.g. signed in with an API token)."""
+    for name in names:
+        value = getattr(user, name, None) if user is not None else None
+        if value is not None and not value:
+            return True
+    return False
+
 
 def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
     """``{session id: RowAnnotations}`` for the annotated ones among ``session_ids``.
@@ -42,7 +70,10 @@ def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
 
 def for_keys(keys: Iterable[tuple[str, str]], user) -> dict[tuple[str, str], RowAnnotations]:
     """``{(store key, session id): RowAnnotations}`` for the annotated ones among ``keys``:
-    the rows of a page over several profiles in the same three queries as one profile's."""
+    the rows of a page over several profiles in the same three queries as one profile's
+    (none when the session read found no annotated session at all)."""
+    if _known_none(user, ANNOTATED_READ_WITH_SESSION):
+        return {}
     by_store: dict[str, list[str]] = {}
     for store, sid in keys:
         by_store.setdefault(store, []).append(sid)
@@ -101,9 +132,12 @@ def all_tags() -> list[Tag]:
     return list(Tag.objects.all())
 
 
-def tag_facets(store_keys: list[str] | None = None) -> list[tuple[Tag, int]]:
+def tag_facets(store_keys: list[str] | None = None, user=None) -> list[tuple[Tag, int]]:
     """Every tag with the number of sessions of the current store (or of the stores of
-    ``store_keys``: a list over several profiles) it is on."""
+    ``store_keys``: a list over several profiles) it is on; no query when the session of
+    ``user`` was read with the news that there is no tag."""
+    if _known_none(user, TAGS_READ_WITH_SESSION):
+        return []
     # A correlated count per tag on the (tag, store, …) index: one query, no join, no sort;
     # written as SQL because the ORM's Subquery + Coalesce cost more to compile than to run.
     tag, tagged = Tag._meta.db_table, SessionTag._meta.db_table
@@ -216,12 +250,13 @@ class TagChip:
     description: str
 
 
-def tags_by_session(session_ids: Iterable[str]) -> dict[str, list[TagChip]]:
+def tags_by_session(session_ids: Iterable[str], user=None) -> dict[str, list[TagChip]]:
     """Tags only (search hits): one query, in plain SQL (on every results page, the ORM's
-    compiling cost more than the query; measured)."""
+    compiling cost more than the query; measured); none when the session of ``user`` was read
+    with the news that there is no tag or no annotated session."""
     out: dict[str, list[TagChip]] = defaultdict(list)
     ids = list(set(session_ids))
-    if not ids:
+    if not ids or _known_none(user, TAGS_READ_WITH_SESSION, ANNOTATED_READ_WITH_SESSION):
         return out
     marks = ", ".join(["%s"] * len(ids))
     with connections[router.db_for_read(SessionTag)].cursor() as cur:
