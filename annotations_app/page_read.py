@@ -15,11 +15,14 @@ prepared once per connection (``prepared_cursor``, as the signed-in session's re
 database orders the tags on PostgreSQL (its collation, as ``ORDER BY name`` does); SQLite
 before 3.44 cannot order inside an aggregate, so they are sorted here by code point, which is
 SQLite's own order of text.
+
+:func:`hit_tags`: the tags of a search page's hits, one statement, prepared the same way.
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -152,13 +155,37 @@ def read(
         sql, more = _rows_sql(d, by_store, user_id)
         parts.append(sql)
         params += more
-    prepared = getattr(connection, "prepared_cursor", None)
-    with prepared() if prepared else connection.cursor() as cursor:
+    with _cursor(connection) as cursor:
         cursor.execute(f"SELECT {', '.join(parts)}", params)
         found = list(cursor.fetchone())
     facets = _facets(found.pop(0), d.orders) if facet_stores is not None else []
     rows = _rows(found.pop(0), d.orders) if by_store else {}
     return rows, facets
+
+
+def hit_tags(store: str, session_ids: list[str]) -> dict[str, list[TagChip]]:
+    """``{session id: [TagChip, …] ordered by name}`` of the sessions of ``store`` among
+    ``session_ids`` (the hits of a search page) that carry tags, in one statement (on every
+    results page: plain SQL, the ORM's compiling cost more than the query)."""
+    connection = connections[router.db_for_read(SessionTag)]
+    among, params = _dialect(connection).many(session_ids)
+    out: dict[str, list[TagChip]] = defaultdict(list)
+    with _cursor(connection) as cursor:
+        cursor.execute(
+            f"SELECT st.session_id, t.name, t.colour, t.description "
+            f"FROM {SessionTag._meta.db_table} st JOIN {Tag._meta.db_table} t ON t.id = st.tag_id "
+            f"WHERE st.store = %s AND st.session_id {among} ORDER BY t.name, t.id",
+            [store, *params],
+        )
+        for session_id, name, colour, description in cursor.fetchall():
+            out[session_id].append(TagChip(name, colour, description or ""))
+    return out
+
+
+def _cursor(connection):
+    # Prepared on PostgreSQL, where the statement's text is the same on every page.
+    prepared = getattr(connection, "prepared_cursor", None)
+    return prepared() if prepared else connection.cursor()
 
 
 def _facets(text: str | None, ordered: bool) -> list[tuple[Tag, int]]:

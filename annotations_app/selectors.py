@@ -12,7 +12,7 @@ from django.db.models import Exists, F, Q, Subquery, TextField
 from django.db.models.functions import JSONObject
 
 from . import page_read
-from .models import AnnotatedSession, Note, SavedView, SessionTag, Tag
+from .models import AnnotatedSession, Note, SavedView, Tag
 from .page_read import RowAnnotations, TagChip
 from .targets import current_store
 
@@ -201,21 +201,9 @@ class SavedViewLink:
 
 
 def tags_by_session(session_ids: Iterable[str], user=None) -> dict[str, list[TagChip]]:
-    """Tags only (search hits): one query, in plain SQL (on every results page, the ORM's
-    compiling cost more than the query; measured); none when the session of ``user`` was read
-    with the news that there is no tag or no annotated session."""
-    out: dict[str, list[TagChip]] = defaultdict(list)
+    """Tags only (search hits): one statement (:func:`page_read.hit_tags`); none when the
+    session of ``user`` was read with the news that there is no tag or no annotated session."""
     ids = list(set(session_ids))
     if not ids or _known_none(user, TAGS_READ_WITH_SESSION, ANNOTATED_READ_WITH_SESSION):
-        return out
-    marks = ", ".join(["%s"] * len(ids))
-    with connections[router.db_for_read(SessionTag)].cursor() as cur:
-        cur.execute(
-            f"SELECT st.session_id, t.name, t.colour, t.description "
-            f"FROM {SessionTag._meta.db_table} st JOIN {Tag._meta.db_table} t ON t.id = st.tag_id "
-            f"WHERE st.store = %s AND st.session_id IN ({marks}) ORDER BY t.name, t.id",
-            [current_store(), *ids],
-        )
-        for session_id, name, colour, description in cur.fetchall():
-            out[session_id].append(TagChip(name, colour, description or ""))
-    return out
+        return defaultdict(list)
+    return page_read.hit_tags(current_store(), ids)

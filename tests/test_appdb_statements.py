@@ -176,10 +176,11 @@ def test_a_pooler_without_prepared_statements_gets_the_same_page(
         facets = [
             (t.pk, t.name, t.colour, t.description, n) for t, n in response.context["tag_facets"]
         ]
-        return facets, response.context["table"].annotations.by_id
+        hits = analyst.get("/search/?q=keyboard").content.decode().count("badge tag tag-red")
+        return facets, response.context["table"].annotations.by_id, hits
 
     before = seen()
-    assert before[1]
+    assert before[1] and before[2]
     connection = connections["default"]
     if connection.vendor == "postgresql":  # ``?prepared_statements=0`` in DATABASE_URL
         monkeypatch.setitem(connection.__dict__, "prepares_statements", False)
