@@ -56,7 +56,7 @@ class RowAnnotations:
 Key = tuple[str, str]
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Dialect:
     """How one database writes the JSON aggregates and a list parameter."""
 
@@ -65,34 +65,30 @@ class _Dialect:
     inner_agg: str  # the same, as JSON kept inside another array
     nested: str  # a subquery's JSON array, as an element of another
     orders: bool  # whether the aggregates order
+    arrays: bool  # whether a list goes in as one array parameter (the text stays the same)
 
-    def many(self, values: list) -> tuple[str, list]:
-        raise NotImplementedError
-
-
-class _Postgres(_Dialect):
-    def many(self, values):
-        return "= ANY(%s)", [list(values)]
-
-
-class _SQLite(_Dialect):
-    def many(self, values):
+    def many(self, values) -> tuple[str, list]:
+        """The condition "is one of ``values``" (after the column) and its parameters."""
+        if self.arrays:
+            return "= ANY(%s)", [list(values)]
         return f"IN ({', '.join(['%s'] * len(values))})", list(values)
 
 
-POSTGRES = _Postgres(
+POSTGRES = _Dialect(
     array="json_build_array({})",
     agg="CAST(json_agg({value} ORDER BY {order}) AS text)",
     inner_agg="json_agg({value} ORDER BY {order})",
     nested="({})",
     orders=True,
+    arrays=True,
 )
-SQLITE = _SQLite(
+SQLITE = _Dialect(
     array="json_array({})",
     agg="json_group_array({value})",
     inner_agg="json_group_array({value})",
     nested="json({})",
     orders=False,
+    arrays=False,
 )
 
 
