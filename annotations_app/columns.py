@@ -33,13 +33,14 @@ class AnnotationCells:
     """The annotations of a page's rows, by ``(store key, session id)``: a list over several
     profiles may show two sessions of the same id."""
 
-    def __init__(self, rows, user, keys=None) -> None:
+    def __init__(self, rows, user, keys=None, facet_stores=None) -> None:
         """``rows`` of the store read now, or ``keys``: ``(store key, session id)`` pairs of
-        rows of several stores, looked up together."""
+        rows of several stores, looked up together; with ``facet_stores``, the tag facet of
+        those stores is read in the same statement (``facets``, else None)."""
         self.store = current_store()
         if keys is None:
             keys = [(self.store, r.id) for r in rows]
-        self.by_id = selectors.for_keys(keys, user)
+        self.by_id, self.facets = selectors.page_annotations(keys, user, facet_stores)
         self.selectable = permissions.can_annotate(user)
         self.words = _words()
 

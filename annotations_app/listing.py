@@ -122,19 +122,31 @@ class AnnotationFiltersMixin:
             store = current_store()
             keys += [(store, row.id) for row in rows]
         else:
-            self.annotation_cells = AnnotationCells(rows, self.request.user)
+            # The tag facet beside the table comes in the same statement as the rows'.
+            self.annotation_cells = AnnotationCells(
+                rows, self.request.user, facet_stores=[current_store()]
+            )
         return rows
 
     def get_table_kwargs(self):
         if self._merged():
             cells = AnnotationCells(
-                [], self.request.user, keys=self.__dict__.get("_annotation_keys", [])
+                [],
+                self.request.user,
+                keys=self.__dict__.get("_annotation_keys", []),
+                facet_stores=self._facet_stores(),
             )
             # Bulk tagging names sessions by id alone, so it is left to a profile's own list.
             cells.selectable = False
         else:
             cells = self.annotation_cells or AnnotationCells([], self.request.user)
+        self._table_cells = cells
         return {**super().get_table_kwargs(), "annotations": cells}
+
+    def _facet_stores(self) -> list[str]:
+        if self._merged():
+            return [store.name for store in self.merged_parts]
+        return [current_store()]
 
     def export(self, extend=None):
         user, selection = self.request.user, self.selection
@@ -147,10 +159,12 @@ class AnnotationFiltersMixin:
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         user = self.request.user
+        cells = getattr(self, "_table_cells", None)
+        facets = cells.facets if cells is not None else None
+        if facets is None:  # no table (the page ran out of time): the facet alone
+            facets = selectors.tag_facets(self._facet_stores(), user)
         context.update(
-            tag_facets=selectors.tag_facets(
-                [store.name for store in self.merged_parts] if self._merged() else None
-            ),
+            tag_facets=facets,
             selection=self.selection,
             chosen_tags={t.name.lower() for t in self.selection.tags},
             can_annotate=permissions.can_annotate(user) and not self._merged(),

@@ -5,36 +5,52 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.db import connections, router
-from django.db.models import F, Q, Subquery, TextField
+from django.db.models import Exists, F, Q, Subquery, TextField
 from django.db.models.functions import JSONObject
 
-from .models import AnnotatedSession, Note, SavedView, SessionTag, Star, Tag
+from . import page_read
+from .models import AnnotatedSession, Note, SavedView, Tag
+from .page_read import RowAnnotations, TagChip
 from .targets import current_store
 
-
-@dataclass
-class RowAnnotations:
-    """What the session table and the exports show of one session."""
-
-    tags: list[Tag] = field(default_factory=list)
-    starred: bool = False
-    notes_count: int = 0
-
-    @property
-    def tag_names(self) -> str:
-        return ", ".join(t.name for t in self.tags)
-
-
 NONE = RowAnnotations()
+
+# Whether the team has any tag, and any annotated session, read with the request's session in
+# the same statement (settings.SESSION_USER_READS): the list and search pages of a team that
+# annotates nothing skip the statements that could only find nothing.  Read afresh with every
+# request, never cached, so a tag set through another instance shows on the very next page.
+TAGS_READ_WITH_SESSION = "any_tag_defined"
+ANNOTATED_READ_WITH_SESSION = "any_session_annotated"
+
+
+def any_tag_defined(user_id) -> Exists:
+    """Whether any tag exists, as a query expression read with the session."""
+    return Exists(Tag.objects.order_by())
+
+
+def any_session_annotated(user_id) -> Exists:
+    """Whether any session of any store carries (or carried) an annotation, as a query
+    expression read with the session."""
+    return Exists(AnnotatedSession.objects.order_by())
+
+
+def _known_none(user, *names: str) -> bool:
+    """Whether the request's session read found no row of one of ``names``' kinds (never when
+    the user was not read with a session, e.g. signed in with an API token)."""
+    for name in names:
+        value = getattr(user, name, None) if user is not None else None
+        if value is not None and not value:
+            return True
+    return False
 
 
 def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
     """``{session id: RowAnnotations}`` for the annotated ones among ``session_ids``.
 
-    One query when none is annotated (most pages), three otherwise."""
+    One statement at most (none when the session read found no annotated session)."""
     store = current_store()
     found = for_keys([(store, sid) for sid in session_ids], user)
     return {sid: row for (_store, sid), row in found.items()}
@@ -42,35 +58,22 @@ def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
 
 def for_keys(keys: Iterable[tuple[str, str]], user) -> dict[tuple[str, str], RowAnnotations]:
     """``{(store key, session id): RowAnnotations}`` for the annotated ones among ``keys``:
-    the rows of a page over several profiles in the same three queries as one profile's."""
-    by_store: dict[str, list[str]] = {}
-    for store, sid in keys:
-        by_store.setdefault(store, []).append(sid)
-    if not by_store:
-        return {}
-    where = Q()
-    for store, ids in by_store.items():
-        where |= Q(store=store, session_id__in=ids)
-    rows = AnnotatedSession.objects.filter(where)
-    targets: dict[int, tuple[str, str]] = {}
-    out: dict[tuple[str, str], RowAnnotations] = {}
-    for pk, store, session_id, notes in rows.values_list(
-        "pk", "store", "session_id", "notes_count"
-    ):
-        targets[pk] = (store, session_id)
-        out[(store, session_id)] = RowAnnotations(notes_count=notes)
-    if not targets:
-        return {}
-    for row in (
-        SessionTag.objects.filter(target_id__in=targets).select_related("tag").order_by("tag__name")
-    ):
-        out[targets[row.target_id]].tags.append(row.tag)
-    if user is not None and user.is_authenticated:
-        for pk in Star.objects.filter(target_id__in=targets, user=user).values_list(
-            "target_id", flat=True
-        ):
-            out[targets[pk]].starred = True
-    return out
+    the rows of a page over several profiles in one statement, as one profile's
+    (none when the session read found no annotated session at all)."""
+    return page_annotations(keys, user, None)[0]
+
+
+def page_annotations(
+    keys: Iterable[tuple[str, str]], user, facet_stores: list[str] | None
+) -> tuple[dict[tuple[str, str], RowAnnotations], list[tuple[Tag, int]] | None]:
+    """The annotations of a page's rows (:func:`for_keys`) and, with ``facet_stores``, the tag
+    facet of those stores (:func:`tag_facets`; else None), in one statement at most."""
+    rows_wanted = not _known_none(user, ANNOTATED_READ_WITH_SESSION)
+    facets_wanted = facet_stores is not None and not _known_none(user, TAGS_READ_WITH_SESSION)
+    rows, facets = page_read.read(
+        keys if rows_wanted else None, user, facet_stores if facets_wanted else None
+    )
+    return rows, (facets if facet_stores is not None else None)
 
 
 def transcript_fields(request, session_id: str) -> dict:
@@ -101,21 +104,11 @@ def all_tags() -> list[Tag]:
     return list(Tag.objects.all())
 
 
-def tag_facets(store_keys: list[str] | None = None) -> list[tuple[Tag, int]]:
+def tag_facets(store_keys: list[str] | None = None, user=None) -> list[tuple[Tag, int]]:
     """Every tag with the number of sessions of the current store (or of the stores of
-    ``store_keys``: a list over several profiles) it is on."""
-    # A correlated count per tag on the (tag, store, …) index: one query, no join, no sort;
-    # written as SQL because the ORM's Subquery + Coalesce cost more to compile than to run.
-    tag, tagged = Tag._meta.db_table, SessionTag._meta.db_table
-    keys = store_keys if store_keys else [current_store()]
-    marks = ", ".join(["%s"] * len(keys))
-    tags = Tag.objects.raw(
-        f"SELECT t.id, t.name, t.colour, t.description, t.created_at, "
-        f"(SELECT COUNT(*) FROM {tagged} st WHERE st.tag_id = t.id AND st.store IN ({marks}))"
-        f" AS uses FROM {tag} t ORDER BY t.name",
-        keys,
-    )
-    return [(tag, tag.uses) for tag in tags]
+    ``store_keys``: a list over several profiles) it is on, ordered by name; no query when the
+    session of ``user`` was read with the news that there is no tag."""
+    return page_annotations((), user, store_keys or [current_store()])[1]
 
 
 def views_for(user) -> tuple[list[SavedView], list[SavedView]]:
@@ -207,30 +200,10 @@ class SavedViewLink:
     owner_name: str
 
 
-@dataclass(frozen=True)
-class TagChip:
-    """What a tag badge shows."""
-
-    name: str
-    colour: str
-    description: str
-
-
-def tags_by_session(session_ids: Iterable[str]) -> dict[str, list[TagChip]]:
-    """Tags only (search hits): one query, in plain SQL (on every results page, the ORM's
-    compiling cost more than the query; measured)."""
-    out: dict[str, list[TagChip]] = defaultdict(list)
+def tags_by_session(session_ids: Iterable[str], user=None) -> dict[str, list[TagChip]]:
+    """Tags only (search hits): one statement (:func:`page_read.hit_tags`); none when the
+    session of ``user`` was read with the news that there is no tag or no annotated session."""
     ids = list(set(session_ids))
-    if not ids:
-        return out
-    marks = ", ".join(["%s"] * len(ids))
-    with connections[router.db_for_read(SessionTag)].cursor() as cur:
-        cur.execute(
-            f"SELECT st.session_id, t.name, t.colour, t.description "
-            f"FROM {SessionTag._meta.db_table} st JOIN {Tag._meta.db_table} t ON t.id = st.tag_id "
-            f"WHERE st.store = %s AND st.session_id IN ({marks}) ORDER BY t.name, t.id",
-            [current_store(), *ids],
-        )
-        for session_id, name, colour, description in cur.fetchall():
-            out[session_id].append(TagChip(name, colour, description or ""))
-    return out
+    if not ids or _known_none(user, TAGS_READ_WITH_SESSION, ANNOTATED_READ_WITH_SESSION):
+        return defaultdict(list)
+    return page_read.hit_tags(current_store(), ids)

@@ -178,7 +178,7 @@ def tag_list(request):
     return render(
         request,
         "annotations_app/tag_list.html",
-        {"facets": selectors.tag_facets(), "form": form, "can_manage": manage},
+        {"facets": selectors.tag_facets(user=request.user), "form": form, "can_manage": manage},
         status=400 if request.method == "POST" else 200,
     )
 

@@ -232,13 +232,18 @@ CACHES = app_data.caches(CACHE_URL, DATA_DIR)
 # also keeps the user's id, so that the session and its user are read in one statement): a
 # sign-out ends the session on every server at once, even if the cache was unreachable then.
 SESSION_ENGINE = "accounts_app.signed_in"
-# Read with the session, in the same statement, for every request: the profiles its user may
-# see (profiles_app.models.ProfileRestriction.allowed_for uses them) and the saved views of
-# the navigation (annotations_app.selectors.views_for).
+# Read with the session, in the same statement, for every request: the rank of its user's role
+# groups (accounts_app.roles.role_of), the profiles the user may see
+# (profiles_app.models.ProfileRestriction.allowed_for uses them), the saved views of the
+# navigation (annotations_app.selectors.views_for), and whether any tag and any annotated
+# session exist (a list or search page skips the annotation statements when none does).
 SESSION_USER_READS = {
+    "role_group_rank": "accounts_app.roles.rank_with_session",
     "own_profile_restriction": "profiles_app.models.own_restriction",
     "profile_restricted_by_group": "profiles_app.models.restricted_by_group",
     "saved_view_links": "annotations_app.selectors.views_with_session",
+    "any_tag_defined": "annotations_app.selectors.any_tag_defined",
+    "any_session_annotated": "annotations_app.selectors.any_session_annotated",
 }
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {

@@ -145,6 +145,10 @@ def test_a_tag_set_on_one_instance_shows_on_the_other_at_once(cluster):
         (session_id,) = db.execute("SELECT id FROM sessions ORDER BY started_at LIMIT 1").fetchone()
     with client() as c:
         assert sign_in(c, a.url).status_code == 302
+        # Instance b has served its lists with no tag at all: nothing it kept may hide the tag.
+        oldest_first = f"{b.url}/sessions/?sort=started_at"
+        assert "cross-host" not in c.get(oldest_first).text
+        assert "cross-host" not in c.get(f"{b.url}/search/", params={"q": "the"}).text
         page = c.get(f"{a.url}/annotations/tags/")
         csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
         made = c.post(
@@ -167,6 +171,11 @@ def test_a_tag_set_on_one_instance_shows_on_the_other_at_once(cluster):
         assert listed.status_code == 200
         assert f"/sessions/{session_id}/" in listed.text
         assert "cross-host" in c.get(f"{b.url}/sessions/{session_id}/").text
+        # The unfiltered list of b: the tag on the session's row and in the facet.
+        listed = c.get(oldest_first).text
+        assert 'id="tag-filter-' in listed
+        row = listed.split(f"/sessions/{session_id}/", 1)[1].split("</tr>", 1)[0]
+        assert "cross-host" in row
 
 
 def test_caddy_balances_over_both_and_keeps_serving_when_one_stops(cluster):

@@ -78,25 +78,26 @@ def _note_count(count: int) -> str:
     return ngettext("%(count)s note", "%(count)s notes", count) % {"count": count}
 
 
-@register.simple_tag
-def hit_session_tags(result):
+@register.simple_tag(takes_context=True)
+def hit_session_tags(context, result):
     """``{session id: tag badges}`` for every hit of a search result, in one query (one per
     profile for a search over several, keyed ``(profile, session id)``)."""
     hits = [
         *(getattr(result, "hits", None) or ()),
         *(getattr(result, "unindexed_hits", None) or ()),
     ]
+    user = getattr(context.get("request"), "user", None)
     by_store: dict = {}
     for hit in hits:
         by_store.setdefault(getattr(hit, "store", None), []).append(hit.session_id)
     out: dict = {}
     for store, ids in by_store.items():
         if store is None:
-            tags = selectors.tags_by_session(ids)
+            tags = selectors.tags_by_session(ids, user)
             out.update((sid, tag_chips(found)) for sid, found in tags.items() if found)
             continue
         # A search over several profiles: each profile's tags, keyed as the hits look them up.
         with stores.using(store):
-            tags = selectors.tags_by_session(ids)
+            tags = selectors.tags_by_session(ids, user)
         out.update(((store.name, sid), tag_chips(found)) for sid, found in tags.items() if found)
     return out
