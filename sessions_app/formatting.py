@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextvars
 import datetime as dt
 import functools
+import unicodedata
 
 from django.utils import translation
-from django.utils.text import Truncator
+from django.utils.text import Truncator, add_truncation_text
 
 # A non-breaking space groups digits and joins a number to its unit in French.
 NBSP = "\xa0"
@@ -99,9 +100,25 @@ def _truncation() -> str:
     return translation.pgettext(TRUNCATION_CONTEXT, TRUNCATION_MESSAGE)
 
 
+@per_language
+def _truncation_width() -> int:
+    # The characters the mark takes from a cut text (combining ones take none).
+    mark = add_truncation_text("", _truncation())
+    return sum(1 for char in mark if not unicodedata.combining(char))
+
+
 def truncate_chars(text, length: int) -> str:
-    """``Truncator(text).chars(length)``: at most ``length`` characters, the last one "…"."""
-    return Truncator(text).chars(length, truncate=_truncation())
+    """``Truncator(text).chars(length)``: at most ``length`` characters, the last one "…".
+
+    ASCII text (most previews and every tool-call JSON) needs neither Unicode normalisation
+    nor a walk over its characters looking for combining ones: it is cut by slicing, to the
+    same result; any other text goes through ``Truncator``."""
+    truncate = _truncation()
+    if isinstance(text, str) and length > 0 and text.isascii():
+        if len(text) <= length:
+            return text
+        return add_truncation_text(text[: max(length - _truncation_width(), 0)], truncate)
+    return Truncator(text).chars(length, truncate=truncate)
 
 
 def _frenchify(text: str) -> str:
