@@ -25,6 +25,8 @@ from django.db.models import OuterRef
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
+from hermes_explorer.app_pg import cursor_for
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -112,9 +114,8 @@ def read(model, using: str, session_key: str):
     expiry = model._meta.get_field("expire_date").get_db_prep_value(
         timezone.now(), connection, prepared=False
     )
-    # Prepared on PostgreSQL (hermes_explorer.app_pg): planning it cost more than running it.
-    prepared = getattr(connection, "prepared_cursor", None)
-    with prepared() if prepared else connection.cursor() as cursor:
+    # Prepared on PostgreSQL: planning it cost more than running it.
+    with cursor_for(connection) as cursor:
         cursor.execute(plan.sql, [*plan.select_params, session_key, expiry])
         row = cursor.fetchone()
     if row is None:

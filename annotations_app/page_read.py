@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 from django.db import connections, router
 
+from hermes_explorer.app_pg import cursor_for
+
 from .models import AnnotatedSession, SessionTag, Star, Tag
 
 
@@ -151,7 +153,7 @@ def read(
         sql, more = _rows_sql(d, by_store, user_id)
         parts.append(sql)
         params += more
-    with _cursor(connection) as cursor:
+    with cursor_for(connection) as cursor:
         cursor.execute(f"SELECT {', '.join(parts)}", params)
         found = list(cursor.fetchone())
     facets = _facets(found.pop(0), d.orders) if facet_stores is not None else []
@@ -166,7 +168,7 @@ def hit_tags(store: str, session_ids: list[str]) -> dict[str, list[TagChip]]:
     connection = connections[router.db_for_read(SessionTag)]
     among, params = _dialect(connection).many(session_ids)
     out: dict[str, list[TagChip]] = defaultdict(list)
-    with _cursor(connection) as cursor:
+    with cursor_for(connection) as cursor:
         cursor.execute(
             f"SELECT st.session_id, t.name, t.colour, t.description "
             f"FROM {SessionTag._meta.db_table} st JOIN {Tag._meta.db_table} t ON t.id = st.tag_id "
@@ -176,12 +178,6 @@ def hit_tags(store: str, session_ids: list[str]) -> dict[str, list[TagChip]]:
         for session_id, name, colour, description in cursor.fetchall():
             out[session_id].append(TagChip(name, colour, description or ""))
     return out
-
-
-def _cursor(connection):
-    # Prepared on PostgreSQL, where the statement's text is the same on every page.
-    prepared = getattr(connection, "prepared_cursor", None)
-    return prepared() if prepared else connection.cursor()
 
 
 def _facets(text: str | None, ordered: bool) -> list[tuple[Tag, int]]:

@@ -52,8 +52,10 @@ def index(request):
     window, basis = form.window(), form.chart_basis()
     profile_rows = None
     # The model box's suggestions read the store too: in line for the first lane the report's
-    # parts free (no lane is kept from them).
-    datalist = lanes.beside(presenters.model_names, in_line=True) if not fmt else list
+    # parts free (no lane is kept from them); only where the page surely renders them.
+    datalist = presenters.model_names
+    if not fmt and parts is None:
+        datalist = lanes.beside(presenters.model_names, in_line=True)
     with query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
         if parts is None:
             report, previous = explorer.report_and_previous(

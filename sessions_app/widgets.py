@@ -5,8 +5,9 @@ and the selects of a filter form that was about a quarter of a session list page
 3.4 ms for nine checkboxes).  These widgets produce the same markup (up to whitespace) from
 the widget's own choices, attributes and value — the rules of Django's ``optgroups``: option
 values as strings, the first match selected in a single select, every match in a multiple
-one, ``<id>_<index>`` ids for checkboxes and radio buttons — with one escape per value and no lazy-string
-wrappers (``format_html`` checks every argument for a lazy string; that cost ~1 ms a page).
+one, ``<id>_<index>`` ids for checkboxes and radio buttons — with one escape per value and no
+lazy-string wrappers (``format_html`` checks every argument for a lazy string; that cost ~1 ms
+a page).
 A widget whose choices hold groups renders the stock way.
 """
 
