@@ -26,13 +26,12 @@ commit while a chunk is read, a chunk holds about as many messages as a short st
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-
-from django.db import OperationalError
+from typing import TypeVar
 
 from hermes_explorer import store as state_db
 from hermes_explorer.hermes_db.deadline import QueryTimeout
@@ -46,6 +45,8 @@ SHORT_READ_FIRST_MESSAGES = 2000
 # which sessions they belong to.
 MAX_DIRTY_ROWS = 200_000
 MAX_STORES = 4
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,17 +66,13 @@ class SessionSummary:
 EMPTY = SessionSummary(None, 0, 0, 0, 0, (), ())
 
 
-_UNKNOWN = object()
-
-
 @dataclass
 class _Store:
     """What this process knows of one state.db: its key and mark (shared with every process
-    through the app database) and the index it may name."""
+    through the app database)."""
 
-    key: str = ""  # the file's key in the app database (summary_store)
+    key: int = 0  # the file's key in the app database (summary_store)
     high_water: int | None = None
-    calls_index: object = _UNKNOWN  # name of the assistant tool-calls index, None, unknown
 
 
 _stores: OrderedDict[tuple, _Store] = OrderedDict()
@@ -103,7 +100,7 @@ def forget_all() -> None:
         _stores.clear()
 
 
-def refresh_high_water() -> str:
+def refresh_high_water() -> int:
     """Drop the stored summaries of sessions that gained (or lost) rows since the mark;
     return the file's key in the app database."""
     store = _store()
@@ -146,128 +143,116 @@ def refresh_high_water() -> str:
 
 # --- The SQL --------------------------------------------------------------------------------
 
-_ASSISTANT_INDEX_SQL = re.compile(
-    r"role\s*=\s*'assistant'.*tool_calls\s+IS\s+NOT\s+NULL", re.IGNORECASE | re.DOTALL
+# One pass over a chunk of sessions' messages, in the order of their ``(session_id, …)`` index
+# (so grouping by session needs no sort): per session, its rows by role, the ``tool_name`` of
+# each of its tool rows, and the calls of its assistant rows that have ``tool_calls``.
+#
+# The calls are walked with ``json_tree``, in SQL: the ``name`` of each ``function`` object of
+# an entry of the top-level array (the path ``$[n].function``, ``n`` digits only), when it is
+# non-empty text.  A skill call (``skill_view``, ``skill_manage``) is an object instead, with
+# the ``name`` of its arguments (a JSON string inside the JSON, as Hermes stores them, or an
+# object) and the message's timestamp, exactly (``printf('%!.17g')``, its ``%`` doubled for
+# the driver; JSON would keep 15 digits).  Only valid JSON reaches ``json_tree`` or
+# ``json_extract`` (``json_valid``); ``CASE`` (not ``AND``) fixes the order of evaluation.
+#
+# Each message's calls are a JSON array; its brackets are trimmed (its first entry starts with
+# ``"`` or ``{``, its last ends with ``"`` or ``}``) and the session's entries joined into one
+# flat array.  Everything is JSON, so no name, whatever its characters, can pass for a
+# separator.
+_ARGS = "json_extract(m.tool_calls, j.path || '.arguments')"
+_SKILL = (
+    f"CASE WHEN json_valid({_ARGS}) THEN"
+    f" CASE WHEN json_type({_ARGS}, '$.name') = 'text' THEN json_extract({_ARGS}, '$.name') END"
+    " END"
 )
+_EXACT_TIME = (
+    "CASE typeof(m.timestamp) WHEN 'integer' THEN m.timestamp"
+    " WHEN 'real' THEN printf('%%!.17g', m.timestamp) END"
+)
+_CALLS = f"""NULLIF(rtrim(ltrim((
+        SELECT json_group_array(
+            CASE WHEN j.atom IN ('skill_view', 'skill_manage')
+                 THEN json_object('n', j.atom, 's', {_SKILL}, 't', {_EXACT_TIME})
+                 ELSE j.atom END)
+        FROM json_tree(CASE WHEN json_valid(m.tool_calls) THEN m.tool_calls END) AS j
+        WHERE j.key = 'name' AND j.type = 'text' AND j.atom <> ''
+          AND j.path GLOB '$[[][0-9]*].function'
+          AND NOT substr(j.path, 3, length(j.path) - 12) GLOB '*[^0-9]*'), '['), ']'), '')"""
 
-
-def assistant_calls_index() -> str | None:
-    """The partial index on assistant rows with tool calls, if this file has one.
-
-    The planner prefers a wider ``(session_id, …)`` index and then reads every row of the
-    session; naming the partial index reads only the rows that carry calls.
-    """
-    store = _store()
-    if store.calls_index is not _UNKNOWN:
-        return store.calls_index
-    found = None
-    for name, sql in state_db.rows(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'messages'"
-        " AND sql IS NOT NULL",
-        [],
-    ):
-        head, _, where = sql.partition(" WHERE ")
-        columns = head.partition("(")[2].replace(" ", "").lower()
-        if where and columns.startswith("session_id") and _ASSISTANT_INDEX_SQL.search(where):
-            if re.fullmatch(r"[A-Za-z0-9_]+", name):
-                found = name
-                break
-    store.calls_index = found
-    return found
-
-
-ROLE_AND_TOOL_ROWS_SQL = """
-    SELECT m.session_id, CASE WHEN m.role = 'tool' THEN m.tool_name END AS tool,
-           COUNT(*), SUM(m.role = 'user'), SUM(m.role = 'assistant'), SUM(m.role = 'tool')
+SUMMARY_SQL = f"""
+    SELECT m.session_id, COUNT(*), SUM(m.role = 'user'), SUM(m.role = 'assistant'),
+           SUM(m.role = 'tool'),
+           json_group_array(m.tool_name)
+               FILTER (WHERE m.role = 'tool' AND typeof(m.tool_name) = 'text'),
+           group_concat({_CALLS}, ',')
+               FILTER (WHERE m.role = 'assistant' AND m.tool_calls IS NOT NULL)
     FROM messages m WHERE m.session_id IN (SELECT value FROM json_each(%s))
-    GROUP BY m.session_id, tool"""
-
-
-def calls_sql(index: str | None) -> str:
-    """Every call in the assistant ``tool_calls`` of a chunk of sessions, grouped.
-
-    Guards, so that no row can fail the statement: ``json_each`` only ever sees valid JSON
-    (``json_valid``), only array entries that are objects count (``fullkey`` ``$[n]``, type
-    ``object``: their ``value`` is then JSON text), names and arguments are read by path from
-    the call alone (not the whole document again, per call), and arguments are parsed only
-    once ``json_valid`` said they are JSON.  ``CASE`` (not ``AND``) fixes the order of
-    evaluation.  Hermes stores arguments as a JSON string inside the JSON; an object works too.
-    """
-    indexed = f" INDEXED BY {index}" if index else ""
-    args = "json_extract(c.call, '$.function.arguments')"
-    skill = (
-        "CASE WHEN c.name IN ('skill_view', 'skill_manage') THEN"
-        f" CASE WHEN json_valid({args}) THEN"
-        f" CASE WHEN json_type({args}, '$.name') = 'text' THEN json_extract({args}, '$.name')"
-        " END END END"
-    )
-    return f"""
-    WITH c AS MATERIALIZED (
-        SELECT m.session_id AS sid, m.timestamp AS ts, j.value AS call,
-               json_extract(j.value, '$.function.name') AS name
-        FROM messages m{indexed},
-             json_each(CASE WHEN json_valid(m.tool_calls) THEN m.tool_calls END) AS j
-        WHERE m.session_id IN (SELECT value FROM json_each(%s))
-          AND m.role = 'assistant' AND m.tool_calls IS NOT NULL
-          AND j.fullkey GLOB '$[[]*' AND j.type = 'object')
-    SELECT sid, name, {skill} AS skill, COUNT(*), MAX(ts)
-    FROM c WHERE typeof(c.name) = 'text' AND c.name <> ''
-    GROUP BY sid, name, skill"""
+    GROUP BY m.session_id"""
 
 
 _BLANK = " \t\n\r\x0b\x0c"
+_loads = json.loads
+
+
+def _summary(count: int | None, row: tuple) -> SessionSummary:
+    """One session's summary from its row of :data:`SUMMARY_SQL`."""
+    _, n_all, n_user, n_assistant, n_tool, tool_rows, calls = row
+    from_rows = Counter(_loads(tool_rows)) if tool_rows else Counter()
+    skills: dict[str, list] = {}
+    if not calls:
+        from_calls: Counter = Counter()
+    elif "{" not in calls:  # names only: counted in C
+        from_calls = Counter(_loads(f"[{calls}]"))
+    else:
+        names = _loads(f"[{calls}]")
+        from_calls = Counter(n if type(n) is str else n["n"] for n in names)
+        for call in names:
+            if type(call) is str:
+                continue
+            skill = call["s"]
+            if type(skill) is not str or not skill.strip(_BLANK):
+                continue
+            entry = skills.setdefault(skill, [0, 0, None])
+            entry[0 if call["n"] == "skill_view" else 1] += 1
+            at = call["t"]
+            last = float(at) if type(at) is str else at
+            if last is not None and (entry[2] is None or last > entry[2]):
+                entry[2] = last
+    tools = tuple(
+        sorted(
+            (name, max(from_rows[name], from_calls[name]), from_rows[name])
+            for name in from_rows.keys() | from_calls.keys()
+        )
+    )
+    skill_rows = tuple(sorted((s, v[0], v[1], v[2]) for s, v in skills.items()))
+    return SessionSummary(
+        count, n_user or 0, n_assistant or 0, n_tool or 0, n_all or 0, tools, skill_rows
+    )
+
+
+def read(session_ids: list[str]) -> list[tuple]:
+    """The rows of :data:`SUMMARY_SQL` for these sessions (the part that reads the store, and
+    leaves Python's lock while it does)."""
+    return state_db.rows(SUMMARY_SQL, [json.dumps(session_ids)])
+
+
+def summarise(
+    session_ids: list[str], counts: dict[str, int | None], rows: list[tuple]
+) -> dict[str, SessionSummary]:
+    """The summaries of these sessions from their rows (:func:`read`); a session with no row
+    has no messages."""
+    found = {row[0]: row for row in rows}
+    return {
+        sid: _summary(counts.get(sid), row)
+        if (row := found.get(sid))
+        else SessionSummary(counts.get(sid), 0, 0, 0, 0, (), ())
+        for sid in session_ids
+    }
 
 
 def compute(session_ids: list[str], counts: dict[str, int | None]) -> dict[str, SessionSummary]:
-    """Summaries of these sessions: two statements over their messages, nothing cached."""
-    ids = json.dumps(session_ids)
-    roles: dict[str, list[int]] = {}
-    rows_by_tool: dict[str, dict[str, int]] = {}
-    for sid, tool, n_all, n_user, n_assistant, n_tool in state_db.rows(
-        ROLE_AND_TOOL_ROWS_SQL, [ids]
-    ):
-        acc = roles.setdefault(sid, [0, 0, 0, 0])
-        acc[0] += n_user or 0
-        acc[1] += n_assistant or 0
-        acc[2] += n_tool or 0
-        acc[3] += n_all or 0
-        if tool is not None:
-            rows_by_tool.setdefault(sid, {})[tool] = n_tool or 0
-    index = assistant_calls_index()
-    try:
-        call_rows = state_db.rows(calls_sql(index), [ids])
-    except OperationalError as exc:
-        if index is None or "no query solution" not in str(exc):
-            raise
-        call_rows = state_db.rows(calls_sql(None), [ids])
-    calls_by_tool: dict[str, dict[str, int]] = {}
-    skills: dict[str, dict[str, list]] = {}
-    for sid, name, skill, n, last in call_rows:
-        per = calls_by_tool.setdefault(sid, {})
-        per[name] = per.get(name, 0) + n
-        if skill is not None and skill.strip(_BLANK):
-            entry = skills.setdefault(sid, {}).setdefault(skill, [0, 0, None])
-            entry[0 if name == "skill_view" else 1] += n
-            if last is not None and (entry[2] is None or last > entry[2]):
-                entry[2] = last
-    out = {}
-    for sid in session_ids:
-        user, assistant, tool, stored = roles.get(sid, (0, 0, 0, 0))
-        from_rows = rows_by_tool.get(sid, {})
-        from_calls = calls_by_tool.get(sid, {})
-        tools = tuple(
-            sorted(
-                (
-                    name,
-                    max(from_rows.get(name, 0), from_calls.get(name, 0)),
-                    from_rows.get(name, 0),
-                )
-                for name in from_rows.keys() | from_calls.keys()
-            )
-        )
-        skill_rows = tuple(sorted((s, v[0], v[1], v[2]) for s, v in skills.get(sid, {}).items()))
-        out[sid] = SessionSummary(counts.get(sid), user, assistant, tool, stored, tools, skill_rows)
-    return out
+    """Summaries of these sessions: one statement over their messages, nothing cached."""
+    return summarise(session_ids, counts, read(session_ids))
 
 
 @dataclass
@@ -281,7 +266,7 @@ def collect(
     sessions: list[tuple[str, int | None]],
     *,
     attributes: dict | None = None,
-    key: str = "",
+    key: int | None = None,
     time_limit: float | None = None,
     progress=None,
 ) -> Collected:
@@ -294,10 +279,39 @@ def collect(
     counts = dict(sessions)
     todo = [sid for sid, _ in sessions]
     out: dict[str, SessionSummary] = {}
-    computed = 0
-    missing = 0
-    # A chunk's size is counted in sessions on a WAL file, in messages on a rollback-journal
-    # file (where the clock keeps each chunk's statements short).
+    unsaved: dict[str, SessionSummary] = {}
+
+    def flush() -> None:
+        nonlocal unsaved
+        if key is not None and unsaved:
+            summary_store.save(key, unsaved, attributes or {})
+            if progress is not None:
+                progress(len(unsaved))
+        unsaved = {}
+
+    for _, fresh in chunked(todo, counts, lambda chunk: compute(chunk, counts), stop_at=stop_at):
+        out.update(fresh)
+        unsaved.update(fresh)
+        # Stored a thousand sessions at a time, however small the chunks.
+        if len(unsaved) >= CHUNK_SESSIONS:
+            flush()
+    flush()
+    return Collected(summaries=out, missing=len(todo) - len(out), computed=len(out))
+
+
+def chunked(
+    todo: list[str],
+    counts: dict[str, int | None],
+    step: Callable[[list[str]], T],
+    *,
+    stop_at: float | None = None,
+) -> Iterator[tuple[list[str], T]]:
+    """``(chunk, step(chunk))`` for consecutive chunks of the sessions ``todo``, each chunk
+    read in its own short statement.  It ends early, leaving the rest, when ``stop_at``
+    (``time.monotonic()``) has passed or a chunk runs out of its statement's time.
+
+    A chunk's size is counted in sessions on a WAL file, in messages (the sessions'
+    ``counts``) on a rollback-journal file, where the clock keeps each statement short."""
     clock = state_db.ChunkClock(CHUNK_SESSIONS, first=SHORT_READ_FIRST_MESSAGES)
     weight = (lambda sid: max(1, counts.get(sid) or 0)) if clock.short else (lambda sid: 1)
 
@@ -311,37 +325,18 @@ def collect(
             end += 1
         return todo[start:end]
 
-    unsaved: dict[str, SessionSummary] = {}
-
-    def flush() -> None:
-        nonlocal unsaved
-        if key and unsaved:
-            summary_store.save(key, unsaved, attributes or {})
-            if progress is not None:
-                progress(len(unsaved))
-        unsaved = {}
-
     start = 0
     while start < len(todo):
         if stop_at is not None and time.monotonic() > stop_at:
-            missing = len(todo) - start
-            break
+            return
 
-        def work(n: int, start: int = start) -> tuple[list[str], dict[str, SessionSummary]]:
+        def work(n: int, start: int = start) -> tuple[list[str], T]:
             chunk = next_chunk(start, n)
-            return chunk, compute(chunk, counts)
+            return chunk, step(chunk)
 
         try:
-            _, (chunk, fresh) = clock.run(work)
+            _, (chunk, result) = clock.run(work)
         except QueryTimeout:
-            missing = len(todo) - start
-            break
+            return
         start += len(chunk)
-        out.update(fresh)
-        computed += len(chunk)
-        unsaved.update(fresh)
-        # Stored a thousand sessions at a time, however small the chunks.
-        if len(unsaved) >= CHUNK_SESSIONS:
-            flush()
-    flush()
-    return Collected(summaries=out, missing=missing, computed=computed)
+        yield chunk, result

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable
@@ -31,11 +32,11 @@ BACKGROUND_FROM = 1000
 # Lanes of a build in the background or ahead of time (``insights_warm``).
 BUILD_THREADS = 2
 
-_running: set[str] = set()
+_running: set[int] = set()
 _lock = threading.Lock()
 
 
-def pending(key: str) -> list[tuple]:
+def pending(key: int) -> list[tuple]:
     """``(id, message_count, started_at, source, model)`` of every session of the file
     whose stored summary is missing or stale, newest first; stored summaries of sessions gone
     are dropped.  (Read in short statements on a rollback-journal file.)"""
@@ -52,7 +53,7 @@ def pending(key: str) -> list[tuple]:
 
 
 def build(
-    key: str,
+    key: int,
     *,
     claim: bool = True,
     progress: Callable[[int, int], None] | None = None,
@@ -62,65 +63,109 @@ def build(
     (the default windows are ready soonest); returns how many were computed.  With ``claim``
     it runs only if no other build of this file is alive, and records its progress.
 
-    ``threads`` lanes compute chunks side by side (SQLite reads leave Python's lock, so two
-    lanes use two cores), each on connections of its own: lane ``i`` takes chunks ``i``,
-    ``i + threads``, …, so that the newest sessions still come first."""
+    A pipeline: ``threads`` reader lanes run the statements (SQLite leaves Python's lock
+    while it reads, so two lanes use two cores), each on connections of its own, lane ``i``
+    taking chunks ``i``, ``i + threads``, … so that the newest sessions still come first;
+    this thread turns their rows into summaries and stores them, the one writer."""
     summaries.refresh_high_water()
     todo = pending(key)
     if claim and not summary_store.claim_build(key, len(todo)):
         return 0
-    done = 0
-    lock = threading.Lock()
-
-    def advanced(n: int) -> None:
-        nonlocal done
-        with lock:
-            done += n
-            if claim:
-                summary_store.build_advanced(key, n)
-            if progress is not None:
-                progress(done, len(todo))
-
-    def lane(rows: list[tuple]) -> int:
-        return summaries.collect(
-            [(r[0], r[1]) for r in rows],
-            attributes={r[0]: summary_store.Attributes(*r[2:5]) for r in rows},
-            key=key,
-            progress=advanced,
-        ).computed
-
-    size = summaries.CHUNK_SESSIONS
-    chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
-    lanes = [[r for c in chunks[i :: max(1, threads)] for r in c] for i in range(max(1, threads))]
     try:
-        if threads <= 1:
-            return lane(todo)
-        computed = [0] * len(lanes)
-
-        def run(i: int) -> None:
-            try:
-                computed[i] = lane(lanes[i])
-            finally:
-                connections.close_all()
-
-        # Each lane reads the store this build is for (the current one is a context variable,
-        # which a new thread does not inherit).
-        workers = [
-            threading.Thread(target=contextvars.copy_context().run, args=(run, i))
-            for i in range(1, len(lanes))
-        ]
-        for worker in workers:
-            worker.start()
-        computed[0] = lane(lanes[0])
-        for worker in workers:
-            worker.join()
-        return sum(computed)
+        return _pipeline(key, todo, progress, max(1, threads), claim)
     finally:
         if claim:
             summary_store.build_finished(key)
 
 
-def _run(key: str) -> None:
+_END = object()
+
+
+def _pipeline(
+    key: int,
+    todo: list[tuple],
+    progress: Callable[[int, int], None] | None,
+    threads: int,
+    claimed: bool,
+) -> int:
+    counts = {r[0]: r[1] for r in todo}
+    attributes = {r[0]: summary_store.Attributes(*r[2:5]) for r in todo}
+    size = summaries.CHUNK_SESSIONS
+    chunks = [[r[0] for r in todo[i : i + size]] for i in range(0, len(todo), size)]
+    shares = [[sid for c in chunks[i::threads] for sid in c] for i in range(threads)]
+    read: queue.Queue = queue.Queue(maxsize=2 * threads)
+    stop = threading.Event()
+
+    def hand_over(item) -> bool:
+        while not stop.is_set():
+            try:
+                read.put(item, timeout=0.5)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def lane(ids: list[str]) -> None:
+        try:
+            for item in summaries.chunked(ids, counts, summaries.read):
+                if not hand_over(item):
+                    return
+        except BaseException as exc:  # handed to the writer, which raises it
+            hand_over(exc)
+        finally:
+            hand_over(_END)
+            connections.close_all()
+
+    # Each lane reads the store this build is for (the current one is a context variable,
+    # which a new thread does not inherit).
+    readers = [
+        threading.Thread(
+            target=contextvars.copy_context().run, args=(lane, share), name="insights-read"
+        )
+        for share in shares
+    ]
+    for reader in readers:
+        reader.start()
+    done, ended = 0, 0
+    unsaved: dict = {}
+    failure: BaseException | None = None
+
+    def flush() -> None:
+        nonlocal done, unsaved
+        if unsaved:
+            summary_store.save(key, unsaved, attributes)
+            done += len(unsaved)
+            if claimed:
+                summary_store.build_advanced(key, len(unsaved))
+            if progress is not None:
+                progress(done, len(todo))
+        unsaved = {}
+
+    try:
+        while ended < len(readers):
+            item = read.get()
+            if item is _END:
+                ended += 1
+            elif isinstance(item, BaseException):
+                failure = item
+                break  # the other lanes stop at their next chunk
+            else:
+                chunk, rows = item
+                unsaved.update(summaries.summarise(chunk, counts, rows))
+                if len(unsaved) >= size:
+                    flush()
+        if failure is None:
+            flush()
+    finally:
+        stop.set()
+        for reader in readers:
+            reader.join()
+    if failure is not None:
+        raise failure
+    return done
+
+
+def _run(key: int) -> None:
     try:
         build(key, threads=BUILD_THREADS)
     except Exception:  # a thread has no one to report to but the log
@@ -136,7 +181,7 @@ def launch(target: Callable[[], None]) -> None:
     threading.Thread(target=target, name="insights-summary-build", daemon=True).start()
 
 
-def start(key: str) -> tuple[int, int] | None:
+def start(key: int) -> tuple[int, int] | None:
     """Make sure a build of this file runs (here, or in another process); ``(done, total)``
     of the running one when known."""
     found = summary_store.build_progress(key)

@@ -46,9 +46,10 @@ SAVE_BATCH = 1000
 BUILD_STALE_SECONDS = 30.0
 
 
-def store_key() -> str:
-    """The state.db file open now, as a key."""
-    return hashlib.sha256(repr(state_db.file_identity()).encode()).hexdigest()
+def store_key() -> int:
+    """The state.db file open now, as a key: the first 63 bits of a hash of its identity."""
+    digest = hashlib.sha256(repr(state_db.file_identity()).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class Totals:
     roles: dict[str, int]
 
 
-def totals(key: str, window: Q) -> Totals:
+def totals(key: int, window: Q) -> Totals:
     """Stored sessions of the window, the sum of their counters, and their rows by role."""
     found = StoredSummary.objects.filter(window, store_key=key).aggregate(
         n=Count("id"),
@@ -96,13 +97,13 @@ def totals(key: str, window: Q) -> Totals:
     return Totals(int(found["n"] or 0), int(found["mc"] or 0), roles)
 
 
-def counts(key: str, window: Q) -> dict[str, int | None]:
+def counts(key: int, window: Q) -> dict[str, int | None]:
     """The stored sessions of the window and the counter each was computed at."""
     rows = StoredSummary.objects.filter(window, store_key=key)
     return dict(rows.values_list("session_id", "message_count"))
 
 
-def tools(key: str, window: Q) -> tuple[Counter, Counter]:
+def tools(key: int, window: Q) -> tuple[Counter, Counter]:
     """Per tool name, the sums over the window's stored sessions: Hermes's count, and the
     tool's result rows."""
     rows = (
@@ -118,7 +119,7 @@ def tools(key: str, window: Q) -> tuple[Counter, Counter]:
     return counts, result_rows
 
 
-def skills(key: str, window: Q) -> list[dict[str, Any]]:
+def skills(key: int, window: Q) -> list[dict[str, Any]]:
     """Per skill: loads, edits and last use over the window's stored sessions."""
     rows = (
         SummarySkill.objects.filter(window, store_key=key)
@@ -137,7 +138,7 @@ def _chunks(ids: list[str]) -> Iterable[list[str]]:
         yield ids[i : i + IN_CHUNK]
 
 
-def _drop(key: str, ids: list[str]) -> None:
+def _drop(key: int, ids: list[str]) -> None:
     """Plain ``DELETE`` by the ``(store_key, session_id)`` indexes: the ORM's ``delete()``
     prepares every id of every chunk as a lookup, a second of a big store's first build."""
     with connection.cursor() as cursor:
@@ -151,7 +152,7 @@ def _drop(key: str, ids: list[str]) -> None:
                 )
 
 
-def drop(key: str, ids: Iterable[str]) -> None:
+def drop(key: int, ids: Iterable[str]) -> None:
     """Forget the stored summaries of these sessions (stale, or gone from the window)."""
     ids = list(ids)
     if not ids:
@@ -181,7 +182,7 @@ def _insert(model, columns: tuple[str, ...], rows: list[tuple]) -> None:
 _COMMON = ("store_key", "session_id", "started_at", "source", "model")
 
 
-def save(key: str, summaries: dict, attributes: dict[str, Attributes]) -> None:
+def save(key: int, summaries: dict, attributes: dict[str, Attributes]) -> None:
     """Store (or replace) these summaries of this file, with their sessions' attributes."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     heads, tool_rows, skill_rows = [], [], []
@@ -191,13 +192,16 @@ def save(key: str, summaries: dict, attributes: dict[str, Attributes]) -> None:
         heads.append((*common, s.message_count, s.user, s.assistant, s.tool, s.stored, now))
         tool_rows += [(*common, n, c, r) for n, c, r in s.tools]
         skill_rows += [(*common, k, v, m, last) for k, v, m, last in s.skills]
-    # Replaced whole: another process may have stored the same sessions meanwhile.  When it
-    # commits them between this transaction's DELETE and INSERT (PostgreSQL lets both run), the
-    # unique constraint stops this one; the second attempt's DELETE sees them and goes through.
-    for attempt in (1, 2):
+    # Inserted: whoever asks for summaries first drops those that are stale, so none of these
+    # is stored, unless another process stored the same sessions meanwhile; then the unique
+    # constraint stops this transaction, and the second attempt replaces them whole (it drops
+    # them first; when the other process commits them between that DELETE and this INSERT,
+    # which PostgreSQL lets both run, the third attempt's DELETE sees them).
+    for attempt in (1, 2, 3):
         try:
             with transaction.atomic():
-                _drop(key, list(summaries))
+                if attempt > 1:
+                    _drop(key, list(summaries))
                 _insert(
                     StoredSummary,
                     (
@@ -217,14 +221,14 @@ def save(key: str, summaries: dict, attributes: dict[str, Attributes]) -> None:
                 )
             return
         except IntegrityError as exc:
-            if attempt == 2:
+            if attempt == 3:
                 log.warning("insights summaries not stored: %s", exc)
         except DatabaseError as exc:
             log.warning("insights summaries not stored: %s", exc)
             return
 
 
-def high_water(key: str) -> int | None:
+def high_water(key: int) -> int | None:
     try:
         mark = SummaryMark.objects.filter(store_key=key).values_list("high_water", flat=True)
         return next(iter(mark), None)
@@ -232,7 +236,7 @@ def high_water(key: str) -> int | None:
         return None
 
 
-def advance(key: str, current: int | None, dirty: list[str] | None) -> None:
+def advance(key: int, current: int | None, dirty: list[str] | None) -> None:
     """The file's messages reached ``current``: drop the stored summaries of the ``dirty``
     sessions (all of them when None), and remember the mark."""
     try:
@@ -247,7 +251,7 @@ def advance(key: str, current: int | None, dirty: list[str] | None) -> None:
         log.warning("stored insights summaries not refreshed: %s", exc)
 
 
-def forget(key: str | None = None) -> None:
+def forget(key: int | None = None) -> None:
     """Drop the stored summaries (of one file, or all)."""
     for model in (SummaryTool, SummarySkill, StoredSummary, SummaryMark):
         rows = model.objects.all()
@@ -259,7 +263,7 @@ def forget(key: str | None = None) -> None:
 # --- A build in the background -------------------------------------------------------------
 
 
-def claim_build(key: str, total: int) -> bool:
+def claim_build(key: int, total: int) -> bool:
     """Become the one build of this file (no other live one): True when claimed."""
     now = time.time()
     try:
@@ -279,7 +283,7 @@ def claim_build(key: str, total: int) -> bool:
         return False
 
 
-def build_advanced(key: str, done: int) -> None:
+def build_advanced(key: int, done: int) -> None:
     try:
         SummaryMark.objects.filter(store_key=key).update(
             build_done=F("build_done") + done, build_heartbeat=time.time()
@@ -288,14 +292,14 @@ def build_advanced(key: str, done: int) -> None:
         log.warning("insights summary build progress not stored: %s", exc)
 
 
-def build_finished(key: str) -> None:
+def build_finished(key: int) -> None:
     try:
         SummaryMark.objects.filter(store_key=key).update(build_heartbeat=None)
     except DatabaseError as exc:
         log.warning("insights summary build end not stored: %s", exc)
 
 
-def build_progress(key: str) -> tuple[int, int] | None:
+def build_progress(key: int) -> tuple[int, int] | None:
     """``(done, total)`` of the build running now, or None when none runs."""
     try:
         row = (

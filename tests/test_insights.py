@@ -760,19 +760,14 @@ def test_warm_report_reads_no_messages(current):
     assert len(statements) <= 7
 
 
-def test_message_passes_use_the_session_indexes(current):
-    """The per-session passes seek the (session_id, …) indexes, never scan messages."""
+def test_message_pass_seeks_the_session_index(current):
+    """The per-session pass seeks a (session_id, …) index, never scans messages, and groups
+    in the index's order (no sort of every row)."""
     with connections["hermes"].cursor() as cursor:
-        plans = []
-        for sql in (
-            summaries.ROLE_AND_TOOL_ROWS_SQL,
-            summaries.calls_sql(summaries.assistant_calls_index()),
-        ):
-            cursor.execute("EXPLAIN QUERY PLAN " + sql, ['["s1-switch"]'])
-            plans.append(" | ".join(row[-1] for row in cursor.fetchall()))
-    assert "SEARCH m USING" in plans[0] and "SCAN m" not in plans[0]
-    for plan in plans[1:]:
-        assert "idx_messages_tool_calls" in plan and "SCAN m" not in plan
+        cursor.execute("EXPLAIN QUERY PLAN " + summaries.SUMMARY_SQL, ['["s1-switch"]'])
+        plan = " | ".join(row[-1] for row in cursor.fetchall())
+    assert "SEARCH m USING" in plan and "SCAN m" not in plan
+    assert "TEMP B-TREE" not in plan
 
 
 def test_deadline_leaves_sessions_uncounted_and_says_so(current, monkeypatch):
@@ -781,7 +776,7 @@ def test_deadline_leaves_sessions_uncounted_and_says_so(current, monkeypatch):
     def too_slow(*args, **kwargs):
         raise QueryTimeout(0.1)
 
-    monkeypatch.setattr(summaries, "compute", too_slow)
+    monkeypatch.setattr(summaries, "read", too_slow)
     r = build_report(Window(days=30), now=NOW, use_cache=False)
     assert r.sessions_uncounted == 6
     assert not r.messages_complete
@@ -792,15 +787,15 @@ def test_interrupted_collection_keeps_its_work(current, monkeypatch):
     from hermes_explorer.hermes_db.deadline import QueryTimeout
 
     monkeypatch.setattr(summaries, "CHUNK_SESSIONS", 4)
-    real, calls = summaries.compute, []
+    real, calls = summaries.read, []
 
-    def flaky(ids, counts):
+    def flaky(ids):
         calls.append(len(ids))
         if len(calls) == 2:
             raise QueryTimeout(0.1)
-        return real(ids, counts)
+        return real(ids)
 
-    monkeypatch.setattr(summaries, "compute", flaky)
+    monkeypatch.setattr(summaries, "read", flaky)
     first = build_report(Window(days=30), now=NOW)
     assert first.sessions_uncounted == 2  # 6 sessions: a chunk of 4 done, then the timeout
     second = build_report(Window(days=30), now=NOW)

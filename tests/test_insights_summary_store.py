@@ -60,13 +60,13 @@ def fingerprint(path) -> str:
 
 def recording(monkeypatch) -> list[str]:
     computed: list[str] = []
-    real = summaries.compute
+    real = summaries.read
 
-    def compute(ids, counts):
+    def read(ids):
         computed.extend(ids)
-        return real(ids, counts)
+        return real(ids)
 
-    monkeypatch.setattr(summaries, "compute", compute)
+    monkeypatch.setattr(summaries, "read", read)
     return computed
 
 
@@ -251,6 +251,54 @@ def test_a_big_first_build_runs_in_the_background_with_progress(current, deferre
     assert done.overview == unstored.overview
 
 
+def test_a_build_in_lanes_stores_what_one_lane_does(current, monkeypatch):
+    """Two reader lanes and one writer store exactly the summaries one lane computes, each
+    chunk once, newest sessions first, whatever the order the lanes finish in."""
+    from insights_app import summary_build
+
+    key = summary_store.store_key()
+    monkeypatch.setattr(summaries, "CHUNK_SESSIONS", 3)
+    summary_build.build(key, threads=1)
+    one = sorted(
+        SummaryTool.objects.filter(store_key=key).values_list("session_id", "tool_name", "count")
+    )
+    summary_store.forget(key)
+    summaries.forget_all()
+    read = recording(monkeypatch)
+    seen = []
+    assert summary_build.build(key, threads=2, progress=lambda d, t: seen.append((d, t))) == 8
+    assert sorted(read) == sorted(set(read)) and len(read) == 8  # each session read once
+    two = sorted(
+        SummaryTool.objects.filter(store_key=key).values_list("session_id", "tool_name", "count")
+    )
+    assert two == one and StoredSummary.objects.filter(store_key=key).count() == 8
+    assert seen[-1] == (8, 8)
+
+
+def test_a_failing_lane_stops_the_build_and_says_so(current, monkeypatch):
+    """A lane's error reaches the build's caller (no hang, the other lane stops), and the
+    build is not left claimed: the next one completes the work."""
+    from insights_app import summary_build
+
+    key = summary_store.store_key()
+    monkeypatch.setattr(summaries, "CHUNK_SESSIONS", 2)
+    real, calls = summaries.read, []
+
+    def breaks(ids):
+        calls.append(ids)
+        if len(calls) == 2:
+            raise RuntimeError("the disk went away")
+        return real(ids)
+
+    monkeypatch.setattr(summaries, "read", breaks)
+    with pytest.raises(RuntimeError, match="disk went away"):
+        summary_build.build(key, threads=2)
+    assert summary_store.build_progress(key) is None  # not left claimed
+    monkeypatch.setattr(summaries, "read", real)
+    summary_build.build(key, threads=2)  # the next build completes it
+    assert StoredSummary.objects.filter(store_key=key).count() == 8
+
+
 def test_the_page_says_how_far_the_build_is(current, deferred_builds, staff_client, monkeypatch):
     from insights_app import summary_build
 
@@ -289,7 +337,7 @@ from insights_app import summaries
 from insights_app.stats import Window, build_report
 def refuse(*args, **kwargs):
     raise AssertionError("a summary was computed")
-summaries.compute = refuse
+summaries.read = refuse
 report = build_report(Window(days=None), now=float(sys.argv[1]))
 print(json.dumps({"tools": report.tools, "complete": report.messages_complete}))
 """
@@ -343,9 +391,9 @@ def test_summaries_are_shared_between_processes(current, tmp_path):
 def test_summaries_stored_meanwhile_by_another_process_are_replaced_not_lost(
     current, monkeypatch, caplog
 ):
-    # Another writer commits the same sessions between this save's DELETE and INSERT (as two
-    # processes can on PostgreSQL): the unique constraint stops the first attempt, the second
-    # replaces them.
+    # These sessions are stored already (the first attempt, an INSERT, meets the unique
+    # constraint), and another writer commits them again between the second attempt's DELETE
+    # and INSERT (as two processes can on PostgreSQL): the third attempt replaces them.
     report()
     key = summary_store.store_key()
     stored = dict(StoredSummary.objects.filter(store_key=key).values_list("session_id", "stored"))
@@ -364,6 +412,22 @@ def test_summaries_stored_meanwhile_by_another_process_are_replaced_not_lost(
         summary_store.save(key, fresh, {})
     assert len(calls) == 2 and not caplog.records
     assert StoredSummary.objects.filter(store_key=key, session_id__in=ids).count() == 3
+
+
+def test_new_summaries_are_inserted_without_a_delete_and_stored_ones_replaced(current):
+    key = summary_store.store_key()
+    ids = ["s1-switch", "s2-telegram"]
+    fresh = summaries.compute(ids, {sid: None for sid in ids})
+    with CaptureQueriesContext(connections["default"]) as queries:
+        summary_store.save(key, fresh, {})
+    assert not [q for q in queries.captured_queries if "DELETE" in q["sql"]]
+    # Saved again (stored meanwhile by another process): replaced, not doubled.
+    summary_store.save(key, fresh, {})
+    assert StoredSummary.objects.filter(store_key=key).count() == 2
+    tools = SummaryTool.objects.filter(store_key=key, session_id="s1-switch")
+    assert tuple(sorted(tools.values_list("tool_name", "count", "result_rows"))) == (
+        fresh["s1-switch"].tools
+    )
 
 
 def test_views_during_a_build_read_only_the_message_figures_again(

@@ -176,13 +176,13 @@ def test_a_background_summary_build_reads_the_store_it_was_started_for(home, mon
     monkeypatch.setattr(summary_build.summary_store, "build_progress", lambda key: None)
     support = stores.by_name("support")
     with stores.using(support):
-        summary_build.start("test-key-support")
+        summary_build.start(0x5EED)
     try:
         thread = threading.Thread(target=started[0])
         thread.start()
         thread.join()
     finally:
-        summary_build._running.discard("test-key-support")
+        summary_build._running.discard(0x5EED)
     assert seen == ["support"]
 
 
