@@ -29,7 +29,7 @@ from django.utils.translation import gettext_lazy, gettext_noop
 from hermes_explorer import lanes, store
 from sessions_app.timefmt import day_start_epoch, local_date
 
-from . import reports, stats
+from . import reports, stats, summary_build
 from .drilldown import Drill
 from .figures import models, platforms
 from .figures.overview import overview
@@ -127,6 +127,8 @@ def report_and_previous(
     else:
         now = None  # a kept report's own clock
         if kept is None:
+            # Before the passes take the lanes: a first build starts now, not after them.
+            summary_build.start_if_far_behind()
             now = stats.current_time()
             before = previous_window(window, now)
             if before is not None:

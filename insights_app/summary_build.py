@@ -22,6 +22,8 @@ from collections.abc import Callable
 
 from django.db import connections
 
+from hermes_explorer import store as state_db
+
 from . import summaries, summary_store
 from .window import Window, scope_of, window_chunks
 
@@ -179,6 +181,19 @@ def _run(key: int) -> None:
 def launch(target: Callable[[], None]) -> None:
     """Run ``target`` in a thread of its own (tests replace this to run it when they like)."""
     threading.Thread(target=target, name="insights-summary-build", daemon=True).start()
+
+
+def start_if_far_behind() -> None:
+    """Start the build at once when the file has :data:`BACKGROUND_FROM` sessions or more
+    without a stored summary (a first build, a long absence): a report about to be computed
+    would otherwise find out only once its message figures begin, after its other passes
+    have taken the lanes.  Two counts; the build itself finds exactly what to compute."""
+    key = summaries.refresh_high_water()
+    if summary_store.build_progress(key) is not None:
+        return
+    (n,) = state_db.rows("SELECT COUNT(*) FROM sessions", [])[0]
+    if int(n or 0) - summary_store.stored_sessions(key) >= BACKGROUND_FROM:
+        start(key)
 
 
 def start(key: int) -> tuple[int, int] | None:

@@ -97,6 +97,14 @@ def totals(key: int, window: Q) -> Totals:
     return Totals(int(found["n"] or 0), int(found["mc"] or 0), roles)
 
 
+def stored_sessions(key: int) -> int:
+    """How many sessions of this file have a stored summary (0 when the app database fails)."""
+    try:
+        return StoredSummary.objects.filter(store_key=key).count()
+    except DatabaseError:
+        return 0
+
+
 def counts(key: int, window: Q) -> dict[str, int | None]:
     """The stored sessions of the window and the counter each was computed at."""
     rows = StoredSummary.objects.filter(window, store_key=key)

@@ -299,6 +299,33 @@ def test_a_failing_lane_stops_the_build_and_says_so(current, monkeypatch):
     assert StoredSummary.objects.filter(store_key=key).count() == 8
 
 
+def test_a_first_build_starts_before_the_report_passes(
+    current, deferred_builds, staff_client, monkeypatch
+):
+    """The page starts the build first thing (not once its passes have taken the lanes), and
+    not when the summaries are stored already."""
+    from insights_app import stats
+
+    events = []
+    real_span = stats.window_span
+    monkeypatch.setattr("insights_app.stats.current_time", lambda: NOW)
+    monkeypatch.setattr(
+        stats, "window_span", lambda scope: events.append("pass") or real_span(scope)
+    )
+    deferred_builds_append = deferred_builds.append
+    monkeypatch.setattr(
+        "insights_app.summary_build.launch",
+        lambda target: events.append("build") or deferred_builds_append(target),
+    )
+    monkeypatch.setattr("insights_app.summary_build.BACKGROUND_FROM", 8)  # every session
+    staff_client.get("/insights/?days=90")
+    assert events and events[0] == "build"
+    deferred_builds[0]()  # the build runs: everything is stored
+    events.clear()
+    staff_client.get("/insights/?days=30")
+    assert "pass" in events and "build" not in events
+
+
 def test_the_page_says_how_far_the_build_is(current, deferred_builds, staff_client, monkeypatch):
     from insights_app import summary_build
 
