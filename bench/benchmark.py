@@ -524,7 +524,45 @@ def restart_pages(t: dict) -> list[tuple[str, str]]:
     ]
 
 
-def first_views(store: Path, restarts: int, targets: dict) -> dict:
+# Times Hermes's own engine on the store, from a Hermes checkout on sys.path (argv: checkout,
+# store, days); prints the seconds of ``InsightsEngine(db).generate(days)``.  The store is
+# opened read-only; ``db`` is the little the engine asks of Hermes's SessionDB.
+HERMES_ENGINE = """
+import sqlite3, sys, time
+sys.path.insert(0, sys.argv[1])
+from agent.insights import InsightsEngine
+
+class StateDB:
+    def __init__(self, path):
+        self._conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        self._conn.row_factory = sqlite3.Row
+
+    def flush_token_counts(self, timeout=5.0):
+        return True
+
+db = StateDB(sys.argv[2])
+started = time.perf_counter()
+InsightsEngine(db).generate(days=int(sys.argv[3]))
+print(time.perf_counter() - started)
+"""
+
+
+def hermes_engine_seconds(checkout: Path, python: str, store: Path, days: int) -> float:
+    """Seconds Hermes's ``InsightsEngine(db).generate(days)`` takes on ``store`` now, in a
+    process of its own (``python`` with Hermes's dependencies, ``checkout`` on its path)."""
+    out = subprocess.run(
+        [python, "-c", HERMES_ENGINE, str(checkout), str(store), str(days)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def first_views(
+    store: Path, restarts: int, targets: dict, hermes: tuple[Path, str] | None = None
+) -> dict:
     """What no warm-up round shows: the first build on a new app database, then the first view
     of each page after each of ``restarts`` restarts of gunicorn (the work kept, the processes
     new), each page alone in its restart.
@@ -532,6 +570,8 @@ def first_views(store: Path, restarts: int, targets: dict) -> dict:
     * first build, insights: from the first request of the window until a report of it says
       ``messages_complete`` (its summaries built in the background meanwhile; polled every
       0.5 s), on an app database of its own, and the first response's time;
+    * with ``hermes`` (a checkout and its Python), Hermes's own engine on the same window,
+      right after, the store's pages as warm as the build left them;
     * first view ever, failures: the first request on a new app database;
     * first view after a restart: the first request of the page in new worker processes, the
       summaries and failure counts already stored, the short-lived cache (reports, counts,
@@ -560,10 +600,15 @@ def first_views(store: Path, restarts: int, targets: dict) -> dict:
                 "status": first.status,
                 "load_average": round(load, 2),
             }
+            days = re.search(r"days=(\d+)", path)
+            if hermes and path.startswith("/insights/") and days:
+                explorer.stop()  # nothing else running while Hermes's engine is timed
+                row["hermes_s"] = round(hermes_engine_seconds(*hermes, store, int(days[1])), 2)
             out["first_build"].append(row)
             log(
                 f"first build   {name:20} first response {first.seconds * 1000:8.1f} ms,"
                 f" complete after {total:6.2f} s (load {load:.1f})"
+                + (f"; Hermes's engine {row['hermes_s']:.2f} s" if "hermes_s" in row else "")
             )
         finally:
             explorer.stop()
@@ -695,6 +740,18 @@ def main() -> None:
         help="restarts for the first-build / first-view-after-restart measurements (0: skip)",
     )
     parser.add_argument(
+        "--compare-hermes",
+        type=Path,
+        metavar="CHECKOUT",
+        help="with the first builds, time Hermes's own InsightsEngine on the same windows, from "
+        "this Hermes Agent checkout (the directory holding agent/insights.py)",
+    )
+    parser.add_argument(
+        "--hermes-python",
+        default=sys.executable,
+        help="the Python that has Hermes's dependencies (default: this one)",
+    )
+    parser.add_argument(
         "--compare-postgres-redis",
         action="store_true",
         help="also serve the store from a second explorer whose app database is a throwaway "
@@ -726,7 +783,8 @@ def main() -> None:
     results: dict = {"store": str(args.store), "targets": targets, "pages": [], "exports": []}
     if args.first_views and not args.no_pages:
         log("first build and first view after a restart (each on new gunicorn processes):")
-        results["first_views"] = first_views(args.store, args.first_views, targets)
+        hermes = (args.compare_hermes, args.hermes_python) if args.compare_hermes else None
+        results["first_views"] = first_views(args.store, args.first_views, targets, hermes)
     app_servers, shared = [], None
     if args.compare_postgres_redis:
         sys.path.insert(0, str(ROOT))

@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 
 # Sessions to compute beyond which a report leaves them to a build in the background.
 BACKGROUND_FROM = 1000
-# Lanes of a build in the background or ahead of time (``insights_warm``).
+# Reader lanes of a build in the background or ahead of time (``insights_warm``), beside the
+# thread that summarises and stores what they read.
 BUILD_THREADS = 2
 
 _running: set[int] = set()
