@@ -273,13 +273,15 @@ def page_notes(report: Report, basis: str) -> list[str]:
             gettext(
                 "Summaries being built: %(pct)s (%(done)s of %(total)s sessions). The message, "
                 "tool and skill figures leave out the %(left)s sessions of this window not "
-                "summarised yet; every other figure is complete. Reload in a moment to see more."
+                "summarised yet; every other figure is complete. This page reloads itself every "
+                "%(seconds)s seconds until they are all in."
             )
             % {
                 "pct": pct,
                 "done": number(done),
                 "total": number(total),
                 "left": number(report.sessions_uncounted),
+                "seconds": BUILD_RELOAD_SECONDS,
             }
         )
     elif not report.messages_complete:
@@ -321,6 +323,11 @@ def page(report: Report, drill: Drill, linked: dict[str, list[dict[str, Any]]], 
         "drill": drill,
         "heat_rows": [(WEEKDAYS[i], row, sum(row)) for i, row in enumerate(report.heatmap)],
     }
+
+
+# Seconds between two reloads of a page whose summaries are being built (a ``refresh`` meta
+# tag: no script needed, and none runs once they are built).
+BUILD_RELOAD_SECONDS = 3
 
 
 def model_names() -> list[str]:

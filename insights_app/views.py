@@ -153,6 +153,9 @@ def _page(
         "report": report,
         "notes": [*notes, *presenters.page_notes(report, basis)],
         "models_datalist": datalist(),
+        "reload_seconds": (
+            presenters.BUILD_RELOAD_SECONDS if report.summaries_build is not None else None
+        ),
         "form": form,
         "shape": shape,
         "csv_tables": export.CSV_TABLES,

@@ -336,6 +336,9 @@ def test_the_page_says_how_far_the_build_is(current, deferred_builds, staff_clie
     summary_store.build_advanced(key, 4)
     html = staff_client.get("/insights/?days=90").content.decode()
     assert "Summaries being built: 40% (4 of 10 sessions)" in html
+    # The page reloads itself while they are built (no script needed), and says so.
+    assert '<meta http-equiv="refresh" content="3">' in html
+    assert "reloads itself every 3 seconds" in html
     assert deferred_builds == []  # one is alive: none started
     data = staff_client.get("/insights/?days=90&_export=json").json()
     assert data["summaries_being_built"] == {"done": 4, "total": 10}
@@ -344,6 +347,7 @@ def test_the_page_says_how_far_the_build_is(current, deferred_builds, staff_clie
     summary_build.build(key)
     data = staff_client.get("/insights/?days=90&_export=json").json()
     assert data["summaries_being_built"] is None and data["messages_complete"]
+    assert 'http-equiv="refresh"' not in staff_client.get("/insights/?days=90").content.decode()
 
 
 def test_a_dead_build_is_taken_over(current, monkeypatch):
