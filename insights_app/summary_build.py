@@ -190,8 +190,6 @@ def start_if_far_behind() -> None:
     would otherwise find out only once its message figures begin, after its other passes
     have taken the lanes.  Two counts; the build itself finds exactly what to compute."""
     key = summaries.refresh_high_water()
-    if summary_store.build_progress(key) is not None:
-        return
     (n,) = state_db.rows("SELECT COUNT(*) FROM sessions", [])[0]
     if int(n or 0) - summary_store.stored_sessions(key) >= BACKGROUND_FROM:
         start(key)
