@@ -128,7 +128,7 @@ def report_and_previous(
         now = None  # a kept report's own clock
         if kept is None:
             # Before the passes take the lanes: a first build starts now, not after them.
-            summary_build.start_if_far_behind()
+            summary_build.start_if_first()
             now = stats.current_time()
             before = previous_window(window, now)
             if before is not None:

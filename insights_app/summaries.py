@@ -30,7 +30,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from hermes_explorer import store as state_db
@@ -92,6 +92,11 @@ def _store() -> _Store:
         while len(_stores) > MAX_STORES:
             _stores.popitem(last=False)
         return store
+
+
+def file_key() -> int:
+    """The key of the state.db open now in the app database (summary_store)."""
+    return _store().key
 
 
 def forget_all() -> None:
@@ -245,7 +250,7 @@ def summarise(
     return {
         sid: _summary(counts.get(sid), row)
         if (row := found.get(sid))
-        else SessionSummary(counts.get(sid), 0, 0, 0, 0, (), ())
+        else replace(EMPTY, message_count=counts.get(sid))
         for sid in session_ids
     }
 
@@ -259,7 +264,29 @@ def compute(session_ids: list[str], counts: dict[str, int | None]) -> dict[str, 
 class Collected:
     summaries: dict[str, SessionSummary]  # those computed, by session id
     missing: int  # sessions left uncomputed (the deadline stopped us)
-    computed: int
+
+
+class Saver:
+    """Stores summaries of one file as they come, a thousand at a time however small the
+    chunks they come in; ``saved(n)`` is told of each batch stored."""
+
+    def __init__(
+        self, key: int, attributes: dict, saved: Callable[[int], None] | None = None
+    ) -> None:
+        self.key, self.attributes, self.saved = key, attributes, saved
+        self.unsaved: dict[str, SessionSummary] = {}
+
+    def add(self, fresh: dict[str, SessionSummary]) -> None:
+        self.unsaved.update(fresh)
+        if len(self.unsaved) >= CHUNK_SESSIONS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.unsaved:
+            summary_store.save(self.key, self.unsaved, self.attributes)
+            if self.saved is not None:
+                self.saved(len(self.unsaved))
+        self.unsaved = {}
 
 
 def collect(
@@ -268,35 +295,23 @@ def collect(
     attributes: dict | None = None,
     key: int | None = None,
     time_limit: float | None = None,
-    progress=None,
 ) -> Collected:
     """Compute the summaries of ``sessions`` ``(id, message_count)`` in chunks; with ``key``,
-    store each chunk in the app database (with the sessions' ``attributes``).  A chunk that
-    runs out of its statement's time, or the whole collection running past ``time_limit``
-    seconds, ends it: what was computed is kept, and the next report carries on from there.
-    ``progress(n)`` is told of each chunk stored."""
+    store them in the app database (with the sessions' ``attributes``).  A chunk that runs
+    out of its statement's time, or the whole collection running past ``time_limit``
+    seconds, ends it: what was computed is kept, and the next report carries on from there."""
     stop_at = time.monotonic() + time_limit if time_limit is not None else None
     counts = dict(sessions)
     todo = [sid for sid, _ in sessions]
     out: dict[str, SessionSummary] = {}
-    unsaved: dict[str, SessionSummary] = {}
-
-    def flush() -> None:
-        nonlocal unsaved
-        if key is not None and unsaved:
-            summary_store.save(key, unsaved, attributes or {})
-            if progress is not None:
-                progress(len(unsaved))
-        unsaved = {}
-
+    saver = Saver(key, attributes or {}) if key is not None else None
     for _, fresh in chunked(todo, counts, lambda chunk: compute(chunk, counts), stop_at=stop_at):
         out.update(fresh)
-        unsaved.update(fresh)
-        # Stored a thousand sessions at a time, however small the chunks.
-        if len(unsaved) >= CHUNK_SESSIONS:
-            flush()
-    flush()
-    return Collected(summaries=out, missing=len(todo) - len(out), computed=len(out))
+        if saver is not None:
+            saver.add(fresh)
+    if saver is not None:
+        saver.flush()
+    return Collected(summaries=out, missing=len(todo) - len(out))
 
 
 def chunked(

@@ -130,20 +130,17 @@ def _pipeline(
     for reader in readers:
         reader.start()
     done, ended = 0, 0
-    unsaved: dict = {}
     failure: BaseException | None = None
 
-    def flush() -> None:
-        nonlocal done, unsaved
-        if unsaved:
-            summary_store.save(key, unsaved, attributes)
-            done += len(unsaved)
-            if claimed:
-                summary_store.build_advanced(key, len(unsaved))
-            if progress is not None:
-                progress(done, len(todo))
-        unsaved = {}
+    def saved(n: int) -> None:
+        nonlocal done
+        done += n
+        if claimed:
+            summary_store.build_advanced(key, n)
+        if progress is not None:
+            progress(done, len(todo))
 
+    saver = summaries.Saver(key, attributes, saved)
     try:
         while ended < len(readers):
             item = read.get()
@@ -154,11 +151,9 @@ def _pipeline(
                 break  # the other lanes stop at their next chunk
             else:
                 chunk, rows = item
-                unsaved.update(summaries.summarise(chunk, counts, rows))
-                if len(unsaved) >= size:
-                    flush()
+                saver.add(summaries.summarise(chunk, counts, rows))
         if failure is None:
-            flush()
+            saver.flush()
     finally:
         stop.set()
         for reader in readers:
@@ -184,14 +179,17 @@ def launch(target: Callable[[], None]) -> None:
     threading.Thread(target=target, name="insights-summary-build", daemon=True).start()
 
 
-def start_if_far_behind() -> None:
-    """Start the build at once when the file has :data:`BACKGROUND_FROM` sessions or more
-    without a stored summary (a first build, a long absence): a report about to be computed
-    would otherwise find out only once its message figures begin, after its other passes
-    have taken the lanes.  Two counts; the build itself finds exactly what to compute."""
-    key = summaries.refresh_high_water()
+def start_if_first() -> None:
+    """Start a first build at once (no summary of the file stored yet, and
+    :data:`BACKGROUND_FROM` sessions or more): a report about to be computed would otherwise
+    find out only once its message figures begin, after its other passes have taken the
+    lanes.  Once summaries are stored, one indexed look-up in the app database; the
+    sessions are counted only before (later gaps are found by the message figures)."""
+    key = summaries.file_key()
+    if summary_store.any_stored(key):
+        return
     (n,) = state_db.rows("SELECT COUNT(*) FROM sessions", [])[0]
-    if int(n or 0) - summary_store.stored_sessions(key) >= BACKGROUND_FROM:
+    if int(n or 0) >= BACKGROUND_FROM:
         start(key)
 
 

@@ -97,12 +97,12 @@ def totals(key: int, window: Q) -> Totals:
     return Totals(int(found["n"] or 0), int(found["mc"] or 0), roles)
 
 
-def stored_sessions(key: int) -> int:
-    """How many sessions of this file have a stored summary (0 when the app database fails)."""
+def any_stored(key: int) -> bool:
+    """Whether any summary of this file is stored (False when the app database fails)."""
     try:
-        return StoredSummary.objects.filter(store_key=key).count()
+        return StoredSummary.objects.filter(store_key=key).exists()
     except DatabaseError:
-        return 0
+        return False
 
 
 def counts(key: int, window: Q) -> dict[str, int | None]:
