@@ -165,7 +165,7 @@ def build_report(
             scope, window, (lo, hi), use_cache=use_cache, time_limit=collect_seconds
         ),
     )
-    report.models = figures["models"]
+    report.models = figures["models"].table
     report.overview = overview(totals(figures["platforms"]), messages.roles, report.models)
     report.platforms = platform_rows(figures["platforms"])
     _set_messages(report, messages)
@@ -173,7 +173,7 @@ def build_report(
     report.days_by_start = figures["days"]
     report.activity = activity(report.heatmap, [d.day for d in report.days_by_start if d.sessions])
     report.top_sessions = figures["top_sessions"]
-    report.day_models = figures["day_models"]
+    report.day_models = figures["models"].by_day
     if activity_days and scope.shape.has_daily_usage:
         report.days_by_activity = days_by_activity(scope)
     report.elapsed = time.monotonic() - started

@@ -6,9 +6,10 @@ declares its SQL and its decoder, and :mod:`.per_session` for the rows they grou
 ``platforms``     sessions and counters per source (and the overview's totals);
 ``days``          sessions, tokens and cost per local start day;
 ``heatmap``       sessions per local weekday and hour (and Hermes's activity block);
-``models``        Hermes's models table, usage rows plus residuals, per short model name;
-``top_sessions``  the longest session and those with most messages, tokens and tool calls;
-``day_models``    (the explorer's own) estimated cost per start day and model.
+``models``        Hermes's models table, usage rows plus residuals, per short model name, and
+                  (the explorer's own, from the same rows, :mod:`.day_models`) the estimated
+                  cost per start day and model;
+``top_sessions``  the longest session and those with most messages, tokens and tool calls.
 
 Computed apart: roles, tools and skills from the per-session summaries (:mod:`.messages`), the
 usage per activity day (:func:`.days.days_by_activity`), and the overview (:mod:`.overview`).
@@ -24,7 +25,7 @@ from hermes_explorer import lanes
 
 from ..localtime import OffsetSegments
 from ..window import Scope
-from . import activity, day_models, days, models, platforms, top_sessions
+from . import activity, days, models, platforms, top_sessions
 from .registry import Figure, combined, compute, decode, rows_by_figure
 
 T = TypeVar("T")
@@ -36,7 +37,6 @@ FIGURES: tuple[Figure, ...] = (
     activity.FIGURE,
     models.FIGURE,
     top_sessions.FIGURE,
-    day_models.FIGURE,
 )
 
 

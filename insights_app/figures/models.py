@@ -10,7 +10,10 @@ cost get residuals too.  A session counts for a model when it has a usage row fo
 non-zero residual; its tool calls go to its own model.  Without ``session_model_usage`` every
 session is its own residual: the table comes from the sessions' counters.
 
-The pass groups by full model name; the rows are merged by short name here, and only when
+The pass groups by local start day and full model name, so that the same rows also give the
+explorer's daily cost by model (:mod:`.day_models`): one grouping of the usage rows and
+residuals instead of two (each session has one start day, so a count of its sessions per day
+adds up to its count per model).  The rows are merged by short name here, and only when
 several full routes share a short name is one more statement needed (a session that used two
 of them counts once).
 
@@ -20,6 +23,8 @@ its own price table; we have no price table and use the stored estimate (or $0).
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from typing import Any
 
 from hermes_explorer import store
@@ -27,6 +32,7 @@ from hermes_explorer.redaction import redact
 from sessions_app.formatting import short_model
 
 from ..window import Scope
+from . import day_models
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
 
 COLUMNS = (
@@ -62,21 +68,46 @@ def parts(scope: Scope) -> list[Part]:
     # With usage rows, Hermes gives residual reasoning 0; without them the session's own
     # counter is all there is, and it is counted.
     residual_rs = "0" if scope.has_usage else "s_rs"
-    residual_rows = f"""SELECT id AS sid, model, r_in AS i, r_out AS o, r_cr AS cr, r_cw AS cw,
+    residual_rows = f"""SELECT lt / 86400 AS d, id AS sid, model, r_in AS i, r_out AS o, r_cr AS cr, r_cw AS cw,
                               {residual_rs} AS rs, r_api AS api, r_cost AS cost,
                               r_actual AS actual,
                               tool_calls AS tc, ({has_res}) AS counted
-                       FROM (SELECT id, model, tool_calls, s_rs, {res_cols} FROM per)
+                       FROM (SELECT lt, id, model, tool_calls, s_rs, {res_cols} FROM per)
                        WHERE ({has_res}) OR tool_calls > 0 OR {residual_rs} > 0"""
     if scope.has_usage:
-        rows = f"""SELECT sid, model, i, o, cr, cw, rs, api, cost, actual, 0 AS tc, 1 AS counted
+        rows = f"""SELECT lt / 86400 AS d, sid, model, i, o, cr, cw, rs, api, cost, actual,
+                          0 AS tc, 1 AS counted
                    FROM uses UNION ALL {residual_rows}"""
     else:
         rows = residual_rows
-    return [Part("model", COLUMNS, f"FROM ({rows}) GROUP BY model")]
+    return [Part("json_array(d, model)", COLUMNS, f"FROM ({rows}) GROUP BY d, model")]
 
 
-def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class ModelFigures:
+    table: list[dict[str, Any]]  # Hermes's models table
+    by_day: list[dict[str, Any]]  # the explorer's estimated cost per start day and model
+
+
+def decode(scope: Scope, rows: list[Row]) -> ModelFigures:
+    """Hermes's models table and the cost per day and model, from the per-day-and-full-model
+    rows."""
+    by_model: dict[str | None, dict[str, Any]] = {}
+    by_day: list[tuple[int | None, str | None, Any]] = []
+    for key, values in rows:
+        day_number, full = json.loads(key)
+        by_day.append((day_number, full, values["cost"]))
+        have = by_model.get(full)
+        if have is None:
+            by_model[full] = dict(values)
+        else:
+            for name, value in values.items():
+                if value is not None:
+                    have[name] = value if have[name] is None else have[name] + value
+    return ModelFigures(table(scope, by_model.items()), day_models.costs(by_day))
+
+
+def table(scope: Scope, rows) -> list[dict[str, Any]]:
     """Merge the per-full-model rows into Hermes's per-short-name table."""
     merged: dict[str, dict[str, Any]] = {}
     fulls: dict[str, list[str | None]] = {}
