@@ -87,9 +87,9 @@ _ROLE_FIELDS = ("user_messages", "assistant_messages", "tool_messages", "stored_
 
 
 def previous_report(window: Window, now: float) -> Report:
-    """The overview of ``window`` alone: the session pass's platforms figure and the models
-    table's sums, without the per-session message summaries (no compared figure needs them).  Reused while
-    the file is unchanged, as whole reports are."""
+    """The overview of ``window`` alone: the session pass's sums over every source and the
+    models table's sums, without the per-session message summaries (no compared figure needs
+    them).  Reused while the file is unchanged, as whole reports are."""
     signature = store.file_signature()
     key = reports.cache_key(signature, window, "overview-only") if signature else None
     cached = reports.cached_report(key) if key else None
@@ -102,7 +102,7 @@ def previous_report(window: Window, now: float) -> Report:
     n, first, last = window_span(scope)
     if n:
         figures = compute(
-            scope, offset_segments(tz, first, last), (platforms.FIGURE, models.TOTALS)
+            scope, offset_segments(tz, first, last), (platforms.ALL_SOURCES, models.TOTALS)
         )
         report.empty = False
         roles = {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
