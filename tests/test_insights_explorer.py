@@ -173,3 +173,20 @@ def test_page_and_csv_show_the_explorer_figures(page):
     ]
     for table in ("cache_by_model", "reasoning_by_model"):
         assert page.get(f"/insights/?days=7&_export=csv&table={table}").status_code == 200
+
+
+def test_each_model_row_adds_up_its_days(page):
+    # The models table and the daily cost by model come from one grouping by start day and
+    # model: a model's sessions and cost are those of its days (sonnet: a on Jan 5, c on
+    # Jan 8; gpt-5: b, all residual).
+    data = page.get("/insights/?days=7&_export=json").json()
+    models = {m["model"]: m for m in data["models"]}
+    assert {name: m["sessions"] for name, m in models.items()} == {
+        "claude-sonnet-4.5": 2,
+        "gpt-5": 1,
+    }
+    by_day: dict[str, float] = {}
+    for row in data["explorer"]["cost_by_day_and_model"]:
+        by_day[row["model"]] = by_day.get(row["model"], 0.0) + row["cost"]
+    assert by_day == {"claude-sonnet-4.5": pytest.approx(1.5), "gpt-5": pytest.approx(2.0)}
+    assert {name: m["cost"] for name, m in models.items()} == by_day
