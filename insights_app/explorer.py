@@ -99,8 +99,8 @@ def previous_report(window: Window, now: float) -> Report:
     tz = timezone.get_current_timezone()
     report = Report(window=window, now=now, lo=lo, hi=hi, generated_at=time.time())
     scope = scope_of(window, now)
-    n, first, last = window_span(scope)
-    if n:
+    scope, first, last = window_span(scope)
+    if scope.sessions:
         figures = compute(
             scope, offset_segments(tz, first, last), (platforms.ALL_SOURCES, models.TOTALS)
         )

@@ -152,9 +152,8 @@ def build_report(
         timezone=str(tz),
         models_from="session_model_usage" if scope.has_usage else "sessions",
     )
-    n, first, last = window_span(scope)
-    scope = replace(scope, sessions=n)
-    if not n:
+    scope, first, last = window_span(scope)
+    if not scope.sessions:
         report.elapsed = time.monotonic() - started
         return report
     report.empty = False
@@ -201,8 +200,7 @@ def with_messages(report: Report, *, collect_seconds: float | None = None) -> Re
     figures of the pass, which do not depend on them, are kept."""
     started = time.monotonic()
     scope = scope_of(report.window, report.now)
-    n, _first, _last = window_span(scope)
-    scope = replace(scope, sessions=n)
+    scope, _first, _last = window_span(scope)
     messages = message_figures(
         scope, report.window, (report.lo, report.hi), use_cache=True, time_limit=collect_seconds
     )

@@ -18,7 +18,7 @@ from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
 from insights_app import figures
 from insights_app.stats import Window, build_report
 from tests.conftest import use_store
-from tests.test_insights import NOW, build_fixture, shaped, utc  # noqa: F401 (fixtures)
+from tests.test_insights import NOW, build_fixture, current, shaped, utc  # noqa: F401 (fixtures)
 
 pytestmark = [
     pytest.mark.django_db(databases=["default", "hermes"]),
@@ -355,3 +355,50 @@ def test_columns_combine_by_their_aggregate():
     merged = dict(combined(scope, [platforms], one, other)["platforms"])["cli"]
     assert {k: merged[k] for k in expected} == expected
     assert rules["first_started"](None, None) is None
+
+
+@pytest.mark.usefixtures("shaped")
+@pytest.mark.parametrize("days", [7, 30])
+def test_a_narrow_window_found_by_index_gives_the_figures_of_a_table_scan(monkeypatch, days):
+    from insights_app import window
+    from insights_app.figures import per_session
+
+    made = []
+    real_cte = per_session.per_session_cte
+
+    def recorded(scope, segments):
+        made.append(real_cte(scope, segments))
+        return made[-1]
+
+    monkeypatch.setattr(per_session, "per_session_cte", recorded)
+    monkeypatch.setattr("insights_app.figures.registry.per_session_cte", recorded)
+    monkeypatch.setattr(window, "NARROW_SHARE", 0.0)  # never narrow: the table in rowid order
+    scanned = build_report(Window(days=days), now=NOW)
+    assert made and not any("+s.rowid" in sql for sql in made)
+    made.clear()
+    monkeypatch.setattr(window, "NARROW_SHARE", 2.0)  # always narrow
+    narrow = build_report(Window(days=days), now=NOW)
+    if store.shape().has_model_usage:  # the only layout whose pass groups by session
+        assert made and all("GROUP BY +s.rowid" in sql for sql in made)
+    assert _figures(narrow) == _figures(scanned)
+
+
+@pytest.mark.usefixtures("current")
+def test_a_narrow_window_reads_the_start_index_and_a_wide_one_the_table():
+    from django.utils import timezone
+
+    from insights_app.figures.per_session import per_session_cte
+    from insights_app.localtime import offset_segments
+    from insights_app.window import scope_of, window_span
+
+    def plan(window):
+        scope, first, last = window_span(scope_of(window, NOW))
+        segments = offset_segments(timezone.get_current_timezone(), first, last)
+        sql = f"WITH {per_session_cte(scope, segments)} SELECT COUNT(*) FROM per"
+        rows = store.rows(f"EXPLAIN QUERY PLAN {sql}", scope.params)
+        return scope, " | ".join(str(r[-1]) for r in rows)
+
+    scope, steps = plan(Window(days=2))  # one of the fixture's eight sessions
+    assert scope.narrow and "USING INDEX idx_sessions_started" in steps
+    scope, steps = plan(Window(days=None))  # all time: no start bound, the whole table
+    assert not scope.narrow and "SCAN s" in steps

@@ -132,8 +132,13 @@ def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
     """``per`` as a common table expression over the window (parameters: ``scope.params``)."""
     per = per_session(scope, segments)
     # By rowid, the table's own order: grouping by ``s.id`` makes SQLite walk the id index
-    # and look every row up from there.
-    group = "GROUP BY s.rowid" if per.grouped else ""
+    # and look every row up from there.  SQLite then reads the whole table in that order (no
+    # sort); for a narrow window (:attr:`Scope.narrow`) ``+s.rowid``, the same groups in
+    # the same order, lets it find the sessions by the ``started_at`` index and sort them.
+    if not per.grouped:
+        group = ""
+    else:
+        group = "GROUP BY +s.rowid" if scope.narrow else "GROUP BY s.rowid"
     return f"""per AS MATERIALIZED (
         SELECT {per.columns}
         FROM sessions s {per.join} WHERE {scope.where} {group})"""
