@@ -441,7 +441,10 @@ def test_summaries_stored_meanwhile_by_another_process_are_replaced_not_lost(
     monkeypatch.setattr(summary_store, "_drop", raced_drop)
     with caplog.at_level("WARNING", logger=summary_store.log.name):
         summary_store.save(key, fresh, {})
-    assert len(calls) == 2 and not caplog.records
+    # (On PostgreSQL the driver may also warn that it ended the batch the first attempt's
+    # INSERT broke: not the explorer's warning.)
+    ours = [r for r in caplog.records if r.name == summary_store.log.name]
+    assert len(calls) == 2 and not ours
     assert StoredSummary.objects.filter(store_key=key, session_id__in=ids).count() == 3
 
 
