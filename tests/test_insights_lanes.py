@@ -384,8 +384,12 @@ def test_a_narrow_window_found_by_index_gives_the_figures_of_a_table_scan(monkey
 
 
 @pytest.mark.usefixtures("current")
-def test_a_narrow_window_reads_the_start_index_and_a_wide_one_the_table():
+def test_a_narrow_window_reads_the_start_index_and_a_wide_one_the_table(monkeypatch):
     from django.utils import timezone
+
+    from insights_app import window as window_module
+
+    monkeypatch.setattr(window_module, "NARROW_SHARE", 0.2)  # one session of eight is narrow
 
     from insights_app.figures.per_session import per_session_cte
     from insights_app.localtime import offset_segments
