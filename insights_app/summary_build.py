@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 
 # Sessions to compute beyond which a report leaves them to a build in the background.
 BACKGROUND_FROM = 1000
+# Summaries stored by a build beyond which it compacts the app database afterwards
+# (:func:`insights_app.summary_store.compact`).
+COMPACT_FROM = 1000
 # Reader lanes of a build in the background or ahead of time (``insights_warm``), beside the
 # thread that summarises and stores what they read.
 BUILD_THREADS = 2
@@ -75,10 +78,14 @@ def build(
     if claim and not summary_store.claim_build(key, len(todo)):
         return 0
     try:
-        return _pipeline(key, todo, progress, max(1, threads), claim)
+        done = _pipeline(key, todo, progress, max(1, threads), claim)
     finally:
         if claim:
             summary_store.build_finished(key)
+    if done >= COMPACT_FROM:
+        # After the build is marked finished: the reports it held back are complete already.
+        summary_store.compact()
+    return done
 
 
 _END = object()

@@ -529,3 +529,54 @@ def test_while_a_build_runs_views_do_not_compare_every_session(current, monkeypa
     summary_build.build(key)
     done = report()
     assert done.messages_complete and done.summaries_build is None
+
+
+def test_a_big_build_compacts_the_app_database_once_it_is_finished(current, monkeypatch):
+    from insights_app import summary_build
+
+    events = []
+    real_finished = summary_store.build_finished
+    monkeypatch.setattr(
+        summary_store, "build_finished", lambda key: events.append("finished") or real_finished(key)
+    )
+    monkeypatch.setattr(summary_store, "compact", lambda: events.append("compact"))
+    key = summary_store.store_key()
+    monkeypatch.setattr(summary_build, "COMPACT_FROM", 10_000)  # more than the fixture holds
+    assert summary_build.build(key) == 8 and events == ["finished"]
+    summary_store.forget(key)
+    events.clear()
+    monkeypatch.setattr(summary_build, "COMPACT_FROM", 8)
+    assert summary_build.build(key) == 8
+    assert events == ["finished", "compact"]  # the reports it held back are complete first
+
+
+@pytest.mark.django_db(databases=["default", "hermes"], transaction=True)
+def test_compacting_rewrites_a_sqlite_app_database_and_keeps_every_summary(current):
+    from django.db import connection
+
+    report()  # stores the summaries
+    key = summary_store.store_key()
+    summary_store.drop(key, ["s1-switch", "s2-telegram"])
+    kept = sorted(StoredSummary.objects.values_list("session_id", "stored"))
+    tools = sorted(SummaryTool.objects.values_list("session_id", "tool_name", "count"))
+    with CaptureQueriesContext(connection) as queries:
+        done = summary_store.compact()
+    vacuums = [q["sql"] for q in queries.captured_queries if q["sql"].strip() == "VACUUM"]
+    if connection.vendor == "sqlite":
+        assert done is True and len(vacuums) == 1  # outside any transaction: it ran
+    else:
+        assert done is False and not vacuums  # PostgreSQL: left to its own upkeep
+    assert sorted(StoredSummary.objects.values_list("session_id", "stored")) == kept
+    assert sorted(SummaryTool.objects.values_list("session_id", "tool_name", "count")) == tools
+    assert len(kept) == 6
+
+
+def test_a_compaction_that_cannot_run_is_only_logged(current, caplog):
+    from django.db import connection, transaction
+
+    with transaction.atomic(), caplog.at_level("WARNING", logger=summary_store.log.name):
+        assert summary_store.compact() is False  # SQLite cannot VACUUM inside a transaction
+    if connection.vendor == "sqlite":
+        assert "not compacted" in caplog.text
+    else:
+        assert not caplog.records  # nothing tried on PostgreSQL
