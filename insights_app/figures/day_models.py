@@ -14,25 +14,18 @@ import datetime as dt
 from collections.abc import Iterable
 from typing import Any
 
-from hermes_explorer.redaction import redact
-from sessions_app.formatting import short_model
-
 from .days import EPOCH_DAY0
 from .registry import as_float
 
 
-def costs(rows: Iterable[tuple[int | None, str | None, Any]]) -> list[dict[str, Any]]:
+def costs(rows: Iterable[tuple[int | None, str, Any]]) -> list[dict[str, Any]]:
     """``{"day", "model", "cost"}`` per start day and short model name, non-zero costs only,
-    from (local day number, full model name, cost) rows (a session without a start has no
+    from (local day number, short model name, cost) rows (a session without a start has no
     day and is left out)."""
     merged: dict[tuple, float] = {}
-    names: dict[str | None, str] = {}  # a few models over hundreds of rows: redacted once each
-    for day_number, full, cost in rows:
+    for day_number, name, cost in rows:
         if day_number is None:
             continue
-        name = names.get(full)
-        if name is None:
-            name = names[full] = redact(short_model(full, missing="unknown"))
         day = EPOCH_DAY0 + dt.timedelta(days=int(day_number))
         merged[(day, name)] = merged.get((day, name), 0.0) + as_float(cost)
     return [

@@ -91,28 +91,24 @@ class ModelFigures:
 
 def decode(scope: Scope, rows: list[Row]) -> ModelFigures:
     """Hermes's models table and the cost per day and model, from the per-day-and-full-model
-    rows."""
-    by_model: dict[str | None, dict[str, Any]] = {}
-    by_day: list[tuple[int | None, str | None, Any]] = []
-    for key, values in rows:
-        day_number, full = json.loads(key)
-        by_day.append((day_number, full, values["cost"]))
-        have = by_model.get(full)
-        if have is None:
-            by_model[full] = dict(values)
-        else:
-            for name, value in values.items():
-                if value is not None:
-                    have[name] = value if have[name] is None else have[name] + value
-    return ModelFigures(table(scope, by_model.items()), day_models.costs(by_day))
+    rows (each full name shortened and redacted once)."""
+    parsed = [(*json.loads(key), values) for key, values in rows]
+    names = {full: redact(short_model(full, missing="unknown")) for _, full, _ in parsed}
+    return ModelFigures(
+        table(scope, [(full, values) for _, full, values in parsed], names),
+        day_models.costs((day, names[full], values["cost"]) for day, full, values in parsed),
+    )
 
 
-def table(scope: Scope, rows) -> list[dict[str, Any]]:
-    """Merge the per-full-model rows into Hermes's per-short-name table."""
+def table(
+    scope: Scope, rows: list[tuple[str | None, dict[str, Any]]], names: dict[str | None, str]
+) -> list[dict[str, Any]]:
+    """Merge rows by full model name (one per day it was used) into Hermes's per-short-name
+    table; ``names`` gives each full name's short one."""
     merged: dict[str, dict[str, Any]] = {}
-    fulls: dict[str, list[str | None]] = {}
+    fulls: dict[str, dict[str | None, None]] = {}  # the full names counted, in order, once
     for full, values in rows:
-        name = redact(short_model(full, missing="unknown"))
+        name = names[full]
         entry = merged.setdefault(
             name,
             {
@@ -131,13 +127,13 @@ def table(scope: Scope, rows) -> list[dict[str, Any]]:
             },
         )
         if as_int(values["sessions"]):
-            fulls.setdefault(name, []).append(full)
+            fulls.setdefault(name, {})[full] = None
         for key, value in values.items():
             entry[key] += as_float(value) if key in _FLOATS else as_int(value)
-    for name, names in fulls.items():
-        if len(names) > 1 and scope.has_usage:
+    for name, counted in fulls.items():
+        if len(counted) > 1 and scope.has_usage:
             # Several full routes share a short name: a session using two of them counts once.
-            merged[name]["sessions"] = _distinct_sessions(scope, names)
+            merged[name]["sessions"] = _distinct_sessions(scope, list(counted))
     for entry in merged.values():
         entry["total_tokens"] = sum(entry[k] for k in TOKEN_KEYS)
     return sorted(merged.values(), key=lambda m: (-m["total_tokens"], -m["sessions"], m["model"]))

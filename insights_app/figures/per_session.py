@@ -135,10 +135,7 @@ def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
     # and look every row up from there.  SQLite then reads the whole table in that order (no
     # sort); for a narrow window (:attr:`Scope.narrow`) ``+s.rowid``, the same groups in
     # the same order, lets it find the sessions by the ``started_at`` index and sort them.
-    if not per.grouped:
-        group = ""
-    else:
-        group = "GROUP BY +s.rowid" if scope.narrow else "GROUP BY s.rowid"
+    group = f"GROUP BY {'+' if scope.narrow else ''}s.rowid" if per.grouped else ""
     return f"""per AS MATERIALIZED (
         SELECT {per.columns}
         FROM sessions s {per.join} WHERE {scope.where} {group})"""
