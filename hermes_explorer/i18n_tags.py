@@ -21,7 +21,7 @@ from __future__ import annotations
 import weakref
 
 from django.dispatch import receiver
-from django.template import Library, Variable
+from django.template import Context, Library, Variable
 from django.template.backends.django import DjangoTemplates
 from django.template.base import render_value_in_context
 from django.templatetags import i18n as django_i18n
@@ -68,6 +68,12 @@ class LiteralTranslateNode(django_i18n.TranslateNode):
             return ""
         return value
 
+    def translate_ahead(self, lang: str) -> None:
+        """Keep this node's autoescaped translation in ``lang`` before any page needs it."""
+        key = (lang, True)
+        if key not in self.kept:
+            self.kept[key] = self._translate(lang, Context(autoescape=True))
+
     def _translate(self, lang: str, context) -> str:
         with translation.override(lang):
             if not self.asvar:
@@ -99,6 +105,11 @@ class LiteralBlockTranslateNode(django_i18n.BlockTranslateNode):
         super().__init__(*args, **kwargs)
         self.kept: dict[str, tuple[str, list[str]]] = {}
         _KEEPING.add(self)
+
+    def translate_ahead(self, lang: str) -> None:
+        """Keep this node's message in ``lang`` before any page needs it."""
+        if lang not in self.kept:
+            self.kept[lang] = self._message(lang)
 
     def _message(self, lang: str) -> tuple[str, list[str]]:
         text, names = self.render_token_list(self.singular)
@@ -174,6 +185,14 @@ class LanguageNode(django_i18n.LanguageNode):
 def do_language(parser, token):
     node = django_i18n.language(parser, token)
     return LanguageNode(node.nodelist, node.language)
+
+
+def translate_ahead(languages) -> None:
+    """Keep, in every node compiled so far, its translation in each of ``languages``: what a
+    worker's first page would otherwise look up in the catalogs (15 ms for the insights page)."""
+    for node in list(_KEEPING):
+        for lang in languages:
+            node.translate_ahead(lang)
 
 
 @receiver(file_changed, dispatch_uid="hermes_explorer.i18n_tags.catalog_changed")

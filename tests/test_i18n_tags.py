@@ -13,7 +13,11 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-from hermes_explorer.i18n_tags import LiteralBlockTranslateNode, LiteralTranslateNode
+from hermes_explorer.i18n_tags import (
+    LiteralBlockTranslateNode,
+    LiteralTranslateNode,
+    translate_ahead,
+)
 from sessions_app.formatting import REQUEST_LANGUAGE
 from tests.roles_helpers import make_user
 
@@ -66,11 +70,14 @@ def _render(libraries: dict, source: str, lang: str, *, request_language: bool) 
 
 @pytest.mark.parametrize("source", SOURCES)
 @pytest.mark.parametrize("request_language", [True, False])
-def test_translate_writes_what_django_writes(source, request_language):
+@pytest.mark.parametrize("ahead", [False, True], ids=["kept-on-render", "kept-ahead"])
+def test_translate_writes_what_django_writes(source, request_language, ahead):
     ours = {"i18n": "hermes_explorer.i18n_tags"}
     django = {"i18n": "django.templatetags.i18n"}
     engine = Engine(libraries=ours)
     kept = engine.from_string("{% load i18n %}" + source)
+    if ahead:  # as a worker's start does (hermes_explorer.warmup)
+        translate_ahead(["fr", "en"])
     for lang in ("fr", "en", "fr", "en"):  # the second round from the kept translations
         expected = _render(django, source, lang, request_language=request_language)
         token = REQUEST_LANGUAGE.set(lang if request_language else None)

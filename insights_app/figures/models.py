@@ -93,7 +93,9 @@ def decode(scope: Scope, rows: list[Row]) -> ModelFigures:
     """Hermes's models table and the cost per day and model, from the per-day-and-full-model
     rows (each full name shortened and redacted once)."""
     parsed = [(*json.loads(key), values) for key, values in rows]
-    names = {full: redact(short_model(full, missing="unknown")) for _, full, _ in parsed}
+    # One row per day and model: each full name is shortened and redacted once.
+    fulls = dict.fromkeys(full for _, full, _ in parsed)
+    names = {full: redact(short_model(full, missing="unknown")) for full in fulls}
     return ModelFigures(
         table(scope, [(full, values) for _, full, values in parsed], names),
         day_models.costs((day, names[full], values["cost"]) for day, full, values in parsed),
