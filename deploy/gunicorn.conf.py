@@ -26,3 +26,13 @@ forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1"
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
+
+
+def post_fork(server, worker):
+    """In each new worker, before it loads the application (so before any connection):
+    SQLite without its process-wide memory statistics (see hermes_explorer/sqlite_memory.py)."""
+    if server.cfg.preload_app:
+        return  # the application, loaded before the fork, may have connected already
+    from hermes_explorer import sqlite_memory
+
+    sqlite_memory.turn_off()
