@@ -38,6 +38,7 @@ def _epoch(value: float) -> str:
 # Insights count every session, archived or hidden ones too; the session list hides those
 # unless asked.
 ALL_FLAGS = {"flags": "all"}
+_FLAGS = urlencode(ALL_FLAGS)
 # And every stored message: compacted, rewound and hidden rows count for tools.
 ALL_MESSAGES = [("show", "compacted"), ("show", "rewound"), ("show", "hidden")]
 
@@ -87,19 +88,29 @@ class Drill:
     def source(self, name: str) -> str:
         return self._sessions({**self._bounds(), "source": name, "model": self.window.model})
 
+    def _day_head(self, day: dt.date) -> str:
+        # The part of a query that is the day's (its bounds, the window's source and model),
+        # encoded once per day: a year's report links each day from three tables and each
+        # day and model from a fourth.
+        head = self._day_heads.get(day)
+        if head is None:
+            bounds = self._bounds(day_start_epoch(day), day_end_epoch(day))
+            params = {**bounds, "source": self.window.source, "model": self.window.model}
+            head = self._day_heads[day] = urlencode({k: v for k, v in params.items() if v})
+        return head
+
     def day(self, day: dt.date) -> str:
-        return self.days(day, day)
+        """:meth:`days` of one day."""
+        head = self._day_head(day)
+        base = _url("sessions:list", "/sessions/")
+        return f"{base}?{head}&{_FLAGS}" if head else f"{base}?{_FLAGS}"
 
     def day_model(self, day: dt.date, name: str) -> str:
         """The sessions started on ``day`` that used model ``name``.
 
         A report has a link per day and model (a thousand on a year): the part of the query
         that is the day's is encoded once per day, the model's once per model."""
-        head = self._day_heads.get(day)
-        if head is None:
-            bounds = self._bounds(day_start_epoch(day), day_end_epoch(day))
-            params = {**bounds, "source": self.window.source, "model": self.window.model}
-            head = self._day_heads[day] = urlencode({k: v for k, v in params.items() if v})
+        head = self._day_head(day)
         tail = self._model_tails.get(name)
         if tail is None:
             params = {"used_model": name, **ALL_FLAGS}

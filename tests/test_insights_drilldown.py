@@ -7,9 +7,13 @@ count is read from the same filter set the page built (``context["filter"].qs``)
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 from django.db import connections
 
+from insights_app.drilldown import Drill
+from insights_app.window import Window
 from tests.conftest import use_store
 from tests.test_insights import NOW, build_fixture
 
@@ -81,3 +85,24 @@ def test_drilldown_bounds_are_the_window_to_the_second(shaped_page):
     url = data["platforms"][0]["drilldown"]
     assert f"started_from_epoch={NOW - 30 * 86400!r}" in url
     assert "flags=all" in url
+
+
+@pytest.mark.parametrize(
+    "window",
+    [
+        Window(days=30),
+        Window(days=30, source="cli", model="claude-sonnet-4.5"),
+        Window(days=None),
+        Window(days=None, start_day=dt.date(2025, 12, 20), end_day=dt.date(2025, 12, 30)),
+        Window(days=None, from_epoch=NOW - 86400 * 60, to_epoch=NOW - 86400 * 30, source="x&y"),
+    ],
+)
+def test_a_day_links_what_a_range_of_that_day_links(window):
+    # One day's link is built from the day's cached part of the query: the same URL, the
+    # edge days clipped to the window's bounds, asked twice or after a day-and-model link.
+    drill = Drill(window=window, now=NOW)
+    first = dt.datetime.fromtimestamp(NOW - 86400 * 45, tz=dt.UTC).date()
+    for offset in range(0, 50, 7):
+        day = first + dt.timedelta(days=offset)
+        drill.day_model(day, "gpt-5")
+        assert drill.day(day) == drill.day(day) == Drill(window=window, now=NOW).days(day, day)
