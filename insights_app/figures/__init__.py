@@ -52,8 +52,9 @@ def one_pass(
     On a big window the sessions are cut in two halves (by the parity of their rowid), each
     grouped by its own statement: one in a spare lane of the process when one is free
     (:mod:`hermes_explorer.lanes`), the other here; ``meanwhile`` (it reads the app
-    database) goes beside too, or in line for the first lane to free up; the halves' rows
-    are then added up (:func:`.registry.combined`).  A window read in short statements
+    database) goes beside too, or in line for the first lane to free up, or runs here once
+    this thread's half is done if no lane has taken it by then; the halves' rows are then
+    added up (:func:`.registry.combined`).  A window read in short statements
     (a rollback-journal file) stays one pass: its rows are read once."""
     if scope.read_in_chunks or (scope.sessions or 0) < SPLIT_FROM:
         figures = compute(scope, segments, FIGURES)
@@ -62,4 +63,7 @@ def one_pass(
     later = lanes.beside(lambda: rows_by_figure(halves[1], segments, FIGURES))
     other = lanes.beside(meanwhile, reads_app_data=True)
     mine = rows_by_figure(halves[0], segments, FIGURES)
-    return decode(scope, FIGURES, combined(scope, FIGURES, mine, later())), other()
+    # ``meanwhile`` first: still in line (the lanes busy with the other half and the previous
+    # period), it runs here now rather than after the first lane frees up.
+    beside = other()
+    return decode(scope, FIGURES, combined(scope, FIGURES, mine, later())), beside
