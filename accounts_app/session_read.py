@@ -48,8 +48,16 @@ def extra_names() -> tuple[str, ...]:
 
 def prepare(model, using: str) -> None:
     """Compile the statement for ``model`` on ``using`` now (as a worker starts), not in its
-    first request (28 ms there: the ORM's first compilation in the process).  Reads nothing."""
-    _plan(model, using)
+    first request (28 ms there: the ORM's first compilation in the process).  It reads no
+    table, but Django may open the connection to ask what the database supports: a connection
+    opened for that is closed again (requests run in threads of their own)."""
+    connection = connections[using]
+    was_open = connection.connection is not None
+    try:
+        _plan(model, using)
+    finally:
+        if not was_open:
+            connection.close()
 
 
 def _plan(model, using: str) -> Plan:

@@ -46,6 +46,12 @@ class SessionStore(DatabaseSessionStore):
 
         return SignedInSession
 
+    @classmethod
+    def prepare_read(cls) -> None:
+        """Compile the statement :meth:`load` runs, ahead of any request (a worker's start)."""
+        model = cls.get_model_class()
+        session_read.prepare(model, router.db_for_read(model))
+
     def load(self):
         # Django's load, reading the session with its user (session_read.py).
         found = session_read.read(self.model, router.db_for_read(self.model), self.session_key)

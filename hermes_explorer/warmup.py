@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import gc
 import logging
+from importlib import import_module
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connections, router
+from django.db import connections
 from django.template import TemplateDoesNotExist, TemplateSyntaxError, engines
 from django.template.loader import get_template
 from django.urls import NoReverseMatch, get_resolver, reverse
@@ -79,24 +80,12 @@ def _fill_url_resolvers() -> None:
 
 
 def _compile_session_read() -> None:
-    # The statement that reads every request's session with its user, compiled by the ORM.
-    from importlib import import_module
-
-    from accounts_app import session_read, signed_in
-
+    # The statement that reads every request's session with its user, when the session
+    # engine has one to compile (accounts_app.signed_in).
     store = import_module(settings.SESSION_ENGINE).SessionStore
-    if not issubclass(store, signed_in.SessionStore):
-        return
-    model = store.get_model_class()
-    alias = router.db_for_read(model)
-    # Compiling reads no table, but Django may open the connection to ask what the database
-    # supports: a connection opened here is closed (requests run in threads of their own).
-    was_open = connections[alias].connection is not None
-    try:
-        session_read.prepare(model, alias)
-    finally:
-        if not was_open:
-            connections[alias].close()
+    prepare = getattr(store, "prepare_read", None)
+    if prepare is not None:
+        prepare()
 
 
 def warm_up() -> None:
