@@ -4,6 +4,7 @@
     make bench BENCH_ARGS="--compare-datasette" # the same URLs on Datasette, interleaved
     make bench BENCH_ARGS="--compare-postgres-redis"  # and on PostgreSQL + Redis, interleaved
     make bench BENCH_ARGS="--baseline b852360 --first-views 0"  # and the explorer as it was then
+    make bench BENCH_ARGS="--baseline 9476b15 --runs 0 --no-exports"  # first views, both in turn
     .venv/bin/python bench/benchmark.py --help
 
 It builds (or reuses) a store with the demo generator, starts gunicorn with
@@ -19,7 +20,8 @@ With ``--compare-postgres-redis`` a second explorer serves the same store with i
 on a throwaway PostgreSQL and its cache on Redis (``tests/servers.py``), timed in the same rounds,
 and the ratio to the default (SQLite + file cache) is printed per page.  With ``--baseline REV``
 the explorer as of git revision REV (a throwaway worktree) is served and timed in the same rounds,
-and each page's ratio to it is printed: medians taken minutes apart on this shared machine differ
+and each page's ratio to it is printed (its first views after a restart too, each page
+restarting both explorers in turn): medians taken minutes apart on this shared machine differ
 by a few ms for the same code, so "no page is slower than before" is judged in the same rounds.
 Every server is first to ask for a page in turn, round after round.  Besides the wall-clock
 median, each page shows the server's CPU per request (its workers' threads, read around the
@@ -561,7 +563,11 @@ def hermes_engine_seconds(checkout: Path, python: str, store: Path, days: int) -
 
 
 def first_views(
-    store: Path, restarts: int, targets: dict, hermes: tuple[Path, str] | None = None
+    store: Path,
+    restarts: int,
+    targets: dict,
+    hermes: tuple[Path, str] | None = None,
+    baseline_root: Path | None = None,
 ) -> dict:
     """What no warm-up round shows: the first build on a new app database, then the first view
     of each page after each of ``restarts`` restarts of gunicorn (the work kept, the processes
@@ -575,7 +581,9 @@ def first_views(
     * first view ever, failures: the first request on a new app database;
     * first view after a restart: the first request of the page in new worker processes, the
       summaries and failure counts already stored, the short-lived cache (reports, counts,
-      facets) emptied, as a live store makes it (:func:`restart_pages`)."""
+      facets) emptied, as a live store makes it (:func:`restart_pages`); with
+      ``baseline_root`` (a checkout of an earlier revision), that explorer too, on its own app
+      database, restarted in turn with this one for each page."""
     out: dict = {"first_build": [], "after_restart": []}
     for name, path in FIRST_PAGES:
         workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-first-"))
@@ -614,40 +622,62 @@ def first_views(
             explorer.stop()
             shutil.rmtree(workdir, ignore_errors=True)
     workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-first-"))
-    explorer = Explorer(store, workdir, free_port())
+    servers = [("explorer", Explorer(store, workdir / "explorer", free_port()))]
+    if baseline_root is not None:
+        servers.append(
+            ("baseline", Explorer(store, workdir / "baseline", free_port(), baseline_root))
+        )
     try:
-        explorer.start()
-        explorer.manage("insights_warm")
+        for _name, server in servers:
+            server.start()
+            server.manage("insights_warm")
+            server.stop()
         pages = restart_pages(targets)
-        samples: dict[str, list[float]] = {name: [] for name, _ in pages}
+        samples = {(who, name): [] for who, _ in servers for name, _ in pages}
         loads = []
-        shared_cache = Path(explorer.env["HERMES_EXPLORER_DATA_DIR"]) / "cache" / "default"
-        for _ in range(restarts):
+        for restart in range(restarts):
             for name, path in pages:
-                # As after a deploy on a live store: Hermes has written since, so no report,
-                # count or facet kept under the file's old signature serves (the summaries
-                # in the app database and the failure counts of full blocks still do).
-                shutil.rmtree(shared_cache, ignore_errors=True)
-                explorer.restart()
-                loads.append(os.getloadavg()[0])
-                samples[name].append(fetch(explorer, path).seconds)
+                # Each restart starts with the next server: none is always the first.
+                turn = restart % len(servers)
+                for who, server in servers[turn:] + servers[:turn]:
+                    # As after a deploy on a live store: Hermes has written since, so no
+                    # report, count or facet kept under the file's old signature serves (the
+                    # summaries in the app database and the failure counts of full blocks
+                    # still do).
+                    data_dir = Path(server.env["HERMES_EXPLORER_DATA_DIR"])
+                    shutil.rmtree(data_dir / "cache" / "default", ignore_errors=True)
+                    server.restart()
+                    loads.append(os.getloadavg()[0])
+                    samples[(who, name)].append(fetch(server, path).seconds)
+                    server.stop()
         for name, _ in pages:
-            med = statistics.median(samples[name])
-            out["after_restart"].append(
-                {
-                    "page": name,
-                    "median_ms": round(med * 1000, 1),
-                    "max_ms": round(max(samples[name]) * 1000, 1),
-                    "restarts": restarts,
-                }
-            )
-            log(
+            times = samples[("explorer", name)]
+            med = statistics.median(times)
+            row = {
+                "page": name,
+                "median_ms": round(med * 1000, 1),
+                "max_ms": round(max(times) * 1000, 1),
+                "restarts": restarts,
+            }
+            line = (
                 f"after restart {name:20} median {med * 1000:8.1f} ms,"
-                f" max {max(samples[name]) * 1000:8.1f} ms over {restarts} restarts"
+                f" max {max(times) * 1000:8.1f} ms over {restarts} restarts"
             )
+            if baseline_root is not None:
+                base = samples[("baseline", name)]
+                bmed = statistics.median(base)
+                row.update(
+                    baseline_median_ms=round(bmed * 1000, 1),
+                    baseline_max_ms=round(max(base) * 1000, 1),
+                    baseline_ratio=round(med / bmed, 3),
+                )
+                line += f"; baseline median {bmed * 1000:8.1f} ms, ratio {med / bmed:5.2f}"
+            out["after_restart"].append(row)
+            log(line)
         out["load_average"] = round(statistics.mean(loads), 2) if loads else None
     finally:
-        explorer.stop()
+        for _name, server in servers:
+            server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
     return out
 
@@ -781,25 +811,25 @@ def main() -> None:
             args.datasette_time_limit_ms,
         )
     results: dict = {"store": str(args.store), "targets": targets, "pages": [], "exports": []}
-    if args.first_views and not args.no_pages:
-        log("first build and first view after a restart (each on new gunicorn processes):")
-        hermes = (args.compare_hermes, args.hermes_python) if args.compare_hermes else None
-        results["first_views"] = first_views(args.store, args.first_views, targets, hermes)
-    app_servers, shared = [], None
-    if args.compare_postgres_redis:
-        sys.path.insert(0, str(ROOT))
-        from tests import servers as app  # noqa: PLC0415 (only for this option)
-
-        app_servers = [app.PostgresServer().start(), app.RedisServer().start()]
-        shared = Explorer(args.store, workdir / "postgres-redis", free_port())
-        shared.env["DATABASE_URL"], shared.env["CACHE_URL"] = (s.url for s in app_servers)
-        log(f"second explorer: app database {app_servers[0].url}, cache {app_servers[1].url}")
-    baseline = None
-    if args.baseline:
-        baseline = Explorer(
-            args.store, workdir / "baseline", free_port(), baseline_tree(args.baseline, workdir)
-        )
+    baseline_root = baseline_tree(args.baseline, workdir) if args.baseline else None
+    app_servers, shared, baseline = [], None, None
     try:
+        if args.first_views and not args.no_pages:
+            log("first build and first view after a restart (each on new gunicorn processes):")
+            hermes = (args.compare_hermes, args.hermes_python) if args.compare_hermes else None
+            results["first_views"] = first_views(
+                args.store, args.first_views, targets, hermes, baseline_root
+            )
+        if args.compare_postgres_redis:
+            sys.path.insert(0, str(ROOT))
+            from tests import servers as app  # noqa: PLC0415 (only for this option)
+
+            app_servers = [app.PostgresServer().start(), app.RedisServer().start()]
+            shared = Explorer(args.store, workdir / "postgres-redis", free_port())
+            shared.env["DATABASE_URL"], shared.env["CACHE_URL"] = (s.url for s in app_servers)
+            log(f"second explorer: app database {app_servers[0].url}, cache {app_servers[1].url}")
+        if baseline_root is not None:
+            baseline = Explorer(args.store, workdir / "baseline", free_port(), baseline_root)
         explorer.start()
         # As a deployment does before serving (README): the pages are timed in steady state,
         # not while the first views build every session's insights summaries.
@@ -980,7 +1010,8 @@ def main() -> None:
             server.stop()
         if baseline:
             baseline.stop()
-            drop_baseline_tree(baseline.root)
+        if baseline_root is not None:
+            drop_baseline_tree(baseline_root)
         shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
