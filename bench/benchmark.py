@@ -25,7 +25,10 @@ restarting both explorers in turn): medians taken minutes apart on this shared m
 by a few ms for the same code, so "no page is slower than before" is judged in the same rounds.
 Every server is first to ask for a page in turn, round after round.  Besides the wall-clock
 median, each page shows the server's CPU per request (its workers' threads, read around the
-request), which other load on the machine disturbs much less.
+request), which other load on the machine disturbs much less.  Around the first views it times a
+fixed amount of work (a Python loop, an SQLite grouping) to say how fast the machine was then, and,
+with ``--compare-hermes``, how many times faster than Hermes's engine each first view was: both
+move with the machine's speed, which on a shared machine swings by up to 2x between hours.
 
 This is a measurement, not a test: it prints numbers and exits 0.
 """
@@ -385,6 +388,46 @@ def ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1000:.1f}"
 
 
+# A fixed amount of work, timed to tell how fast the machine is at the time of a run: the
+# same code's first views differ by up to 2x between hours on a shared machine, and so does
+# this.  An interpreted loop and an SQLite statement (grouping rows of its own making).
+SPEED_LOOP = 5_000_000
+SPEED_SQL = (
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000)"
+    " SELECT i % 97, COUNT(*), SUM(i) FROM n GROUP BY 1"
+)
+
+
+def machine_speed(rounds: int = 3) -> dict[str, float]:
+    """Milliseconds of :data:`SPEED_LOOP` and :data:`SPEED_SQL` now (medians; lower is
+    faster)."""
+    loop, sql = [], []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        total = 0
+        for i in range(SPEED_LOOP):
+            total += i
+        loop.append(time.perf_counter() - started)
+        conn = sqlite3.connect(":memory:")
+        started = time.perf_counter()
+        conn.execute(SPEED_SQL).fetchall()
+        sql.append(time.perf_counter() - started)
+        conn.close()
+    return {
+        "python_loop_ms": round(statistics.median(loop) * 1000, 1),
+        "sqlite_ms": round(statistics.median(sql) * 1000, 1),
+    }
+
+
+def log_speed(when: str) -> dict[str, float]:
+    speed = machine_speed()
+    log(
+        f"machine speed {when}: Python loop {speed['python_loop_ms']:.0f} ms,"
+        f" SQLite grouping {speed['sqlite_ms']:.0f} ms (same work every run; lower is faster)"
+    )
+    return speed
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     k = max(0, min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1))))
@@ -584,7 +627,7 @@ def first_views(
       facets) emptied, as a live store makes it (:func:`restart_pages`); with
       ``baseline_root`` (a checkout of an earlier revision), that explorer too, on its own app
       database, restarted in turn with this one for each page."""
-    out: dict = {"first_build": [], "after_restart": []}
+    out: dict = {"first_build": [], "after_restart": [], "speed": [log_speed("before")]}
     for name, path in FIRST_PAGES:
         workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-first-"))
         explorer = Explorer(store, workdir, free_port())
@@ -650,6 +693,8 @@ def first_views(
                     loads.append(os.getloadavg()[0])
                     samples[(who, name)].append(fetch(server, path).seconds)
                     server.stop()
+        out["speed"].append(log_speed("after"))
+        hermes_s = {row["page"]: row["hermes_s"] for row in out["first_build"] if "hermes_s" in row}
         for name, _ in pages:
             times = samples[("explorer", name)]
             med = statistics.median(times)
@@ -663,6 +708,11 @@ def first_views(
                 f"after restart {name:20} median {med * 1000:8.1f} ms,"
                 f" max {max(times) * 1000:8.1f} ms over {restarts} restarts"
             )
+            if name in hermes_s:
+                # Hermes's engine on the same window, timed a few minutes earlier: a yardstick
+                # that moves with the machine's speed.
+                row["times_faster_than_hermes"] = round(hermes_s[name] / med, 1)
+                line += f"; {hermes_s[name] / med:.1f}x faster than Hermes's engine"
             if baseline_root is not None:
                 base = samples[("baseline", name)]
                 bmed = statistics.median(base)
