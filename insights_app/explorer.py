@@ -31,10 +31,9 @@ from sessions_app.timefmt import day_start_epoch, local_date
 
 from . import reports, stats, summary_build
 from .drilldown import Drill
-from .figures import models, platforms
+from .figures import models, pass_figures, platforms
 from .figures.overview import overview
 from .figures.platforms import totals
-from .figures.registry import compute
 from .localtime import offset_segments
 from .stats import Report
 from .window import DAY_SECONDS, Window, scope_of, window_span
@@ -82,6 +81,8 @@ def previous_window(window: Window, now: float) -> Window | None:
     )
 
 
+# The pass of the previous period: the overview's sums only.
+PREVIOUS_FIGURES = (platforms.ALL_SOURCES, models.TOTALS)
 # Overview fields that need the messages (roles): not computed for the previous period.
 _ROLE_FIELDS = ("user_messages", "assistant_messages", "tool_messages", "stored_messages")
 
@@ -101,9 +102,7 @@ def previous_report(window: Window, now: float) -> Report:
     scope = scope_of(window, now)
     scope, first, last = window_span(scope)
     if scope.sessions:
-        figures = compute(
-            scope, offset_segments(tz, first, last), (platforms.ALL_SOURCES, models.TOTALS)
-        )
+        figures = pass_figures(scope, offset_segments(tz, first, last), PREVIOUS_FIGURES)
         report.empty = False
         roles = {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
         full = overview(totals(figures["platforms"]), roles, [figures["model_totals"]])

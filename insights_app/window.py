@@ -116,6 +116,11 @@ class Scope:
     # The window holds a small share of the file's sessions (:func:`window_span`): a statement
     # grouping its sessions finds them by an index, rather than reading the whole table.
     narrow: bool = False
+    # ``[lo, hi)`` of ``started_at`` (None: unbounded) when the window is chosen by start time
+    # alone (no source or model), and the first and last start in it once counted: the pass
+    # may then add up kept per-day figures (:mod:`insights_app.figures.blocks`).
+    time_bounds: tuple[float | None, float | None] | None = None
+    started_span: tuple[Any, Any] | None = None
 
     @property
     def read_in_chunks(self) -> bool:
@@ -168,6 +173,7 @@ def scope_of(window: Window, now: float) -> Scope:
         where=" AND ".join(clauses) or "1",
         params=tuple(params),
         by_start=lo is not None or hi is not None,
+        time_bounds=None if window.source or window.model else (lo, hi),
     )
 
 
@@ -185,16 +191,19 @@ def window_span(scope: Scope) -> tuple[Scope, float | None, float | None]:
     """``scope`` with its sessions counted (and whether they are a narrow share of the
     file's, against the highest rowid: one look-up at the end of the table), and their
     first and last start (for the zone's offsets)."""
+    # Only starts that are numbers bound the zone's offsets (a start stored as text is no
+    # instant; the pass buckets it as SQLite converts it).
+    start = "CASE WHEN typeof(s.started_at) IN ('integer', 'real') AND s.started_at <> 0"
     sql = (
-        "SELECT COUNT(*), MIN(CASE WHEN s.started_at <> 0 THEN s.started_at END),"
-        " MAX(CASE WHEN s.started_at <> 0 THEN s.started_at END),"
+        f"SELECT COUNT(*), MIN({start} THEN s.started_at END),"
+        f" MAX({start} THEN s.started_at END),"
         " (SELECT MAX(rowid) FROM sessions)"
         f" FROM sessions s WHERE {scope.where}"
     )
     n, lo, hi, top = store.rows(sql, scope.params)[0]
     n = int(n or 0)
     narrow = scope.by_start and bool(n) and bool(top) and n < top * NARROW_SHARE
-    return replace(scope, sessions=n, narrow=narrow), lo, hi
+    return replace(scope, sessions=n, narrow=narrow, started_span=(lo, hi)), lo, hi
 
 
 # Sessions in the first chunk on a rollback-journal file, and at most in any (the clock sizes

@@ -13,19 +13,24 @@ declares its SQL and its decoder, and :mod:`.per_session` for the rows they grou
 
 Computed apart: roles, tools and skills from the per-session summaries (:mod:`.messages`), the
 usage per activity day (:func:`.days.days_by_activity`), and the overview (:mod:`.overview`).
+
+On a big window chosen by start time alone, the pass adds up the rows of the window's whole
+days kept in the app database, and reads only the rest (:mod:`.blocks`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
 from hermes_explorer import lanes
 
+from .. import summaries
 from ..localtime import OffsetSegments
 from ..window import Scope
-from . import activity, days, models, platforms, top_sessions
+from . import activity, blocks, days, models, platforms, top_sessions
 from .registry import Figure, combined, compute, decode, rows_by_figure
 
 T = TypeVar("T")
@@ -55,7 +60,13 @@ def one_pass(
     database) goes beside too, or in line for the first lane to free up, or runs here once
     this thread's half is done if no lane has taken it by then; the halves' rows are then
     added up (:func:`.registry.combined`).  A window read in short statements
-    (a rollback-journal file) stays one pass: its rows are read once."""
+    (a rollback-journal file) stays one pass: its rows are read once.
+
+    Where kept whole days can be added up (:func:`.blocks.usable`), that is done here while
+    ``meanwhile`` runs beside."""
+    if blocks.usable(scope):
+        other = lanes.beside(meanwhile, reads_app_data=True)
+        return pass_figures(scope, segments, FIGURES), other()
     if scope.read_in_chunks or (scope.sessions or 0) < SPLIT_FROM:
         figures = compute(scope, segments, FIGURES)
         return figures, meanwhile()
@@ -67,3 +78,28 @@ def one_pass(
     # period), it runs here now rather than after the first lane frees up.
     beside = other()
     return decode(scope, FIGURES, combined(scope, FIGURES, mine, later())), beside
+
+
+def pass_figures(scope: Scope, segments: OffsetSegments, figures: tuple[Figure, ...]) -> dict:
+    """Every figure of ``figures``, by name: from kept whole days and one statement over the
+    rest of the window where that can be done (:mod:`.blocks`), else from one statement."""
+    rows = blocks.try_pass_rows(scope, segments, figures, summaries.file_key())
+    return decode(scope, figures, rows) if rows is not None else compute(scope, segments, figures)
+
+
+def keep_days(figure_sets: Sequence[tuple[Figure, ...]], days: int = blocks.MAX_DAYS) -> int:
+    """Compute and keep the whole days of the last ``days`` days for each set of figures
+    (``manage.py insights_warm``: the first report after a start then reads them); the number
+    of sets kept (none on a store too small for kept days to be used)."""
+    from django.utils import timezone
+
+    from ..localtime import offset_segments
+    from ..window import Window, scope_of, window_span
+
+    scope, first, last = window_span(scope_of(Window(days=days), time.time()))
+    if not blocks.usable(scope):
+        return 0
+    segments = offset_segments(timezone.get_current_timezone(), first, last)
+    for figures in figure_sets:
+        blocks.pass_rows(scope, segments, figures, summaries.file_key())
+    return len(figure_sets)

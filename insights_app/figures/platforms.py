@@ -10,6 +10,9 @@ from typing import Any
 from ..window import Scope
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
 
+_INSTANT = (
+    "CASE WHEN typeof(started_at) IN ('integer', 'real') AND started_at <> 0 THEN started_at END"
+)
 COLUMNS = (
     ("sessions", "COUNT(*)"),
     ("messages", "SUM(messages)"),
@@ -24,8 +27,9 @@ COLUMNS = (
     ("actual_cost", "SUM(s_actual)"),
     ("duration_sum", "SUM(dur)"),
     ("durations", "COUNT(dur)"),
-    ("first_started", "MIN(CASE WHEN started_at <> 0 THEN started_at END)"),
-    ("last_started", "MAX(CASE WHEN started_at <> 0 THEN started_at END)"),
+    # Starts that are instants: a start stored as text is no date (nor comparable to one).
+    ("first_started", f"MIN({_INSTANT})"),
+    ("last_started", f"MAX({_INSTANT})"),
     ("included", "SUM(included)"),
     ("unknown", "SUM(unknown)"),
 )

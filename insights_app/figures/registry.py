@@ -126,12 +126,21 @@ def _adds(a, b):
     return b if a is None else a if b is None else a + b
 
 
+def in_order(value) -> tuple:
+    """``value`` as SQLite orders it among values of any type: NULL, numbers, text, blobs."""
+    if value is None:
+        return (0,)
+    if isinstance(value, int | float):
+        return (1, value)
+    return (2, value) if isinstance(value, str) else (3, bytes(value))
+
+
 def _least(a, b):
-    return b if a is None else a if b is None else min(a, b)
+    return b if a is None else a if b is None else min(a, b, key=in_order)
 
 
 def _most(a, b):
-    return b if a is None else a if b is None else max(a, b)
+    return b if a is None else a if b is None else max(a, b, key=in_order)
 
 
 _COMBINE = {"COUNT(": _adds, "SUM(": _adds, "MIN(": _least, "MAX(": _most}
@@ -152,23 +161,28 @@ def column_rules(figure: Figure, scope: Scope) -> dict[str, Callable[[Any, Any],
 
 
 def combined(
-    scope: Scope, figures: Sequence[Figure], one: dict[str, list[Row]], other: dict[str, list[Row]]
+    scope: Scope, figures: Sequence[Figure], *rowsets: dict[str, list[Row]]
 ) -> dict[str, list[Row]]:
-    """The rows of each figure over the sessions of ``one`` and of ``other`` together."""
+    """The rows of each figure over the sessions of all ``rowsets`` together (each the rows
+    of :func:`rows_by_figure` over its own sessions, no session in two)."""
     out = {}
     for figure in figures:
         if figure.combine is not None:
-            out[figure.name] = figure.combine(one[figure.name], other[figure.name])
+            rows = rowsets[0][figure.name]
+            for other in rowsets[1:]:
+                rows = figure.combine(rows, other[figure.name])
+            out[figure.name] = rows
             continue
         rules = column_rules(figure, scope)
         merged: dict[Any, dict[str, Any]] = {}
-        for key, values in [*one[figure.name], *other[figure.name]]:
-            have = merged.get(key)
-            if have is None:
-                merged[key] = dict(values)
-            else:
-                for name, value in values.items():
-                    have[name] = rules[name](have[name], value)
+        for rowset in rowsets:
+            for key, values in rowset[figure.name]:
+                have = merged.get(key)
+                if have is None:
+                    merged[key] = dict(values)
+                else:
+                    for name, value in values.items():
+                        have[name] = rules[name](have[name], value)
         out[figure.name] = list(merged.items())
     return out
 

@@ -19,7 +19,7 @@ from hermes_explorer.redaction import redact
 from sessions_app.formatting import duration_compact
 
 from ..window import Scope
-from .registry import Figure, Part, Row
+from .registry import Figure, Part, Row, in_order
 
 TOP_LABELS = {
     "longest": gettext_noop("Longest session"),
@@ -82,10 +82,14 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
 
 
 def _rank(row: Row) -> tuple:
-    """The order of a part's ``ORDER BY``: value, then start (SQLite puts NULL last), then id."""
+    """The order of a part's ``ORDER BY … DESC``: value, then start, then id, each in
+    SQLite's order of values (NULL, numbers, text, blobs)."""
     values = row[1]
-    started = values["started_at"]
-    return (values["value"], started is not None, started or 0, values["session_id"] or "")
+    return (
+        in_order(values["value"]),
+        in_order(values["started_at"]),
+        in_order(values["session_id"]),
+    )
 
 
 def combine(one: list[Row], other: list[Row]) -> list[Row]:

@@ -4,6 +4,8 @@ every worker, reads it instead of the messages.
 
 * every session's insights summary, in the app database (see
   :mod:`insights_app.summary_build`);
+* the insights pass over every whole day of the last 800, for the report and for its previous
+  period, in the app database (see :mod:`insights_app.figures.blocks`);
 * the failures page's per-block counts of the messages, in the ``failures`` cache (see
   :mod:`live_app.failures`), for the longest window the page offers.
 
@@ -24,8 +26,8 @@ from django.core.management.base import BaseCommand
 from django.db import DatabaseError
 
 from hermes_explorer import stores
-from hermes_explorer.hermes_db.deadline import query_budget
-from insights_app import summary_build, summary_store
+from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
+from insights_app import explorer, figures, summary_build, summary_store
 from live_app import failures
 
 
@@ -76,6 +78,21 @@ class Command(BaseCommand):
                 f" ({computed:,} computed, the rest already stored)."
             )
         )
+        started = time.monotonic()
+        try:
+            # A budget per statement of the days, as a report has for its own.
+            with query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
+                kept = figures.keep_days((figures.FIGURES, explorer.PREVIOUS_FIGURES))
+        except QueryTimeout:
+            self.stderr.write("Insights days not kept (out of time): the first report keeps them.")
+        else:
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Insights days kept in {time.monotonic() - started:.1f} s."
+                    if kept
+                    else "Insights days: the store is small, nothing to keep."
+                )
+            )
         if no_failures:
             return
         started = time.monotonic()

@@ -1,0 +1,272 @@
+"""The pass over whole days kept in the app database: a report adds up what did not change.
+
+The pass (:mod:`.registry`) reads every session of the window and its usage rows, and groups
+them several ways; on a big window that is most of a first view's time, and it is the same
+work at every restart for days whose sessions have not changed since.  Every figure of the pass
+adds up over disjoint sets of sessions (:func:`.registry.combined`, as for the two halves of
+:func:`insights_app.figures.one_pass`), so here the window's sessions are cut by the day their
+start falls in (``started_at // 86400``, UTC days: any partition adds up):
+
+* each whole day inside the window is a *block*: the pass's rows over the sessions started in
+  it, kept in the app database (:class:`insights_app.models.PassBlock`, never the state.db) with
+  a *digest* of what they were computed from;
+* what is left of the window (its first and last, partial days, and any session whose start is
+  not a number) is read by the pass itself, in one statement;
+* a block is reused while its digest matches: the same statement (its text, the zone's offsets
+  over the day) over the same sessions and usage rows.  The sessions and usage rows of every
+  block are read at each report, in two short statements grouped by day, as sums of every
+  column the pass reads and the text of its text columns, hashed (a changed counter, model,
+  source or cost status, a new, deleted or moved session or usage row changes its day's
+  digest); a block whose digest differs, or that is missing, is computed again and kept.
+
+Those two statements read the same rows as the pass but group nothing else; on the benchmark's
+store (20,000 sessions, 1M messages) they cost about 40% of the pass for 365 days and 30% for
+30 days.  Used only where it pays: a window chosen by start time alone (no source or model
+filter: those would multiply the kept days), of :data:`BLOCKS_FROM` sessions or more, with at
+least two and at most :data:`MAX_DAYS` whole days, on a WAL file (a rollback-journal file is
+read in short statements, :mod:`.staged`).
+
+NOTE: the rows are added up in another order than in the single statement, so a sum of costs
+may differ in its last binary digits (as between the two halves).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+from django.db import DatabaseError
+from django.utils import timezone
+
+from hermes_explorer import lanes, store
+from hermes_explorer.hermes_db.deadline import QueryTimeout
+
+from ..localtime import OffsetSegments, offset_segments
+from ..window import Scope
+from .per_session import USAGE
+from .registry import Figure, Row, combined, rows_by_figure, statement
+
+log = logging.getLogger(__name__)
+
+DAY = 86_400
+# Sessions in the window from which kept days are used (below, one statement is as quick).
+BLOCKS_FROM = 2000
+# Whole days in the window beyond which the plain pass is used: adding up the kept rows of
+# every day (some 50 a day) would cost more than grouping the sessions again.
+MAX_DAYS = 800
+# Blocks stored per statement.
+SAVE_BATCH = 200
+
+# Numeric columns of ``sessions`` the pass reads (absent ones read as 0).
+_SESSION_NUMBERS = (
+    "message_count",
+    "tool_call_count",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "api_call_count",
+    "estimated_cost_usd",
+    "actual_cost_usd",
+    "ended_at",
+    "started_at",
+)
+
+
+def usable(scope: Scope) -> bool:
+    """Whether a pass over ``scope`` may add up kept days."""
+    return (
+        scope.time_bounds is not None
+        and (scope.sessions or 0) >= BLOCKS_FROM
+        and not scope.read_in_chunks
+        and whole_days(scope) is not None
+    )
+
+
+def whole_days(scope: Scope) -> tuple[int, int] | None:
+    """``[first, end)`` day numbers of the whole days inside the window: every day between its
+    lower bound (or first start) and the earlier of its upper bound and its last start."""
+    if scope.time_bounds is None or scope.started_span is None:
+        return None
+    lo, hi = scope.time_bounds
+    first, last = scope.started_span
+    if not all(isinstance(v, int | float) for v in (first, last)):
+        return None
+    start = first if lo is None else lo
+    end = last if hi is None else min(hi, last)
+    k0, k1 = max(1, math.ceil(start / DAY)), math.floor(end / DAY)
+    if not 2 <= k1 - k0 <= MAX_DAYS:
+        return None
+    return k0, k1
+
+
+def pass_rows(
+    scope: Scope, segments: OffsetSegments, figures: Sequence[Figure], key: int
+) -> dict[str, list[Row]]:
+    """The rows of the pass over ``scope`` (as :func:`.registry.rows_by_figure` gives them),
+    from the kept whole days of the file ``key`` and one statement over the rest."""
+    k0, k1 = whole_days(scope)
+    name = ",".join(figure.name for figure in figures)
+    # The statement of a day, but for its bounds and the zone's offsets (in each digest).
+    template, names = statement(_day_scope(scope, 0), OffsetSegments(first=0), figures)
+    code = hashlib.sha256(template.encode()).hexdigest()
+    rest = replace(
+        scope,
+        where=f"({scope.where}) AND (s.started_at >= {k0 * DAY} AND s.started_at < {k1 * DAY})"
+        " IS NOT 1",
+        narrow=True,
+    )
+    # The days' usage rows and the rest of the window in spare lanes, when they are free,
+    # while the days' sessions are read here.
+    usage = lanes.beside(lambda: usage_fingerprints(scope, k0, k1))
+    later = lanes.beside(lambda: rows_by_figure(rest, segments, figures))
+    digests = session_fingerprints(scope, k0, k1)
+    kept = _kept(key, name, k0, k1)
+    for day, fingerprint in usage().items():
+        # (A day with usage rows but no session: one started between the two statements.)
+        digests[day] = digests.get(day, (None,)) + (fingerprint,)
+    tz = timezone.get_current_timezone()
+    found: list[dict[str, list[Row]]] = []
+    fresh: dict[int, tuple[str, dict]] = {}
+    for day, fingerprint in digests.items():
+        day_segments = offset_segments(tz, day * DAY, (day + 1) * DAY)
+        digest = hashlib.sha256(repr((code, day_segments, fingerprint)).encode()).hexdigest()
+        stored = kept.get(day)
+        if stored is not None and stored[0] == digest:
+            found.append(_rows(stored[1], names))
+            continue
+        rows = rows_by_figure(_day_scope(scope, day), day_segments, figures)
+        found.append(rows)
+        fresh[day] = (digest, rows)
+    found.append(later())
+    if fresh:
+        _keep(key, name, fresh, names)
+    return combined(scope, figures, *found)
+
+
+def session_fingerprints(scope: Scope, k0: int, k1: int) -> dict[int, tuple]:
+    """Per day in ``[k0, k1)`` that has sessions: their columns' sums and text, hashed."""
+    c = scope.scol
+    numbers = [
+        f"s.{n}" if n in ("ended_at", "started_at") else c(n, "NULL") for n in _SESSION_NUMBERS
+    ]
+    texts = " || char(31) || ".join(
+        f"ifnull({col}, '')" for col in ("s.id", "s.source", "s.model", c("cost_status", "NULL"))
+    )
+    rows = store.rows(
+        f"SELECT {_DAY}, COUNT(*), SUM(s.rowid), {_sums(numbers, 's.rowid')},"
+        f" group_concat({texts}, char(30)) FROM sessions s WHERE {_within(k0, k1)} GROUP BY 1",
+        [],
+    )
+    return {row[0]: (_hashed(row[1:]),) for row in rows}
+
+
+def usage_fingerprints(scope: Scope, k0: int, k1: int) -> dict[int, str]:
+    """Per day in ``[k0, k1)``: its sessions' usage rows' sums and text, hashed (none on a
+    file without them)."""
+    if not scope.has_usage:
+        return {}
+    u = scope.ucol
+    counters = [u(column, "NULL") for column, _short, _key, _zero in USAGE]
+    rows = store.rows(
+        f"SELECT {_DAY}, COUNT(*), SUM(u.rowid), {_sums(counters, 'u.rowid')},"
+        " group_concat(u.session_id || char(31) || ifnull(u.model, ''), char(30))"
+        " FROM sessions s JOIN session_model_usage u ON u.session_id = s.id"
+        f" WHERE {_within(k0, k1)} GROUP BY 1",
+        [],
+    )
+    return {row[0]: _hashed(row[1:]) for row in rows}
+
+
+_DAY = f"CAST(s.started_at AS INTEGER) / {DAY}"
+
+
+def _within(k0: int, k1: int) -> str:
+    return f"s.started_at >= {k0 * DAY} AND s.started_at < {k1 * DAY}"
+
+
+def _sums(columns: list[str], rowid: str) -> str:
+    """Each column's sum, and its sum weighted by the row (a value moved to another row)."""
+    return ", ".join(f"SUM({col}), TOTAL({col} * ({rowid} % 7919))" for col in columns)
+
+
+def _hashed(values: Sequence) -> str:
+    return hashlib.sha256(repr(tuple(values)).encode()).hexdigest()
+
+
+def _day_scope(scope: Scope, day: int) -> Scope:
+    """The sessions started in ``day`` (found by the start-time index)."""
+    return replace(
+        scope,
+        where=f"s.started_at >= {day * DAY} AND s.started_at < {(day + 1) * DAY}",
+        params=(),
+        narrow=True,
+        sessions=None,
+    )
+
+
+def _kept(key: int, name: str, k0: int, k1: int) -> dict[int, tuple[str, str]]:
+    from ..models import PassBlock
+
+    rows = PassBlock.objects.filter(store_key=key, figures=name, day__gte=k0, day__lt=k1)
+    return {day: (digest, text) for day, digest, text in rows.values_list("day", "digest", "rows")}
+
+
+def _rows(text: str, names: dict[str, list[str]]) -> dict[str, list[Row]]:
+    return {
+        figure: [
+            (row_key, dict(zip(names[figure], values, strict=True))) for row_key, values in rows
+        ]
+        for figure, rows in json.loads(text).items()
+    }
+
+
+def _keep(key: int, name: str, fresh: dict[int, tuple[str, dict]], names) -> None:
+    """Store the blocks just computed (a failure only costs the next report the same work)."""
+    from ..models import PassBlock
+
+    def text(by_figure: dict[str, list[Row]]) -> str:
+        return json.dumps(
+            {
+                figure: [[row_key, [values[n] for n in names[figure]]] for row_key, values in rows]
+                for figure, rows in by_figure.items()
+            }
+        )
+
+    try:
+        blocks = [
+            PassBlock(store_key=key, figures=name, day=day, digest=digest, rows=text(by_figure))
+            for day, (digest, by_figure) in fresh.items()
+        ]
+        PassBlock.objects.bulk_create(
+            blocks,
+            batch_size=SAVE_BATCH,
+            update_conflicts=True,
+            unique_fields=["store_key", "figures", "day"],
+            update_fields=["digest", "rows"],
+        )
+    except (DatabaseError, TypeError, ValueError) as exc:
+        # TypeError, ValueError: a value JSON cannot hold (a blob in a text column).
+        log.warning("insights: kept days not stored: %s", exc)
+
+
+def try_pass_rows(
+    scope: Scope, segments: OffsetSegments, figures: Sequence[Figure], key: int | None
+) -> dict[str, list[Row]] | None:
+    """:func:`pass_rows`, or None when kept days cannot be used (then the caller runs the plain
+    pass): not :func:`usable`, no file key, or the app database or a fingerprint failing.  A
+    statement past its deadline still ends the report."""
+    if key is None or not usable(scope):
+        return None
+    try:
+        return pass_rows(scope, segments, figures, key)
+    except QueryTimeout:
+        raise
+    except DatabaseError as exc:
+        log.warning("insights: kept days not used: %s", exc)
+        return None
