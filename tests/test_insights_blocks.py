@@ -35,6 +35,13 @@ NOW = 1_760_000_000.0
 DAY = 86_400
 
 
+@pytest.fixture(autouse=True)
+def every_day_in_the_report(monkeypatch):
+    """Days to compute are computed by the report itself (not kept beside), whatever their
+    number, unless a test says otherwise."""
+    monkeypatch.setattr(blocks, "MAX_DIRTY_DAYS", 10**6)
+
+
 @pytest.fixture(scope="module")
 def demo_stores(tmp_path_factory):
     """A generated store per layout (300 sessions over 120 days), built once."""
@@ -293,3 +300,31 @@ def test_insights_warm_keeps_the_days_of_both_passes(writable, monkeypatch, comp
     _kept(Window(days=90))
     explorer.previous_report(explorer.previous_window(Window(days=30), NOW), NOW)
     assert set(computed_days) == {0}
+
+
+def test_a_first_report_runs_the_plain_pass_and_keeps_the_days_beside(
+    writable, monkeypatch, computed_days
+):
+    from hermes_explorer import lanes
+
+    window = Window(days=365)
+    plain = _plain(monkeypatch, window)
+    monkeypatch.setattr(blocks, "MAX_DIRTY_DAYS", 16)
+    ran_beside = []
+
+    def at_once(work, **options):  # a lane that runs the work as soon as it is handed over
+        ran_beside.append(work.__name__)
+        result = work()
+        return lambda: result
+
+    monkeypatch.setattr(lanes, "beside", at_once)
+    first = _kept(window)
+    _close(_figures(first), _figures(plain))
+    assert "keep" in ran_beside
+    assert len(computed_days) > 20
+    assert PassBlock.objects.count() == len(computed_days) - 1  # all but the template
+    computed_days.clear()
+    again = _kept(window)
+    assert computed_days == [0]
+    _close(_figures(again), _figures(plain))
+    assert not blocks._keeping

@@ -101,5 +101,5 @@ def keep_days(figure_sets: Sequence[tuple[Figure, ...]], days: int = blocks.MAX_
         return 0
     segments = offset_segments(timezone.get_current_timezone(), first, last)
     for figures in figure_sets:
-        blocks.pass_rows(scope, segments, figures, summaries.file_key())
+        blocks.pass_rows(scope, segments, figures, summaries.file_key(), keep_beside=False)
     return len(figure_sets)

@@ -36,6 +36,7 @@ import hashlib
 import json
 import logging
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -60,6 +61,8 @@ BLOCKS_FROM = 2000
 MAX_DAYS = 800
 # Blocks stored per statement.
 SAVE_BATCH = 200
+# Days to compute beyond which a report runs the plain pass and the days are kept beside.
+MAX_DIRTY_DAYS = 16
 
 # Numeric columns of ``sessions`` the pass reads (absent ones read as 0).
 _SESSION_NUMBERS = (
@@ -106,25 +109,26 @@ def whole_days(scope: Scope) -> tuple[int, int] | None:
 
 
 def pass_rows(
-    scope: Scope, segments: OffsetSegments, figures: Sequence[Figure], key: int
-) -> dict[str, list[Row]]:
+    scope: Scope,
+    segments: OffsetSegments,
+    figures: Sequence[Figure],
+    key: int,
+    *,
+    keep_beside: bool = True,
+) -> dict[str, list[Row]] | None:
     """The rows of the pass over ``scope`` (as :func:`.registry.rows_by_figure` gives them),
-    from the kept whole days of the file ``key`` and one statement over the rest."""
+    from the kept whole days of the file ``key`` and one statement over the rest.
+
+    More than :data:`MAX_DIRTY_DAYS` days to compute (a first report, a rewritten file) and
+    ``keep_beside``: None, the caller runs the plain pass (quicker than a statement per day),
+    and the days are computed and kept in a spare lane for the next report."""
     k0, k1 = whole_days(scope)
     name = ",".join(figure.name for figure in figures)
     # The statement of a day, but for its bounds and the zone's offsets (in each digest).
     template, names = statement(_day_scope(scope, 0), OffsetSegments(first=0), figures)
     code = hashlib.sha256(template.encode()).hexdigest()
-    rest = replace(
-        scope,
-        where=f"({scope.where}) AND (s.started_at >= {k0 * DAY} AND s.started_at < {k1 * DAY})"
-        " IS NOT 1",
-        narrow=True,
-    )
-    # The days' usage rows and the rest of the window in spare lanes, when they are free,
-    # while the days' sessions are read here.
+    # The days' usage rows in a spare lane, when one is free, while their sessions are read.
     usage = lanes.beside(lambda: usage_fingerprints(scope, k0, k1))
-    later = lanes.beside(lambda: rows_by_figure(rest, segments, figures))
     digests = session_fingerprints(scope, k0, k1)
     kept = _kept(key, name, k0, k1)
     for day, fingerprint in usage().items():
@@ -132,21 +136,74 @@ def pass_rows(
         digests[day] = digests.get(day, (None,)) + (fingerprint,)
     tz = timezone.get_current_timezone()
     found: list[dict[str, list[Row]]] = []
-    fresh: dict[int, tuple[str, dict]] = {}
+    dirty: dict[int, tuple[str, OffsetSegments]] = {}
     for day, fingerprint in digests.items():
         day_segments = offset_segments(tz, day * DAY, (day + 1) * DAY)
         digest = hashlib.sha256(repr((code, day_segments, fingerprint)).encode()).hexdigest()
         stored = kept.get(day)
         if stored is not None and stored[0] == digest:
             found.append(_rows(stored[1], names))
-            continue
-        rows = rows_by_figure(_day_scope(scope, day), day_segments, figures)
-        found.append(rows)
-        fresh[day] = (digest, rows)
+        else:
+            dirty[day] = (digest, day_segments)
+    if keep_beside and len(dirty) > MAX_DIRTY_DAYS:
+        _keep_beside(scope, figures, key, name, names, dirty)
+        return None
+    rest = replace(
+        scope,
+        where=f"({scope.where}) AND (s.started_at >= {k0 * DAY} AND s.started_at < {k1 * DAY})"
+        " IS NOT 1",
+        narrow=True,
+    )
+    later = lanes.beside(lambda: rows_by_figure(rest, segments, figures))
+    fresh = _computed(scope, figures, dirty)
+    found += [rows for _digest, rows in fresh.values()]
     found.append(later())
     if fresh:
         _keep(key, name, fresh, names)
     return combined(scope, figures, *found)
+
+
+def _computed(
+    scope: Scope, figures: Sequence[Figure], days: dict[int, tuple[str, OffsetSegments]]
+) -> dict[int, tuple[str, dict[str, list[Row]]]]:
+    """Each day's digest and the pass's rows over its sessions, one statement a day."""
+    return {
+        day: (digest, rows_by_figure(_day_scope(scope, day), day_segments, figures))
+        for day, (digest, day_segments) in days.items()
+    }
+
+
+# The days of a file and set of figures being kept in a lane of this process.
+_keeping: set[tuple[int, str]] = set()
+_keeping_lock = threading.Lock()
+
+
+def _keep_beside(scope, figures, key: int, name: str, names, dirty) -> None:
+    """Compute and keep ``dirty`` days in a spare lane (or when one frees up), a batch at a
+    time; once per file and set of figures at a time in this process."""
+    job = (key, name)
+    with _keeping_lock:
+        if job in _keeping:
+            return
+        _keeping.add(job)
+
+    def keep() -> None:
+        try:
+            days = sorted(dirty)
+            for i in range(0, len(days), SAVE_BATCH):
+                batch = {day: dirty[day] for day in days[i : i + SAVE_BATCH]}
+                _keep(key, name, _computed(scope, figures, batch), names)
+        except DatabaseError as exc:  # a deadline too: the next report carries on
+            log.warning("insights: days not kept: %s", exc)
+        finally:
+            with _keeping_lock:
+                _keeping.discard(job)
+
+    if lanes.beside(keep, reads_app_data=True) is keep:
+        # No lane will take it (none here, or this request's transaction holds the app
+        # database): the next report asks again.
+        with _keeping_lock:
+            _keeping.discard(job)
 
 
 def session_fingerprints(scope: Scope, k0: int, k1: int) -> dict[int, tuple]:
