@@ -327,4 +327,13 @@ def test_a_first_report_runs_the_plain_pass_and_keeps_the_days_beside(
     again = _kept(window)
     assert computed_days == [0]
     _close(_figures(again), _figures(plain))
+    # Twenty days lost (more than a report computes itself): the plain pass again, and
+    # exactly those days kept beside.
+    lost = list(PassBlock.objects.order_by("day").values_list("day", flat=True)[10:30])
+    PassBlock.objects.filter(day__in=lost).delete()
+    computed_days.clear()
+    ran_beside.clear()
+    _close(_figures(_kept(window)), _figures(plain))
+    assert "keep" in ran_beside
+    assert sorted(computed_days[1:]) == lost
     assert not blocks._keeping

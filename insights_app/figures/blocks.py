@@ -127,26 +127,15 @@ def pass_rows(
     # The statement of a day, but for its bounds and the zone's offsets (in each digest).
     template, names = statement(_day_scope(scope, 0), OffsetSegments(first=0), figures)
     code = hashlib.sha256(template.encode()).hexdigest()
-    # The days' usage rows in a spare lane, when one is free, while their sessions are read.
-    usage = lanes.beside(lambda: usage_fingerprints(scope, k0, k1))
-    digests = session_fingerprints(scope, k0, k1)
     kept = _kept(key, name, k0, k1)
-    for day, fingerprint in usage().items():
-        # (A day with usage rows but no session: one started between the two statements.)
-        digests[day] = digests.get(day, (None,)) + (fingerprint,)
-    tz = timezone.get_current_timezone()
+    if keep_beside and not kept and k1 - k0 > MAX_DIRTY_DAYS:
+        # Nothing kept yet, more days than a report computes itself: not worth checking them.
+        _keep_beside(scope, figures, key, name, names, code, None)
+        return None
     found: list[dict[str, list[Row]]] = []
-    dirty: dict[int, tuple[str, OffsetSegments]] = {}
-    for day, fingerprint in digests.items():
-        day_segments = offset_segments(tz, day * DAY, (day + 1) * DAY)
-        digest = hashlib.sha256(repr((code, day_segments, fingerprint)).encode()).hexdigest()
-        stored = kept.get(day)
-        if stored is not None and stored[0] == digest:
-            found.append(_rows(stored[1], names))
-        else:
-            dirty[day] = (digest, day_segments)
+    dirty = _dirty_days(scope, k0, k1, code, kept, lambda text: found.append(_rows(text, names)))
     if keep_beside and len(dirty) > MAX_DIRTY_DAYS:
-        _keep_beside(scope, figures, key, name, names, dirty)
+        _keep_beside(scope, figures, key, name, names, code, dirty)
         return None
     rest = replace(
         scope,
@@ -161,6 +150,30 @@ def pass_rows(
     if fresh:
         _keep(key, name, fresh, names)
     return combined(scope, figures, *found)
+
+
+def _dirty_days(
+    scope: Scope, k0: int, k1: int, code: str, kept: dict[int, tuple[str, str]], reuse
+) -> dict[int, tuple[str, OffsetSegments]]:
+    """The days of ``[k0, k1)`` whose kept rows are missing or stale, with their digest and
+    offsets; ``reuse(rows_text)`` is called for every other day that has sessions."""
+    # The days' usage rows in a spare lane, when one is free, while their sessions are read.
+    usage = lanes.beside(lambda: usage_fingerprints(scope, k0, k1))
+    digests = session_fingerprints(scope, k0, k1)
+    for day, fingerprint in usage().items():
+        # (A day with usage rows but no session: one started between the two statements.)
+        digests[day] = digests.get(day, (None,)) + (fingerprint,)
+    tz = timezone.get_current_timezone()
+    dirty: dict[int, tuple[str, OffsetSegments]] = {}
+    for day, fingerprint in digests.items():
+        day_segments = offset_segments(tz, day * DAY, (day + 1) * DAY)
+        digest = hashlib.sha256(repr((code, day_segments, fingerprint)).encode()).hexdigest()
+        stored = kept.get(day)
+        if stored is not None and stored[0] == digest:
+            reuse(stored[1])
+        else:
+            dirty[day] = (digest, day_segments)
+    return dirty
 
 
 def _computed(
@@ -178,10 +191,19 @@ _keeping: set[tuple[int, str]] = set()
 _keeping_lock = threading.Lock()
 
 
-def _keep_beside(scope, figures, key: int, name: str, names, dirty) -> None:
-    """Compute and keep ``dirty`` days in a spare lane (or when one frees up), a batch at a
-    time; once per file and set of figures at a time in this process."""
+def _keep_beside(scope, figures, key: int, name: str, names, code: str, dirty) -> None:
+    """Compute and keep the ``dirty`` days (None: every day to check first) when a spare lane
+    is free after the request's own parts, a batch at a time; once per file and set of
+    figures at a time in this process, and not while the file's summaries are being built
+    (that build has the spare time first)."""
+    from .. import summary_store
+
     job = (key, name)
+    try:
+        if summary_store.build_progress(key) is not None:
+            return
+    except DatabaseError:
+        return
     with _keeping_lock:
         if job in _keeping:
             return
@@ -189,9 +211,13 @@ def _keep_beside(scope, figures, key: int, name: str, names, dirty) -> None:
 
     def keep() -> None:
         try:
-            days = sorted(dirty)
-            for i in range(0, len(days), SAVE_BATCH):
-                batch = {day: dirty[day] for day in days[i : i + SAVE_BATCH]}
+            days = dirty
+            if days is None:
+                k0, k1 = whole_days(scope)
+                days = _dirty_days(scope, k0, k1, code, _kept(key, name, k0, k1), lambda _: None)
+            ordered = sorted(days)
+            for i in range(0, len(ordered), SAVE_BATCH):
+                batch = {day: days[day] for day in ordered[i : i + SAVE_BATCH]}
                 _keep(key, name, _computed(scope, figures, batch), names)
         except DatabaseError as exc:  # a deadline too: the next report carries on
             log.warning("insights: days not kept: %s", exc)
@@ -199,7 +225,7 @@ def _keep_beside(scope, figures, key: int, name: str, names, dirty) -> None:
             with _keeping_lock:
                 _keeping.discard(job)
 
-    if lanes.beside(keep, reads_app_data=True) is keep:
+    if lanes.beside(keep, reads_app_data=True, in_line=True) is keep:
         # No lane will take it (none here, or this request's transaction holds the app
         # database): the next report asks again.
         with _keeping_lock:
