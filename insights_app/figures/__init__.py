@@ -63,14 +63,19 @@ def one_pass(
     (a rollback-journal file) stays one pass: its rows are read once.
 
     Where kept whole days can be added up (:func:`.blocks.usable`), that is done here while
-    ``meanwhile`` runs beside."""
+    ``meanwhile`` runs beside (or, when they are not kept yet, the two halves)."""
     if blocks.usable(scope):
         other = lanes.beside(meanwhile, reads_app_data=True)
-        return pass_figures(scope, segments, FIGURES), other()
+        rows = blocks.try_pass_rows(scope, segments, FIGURES, summaries.file_key())
+        if rows is None:
+            halves = _halves(scope)
+            later = lanes.beside(lambda: rows_by_figure(halves[1], segments, FIGURES))
+            rows = combined(scope, FIGURES, rows_by_figure(halves[0], segments, FIGURES), later())
+        return decode(scope, FIGURES, rows), other()
     if scope.read_in_chunks or (scope.sessions or 0) < SPLIT_FROM:
         figures = compute(scope, segments, FIGURES)
         return figures, meanwhile()
-    halves = [replace(scope, where=f"({scope.where}) AND s.rowid %% 2 = {i}") for i in (0, 1)]
+    halves = _halves(scope)
     later = lanes.beside(lambda: rows_by_figure(halves[1], segments, FIGURES))
     other = lanes.beside(meanwhile, reads_app_data=True)
     mine = rows_by_figure(halves[0], segments, FIGURES)
@@ -78,6 +83,11 @@ def one_pass(
     # period), it runs here now rather than after the first lane frees up.
     beside = other()
     return decode(scope, FIGURES, combined(scope, FIGURES, mine, later())), beside
+
+
+def _halves(scope: Scope) -> list[Scope]:
+    """The window's sessions in two halves, by the parity of their rowid."""
+    return [replace(scope, where=f"({scope.where}) AND s.rowid %% 2 = {i}") for i in (0, 1)]
 
 
 def pass_figures(scope: Scope, segments: OffsetSegments, figures: tuple[Figure, ...]) -> dict:

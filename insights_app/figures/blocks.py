@@ -132,18 +132,20 @@ def pass_rows(
         # Nothing kept yet, more days than a report computes itself: not worth checking them.
         _keep_beside(scope, figures, key, name, names, code, None)
         return None
-    found: list[dict[str, list[Row]]] = []
-    dirty = _dirty_days(scope, k0, k1, code, kept, lambda text: found.append(_rows(text, names)))
-    if keep_beside and len(dirty) > MAX_DIRTY_DAYS:
-        _keep_beside(scope, figures, key, name, names, code, dirty)
-        return None
     rest = replace(
         scope,
         where=f"({scope.where}) AND (s.started_at >= {k0 * DAY} AND s.started_at < {k1 * DAY})"
         " IS NOT 1",
         narrow=True,
     )
-    later = lanes.beside(lambda: rows_by_figure(rest, segments, figures))
+    # The rest of the window, in line for the first lane that frees up while the days are
+    # checked (its rows are not used when the plain pass runs instead: a few days' worth).
+    later = lanes.beside(lambda: rows_by_figure(rest, segments, figures), in_line=True)
+    found: list[dict[str, list[Row]]] = []
+    dirty = _dirty_days(scope, k0, k1, code, kept, lambda text: found.append(_rows(text, names)))
+    if keep_beside and len(dirty) > MAX_DIRTY_DAYS:
+        _keep_beside(scope, figures, key, name, names, code, dirty)
+        return None
     fresh = _computed(scope, figures, dirty)
     found += [rows for _digest, rows in fresh.values()]
     found.append(later())
