@@ -44,23 +44,27 @@ def every_day_in_the_report(monkeypatch):
 
 @pytest.fixture(scope="module")
 def demo_stores(tmp_path_factory):
-    """A generated store per layout (300 sessions over 120 days), built once."""
+    """A generated store of a layout (300 sessions over 120 days), built when first asked."""
     from hermes_fixtures.demo import build_demo_db
 
     base = tmp_path_factory.mktemp("blocks")
-    out = {}
-    for shape in ("current", "legacy", "doc"):
-        path = base / f"{shape}.db"
-        build_demo_db(path, sessions=300, messages=6000, seed=5, now=NOW, shape=shape)
-        out[shape] = path
-    return out
+    built = {}
+
+    def store_of(shape: str):
+        if shape not in built:
+            path = base / f"{shape}.db"
+            build_demo_db(path, sessions=300, messages=6000, seed=5, now=NOW, shape=shape)
+            built[shape] = path
+        return built[shape]
+
+    return store_of
 
 
 @pytest.fixture
 def writable(demo_stores, tmp_path):
     """A copy of the current-layout store that a test may change (as Hermes would)."""
     path = tmp_path / "state.db"
-    shutil.copy(demo_stores["current"], path)
+    shutil.copy(demo_stores("current"), path)
     use_store(path)
     yield path
     connections["hermes"].close()
@@ -97,7 +101,7 @@ def _kept(window: Window):
 def test_kept_days_add_up_to_the_figures_of_one_statement(
     demo_stores, monkeypatch, computed_days, shape, days
 ):
-    use_store(demo_stores[shape])
+    use_store(demo_stores(shape))
     try:
         window = Window(days=days)
         plain = _plain(monkeypatch, window)
@@ -116,7 +120,7 @@ def test_kept_days_add_up_to_the_figures_of_one_statement(
 
 
 def test_the_previous_period_adds_up_too(demo_stores, monkeypatch):
-    use_store(demo_stores["current"])
+    use_store(demo_stores("current"))
     try:
         window = Window(days=30)
         earlier = explorer.previous_window(window, NOW)
