@@ -65,13 +65,20 @@ def one_pass(
     Where kept whole days can be added up (:func:`.blocks.usable`), that is done here while
     ``meanwhile`` runs beside (or, when they are not kept yet, the two halves)."""
     if blocks.usable(scope):
-        other = lanes.beside(meanwhile, reads_app_data=True)
-        rows = blocks.try_pass_rows(scope, segments, FIGURES, summaries.file_key())
-        if rows is None:
-            halves = _halves(scope)
-            later = lanes.beside(lambda: rows_by_figure(halves[1], segments, FIGURES))
-            rows = combined(scope, FIGURES, rows_by_figure(halves[0], segments, FIGURES), later())
-        return decode(scope, FIGURES, rows), other()
+        started: list[Callable[[], T]] = []
+
+        def beside() -> None:
+            started.append(lanes.beside(meanwhile, reads_app_data=True))
+
+        rows = blocks.try_pass_rows(scope, segments, FIGURES, summaries.file_key(), beside)
+        if rows is not None or started:
+            if rows is None:  # the days were checked: too many to compute here
+                halves = _halves(scope)
+                later = lanes.beside(lambda: rows_by_figure(halves[1], segments, FIGURES))
+                mine = rows_by_figure(halves[0], segments, FIGURES)
+                rows = combined(scope, FIGURES, mine, later())
+            return decode(scope, FIGURES, rows), started[0]()
+        # Nothing kept yet: the two halves, as below (the days are kept beside).
     if scope.read_in_chunks or (scope.sessions or 0) < SPLIT_FROM:
         figures = compute(scope, segments, FIGURES)
         return figures, meanwhile()

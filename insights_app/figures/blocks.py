@@ -37,7 +37,7 @@ import json
 import logging
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from django.db import DatabaseError
@@ -115,13 +115,16 @@ def pass_rows(
     key: int,
     *,
     keep_beside: bool = True,
+    checking: Callable[[], object] = lambda: None,
 ) -> dict[str, list[Row]] | None:
     """The rows of the pass over ``scope`` (as :func:`.registry.rows_by_figure` gives them),
     from the kept whole days of the file ``key`` and one statement over the rest.
 
     More than :data:`MAX_DIRTY_DAYS` days to compute (a first report, a rewritten file) and
     ``keep_beside``: None, the caller runs the plain pass (quicker than a statement per day),
-    and the days are computed and kept in a spare lane for the next report."""
+    and the days are computed and kept in a spare lane for the next report.  ``checking`` is
+    called once the days are to be checked (not when nothing is kept yet): the caller's own
+    work beside them starts then."""
     k0, k1 = whole_days(scope)
     name = ",".join(figure.name for figure in figures)
     # The statement of a day, but for its bounds and the zone's offsets (in each digest).
@@ -132,6 +135,7 @@ def pass_rows(
         # Nothing kept yet, more days than a report computes itself: not worth checking them.
         _keep_beside(scope, figures, key, name, names, code, None)
         return None
+    checking()
     rest = replace(
         scope,
         where=f"({scope.where}) AND (s.started_at >= {k0 * DAY} AND s.started_at < {k1 * DAY})"
@@ -341,7 +345,11 @@ def _keep(key: int, name: str, fresh: dict[int, tuple[str, dict]], names) -> Non
 
 
 def try_pass_rows(
-    scope: Scope, segments: OffsetSegments, figures: Sequence[Figure], key: int | None
+    scope: Scope,
+    segments: OffsetSegments,
+    figures: Sequence[Figure],
+    key: int | None,
+    checking: Callable[[], object] = lambda: None,
 ) -> dict[str, list[Row]] | None:
     """:func:`pass_rows`, or None when kept days cannot be used (then the caller runs the plain
     pass): not :func:`usable`, no file key, or the app database or a fingerprint failing.  A
@@ -349,7 +357,7 @@ def try_pass_rows(
     if key is None or not usable(scope):
         return None
     try:
-        return pass_rows(scope, segments, figures, key)
+        return pass_rows(scope, segments, figures, key, checking=checking)
     except QueryTimeout:
         raise
     except DatabaseError as exc:
