@@ -177,6 +177,12 @@ def scope_of(window: Window, now: float) -> Scope:
     )
 
 
+def instant(column: str) -> str:
+    """SQL for ``column`` (a start time) when it is an instant, else NULL: a start of 0, or
+    stored as text, is no date (nor comparable to one)."""
+    return f"CASE WHEN typeof({column}) IN ('integer', 'real') AND {column} <> 0 THEN {column} END"
+
+
 # A window holding less than this share of the file's sessions is narrow.  Reading the table in
 # its own order spares grouping by session a sort, but reads every session's row (with its
 # system prompt's overflow pages, 4.3 KB a session in the benchmark's stores).  Measured on a
@@ -191,12 +197,11 @@ def window_span(scope: Scope) -> tuple[Scope, float | None, float | None]:
     """``scope`` with its sessions counted (and whether they are a narrow share of the
     file's, against the highest rowid: one look-up at the end of the table), and their
     first and last start (for the zone's offsets)."""
-    # Only starts that are numbers bound the zone's offsets (a start stored as text is no
-    # instant; the pass buckets it as SQLite converts it).
-    start = "CASE WHEN typeof(s.started_at) IN ('integer', 'real') AND s.started_at <> 0"
+    # Only starts that are instants bound the zone's offsets (the pass buckets a start stored
+    # as text as SQLite converts it).
+    start = instant("s.started_at")
     sql = (
-        f"SELECT COUNT(*), MIN({start} THEN s.started_at END),"
-        f" MAX({start} THEN s.started_at END),"
+        f"SELECT COUNT(*), MIN({start}), MAX({start}),"
         " (SELECT MAX(rowid) FROM sessions)"
         f" FROM sessions s WHERE {scope.where}"
     )

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..window import Scope
+from ..window import Scope, instant
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
 
-_INSTANT = (
-    "CASE WHEN typeof(started_at) IN ('integer', 'real') AND started_at <> 0 THEN started_at END"
-)
 COLUMNS = (
     ("sessions", "COUNT(*)"),
     ("messages", "SUM(messages)"),
@@ -27,9 +24,8 @@ COLUMNS = (
     ("actual_cost", "SUM(s_actual)"),
     ("duration_sum", "SUM(dur)"),
     ("durations", "COUNT(dur)"),
-    # Starts that are instants: a start stored as text is no date (nor comparable to one).
-    ("first_started", f"MIN({_INSTANT})"),
-    ("last_started", f"MAX({_INSTANT})"),
+    ("first_started", f"MIN({instant('started_at')})"),
+    ("last_started", f"MAX({instant('started_at')})"),
     ("included", "SUM(included)"),
     ("unknown", "SUM(unknown)"),
 )
