@@ -73,28 +73,30 @@ def one_pass(
         rows = blocks.try_pass_rows(scope, segments, FIGURES, summaries.file_key(), beside)
         if rows is not None or started:
             if rows is None:  # the days were checked: too many to compute here
-                halves = _halves(scope)
-                later = lanes.beside(lambda: rows_by_figure(halves[1], segments, FIGURES))
-                mine = rows_by_figure(halves[0], segments, FIGURES)
-                rows = combined(scope, FIGURES, mine, later())
+                rows, _ = _by_halves(scope, segments)
             return decode(scope, FIGURES, rows), started[0]()
         # Nothing kept yet: the two halves, as below (the days are kept beside).
     if scope.read_in_chunks or (scope.sessions or 0) < SPLIT_FROM:
         figures = compute(scope, segments, FIGURES)
         return figures, meanwhile()
-    halves = _halves(scope)
+    rows, beside = _by_halves(scope, segments, meanwhile)
+    return decode(scope, FIGURES, rows), beside
+
+
+def _by_halves(
+    scope: Scope, segments: OffsetSegments, meanwhile: Callable[[], T] | None = None
+) -> tuple[dict, T | None]:
+    """The pass's rows over the window's sessions cut in two halves by the parity of their
+    rowid (one in a spare lane, the other here), added up; and what ``meanwhile`` returns,
+    when one is given, run beside."""
+    halves = [replace(scope, where=f"({scope.where}) AND s.rowid %% 2 = {i}") for i in (0, 1)]
     later = lanes.beside(lambda: rows_by_figure(halves[1], segments, FIGURES))
-    other = lanes.beside(meanwhile, reads_app_data=True)
+    other = lanes.beside(meanwhile, reads_app_data=True) if meanwhile is not None else None
     mine = rows_by_figure(halves[0], segments, FIGURES)
     # ``meanwhile`` first: still in line (the lanes busy with the other half and the previous
     # period), it runs here now rather than after the first lane frees up.
-    beside = other()
-    return decode(scope, FIGURES, combined(scope, FIGURES, mine, later())), beside
-
-
-def _halves(scope: Scope) -> list[Scope]:
-    """The window's sessions in two halves, by the parity of their rowid."""
-    return [replace(scope, where=f"({scope.where}) AND s.rowid %% 2 = {i}") for i in (0, 1)]
+    beside = other() if other is not None else None
+    return combined(scope, FIGURES, mine, later()), beside
 
 
 def pass_figures(scope: Scope, segments: OffsetSegments, figures: tuple[Figure, ...]) -> dict:
