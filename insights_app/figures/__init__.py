@@ -110,15 +110,10 @@ def keep_days(figure_sets: Sequence[tuple[Figure, ...]], days: int = blocks.MAX_
     """Compute and keep the whole days of the last ``days`` days for each set of figures
     (``manage.py insights_warm``: the first report after a start then reads them); the number
     of sets kept (none on a store too small for kept days to be used)."""
-    from django.utils import timezone
-
-    from ..localtime import offset_segments
     from ..window import Window, scope_of, window_span
 
-    scope, first, last = window_span(scope_of(Window(days=days), time.time()))
+    scope, _first, _last = window_span(scope_of(Window(days=days), time.time()))
     if not blocks.usable(scope):
         return 0
-    segments = offset_segments(timezone.get_current_timezone(), first, last)
-    for figures in figure_sets:
-        blocks.pass_rows(scope, segments, figures, summaries.file_key(), keep_beside=False)
+    blocks.keep_all(scope, figure_sets, summaries.file_key())
     return len(figure_sets)

@@ -38,7 +38,7 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from django.db import DatabaseError
 from django.utils import timezone
@@ -114,72 +114,105 @@ def pass_rows(
     figures: Sequence[Figure],
     key: int,
     *,
-    keep_beside: bool = True,
     checking: Callable[[], object] = lambda: None,
 ) -> dict[str, list[Row]] | None:
     """The rows of the pass over ``scope`` (as :func:`.registry.rows_by_figure` gives them),
     from the kept whole days of the file ``key`` and one statement over the rest.
 
-    More than :data:`MAX_DIRTY_DAYS` days to compute (a first report, a rewritten file) and
-    ``keep_beside``: None, the caller runs the plain pass (quicker than a statement per day),
-    and the days are computed and kept in a spare lane for the next report.  ``checking`` is
+    More than :data:`MAX_DIRTY_DAYS` days to compute (a first report, a rewritten file): None,
+    the caller runs the plain pass (quicker than a statement per day), and the days are
+    computed and kept in a spare lane for the next report.  ``checking`` is
     called once the days are to be checked (not when nothing is kept yet): the caller's own
     work beside them starts then."""
     k0, k1 = whole_days(scope)
-    name = ",".join(figure.name for figure in figures)
-    # The statement of a day, but for its bounds and the zone's offsets (in each digest).
-    template, names = statement(_day_scope(scope, 0), OffsetSegments(first=0), figures)
-    code = hashlib.sha256(template.encode()).hexdigest()
-    kept = _kept(key, name, k0, k1)
-    if keep_beside and not kept and k1 - k0 > MAX_DIRTY_DAYS:
+    plan = _Plan.of(scope, figures)
+    kept = _kept(key, plan.name, k0, k1)
+    if not kept and k1 - k0 > MAX_DIRTY_DAYS:
         # Nothing kept yet, more days than a report computes itself: not worth checking them.
-        _keep_beside(scope, figures, key, name, names, code, None)
+        _keep_beside(scope, plan, key, None)
         return None
     checking()
-    rest = replace(
-        scope,
-        where=f"({scope.where}) AND (s.started_at >= {k0 * DAY} AND s.started_at < {k1 * DAY})"
-        " IS NOT 1",
-        narrow=True,
-    )
+    # The sessions of the window outside its whole days (``IS NOT 1``: NULL and text starts).
+    rest = replace(scope, where=f"({scope.where}) AND ({_within(k0, k1)}) IS NOT 1", narrow=True)
     # The rest of the window, in line for the first lane that frees up while the days are
     # checked (its rows are not used when the plain pass runs instead: a few days' worth).
     later = lanes.beside(lambda: rows_by_figure(rest, segments, figures), in_line=True)
     found: list[dict[str, list[Row]]] = []
-    dirty = _dirty_days(scope, k0, k1, code, kept, lambda text: found.append(_rows(text, names)))
-    if keep_beside and len(dirty) > MAX_DIRTY_DAYS:
-        _keep_beside(scope, figures, key, name, names, code, dirty)
+    dirty = plan.dirty_days(fingerprints(scope, k0, k1), kept, found.append)
+    if len(dirty) > MAX_DIRTY_DAYS:
+        _keep_beside(scope, plan, key, dirty)
         return None
     fresh = _computed(scope, figures, dirty)
     found += [rows for _digest, rows in fresh.values()]
     found.append(later())
     if fresh:
-        _keep(key, name, fresh, names)
+        _keep(key, plan, fresh)
     return combined(scope, figures, *found)
 
 
-def _dirty_days(
-    scope: Scope, k0: int, k1: int, code: str, kept: dict[int, tuple[str, str]], reuse
-) -> dict[int, tuple[str, OffsetSegments]]:
-    """The days of ``[k0, k1)`` whose kept rows are missing or stale, with their digest and
-    offsets; ``reuse(rows_text)`` is called for every other day that has sessions."""
-    # The days' usage rows in a spare lane, when one is free, while their sessions are read.
+def keep_all(scope: Scope, figure_sets: Sequence[Sequence[Figure]], key: int) -> None:
+    """Compute and keep every whole day of ``scope`` whose kept rows are missing or stale, for
+    each set of figures (``manage.py insights_warm``); the days are checked once for all."""
+    k0, k1 = whole_days(scope)
+    prints = fingerprints(scope, k0, k1)
+    for figures in figure_sets:
+        plan = _Plan.of(scope, figures)
+        dirty = plan.dirty_days(prints, _kept(key, plan.name, k0, k1))
+        _keep_in_batches(scope, plan, key, dirty)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the kept days of a set of figures are named and checked by: the figures' names,
+    the hash of their statement for a day but for its bounds and the zone's offsets (both in
+    each day's digest), and each figure's column names (the kept rows hold the values only)."""
+
+    figures: Sequence[Figure]
+    name: str
+    code: str
+    names: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, scope: Scope, figures: Sequence[Figure]) -> _Plan:
+        template, names = statement(_day_scope(scope, 0), OffsetSegments(first=0), figures)
+        code = hashlib.sha256(template.encode()).hexdigest()
+        return cls(figures, ",".join(figure.name for figure in figures), code, names)
+
+    def dirty_days(
+        self,
+        prints: dict[int, tuple],
+        kept: dict[int, tuple[str, str]],
+        reuse: Callable[[dict[str, list[Row]]], object] | None = None,
+    ) -> dict[int, tuple[str, OffsetSegments]]:
+        """The days of ``prints`` (:func:`fingerprints`) whose kept rows are missing or stale,
+        with their digest and offsets; ``reuse(rows)``, if given, gets the kept rows of every
+        other day."""
+        tz = timezone.get_current_timezone()
+        dirty: dict[int, tuple[str, OffsetSegments]] = {}
+        for day, fingerprint in prints.items():
+            day_segments = offset_segments(tz, day * DAY, (day + 1) * DAY)
+            digest = hashlib.sha256(
+                repr((self.code, day_segments, fingerprint)).encode()
+            ).hexdigest()
+            stored = kept.get(day)
+            if stored is not None and stored[0] == digest:
+                if reuse is not None:
+                    reuse(_rows(stored[1], self.names))
+            else:
+                dirty[day] = (digest, day_segments)
+        return dirty
+
+
+def fingerprints(scope: Scope, k0: int, k1: int) -> dict[int, tuple]:
+    """Per day of ``[k0, k1)`` that has sessions: its sessions' and usage rows' hashed sums
+    and text (the usage rows read in a spare lane, when one is free, while the sessions are
+    read here)."""
     usage = lanes.beside(lambda: usage_fingerprints(scope, k0, k1))
-    digests = session_fingerprints(scope, k0, k1)
+    prints = session_fingerprints(scope, k0, k1)
     for day, fingerprint in usage().items():
         # (A day with usage rows but no session: one started between the two statements.)
-        digests[day] = digests.get(day, (None,)) + (fingerprint,)
-    tz = timezone.get_current_timezone()
-    dirty: dict[int, tuple[str, OffsetSegments]] = {}
-    for day, fingerprint in digests.items():
-        day_segments = offset_segments(tz, day * DAY, (day + 1) * DAY)
-        digest = hashlib.sha256(repr((code, day_segments, fingerprint)).encode()).hexdigest()
-        stored = kept.get(day)
-        if stored is not None and stored[0] == digest:
-            reuse(stored[1])
-        else:
-            dirty[day] = (digest, day_segments)
-    return dirty
+        prints[day] = prints.get(day, (None,)) + (fingerprint,)
+    return prints
 
 
 def _computed(
@@ -197,14 +230,14 @@ _keeping: set[tuple[int, str]] = set()
 _keeping_lock = threading.Lock()
 
 
-def _keep_beside(scope, figures, key: int, name: str, names, code: str, dirty) -> None:
+def _keep_beside(scope: Scope, plan: _Plan, key: int, dirty) -> None:
     """Compute and keep the ``dirty`` days (None: every day to check first) when a spare lane
     is free after the request's own parts, a batch at a time; once per file and set of
     figures at a time in this process, and not while the file's summaries are being built
     (that build has the spare time first)."""
     from .. import summary_store
 
-    job = (key, name)
+    job = (key, plan.name)
     try:
         if summary_store.build_progress(key) is not None:
             return
@@ -220,11 +253,9 @@ def _keep_beside(scope, figures, key: int, name: str, names, code: str, dirty) -
             days = dirty
             if days is None:
                 k0, k1 = whole_days(scope)
-                days = _dirty_days(scope, k0, k1, code, _kept(key, name, k0, k1), lambda _: None)
-            ordered = sorted(days)
-            for i in range(0, len(ordered), SAVE_BATCH):
-                batch = {day: days[day] for day in ordered[i : i + SAVE_BATCH]}
-                _keep(key, name, _computed(scope, figures, batch), names)
+                kept = _kept(key, plan.name, k0, k1)
+                days = plan.dirty_days(fingerprints(scope, k0, k1), kept)
+            _keep_in_batches(scope, plan, key, days)
         except DatabaseError as exc:  # a deadline too: the next report carries on
             log.warning("insights: days not kept: %s", exc)
         finally:
@@ -236,6 +267,14 @@ def _keep_beside(scope, figures, key: int, name: str, names, code: str, dirty) -
         # database): the next report asks again.
         with _keeping_lock:
             _keeping.discard(job)
+
+
+def _keep_in_batches(scope: Scope, plan: _Plan, key: int, days) -> None:
+    """Compute and keep ``days`` (:meth:`_Plan.dirty_days`), a batch at a time."""
+    ordered = sorted(days)
+    for i in range(0, len(ordered), SAVE_BATCH):
+        batch = {day: days[day] for day in ordered[i : i + SAVE_BATCH]}
+        _keep(key, plan, _computed(scope, plan.figures, batch))
 
 
 def session_fingerprints(scope: Scope, k0: int, k1: int) -> dict[int, tuple]:
@@ -290,13 +329,7 @@ def _hashed(values: Sequence) -> str:
 
 def _day_scope(scope: Scope, day: int) -> Scope:
     """The sessions started in ``day`` (found by the start-time index)."""
-    return replace(
-        scope,
-        where=f"s.started_at >= {day * DAY} AND s.started_at < {(day + 1) * DAY}",
-        params=(),
-        narrow=True,
-        sessions=None,
-    )
+    return replace(scope, where=_within(day, day + 1), params=(), narrow=True, sessions=None)
 
 
 def _kept(key: int, name: str, k0: int, k1: int) -> dict[int, tuple[str, str]]:
@@ -315,21 +348,25 @@ def _rows(text: str, names: dict[str, list[str]]) -> dict[str, list[Row]]:
     }
 
 
-def _keep(key: int, name: str, fresh: dict[int, tuple[str, dict]], names) -> None:
+def _keep(key: int, plan: _Plan, fresh: dict[int, tuple[str, dict]]) -> None:
     """Store the blocks just computed (a failure only costs the next report the same work)."""
     from ..models import PassBlock
 
     def text(by_figure: dict[str, list[Row]]) -> str:
         return json.dumps(
             {
-                figure: [[row_key, [values[n] for n in names[figure]]] for row_key, values in rows]
+                figure: [
+                    [row_key, [values[n] for n in plan.names[figure]]] for row_key, values in rows
+                ]
                 for figure, rows in by_figure.items()
             }
         )
 
     try:
         blocks = [
-            PassBlock(store_key=key, figures=name, day=day, digest=digest, rows=text(by_figure))
+            PassBlock(
+                store_key=key, figures=plan.name, day=day, digest=digest, rows=text(by_figure)
+            )
             for day, (digest, by_figure) in fresh.items()
         ]
         PassBlock.objects.bulk_create(
