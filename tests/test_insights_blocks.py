@@ -341,3 +341,23 @@ def test_a_first_report_runs_the_plain_pass_and_keeps_the_days_beside(
     assert "keep" in ran_beside
     assert sorted(computed_days[1:]) == lost
     assert not blocks._keeping
+
+
+@pytest.mark.parametrize("shape", ["current", "legacy", "doc"])
+def test_the_days_digest_covers_every_column_the_pass_reads(demo_stores, shape):
+    """A column the pass reads but the fingerprints do not would let a changed day pass for
+    unchanged: every ``s.<column>`` of the per-session rows is in the fingerprints."""
+    import re
+
+    from insights_app.figures.per_session import per_session
+    from insights_app.localtime import OffsetSegments
+    from insights_app.window import scope_of
+
+    use_store(demo_stores(shape))
+    try:
+        scope = scope_of(Window(days=30), NOW)
+        read = set(re.findall(r"\bs\.(\w+)", per_session(scope, OffsetSegments(first=0)).columns))
+        assert read  # the pattern finds them
+        assert read <= set(blocks._SESSION_NUMBERS) | set(blocks._SESSION_TEXTS)
+    finally:
+        connections["hermes"].close()

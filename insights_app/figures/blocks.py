@@ -79,6 +79,8 @@ _SESSION_NUMBERS = (
     "ended_at",
     "started_at",
 )
+# Text columns of ``sessions`` the pass reads (an absent one reads as NULL).
+_SESSION_TEXTS = ("id", "source", "model", "cost_status")
 
 
 def usable(scope: Scope) -> bool:
@@ -283,9 +285,7 @@ def session_fingerprints(scope: Scope, k0: int, k1: int) -> dict[int, tuple]:
     numbers = [
         f"s.{n}" if n in ("ended_at", "started_at") else c(n, "NULL") for n in _SESSION_NUMBERS
     ]
-    texts = " || char(31) || ".join(
-        f"ifnull({col}, '')" for col in ("s.id", "s.source", "s.model", c("cost_status", "NULL"))
-    )
+    texts = " || char(31) || ".join(f"ifnull({c(col, 'NULL')}, '')" for col in _SESSION_TEXTS)
     rows = store.rows(
         f"SELECT {_DAY}, COUNT(*), SUM(s.rowid), {_sums(numbers, 's.rowid')},"
         f" group_concat({texts}, char(30)) FROM sessions s WHERE {_within(k0, k1)} GROUP BY 1",
