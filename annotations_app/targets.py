@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hermes_explorer import store, stores
+from hermes_explorer.redaction import redact_text
 
 from .models import AnnotatedSession
 
@@ -65,7 +66,12 @@ def targets_for(session_ids: Iterable[str]) -> dict[str, AnnotatedSession]:
         existing[sid], _ = AnnotatedSession.objects.get_or_create(
             store=key,
             session_id=sid,
-            defaults={"started_at": started_at, "source": source, "title": title},
+            # The copy is redacted whatever the setting: no raw stored text is kept here.
+            defaults={
+                "started_at": started_at,
+                "source": source,
+                "title": redact_text(title)[0][:TITLE_CHARS] if title else "",
+            },
         )
     return existing
 

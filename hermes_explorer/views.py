@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import ipaddress
 import os
 import sqlite3
 import time
@@ -44,49 +45,64 @@ def _check(one: stores.Store) -> dict:
 
 
 def _listed(request, served, checked) -> list[dict]:
-    """Every store's health; named only to a user who may see it (a monitor signed out gets
-    the list without names, and a user restricted to some profiles learns of no other)."""
+    """Every store's health, named, to a user who may see it (staff see every one)."""
     from profiles_app.access import for_request
 
-    user = getattr(request, "user", None)
-    if user is None or not user.is_authenticated:
-        return [checked[one.name] for one in served]
     visible = {one.name for one in for_request(request)}
     return [{"profile": n, **found} for n, found in checked.items() if n in visible]
+
+
+def _detailed(request) -> bool:
+    """Whether the health check may say more than "up": to staff, and to a monitor on this
+    host that reaches the server directly (the loopback address, no proxy in between)."""
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated and user.is_staff:
+        return True
+    if "HTTP_X_FORWARDED_FOR" in request.META:
+        return False
+    try:
+        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+    except ValueError:
+        return False
 
 
 @never_cache
 @require_GET
 def healthz(request):
-    """Liveness, and whether each store can be read right now (503 when none can).
+    """Liveness, and whether every store can be read right now (503 when none can).
 
-    ``state_db`` is the default store (what a single-store explorer always reported);
-    ``stores`` names every store served, by profile.
+    Anyone gets ``status`` and ``stores_readable``; staff and a monitor on the loopback address
+    also get each store by profile (layout, journal mode, size, error), ``state_db`` (the
+    default store) and the app database's and cache's reachability.
     """
     started = time.monotonic()
-    body: dict = {"status": "ok", "demo": settings.HERMES_DEMO}
     served = stores.all_stores()
     checked = {one.name: _check(one) for one in served}
-    default = stores.default_store(served)
-    if default is not None:
-        body["state_db"] = checked[default.name]
-    body["stores"] = _listed(request, served, checked)
     readable = any(found["readable"] for found in checked.values())
-    if not readable:
-        body["status"] = "error"
-    status = 200 if readable else 503
-    # A load balancer takes an instance that lost its app database out of rotation. Without its
-    # cache it still serves every page (slower): "degraded", and kept in rotation. The errors
-    # are logged, not shown: this page answers anonymous requests.
-    body["app_db"] = {"reachable": _app_db_reachable()}
-    body["cache"] = {"reachable": _cache_reachable()}
-    if not body["app_db"]["reachable"]:
-        body["status"] = "error"
-        status = 503
-    elif not body["cache"]["reachable"] and body["status"] == "ok":
-        body["status"] = "degraded"
+    app_db = _app_db_reachable()
+    cache_ok = _cache_reachable()
+    status = "ok" if readable and app_db else "error"
+    if status == "ok" and not cache_ok:
+        # Without its cache an instance still serves every page (slower): kept in rotation.
+        status = "degraded"
+    body: dict = {
+        "status": status,
+        "stores_readable": bool(checked) and all(f["readable"] for f in checked.values()),
+    }
+    if _detailed(request):
+        body["demo"] = settings.HERMES_DEMO
+        default = stores.default_store(served)
+        if default is not None:
+            body["state_db"] = checked[default.name]
+        body["stores"] = (
+            _listed(request, served, checked)
+            if request.user.is_authenticated
+            else [{"profile": n, **found} for n, found in checked.items()]
+        )
+        body["app_db"] = {"reachable": app_db}
+        body["cache"] = {"reachable": cache_ok}
     body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
-    return JsonResponse(body, status=status)
+    return JsonResponse(body, status=200 if readable and app_db else 503)
 
 
 def _app_db_reachable() -> bool:

@@ -20,6 +20,7 @@ from django.utils.translation import gettext
 
 from hermes_explorer import store as one_store
 from hermes_explorer import stores as registry
+from hermes_explorer.redaction import redact
 from hermes_explorer.stores import Store
 
 # Seconds one store may take to say whether it has the session.
@@ -63,7 +64,7 @@ def land(request, session_id: str, among) -> HttpResponseRedirect:
     base = get_script_prefix()
     rest = request.get_full_path()[len(base) :]
     targets = [
-        Holder(store, row[0], row[1], f"{base}p/{quote(store.name, safe='')}/{rest}")
+        Holder(store, redact(row[0]), row[1], f"{base}p/{quote(store.name, safe='')}/{rest}")
         for store, row in found
     ]
     if len(targets) == 1:

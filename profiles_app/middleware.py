@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from django.contrib.auth.views import redirect_to_login
 from django.http import Http404
 from django.urls import get_script_prefix, set_script_prefix
 from django.utils.translation import gettext
@@ -32,6 +33,9 @@ SESSION_PATH = re.compile(r"^/sessions/([^/]+)/")
 LEGACY = re.compile(r"^/state(?:[/.]|$)")
 # Pages that read no store: open to a user who may see no profile at all.
 STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|static/)")
+# What a visitor who is not signed in may reach: nothing else reads, names or redirects to a
+# store before the sign-in (a session id, a profile name or a title would leak otherwise).
+ANONYMOUS = re.compile(r"^/(?:accounts/login/|admin/|healthz$|i18n/setlang/|static/)")
 
 
 def profile_prefix(name: str, base: str | None = None) -> str:
@@ -43,6 +47,13 @@ class StoreScopeMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if not request.user.is_authenticated:
+            if not ANONYMOUS.match(request.path_info):
+                return redirect_to_login(request.get_full_path())
+            request.store, request.store_scoped = None, False
+            request.profile_base = get_script_prefix()
+            request._visible_stores = ()
+            return self.get_response(request)
         visible = for_request(request)
         match = PREFIX.match(request.path_info)
         base = get_script_prefix()

@@ -148,9 +148,13 @@ def test_healthz_fails_only_when_no_store_reads(settings, tmp_path, client, requ
     health = client.get("/healthz")
     assert health.status_code == 503
     listed = health.json()["stores"]
-    # Signed out: every store's health, no profile names.
+    # A monitor on this host (loopback, no proxy): every store's health by profile.
     assert len(listed) == 2 and not any(s["readable"] for s in listed)
-    assert not any("profile" in s for s in listed)
+    # From elsewhere, signed out: up or not, and whether every store reads; nothing more.
+    remote = client.get("/healthz", REMOTE_ADDR="192.0.2.7")
+    assert remote.status_code == 503
+    assert set(remote.json()) == {"status", "stores_readable", "elapsed_ms"}
+    assert remote.json()["stores_readable"] is False
 
 
 def test_profile_urls_read_that_profile_only(home, staff_client):

@@ -1,0 +1,170 @@
+"""The red-team findings of round 3 (issue 35), one test (or more) each.
+
+Each of these failed on the revision before the fix: the anonymous door of old session URLs
+and profile names, the orphans' raw title copy, the health check's details for anyone.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from annotations_app.models import AnnotatedSession
+from hermes_explorer.stores import REGISTRY
+from tests.profile_home import SHARED_ID, build_home, serve_home
+from tests.roles_helpers import client_for, make_user
+
+pytestmark = pytest.mark.django_db(databases="__all__")
+
+
+@pytest.fixture(scope="module")
+def home_facts(tmp_path_factory):
+    return build_home(tmp_path_factory.mktemp("home") / ".hermes")
+
+
+@pytest.fixture
+def home(settings, home_facts, request):
+    serve_home(settings, home_facts.home, request)
+    yield home_facts
+    REGISTRY.rescan()
+
+
+# 1. (High) The anonymous door ---------------------------------------------------------------
+
+
+def test_signed_out_old_session_urls_name_no_profile_and_no_title(home, client):
+    # Held by two profiles: the chooser page (300) used to list both with their titles.
+    response = client.get(f"/sessions/{SHARED_ID}/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=")
+    assert "shared in" not in response.content.decode()
+    # Held by one: the redirect used to name its profile.
+    sid = home.sessions["coder"][1][0]
+    response = client.get(f"/sessions/{sid}/")
+    assert response.status_code == 302
+    assert "/p/coder/" not in response["Location"]
+    assert response["Location"].startswith("/accounts/login/")
+    # Held by none: the same answer as a real one.
+    assert client.get("/sessions/nope/")["Location"].startswith("/accounts/login/")
+
+
+def test_signed_out_profile_urls_do_not_tell_real_profiles_from_others(client, home):
+    real = client.get("/p/coder/sessions/")
+    other = client.get("/p/nobody/sessions/")
+    assert real.status_code == other.status_code == 302
+    assert real["Location"].startswith("/accounts/login/")
+    assert other["Location"].startswith("/accounts/login/")
+    assert client.get("/p/coder/").status_code == 302
+
+
+def test_signed_out_every_store_page_goes_to_the_sign_in(client, home):
+    for url in (
+        "/",
+        "/sessions/",
+        "/messages/",
+        "/search/?q=common",
+        "/insights/",
+        "/live/",
+        "/failures/",
+        "/annotations/orphans/",
+        "/state",
+        "/state/sessions",
+    ):
+        response = client.get(url)
+        assert response.status_code == 302, url
+        assert response["Location"].startswith("/accounts/login/"), url
+    assert client.get("/accounts/login/").status_code == 200
+
+
+def test_the_chooser_shows_only_visible_profiles_with_redacted_titles(home, client):
+    user = make_user("viewer", "alice")
+    call_command("profiles", "restrict", "alice", "default", "coder")
+    client.force_login(user)
+    # SHARED_ID is in default and support; alice sees default only: a redirect there.
+    response = client.get(f"/sessions/{SHARED_ID}/")
+    assert response.status_code == 302
+    assert response["Location"] == f"/p/default/sessions/{SHARED_ID}/"
+    client.logout()
+    # Signed out, alice learns nothing of support's copy.
+    assert "support" not in client.get(f"/sessions/{SHARED_ID}/").get("Location", "")
+
+
+def test_the_chooser_redacts_titles(tmp_path, settings, request):
+    from tests.builders import StateDB
+
+    home = tmp_path / "home"
+    secret = "sk-proj-" + "A1b2C3d4" * 6
+    for path in (home / "state.db", home / "profiles" / "other" / "state.db"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with StateDB.create(path, "current") as db:
+            db.session("twin", title=f"deploy with {secret}")
+            db.message("twin", "user", "hello")
+    serve_home(settings, home, request)
+    try:
+        page = client_for("analyst").get("/sessions/twin/")
+        assert page.status_code == 300
+        body = page.content.decode()
+        assert "/p/other/sessions/twin/" in body
+        assert secret not in body and "redacted" in body
+    finally:
+        REGISTRY.rescan()
+
+
+def test_orphans_keep_no_raw_title(current_store):
+    from annotations_app.targets import targets_for
+    from sessions_app.models import Session
+
+    secret = "ghp_" + "Z9y8X7w6" * 5
+    sid = Session.objects.values_list("id", flat=True).first()
+    Session.objects.filter(pk=sid)  # read-only store: the title is made below instead
+    anchor = targets_for([sid])[sid]
+    # A copy written by an earlier release (raw) is shown redacted all the same.
+    AnnotatedSession.objects.filter(pk=anchor.pk).update(
+        title=f"token {secret}", session_id="gone-session"
+    )
+    page = client_for("viewer").get("/annotations/orphans/")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert "gone-session" in body
+    assert secret not in body
+
+
+def test_new_anchor_copies_are_redacted(tmp_path, settings):
+    from annotations_app.targets import targets_for
+    from tests.builders import StateDB
+    from tests.conftest import use_store
+
+    secret = "ghp_" + "Q1w2E3r4" * 5
+    path = tmp_path / "state.db"
+    with StateDB.create(path, "current") as db:
+        db.session("s1", title=f"token {secret}")
+    use_store(path)
+    anchor = targets_for(["s1"])["s1"]
+    assert secret not in anchor.title and "redacted" in anchor.title
+
+
+# 10. (Low) The health check says only "up" to anyone -----------------------------------------
+
+
+def test_healthz_says_only_up_to_a_remote_visitor(home, client):
+    remote = client.get("/healthz", REMOTE_ADDR="192.0.2.7")
+    assert remote.status_code == 200
+    body = remote.json()
+    assert set(body) == {"status", "stores_readable", "elapsed_ms"}
+    assert body == {**body, "status": "ok", "stores_readable": True}
+    # Behind a proxy the socket is local but the visitor is not.
+    proxied = client.get("/healthz", HTTP_X_FORWARDED_FOR="192.0.2.7")
+    assert "stores" not in proxied.json()
+    # A monitor on this host, and staff, get the details.
+    local = client.get("/healthz").json()
+    assert {s["profile"] for s in local["stores"]} == set(home.sessions)
+    staff = client_for("staff").get("/healthz", REMOTE_ADDR="192.0.2.7").json()
+    assert "journal_mode" in staff["stores"][0]
+
+
+def test_healthz_lists_only_the_profiles_a_restricted_user_sees(home, client):
+    user = make_user("viewer", "bob")
+    call_command("profiles", "restrict", "bob", "coder")
+    client.force_login(user)
+    local = client.get("/healthz").json()
+    assert [s["profile"] for s in local["stores"]] == ["coder"]
