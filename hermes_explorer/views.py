@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import ipaddress
+import logging
 import os
 import sqlite3
 import time
