@@ -168,3 +168,89 @@ def test_healthz_lists_only_the_profiles_a_restricted_user_sees(home, client):
     client.force_login(user)
     local = client.get("/healthz").json()
     assert [s["profile"] for s in local["stores"]] == ["coder"]
+
+
+# 2. (High) NOT in full-text search is no oracle on redacted text ----------------------------
+
+HIDDEN = "Zq7Vx2Lm9Pw4Rt8Ky3Nb6Hc1Jd5Fg0Ws2Ea9Tu"  # 38 characters after "ghp_"
+
+
+@pytest.fixture(params=["current", "v10", "v5"])
+def secret_store(request, tmp_path):
+    from tests.builders import StateDB
+    from tests.conftest import use_store
+
+    path = tmp_path / f"{request.param}.db"
+    with StateDB.create(path, request.param) as db:
+        db.session("s1", title="deploy")
+        db.message("s1", "user", "anchor deploy with the token")
+        db.message("s1", "tool", f"anchor export GITHUB_TOKEN=ghp_{HIDDEN} done")
+        db.message("s1", "assistant", "anchor visibleword here")
+        db.refresh_counters()
+    use_store(path)
+    yield request.param
+
+
+def _answers(client, url_for):
+    """Each prefix of the hidden token's answer, as ids or the page's hit list."""
+    answers = {}
+    for n in range(3, 12):
+        prefix = HIDDEN[:n]
+        answers[prefix] = url_for(client, prefix)
+    answers["qqq"] = url_for(client, "qqq")
+    return answers
+
+
+def _search_page_ids(client, prefix):
+    import re
+
+    page = client.get("/search/", {"q": f"anchor NOT {prefix}*", "mode": "advanced"})
+    assert page.status_code == 200
+    return sorted(re.findall(r"copy-id\">#(\d+)", page.content.decode()))
+
+
+def _api_ids(client, prefix):
+    response = client.get(
+        "/state/messages.json",
+        {"_search": f"anchor NOT {prefix}*", "_searchmode": "raw", "_shape": "array"},
+    )
+    assert response.status_code == 200, response.content
+    return sorted(row["id"] for row in response.json())
+
+
+@pytest.mark.parametrize("role", ["analyst", "staff"])
+def test_not_cannot_spell_out_a_hidden_token_on_the_search_page(secret_store, role):
+    answers = _answers(client_for(role), _search_page_ids)
+    assert len(set(map(tuple, answers.values()))) == 1, answers
+    # The message holding the token is found: its NOT term matches nothing the reader sees.
+    assert len(answers["qqq"]) == 3
+
+
+def test_not_cannot_spell_out_a_hidden_token_through_the_old_api(secret_store):
+    answers = _answers(client_for("analyst"), _api_ids)
+    assert len(set(map(tuple, answers.values()))) == 1, answers
+    assert len(answers["qqq"]) == 3
+
+
+def test_not_still_excludes_what_the_reader_can_read(secret_store):
+    analyst = client_for("analyst")
+    assert len(_search_page_ids(analyst, "visiblewo")) == 2
+    assert len(_api_ids(analyst, "visiblewo")) == 2
+    # Grouped, with a column filter, after a phrase: the same rule.
+    page = analyst.get(
+        "/search/", {"q": f'(anchor OR deploy) NOT "{HIDDEN[:6]}"*', "mode": "advanced"}
+    )
+    assert page.status_code == 200
+    assert (
+        "NOT needs"
+        in analyst.get("/search/", {"q": "NOT anchor", "mode": "advanced"}).content.decode()
+    )
+    bad = analyst.get("/state/messages.json", {"_search": "NOT anchor", "_searchmode": "raw"})
+    assert bad.status_code == 400
+
+
+def test_staff_raw_api_search_keeps_sqlites_not(secret_store):
+    staff = client_for("staff")
+    # Staff can reveal: the API runs their query as given (what Datasette did).
+    assert len(_api_ids(staff, HIDDEN[:8])) == 2
+    assert len(_api_ids(staff, "qqq")) == 3

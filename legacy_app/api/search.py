@@ -15,28 +15,38 @@ Which index: the one Datasette recognised (declared ``content="<table>"``), else
 No oracle: for roles that cannot reveal secrets, a row matches only if the query also matches
 its *redacted* text — the candidate's indexed columns are redacted and matched again in a
 private in-memory index with the same columns and tokenizer (:class:`Recheck`), so a search
-for a key's prefix finds nothing when the key is only in redacted text.
+for a key's prefix finds nothing when the key is only in redacted text.  A raw ``NOT`` term is
+left out of the SQL for those roles and the whole query evaluated on the redacted text
+(:mod:`sessions_app.search.negation`), so ``anchor NOT prefix*`` cannot test a hidden key
+either.  A raw search has the search page's limits (prefix terms, number of terms), and the
+re-check runs inside the page's deadline.
 """
 
 from __future__ import annotations
 
 import re
-import sqlite3
+import time
 from dataclasses import dataclass
 
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
 from hermes_explorer.redaction import redact_many
+from sessions_app.search.negation import (
+    has_negation,
+    index_options,
+    matching_redacted,
+    without_negations,
+)
+from sessions_app.search.query import advanced_limit_error
 
 from .errors import ApiError
 from .operators import Binder, quote
 from .query import Statement, run_store
 
+# Seconds the re-check of one batch of candidates may take (fetch, redaction and matching).
+RECHECK_SECONDS = 2.0
 # The index Datasette could not see, for the table whose rows it indexes.
 KNOWN_INDEXES = {"messages": "messages_fts"}
 _ESCAPE_SPLIT = re.compile(r'\s+|(".*?")')
-_OPTION = re.compile(
-    r"\b(content|content_rowid|tokenize)\s*=\s*(['\"]?)(.*?)\2\s*(?:,|\)\s*$)", re.I
-)
 
 
 def escape_fts(text: str) -> str:
@@ -62,45 +72,71 @@ class Search:
     index: TableInfo
     clauses: list[str]
     descriptions: list[str]
-    terms: list[tuple[str | None, str]]  # (column or None, the text given to MATCH)
+    terms: list[tuple[str | None, str]]  # (column or None, the whole text of the search)
+    # Whether a NOT term was left out of the SQL (see sessions_app.search.negation): then
+    # every candidate is matched again, secrets or not.
+    negated: bool = False
+
+
+def _raw_match(text: str, hidden: bool) -> tuple[str, bool]:
+    """What MATCH is given for a raw search, and whether a NOT term was left out of it."""
+    too_costly = advanced_limit_error(text)
+    if too_costly:
+        raise ApiError(too_costly)
+    if not hidden or not has_negation(text):
+        return text, False
+    positive = without_negations(text)
+    if positive is None:
+        raise ApiError("Cannot read this search: NOT needs a term on each side.")
+    return positive, True
 
 
 def search_clauses(
-    catalog: Catalog, table: str, args: dict[str, str], raw: bool, binder: Binder
+    catalog: Catalog,
+    table: str,
+    args: dict[str, str],
+    raw: bool,
+    binder: Binder,
+    *,
+    hidden: bool = True,
 ) -> Search | None:
     """The WHERE clauses of the search arguments; None when there is nothing to search (or
-    no index: Datasette then ignored the arguments)."""
+    no index: Datasette then ignored the arguments).  ``hidden``: the reader cannot read
+    every secret (a raw ``NOT`` is then evaluated on the redacted text only)."""
     name = index_for(catalog, table)
     if not args or name is None:
         return None
     index = catalog.table(name)
     fts = quote(name)
     search = Search(index=index, clauses=[], descriptions=[], terms=[])
-    if "_search" in args:
-        text = args["_search"]
-        match = text if raw else escape_fts(text)
-        search.clauses.append(
-            f"rowid in (select rowid from {fts} where {fts} match {binder.bind(match)})"
-        )
-        search.descriptions.append(f'search matches "{text}"')
-        search.terms.append((None, match))
-        return search
-    for key, text in args.items():
-        column = key.split("_search_", 1)[1] if "_search_" in key else ""
-        if column not in index.columns:
+    wanted = (
+        [(None, args["_search"])]
+        if "_search" in args
+        else [
+            (key.split("_search_", 1)[1] if "_search_" in key else "", t) for key, t in args.items()
+        ]
+    )
+    for column, text in wanted:
+        if column is not None and column not in index.columns:
             raise ApiError("Cannot search by that column")
-        match = text if raw else escape_fts(text)
+        if raw:
+            match, negated = _raw_match(text, hidden)
+            full = text
+        else:
+            match = full = escape_fts(text)
+            negated = False
+        search.negated |= negated
+        target = fts if column is None else quote(column)
         search.clauses.append(
-            f"rowid in (select rowid from {fts} where {quote(column)} match {binder.bind(match)})"
+            f"rowid in (select rowid from {fts} where {target} match {binder.bind(match)})"
         )
-        search.descriptions.append(f'search column "{column}" matches "{text}"')
-        search.terms.append((column, match))
+        search.descriptions.append(
+            f'search matches "{text}"'
+            if column is None
+            else f'search column "{column}" matches "{text}"'
+        )
+        search.terms.append((column, full))
     return search
-
-
-def _options(sql: str) -> dict[str, str]:
-    inner = sql[sql.find("(") + 1 :] if "(" in sql else ""
-    return {m.group(1).lower(): m.group(3) for m in _OPTION.finditer(inner)}
 
 
 class Recheck:
@@ -108,7 +144,7 @@ class Recheck:
 
     def __init__(self, catalog: Catalog, search: Search):
         self.search = search
-        options = _options(search.index.sql)
+        options = index_options(search.index.sql)
         content = options.get("content", "")
         self.columns = list(search.index.columns)
         self.tokenize = options.get("tokenize")
@@ -119,60 +155,43 @@ class Recheck:
         else:
             self.source, self.rowid = search.index.name, "rowid"
 
-    def _texts(self, ids: list) -> list[tuple]:
+    def _texts(self, ids: list, deadline: float) -> list[tuple]:
         binder = Binder()
         marks = ", ".join(binder.bind(i) for i in ids)
         rowid = "rowid" if self.rowid == "rowid" else quote(self.rowid)
         names = ", ".join(quote(c) for c in self.columns)
         sql = f"select {rowid}, {names} from {quote(self.source)} where {rowid} in ({marks})"
-        return run_store(Statement(sql, binder.params), budget=2.0)[1]
+        budget = max(0.05, deadline - time.monotonic())
+        return run_store(Statement(sql, binder.params), budget=budget)[1]
 
-    def keep(self, ids: list) -> set:
-        """The ids among ``ids`` that still match once their text is redacted."""
+    def keep(self, ids: list, deadline: float | None = None) -> set:
+        """The ids among ``ids`` that still match once their text is redacted (none once
+        ``deadline``, a ``time.monotonic()`` value, has passed)."""
         if not ids:
             return set()
-        rows = self._texts(ids)
+        deadline = deadline if deadline is not None else time.monotonic() + RECHECK_SECONDS
+        rows = self._texts(ids, deadline)
         columns = list(zip(*rows, strict=True)) if rows else []
         redacted = [redact_many(c) for c in columns[1:]]
-        kept = set(ids) - {r[0] for r in rows}  # not in the source: nothing to redact
+        # Not in the source: nothing to redact (and nothing a NOT could have hidden).
+        kept = set(ids) - {r[0] for r in rows}
         dirty = []
         for n, row in enumerate(rows):
             values = [col[n] for col in redacted]
-            if values == list(row[1:]):
+            if values == list(row[1:]) and not self.search.negated:
                 kept.add(row[0])
             else:
-                dirty.append((row[0], values))
+                dirty.append((row[0], *values))
+        if time.monotonic() > deadline:
+            raise ApiError("The search ran out of time while checking redacted text.")
         if dirty:
-            kept |= self._match(dirty)
-        return kept
-
-    def _match(self, dirty: list[tuple]) -> set:
-        conn = sqlite3.connect(":memory:")
-        try:
-            names = ", ".join(quote(c) for c in self.columns)
-            tokenize = f", tokenize={_sql_text(self.tokenize)}" if self.tokenize else ""
-            conn.execute(f"create virtual table recheck using fts5({names}{tokenize})")
-            marks = ", ".join("?" for _ in range(len(self.columns) + 1))
-            conn.executemany(
-                f"insert into recheck (rowid, {names}) values ({marks})",
-                [(rowid, *values) for rowid, values in dirty],
-            )
-            ids: set | None = None
+            found: set | None = None
             for column, match in self.search.terms:
-                target = quote(column) if column else "recheck"
-                found = {
-                    r[0]
-                    for r in conn.execute(
-                        f"select rowid from recheck where {target} match ?", (match,)
-                    )
-                }
-                ids = found if ids is None else ids & found
-            return ids or set()
-        except sqlite3.Error:
-            return set()
-        finally:
-            conn.close()
-
-
-def _sql_text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
+                ids_found = matching_redacted(
+                    match, dirty, self.columns, self.tokenize, column=column, deadline=deadline
+                )
+                found = ids_found if found is None else found & ids_found
+            kept |= found or set()
+        if time.monotonic() > deadline:
+            raise ApiError("The search ran out of time while checking redacted text.")
+        return kept

@@ -52,7 +52,9 @@ class Builder:
 
     def __init__(self, req: TableRequest, catalog: Catalog, pol: policies.Policy):
         self.req, self.catalog, self.policy = req, catalog, pol
-        self.search = search_clauses(catalog, req.table.name, req.search, req.search_raw, Binder())
+        self.search = search_clauses(
+            catalog, req.table.name, req.search, req.search_raw, Binder(), hidden=not pol.staff
+        )
         extra = list(self.search.clauses) if self.search else []
         if req.wheres:
             if not pol.may_use_sql:
@@ -82,7 +84,12 @@ class Builder:
         binder = Binder()
         if self.search:
             search_clauses(
-                self.catalog, self.req.table.name, self.req.search, self.req.search_raw, binder
+                self.catalog,
+                self.req.table.name,
+                self.req.search,
+                self.req.search_raw,
+                binder,
+                hidden=not self.policy.staff,
             )
         return query.plan(
             replace(self.req, next=token),
@@ -137,13 +144,13 @@ class Builder:
             return columns, rows
         key_at = columns.index(self.req.key[0])
         kept_rows: list[tuple] = []
-        started = time.monotonic()
+        deadline = time.monotonic() + page_budget()
         while True:
-            keep = self.recheck.keep([r[key_at] for r in rows])
+            keep = self.recheck.keep([r[key_at] for r in rows], deadline)
             kept_rows += [r for r in rows if r[key_at] in keep]
             if len(kept_rows) >= limit or len(rows) < limit:
                 return columns, kept_rows[:limit]
-            if time.monotonic() - started > page_budget():
+            if time.monotonic() > deadline:
                 raise ApiError("The search ran out of time while checking redacted text.")
             last = dict(zip(columns, rows[-1], strict=True))
             if req.sort in self.seen:
@@ -160,11 +167,11 @@ class Builder:
         statement = query.Statement(
             f"select {select} from {quote(self.req.table.name)}{where}", self.plan.count().params
         )
-        started, total = time.monotonic(), 0
+        deadline, total = time.monotonic() + RECHECK_BUDGET, 0
         try:
             for batch in query.iter_store(statement, budget=COUNT_BUDGET):
-                total += len(self.recheck.keep([r[0] for r in batch]))
-                if time.monotonic() - started > RECHECK_BUDGET:
+                total += len(self.recheck.keep([r[0] for r in batch], deadline))
+                if time.monotonic() > deadline:
                     return None
         except Exception:  # noqa: BLE001 - a count that cannot finish is null, never an error
             return None

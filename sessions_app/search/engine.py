@@ -22,6 +22,7 @@ id range, shown apart from the indexed hits, or reported when the scan could not
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 
 from django.db import DatabaseError
@@ -29,9 +30,11 @@ from django.utils.translation import gettext
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
+from hermes_explorer.redaction import redact, redaction_enabled
 
 from ..formatting import number, plain
 from . import statements
+from .negation import has_negation, index_options, matching_redacted, without_negations
 from .query import (
     MAX_QUERY_CHARS,
     TRIGRAM_MIN_CHARS,
@@ -70,6 +73,9 @@ class SearchResult:
     timed_out: bool = False
     next_page: int | None = None
     next_before: int | None = None
+    # An advanced query with NOT, run without its NOT terms: each hit must match it whole on
+    # its redacted text (see .negation).
+    whole_query: str | None = None
 
     @property
     def searched(self) -> bool:
@@ -94,6 +100,24 @@ def _readable(rows, terms: list[str]):
     return [
         row for row in rows if not matches_only_in_secrets(terms, *row[statements.SECRET_TEXTS])
     ]
+
+
+def _matching_whole_query(rows, query: str):
+    """The rows whose redacted text matches ``query``, NOT terms included."""
+    index = store.shape().catalog.table("messages_fts")
+    columns = list(index.columns) if index is not None and index.columns else ["content"]
+    tokenize = index_options(index.sql).get("tokenize") if index is not None else None
+    texts = []
+    for row in rows:
+        content, tool_calls = (redact(t) if t else "" for t in row[statements.SECRET_TEXTS])
+        tool_name = row[3] or ""
+        by_name = {"content": content, "tool_name": tool_name, "tool_calls": tool_calls}
+        if len(columns) == 1:
+            by_name = {columns[0]: " ".join(t for t in (content, tool_name, tool_calls) if t)}
+        texts.append((row[0], *(by_name.get(c, "") for c in columns)))
+    deadline = time.monotonic() + statements.SEARCH_BUDGET
+    found = matching_redacted(query, texts, columns, tokenize, deadline=deadline)
+    return [row for row in rows if row[0] in found]
 
 
 def _query_error(result: SearchResult, exc: DatabaseError) -> None:
@@ -159,7 +183,10 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
     result.sort = sort
     more = len(rows) > req.per_page
     rows = rows[: req.per_page]
-    result.hits = [_snippet_hit(row) for row in _readable(rows, result.terms)]
+    readable = _readable(rows, result.terms)
+    if result.whole_query is not None:
+        readable = _matching_whole_query(readable, result.whole_query)
+    result.hits = [_snippet_hit(row) for row in readable]
     if not more:
         return
     if sort == "newest":
@@ -313,6 +340,17 @@ def run_search(req: SearchRequest) -> SearchResult:
             gettext("Hermes marked the search index as stale: recent messages may be missing.")
         )
     match = text if req.mode == "advanced" else words_match(text)
+    if req.mode == "advanced" and redaction_enabled() and has_negation(text):
+        # NOT could test what a secret holds: SQLite runs the rest, each hit the whole query.
+        positive = without_negations(text)
+        if positive is None:
+            result.error = gettext(
+                "NOT needs a term on each side (for example: deploy NOT staging)."
+            )
+            return result
+        match, result.whole_query = positive, text
+        # A NOT term is no word searched for: dropping a hit for it would be the oracle too.
+        result.terms = terms = advanced_terms(positive)
     result.engine = "fts"
     _indexed_search(result, "messages_fts", match)
 
