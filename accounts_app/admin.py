@@ -17,6 +17,7 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import Group
+from django.db.models import Q
 
 from .models import ApiToken, AuditEvent
 from .roles import ANALYST, GROUP_OF_ROLE, STAFF, VIEWER, role_of
@@ -81,10 +82,29 @@ class AccountAdmin(UserAdmin):
 
 @admin.register(AuditEvent)
 class AuditEventAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "username", "action", "session_id", "message_id", "ip")
+    list_display = (
+        "created_at",
+        "username",
+        "action",
+        "profile",
+        "session_id",
+        "message_id",
+        "ip",
+    )
     list_filter = ("action",)
     search_fields = ("username", "session_id", "detail")
     date_hierarchy = "created_at"
+
+    def get_queryset(self, request):
+        """A member restricted to some profiles sees their events, and those that name no
+        session (an event of before profiles were kept, with a session, could be any)."""
+        from profiles_app.access import restricted_to
+
+        found = super().get_queryset(request)
+        names = restricted_to(request)
+        if names is None:
+            return found
+        return found.filter(Q(profile__in=names) | Q(profile="", session_id=""))
 
     def has_add_permission(self, request):
         return False

@@ -17,8 +17,14 @@ def record(
         user=request.user,
         username=request.user.get_username(),
         action=action,
+        profile=_profile(request),
         session_id=session_id[:200],
         message_id=message_id,
         detail=detail[:DETAIL_CHARS],
         ip=client_ip(request),
     )
+
+
+def _profile(request) -> str:
+    store = getattr(request, "store", None)
+    return store.name[:200] if store is not None else ""

@@ -15,9 +15,11 @@ from django.db import models
 class AuditEvent(models.Model):
     REVEAL = "reveal"
     SQL = "sql"
+    FILTER = "filter"
     ACTIONS = [
         (REVEAL, "revealed a redacted message"),
         (SQL, "ran SQL on the state.db"),
+        (FILTER, "compared secret columns in the old API"),
         # The team's annotations (annotations_app.services writes them).
         ("star", "starred a session"),
         ("unstar", "removed a star"),
@@ -41,6 +43,8 @@ class AuditEvent(models.Model):
     # Kept as text too: the trail must survive the account's deletion.
     username = models.CharField(max_length=150)
     action = models.CharField(max_length=16, choices=ACTIONS)
+    # The profile the request read ("" for what reads none, and for events before it was kept).
+    profile = models.CharField(max_length=200, blank=True, default="")
     session_id = models.CharField(max_length=200, blank=True)
     message_id = models.BigIntegerField(null=True, blank=True)
     detail = models.TextField(blank=True)

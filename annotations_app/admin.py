@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import Q
+
+from hermes_explorer import stores
+from profiles_app.access import restricted_to
 
 from . import services
 from .forms import TagForm
@@ -34,6 +38,14 @@ class NoteAdmin(admin.ModelAdmin):
     search_fields = ("text", "author_name", "target__session_id")
     readonly_fields = ("target", "author", "author_name", "text", "created_at", "updated_at")
 
+    def get_queryset(self, request):
+        found = super().get_queryset(request)
+        names = restricted_to(request)
+        if names is None or not stores.multi():
+            return found
+        # Annotations are keyed by profile name when several profiles are served.
+        return found.filter(target__store__in=names)
+
     def has_add_permission(self, request):
         return False
 
@@ -52,6 +64,17 @@ class NoteAdmin(admin.ModelAdmin):
 class SavedViewAdmin(admin.ModelAdmin):
     list_display = ("name", "owner", "shared", "url")
     readonly_fields = ("name", "owner", "shared", "url", "created_at")
+
+    def get_queryset(self, request):
+        """Shared views and one's own; a restricted member sees none of a hidden profile's."""
+        found = super().get_queryset(request).filter(Q(shared=True) | Q(owner=request.user))
+        names = restricted_to(request)
+        if names is None:
+            return found
+        hidden = {one.name for one in stores.all_stores()} - names
+        for name in hidden:
+            found = found.exclude(url__startswith=f"/p/{name}/")
+        return found
 
     def has_add_permission(self, request):
         return False

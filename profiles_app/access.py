@@ -36,3 +36,10 @@ def for_request(request) -> tuple[Store, ...]:
         found = visible_stores(getattr(request, "user", None))
         request._visible_stores = found
     return found
+
+
+def restricted_to(request) -> frozenset[str] | None:
+    """The profile names the request's user may see, or None when every profile."""
+    if allowed_names(getattr(request, "user", None)) is None:
+        return None
+    return frozenset(one.name for one in for_request(request))

@@ -254,3 +254,88 @@ def test_staff_raw_api_search_keeps_sqlites_not(secret_store):
     # Staff can reveal: the API runs their query as given (what Datasette did).
     assert len(_api_ids(staff, HIDDEN[:8])) == 2
     assert len(_api_ids(staff, "qqq")) == 3
+
+
+# 3. (Medium) Restricted staff stay restricted in the admin ----------------------------------
+
+
+@pytest.fixture
+def restricted_staff(home, client):
+    from profiles_app.models import ProfileRestriction
+
+    alice = make_user("staff", "alice")
+    call_command("profiles", "restrict", "alice", "coder")
+    client.force_login(alice)
+    return client, ProfileRestriction.objects.get(user=alice)
+
+
+def test_restricted_staff_cannot_see_or_remove_their_own_restriction(restricted_staff):
+    from profiles_app.models import ProfileRestriction
+
+    client, own = restricted_staff
+    listing = client.get("/admin/profiles_app/profilerestriction/")
+    assert listing.status_code == 200
+    assert f"/{own.pk}/change/" not in listing.content.decode()
+    client.post(f"/admin/profiles_app/profilerestriction/{own.pk}/delete/", {"post": "yes"})
+    assert ProfileRestriction.objects.filter(pk=own.pk).exists()
+    assert client.get("/p/support/sessions/").status_code == 404
+
+
+def test_staff_restrict_viewers_and_analysts_only(restricted_staff, django_user_model):
+    from profiles_app.models import ProfileRestriction
+
+    client, _own = restricted_staff
+    boss = django_user_model.objects.create_superuser("boss", password="pw-boss-123456")
+    colleague = make_user("staff", "carol")
+    viewer = make_user("viewer", "dave")
+    for target in (boss, colleague):
+        client.post(
+            "/admin/profiles_app/profilerestriction/add/",
+            {"user": target.pk, "profiles": "nothing"},
+        )
+        assert not ProfileRestriction.objects.filter(user=target).exists()
+    client.post(
+        "/admin/profiles_app/profilerestriction/add/", {"user": viewer.pk, "profiles": "coder"}
+    )
+    assert ProfileRestriction.objects.get(user=viewer).profiles == "coder"
+
+
+def test_the_admin_shows_restricted_staff_nothing_of_a_hidden_profile(restricted_staff):
+    from accounts_app.models import AuditEvent
+    from annotations_app.models import AnnotatedSession, Note, SavedView
+
+    client, _own = restricted_staff
+    hidden = AnnotatedSession.objects.create(store="support", session_id="s-hidden")
+    shown = AnnotatedSession.objects.create(store="coder", session_id="s-shown")
+    Note.objects.create(target=hidden, author_name="x", text="hidden-note-text")
+    Note.objects.create(target=shown, author_name="x", text="shown-note-text")
+    other = make_user("analyst", "erin")
+    SavedView.objects.create(name="erins-private", url="/sessions/", owner=other)
+    SavedView.objects.create(name="erins-shared", url="/sessions/", owner=other, shared=True)
+    SavedView.objects.create(
+        name="hidden-shared", url="/p/support/sessions/", owner=other, shared=True
+    )
+    AuditEvent.objects.create(username="erin", action="reveal", profile="support", session_id="s-h")
+    AuditEvent.objects.create(username="erin", action="reveal", profile="coder", session_id="s-c")
+    notes = client.get("/admin/annotations_app/note/").content.decode()
+    assert "s-shown" in notes and "s-hidden" not in notes
+    views = client.get("/admin/annotations_app/savedview/").content.decode()
+    assert "erins-shared" in views
+    assert "erins-private" not in views and "hidden-shared" not in views
+    audit = client.get("/admin/accounts_app/auditevent/").content.decode()
+    assert "s-c" in audit and "s-h" not in audit
+
+
+def test_audit_events_keep_the_profile(home):
+    from accounts_app.models import AuditEvent
+
+    staff = client_for("staff")
+    sid = home.sessions["coder"][0][0]
+    page = staff.get(f"/p/coder/sessions/{sid}/").content.decode()
+    import re
+
+    mid = re.search(rf"/p/coder/sessions/{sid}/messages/(\d+)/", page)
+    mid = mid.group(1) if mid else "1"
+    assert staff.post(f"/p/coder/sessions/{sid}/messages/{mid}/reveal").status_code == 200
+    event = AuditEvent.objects.get(action="reveal")
+    assert event.profile == "coder" and event.session_id == sid
