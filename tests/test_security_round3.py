@@ -339,3 +339,40 @@ def test_audit_events_keep_the_profile(home):
     assert staff.post(f"/p/coder/sessions/{sid}/messages/{mid}/reveal").status_code == 200
     event = AuditEvent.objects.get(action="reveal")
     assert event.profile == "coder" and event.session_id == sid
+
+
+# 8. (Low) Out-of-range integers are a 400, never a 500 ---------------------------------------
+
+BIG = "99999999999999999999"
+
+
+def test_out_of_range_integers_are_refused_not_a_500(current_store):
+    from hermes_explorer import store
+
+    staff = client_for("staff")
+    tables = [r[0] for r in store.rows("SELECT name FROM sqlite_master WHERE type='table'")]
+    for table in tables:
+        for op in ("gt", "gte", "lt", "lte", "exact", "not", "in", "notin"):
+            url = f"/state/{table}.json?rowid__{op}={BIG}"
+            response = staff.get(url)
+            assert response.status_code < 500, url
+        assert staff.get(f"/state/{table}?rowid__gt={BIG}").status_code < 500, table
+        assert staff.get(f"/state/{table}.json?_next={BIG}").status_code < 500, table
+        assert staff.get(f"/state/{table}.csv?rowid__gt={BIG}").status_code < 500, table
+    assert staff.get(f"/state/messages.json?id__gt={BIG}").status_code == 400
+    for url in (
+        f"/sessions/?min_messages={BIG}",
+        f"/sessions/?page={BIG}",
+        f"/sessions/?cursor={BIG}",
+        f"/messages/?before={BIG}",
+        f"/messages/?session_id=x&after={BIG}",
+        f"/messages/?id={BIG}",
+        f"/search/?q=hello&before={BIG}",
+        f"/search/?q=hello&page={BIG}",
+        f"/sessions/x/messages/{BIG}/",
+        f"/sessions/x/?after={BIG}",
+        f"/insights/?days={BIG}",
+        f"/failures/?days={BIG}",
+        f"/live/?since={BIG}",
+    ):
+        assert staff.get(url).status_code < 500, url

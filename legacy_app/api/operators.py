@@ -57,6 +57,8 @@ class Binder:
         self.params: dict[str, object] = {}
 
     def bind(self, value) -> str:
+        if isinstance(value, int) and not -(2**63) <= value < 2**63:
+            raise ApiError(f"{value} is out of range: SQLite integers are 64-bit.")
         name = f"p{len(self.params)}"
         self.params[name] = value
         return ":" + name
