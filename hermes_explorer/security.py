@@ -5,7 +5,9 @@
   request whose socket comes from the proxy (``HERMES_TRUSTED_PROXIES``), it is the right-most
   ``X-Forwarded-For`` entry, the one Caddy itself appended; anything to its left was sent by
   the client and could be forged.  Otherwise it is the socket's address: a client that reaches
-  gunicorn directly cannot rotate the header to dodge a lockout.
+  gunicorn directly cannot rotate the header to dodge a lockout.  A local process at the
+  proxy's own address can: for requests from the proxy the user name's failures from every
+  address also count, against ``HERMES_LOGIN_USER_FAILURE_LIMIT``.
 * :class:`LoginThrottleBackend`: django-axes' standalone backend, minus its refusal to run
   without a request (the test client's ``login()``, ``authenticate()`` in a shell): there is
   no address to throttle there, so it stands aside.
@@ -20,6 +22,7 @@ import functools
 import ipaddress
 
 from axes.backends import AxesStandaloneBackend
+from axes.exceptions import AxesBackendPermissionDenied
 from django.conf import settings
 from django.contrib.auth.backends import RemoteUserBackend
 from django.contrib.auth.middleware import PersistentRemoteUserMiddleware
@@ -71,7 +74,34 @@ class LoginThrottleBackend(AxesStandaloneBackend):
     def authenticate(self, request, username=None, password=None, **kwargs):
         if request is None:
             return None
+        if username and _too_many_for_user(request, username):
+            request.axes_locked_out = True
+            raise AxesBackendPermissionDenied("too many failed sign-ins for this user name")
         return super().authenticate(request, username=username, password=password, **kwargs)
+
+
+def _too_many_for_user(request, username: str) -> bool:
+    """Behind the proxy, the failures of one user name from every forwarded address together.
+
+    The lockout counts a user name and an address; the address of a request from the proxy is
+    the forwarded one, which any local process at the proxy's address can set as it likes.
+    So those requests also count the user name's failures across addresses, against a larger
+    limit (``HERMES_LOGIN_USER_FAILURE_LIMIT``): rotating the header buys a few more tries,
+    never an endless run."""
+    if not settings.HERMES_TRUST_FORWARDED_FOR:
+        return False
+    peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
+    if not is_trusted_proxy(peer):
+        return False
+    from axes.models import AccessAttempt
+    from django.db.models import Sum
+    from django.utils import timezone
+
+    since = timezone.now() - settings.AXES_COOLOFF_TIME
+    failures = AccessAttempt.objects.filter(username=username, attempt_time__gte=since).aggregate(
+        n=Sum("failures_since_start")
+    )["n"]
+    return (failures or 0) >= settings.HERMES_LOGIN_USER_FAILURE_LIMIT
 
 
 def remote_user_meta_key(header: str) -> str:

@@ -119,6 +119,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # After static files: every page and download is no-store; HEAD is answered as GET.
     "hermes_explorer.http_policy.NoStoreMiddleware",
+    "hermes_explorer.http_policy.AllowedMethodsMiddleware",
     "hermes_explorer.http_policy.HeadAsGetMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The language: the switch's cookie, else the browser's Accept-Language, else LANGUAGE_CODE.
@@ -322,6 +323,11 @@ AXES_CLIENT_IP_CALLABLE = "hermes_explorer.security.client_ip"
 # client that reaches gunicorn directly cannot pick the address the lockout counts against.
 HERMES_TRUST_FORWARDED_FOR = BEHIND_TLS_PROXY
 HERMES_TRUSTED_PROXIES = env_list("HERMES_TRUSTED_PROXIES", "127.0.0.1,::1")
+# A process on the proxy's own address can still send any X-Forwarded-For: from there, this
+# many failures of one user name from all addresses together lock it out as well.
+HERMES_LOGIN_USER_FAILURE_LIMIT = int(
+    os.environ.get("HERMES_LOGIN_USER_FAILURE_LIMIT", str(4 * AXES_FAILURE_LIMIT))
+)
 
 # Optional: trust a user name set by the reverse proxy (Caddy forward_auth/SSO). Off unless
 # named; the proxy MUST overwrite this header on every request (see deploy/Caddyfile).

@@ -28,6 +28,15 @@ def client_for(role: str | None) -> Client:
     return client
 
 
+def script_client_for(role: str | None) -> Client:
+    """A client that signs in the way scripts do: HTTP Basic on every request, no cookie."""
+    import base64
+
+    user = make_user(role, f"script-{role or 'none'}")
+    credentials = base64.b64encode(f"{user.username}:{PASSWORD}".encode()).decode()
+    return Client(headers={"Authorization": f"Basic {credentials}"})
+
+
 class _Null:
     def write(self, *_args) -> None:
         return None

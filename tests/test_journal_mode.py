@@ -40,6 +40,7 @@ from sessions_app.models import Message
 from sessions_app.search import SearchRequest, ranges, run_search
 from sessions_app.transcripts import BY_ID
 from tests.conftest import use_store
+from tests.roles_helpers import script_client_for
 
 MESSAGES = 20_000
 SESSIONS = 400
@@ -141,7 +142,7 @@ def test_a_console_query_is_held_short_on_a_rollback_journal_file(stores, staff_
     assert f"its {store.UNCUT_READ_CAP:g} s limit" in text and "rollback-journal mode" in text
     assert elapsed < 1.5  # the cap plus the child's start, not the console's own limit
     # The old API's SQL goes through the same runner and the same cap.
-    answer = staff_client.get("/state.json", {"sql": SLOW_SQL})
+    answer = script_client_for("staff").get("/state.json", {"sql": SLOW_SQL})
     assert answer.status_code == 400 and "rollback-journal mode" in answer.json()["error"]
     use_store(stores["wal"])
     page = staff_client.post("/sql/", {"sql": "SELECT count(*) FROM sessions"})

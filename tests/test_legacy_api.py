@@ -18,7 +18,7 @@ from accounts_app.models import AuditEvent
 from hermes_explorer.redaction import redact
 from tests.builders import NASTY_NOW, StateDB
 from tests.conftest import use_store
-from tests.roles_helpers import client_for
+from tests.roles_helpers import client_for, script_client_for
 
 pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
 
@@ -193,7 +193,9 @@ def test_only_staff_run_sql(api_store):
     for role in ("viewer", "analyst"):
         response = client_for(role).get("/state.json", {"sql": "select 1"})
         assert response.status_code == 403
-    staff = client_for("staff")
+    # A browser's GET (cookie, no token) runs no SQL: a page elsewhere could make it.
+    assert client_for("staff").get("/state.json", {"sql": "select 1"}).status_code == 403
+    staff = script_client_for("staff")
     data = as_json(staff.get("/state.json", {"sql": "select model_config from sessions"}))
     assert data["ok"] is True and API_KEY not in json.dumps(data)
     assert AuditEvent.objects.filter(action=AuditEvent.SQL).count() == 1
@@ -238,7 +240,7 @@ def test_staff_where_runs_through_the_console_read_only(api_store):
     ],
 )
 def test_bad_api_urls_answer_json_or_plain_text_never_html(api_store, url):
-    response = client_for("staff").get(url)
+    response = script_client_for("staff").get(url)
     assert response.status_code in (200, 400, 404), (url, response.status_code)
     content_type = response["Content-Type"]
     assert "html" not in content_type, url

@@ -376,3 +376,57 @@ def test_out_of_range_integers_are_refused_not_a_500(current_store):
         f"/live/?since={BIG}",
     ):
         assert staff.get(url).status_code < 500, url
+
+
+# 11. (Info) Only GET, HEAD, POST and OPTIONS; no SQL on a browser's GET ---------------------
+
+
+def test_only_get_head_post_and_options_are_answered(current_store):
+    staff = client_for("staff")
+    for url in ("/accounts/tokens/", "/sessions/", "/healthz", "/accounts/login/"):
+        assert staff.generic("TRACE", url).status_code == 405, url
+        assert staff.generic("PUT", url).status_code == 405, url
+        assert staff.generic("DELETE", url).status_code == 405, url
+    assert staff.get("/accounts/tokens/").status_code == 200
+
+
+def test_state_sql_runs_for_a_script_not_for_a_browser_get(current_store):
+    from accounts_app.models import AuditEvent
+    from tests.roles_helpers import script_client_for
+
+    browser = client_for("staff")
+    refused = browser.get("/state.json", {"sql": "select count(*) from sessions"})
+    assert refused.status_code == 403 and "Authorization" in refused.json()["error"]
+    assert not AuditEvent.objects.filter(action=AuditEvent.SQL).exists()
+    script = script_client_for("staff")
+    assert script.get("/state.json", {"sql": "select count(*) from sessions"}).status_code == 200
+
+
+# 9. (Low) A local process at the proxy's address cannot rotate X-Forwarded-For forever ------
+
+
+def test_rotating_forwarded_for_from_the_proxy_address_ends_in_a_lockout(current_store, settings):
+    from django.test import Client
+
+    settings.HERMES_TRUST_FORWARDED_FOR = True
+    make_user("analyst", username="ivy")
+    client = Client()
+
+    def attempt(password, n):
+        return client.post(
+            "/accounts/login/",
+            {"username": "ivy", "password": password},
+            REMOTE_ADDR="127.0.0.1",
+            HTTP_X_FORWARDED_FOR=f"192.0.2.{n}",
+        )
+
+    for n in range(settings.HERMES_LOGIN_USER_FAILURE_LIMIT):
+        assert attempt("wrong", n).status_code == 200
+    from tests.roles_helpers import PASSWORD
+
+    assert attempt(PASSWORD, 250).status_code == 429
+    # A direct client (not the proxy) is judged by its own address as before.
+    direct = Client().post(
+        "/accounts/login/", {"username": "ivy", "password": PASSWORD}, REMOTE_ADDR="198.51.100.3"
+    )
+    assert direct.status_code == 302

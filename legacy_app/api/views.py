@@ -73,6 +73,15 @@ def database(request, fmt: str):
         if request.GET.getlist("sql", [""])[0]:
             if not can_use_sql(request.user):
                 raise ApiError("Custom SQL is for staff only.", status=403, title="Forbidden")
+            if getattr(request, "script_auth", None) is None:
+                # A GET carries no CSRF token: a page elsewhere could make a signed-in browser
+                # run SQL. Scripts sign in with their Authorization header; people use /sql/.
+                raise ApiError(
+                    "Custom SQL through the API needs an Authorization header (a token or "
+                    "Basic credentials); in a browser, use the SQL console (/sql/).",
+                    status=403,
+                    title="Forbidden",
+                )
             started = time.perf_counter()
             data, status = sql.sql_data(request, request.user)
             if fmt == "csv":
