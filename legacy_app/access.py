@@ -105,3 +105,23 @@ def refusals(table: str, params: QueryDict, user) -> list[str]:
                     "__notblank)."
                 )
     return reasons
+
+
+def secret_comparisons(table: str, params: QueryDict) -> list[str]:
+    """The parameters that compare, sort, count or search the stored text of a column that may
+    hold secrets (what staff, who may reveal, are audited for: an answer is a read)."""
+    redacted = REDACTED_COLUMNS.get(table, frozenset())
+    found = []
+    for key in params:
+        values = params.getlist(key)
+        if key in SORT_PARAMS or key == "_facet":
+            columns = [sort_column(table, v) if key in SORT_PARAMS else v for v in values]
+            if any(c in redacted for c in columns):
+                found += [f"{key}={v}" for v in values]
+        elif key.startswith("_search") and key != "_searchmode" and redacted:
+            found += [f"{key}={v}" for v in values]
+        elif is_filter_key(key):
+            column, op = column_and_op(key)
+            if column in redacted and op not in PRESENCE_OPS:
+                found += [f"{key}={v}" for v in values]
+    return found

@@ -85,6 +85,7 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
     refused = policy.refusals(table, request.GET, request.user)
     if refused:
         return _refused(request, table, refused)
+    policy.audit_secret_reads(request, table)
     if table not in MODELS:
         return _direct(request, table, notes=[], closest=None)
     shape = store.shape()

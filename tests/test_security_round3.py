@@ -430,3 +430,32 @@ def test_rotating_forwarded_for_from_the_proxy_address_ends_in_a_lockout(current
         "/accounts/login/", {"username": "ivy", "password": PASSWORD}, REMOTE_ADDR="198.51.100.3"
     )
     assert direct.status_code == 302
+
+
+# 7. (Low) Staff reads of secret text through the old API's comparisons are audited ----------
+
+
+def test_staff_comparisons_on_secret_columns_are_audited(current_store):
+    from accounts_app.models import AuditEvent
+
+    staff = client_for("staff")
+    for url in (
+        "/state/messages.json?content__gte=sk-a",
+        "/state/messages.json?_sort=content",
+        "/state/messages.json?_facet=content",
+        "/state/sessions.json?system_prompt__contains=key",
+        "/state/messages?content__contains=sk-",
+    ):
+        before = AuditEvent.objects.filter(action=AuditEvent.FILTER).count()
+        assert staff.get(url).status_code in (200, 400), url
+        events = AuditEvent.objects.filter(action=AuditEvent.FILTER)
+        assert events.count() == before + 1, url
+        assert events.first().username == "user-staff"
+    # Asking only whether a column is empty, or filtering other columns, reads no secret.
+    before = AuditEvent.objects.count()
+    staff.get("/state/messages.json?content__notblank=1&role=user")
+    assert AuditEvent.objects.count() == before
+    # Roles that cannot reveal are refused instead (nothing read, nothing audited).
+    analyst = client_for("analyst")
+    assert analyst.get("/state/messages.json?content__gte=sk-a").status_code == 400
+    assert AuditEvent.objects.count() == before

@@ -92,6 +92,19 @@ def sql_rows(rows: list) -> list[list]:
     return [list(r) for r in zip(*cols, strict=True)]
 
 
+def audit_secret_reads(request, table: str) -> None:
+    """Staff may compare, sort, count and search stored secret text through the old URLs: each
+    such request is recorded like a reveal (the console's SQL is audited the same way)."""
+    if not can_reveal(request.user):
+        return
+    asked = access.secret_comparisons(table, request.GET)
+    if asked:
+        from accounts_app import audit
+        from accounts_app.models import AuditEvent
+
+        audit.record(request, AuditEvent.FILTER, detail=f"/state/{table}?" + "&".join(asked))
+
+
 def refusals(table: str, params: QueryDict, user) -> list[str]:
     """Why ``user`` may not ask these parameters (empty: nothing refused).
 

@@ -58,6 +58,7 @@ def table(request, table: str, fmt: str):
         refused = policy.refusals(table, request.GET, request.user)
         if refused:
             raise ApiError(" ".join(refused), title="Refused filter")
+        policy.audit_secret_reads(request, table)
         if fmt == "csv":
             return downloads.csv_response(request, info, user=request.user)
         started = time.perf_counter()
