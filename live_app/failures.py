@@ -116,7 +116,7 @@ def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
         ):
             if model not in models:
                 models[model] = redact(short_model(model))
-            group = (hour, source or "", models[model], tool or "", kind)
+            group = (hour, source or "", models[model], redact(tool) or "", kind)
             old = merged.get(group)
             merged[group] = (
                 (count, max_id) if old is None else (old[0] + count, max(old[1], max_id))

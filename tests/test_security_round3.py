@@ -459,3 +459,63 @@ def test_staff_comparisons_on_secret_columns_are_audited(current_store):
     analyst = client_for("analyst")
     assert analyst.get("/state/messages.json?content__gte=sk-a").status_code == 400
     assert AuditEvent.objects.count() == before
+
+
+# 6. (Low-Medium) Metadata columns that can hold a token are redacted like the others ---------
+
+META_SECRET = "ghp_" + "M3t4d4t4S3cr3tV4lu3x" * 2
+
+
+@pytest.fixture
+def metadata_store(tmp_path):
+    from tests.builders import StateDB
+    from tests.conftest import use_store
+
+    path = tmp_path / "meta.db"
+    with StateDB.create(path, "current") as db:
+        db.session(
+            "meta1",
+            title="metadata",
+            source="cli",
+            model="gpt-x",
+            billing_provider=f"prov {META_SECRET}",
+            cwd=f"/work/{META_SECRET}",
+            git_branch=f"fix/{META_SECRET}",
+            started_at=1_780_000_000,
+        )
+        db.message("meta1", "user", "hello")
+        db.message("meta1", "tool", '{"error": "boom"}', tool_name=f"tool {META_SECRET}")
+        db.model_usage("meta1", "gpt-x", task=f"task {META_SECRET}", input_tokens=5)
+        db.refresh_counters()
+    use_store(path)
+    return path
+
+
+def test_metadata_that_can_hold_a_token_is_redacted_on_every_output(metadata_store):
+    clients = {role: client_for(role) for role in ("viewer", "analyst")}
+    for role, client in clients.items():
+        for url in (
+            "/sessions/meta1/",
+            "/sessions/?_export=csv",
+            "/sessions/?_export=json",
+            "/messages/?session_id=meta1",
+            "/messages/?session_id=meta1&_export=csv",
+            "/state/sessions.json",
+            "/state/session_model_usage.json",
+            "/state/messages.json",
+            "/state/messages.csv",
+            "/state/sessions",
+            "/insights/?days=0",
+            "/failures/?days=0",
+            "/failures/?days=0&_export=csv",
+        ):
+            response = client.get(url)
+            if response.status_code != 200:
+                continue
+            body = b"".join(response.streaming_content) if response.streaming else response.content
+            assert META_SECRET.encode() not in body, (role, url)
+    # And nothing of it is a usable filter either: the shown value is what compares.
+    api = clients["analyst"].get(
+        "/state/sessions.json", {"git_branch__contains": META_SECRET[:8]}
+    )
+    assert api.status_code == 200 and api.json()["rows"] == []

@@ -25,6 +25,7 @@ from typing import Any
 from django.db import DatabaseError
 
 from hermes_explorer import store
+from hermes_explorer.redaction import redact
 
 from .. import summaries as summaries_module
 from .. import summary_build, summary_store
@@ -153,7 +154,7 @@ def tool_breakdown(counts: Counter) -> list[dict[str, Any]]:
     total = sum(counts.values())
     ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return [
-        {"tool": name, "count": n, "percentage": (n / total * 100) if total else 0}
+        {"tool": redact(name), "count": n, "percentage": (n / total * 100) if total else 0}
         for name, n in ranked
     ]
 
