@@ -8,8 +8,7 @@ system prompt), repeats it up to ``--megabytes``, and times :func:`redact_many` 
 export-sized batches (best of ``--rounds``), once as read ("clean") and once with a secret
 planted in one value of every 25, in the places Hermes puts them (plain text, after a JSON
 ``\\n``, inside double-encoded tool-call arguments).  Prints MB/s of CPU time (other load on
-the machine counts less than in wall-clock time), and with the Hyperscan prefilter installed,
-whether the output is the same without it.  A measurement, not a test.
+the machine counts less than in wall-clock time).  A measurement, not a test.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from hermes_explorer.redaction import engine, prefilter, redact_many  # noqa: E402
+from hermes_explorer.redaction import redact_many  # noqa: E402
 
 # Fake values in the shapes of real ones.
 PLANTED = (
@@ -79,16 +78,8 @@ def main() -> None:
         planted[i] = planted[i] + "\n" + PLANTED[(i // 25) % len(PLANTED)]
     size = sum(map(len, clean)) / 1e6
     print(f"{len(clean):,} values, {size:.1f} MB")
-    one_pass = prefilter.compiled(engine.DECODE_GATE.pattern) is not None
-    print(f"prefilter:    {'one pass (hyperscan)' if one_pass else 'none (engine scans alone)'}")
     print(f"clean:        {rate(clean, args.rounds):7.1f} MB/s")
     print(f"with secrets: {rate(planted, args.rounds):7.1f} MB/s")
-    if one_pass:
-        # The prefilter only saves time: the same output as the engine's own scans.
-        fast = [redact_many(planted[i : i + CHUNK]) for i in range(0, len(planted), CHUNK)]
-        prefilter._COMPILED[:] = [None]
-        alone = [redact_many(planted[i : i + CHUNK]) for i in range(0, len(planted), CHUNK)]
-        print(f"same output without the prefilter: {'yes' if fast == alone else 'NO'}")
 
 
 if __name__ == "__main__":

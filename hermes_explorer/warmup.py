@@ -8,9 +8,7 @@ worker.  :func:`warm_up` does both ahead of time; it reads nothing from any data
 also keeps each template's literal translations in every language (looked up in the catalogs
 on a worker's first page otherwise: 15 ms for the insights page), compiles the statement that
 reads each request's session and user (the ORM's first compilation, 28 ms of any first
-request), readies the redaction prefilter's automaton (compiled once per host and kept in the
-app's data directory: compiling it in each new worker cost its first transcript or export
-~0.2 s).
+request).
 
 It then moves everything loaded so far (modules, the URL map, compiled templates: objects that
 live as long as the process) out of the garbage collector's reach (``gc.freeze``), so that a
@@ -43,16 +41,6 @@ def _template_names() -> list[str]:
         root = Path(folder)
         names += [str(p.relative_to(root)) for p in sorted(root.rglob("*.html"))]
     return names
-
-
-def _ready_prefilter() -> None:
-    from hermes_explorer.redaction import prefilter
-    from hermes_explorer.redaction.engine import DECODE_GATE
-
-    try:
-        prefilter.compiled(DECODE_GATE.pattern, keep_in=Path(settings.DATA_DIR) / "cache")
-    except Exception:  # never fails a start: the engine compiles it on first use instead
-        log.warning("redaction prefilter not readied ahead", exc_info=True)
 
 
 def _load_lazy_modules() -> None:
@@ -98,7 +86,6 @@ def warm_up() -> None:
         except (TemplateDoesNotExist, TemplateSyntaxError) as exc:
             log.warning("template %s not compiled ahead: %s", name, exc)
     translate_ahead([code for code, _name in settings.LANGUAGES])
-    _ready_prefilter()
     _load_lazy_modules()
     try:
         _compile_session_read()

@@ -8,9 +8,11 @@ inside JSON included).
 
 from __future__ import annotations
 
+import html
 import json
 import random
 import string
+import urllib.parse
 
 import pytest
 
@@ -67,92 +69,129 @@ TELEGRAM = "7123456789:AA" + fake(URLSAFE, 33)
 DISCORD_BOT = "MTE" + fake(ALNUM, 23) + "." + fake(URLSAFE, 6) + "." + fake(URLSAFE, 38)
 
 # (name, text as it appears, the secret value in it)
-SHAPES: list[tuple[str, str, str]] = [
-    (name, value, value)
-    for name, value in [
-        ("openai project key", "sk-proj-" + fake(URLSAFE, 74) + "T3BlbkFJ" + fake(URLSAFE, 74)),
-        ("openai legacy key", "sk-" + fake(ALNUM, 20) + "T3BlbkFJ" + fake(ALNUM, 20)),
-        ("openai service key", "sk-svcacct-" + fake(URLSAFE, 58)),
-        ("anthropic key", "sk-ant-api03-" + fake(URLSAFE, 93) + "AA"),
-        ("anthropic admin key", "sk-ant-admin01-" + fake(URLSAFE, 93) + "AA"),
-        ("openrouter key", "sk-or-v1-" + fake(HEX, 64)),
-        ("stripe live key", "sk_live_" + fake(ALNUM, 24)),
-        ("stripe restricted key", "rk_live_" + fake(ALNUM, 24)),
-        ("stripe test key", "sk_test_" + fake(ALNUM, 24)),
-        ("twilio key", "SK" + fake(HEX, 32)),
-        ("groq key", "gsk_" + fake(ALNUM, 52)),
-        ("xai key", "xai-" + fake(ALNUM, 80)),
-        ("google api key", "AIza" + fake(URLSAFE, 35)),
-        ("google oauth secret", "GOCSPX-" + fake(URLSAFE, 28)),
-        ("google oauth token", "ya29.a0" + fake(URLSAFE, 120)),
-        ("aws access key", "AKIA" + fake(string.ascii_uppercase + "234567", 16)),
-        ("aws session key", "ASIA" + fake(string.ascii_uppercase + "234567", 16)),
-        ("aws bedrock key", "ABSK" + fake(B64, 120)),
-        ("github pat", "ghp_" + fake(ALNUM, 36)),
-        ("github oauth token", "gho_" + fake(ALNUM, 36)),
-        ("github fine-grained pat", "github_pat_11A" + fake(ALNUM, 19) + "_" + fake(ALNUM, 59)),
-        ("gitlab pat", "glpat-" + fake(URLSAFE, 20)),
-        ("gitlab runner token", "glrt-" + fake(URLSAFE, 20)),
-        ("grafana cloud token", "glc_" + fake(ALNUM, 60)),
-        ("slack bot token", f"xoxb-{fake(DIGITS, 12)}-{fake(DIGITS, 13)}-{fake(ALNUM, 24)}"),
-        (
-            "slack user token",
-            "xoxp-" + "-".join(fake(DIGITS, 12) for _ in range(3)) + "-" + fake(ALNUM, 32),
-        ),
-        ("hugging face token", "hf_" + fake(string.ascii_letters, 34)),
-        ("hugging face org token", "api_org_" + fake(string.ascii_letters, 34)),
-        ("npm token", "npm_" + fake(ALNUM, 36)),
-        # A package index upload token (a macaroon naming the index).
-        ("package index token", "pypi-AgEIcHlwaS5vcmc" + fake(URLSAFE, 120)),
-        ("sendgrid key", "SG." + fake(URLSAFE, 22) + "." + fake(URLSAFE, 43)),
-        ("sendinblue key", "xkeysib-" + fake(HEX, 64) + "-" + fake(ALNUM, 16)),
-        ("digitalocean token", "dop_v1_" + fake(HEX, 64)),
-        ("vault token", "hvs." + fake(URLSAFE, 95)),
-        ("postman key", "PMAK-" + fake(HEX, 24) + "-" + fake(HEX, 34)),
-        ("new relic key", "NRAK-" + fake(ALNUM, 27)),
-        ("heroku key", "HRKU-AA" + fake(URLSAFE, 58)),
-        ("age secret key", "AGE-SECRET-KEY-1" + fake("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)),
-        ("azure client secret", fake(ALNUM, 3) + "8Q~" + fake(ALNUM + "_~.-", 34)),
-        ("openshift token", "sha256~" + fake(URLSAFE, 43)),
-        ("alibaba key", "LTAI" + fake(ALNUM, 20)),
-        ("facebook token", "EAAC" + fake(ALNUM, 120)),
-        ("mapbox token", "sk.eyJ1Ijoi" + fake(ALNUM, 40) + "." + fake(URLSAFE, 22)),
-        ("jwt", JWT),
-        ("telegram bot token", TELEGRAM),
-        ("discord bot token", DISCORD_BOT),
+SHAPES: list[tuple[str, str, str]] = (
+    [
+        (name, value, value)
+        for name, value in [
+            ("openai project key", "sk-proj-" + fake(URLSAFE, 74) + "T3BlbkFJ" + fake(URLSAFE, 74)),
+            ("openai legacy key", "sk-" + fake(ALNUM, 20) + "T3BlbkFJ" + fake(ALNUM, 20)),
+            ("openai service key", "sk-svcacct-" + fake(URLSAFE, 58)),
+            ("anthropic key", "sk-ant-api03-" + fake(URLSAFE, 93) + "AA"),
+            ("anthropic admin key", "sk-ant-admin01-" + fake(URLSAFE, 93) + "AA"),
+            ("openrouter key", "sk-or-v1-" + fake(HEX, 64)),
+            ("stripe live key", "sk_live_" + fake(ALNUM, 24)),
+            ("stripe restricted key", "rk_live_" + fake(ALNUM, 24)),
+            ("stripe test key", "sk_test_" + fake(ALNUM, 24)),
+            ("twilio key", "SK" + fake(HEX, 32)),
+            ("groq key", "gsk_" + fake(ALNUM, 52)),
+            ("xai key", "xai-" + fake(ALNUM, 80)),
+            ("google api key", "AIza" + fake(URLSAFE, 35)),
+            ("google oauth secret", "GOCSPX-" + fake(URLSAFE, 28)),
+            ("google oauth token", "ya29.a0" + fake(URLSAFE, 120)),
+            ("aws access key", "AKIA" + fake(string.ascii_uppercase + "234567", 16)),
+            ("aws session key", "ASIA" + fake(string.ascii_uppercase + "234567", 16)),
+            ("aws bedrock key", "ABSK" + fake(B64, 120)),
+            ("github pat", "ghp_" + fake(ALNUM, 36)),
+            ("github oauth token", "gho_" + fake(ALNUM, 36)),
+            ("github fine-grained pat", "github_pat_11A" + fake(ALNUM, 19) + "_" + fake(ALNUM, 59)),
+            ("gitlab pat", "glpat-" + fake(URLSAFE, 20)),
+            ("gitlab runner token", "glrt-" + fake(URLSAFE, 20)),
+            ("grafana cloud token", "glc_" + fake(ALNUM, 60)),
+            ("slack bot token", f"xoxb-{fake(DIGITS, 12)}-{fake(DIGITS, 13)}-{fake(ALNUM, 24)}"),
+            (
+                "slack user token",
+                "xoxp-" + "-".join(fake(DIGITS, 12) for _ in range(3)) + "-" + fake(ALNUM, 32),
+            ),
+            ("hugging face token", "hf_" + fake(string.ascii_letters, 34)),
+            ("hugging face org token", "api_org_" + fake(string.ascii_letters, 34)),
+            ("npm token", "npm_" + fake(ALNUM, 36)),
+            # A package index upload token (a macaroon naming the index).
+            ("package index token", "pypi-AgEIcHlwaS5vcmc" + fake(URLSAFE, 120)),
+            ("sendgrid key", "SG." + fake(URLSAFE, 22) + "." + fake(URLSAFE, 43)),
+            ("sendinblue key", "xkeysib-" + fake(HEX, 64) + "-" + fake(ALNUM, 16)),
+            ("digitalocean token", "dop_v1_" + fake(HEX, 64)),
+            ("vault token", "hvs." + fake(URLSAFE, 95)),
+            ("postman key", "PMAK-" + fake(HEX, 24) + "-" + fake(HEX, 34)),
+            ("new relic key", "NRAK-" + fake(ALNUM, 27)),
+            ("heroku key", "HRKU-AA" + fake(URLSAFE, 58)),
+            ("age secret key", "AGE-SECRET-KEY-1" + fake("QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)),
+            ("azure client secret", fake(ALNUM, 3) + "8Q~" + fake(ALNUM + "_~.-", 34)),
+            ("openshift token", "sha256~" + fake(URLSAFE, 43)),
+            ("alibaba key", "LTAI" + fake(ALNUM, 20)),
+            ("facebook token", "EAAC" + fake(ALNUM, 120)),
+            ("mapbox token", "sk.eyJ1Ijoi" + fake(ALNUM, 40) + "." + fake(URLSAFE, 22)),
+            ("jwt", JWT),
+            ("telegram bot token", TELEGRAM),
+            ("discord bot token", DISCORD_BOT),
+        ]
     ]
-] + [
-    ("private key", RSA_KEY, RSA_KEY[40:200]),
-    ("openssh private key", SSH_KEY, SSH_KEY),
-    ("gcp service account", GCP_SERVICE_ACCOUNT, GCP_KEY.split("\n")[2]),
-    (
-        "azure storage key",
-        "DefaultEndpointsProtocol=https;AccountName=demo;"
-        f"AccountKey={AZURE_KEY};EndpointSuffix=core.windows.net",
-        AZURE_KEY,
-    ),
-    ("slack webhook", f"https://hooks.slack.com/services/{SLACK_HOOK}", SLACK_HOOK),
-    ("discord webhook", f"https://discord.com/api/webhooks/{DISCORD_HOOK}", DISCORD_HOOK[20:]),
-    ("url password", f"postgres://admin:{URL_PASSWORD}@db.internal:5432/app", URL_PASSWORD),
-    ("bearer header", f"Authorization: Bearer {BEARER}", BEARER),
-    ("basic auth header", f"Authorization: Basic {BASIC}", BASIC),
-    ("token auth header", f"Authorization: Token {DRF_TOKEN}", DRF_TOKEN),
-    ("cookie header", f"Cookie: sessionid={COOKIE_VALUE}; theme=dark", COOKIE_VALUE),
-    (
-        "set-cookie header",
-        f"Set-Cookie: session={COOKIE_VALUE}; Path=/; HttpOnly; Secure",
-        COOKIE_VALUE,
-    ),
-    ("env pair", f"DB_PASSWORD={PASSWORDS[0]}", PASSWORDS[0]),
-    ("wide-spaced pair", f"API_SECRET          =          {PASSWORDS[1]}", PASSWORDS[1]),
-    ("yaml pair", f"client_secret:    {PASSWORDS[2]}", PASSWORDS[2]),
-    (
-        "json pair",
-        json.dumps({"user": "bob", "password": f"open sesame {PASSWORDS[3]}"}),
-        PASSWORDS[3],
-    ),
-    ("label that swallows the value", f"secret: DATABASE_PASS = {PASSWORDS[4]}", PASSWORDS[4]),
-]
+    + [
+        ("private key", RSA_KEY, RSA_KEY[40:200]),
+        ("openssh private key", SSH_KEY, SSH_KEY),
+        ("gcp service account", GCP_SERVICE_ACCOUNT, GCP_KEY.split("\n")[2]),
+        (
+            "azure storage key",
+            "DefaultEndpointsProtocol=https;AccountName=demo;"
+            f"AccountKey={AZURE_KEY};EndpointSuffix=core.windows.net",
+            AZURE_KEY,
+        ),
+        ("slack webhook", f"https://hooks.slack.com/services/{SLACK_HOOK}", SLACK_HOOK),
+        ("discord webhook", f"https://discord.com/api/webhooks/{DISCORD_HOOK}", DISCORD_HOOK[20:]),
+        ("url password", f"postgres://admin:{URL_PASSWORD}@db.internal:5432/app", URL_PASSWORD),
+        ("bearer header", f"Authorization: Bearer {BEARER}", BEARER),
+        ("basic auth header", f"Authorization: Basic {BASIC}", BASIC),
+        ("token auth header", f"Authorization: Token {DRF_TOKEN}", DRF_TOKEN),
+        ("cookie header", f"Cookie: sessionid={COOKIE_VALUE}; theme=dark", COOKIE_VALUE),
+        (
+            "set-cookie header",
+            f"Set-Cookie: session={COOKIE_VALUE}; Path=/; HttpOnly; Secure",
+            COOKIE_VALUE,
+        ),
+        ("env pair", f"DB_PASSWORD={PASSWORDS[0]}", PASSWORDS[0]),
+        ("wide-spaced pair", f"API_SECRET          =          {PASSWORDS[1]}", PASSWORDS[1]),
+        ("yaml pair", f"client_secret:    {PASSWORDS[2]}", PASSWORDS[2]),
+        (
+            "json pair",
+            json.dumps({"user": "bob", "password": f"open sesame {PASSWORDS[3]}"}),
+            PASSWORDS[3],
+        ),
+        ("label that swallows the value", f"secret: DATABASE_PASS = {PASSWORDS[4]}", PASSWORDS[4]),
+    ]
+    + [
+        # The shapes an agent's terminal prints (round 3 of the red team).
+        (name, text.replace("@@", value), value)
+        for name, text, value in [
+            ("auth key name", "AUTH_KEY=@@", fake(ALNUM, 24)),
+            ("signing key name", 'export SIGNING_KEY="@@"', fake(ALNUM, 32)),
+            ("encryption key name", "ENCRYPTION_KEY: @@", fake(HEX, 40)),
+            ("pass name", "DB_PASS=@@", fake(ALNUM, 16)),
+            ("pwd name", "MYSQL_PWD=@@", fake(ALNUM, 16)),
+            ("lower-case pass name", "db_pass: @@", fake(ALNUM, 16)),
+            ("url password without a user", "redis://:@@@cache.internal:6379/0", fake(ALNUM, 20)),
+            ("url token as user", "git clone https://@@@github.com/org/repo.git", fake(ALNUM, 40)),
+            ("password flag", "psql-tool --password @@ --host db", fake(ALNUM, 20)),
+            ("mysql -p", "mysql -u root -p@@ app_db", fake(ALNUM, 20)),
+            ("token flag", "gh auth login --token @@", fake(ALNUM, 30)),
+            ("api-key flag", 'llm --api-key @@ "hello"', fake(ALNUM, 30)),
+            ("sshpass", "sshpass -p @@ ssh admin@10.0.0.5", fake(ALNUM, 18)),
+            ("curl -u", "curl -u admin:@@ https://api.internal/v1", fake(ALNUM, 18)),
+            (
+                "json name/value",
+                json.dumps({"name": "DB_PASSWORD", "value": "@@"}),
+                fake(ALNUM, 22),
+            ),
+            (
+                "kubernetes env list",
+                json.dumps({"env": [{"name": "API_TOKEN", "value": "@@"}]}),
+                fake(ALNUM, 26),
+            ),
+            ("yaml env list", "env:\n  - name: STRIPE_SECRET\n    value: @@\n", fake(ALNUM, 26)),
+            ("argv array", json.dumps(["mysql", "--password", "@@", "-h", "db"]), fake(ALNUM, 22)),
+            ("xml element", "<config><password>@@</password></config>", fake(ALNUM, 22)),
+            ("xml name/value", '<add key="ApiKey" value="@@" />', fake(ALNUM, 22)),
+        ]
+    ]
+)
 
 
 def _json_string(text: str) -> str:
@@ -193,6 +232,10 @@ CONTEXTS = {
         "\x00json:" + json.dumps([{"type": "text", "text": f"paste:\n{t}"}])
     ),
     "zero-width characters": _invisible,
+    "html entities": lambda t, s: (
+        "<pre>" + html.escape(t).replace("=", "&#61;").replace(":", "&#x3a;") + "</pre>"
+    ),
+    "percent-encoded": lambda t, s: "GET /debug?dump=" + urllib.parse.quote(t, safe=""),
 }
 
 
@@ -292,6 +335,8 @@ def test_a_batch_redacts_each_shape_like_one_at_a_time(context):
         '[{"id": "call_1", "type": "function", "function": {"name": "read_file", '
         '"arguments": "{\\"path\\": \\"sessions_app/views.py\\"}"}}]',
         "東京 🚀 مرحبا שלום — naïve café",
+        "PWD=/home/dev/project\nOLDPWD=/home/dev\ncd $PWD && ls",
+        "50% done; 100% of the tests &amp; all the docs",
     ],
 )
 def test_ordinary_text_is_not_redacted(text):

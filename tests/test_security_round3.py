@@ -515,7 +515,5 @@ def test_metadata_that_can_hold_a_token_is_redacted_on_every_output(metadata_sto
             body = b"".join(response.streaming_content) if response.streaming else response.content
             assert META_SECRET.encode() not in body, (role, url)
     # And nothing of it is a usable filter either: the shown value is what compares.
-    api = clients["analyst"].get(
-        "/state/sessions.json", {"git_branch__contains": META_SECRET[:8]}
-    )
+    api = clients["analyst"].get("/state/sessions.json", {"git_branch__contains": META_SECRET[:8]})
     assert api.status_code == 200 and api.json()["rows"] == []

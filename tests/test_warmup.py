@@ -1,7 +1,7 @@
 """What a worker does as it starts, so that its first requests do not: the literal translations
 of every template in every language, and the statement that reads each request's session.
 
-(The URL resolvers and the redaction prefilter: ``tests/test_redaction_prefilter.py``.)
+(The URL resolvers.)
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ encoded again with its secrets hidden; zero-width characters are ignored inside 
 shapes (:mod:`.rules`) follow the maintained gitleaks and detect-secrets rule sets, plus
 headers (``Authorization``, ``Cookie``), URLs with a password and ``NAME = value`` pairs whose
 name says password, secret, token or key.  Cheap literal gates keep it fast (:mod:`.engine`),
-read in one pass for a whole export batch when Hyperscan is installed (:mod:`.prefilter`).
+scanned once for a whole export batch (:func:`.engine.redact_batch`).
 
 Limits, honestly:
     * It finds shapes, not meaning: a password written as prose ("the password is hunter2"),

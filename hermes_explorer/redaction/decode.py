@@ -19,6 +19,7 @@ they are stripped for matching, and a secret that contained them is hidden with 
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -108,21 +109,59 @@ def escape_end(text: str, end: int) -> int:
     return end
 
 
-# Invisible characters ---------------------------------------------------------------------------
+# Invisible characters and encodings -------------------------------------------------------------
 _INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufeff]")
+# What is decoded before matching: a percent-escape of an ASCII character (a URL's query), an
+# HTML character reference (a page or an XML file), and zero-width characters (dropped).
+ENCODED = re.compile(
+    r"%[0-7][0-9A-Fa-f]|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,30});"
+    "|[\u200b-\u200d\u2060\ufeff]"
+)
+
+
+def _decoded_piece(piece: str) -> str | None:
+    """What one match of ``ENCODED`` stands for ("" for an invisible character), or None when
+    it stands for itself (an unknown entity, a non-ASCII byte)."""
+    if piece[0] == "%":
+        return chr(int(piece[1:], 16))
+    if piece[0] == "&":
+        value = html.unescape(piece)
+        return value if value != piece and len(value) == 1 else None
+    return ""
 
 
 def visible(text: str) -> tuple[str, Callable[[int, int], tuple[int, int]] | None]:
-    """``text`` without zero-width characters, and a function that maps a span of it back to
-    ``text`` (None when there was nothing to strip)."""
-    if text.isascii() or not _INVISIBLE.search(text):
+    """``text`` as a reader sees it: without zero-width characters, with percent-escapes and
+    HTML character references decoded; and a function that maps a span of it back to ``text``
+    (None when nothing changed)."""
+    if "%" not in text and "&" not in text and (text.isascii() or not _INVISIBLE.search(text)):
         return text, None
-    kept = [i for i, c in enumerate(text) if not _INVISIBLE.match(c)]
-    stripped = "".join(text[i] for i in kept)
+    out: list[str] = []
+    starts: list[int] = []  # where each character of ``out`` begins in ``text``
+    ends: list[int] = []  # and ends
+    position = 0
+    for m in ENCODED.finditer(text):
+        value = _decoded_piece(m.group())
+        if value is None:
+            continue
+        out.append(text[position : m.start()])
+        starts.extend(range(position, m.start()))
+        ends.extend(range(position + 1, m.start() + 1))
+        if value:
+            out.append(value)
+            starts.append(m.start())
+            ends.append(m.end())
+        position = m.end()
+    if not position:
+        return text, None
+    out.append(text[position:])
+    starts.extend(range(position, len(text)))
+    ends.extend(range(position + 1, len(text) + 1))
+    view = "".join(out)
 
     def origin(start: int, end: int) -> tuple[int, int]:
-        if start >= len(kept):
+        if start >= len(starts):
             return len(text), len(text)
-        return kept[start], (kept[end - 1] + 1 if end > start else kept[start])
+        return starts[start], (ends[end - 1] if end > start else starts[start])
 
-    return stripped, origin
+    return view, origin

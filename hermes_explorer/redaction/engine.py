@@ -14,10 +14,6 @@ scans a whole export column at once, and a text shorter than ``SHORT`` is scanne
 of all the gates.  Where a scan matches, the engine checks the gates of that character there,
 so it knows exactly which rules to run.
 
-With the optional ``hyperscan`` package, :func:`redact_batch` first reads a batch of ASCII
-texts once for every gate at a time (:mod:`.prefilter`), and only the texts where one may
-match are scanned as above.
-
 Gates are only necessary conditions: a rule that runs finds exactly what it would find without
 them (``gated=False`` runs every rule and decodes every literal that needs it; the tests
 compare).
@@ -37,7 +33,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from . import decode, prefilter
+from . import decode
 from .rules import COOKIE_ATTRIBUTES, RULES, Rule
 
 # How deep JSON inside JSON strings is decoded (a tool call's arguments are level 2).
@@ -46,8 +42,13 @@ MAX_DEPTH = 4
 # invisible one, "/"); found, they open the decoding of the literals that hold them.  Escapes of
 # other characters (an accent, an emoji) cannot complete a shape, so text full of them stays
 # cheap.
+# Percent-escapes and HTML character references open it too: :func:`decode.visible` decodes
+# them before matching, so a text that holds one is always redacted whole.
 DECODE = Rule("", "")
 DECODE_GATE = re.compile(r"\\(?:/|u00[0-7]|u20[0-6]|u[fF][eE][fF][fF])")
+# Each begins with its literal, so that the regex engine scans for it at C speed.
+DECODE_GATES = (DECODE_GATE, re.compile(r"%[0-7][0-9A-Fa-f]"), re.compile(r"&#?[A-Za-z0-9]{2,31};"))
+_DECODE_CHARS = ("\\", "%", "&")
 
 
 @dataclass(frozen=True)
@@ -221,10 +222,11 @@ def scan(text: str, low: str) -> tuple[set[Rule], list[int]]:
             for at in one.positions(hay):
                 hits.append(at)
                 found |= one.opened(hay, at)
-    if "\\" in text:
-        for m in DECODE_GATE.finditer(text):
-            hits.append(m.start())
-            found.add(DECODE)
+    for char, gate in zip(_DECODE_CHARS, DECODE_GATES, strict=True):
+        if char in text:
+            for m in gate.finditer(text):
+                hits.append(m.start())
+                found.add(DECODE)
     return found, hits
 
 
@@ -240,11 +242,12 @@ def scan_batch(joined: str, starts: list[int]) -> dict[int, tuple[set[Rule], lis
             rules, hits = found.setdefault(k, (set(), []))
             hits.append(at - starts[k])
             rules |= one.opened(hay, at)
-    for m in DECODE_GATE.finditer(joined):
-        k = bisect.bisect_right(starts, m.start()) - 1
-        rules, hits = found.setdefault(k, (set(), []))
-        hits.append(m.start() - starts[k])
-        rules.add(DECODE)
+    for gate in DECODE_GATES:
+        for m in gate.finditer(joined):
+            k = bisect.bisect_right(starts, m.start()) - 1
+            rules, hits = found.setdefault(k, (set(), []))
+            hits.append(m.start() - starts[k])
+            rules.add(DECODE)
     return found
 
 
@@ -433,10 +436,6 @@ def redact_batch(values: list, *, counted: bool = False) -> list:
     not line up."""
     out = list(values)
     counts = [0] * len(out)
-    one_pass = prefilter.compiled(DECODE_GATE.pattern)
-    if one_pass is not None:
-        _redact_prefiltered(out, counts, one_pass)
-        return list(zip(out, counts, strict=True)) if counted else out
     batch: list[int] = []
     size = 0
     for i, value in enumerate(out):
@@ -459,32 +458,3 @@ def _redact_joined(out: list, counts: list, batch: list[int]) -> None:
     starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))[:-1]
     for k, scanned in scan_batch("\n".join(texts), starts).items():
         out[batch[k]], counts[batch[k]] = redact_text(texts[k], _scanned=scanned)
-
-
-_TEXT_OR_NONE = frozenset({str, type(None)})
-
-
-def _redact_prefiltered(out: list, counts: list, one_pass: prefilter.Prefilter) -> None:
-    """:func:`redact_batch` with the one-pass prefilter: the ASCII strings are read once, in
-    slices of about ``BATCH_CHARS``, and only their candidates are redacted (by
-    :func:`redact_text`, which scans them again); other strings go one by one."""
-    if set(map(type, out)) <= _TEXT_OR_NONE:
-        where = [i for i, v in enumerate(out) if v]
-    else:
-        where = [i for i, v in enumerate(out) if isinstance(v, str) and v]
-    texts = [out[i] for i in where]
-    ascii_only = list(map(str.isascii, texts))
-    if not all(ascii_only):
-        for k in itertools.compress(range(len(texts)), [not a for a in ascii_only]):
-            out[where[k]], counts[where[k]] = redact_text(texts[k])
-        where = list(itertools.compress(where, ascii_only))
-        texts = list(itertools.compress(texts, ascii_only))
-    ends = list(itertools.accumulate(map(len, texts)))
-    start = 0
-    while start < len(texts):
-        done = ends[start - 1] if start else 0
-        stop = min(len(texts), bisect.bisect_left(ends, done + BATCH_CHARS, lo=start) + 1)
-        part = texts[start:stop]
-        for k in one_pass.candidates(part):
-            out[where[start + k]], counts[where[start + k]] = redact_text(part[k])
-        start = stop

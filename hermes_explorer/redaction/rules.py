@@ -75,11 +75,19 @@ _SPACE_GATE = r"(?:\s|\\+[tnr])"
 # token (a second dot after them), Google's access token ("ya29." before them) and Vault's
 # ("hvs.", "hvb."); at most dots in text (".py", "e.g.") the first test already fails.
 _DOT_TOKEN = r"\.[a-z0-9_\-]{6}(?:\.[a-z0-9_\-]{27}|(?<=(?:a29|hv[sb])\.[a-z0-9_\-]{6}))"
-# Names whose value is a secret, on the lower-cased text.
+# Names whose value is a secret, on the lower-cased text: a password word (``pass`` and
+# ``pwd`` only at the end of a longer name: ``PWD`` alone is the working directory), secret,
+# token, credentials, and a key whose name says what it guards (AUTH_KEY, SIGNING_KEY…).
 SECRET_NAME = (
-    r"(?:pass(?:word|wd|phrase)|pwd|secret|secret[_\-]?(?:access[_\-]?)?key|token"
-    r"|api[_\-]?key|api[_\-]?secret|private[_\-]?key|client[_\-]?secret|credentials?"
-    r"|access[_\-]?key|account[_\-]?key)"
+    r"(?:pass(?:word|wd|phrase)|(?<=[a-z0-9][_\-])pass(?![a-z])|(?<=[a-z0-9][_\-])pwd|secret"
+    r"|token|credentials?"
+    r"|(?:api|secret(?:[_\-]?access)?|private|access|account|auth|signing|encryption|master"
+    r"|hmac|jwt|session|client|app|service|webhook|license|deploy|admin|root|ssh|gpg|pgp"
+    r"|crypt|cipher|bot)[_\-]?key)"
+)
+# An upper-case environment name that ends in KEY, PASS, PASSWD or PWD (DB_PASS, SIGNING_KEY).
+ENV_SECRET_NAME = (
+    r"(?<![A-Za-z0-9_])[A-Z0-9]+(?:_[A-Z0-9]+)*_(?:KEY|PASS|PASSWD|PWD)(?![A-Za-z0-9_])"
 )
 # A bare value: not a number (max_token=4096), not a literal (null, true), not a header scheme
 # (its own rule), not a marker already.  It ends at a space or a quote, at "&", "," or ";" when
@@ -96,10 +104,41 @@ _BARE = (
 _PAIR_GATES = tuple(
     end + SEPARATOR_GATE
     for end in (
-        *("password", "passwd", "passphrase", "pwd", "cret", "ken", "credential", "credentials"),
-        r"key(?:(?<=[eist]key)|(?<=[eist][_\-]key))",
+        *("password", "passwd", "passphrase", "pass", "pwd", "cret", "ken", "credential"),
+        "credentials",
+        r"key(?:(?<=[a-z0-9]key)|(?<=[a-z0-9][_\-]key))",
     )
 )
+
+# The value of a pair: quoted, or bare (a label that swallows it is passed over).
+PAIR_VALUE = (
+    r"(?:"
+    r"\"(?P<dq>(?!\[redacted)(?:[^\"\\\n]|\\.){1,500})\""
+    r"|'(?P<sq>(?!\[redacted)[^'\n]{1,500})'"
+    r"|(?P<bare>" + _BARE + r"(?:[ \t]{0,40}[=:][=>]?[ \t]{0,40}"
+    r"(?:\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|[^\s\"'&,;<>]+))?)"
+    r")"
+)
+# _BARE for a pattern on the text as it is (the literals it refuses, in either case).
+_BARE_RAW = "(?i:" + _BARE + ")"
+# How a name that says secret ends (for names and values given apart), and its gates: the
+# endings the pair gates already scan for (p, c and k), so no scan of the text is added.
+_NAME_END = r"(?:password|passwd|pass|pwd|secret|token|key|credentials?)"
+_NAME_GATE_ENDS = (
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "cret",
+    "ken",
+    "key",
+    "credential",
+    "credentials",
+)
+# Between such a name (and its closing quote) and the word "value": a comma, or a line break
+# and a YAML list's dash; the gate is the same text, so it opens only where a pair can be.
+_NAME_VALUE_GAP = r"(?:[ \t]*,?[ \t]*|[ \t]*(?:\r?\n|\\r)?(?:\\n)?[ \t]*(?:- )?)(?:\\*[\"'])?"
+_NAME_VALUE_GATE = r"(?:\\*[\"'])?" + _NAME_VALUE_GAP + "value"
 
 # Provider keys and tokens: a fixed prefix, then the token's alphabet --------------------------
 PROVIDER_RULES: tuple[Rule, ...] = (
@@ -404,11 +443,19 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "url password",
-        r"://(?P<user>[^/\s:@'\"<>]{1,100}):(?P<secret>[^/\s@'\"<>]{1,200})@",
-        raw_gates=(r"//[^/\s:@'\"<>]{1,100}:",),
+        r"://(?P<user>[^/\s:@'\"<>]{0,100}):(?P<secret>[^/\s@'\"<>]{1,200})@",
+        raw_gates=(r"//[^/\s:@'\"<>]{0,100}:",),
         secret="secret",
         glued=True,
         origin="detect-secrets BasicAuthDetector",
+    ),
+    # A token as the whole user part of a URL (https://TOKEN@host/…).
+    Rule(
+        "url token",
+        r"://(?P<secret>[A-Za-z0-9_\-.~]{20,200})@",
+        raw_gates=(r"//[A-Za-z0-9_\-.~]{20,200}@",),
+        secret="secret",
+        glued=True,
     ),
     Rule(
         "bearer token",
@@ -451,14 +498,83 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     # label that swallows the value ("secret: NAME = value") hides the value after it too.
     Rule(
         "secret",
-        SECRET_NAME + SEPARATOR + r"(?:"
-        r"\"(?P<dq>(?!\[redacted)(?:[^\"\\\n]|\\.){1,500})\""
-        r"|'(?P<sq>(?!\[redacted)[^'\n]{1,500})'"
-        r"|(?P<bare>" + _BARE + r"(?:[ \t]{0,40}[=:][=>]?[ \t]{0,40}"
-        r"(?:\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|[^\s\"'&,;<>]+))?)"
-        r")",
+        SECRET_NAME + SEPARATOR + PAIR_VALUE,
         gates=_PAIR_GATES,
         lowered=True,
+        glued=True,
+        handler="pair",
+    ),
+    Rule(
+        "secret",
+        ENV_SECRET_NAME
+        + SEPARATOR
+        + PAIR_VALUE.replace("(?P<bare>" + _BARE, "(?P<bare>" + _BARE_RAW),
+        gates=("key(?<=_key)", "pass(?<=_pass)", "pwd(?<=_pwd)"),
+        glued=True,
+        handler="pair",
+    ),
+    # A name and its value given apart: JSON ({"name": "DB_PASSWORD", "value": "…"}, a
+    # Kubernetes env list), YAML ("- name: API_TOKEN" then "value: …") and XML attributes
+    # (<add key="ApiKey" value="…"/>).  Matched from the end of the name (a literal), so that
+    # the regex engine does not try every position of a long text.
+    Rule(
+        "secret",
+        _NAME_END + r"(?:\\*[\"'])?" + _NAME_VALUE_GAP + r"value(?:\\*[\"'])?[ \t]*[:=][ \t]*(?:"
+        r"\\*\"(?P<dq>(?!\[redacted)[^\"\\\n]{1,500})\\*\""
+        r"|'(?P<sq>(?!\[redacted)[^'\n]{1,500})'"
+        r"|(?P<bare>(?!\[redacted)[^\s\"'\\,<>]{1,500}))",
+        gates=tuple(end + _NAME_VALUE_GATE for end in _NAME_GATE_ENDS),
+        lowered=True,
+        glued=True,
+        handler="pair",
+    ),
+    # <password>…</password>, <apiKey>…</apiKey>.
+    Rule(
+        "secret",
+        _NAME_END + r">(?P<bare>(?!\[redacted)[^<\n]{1,500})</",
+        gates=tuple(end + ">" for end in _NAME_GATE_ENDS),
+        lowered=True,
+        glued=True,
+        handler="pair",
+    ),
+    # Command-line flags: --password X, --token X, --api-key X (also as an argv array:
+    # "--password", "X"); mysql -pX; sshpass -p X; curl -u user:pw.
+    Rule(
+        "secret",
+        r"--(?:password|passwd|pass|token|auth[_\-]token|access[_\-]token|api[_\-]?key"
+        r"|private[_\-]key|secret|client[_\-]secret)"
+        r"(?:[ \t]+|(?:\\*\")[ \t]*,[ \t]*(?:\\*\"))"
+        r"(?P<bare>(?!-)(?!\[redacted)[^\s\"'\\]{1,500})",
+        gates=(
+            "pass(?<=--pass)",
+            "ken(?<=[_\\-]token)",
+            "key(?<=[_\\-i]key)",
+            "cret(?<=[_\\-]secret)",
+        ),
+        lowered=True,
+        glued=True,
+        handler="pair",
+    ),
+    Rule(
+        "secret",
+        r"mysql(?:dump|admin)?[^\n]{0,200}?[ \t\"']-p"
+        r"(?P<bare>(?!\[redacted)[^\s\"'\\\-][^\s\"'\\]{0,200})",
+        gates=("ysql",),
+        glued=True,
+        handler="pair",
+    ),
+    Rule(
+        "secret",
+        r"sshpass[ \t]+-p[ \t]*(?P<bare>(?!\[redacted)[^\s\"'\\]{1,200})",
+        gates=("pass(?<=sshpass)",),
+        glued=True,
+        handler="pair",
+    ),
+    Rule(
+        "secret",
+        r"curl[^\n]{0,300}?[ \t](?:-u|--user)(?:[ \t]+|=)[\"']?[^\s:\"'\\]{0,100}:"
+        r"(?P<bare>(?!\[redacted)[^\s\"'\\@]{1,200})",
+        gates=("curl",),
         glued=True,
         handler="pair",
     ),

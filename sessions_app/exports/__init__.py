@@ -20,8 +20,8 @@ what costs, so a chunk is handled a column at a time.  Rows are fetched as tuple
 ``fetchall`` (:func:`.chunks.fetched_rows`: the ORM's own iteration reads 100 rows a call and
 converts row by row; its conversions, the redacted metadata, are made a column at a time),
 times become ISO 8601 through a per-hour cache (:func:`iso_converter`), secrets are looked for
-a column at a time (:func:`hermes_explorer.redaction.redact_many`, one pass of every gate with
-the Hyperscan prefilter), CSV is written a column at a time with the same bytes as
+a column at a time (:func:`hermes_explorer.redaction.redact_many`, the gates scanned once over
+a whole column), CSV is written a column at a time with the same bytes as
 ``csv.writer`` (:func:`csv_lines`; formulas are found from a column's first characters), and
 lines are encoded and sent in pieces of about ``FLUSH_BYTES``.  1,000 rows a chunk measured as
 fast as 2,000, 5,000 or 10,000 (more rows only hold more memory: a chunk's text is held about
