@@ -23,7 +23,6 @@ child process (``child.py``), and the web process only waits for it:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import select
@@ -39,6 +38,7 @@ from typing import IO
 
 from django.conf import settings
 
+from hermes_explorer import host_slots
 from hermes_explorer.hermes_db.deadline import PROGRESS_STEPS
 
 from .readonly import (
@@ -173,22 +173,11 @@ def _noted(limits: Limits) -> Iterator[None]:
 @contextlib.contextmanager
 def _slot() -> Iterator[None]:
     """Hold one of the host's ``HERMES_SQL_CONCURRENCY`` console slots, or raise ConsoleBusy."""
-    count = max(1, int(settings.HERMES_SQL_CONCURRENCY))
-    directory = Path(settings.DATA_DIR) / "console-slots"
-    directory.mkdir(parents=True, exist_ok=True)
-    for number in range(count):
-        fd = os.open(directory / f"{number}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        try:
+    try:
+        with host_slots.slot("console", settings.HERMES_SQL_CONCURRENCY):
             yield
-        finally:
-            os.close(fd)  # releases the lock
-        return
-    raise ConsoleBusy(count)
+    except host_slots.Busy as busy:
+        raise ConsoleBusy(busy.count) from None
 
 
 # The child -------------------------------------------------------------------------------------

@@ -354,6 +354,9 @@ HERMES_SQL_EXPORT_MAX_ROWS = int(os.environ.get("HERMES_SQL_EXPORT_MAX_ROWS", "1
 HERMES_SQL_EXPORT_MAX_BYTES = int(os.environ.get("HERMES_SQL_EXPORT_MAX_BYTES", str(64 * 2**20)))
 HERMES_SQL_MEMORY_MB = int(os.environ.get("HERMES_SQL_MEMORY_MB", "512"))
 HERMES_SQL_CONCURRENCY = int(os.environ.get("HERMES_SQL_CONCURRENCY", "2"))
+# Full-text searches (/search/ and the old API's _search) running at once on this host; one
+# more is told the server is busy, so that many costly searches cannot hold every worker.
+HERMES_SEARCH_CONCURRENCY = int(os.environ.get("HERMES_SEARCH_CONCURRENCY", "3"))
 
 LOGGING = {
     "version": 1,

@@ -198,3 +198,52 @@ def test_twenty_hostile_statements_at_once_leave_the_session_list_fast(server):
     rss_after = server.worker_rss_mb()
     growth = {pid: rss_after[pid] - rss_before[pid] for pid in rss_before if pid in rss_after}
     assert growth and max(growth.values()) <= 64, growth
+
+
+def test_twenty_hostile_raw_searches_leave_a_viewers_page_fast(server):
+    """The old API's raw search: the search page's limits, inside the deadline, and a bounded
+    number at once on the host (one more is told the server is busy)."""
+    import base64
+
+    basic = base64.b64encode(f"root:{PASSWORD}".encode()).decode()
+    viewer = server.sign_in("viewer")
+    for _ in range(4):
+        assert server.request("GET", "/sessions/", headers={"Cookie": viewer["cookie"]})[0] == 200
+    # The finding's query: 26 one-letter prefixes. Refused before it runs.
+    wide = " OR ".join(f"{c}*" for c in "abcdefghijklmnopqrstuvwxyz")
+    path = "/state/messages.json?" + urllib.parse.urlencode(
+        {"_search": wide, "_searchmode": "raw", "_shape": "array"}
+    )
+    status, _, body = server.request("GET", path, headers={"Authorization": f"Basic {basic}"})
+    assert status == 400 and b"prefix" in body
+    # The costliest query still allowed, twenty at once.
+    allowed = "hel* OR wor* OR tes* OR " + " OR ".join("abcdefghijklm")
+    path = "/state/messages.json?" + urllib.parse.urlencode(
+        {"_search": allowed, "_searchmode": "raw", "_size": "max"}
+    )
+    answers: list[tuple[int, float]] = []
+    lock = threading.Lock()
+
+    def hostile() -> None:
+        started = time.monotonic()
+        status, _, _ = server.request(
+            "GET", path, headers={"Authorization": f"Basic {basic}"}, timeout=30
+        )
+        with lock:
+            answers.append((status, time.monotonic() - started))
+
+    threads = [threading.Thread(target=hostile) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    list_times = []
+    for _ in range(5):
+        started = time.monotonic()
+        status, _, _ = server.request("GET", "/sessions/", headers={"Cookie": viewer["cookie"]})
+        list_times.append(time.monotonic() - started)
+        assert status == 200
+    for thread in threads:
+        thread.join(30)
+    assert len(answers) == 20
+    assert max(list_times) < 1.0, list_times
+    assert {status for status, _ in answers} <= {200, 429}, answers
+    assert max(elapsed for _, elapsed in answers) < 5, answers

@@ -517,3 +517,32 @@ def test_metadata_that_can_hold_a_token_is_redacted_on_every_output(metadata_sto
     # And nothing of it is a usable filter either: the shown value is what compares.
     api = clients["analyst"].get("/state/sessions.json", {"git_branch__contains": META_SECRET[:8]})
     assert api.status_code == 200 and api.json()["rows"] == []
+
+
+# 4. (Medium) The old API's raw search is bounded ---------------------------------------------
+
+
+def test_raw_api_search_has_the_search_pages_limits(current_store):
+    analyst = client_for("analyst")
+    wide = " OR ".join(f"{c}*" for c in "abcdefghijklmnopqrstuvwxyz")
+    for text in (wide, "ab* OR hello", " ".join(f"w{n}" for n in range(20))):
+        response = analyst.get("/state/messages.json", {"_search": text, "_searchmode": "raw"})
+        assert response.status_code == 400, text
+        assert response.json()["ok"] is False
+
+
+def test_searches_beyond_the_hosts_bound_are_told_busy(current_store, settings, tmp_path):
+    from hermes_explorer import host_slots
+
+    settings.DATA_DIR = tmp_path
+    settings.HERMES_SEARCH_CONCURRENCY = 1
+    analyst = client_for("analyst")
+    with host_slots.slot("search", 1):
+        page = analyst.get("/search/", {"q": "hello"})
+        assert page.status_code == 429 and "Too many searches" in page.content.decode()
+        api = analyst.get("/state/messages.json", {"_search": "hello"})
+        assert api.status_code == 429
+        # Pages that do not search are not held back.
+        assert analyst.get("/sessions/").status_code == 200
+    assert analyst.get("/search/", {"q": "hello"}).status_code == 200
+    assert analyst.get("/state/messages.json", {"_search": "hello"}).status_code == 200

@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 import time
 
+from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.http import require_safe
 
 from accounts_app.roles import can_use_sql
-from hermes_explorer import store
+from hermes_explorer import host_slots, store
 
 from . import downloads, meta, policy, shapes, sql, tables
 from .errors import ApiError
@@ -52,6 +53,10 @@ def _answer(fmt: str | None, build):
         return shapes.error_response(ApiError("Internal error", status=500), fmt)
 
 
+def request_searches(request) -> bool:
+    return any(k.startswith("_search") and k != "_searchmode" for k in request.GET)
+
+
 def table(request, table: str, fmt: str):
     def build():
         info = served_table(table)
@@ -62,7 +67,19 @@ def table(request, table: str, fmt: str):
         if fmt == "csv":
             return downloads.csv_response(request, info, user=request.user)
         started = time.perf_counter()
-        page = tables.table_page(request, info, user=request.user)
+        if request_searches(request):
+            # Full-text search is the costly part of this API: a bounded number at once.
+            try:
+                with host_slots.slot("search", settings.HERMES_SEARCH_CONCURRENCY):
+                    page = tables.table_page(request, info, user=request.user)
+            except host_slots.Busy:
+                raise ApiError(
+                    "Too many searches are running on this server: retry in a moment.",
+                    status=429,
+                    title="Busy",
+                ) from None
+        else:
+            page = tables.table_page(request, info, user=request.user)
         elapsed = (time.perf_counter() - started) * 1000
         return shapes.json_response(page.data, request.GET, query_ms=elapsed)
 

@@ -7,13 +7,14 @@ index (word, trigram, or a bounded scan) and never raises on user text.
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils.translation import gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import pgettext_lazy
 from django.views.decorators.http import require_GET
 
-from hermes_explorer import store
+from hermes_explorer import host_slots, store
 
 from .. import search
 from ..facets import distinct_values
@@ -108,16 +109,25 @@ def search_results(request: HttpRequest) -> HttpResponse:
         form.fields["source"].choices = merged_choices(parts)
     result = None
     session = None
+    status = 200
     if form.is_valid():
         # Relevance pages stop at RANKED_CAP hits; a later page number is the first page.
         page = _positive_int(request, "page", cap=search.RANKED_CAP // search.PER_PAGE) or 1
         before = _positive_int(request, "before", cap=2**62)
         req = form.to_request(page=page, before=before)
-        if parts is None:
-            result = search.run_search(req)
-        else:
-            result = merged_search(req, parts, request.GET.get("pos"))
-            result.notes[:0] = notes
+        try:
+            with host_slots.slot("search", settings.HERMES_SEARCH_CONCURRENCY):
+                if parts is None:
+                    result = search.run_search(req)
+                else:
+                    result = merged_search(req, parts, request.GET.get("pos"))
+                    result.notes[:0] = notes
+        except host_slots.Busy:
+            result = search.SearchResult(request=req)
+            result.error = gettext(
+                "Too many searches are running on this server right now: search again in a moment."
+            )
+            status = 429
         session_id = form.cleaned_data.get("session_id")
         if session_id:
             session = find_session(session_id, parts)
@@ -133,4 +143,5 @@ def search_results(request: HttpRequest) -> HttpResponse:
             "merged_profiles": parts,
             "chosen_profiles": requested_profiles(request),
         },
+        status=status,
     )
