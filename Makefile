@@ -71,17 +71,28 @@ run: $(BIN)/.installed $(DATA_DIR)/secret_key catalogs
 APPDB_TESTS ?= tests/test_appdb.py tests/test_accounts.py tests/test_script_auth.py \
 	tests/test_insights_summary_store.py tests/test_security.py tests/test_sql_console.py \
 	tests/test_annotations.py tests/test_signed_in.py tests/test_appdb_statements.py \
-	tests/test_warmup.py tests/test_insights_blocks.py::test_insights_warm_keeps_the_days_of_both_passes \
+	tests/test_insights_blocks.py::test_insights_warm_keeps_the_days_of_both_passes \
 	tests/test_insights_blocks.py::test_a_first_report_runs_the_plain_pass_and_keeps_the_days_beside \
 	tests/test_insights_blocks.py::test_a_stored_block_with_another_digest_is_not_used
 test: $(BIN)/.installed-dev chromium servers catalogs
 	$(BIN)/python -m pytest
 	$(BIN)/python -m pytest -p tests.real_servers -m "not browser" $(APPDB_TESTS)
 
-## catalogs: the French (and any other) translation catalogs compiled to .mo (pure Python)
-.PHONY: catalogs
-catalogs: $(BIN)/.installed $(DATA_DIR)/secret_key
-	DJANGO_DEBUG=1 $(BIN)/python manage.py compile_catalogs
+## catalogs: the French (and any other) translation catalogs compiled to .mo by Django's
+## compilemessages, with gettext's msgfmt (installed from apt when missing, as Chromium is)
+.PHONY: catalogs gettext
+catalogs: $(BIN)/.installed $(DATA_DIR)/secret_key gettext
+	DJANGO_DEBUG=1 $(BIN)/python manage.py compilemessages --ignore=.venv --ignore=var -v 0
+gettext:
+	@if command -v msgfmt >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		DEBIAN_FRONTEND=noninteractive apt-get update && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y gettext; \
+	else \
+		echo "make: msgfmt (gettext) is missing and this is not root." >&2; \
+		echo "Install it once with: sudo apt-get install -y gettext" >&2; \
+		exit 1; \
+	fi
 
 ## chromium: the browser of the end-to-end tests, from apt when missing (never a download)
 .PHONY: chromium

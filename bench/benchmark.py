@@ -460,7 +460,7 @@ def baseline_tree(rev: str, workdir: Path) -> Path:
     log(f"baseline: {rev} ({commit}) checked out at {tree}")
     if (tree / "locale").is_dir():
         subprocess.run(
-            [PY, "manage.py", "compile_catalogs"],
+            [PY, "manage.py", "compilemessages", "--ignore=.venv", "-v", "0"],
             cwd=tree,
             env={**os.environ, "DJANGO_DEBUG": "1", "DJANGO_SECRET_KEY": "benchmark-only"},
             check=True,

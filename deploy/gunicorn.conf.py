@@ -27,12 +27,3 @@ accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 
-
-def post_fork(server, worker):
-    """In each new worker, before it loads the application (so before any connection):
-    SQLite without its process-wide memory statistics (see hermes_explorer/sqlite_memory.py)."""
-    if server.cfg.preload_app:
-        return  # the application, loaded before the fork, may have connected already
-    from hermes_explorer import sqlite_memory
-
-    sqlite_memory.turn_off()

@@ -77,21 +77,3 @@ class StateDBErrorMiddleware:
                 )
         return None
 
-
-class RequestLanguageMiddleware:
-    """Records the language LocaleMiddleware chose for this request where the formatting
-    functions read it cheaply (``sessions_app.formatting.REQUEST_LANGUAGE``)."""
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        from django.utils.translation import get_language
-
-        from sessions_app.formatting import REQUEST_LANGUAGE
-
-        token = REQUEST_LANGUAGE.set(get_language() or "en")
-        try:
-            return self.get_response(request)
-        finally:
-            REQUEST_LANGUAGE.reset(token)

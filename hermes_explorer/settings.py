@@ -124,7 +124,6 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The language: the switch's cookie, else the browser's Accept-Language, else LANGUAGE_CODE.
     "django.middleware.locale.LocaleMiddleware",
-    "hermes_explorer.middleware.RequestLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     # Django's authentication, with the user read in the same statement as the session.
@@ -149,8 +148,7 @@ WSGI_APPLICATION = "hermes_explorer.wsgi.application"
 
 TEMPLATES = [
     {
-        # Django's, expecting the i18n library label taken over below.
-        "BACKEND": "hermes_explorer.i18n_tags.Templates",
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
@@ -162,16 +160,9 @@ TEMPLATES = [
                 "accounts_app.context_processors.roles",
                 "profiles_app.context_processors.profiles",
             ],
-            # Django's i18n tags, with a literal {% translate %} looked up once per language.
-            "libraries": {"i18n": "hermes_explorer.i18n_tags"},
-            # {% url %} without arguments keeps its URL once reversed.
-            "builtins": ["hermes_explorer.url_tags"],
         },
     },
 ]
-
-# Django's form renderer with the plain <input> widgets written in Python (measured).
-FORM_RENDERER = "hermes_explorer.form_rendering.FastInputRenderer"
 
 # The app's own database: SQLite in the data directory, or the database DATABASE_URL names
 # (PostgreSQL, shared by several app servers). The state.db alias is Hermes's file, always.

@@ -7,7 +7,3 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hermes_explorer.settings")
 application = get_wsgi_application()
 
-# The URL map and the templates, ready before the first request (see warmup.py).
-from hermes_explorer.warmup import warm_up  # noqa: E402
-
-warm_up()

@@ -13,8 +13,7 @@ import datetime as dt
 from django import forms
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
-from sessions_app.formatting import number, per_language
-from sessions_app.widgets import FastRadioSelect, FastSelect
+from sessions_app.formatting import number
 
 from .window import DEFAULT_DAYS, PRESET_DAYS, Window
 
@@ -28,7 +27,6 @@ def last_days(days: int) -> str:
     return ngettext("Last %(n)s day", "Last %(n)s days", days) % {"n": days}
 
 
-@per_language
 def day_choices() -> list[tuple[str, str]]:
     """The window's choices in the page's language (built once per language)."""
     return [
@@ -50,7 +48,7 @@ class InsightsForm(forms.Form):
         label=gettext_lazy("Window"),
         max_length=10,
         initial=str(DEFAULT_DAYS),
-        widget=FastSelect,
+        widget=forms.Select,
     )
     start = forms.DateField(
         required=False, label=gettext_lazy("From"), widget=forms.DateInput(attrs={"type": "date"})
@@ -71,7 +69,7 @@ class InsightsForm(forms.Form):
         required=False,
         label=gettext_lazy("Daily charts"),
         choices=BASIS_CHOICES,
-        widget=FastRadioSelect,
+        widget=forms.RadioSelect,
     )
 
     def __init__(
@@ -92,7 +90,7 @@ class InsightsForm(forms.Form):
         current = (data or {}).get("source", "")
         if current and current not in dict(source_choices):
             source_choices.append((current, current))
-        self.fields["source"].widget = FastSelect(choices=source_choices)
+        self.fields["source"].widget = forms.Select(choices=source_choices)
         if not activity_days:
             del self.fields["basis"]
 

@@ -24,7 +24,6 @@ from .skill_calls import SKILL_CALLS_SQL
 from .sqlfunctions import NoIndex, Redacted
 from .templatetags.explorer import role_label
 from .timefmt import day_end_epoch, day_start_epoch
-from .widgets import FastCheckboxSelectMultiple, FastSelect
 
 COST_STATUSES = [
     ("estimated", pgettext_lazy("cost status", "estimated")),
@@ -140,7 +139,7 @@ class SessionFilter(SchemaAwareFilterSet):
         field_name="source",
         lookup_expr="exact",
         label=_("Source"),
-        widget=FastCheckboxSelectMultiple,
+        widget=forms.CheckboxSelectMultiple,
         method="filter_source",
     )
     model = django_filters.CharFilter(method="filter_model", label=_("Model"))
@@ -171,7 +170,7 @@ class SessionFilter(SchemaAwareFilterSet):
         method="filter_cost_status",
         label=_("Cost status"),
         empty_label=pgettext_lazy("filter", "any"),
-        widget=FastSelect,
+        widget=forms.Select,
     )
     min_cost = django_filters.NumberFilter(
         field_name="estimated_cost_usd",
@@ -199,7 +198,7 @@ class SessionFilter(SchemaAwareFilterSet):
         lookup_expr="isnull",
         exclude=True,
         label=_("Part of a chain"),
-        widget=FastSelect(
+        widget=forms.Select(
             choices=[
                 ("", pgettext_lazy("filter", "any")),
                 ("true", _("yes")),
@@ -225,7 +224,7 @@ class SessionFilter(SchemaAwareFilterSet):
         method="filter_flags",
         label=_("Archived / hidden"),
         empty_label=_("hide archived and hidden"),
-        widget=FastSelect,
+        widget=forms.Select,
     )
 
     needs_column = {
@@ -360,13 +359,13 @@ class MessageFilter(SchemaAwareFilterSet):
         field_name="session_id", lookup_expr="exact", label=_("Session id"), max_length=200
     )
     role = OpenChoiceFilter(
-        field_name="role", lookup_expr="exact", label=_("Role"), choices=[], widget=FastSelect
+        field_name="role", lookup_expr="exact", label=_("Role"), choices=[], widget=forms.Select
     )
     tool_name = django_filters.CharFilter(
         field_name="tool_name", lookup_expr="exact", label=_("Tool name"), max_length=200
     )
     source = OpenMultipleChoiceFilter(
-        method="filter_source", label=_("Source"), widget=FastCheckboxSelectMultiple
+        method="filter_source", label=_("Source"), widget=forms.CheckboxSelectMultiple
     )
     date_from = django_filters.DateFilter(
         field_name="timestamp",
@@ -398,7 +397,7 @@ class MessageFilter(SchemaAwareFilterSet):
         choices=MESSAGE_SHOW,
         method="filter_show",
         label=_("Show also"),
-        widget=FastCheckboxSelectMultiple,
+        widget=forms.CheckboxSelectMultiple,
     )
 
     class Meta:

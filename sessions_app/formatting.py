@@ -9,9 +9,7 @@ formatting would cost several times more.  Epoch conversions live in :mod:`sessi
 
 from __future__ import annotations
 
-import contextvars
 import datetime as dt
-import functools
 import unicodedata
 
 from django.utils import translation
@@ -20,72 +18,14 @@ from django.utils.text import Truncator, add_truncation_text
 # A non-breaking space groups digits and joins a number to its unit in French.
 NBSP = "\xa0"
 
-# The language of the request being answered, set once per request by
-# ``hermes_explorer.middleware.RequestLanguageMiddleware``: Django's own ``get_language()``
-# reads a thread-and-task local that costs microseconds per call, and the list pages ask
-# for every cell.  Outside a request (scripts, tests) the active language is asked instead.
-REQUEST_LANGUAGE: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "explorer_request_language", default=None
-)
-
-
 def language() -> str:
     """The language the page is written in (``en``, ``fr``)."""
-    current = REQUEST_LANGUAGE.get()
-    if current is None:
-        current = translation.get_language() or "en"
-    return current
+    return translation.get_language() or "en"
 
 
 def french() -> bool:
     """Whether the page writes numbers and times the French way."""
     return language().startswith("fr")
-
-
-def per_language(build):
-    """``build()`` (which translates a few words) run once per language: a table's cells
-    repeat the same words on every row, and a lookup in the catalog costs a few
-    microseconds.  The decorated function takes no argument and returns ``build()``'s
-    result for the page's language."""
-    cache: dict[str, object] = {}
-
-    @functools.wraps(build)
-    def cached():
-        lang = language()
-        try:
-            return cache[lang]
-        except KeyError:
-            with translation.override(lang):
-                cache[lang] = build()
-            return cache[lang]
-
-    return cached
-
-
-# Distinct counts kept per language by a function of :func:`per_language_count` at most.
-COUNTS_KEPT = 1024
-
-
-def per_language_count(build):
-    """``build(count)`` (a phrase with a count in it, translated) run once per language and
-    count: a page repeats a handful of distinct counts on many rows.  The decorated function
-    takes the count and returns ``build(count)``'s result in the page's language."""
-    cache: dict[tuple[str, int], object] = {}
-
-    @functools.wraps(build)
-    def cached(count: int):
-        key = (language(), count)
-        try:
-            return cache[key]
-        except KeyError:
-            with translation.override(key[0]):
-                value = build(count)
-            if len(cache) >= COUNTS_KEPT:
-                cache.clear()
-            cache[key] = value
-            return value
-
-    return cached
 
 
 # Django's own message for a cut text, translated by Django's catalogs (named through
@@ -94,13 +34,10 @@ TRUNCATION_CONTEXT = "String to return when truncating text"
 TRUNCATION_MESSAGE = "%(truncated_text)s…"
 
 
-@per_language
 def _truncation() -> str:
-    # Asked once per language: Truncator otherwise asks the catalog once or twice per call.
     return translation.pgettext(TRUNCATION_CONTEXT, TRUNCATION_MESSAGE)
 
 
-@per_language
 def _truncation_width() -> int:
     # The characters the mark takes from a cut text (combining ones take none).
     mark = add_truncation_text("", _truncation())

@@ -558,8 +558,12 @@ def test_a_carried_forward_original_shows_once_in_transcript_search_and_table(
 def test_each_filterset_has_filters_and_fields_of_its_own(grid_store, name):
     from django.http import QueryDict
 
-    from hermes_explorer.form_rendering import form_fields_html
+    from django.template.loader import render_to_string
+
     from sessions_app import filters as filter_module
+
+    def form_fields_html(form):
+        return render_to_string("_form_fields.html", {"form": form})
 
     use_store(grid_store)
     filterset_class = getattr(filter_module, name)

@@ -16,8 +16,6 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 from django.utils.translation import gettext, pgettext, pgettext_lazy
 
-from hermes_explorer.form_rendering import form_fields_html
-
 from .. import formatting
 from ..ages import natural_age
 from ..timefmt import from_epoch
@@ -80,7 +78,6 @@ def cost_status_label(status):
     return COST_STATUS_LABELS.get(status, status)
 
 
-@formatting.per_language
 def role_labels() -> tuple[dict[str, str], dict[str, str]]:
     """The role and visibility words of the page's language (once per language)."""
     return (
@@ -134,10 +131,6 @@ def day(value):
     if getattr(value, "tzinfo", None) is not None:
         value = timezone.localtime(value).date()
     return formatting.date_text(value)
-
-
-# ``{% form_fields form %}``: the fields of a filter sidebar or of the sign-in form.
-register.simple_tag(form_fields_html, name="form_fields")
 
 
 @register.simple_tag(takes_context=True)
@@ -237,7 +230,6 @@ def _source_badge(source) -> SafeString:
     )
 
 
-@formatting.per_language
 def _cost_words() -> dict[str, str]:
     """The cost cells' fixed markup in the page's language (escaped; ``{}`` for a sum)."""
     return {

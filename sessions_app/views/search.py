@@ -23,7 +23,6 @@ from ..merged_list import chosen_stores, find_session, requested_profiles
 from ..search.merged import merged_choices, merged_search
 from ..templatetags.explorer import role_label
 from ..timefmt import day_end_epoch, day_start_epoch
-from ..widgets import FastCheckboxSelectMultiple, FastSelect
 
 
 class SearchForm(forms.Form):
@@ -34,15 +33,15 @@ class SearchForm(forms.Form):
         widget=forms.TextInput(attrs={"type": "search", "placeholder": _("words to find")}),
     )
     mode = forms.ChoiceField(
-        label=_("Match"), choices=list(search.MODES.items()), required=False, widget=FastSelect
+        label=_("Match"), choices=list(search.MODES.items()), required=False, widget=forms.Select
     )
     sort = forms.ChoiceField(
-        label=_("Order"), choices=list(search.SORTS.items()), required=False, widget=FastSelect
+        label=_("Order"), choices=list(search.SORTS.items()), required=False, widget=forms.Select
     )
     source = OpenMultipleChoiceField(
-        label=_("Source"), required=False, widget=FastCheckboxSelectMultiple
+        label=_("Source"), required=False, widget=forms.CheckboxSelectMultiple
     )
-    role = OpenChoiceField(label=_("Role"), required=False, widget=FastSelect)
+    role = OpenChoiceField(label=_("Role"), required=False, widget=forms.Select)
     tool_name = forms.CharField(label=_("Tool name"), required=False, max_length=200)
     session_id = forms.CharField(label=_("Session id"), required=False, max_length=200)
     date_from = forms.DateField(
@@ -55,7 +54,7 @@ class SearchForm(forms.Form):
         label=_("Include"),
         choices=[("hidden", _("hidden scaffolding"))],
         required=False,
-        widget=FastCheckboxSelectMultiple,
+        widget=forms.CheckboxSelectMultiple,
     )
 
     def __init__(self, data, *, shape):
