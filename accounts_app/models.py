@@ -8,7 +8,6 @@ the admin.
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 
 
@@ -106,32 +105,3 @@ class ApiToken(models.Model):
             "expired": pgettext("token status", "expired"),
             "active": pgettext("token status", "active"),
         }[self.status]
-
-
-class SignedInSession(AbstractBaseSession):
-    """A signed-in session (Django's session row) with its user's id in a column of its own,
-    so that a request reads its session and its user in one statement
-    (:mod:`accounts_app.signed_in`).
-
-    No foreign-key constraint in the database: a session saved while its user is being
-    deleted must not fail; Django still deletes a user's sessions with the user.
-    """
-
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        db_constraint=False,
-        related_name="+",
-    )
-
-    class Meta(AbstractBaseSession.Meta):
-        verbose_name = "signed-in session"
-        verbose_name_plural = "signed-in sessions"
-
-    @classmethod
-    def get_session_store_class(cls):
-        from .signed_in import SessionStore
-
-        return SessionStore

@@ -58,36 +58,12 @@ def role_of(user) -> str | None:
         return cached
     if user.is_superuser or user.is_staff:
         role = STAFF
-    elif hasattr(user, RANK_READ_WITH_SESSION):
-        role = _BY_RANK.get(getattr(user, RANK_READ_WITH_SESSION), VIEWER)
     else:
         groups = set(user.groups.values_list("name", flat=True))
         ranked = [ROLE_OF_GROUP[g] for g in groups if g in ROLE_OF_GROUP]
         role = max(ranked, key=_RANK.__getitem__, default=VIEWER)
     user._hermes_role = role  # one groups query per request, if any
     return role
-
-
-# The highest rank of the user's role groups, read with the request's session in the same
-# statement (settings.SESSION_USER_READS), afresh on every request: no statement of its own.
-RANK_READ_WITH_SESSION = "role_group_rank"
-_BY_RANK = {rank: role for role, rank in _RANK.items()}
-
-
-def rank_with_session(user_id):
-    """The highest rank among the role groups of the user of ``user_id`` (an OuterRef), NULL
-    when none, as a query expression read with the session."""
-    from django.contrib.auth import get_user_model
-    from django.db.models import Case, IntegerField, Subquery, Value, When
-
-    memberships = get_user_model().groups.through.objects.filter(
-        user_id=user_id, group__name__in=list(ROLE_OF_GROUP)
-    )
-    rank = Case(
-        *(When(group__name=GROUP_OF_ROLE[r], then=Value(_RANK[r])) for r in ROLES),
-        output_field=IntegerField(),
-    )
-    return Subquery(memberships.annotate(rank=rank).order_by("-rank").values("rank")[:1])
 
 
 def has_capability(user, capability: Capability) -> bool:

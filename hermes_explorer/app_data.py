@@ -9,7 +9,7 @@ concerned: it stays on its own read-only SQLite backend, whatever this says.
 ``CACHE_URL`` names the cache every worker shares (insights reports, capped counts, facets,
 the per-store shape, the failures blocks): nothing in it is needed for correctness.  Unset, it is a file cache in the data directory,
 shared by the workers of this host and kept across restarts; ``redis://host:6379/0`` (or
-``rediss://``, ``unix://``) moves it to Redis through Django's own Redis backend, which several
+``rediss://``, ``unix://``) moves it to Redis through django-redis, which several
 hosts can share.
 """
 
@@ -20,7 +20,6 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 POSTGRESQL = "django.db.backends.postgresql"
-APP_POSTGRESQL = "hermes_explorer.app_pg"
 SQLITE = "django.db.backends.sqlite3"
 REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
@@ -50,10 +49,7 @@ def database(url: str, data_dir: Path, *, conn_max_age: int = DEFAULT_CONN_MAX_A
         config.setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 10})
         config["CONN_MAX_AGE"] = 0
         config["CONN_HEALTH_CHECKS"] = False
-    elif engine == POSTGRESQL:
-        # Django's backend with a health check of kept connections that needs no round trip.
-        config["ENGINE"] = APP_POSTGRESQL
-    else:
+    elif engine != POSTGRESQL:
         raise ImproperlyConfigured(
             f"DATABASE_URL: the explorer runs on SQLite or PostgreSQL, not {engine}."
         )
@@ -69,13 +65,13 @@ def caches(url: str, data_dir: Path) -> dict:
     if not url:
         return {
             "default": {
-                "BACKEND": "hermes_explorer.near_cache.HostFileCache",
+                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                 "LOCATION": data_dir / "cache" / "default",
                 "TIMEOUT": 300,
                 "OPTIONS": {"MAX_ENTRIES": 5_000},
             },
             "failures": {
-                "BACKEND": "hermes_explorer.near_cache.HostFileCache",
+                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                 "LOCATION": data_dir / "cache" / "failures",
                 "TIMEOUT": 86_400,
                 "OPTIONS": {"MAX_ENTRIES": 5_000},
@@ -83,9 +79,18 @@ def caches(url: str, data_dir: Path) -> dict:
         }
     if not url.startswith(REDIS_SCHEMES):
         raise ImproperlyConfigured("CACHE_URL: only redis://, rediss:// or unix:// URLs are read.")
-    # Django's Redis backend, with an unreachable Redis read as a miss (tolerant_redis.py).
-    # Redis evicts by its own policy (maxmemory-policy); Django's MAX_ENTRIES does not apply.
-    redis = {"BACKEND": "hermes_explorer.tolerant_redis.TolerantRedisCache", "LOCATION": url}
+    # django-redis, with an unreachable Redis read as a miss (IGNORE_EXCEPTIONS: nothing the
+    # explorer needs for correctness is only in the cache) and short socket timeouts. Redis
+    # evicts by its own policy (maxmemory-policy); Django's MAX_ENTRIES does not apply.
+    redis = {
+        "BACKEND": "django_redis.cache.RedisCache",
+        "LOCATION": url,
+        "OPTIONS": {
+            "IGNORE_EXCEPTIONS": True,
+            "SOCKET_CONNECT_TIMEOUT": 0.5,
+            "SOCKET_TIMEOUT": 0.5,
+        },
+    }
     return {
         "default": {**redis, "TIMEOUT": 300, "KEY_PREFIX": "hermes-explorer"},
         "failures": {**redis, "TIMEOUT": 86_400, "KEY_PREFIX": "hermes-explorer-failures"},

@@ -76,4 +76,3 @@ class StateDBErrorMiddleware:
                     status=503,
                 )
         return None
-

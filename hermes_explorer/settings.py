@@ -126,8 +126,7 @@ MIDDLEWARE = [
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    # Django's authentication, with the user read in the same statement as the session.
-    "accounts_app.signed_in.SessionUserMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Scripts: HTTP Basic or a personal token on the API and export URLs (GET only).
     "accounts_app.scripts.ScriptAuthMiddleware",
     # The store a request reads: /p/<profile>/… names it (profiles the user may see only).
@@ -220,23 +219,11 @@ STATIC_ROOT = DATA_DIR / "staticfiles"
 # (this host's workers, kept across restarts), or Redis when CACHE_URL names it (every host).
 CACHE_URL = os.environ.get("CACHE_URL", "").strip()
 CACHES = app_data.caches(CACHE_URL, DATA_DIR)
-# Signed-in sessions live in the app database only (Django's database engine, on a table that
-# also keeps the user's id, so that the session and its user are read in one statement): a
-# sign-out ends the session on every server at once, even if the cache was unreachable then.
-SESSION_ENGINE = "accounts_app.signed_in"
-# Read with the session, in the same statement, for every request: the rank of its user's role
-# groups (accounts_app.roles.role_of), the profiles the user may see
-# (profiles_app.models.ProfileRestriction.allowed_for uses them), the saved views of the
-# navigation (annotations_app.selectors.views_for), and whether any tag and any annotated
-# session exist (a list or search page skips the annotation statements when none does).
-SESSION_USER_READS = {
-    "role_group_rank": "accounts_app.roles.rank_with_session",
-    "own_profile_restriction": "profiles_app.models.own_restriction",
-    "profile_restricted_by_group": "profiles_app.models.restricted_by_group",
-    "saved_view_links": "annotations_app.selectors.views_with_session",
-    "any_tag_defined": "annotations_app.selectors.any_tag_defined",
-    "any_session_annotated": "annotations_app.selectors.any_session_annotated",
-}
+# An unreachable Redis is a miss (django-redis IGNORE_EXCEPTIONS), logged.
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
+# Signed-in sessions: Django's cached database sessions (the app database is the record, so a
+# sign-out ends the session on every server; the cache saves the read on most requests).
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -326,7 +313,7 @@ HERMES_REMOTE_USER_HEADER = os.environ.get("HERMES_REMOTE_USER_HEADER", "").stri
 HERMES_REMOTE_USER_CREATE = env_bool("HERMES_REMOTE_USER_CREATE", True)
 if HERMES_REMOTE_USER_HEADER:
     MIDDLEWARE.insert(
-        MIDDLEWARE.index("accounts_app.signed_in.SessionUserMiddleware") + 1,
+        MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
         "hermes_explorer.security.ProxyUserMiddleware",
     )
     AUTHENTICATION_BACKENDS.append("hermes_explorer.security.ProxyUserBackend")

@@ -21,6 +21,7 @@ never hold up the writer and the clock gives the sizes callers always used.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -216,3 +217,24 @@ class ChunkClock:
                 self.size = self._clamp(n * SHORT_READ_GROWTH)
         elif self.grow_below is not None and seconds < self.grow_below:
             self.size = self._clamp(n * self.growth)
+
+
+_MISSING = object()
+
+
+def while_unchanged(label: str, parts, compute, timeout: float, *, alias: str = "default"):
+    """``compute()``, kept in the shared cache while the state.db is unchanged: its file
+    signature and ``parts`` make the key, so a new version of the file is a new key (the old
+    entry expires after ``timeout``).  An unreadable file is computed every time."""
+    from django.core.cache import caches
+
+    signature = file_signature()
+    if signature is None:
+        return compute()
+    key = f"{label}:" + hashlib.sha256(repr((signature, parts)).encode()).hexdigest()
+    found = caches[alias].get(key, _MISSING)
+    if found is not _MISSING:
+        return found
+    value = compute()
+    caches[alias].set(key, value, timeout)
+    return value

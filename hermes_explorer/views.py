@@ -116,12 +116,15 @@ def _app_db_reachable() -> bool:
 
 
 def _cache_reachable() -> bool:
-    reachable = getattr(cache, "reachable", None)
-    if reachable is not None:
-        return reachable()
+    """Whether a value written to the cache reads back (an unreachable Redis is a silent miss
+    for the pages, so only a round trip tells)."""
+    probe = os.urandom(8).hex()
     try:
-        cache.get("healthz-probe")
-        return True
+        cache.set("healthz-probe", probe, 10)
+        if cache.get("healthz-probe") == probe:
+            return True
     except Exception as exc:  # noqa: BLE001 - any cache backend's own error
         logger.warning("health check: the cache is unreachable: %s", exc)
         return False
+    logger.warning("health check: the cache did not keep a value")
+    return False

@@ -6,4 +6,3 @@ from django.core.wsgi import get_wsgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hermes_explorer.settings")
 application = get_wsgi_application()
-

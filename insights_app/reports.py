@@ -18,36 +18,32 @@ from __future__ import annotations
 
 import hashlib
 
-from hermes_explorer import near_cache, store
+from django.core.cache import cache
+
+from hermes_explorer import store
 
 from .stats import Report, Window, build_report, with_messages
 
 REPORT_TTL = 90
 
 
-def _report_ends(report: Report) -> float:
-    # A window relative to now ("the last 30 days") moves on: a report is good for
-    # REPORT_TTL from the moment it was computed, in whichever worker holds a copy.
-    return report.generated_at + REPORT_TTL
-
-
 def cached_report(key: str) -> Report | None:
-    """The report kept under ``key`` (this worker's copy, else the shared cache's)."""
-    return near_cache.get(key, timeout=REPORT_TTL, expires=_report_ends)
+    """The report kept under ``key`` in the shared cache."""
+    return cache.get(key)
 
 
 def keep_report(key: str, report: Report) -> None:
-    near_cache.set(key, report, REPORT_TTL, expires=_report_ends)
+    cache.set(key, report, REPORT_TTL)
 
 
 def cached_fragment(key: str):
     """What was made of one report (its extras, its page's body): the key names the report's
     ``generated_at``, so the value never changes for the key."""
-    return near_cache.get(key, timeout=REPORT_TTL)
+    return cache.get(key)
 
 
 def keep_fragment(key: str, value) -> None:
-    near_cache.set(key, value, REPORT_TTL)
+    cache.set(key, value, REPORT_TTL)
 
 
 def cache_key(signature: tuple, window: Window, variant) -> str:

@@ -7,7 +7,9 @@ cached for a few minutes per file.
 
 from __future__ import annotations
 
-from hermes_explorer import near_cache, store
+from django.core.cache import cache
+
+from hermes_explorer import store
 from hermes_explorer.redaction import redact
 
 from .models import METADATA_TEXT_COLUMNS
@@ -19,11 +21,11 @@ FACET_LIMIT = 500
 def _cached(label: str, compute):
     """``compute(cursor)`` once per file, schema version and ``FACET_TTL``."""
     key = f"facet:{store.name()}:{store.shape().schema_version}:{label}"
-    value = near_cache.get_stamped(key)
+    value = cache.get(key)
     if value is None:
         with store.cursor() as cursor:
             value = compute(cursor)
-        near_cache.set_stamped(key, value, FACET_TTL)
+        cache.set(key, value, FACET_TTL)
     return value
 
 

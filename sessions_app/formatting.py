@@ -18,6 +18,7 @@ from django.utils.text import Truncator, add_truncation_text
 # A non-breaking space groups digits and joins a number to its unit in French.
 NBSP = "\xa0"
 
+
 def language() -> str:
     """The language the page is written in (``en``, ``fr``)."""
     return translation.get_language() or "en"

@@ -7,14 +7,14 @@ without a cap or loads a whole transcript.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
+from django.core.cache import cache
 from django.db.models import Count, F, FloatField, Sum, TextField, Value
 from django.db.models.functions import Coalesce, Length, Substr
 from django.utils.translation import gettext
 
-from hermes_explorer import near_cache, store
+from hermes_explorer import store
 from hermes_explorer.redaction import redact
 
 from .content import as_text, parse_tool_calls
@@ -53,18 +53,8 @@ def capped_count(queryset, cap: int = COUNT_CAP) -> CappedCount:
     The answer is reused while the file is unchanged (its signature is part of the key), so
     paging through a list or coming back to it costs no second count."""
     capped = queryset.order_by()[: cap + 1]
-    signature = store.file_signature()
-    key = None
-    if signature is not None:
-        sql, params = capped.query.sql_with_params()
-        raw = repr((signature, sql, params)).encode()
-        key = "capped-count:" + hashlib.sha256(raw).hexdigest()
-        n = near_cache.get(key, timeout=COUNT_TTL)
-        if n is not None:
-            return CappedCount(value=n, capped=n > cap)
-    n = capped.count()
-    if key is not None:
-        near_cache.set(key, n, COUNT_TTL)
+    sql, params = capped.query.sql_with_params()
+    n = store.while_unchanged("capped-count", (sql, params), capped.count, COUNT_TTL)
     return CappedCount(value=n, capped=n > cap)
 
 
@@ -110,10 +100,10 @@ def source_overview() -> list[dict]:
     part of the key: an O(1) lookup)."""
     (newest,) = store.one("SELECT MAX(rowid) FROM sessions")
     key = f"overview:{store.name()}:{newest}"
-    rows = near_cache.get_stamped(key)
+    rows = cache.get(key)
     if rows is None:
         rows = _source_overview()
-        near_cache.set_stamped(key, rows, OVERVIEW_TTL)
+        cache.set(key, rows, OVERVIEW_TTL)
     return rows
 
 
@@ -419,18 +409,12 @@ def _transcript_total(base, session_id: str, visibility: Visibility) -> int:
     """How many rows the transcript shows: one session's rows, bounded by its index, but a
     statement as long as the visibility rules.  Reused while the file is unchanged (its
     signature is part of the key): paging through a long session counts it once."""
-    signature = store.file_signature()
-    key = None
-    if signature is not None:
-        raw = repr((signature, session_id, visibility.as_param())).encode()
-        key = "transcript-total:" + hashlib.sha256(raw).hexdigest()
-        total = near_cache.get(key, timeout=COUNT_TTL)
-        if total is not None:
-            return total
-    total = base.order_by().count()
-    if key is not None:
-        near_cache.set(key, total, COUNT_TTL)
-    return total
+    return store.while_unchanged(
+        "transcript-total",
+        (session_id, visibility.as_param()),
+        base.order_by().count,
+        COUNT_TTL,
+    )
 
 
 def transcript_entries(messages: list) -> list[TranscriptEntry]:

@@ -18,6 +18,7 @@ import time
 from html.parser import HTMLParser
 from pathlib import Path
 
+import polib
 import pytest
 from django.conf import settings
 from django.db import connections
@@ -25,7 +26,6 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import translation
 
-import polib
 from sessions_app import formatting
 from tests.conftest import use_store
 from tests.roles_helpers import make_user

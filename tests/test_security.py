@@ -343,7 +343,7 @@ def test_proxy_user_header_is_ignored_unless_configured(client, current_store):
 
 def test_proxy_user_header_signs_in_a_new_viewer_when_configured(current_store, settings):
     settings.HERMES_REMOTE_USER_HEADER = "X-Forwarded-User"
-    auth = settings.MIDDLEWARE.index("accounts_app.signed_in.SessionUserMiddleware")
+    auth = settings.MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
     settings.MIDDLEWARE = [
         *settings.MIDDLEWARE[: auth + 1],
         "hermes_explorer.security.ProxyUserMiddleware",

@@ -557,7 +557,6 @@ def test_a_carried_forward_original_shows_once_in_transcript_search_and_table(
 @pytest.mark.parametrize("name", ["SessionFilter", "MessageFilter"])
 def test_each_filterset_has_filters_and_fields_of_its_own(grid_store, name):
     from django.http import QueryDict
-
     from django.template.loader import render_to_string
 
     from sessions_app import filters as filter_module

@@ -11,14 +11,13 @@ tried above ``SHORT_READ_RANK_MATCH_CAP`` matches, and scans size their id range
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass
 
 from django.urls import NoReverseMatch
 from django.utils.safestring import SafeString
 
-from hermes_explorer import near_cache, store
+from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from hermes_explorer.redaction import redact
 from hermes_explorer.stores import Store
@@ -279,21 +278,15 @@ def too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
     reused while the file is unchanged (its signature is part of the key): paging through
     a common word, or searching it again, does not count its matches again."""
     cap = rank_match_cap()
-    signature = store.file_signature()
-    key = None
-    if signature is not None:
-        raw = repr((signature, table, match, req.session_id, cap, store.readers_block_writer()))
-        key = "too-many-to-rank:" + hashlib.sha256(raw.encode()).hexdigest()
-        known = near_cache.get(key, timeout=MATCH_COUNT_TTL)
-        if known is not None:
-            return known
     try:
-        answer = _count_above(table, match, req, cap)
+        return store.while_unchanged(
+            "too-many-to-rank",
+            (table, match, req.session_id, cap, store.readers_block_writer()),
+            lambda: _count_above(table, match, req, cap),
+            MATCH_COUNT_TTL,
+        )
     except QueryTimeout:
         return True  # not an answer: counted again next time
-    if key is not None:
-        near_cache.set(key, answer, MATCH_COUNT_TTL)
-    return answer
 
 
 def _count_above(table: str, match: str, req: SearchRequest, cap: int) -> bool:
