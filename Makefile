@@ -70,10 +70,7 @@ run: $(BIN)/.installed $(DATA_DIR)/secret_key catalogs
 ## the app-database and cache tests again on a real PostgreSQL and Redis (throwaway servers)
 APPDB_TESTS ?= tests/test_appdb.py tests/test_accounts.py tests/test_script_auth.py \
 	tests/test_insights_summary_store.py tests/test_security.py tests/test_sql_console.py \
-	tests/test_annotations.py \
-	tests/test_insights_blocks.py::test_insights_warm_keeps_the_days_of_both_passes \
-	tests/test_insights_blocks.py::test_a_first_report_runs_the_plain_pass_and_keeps_the_days_beside \
-	tests/test_insights_blocks.py::test_a_stored_block_with_another_digest_is_not_used
+	tests/test_annotations.py
 test: $(BIN)/.installed-dev chromium servers catalogs
 	$(BIN)/python -m pytest
 	$(BIN)/python -m pytest -p tests.real_servers -m "not browser" $(APPDB_TESTS)

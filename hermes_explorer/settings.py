@@ -83,8 +83,9 @@ HERMES_EXPORT_CHUNK_TIMEOUT = float(os.environ.get("HERMES_EXPORT_CHUNK_TIMEOUT"
 # first pass over a window before the page shows what it has and says what is missing.
 HERMES_INSIGHTS_TIMEOUT = float(os.environ.get("HERMES_INSIGHTS_TIMEOUT", "15"))
 HERMES_INSIGHTS_COLLECT_SECONDS = float(os.environ.get("HERMES_INSIGHTS_COLLECT_SECONDS", "20"))
-# Threads per process that take part of a cold insights report beside its request (0: none).
-HERMES_SPARE_LANES = max(0, int(os.environ.get("HERMES_SPARE_LANES", "2")))
+# Seconds a report computed for an earlier version of the file may still be shown (saying
+# "as of HH:MM") while the file changes: the timer of insights_warm recomputes it (0: never).
+HERMES_INSIGHTS_STALE_SECONDS = float(os.environ.get("HERMES_INSIGHTS_STALE_SECONDS", "900"))
 # Log every statement that kept its read lock on the state.db longer than this (ms; unset:
 # never). On a rollback-journal file that is how long Hermes's commit may have waited.
 HERMES_LOG_LOCK_HOLDS_MS = (

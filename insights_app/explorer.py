@@ -26,10 +26,10 @@ from typing import Any
 from django.utils import timezone
 from django.utils.translation import gettext_lazy, gettext_noop
 
-from hermes_explorer import lanes, store
+from hermes_explorer import store
 from sessions_app.timefmt import day_start_epoch, local_date
 
-from . import reports, stats, summary_build
+from . import reports, stats
 from .drilldown import Drill
 from .figures import models, pass_figures, platforms
 from .figures.overview import overview
@@ -94,6 +94,8 @@ def previous_report(window: Window, now: float) -> Report:
     signature = store.file_signature()
     key = reports.cache_key(signature, window, "overview-only") if signature else None
     cached = reports.cached_report(key) if key else None
+    if cached is None:
+        cached = reports.recent_report(window, "overview-only")
     if cached is not None:
         return cached
     lo, hi = window.bounds(now)
@@ -109,36 +111,28 @@ def previous_report(window: Window, now: float) -> Report:
         report.overview = {k: v for k, v in full.items() if k not in _ROLE_FIELDS}
     if key:
         reports.keep_report(key, report)
+    reports.keep_latest(window, "overview-only", report)
     return report
 
 
 def report_and_previous(
-    window: Window, *, activity_days: bool = False, collect_seconds: float | None = None
+    window: Window,
+    *,
+    activity_days: bool = False,
+    collect_seconds: float | None = None,
+    fresh: bool = False,
 ) -> tuple[Report, Report | None]:
     """The report of ``window`` and the overview of the period just before it (None when
-    there is none, or the window is empty).  When the report has to be computed, the previous
-    period's pass runs beside it in a spare lane of the process, when one is free
-    (:mod:`hermes_explorer.lanes`), both measured from the same clock."""
-    later = None
-    kept = reports.kept_report(window, activity_days)
-    if kept is not None and kept.messages_complete:
-        report = kept  # what report_for would give, without asking the cache again
-    else:
-        now = None  # a kept report's own clock
-        if kept is None:
-            # Before the passes take the lanes: a first build starts now, not after them.
-            summary_build.start_if_first()
-            now = stats.current_time()
-            before = previous_window(window, now)
-            if before is not None:
-                later = lanes.beside(lambda: previous_report(before, now))
-        report = reports.report_for(
-            window, activity_days=activity_days, collect_seconds=collect_seconds, now=now
-        )
+    there is none, or the window is empty), both measured from the report's clock; ``fresh``:
+    never an earlier version's (``insights_warm``)."""
+    report = reports.report_for(
+        window,
+        activity_days=activity_days,
+        collect_seconds=collect_seconds,
+        now=stats.current_time() if fresh else None,
+    )
     if report.empty:
         return report, None
-    if later is not None:
-        return report, later()
     before = previous_window(window, report.now)
     return report, previous_report(before, report.now) if before is not None else None
 

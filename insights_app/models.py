@@ -115,27 +115,3 @@ class SummaryMark(models.Model):
 
     def __str__(self) -> str:
         return f"{self.store_key:x} @ {self.high_water}"
-
-
-class PassBlock(models.Model):
-    """The pass's rows over the sessions started in one day (UTC, ``day`` = epoch // 86400) of
-    one state.db, for one set of figures, and the digest of what they were computed from: the
-    statement and those sessions' columns and usage rows (:mod:`insights_app.figures.blocks`).
-    A report adds up the blocks whose digest still matches instead of reading their sessions
-    again."""
-
-    store_key = models.BigIntegerField()
-    figures = models.CharField(max_length=200)  # the figures' names, joined
-    day = models.BigIntegerField()
-    digest = models.CharField(max_length=64)
-    rows = models.TextField()  # JSON: per figure, [key, {column: value}] rows
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["store_key", "figures", "day"], name="pass_block_per_day"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.figures} {self.day} ({self.store_key:x})"

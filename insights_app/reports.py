@@ -17,7 +17,9 @@ reads only those figures again (:func:`insights_app.stats.with_messages`).
 from __future__ import annotations
 
 import hashlib
+import time
 
+from django.conf import settings
 from django.core.cache import cache
 
 from hermes_explorer import store
@@ -25,6 +27,9 @@ from hermes_explorer import store
 from .stats import Report, Window, build_report, with_messages
 
 REPORT_TTL = 90
+# How long the latest report of a window is kept whatever the file's version (it is shown while
+# it is younger than ``HERMES_INSIGHTS_STALE_SECONDS``).
+LATEST_TTL = 86_400
 
 
 def cached_report(key: str) -> Report | None:
@@ -52,6 +57,27 @@ def cache_key(signature: tuple, window: Window, variant) -> str:
     return "insights-report:" + hashlib.sha256(raw).hexdigest()
 
 
+def latest_key(window: Window, variant) -> str:
+    """The key of the latest complete report of ``window`` for this store, any version."""
+    raw = repr((store.name(), window, variant)).encode()
+    return "insights-latest:" + hashlib.sha256(raw).hexdigest()
+
+
+def recent_report(window: Window, variant) -> Report | None:
+    """The latest complete report of ``window`` computed for an earlier version of the file,
+    when it is recent enough to show (the page says when it was computed)."""
+    found = cache.get(latest_key(window, variant))
+    if found is None:
+        return None
+    if time.time() - found.generated_at > settings.HERMES_INSIGHTS_STALE_SECONDS:
+        return None
+    return found
+
+
+def keep_latest(window: Window, variant, report: Report) -> None:
+    cache.set(latest_key(window, variant), report, LATEST_TTL)
+
+
 def kept_report(window: Window, activity_days: bool = False) -> Report | None:
     """The kept report :func:`report_for` would start from now (whole, or one whose message
     figures are read again), if there is one."""
@@ -69,7 +95,9 @@ def report_for(
     collect_seconds: float | None = None,
     now: float | None = None,
 ) -> Report:
-    """The report for ``window``, reused while the file is unchanged and the report fresh.
+    """The report for ``window``, reused while the file is unchanged and the report fresh, or
+    while the latest one is recent (``HERMES_INSIGHTS_STALE_SECONDS``: ``manage.py
+    insights_warm`` on its timer computes the presets ahead); else computed here.
 
     ``now`` fixes the clock (a previous period measured from its report's own clock); a
     window with exact epoch bounds does not depend on it."""
@@ -91,6 +119,11 @@ def report_for(
         if partial is not None:
             report = with_messages(partial, collect_seconds=collect_seconds)
         else:
+            recent = recent_report(window, activity_days) if now is None else None
+            if recent is not None:
+                return recent
             report = build()
         keep_report(key if report.messages_complete else key + ":partial", report)
+        if report.messages_complete:
+            keep_latest(window, activity_days, report)
     return report

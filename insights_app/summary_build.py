@@ -1,14 +1,13 @@
-"""Building the stored summaries of a whole state.db: ahead of time or in the background.
+"""Building the stored summaries of a whole state.db, ahead of time (``manage.py insights_warm``,
+run by its systemd timer, ``deploy/hermes-explorer-warm.timer``).
 
 A first insights report on a big store would otherwise compute tens of thousands of summaries
-inside one request.  Instead, when a report finds more than :data:`BACKGROUND_FROM` sessions
-of its window without a current summary, :func:`start` runs :func:`build` in a thread of the
-process, which computes every missing or stale summary of the file in chunks and records its
+inside one request.  A report computes a few missing ones itself; when more than
+:data:`BACKGROUND_FROM` sessions of its window have none, it shows the figures that do not need
+summaries and says how many are missing, and the command's next run computes them.
+:func:`build` computes every missing or stale summary of the file in chunks and records its
 progress in the app database (:func:`insights_app.summary_store.claim_build`): every worker
-then shows the figures that do not need summaries at once, and how far the build is for those
-that do.  One build runs per file, across processes: a build whose heartbeat stops (its process
-ended) is taken over by the next report.  ``manage.py insights_warm`` runs the same build in
-the foreground.
+shows how far a running build is.  One build runs per file, across processes.
 """
 
 from __future__ import annotations
@@ -21,8 +20,6 @@ import time
 from collections.abc import Callable
 
 from django.db import connections
-
-from hermes_explorer import store as state_db
 
 from . import summaries, summary_store
 from .window import Window, scope_of, window_chunks
@@ -37,9 +34,6 @@ COMPACT_FROM = 1000
 # Reader lanes of a build in the background or ahead of time (``insights_warm``), beside the
 # thread that summarises and stores what they read.
 BUILD_THREADS = 2
-
-_running: set[int] = set()
-_lock = threading.Lock()
 
 
 def pending(key: int) -> list[tuple]:
@@ -168,50 +162,3 @@ def _pipeline(
     if failure is not None:
         raise failure
     return done
-
-
-def _run(key: int) -> None:
-    try:
-        build(key, threads=BUILD_THREADS)
-    except Exception:  # a thread has no one to report to but the log
-        log.exception("insights summaries: the background build failed")
-    finally:
-        with _lock:
-            _running.discard(key)
-        connections.close_all()
-
-
-def launch(target: Callable[[], None]) -> None:
-    """Run ``target`` in a thread of its own (tests replace this to run it when they like)."""
-    threading.Thread(target=target, name="insights-summary-build", daemon=True).start()
-
-
-def start_if_first() -> None:
-    """Start a first build at once (no summary of the file stored yet, and
-    :data:`BACKGROUND_FROM` sessions or more): a report about to be computed would otherwise
-    find out only once its message figures begin, after its other passes have taken the
-    lanes.  Once summaries are stored, one indexed look-up in the app database; the
-    sessions are counted only before (later gaps are found by the message figures)."""
-    key = summaries.file_key()
-    if summary_store.any_stored(key):
-        return
-    (n,) = state_db.rows("SELECT COUNT(*) FROM sessions", [])[0]
-    if int(n or 0) >= BACKGROUND_FROM:
-        start(key)
-
-
-def start(key: int) -> tuple[int, int] | None:
-    """Make sure a build of this file runs (here, or in another process); ``(done, total)``
-    of the running one when known."""
-    found = summary_store.build_progress(key)
-    if found is not None:
-        return found
-    with _lock:
-        if key in _running:
-            return None
-        _running.add(key)
-    # The build reads the store the report was for, wherever it runs: in a copy of this
-    # context, where that store is the current one (a new thread would read the default).
-    context = contextvars.copy_context()
-    launch(lambda: context.run(_run, key))
-    return None

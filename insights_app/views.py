@@ -17,7 +17,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_export, can_see_content
-from hermes_explorer import lanes, store, stores
+from hermes_explorer import store, stores
 from hermes_explorer.hermes_db.deadline import query_budget
 from sessions_app import formatting
 from sessions_app.facets import distinct_values
@@ -51,11 +51,7 @@ def index(request):
         return render(request, TEMPLATE, {"form": form, "shape": shape, **context})
     window, basis = form.window(), form.chart_basis()
     profile_rows = None
-    # The model box's suggestions read the store too: in line for the first lane the report's
-    # parts free (no lane is kept from them); only where the page surely renders them.
     datalist = presenters.model_names
-    if not fmt and parts is None:
-        datalist = lanes.beside(presenters.model_names, in_line=True)
     with query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
         if parts is None:
             report, previous = explorer.report_and_previous(

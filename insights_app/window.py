@@ -116,10 +116,7 @@ class Scope:
     # The window holds a small share of the file's sessions (:func:`window_span`): a statement
     # grouping its sessions finds them by an index, rather than reading the whole table.
     narrow: bool = False
-    # ``[lo, hi)`` of ``started_at`` (None: unbounded) when the window is chosen by start time
-    # alone (no source or model), and the first and last start in it once counted: the pass
-    # may then add up kept per-day figures (:mod:`insights_app.figures.blocks`).
-    time_bounds: tuple[float | None, float | None] | None = None
+    # The first and last start in the window, once counted.
     started_span: tuple[Any, Any] | None = None
 
     @property
@@ -173,7 +170,6 @@ def scope_of(window: Window, now: float) -> Scope:
         where=" AND ".join(clauses) or "1",
         params=tuple(params),
         by_start=lo is not None or hi is not None,
-        time_bounds=None if window.source or window.model else (lo, hi),
     )
 
 

@@ -1040,7 +1040,8 @@ def test_viewer_sees_the_page_without_message_links_or_exports(current, client):
     assert client.get("/insights/?_export=json").status_code == 403
 
 
-def test_report_cache_reuses_a_report_until_the_file_changes(current):
+def test_report_cache_reuses_a_report_until_the_file_changes(current, settings):
+    settings.HERMES_INSIGHTS_STALE_SECONDS = 0
     reports.report_for(Window(days=None))
     cached = reports.report_for(Window(days=None))
     assert reports.report_for(Window(days=None)) is not None
@@ -1051,6 +1052,23 @@ def test_report_cache_reuses_a_report_until_the_file_changes(current):
     fresh = reports.report_for(Window(days=None))
     assert fresh.generated_at >= cached.generated_at
     assert fresh.overview["total_input_tokens"] == cached.overview["total_input_tokens"] + 1
+
+
+def test_a_recent_report_of_an_earlier_file_is_shown_as_of_its_time(current, settings):
+    """While the file changes, the latest report (insights_warm's, on its timer) is shown for
+    up to HERMES_INSIGHTS_STALE_SECONDS, saying when it was computed; then one is computed."""
+    settings.HERMES_INSIGHTS_STALE_SECONDS = 600
+    first = reports.report_for(Window(days=None))
+    writer = sqlite3.connect(current)
+    writer.execute("UPDATE sessions SET input_tokens = input_tokens + 1 WHERE id = 's8-old'")
+    writer.commit()
+    writer.close()
+    shown = reports.report_for(Window(days=None))
+    assert shown.generated_at == first.generated_at
+    assert shown.overview == first.overview
+    settings.HERMES_INSIGHTS_STALE_SECONDS = 0
+    fresh = reports.report_for(Window(days=None))
+    assert fresh.overview["total_input_tokens"] == first.overview["total_input_tokens"] + 1
 
 
 def _date(text):

@@ -160,6 +160,23 @@ def test_warm_command_builds_every_summary(current, monkeypatch):
     assert computed == []
 
 
+def test_warm_command_computes_the_preset_reports_the_first_views_read(
+    current, monkeypatch, staff_client
+):
+    """After insights_warm (its timer, as deployed), the first view of a preset window after a
+    restart runs no pass: it reads the report the command computed."""
+    from insights_app import stats
+
+    call_command("insights_warm", no_failures=True)
+    restart()
+    passes = []
+    real = stats.one_pass
+    monkeypatch.setattr(stats, "one_pass", lambda *a, **k: passes.append(1) or real(*a, **k))
+    for days in (7, 30, 90, 365):
+        assert staff_client.get(f"/insights/?days={days}").status_code == 200
+    assert passes == []
+
+
 def test_router_sends_stored_summaries_to_the_app_database_only():
     router = HermesRouter()
     assert router.db_for_read(StoredSummary) is None
@@ -212,30 +229,23 @@ def test_stored_figures_equal_computed_ones_for_every_window(current):
 
 @pytest.fixture
 def deferred_builds(monkeypatch):
-    """Builds are started in the background from one session on, and run when the test says."""
+    """A report leaves the summaries to insights_warm from one missing session on."""
     from insights_app import summary_build
 
-    started: list = []
     monkeypatch.setattr(summary_build, "BACKGROUND_FROM", 1)
-    monkeypatch.setattr(summary_build, "launch", started.append)
-    return started
 
 
-def test_a_big_first_build_runs_in_the_background_with_progress(current, deferred_builds):
+def test_a_big_first_build_is_left_to_insights_warm(current, deferred_builds):
     from insights_app import summary_build
 
     partial = report()
-    assert len(deferred_builds) == 1  # started once
-    assert partial.summaries_build is not None
+    assert partial.summaries_build is None  # no thread of the request builds them
     assert partial.sessions_uncounted == partial.overview["total_sessions"] == 8
     assert partial.tools == [] and not partial.messages_complete
     # The figures that need no summary are there at once, and exact.
     unstored = build_report(Window(days=90), now=NOW, use_cache=False)
     assert partial.models == unstored.models and partial.platforms == unstored.platforms
     assert partial.overview["total_tokens"] == unstored.overview["total_tokens"]
-    # A second view while it has not run yet starts no second build.
-    report()
-    assert len(deferred_builds) == 1
 
     key = summary_store.store_key()
     seen = []
@@ -299,33 +309,6 @@ def test_a_failing_lane_stops_the_build_and_says_so(current, monkeypatch):
     assert StoredSummary.objects.filter(store_key=key).count() == 8
 
 
-def test_a_first_build_starts_before_the_report_passes(
-    current, deferred_builds, staff_client, monkeypatch
-):
-    """The page starts the build first thing (not once its passes have taken the lanes), and
-    not when the summaries are stored already."""
-    from insights_app import stats
-
-    events = []
-    real_span = stats.window_span
-    monkeypatch.setattr("insights_app.stats.current_time", lambda: NOW)
-    monkeypatch.setattr(
-        stats, "window_span", lambda scope: events.append("pass") or real_span(scope)
-    )
-    deferred_builds_append = deferred_builds.append
-    monkeypatch.setattr(
-        "insights_app.summary_build.launch",
-        lambda target: events.append("build") or deferred_builds_append(target),
-    )
-    monkeypatch.setattr("insights_app.summary_build.BACKGROUND_FROM", 8)  # every session
-    staff_client.get("/insights/?days=90")
-    assert events and events[0] == "build"
-    deferred_builds[0]()  # the build runs: everything is stored
-    events.clear()
-    staff_client.get("/insights/?days=30")
-    assert "pass" in events and "build" not in events
-
-
 def test_the_page_says_how_far_the_build_is(current, deferred_builds, staff_client, monkeypatch):
     from insights_app import summary_build
 
@@ -339,7 +322,6 @@ def test_the_page_says_how_far_the_build_is(current, deferred_builds, staff_clie
     # The page reloads itself while they are built (no script needed), and says so.
     assert '<meta http-equiv="refresh" content="3">' in html
     assert "reloads itself every 3 seconds" in html
-    assert deferred_builds == []  # one is alive: none started
     data = staff_client.get("/insights/?days=90&_export=json").json()
     assert data["summaries_being_built"] == {"done": 4, "total": 10}
     assert data["overview"]["total_sessions"] == 8  # the sessions' own figures are complete

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import threading
 
 import pytest
 
@@ -165,25 +164,6 @@ def test_links_into_a_store_are_the_links_store_reverse_gives(home, session_id):
         except NoReverseMatch:
             expected = None
         assert links.message(session_id, 7, store) == expected
-
-
-def test_a_background_summary_build_reads_the_store_it_was_started_for(home, monkeypatch):
-    from insights_app import summary_build
-
-    started, seen = [], []
-    monkeypatch.setattr(summary_build, "launch", started.append)
-    monkeypatch.setattr(summary_build, "_run", lambda key: seen.append(stores.current().name))
-    monkeypatch.setattr(summary_build.summary_store, "build_progress", lambda key: None)
-    support = stores.by_name("support")
-    with stores.using(support):
-        summary_build.start(0x5EED)
-    try:
-        thread = threading.Thread(target=started[0])
-        thread.start()
-        thread.join()
-    finally:
-        summary_build._running.discard(0x5EED)
-    assert seen == ["support"]
 
 
 def test_a_tag_filter_over_profiles_of_one_layout_finds_each_ones_sessions(

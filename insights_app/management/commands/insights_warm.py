@@ -4,16 +4,19 @@ every worker, reads it instead of the messages.
 
 * every session's insights summary, in the app database (see
   :mod:`insights_app.summary_build`);
-* the insights pass over every whole day of the last 800, for the report and for its previous
-  period, in the app database (see :mod:`insights_app.figures.blocks`);
+* the report of each preset window (and of the period before it), in the cache: the first
+  view of those windows, in any worker and after a restart, reads it (see
+  :mod:`insights_app.reports`; shown "as of" its time while the file changes, for up to
+  ``HERMES_INSIGHTS_STALE_SECONDS``);
 * the failures page's per-block counts of the messages, in the ``failures`` cache (see
   :mod:`live_app.failures`), for the longest window the page offers.
 
 With several profiles served, each profile's store is warmed in turn.
 
 Run it once after installing or upgrading (it may take a minute on a big state.db; it can be
-interrupted and run again: finished work is kept), and, if you like, from a timer: each run
-only computes what changed since the last.
+interrupted and run again: finished work is kept), and from its timer
+(``deploy/hermes-explorer-warm.timer``, every 10 minutes): each run only computes what changed
+since the last.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from django.db import DatabaseError
 
 from hermes_explorer import stores
 from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
-from insights_app import explorer, figures, summary_build, summary_store
+from insights_app import explorer, summary_build, summary_store
+from insights_app.window import PRESET_DAYS, Window
 from live_app import failures
 
 
@@ -67,11 +71,6 @@ class Command(BaseCommand):
 
         key = summary_store.store_key()
         computed = summary_build.build(key, progress=progress, threads=summary_build.BUILD_THREADS)
-        if not computed and summary_store.build_progress(key) is not None:
-            # A page started a build in the background: this one helps (both store the same).
-            computed = summary_build.build(
-                key, claim=False, progress=progress, threads=summary_build.BUILD_THREADS
-            )
         self.stdout.write(
             self.style.SUCCESS(
                 f"Insights summaries ready in {time.monotonic() - started:.1f} s"
@@ -80,17 +79,16 @@ class Command(BaseCommand):
         )
         started = time.monotonic()
         try:
-            # A budget per statement of the days, as a report has for its own.
             with query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
-                kept = figures.keep_days((figures.FIGURES, explorer.PREVIOUS_FIGURES))
+                for days in PRESET_DAYS:
+                    explorer.report_and_previous(Window(days=days), fresh=True)
         except QueryTimeout:
-            self.stderr.write("Insights days not kept (out of time): the first report keeps them.")
+            self.stderr.write("Insights reports not computed (out of time): pages compute them.")
         else:
             self.stdout.write(
                 self.style.SUCCESS(
-                    f"Insights days kept in {time.monotonic() - started:.1f} s."
-                    if kept
-                    else "Insights days: the store is small, nothing to keep."
+                    f"Insights reports of the last {', '.join(map(str, PRESET_DAYS))} days ready "
+                    f"in {time.monotonic() - started:.1f} s."
                 )
             )
         if no_failures:
