@@ -33,8 +33,17 @@ from django.http import QueryDict
 from accounts_app.roles import can_reveal, can_see_content
 from sessions_app.models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS
 
-from .api.operators import column_and_op, is_filter_key
-from .filters import PRESENCE_OPS, SORT_PARAMS, sort_column
+from .api.operators import PRESENCE_OPS, column_and_op, is_filter_key
+
+SORT_PARAMS = ("_sort", "_sort_desc")
+
+
+def sort_column(table: str, value: str) -> str:
+    """The column a ``_sort`` value names (an INTEGER PRIMARY KEY is the rowid)."""
+    if value == "rowid" and table == "messages":
+        return "id"
+    return value
+
 
 # Columns only roles that read content may see (the session page shows them to no one else).
 CONTENT_COLUMNS = {

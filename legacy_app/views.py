@@ -2,23 +2,19 @@
 
 The team's bookmarks and scripts point at the Datasette instance this explorer replaces
 (``/state``, ``/state/sessions?source=telegram&_sort_desc=started_at``,
-``/state/messages.csv?session_id=…``, ``/state/messages?_search=…``). Each URL is read the way
-Datasette read it (``legacy_app.filters``) and answered:
-
-* by a redirect to the explorer's own page (``/sessions/``, ``/messages/``, a session or a
-  message) when that page shows exactly the same rows in the same order
-  (``legacy_app.translate``);
-* otherwise directly, with Datasette's rows in Datasette's order and pages
-  (``legacy_app.pages``), and a link to the closest explorer page (``/search/`` for
-  ``_search``, whose ranked hits are not Datasette's rows);
-* ``.csv`` / ``.json``: Datasette's own API (``legacy_app.api``).
-
-Unknown parameters are ignored and said so (on the page, or as a message after a redirect).
+``/state/messages.csv?session_id=…``, ``/state/messages?_search=…``).  One engine answers them
+all, Datasette's semantics as the API implements them (:mod:`legacy_app.api.tables`): a
+``.json``/``.csv`` URL gets the API's answer, and the page of the same URL shows the same rows in
+the same order and pages (every operator, ``_size``, ``_sort``, ``_facet``, ``_search``,
+``_where`` for staff, every table), each id linked to its explorer page, with a link to the
+closest explorer page.  ``/state?sql=…`` only fills in the console's form (statements run on a
+POST); ``/state/sessions/<id>`` and ``/state/messages/<id>`` open the session or the message.
 """
 
 from __future__ import annotations
 
-from django.contrib import messages as flash
+from urllib.parse import quote
+
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
@@ -28,28 +24,19 @@ from django.views.decorators.http import require_safe
 from hermes_explorer import store
 from profiles_app.links import store_reverse
 from sessions_app.models import Message
-from sessions_app.tables import MessageTable, SessionTable
 
-from .api import policy
+from .api import policy, tables
 from .api import views as api_views
-from .filters import MODELS, filtered_queryset, parse
-from .pages import PAGE_BUDGET, direct_page
-from .paging import tilde_decode
-from .translate import translate_messages, translate_search, translate_sessions
+from .api.errors import ApiError
+from .api.tokens import tilde_decode
 
-
-def _with_params(url: str, params: list[tuple[str, str]]) -> str:
-    query = QueryDict(mutable=True)
-    for key, value in params:
-        query.appendlist(key, value)
-    encoded = query.urlencode()
-    return f"{url}?{encoded}" if encoded else url
-
-
-def _redirect(request: HttpRequest, url: str, notes: list[str]) -> HttpResponse:
-    for note in notes:
-        flash.info(request, note)
-    return redirect(url)
+# Characters of one value shown in a cell.
+CELL_CHARS = 300
+# Parameters that mean the same on the explorer's own list pages (its closest page).
+CARRIED = {
+    "sessions": ("source", "model", "user_id"),
+    "messages": ("session_id", "role", "tool_name"),
+}
 
 
 @require_safe
@@ -60,12 +47,12 @@ def database(request: HttpRequest, fmt: str | None = None) -> HttpResponse:
     if request.GET.get("sql"):
         return redirect(reverse("sql:console") + "?" + request.GET.urlencode())
     catalog = store.shape().catalog
-    tables = sorted(
+    tables_ = sorted(
         name
         for name, info in catalog.tables.items()
         if not info.virtual and name not in catalog.hidden
     )
-    return render(request, "legacy_app/database.html", {"shape": store.shape(), "tables": tables})
+    return render(request, "legacy_app/database.html", {"shape": store.shape(), "tables": tables_})
 
 
 @require_safe
@@ -82,64 +69,101 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
             )
             % {"table": table}
         )
+    context = {
+        "legacy_table": table,
+        "budget": tables.page_budget(),
+        "closest": _closest(request, table),
+    }
     refused = policy.refusals(table, request.GET, request.user)
     if refused:
-        return _refused(request, table, refused)
+        # No query runs: every probe of a refused column gets the same answer (the same page
+        # but for the note naming the refused parameter).
+        plain = reverse(f"{table}:list") if table in CARRIED else None
+        context.update(refused=True, notes=refused, closest=plain)
+        return render(request, "legacy_app/table.html", context, status=400)
     policy.audit_secret_reads(request, table)
-    if table not in MODELS:
-        return _direct(request, table, notes=[], closest=None)
-    shape = store.shape()
-    query = parse(table, request.GET, shape)
-    filtered_queryset(query, shape)  # notes about values a column cannot hold
-
-    if query.search is not None and table == "messages":
-        # The search page ranks its hits 20 at a time: not Datasette's rows, so a link.
-        t = translate_search(query)
-        return _direct(
-            request,
-            table,
-            notes=query.notes + t.notes,
-            closest=_with_params(reverse("search:results"), t.params),
-        )
-    if query.search is not None:
-        query.notes.append(
-            gettext("Datasette had no full-text search on sessions: _search ignored.")
-        )
-
-    if query.only_id is not None:
-        to_row = _to_session if table == "sessions" else _to_message
-        return to_row(request, query.only_id, query.notes)
-    if table == "sessions":
-        t = translate_sessions(query)
-        target = reverse("sessions:list")
-    else:
-        t = translate_messages(query, shape)
-        target = reverse("messages:list")
-    if t.exact:
-        return _redirect(request, _with_params(target, t.params), query.notes + t.notes)
-    return _direct(
-        request, table, notes=query.notes + t.notes, closest=_with_params(target, t.params)
-    )
-
-
-def _refused(request: HttpRequest, table: str, reasons: list[str]):
-    """A filter the role may not ask: 400, and no query runs, so every probe gets the same
-    answer whatever the rows hold."""
-    closest = reverse(f"{table}:list") if table in MODELS else reverse("legacy:database")
-    return _render_table(
-        request, table, [], [], notes=reasons, closest=closest, refused=True, status=400
-    )
-
-
-def _to_session(request: HttpRequest, session_id: str, notes: list[str]) -> HttpResponse:
     try:
-        url = store_reverse("sessions:detail", [session_id])
+        page = tables.table_page(request, info, user=request.user)
+    except ApiError as exc:
+        context.update(error=exc.message, timed_out=exc.title == "SQL Interrupted")
+        return render(request, "legacy_app/table.html", context, status=exc.status)
+    data = page.data
+    next_url = data["next_url"]
+    context.update(
+        columns=page.columns,
+        rows=_cells(table, page.columns, page.rows),
+        count=data["filtered_table_rows_count"],
+        facets=list(data["facet_results"].values()),
+        next_url=request.path + "?" + next_url.partition("?")[2] if next_url else None,
+    )
+    return render(request, "legacy_app/table.html", context)
+
+
+def _closest(request: HttpRequest, table: str) -> str | None:
+    """The explorer's own page for this table, with the parameters that mean the same there."""
+    if table == "messages" and request.GET.get("_search"):
+        return reverse("search:results") + "?q=" + quote(request.GET["_search"], safe="")
+    if table not in CARRIED:
+        return None
+    query = QueryDict(mutable=True)
+    for key in CARRIED[table]:
+        for value in request.GET.getlist(key):
+            query.appendlist(key, value)
+    encoded = query.urlencode()
+    return reverse(f"{table}:list") + (f"?{encoded}" if encoded else "")
+
+
+def _cells(table: str, columns: list[str], rows: list) -> list[list[tuple]]:
+    """Each row as ``(text, link or None)`` cells: ids open their explorer page."""
+    at = {c: i for i, c in enumerate(columns)}
+    out = []
+    for row in rows:
+        cells = []
+        for column, value in zip(columns, row, strict=True):
+            cells.append((_text(value), _link(table, column, value, row, at)))
+        out.append(cells)
+    return out
+
+
+def _text(value):
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return f"<{len(value):,} bytes>"
+    if isinstance(value, dict):
+        value = value.get("label", value.get("value"))
+    text = str(value)
+    return text if len(text) <= CELL_CHARS else text[:CELL_CHARS] + "…"
+
+
+def _link(table: str, column: str, value, row, at: dict) -> str | None:
+    if isinstance(value, dict):
+        value = value.get("value")
+    if value is None:
+        return None
+    try:
+        if (table, column) == ("sessions", "id") or (
+            column == "session_id" and table != "sessions"
+        ):
+            return store_reverse("sessions:detail", [value])
+        if (table, column) == ("messages", "id") and "session_id" in at:
+            session_id = row[at["session_id"]]
+            if isinstance(session_id, dict):
+                session_id = session_id.get("value")
+            return store_reverse("sessions:message", [session_id, value])
+    except NoReverseMatch:
+        return None
+    return None
+
+
+def _to_session(session_id: str) -> HttpResponse:
+    try:
+        return redirect(store_reverse("sessions:detail", [session_id]))
     except NoReverseMatch as exc:
         raise Http404(gettext("No such session.")) from exc
-    return _redirect(request, url, notes)
 
 
-def _to_message(request: HttpRequest, message_id: str, notes: list[str]) -> HttpResponse:
+def _to_message(message_id: str) -> HttpResponse:
     try:
         pk = int(message_id)
     except ValueError as exc:
@@ -148,10 +172,9 @@ def _to_message(request: HttpRequest, message_id: str, notes: list[str]) -> Http
     if message is None:
         raise Http404(gettext("No such message in this state.db."))
     try:
-        url = store_reverse("sessions:message", [message.session_id, message.id])
+        return redirect(store_reverse("sessions:message", [message.session_id, message.id]))
     except NoReverseMatch as exc:
         raise Http404(gettext("This message's session id cannot be linked.")) from exc
-    return _redirect(request, url, notes)
 
 
 @require_safe
@@ -161,36 +184,10 @@ def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> Ht
         return api_views.row(request, table, pk)
     pk = tilde_decode(pk)
     if table == "sessions":
-        return _to_session(request, pk, [])
+        return _to_session(pk)
     if table == "messages":
-        return _to_message(request, pk, [])
+        return _to_message(pk)
     raise Http404(
         gettext("The old address /state/%(table)s/… has no page in the explorer.")
         % {"table": table}
     )
-
-
-def _direct(request: HttpRequest, table: str, *, notes: list[str], closest: str | None):
-    """An old URL no explorer page says exactly: Datasette's rows, in its order and pages."""
-    page = direct_page(request, table, request.user)
-    return _render_table(
-        request,
-        table,
-        page.columns,
-        page.rows,
-        notes=list(dict.fromkeys(notes + page.notes + ([page.error] if page.error else []))),
-        closest=closest,
-        next_url=page.next_url,
-        timed_out=page.timed_out,
-    )
-
-
-def _render_table(request, table, columns, rows, *, status=200, **context) -> HttpResponse:
-    if table == "sessions":
-        context["table"] = SessionTable(rows, order_by=None, shape=store.shape(), orderable=False)
-    elif table == "messages":
-        context["table"] = MessageTable(rows, order_by=None, orderable=False)
-    else:
-        context.update(plain_columns=columns, plain_rows=rows)
-    context.update(legacy_table=table, budget=PAGE_BUDGET)
-    return render(request, "legacy_app/table.html", context, status=status)

@@ -398,7 +398,8 @@ def french_pages(client) -> dict[str, str]:
         reverse("sql:console"),
         reverse("sql:saved"),
         "/state",
-        "/state/sessions",
+        # The page of an old URL shows stored text in its cells: none here.
+        "/state/sessions?source=none-such",
         "/sessions/no-such-session/",
     ]
     if message is not None:

@@ -18,12 +18,13 @@ from django.http import QueryDict
 
 from hermes_explorer.redaction import redact
 from legacy_app import access
-from legacy_app.filters import OPS, PRESENCE_OPS
+from legacy_app.api.operators import OPERATORS, PRESENCE_OPS
 from tests.builders import NASTY_NOW, StateDB
 from tests.conftest import use_store
 from tests.roles_helpers import client_for, make_user
 
 pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+OPS = frozenset(OPERATORS)
 
 SECRET_SID = "20260101_080000_5ec7e7"
 PLAIN_SID = "20260101_090000_c1ea12"
@@ -61,6 +62,12 @@ def answer(client, url, params):
     return response.status_code, response.get("Content-Type"), body
 
 
+def page_column(response, name="id"):
+    """One column of the old URL's page, as shown."""
+    at = response.context["columns"].index(name)
+    return [row[at][0] for row in response.context["rows"]]
+
+
 def without_notes(body):
     return re.sub(r'<ul class="notes".*?</ul>', "", body, flags=re.S)
 
@@ -94,11 +101,11 @@ def test_a_viewer_binary_searching_the_system_prompt_learns_nothing(oracle_store
     # The same probes are an oracle for staff, who may read the prompt: the test would see it.
     staff = client_for("staff")
     staff_answers = {
-        probe: staff.get("/state/sessions", {"system_prompt__gte": probe}).context["table"].rows
+        probe: page_column(staff.get("/state/sessions", {"system_prompt__gte": probe}))
         for probe in ("You", "Z")
     }
-    assert [r.record.id for r in staff_answers["You"]] == [SECRET_SID]
-    assert list(staff_answers["Z"]) == []
+    assert staff_answers["You"] == [SECRET_SID]
+    assert staff_answers["Z"] == []
 
 
 @pytest.mark.parametrize(
@@ -144,10 +151,10 @@ def test_viewers_keep_the_filters_on_columns_they_can_read(oracle_store):
     viewer = client_for("viewer")
     response = viewer.get("/state/sessions", {"message_count__gte": "2", "source__not": "cli"})
     assert response.status_code == 200
-    assert [r.record.id for r in response.context["table"].rows] == [SECRET_SID]
+    assert page_column(response) == [SECRET_SID]
     chat = viewer.get("/state/sessions", {"title__contains": "Chat"})
     assert chat.status_code == 200
-    assert [r.record.id for r in chat.context["table"].rows] == [PLAIN_SID]
+    assert page_column(chat) == [PLAIN_SID]
 
 
 # Analysts: redacted content ----------------------------------------------------------------
@@ -164,10 +171,10 @@ def test_an_analyst_probing_a_redacted_key_gets_no_rows(oracle_store):
     assert "content may hold redacted secrets" in body
     assert "deploy with" not in body
     response = analyst.get("/state/messages", {"content__contains": API_KEY[:12]})
-    assert list(response.context["table"].rows) == []
+    assert "rows" not in response.context
     # Staff may reveal the key anyway: for them the filter is Datasette's.
     staff = client_for("staff").get("/state/messages", {"content__contains": API_KEY[:12]})
-    assert [r.record.session_id for r in staff.context["table"].rows] == [SECRET_SID]
+    assert page_column(staff, "session_id") == [SECRET_SID]
 
 
 @pytest.mark.parametrize(
@@ -198,11 +205,11 @@ def test_analysts_may_ask_whether_a_redacted_column_is_empty(oracle_store):
     analyst = client_for("analyst")
     response = analyst.get("/state/messages", {"content__notblank": "1", "role": "user"})
     assert response.status_code == 200
-    assert [r.record.id for r in response.context["table"].rows] == ids(
+    assert [int(i) for i in page_column(response)] == ids(
         oracle_store, "SELECT id FROM messages WHERE content != '' AND role = 'user' ORDER BY id"
     )
     sessions = analyst.get("/state/sessions", {"system_prompt__notnull": "1", "_sort": "id"})
-    assert [r.record.id for r in sessions.context["table"].rows] == [SECRET_SID]
+    assert page_column(sessions) == [SECRET_SID]
 
 
 def test_analysts_may_not_compare_or_sort_redacted_session_columns(oracle_store):

@@ -1,4 +1,5 @@
-"""The old Datasette bookmarks, followed in a real browser, land on the right page and rows."""
+"""The old Datasette bookmarks, followed in a real browser, show Datasette's rows (the API's
+engine) and lead on to the explorer's own pages."""
 
 from __future__ import annotations
 
@@ -33,15 +34,16 @@ def listed_session_ids(page) -> list[str]:
     return ids
 
 
-def test_the_telegram_bookmark_lands_on_the_session_table(browse, facts):
+def test_the_telegram_bookmark_shows_its_rows_and_opens_the_session_table(browse, facts):
     page = browse.page(role="analyst")
     page.goto("/state/sessions?source=telegram&_sort_desc=started_at")
-    expect(page).to_have_url(re.compile(r"/sessions/\?source=telegram"))
-    expect(page).to_have_title("Sessions · Hermes Explorer")
-    expect(page.get_by_role("checkbox", name="telegram")).to_be_checked()
+    expect(page).to_have_title("state/sessions (old address) · Hermes Explorer")
     expected = session_ids_in(facts, "WHERE source = 'telegram'", "ORDER BY started_at DESC")
     expect(page.locator("table.data-table tbody tr")).to_have_count(len(expected))
     assert listed_session_ids(page) == expected
+    page.get_by_role("link", name="Open sessions in the explorer").click()
+    expect(page).to_have_url(re.compile(r"/sessions/\?source=telegram"))
+    expect(page.get_by_role("checkbox", name="telegram")).to_be_checked()
 
 
 def test_an_ascending_bookmark_keeps_its_order(browse, facts):
@@ -58,7 +60,7 @@ def test_a_search_bookmark_shows_datasettes_rows_and_links_search(browse, facts)
     page.goto(f"/state/messages?_search={facts.rare_word}")
     expect(page).to_have_url(re.compile(r"/state/messages\?"))
     expect(page.locator("table.data-table tbody tr")).to_have_count(1)
-    page.get_by_role("link", name="open messages in the explorer").click()
+    page.get_by_role("link", name="Open messages in the explorer").click()
     expect(page).to_have_url(re.compile(rf"/search/\?.*q={facts.rare_word}"))
     expect(page.locator(".hit")).to_have_count(1)
 
@@ -74,5 +76,5 @@ def test_a_bookmark_the_explorer_has_no_filter_for_shows_the_rows_directly(brows
     )
     expect(page.locator("table.data-table tbody tr")).to_have_count(len(expected))
     assert listed_session_ids(page) == expected
-    page.get_by_role("link", name="open sessions in the explorer").click()
+    page.get_by_role("link", name="Open sessions in the explorer").click()
     expect(page).to_have_url(re.compile(r"/sessions/"))
