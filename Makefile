@@ -72,6 +72,7 @@ APPDB_TESTS ?= tests/test_appdb.py tests/test_accounts.py tests/test_script_auth
 	tests/test_insights_summary_store.py tests/test_security.py tests/test_sql_console.py \
 	tests/test_annotations.py
 test: $(BIN)/.installed-dev chromium servers catalogs
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 	$(BIN)/python -m pytest -p tests.real_servers -m "not browser" $(APPDB_TESTS)
 

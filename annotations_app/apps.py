@@ -17,13 +17,11 @@ class AnnotationsAppConfig(AppConfig):
     )
 
     def ready(self):
-        # The session pages offer hooks; this app fills them (sessions_app never imports it).
+        # The transcript exports offer a hook; this app fills it (sessions_app never imports
+        # it). The session list is a subclass of its own (listing.AnnotatedSessionListView).
         from sessions_app import extensions
 
-        from .listing import AnnotationFiltersMixin
         from .selectors import transcript_fields
 
-        if AnnotationFiltersMixin not in extensions.LIST_VIEW_MIXINS:
-            extensions.LIST_VIEW_MIXINS.append(AnnotationFiltersMixin)
         if transcript_fields not in extensions.TRANSCRIPT_METADATA:
             extensions.TRANSCRIPT_METADATA.append(transcript_fields)

@@ -10,10 +10,12 @@ note count and, for those who may tag, the selection checkboxes of the bulk-tag 
 from __future__ import annotations
 
 from django.utils.translation import gettext
+from django.views.decorators.http import require_GET
 
 from hermes_explorer.hermes_db.current import current_alias
 from sessions_app.formatting import number
 from sessions_app.selectors import COUNT_CAP, CappedCount
+from sessions_app.views.sessions import SessionListView
 
 from . import crossdb, permissions, selectors
 from .columns import BULK_FORM_ID, AnnotationCells
@@ -171,3 +173,11 @@ class AnnotationFiltersMixin:
             bulk_form_id=BULK_FORM_ID,
         )
         return context
+
+
+class AnnotatedSessionListView(AnnotationFiltersMixin, SessionListView):
+    """``/sessions/``: the session list with the team's stars, tags and notes (filters,
+    columns, facets, exports); mounted by the project's URLconf in place of the plain one."""
+
+
+session_list = require_GET(AnnotatedSessionListView.as_view())

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from hermes_explorer import store, stores
-from hermes_explorer.redaction import redact_text
+from redaction import redact_text
 
 from .models import AnnotatedSession
 

@@ -29,7 +29,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from hermes_explorer.redaction import redact_many  # noqa: E402
+from redaction import redact_many  # noqa: E402
 
 # Fake values in the shapes of real ones.
 PLANTED = (

@@ -13,7 +13,7 @@ from django.conf import settings
 from accounts_app import audit
 from accounts_app.models import AuditEvent
 from hermes_explorer import store
-from hermes_explorer.redaction import redact
+from redaction import redact
 from sessions_app.exports import export_filename, stream_export
 
 from . import isolation

@@ -6,15 +6,14 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 from django.views.i18n import set_language
 
-from sessions_app.views import sessions as session_views
-
 from . import views
 
 urlpatterns = [
-    path("", session_views.overview, name="overview"),
+    path("", include("sessions_app.urls_home")),
     # Before the session pages: /sessions/<id>/after/<message id>/ feeds a followed session.
     path("sessions/", include("live_app.urls_follow")),
-    path("sessions/", include("sessions_app.urls")),
+    # The session pages, with the list the annotations extend (stars, tags, notes).
+    path("sessions/", include("annotations_app.urls_sessions")),
     path("messages/", include("sessions_app.urls_messages")),
     path("search/", include("sessions_app.urls_search")),
     path("insights/", include("insights_app.urls")),

@@ -45,10 +45,9 @@ def _check(one: stores.Store) -> dict:
 
 
 def _listed(request, served, checked) -> list[dict]:
-    """Every store's health, named, to a user who may see it (staff see every one)."""
-    from profiles_app.access import for_request
-
-    visible = {one.name for one in for_request(request)}
+    """Every store's health, named, to a user who may see it (the profiles the store-scope
+    middleware found the request's user may see)."""
+    visible = {one.name for one in getattr(request, "visible_stores", ())}
     return [{"profile": n, **found} for n, found in checked.items() if n in visible]
 
 

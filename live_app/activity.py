@@ -16,14 +16,13 @@ import time
 from dataclasses import dataclass
 
 from hermes_explorer import store
-from hermes_explorer.redaction import redact
+from redaction import redact
 from sessions_app.content import as_text
+from sessions_app.following import OPEN_HORIZON
 from sessions_app.formatting import short_model
 
 DEFAULT_MINUTES = 15
 MAX_MINUTES = 24 * 60
-# A session left open longer than this is not "running": it was never closed.
-OPEN_HORIZON = 86_400.0
 # How many of the newest message ids stand for "recent" on files without last_activity_at.
 RECENT_MESSAGE_IDS = 5_000
 LIMIT = 100

@@ -34,7 +34,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from hermes_explorer import store
-from hermes_explorer.redaction import redact
+from redaction import redact
 from sessions_app.formatting import short_model
 
 BLOCK = 20_000

@@ -20,12 +20,12 @@ from django.views.decorators.http import require_GET
 from accounts_app.middleware import forbidden
 from accounts_app.roles import CONTENT, can_reveal, can_see_content
 from hermes_explorer import store
+from sessions_app.following import entries_after
 from sessions_app.models import Session
 from sessions_app.transcript_html import entries_html
 from sessions_app.visibility import Visibility
 
 from .activity import DEFAULT_MINUTES, MAX_MINUTES, clamp_minutes, live_sessions
-from .following import entries_after
 from .presenters import rows_html
 
 # How often the page's script asks again (the no-JS page reloads itself less often).

@@ -20,8 +20,8 @@ from django.utils.translation import gettext
 
 from hermes_explorer import store as one_store
 from hermes_explorer import stores as registry
-from hermes_explorer.redaction import redact
 from hermes_explorer.stores import Store
+from redaction import redact
 
 # Seconds one store may take to say whether it has the session.
 LOOKUP_BUDGET = 1.0

@@ -52,9 +52,9 @@ class StoreScopeMiddleware:
                 return redirect_to_login(request.get_full_path())
             request.store, request.store_scoped = None, False
             request.profile_base = get_script_prefix()
-            request._visible_stores = ()
+            request._visible_stores = request.visible_stores = ()
             return self.get_response(request)
-        visible = for_request(request)
+        visible = request.visible_stores = for_request(request)
         match = PREFIX.match(request.path_info)
         base = get_script_prefix()
         prefix = None

@@ -1,10 +1,8 @@
 """Where other apps add to the session pages without this app importing them.
 
-An app registers in its ``AppConfig.ready()``:
+An app registers in its ``AppConfig.ready()`` (an app that extends the session list subclasses
+:class:`sessions_app.views.sessions.SessionListView` instead):
 
-``LIST_VIEW_MIXINS``
-    mixins of the session list view (filters, columns, exports), composed in front of
-    :class:`sessions_app.views.sessions.SessionListView` at the first request;
 ``TRANSCRIPT_METADATA``
     ``provider(request, session_id) -> dict`` whose keys and values a transcript export adds
     to its header (JSON: the ``annotations`` object; Markdown: one line).
@@ -14,14 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-LIST_VIEW_MIXINS: list[type] = []
 TRANSCRIPT_METADATA: list[Callable] = []
-
-
-def compose_list_view(base: type) -> type:
-    if not LIST_VIEW_MIXINS:
-        return base
-    return type(base.__name__, (*LIST_VIEW_MIXINS, base), {"__module__": base.__module__})
 
 
 def transcript_metadata(request, session_id: str) -> dict | None:

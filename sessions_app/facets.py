@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.core.cache import cache
 
 from hermes_explorer import store
-from hermes_explorer.redaction import redact
+from redaction import redact
 
 from .models import METADATA_TEXT_COLUMNS
 

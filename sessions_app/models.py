@@ -18,7 +18,7 @@ from datetime import datetime
 from django.db import models
 
 from hermes_explorer import store
-from hermes_explorer.redaction import redact, redaction_enabled
+from redaction import redact, redaction_enabled
 
 from . import content as content_format
 from .formatting import short_model

@@ -15,7 +15,7 @@ from django.db.models.functions import Coalesce, Length, Substr
 from django.utils.translation import gettext
 
 from hermes_explorer import store
-from hermes_explorer.redaction import redact
+from redaction import redact
 
 from .content import as_text, parse_tool_calls
 from .formatting import number
@@ -453,7 +453,7 @@ def redact_entries(entries: list[TranscriptEntry]) -> None:
     tool call arguments, raw malformed tool calls) and count them per entry for the reveal
     button.  The gates run once over the whole page: only the texts where one opens are
     redacted."""
-    from hermes_explorer.redaction import redact_text_many, redaction_enabled
+    from redaction import redact_text_many, redaction_enabled
 
     if not redaction_enabled():
         return

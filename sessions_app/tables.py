@@ -19,7 +19,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_lazy, pgettext, pgettext_lazy
 from django_tables2.data import TableListData
 
-from hermes_explorer.redaction import redact
+from redaction import redact
 
 from .content import as_text
 from .formatting import compact, duration, truncate_chars

@@ -7,7 +7,7 @@ memory than one of ten.  ``?chain=1`` exports the whole compression chain as one
 the root ancestor, then each compression continuation in turn (:func:`compression_chain`).
 
 Secrets in message text, tool calls, reasoning and the system prompt are redacted like the
-transcript page (``hermes_explorer.redaction``, ``HERMES_REDACT_SECRETS``).
+transcript page (``redaction``, ``HERMES_REDACT_SECRETS``).
 
 The Markdown is built to survive any content: message text sits in fenced blocks whose fence
 is longer than any backtick run inside it, inline values are backslash-escaped, and nothing
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 
 from django.utils import timezone
 
-from hermes_explorer.redaction import redact, redaction_enabled
+from redaction import redact, redaction_enabled
 
 from .content import as_text, parse_tool_calls, pretty_json
 from .exports import buffered, json_text, keyset_chunks

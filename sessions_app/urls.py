@@ -4,8 +4,9 @@ from .views import reveal, sessions, transcript_export
 
 app_name = "sessions"
 
+# The list (name "list") is mounted by whoever extends it: the project's URLconf mounts the
+# annotated one (annotations_app.urls_sessions), or ``urlpatterns_with_list``.
 urlpatterns = [
-    path("", sessions.session_list, name="list"),
     path("<str:session_id>/", sessions.session_detail, name="detail"),
     path(
         "<str:session_id>/export.md",
@@ -34,3 +35,5 @@ urlpatterns = [
         name="reveal",
     ),
 ]
+
+urlpatterns_with_list = [path("", sessions.session_list, name="list"), *urlpatterns]

@@ -32,7 +32,7 @@ import json
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-from hermes_explorer.redaction import redact
+from redaction import redact
 
 IGNORED_KEYS = {"query_ms", "query"}
 

@@ -171,7 +171,7 @@ def _sort_column(query: str) -> str | None:
 
 
 def _redacted(rows: list) -> list:
-    from hermes_explorer.redaction import redact
+    from redaction import redact
 
     return [[redact(v) for v in r] for r in rows]
 

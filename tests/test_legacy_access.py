@@ -16,9 +16,9 @@ import pytest
 from django.db import connections
 from django.http import QueryDict
 
-from hermes_explorer.redaction import redact
 from legacy_app import access
 from legacy_app.api.operators import OPERATORS, PRESENCE_OPS
+from redaction import redact
 from tests.builders import NASTY_NOW, StateDB
 from tests.conftest import use_store
 from tests.roles_helpers import client_for, make_user

@@ -15,7 +15,7 @@ import pytest
 from django.db import connections
 
 from accounts_app.models import AuditEvent
-from hermes_explorer.redaction import redact
+from redaction import redact
 from tests.builders import NASTY_NOW, StateDB
 from tests.conftest import use_store
 from tests.roles_helpers import client_for, script_client_for

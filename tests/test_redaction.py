@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from hermes_explorer.redaction import (
+from redaction import (
     engine,
     redact,
     redact_many,
@@ -365,7 +365,7 @@ def test_a_private_key_before_an_escaped_backslash_ends_with_its_string():
 def test_a_json_column_stays_json_whatever_the_text_redaction_does(monkeypatch):
     """If a replacement ever cut a JSON string in two, the column is decoded, walked and
     encoded again."""
-    import hermes_explorer.redaction as redaction
+    import redaction as redaction
 
     real = redaction._redact_text
     stored = json.dumps({"password": "hunter2 x", "note": "ok"})

@@ -16,7 +16,7 @@ import urllib.parse
 
 import pytest
 
-from hermes_explorer.redaction import (
+from redaction import (
     engine,
     redact,
     redact_json_text,

@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from hermes_explorer.redaction import redact_text
+from redaction import redact_text
 
 
 def redact_titles(apps, schema_editor):

@@ -10,7 +10,8 @@ from django.db.backends.sqlite3 import base as sqlite_base
 from django.db.backends.sqlite3.creation import DatabaseCreation as SQLiteCreation
 from django.db.backends.sqlite3.features import DatabaseFeatures as SQLiteFeatures
 
-from ..redaction import redact
+from redaction import redact
+
 from . import gate as gates
 from . import holds
 from .deadline import PROGRESS_STEPS, Deadline

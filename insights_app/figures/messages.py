@@ -25,7 +25,7 @@ from typing import Any
 from django.db import DatabaseError
 
 from hermes_explorer import store
-from hermes_explorer.redaction import redact
+from redaction import redact
 
 from .. import summaries as summaries_module
 from .. import summary_build, summary_store

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_explorer import store
-from hermes_explorer.redaction import redact
+from redaction import redact
 from sessions_app.formatting import short_model
 
 from ..window import Scope

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from django.http import QueryDict
 
 from accounts_app.roles import can_reveal, can_see_content, can_use_sql
-from hermes_explorer.redaction import redact, redact_many
+from redaction import redact, redact_many
 
 from .. import access
 from .params import FACET_TYPES

@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
-from hermes_explorer.redaction import redact_many
+from redaction import redact_many
 from sessions_app.search.negation import (
     has_negation,
     index_options,

@@ -18,7 +18,7 @@ from django.conf import settings
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
-from hermes_explorer.redaction import redact
+from redaction import redact
 
 from .. import access
 from . import policy as policies

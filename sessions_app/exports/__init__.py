@@ -20,7 +20,7 @@ what costs, so a chunk is handled a column at a time.  Rows are fetched as tuple
 ``fetchall`` (:func:`.chunks.fetched_rows`: the ORM's own iteration reads 100 rows a call and
 converts row by row; its conversions, the redacted metadata, are made a column at a time),
 times become ISO 8601 through a per-hour cache (:func:`iso_converter`), secrets are looked for
-a column at a time (:func:`hermes_explorer.redaction.redact_many`, the gates scanned once over
+a column at a time (:func:`redaction.redact_many`, the gates scanned once over
 a whole column), CSV is written a column at a time with the same bytes as
 ``csv.writer`` (:func:`csv_lines`; formulas are found from a column's first characters), and
 lines are encoded and sent in pieces of about ``FLUSH_BYTES``.  1,000 rows a chunk measured as
@@ -39,7 +39,7 @@ Options in the query string, read by :mod:`.request`:
 ``_preview=1``              long text (content, reasoning, tool calls) cut in SQL to
                             ``PREVIEW_CHARS`` instead of the full value.
 
-Secrets in message text are redacted as on the transcript page (``hermes_explorer.redaction``,
+Secrets in message text are redacted as on the transcript page (``redaction``,
 ``HERMES_REDACT_SECRETS``): a download never shows what the page hides.  Who may download at
 all is decided by ``accounts_app.roles`` (``_export`` needs the export capability).
 

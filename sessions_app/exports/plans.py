@@ -3,7 +3,7 @@
 A :class:`TablePlan` holds the ``values_list()`` queryset an export reads and the function that
 turns a fetched chunk into output rows a column at a time: times become ISO 8601 in
 ``TIME_ZONE`` next to the raw epoch (:mod:`.isotime`), secrets are redacted like on the pages
-(:func:`hermes_explorer.redaction.redact_many`), and keys fetched only for the keyset are dropped.
+(:func:`redaction.redact_many`), and keys fetched only for the keyset are dropped.
 Only columns this file has are named (``has_column``).
 """
 
@@ -18,7 +18,7 @@ from django.db.models.sql.constants import INNER
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
-from hermes_explorer.redaction import redact_many, redaction_enabled
+from redaction import redact_many, redaction_enabled
 
 from ..models import Session
 from ..pagination import Keyset
@@ -169,7 +169,7 @@ def table_plan(
     """The plan of an export of ``fields`` of ``queryset`` in ``keyset`` order.
 
     ``sources`` maps a field to the name it is selected as (an annotation); ``redacted``
-    fields get secrets replaced by markers (:func:`hermes_explorer.redaction.redact_many`, a
+    fields get secrets replaced by markers (:func:`redaction.redact_many`, a
     column of a chunk at a time); ``text_fields`` are those whose size bounds the next chunk
     (all of them by default).  Times become ISO 8601 in ``TIME_ZONE`` followed by the raw
     epoch, computed a column at a time (:func:`iso_converter`)."""

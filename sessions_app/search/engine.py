@@ -30,7 +30,7 @@ from django.utils.translation import gettext
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
-from hermes_explorer.redaction import redact, redaction_enabled
+from redaction import redact, redaction_enabled
 
 from ..formatting import number, plain
 from . import statements

@@ -13,7 +13,7 @@ import re
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from hermes_explorer.redaction import redact_text, redaction_enabled
+from redaction import redact_text, redaction_enabled
 
 from ..content import MULTIMODAL_PREFIX
 

@@ -19,9 +19,9 @@ from django.utils.safestring import SafeString
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
-from hermes_explorer.redaction import redact
 from hermes_explorer.stores import Store
 from profiles_app.links import store_reverse
+from redaction import redact
 
 from ..visibility import kind_of
 from . import ranges

@@ -163,7 +163,7 @@ def export_url(context, fmt, **extra):
 @register.filter
 def redact(value):
     """Well-known secret shapes replaced by ``[redacted: …]`` markers (HERMES_REDACT_SECRETS)."""
-    from hermes_explorer.redaction import redact as redact_secrets
+    from redaction import redact as redact_secrets
 
     return redact_secrets(value)
 

@@ -12,14 +12,14 @@ from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_see_content
 from hermes_explorer import store
-from hermes_explorer.redaction import redact
-from live_app.following import follow_state
 from profiles_app.links import store_reverse
+from redaction import redact
 
-from .. import exports, extensions, selectors
+from .. import exports, selectors
 from ..exports.merged import export_parts, merged_export
 from ..exports.request import session_filename_bits
 from ..filters import SessionFilter
+from ..following import follow_state
 from ..listing import KeysetTableView
 from ..merged_list import MergedListMixin
 from ..models import SECRET_SESSION_COLUMNS, Message, Session
@@ -114,14 +114,7 @@ class SessionListView(MergedListMixin, KeysetTableView):
         }
 
 
-@functools.cache
-def _session_list_view():
-    # Composed at the first request: every app has registered its mixins by then.
-    return require_GET(extensions.compose_list_view(SessionListView).as_view())
-
-
-def session_list(request, *args, **kwargs):
-    return _session_list_view()(request, *args, **kwargs)
+session_list = require_GET(SessionListView.as_view())
 
 
 def _int_param(request, name: str, default: int = 1) -> int:

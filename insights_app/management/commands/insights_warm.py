@@ -8,8 +8,8 @@ every worker, reads it instead of the messages.
   view of those windows, in any worker and after a restart, reads it (see
   :mod:`insights_app.reports`; shown "as of" its time while the file changes, for up to
   ``HERMES_INSIGHTS_STALE_SECONDS``);
-* the failures page's per-block counts of the messages, in the ``failures`` cache (see
-  :mod:`live_app.failures`), for the longest window the page offers.
+* the failures page's per-block counts of the messages (``manage.py failures_warm``, which it
+  runs at the end).
 
 With several profiles served, each profile's store is warmed in turn.
 
@@ -25,6 +25,7 @@ import sqlite3
 import time
 
 from django.conf import settings
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError
 
@@ -32,7 +33,6 @@ from hermes_explorer import stores
 from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
 from insights_app import explorer, summary_build, summary_store
 from insights_app.window import PRESET_DAYS, Window
-from live_app import failures
 
 
 class Command(BaseCommand):
@@ -53,13 +53,17 @@ class Command(BaseCommand):
                 self.stdout.write(f"Profile {one.name}:")
             try:
                 with stores.using(one):
-                    self._warm(batch, no_failures)
+                    self._warm(batch)
             except (DatabaseError, sqlite3.Error) as exc:
                 # One unreadable profile leaves the others to warm.
                 reason = stores.REGISTRY.failed(one, exc).reason
                 self.stderr.write(f"Profile {one.name} is unavailable: {reason}")
+        if not no_failures:
+            # live_app's own command (by name: the failures page is built on insights, not
+            # the other way round).
+            call_command("failures_warm", stdout=self.stdout, stderr=self.stderr)
 
-    def _warm(self, batch: int, no_failures: bool) -> None:
+    def _warm(self, batch: int) -> None:
         """Everything of the store read now."""
         started = time.monotonic()
         shown = [0]
@@ -91,11 +95,3 @@ class Command(BaseCommand):
                     f"in {time.monotonic() - started:.1f} s."
                 )
             )
-        if no_failures:
-            return
-        started = time.monotonic()
-        with query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
-            failures.warm(budget=settings.HERMES_INSIGHTS_TIMEOUT)
-        self.stdout.write(
-            self.style.SUCCESS(f"Failure counts ready in {time.monotonic() - started:.1f} s.")
-        )

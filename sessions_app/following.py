@@ -10,13 +10,13 @@ previous page.
 
 from __future__ import annotations
 
-from sessions_app.selectors import (
+from .selectors import (
     TranscriptEntry,
     transcript_entries,
     transcript_messages,
     transcript_rows,
 )
-from sessions_app.visibility import Visibility
+from .visibility import Visibility
 
 # At most this many new messages per poll; the next poll continues from the last one sent.
 BATCH = 50
@@ -35,13 +35,13 @@ def entries_after(
 # A session counts as running (worth following) when it is open and started within the
 # last day, or had activity within this many seconds.
 RECENT_ACTIVITY = 15 * 60
+# A session left open longer than this is not "running": it was never closed.
+OPEN_HORIZON = 86_400.0
 
 
 def follow_state(session, transcript, visibility: Visibility, now: float) -> dict | None:
     """What the session page needs to offer "Follow": None when the session is not running,
     the transcript is hidden (viewers) or not on its last page."""
-    from .activity import OPEN_HORIZON
-
     if transcript is None or transcript.page < transcript.pages:
         return None
     started = session.started_at or 0

@@ -14,7 +14,7 @@ about half the set), which the ``NAME=value`` rule covers in their usual spellin
 tokens of smaller services whose gates slow the scans every export pays for (shopify,
 databricks, pulumi, linear and five more made the scan of "p" 40% slower, measured).
 
-A rule is data for :mod:`hermes_explorer.redaction.engine`:
+A rule is data for :mod:`redaction.engine`:
 
 ``pattern``
     The regex.  It starts with a literal whenever it can (the regex engine then scans for

@@ -1,0 +1,36 @@
+"""``manage.py failures_warm``: the failures page's per-block counts of the messages, in the
+``failures`` cache (see :mod:`live_app.failures`), for the longest window the page offers, for
+every profile; ``insights_warm`` runs it at its end."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.db import DatabaseError
+
+from hermes_explorer import stores
+from hermes_explorer.hermes_db.deadline import query_budget
+from live_app import failures
+
+
+class Command(BaseCommand):
+    help = "Count the failures of every profile's messages ahead of the failures page."
+
+    def handle(self, *args, **options):
+        for one in stores.all_stores():
+            started = time.monotonic()
+            try:
+                with stores.using(one), query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
+                    failures.warm(budget=settings.HERMES_INSIGHTS_TIMEOUT)
+            except (DatabaseError, sqlite3.Error) as exc:
+                reason = stores.REGISTRY.failed(one, exc).reason
+                self.stderr.write(f"Profile {one.name} is unavailable: {reason}")
+                continue
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Failure counts of {one.name} ready in {time.monotonic() - started:.1f} s."
+                )
+            )
