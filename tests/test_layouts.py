@@ -1,5 +1,6 @@
 """Every page on a file of every layout: Hermes's release layouts from the first, the three
-shapes, and seeded random subsets of the current layout's optional columns and tables.
+shapes, and the current layout without each of its optional columns and tables at least once
+(``drop-0`` … ``drop-3``); ``HERMES_RANDOM_LAYOUTS=25`` adds that many seeded random subsets.
 
 The rule under test: whatever a file lacks, no page, export, search, insights window or old
 Datasette URL answers with a server error. Each store is the (lean) nasty fixture, built once
@@ -10,6 +11,7 @@ URL of the family that failed, with its error.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Callable
 
@@ -17,14 +19,16 @@ import pytest
 from django.db import connections
 
 from hermes_fixtures.ddl import LAYOUTS, RELEASE_LAYOUTS, Layout, get_layout
+from hermes_fixtures.ddl.layouts import DROP_LAYOUTS, random_layout
 from tests.builders import NastyFacts, build_nasty_db
 from tests.conftest import use_store
 
 pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
 
-RANDOM_SEEDS = range(1, 26)
+RANDOM_SEEDS = range(1, 1 + int(os.environ.get("HERMES_RANDOM_LAYOUTS", "0")))
 NAMED = list(dict.fromkeys([*RELEASE_LAYOUTS, *LAYOUTS]))  # oldest release first
-CASES = [*NAMED, *(f"random-{seed}" for seed in RANDOM_SEEDS)]
+DROPPED = [f"drop-{n}" for n in range(DROP_LAYOUTS)]
+CASES = [*NAMED, *DROPPED, *(f"random-{seed}" for seed in RANDOM_SEEDS)]
 
 INSIGHTS_WINDOWS = ("7", "30", "90", "365", "all")
 INSIGHTS_TABLES = ("models", "platforms", "tools", "skills", "daily")
@@ -276,10 +280,20 @@ def test_transcript_export_of_an_old_file_has_every_message_in_order(staff_clien
         assert [m["id"] for m in body["messages"]] == _stored_ids(layout_store, sid)
 
 
-def test_random_layouts_are_deterministic_and_differ():
-    layouts = [get_layout(f"random-{seed}") for seed in RANDOM_SEEDS]
-    assert layouts == [get_layout(f"random-{seed}") for seed in RANDOM_SEEDS]
-    assert len({(lay.sessions, lay.messages, lay.tables) for lay in layouts}) == len(layouts)
-    # Every optional part is left out somewhere and kept somewhere.
+def test_the_dropped_layouts_leave_out_every_optional_part_at_least_once():
+    current = LAYOUTS["current"]
+    layouts = [get_layout(name) for name in DROPPED]
     removed = {part for lay in layouts for part in lay.removed}
-    assert {"sessions.title", "messages.active", "session_model_usage", "fts=None"} <= removed
+    always = {c.name for c in LAYOUTS["v1"].sessions}, {c.name for c in LAYOUTS["v1"].messages}
+    optional = {f"sessions.{c.name}" for c in current.sessions if c.name not in always[0]}
+    optional |= {f"messages.{c.name}" for c in current.messages if c.name not in always[1]}
+    assert optional <= removed
+    assert {"session_model_usage", "system_prompts", "state_meta", "fts=None"} <= removed
+    # And each is kept in another.
+    assert all(len(lay.removed) < len(removed) for lay in layouts)
+
+
+def test_random_layouts_are_deterministic_and_differ():
+    layouts = [random_layout(seed) for seed in range(1, 26)]
+    assert layouts == [random_layout(seed) for seed in range(1, 26)]
+    assert len({(lay.sessions, lay.messages, lay.tables) for lay in layouts}) == len(layouts)

@@ -287,7 +287,11 @@ def get_layout(layout: str | Layout) -> Layout:
         return LAYOUTS[layout]
     if layout.startswith("random-") and layout[7:].isdigit():
         return random_layout(int(layout[7:]))
-    raise ValueError(f"unknown layout {layout!r}; expected one of {tuple(LAYOUTS)} or random-N")
+    if layout.startswith("drop-") and layout[5:].isdigit() and int(layout[5:]) < DROP_LAYOUTS:
+        return drop_layout(int(layout[5:]))
+    raise ValueError(
+        f"unknown layout {layout!r}; expected one of {tuple(LAYOUTS)}, drop-N or random-N"
+    )
 
 
 # --- Random subsets of the current layout -----------------------------------------------
@@ -351,5 +355,64 @@ def random_layout(seed: int) -> Layout:
         fts=fts,
         trigram=fts is not None and keep("messages_fts_trigram"),
         cjk=keep("messages_fts_cjk", 0.5),
+    )
+    return replace(layout, removed=tuple(removed))
+
+
+# --- Every optional part left out at least once ----------------------------------------------
+
+# How many ``drop-N`` layouts share out the optional parts of the current layout.
+DROP_LAYOUTS = 4
+_FTS_BY_DROP = (None, FTS_INLINE, FTS_MESSAGES, FTS_VIEW)
+
+
+def drop_layout(n: int) -> Layout:
+    """The current layout without every ``DROP_LAYOUTS``-th optional column, starting at the
+    ``n``-th, and a share of the optional tables: over ``drop-0`` … ``drop-3`` every optional
+    column and table is left out at least once, and every full-text layout (and none) is used."""
+    base = LAYOUTS["current"]
+    removed: list[str] = []
+
+    def without(table: str, columns: tuple[Column, ...]) -> tuple[Column, ...]:
+        optional = [c.name for c in columns if c.name not in _ALWAYS[table]]
+        drop = set(optional[n::DROP_LAYOUTS])
+        removed.extend(f"{table}.{name}" for name in optional if name in drop)
+        return tuple(c for c in columns if c.name not in drop)
+
+    tables = (
+        "session_model_usage",
+        "session_daily_usage",
+        "system_prompts",
+        "state_meta",
+        "schema_version",
+        "messages_fts_trigram",
+        "messages_fts_cjk",
+        "session_model_usage.task",
+    )
+    gone = set(tables[n::DROP_LAYOUTS])
+    removed.extend(sorted(gone))
+    model_usage, key = base.model_usage, base.model_usage_key
+    if "session_model_usage" in gone:
+        model_usage = ()
+    elif "session_model_usage.task" in gone:
+        model_usage = tuple(c for c in model_usage if c.name != "task")
+        key = tuple(k for k in key if k != "task")
+    fts = _FTS_BY_DROP[n % len(_FTS_BY_DROP)]
+    if fts != FTS_VIEW:
+        removed.append(f"fts={fts}")
+    layout = replace(
+        base,
+        name=f"drop-{n}",
+        schema_version=None if "schema_version" in gone else base.schema_version,
+        sessions=without("sessions", base.sessions),
+        messages=without("messages", base.messages),
+        model_usage=model_usage,
+        model_usage_key=key,
+        daily_usage=() if "session_daily_usage" in gone else base.daily_usage,
+        system_prompts="system_prompts" not in gone,
+        state_meta="state_meta" not in gone,
+        fts=fts,
+        trigram=fts is not None and "messages_fts_trigram" not in gone,
+        cjk="messages_fts_cjk" not in gone,
     )
     return replace(layout, removed=tuple(removed))
