@@ -15,10 +15,6 @@ ANNOTATE = Capability("annotate", ANALYST, gettext_lazy("tag sessions or write n
 MANAGE_TAGS = Capability("manage_tags", STAFF, gettext_lazy("manage the tag vocabulary"))
 
 
-def can_star(user) -> bool:
-    return bool(user is not None and user.is_authenticated)
-
-
 def can_annotate(user) -> bool:
     return has_capability(user, ANNOTATE)
 

@@ -78,16 +78,6 @@ def keep_latest(window: Window, variant, report: Report) -> None:
     cache.set(latest_key(window, variant), report, LATEST_TTL)
 
 
-def kept_report(window: Window, activity_days: bool = False) -> Report | None:
-    """The kept report :func:`report_for` would start from now (whole, or one whose message
-    figures are read again), if there is one."""
-    signature = store.file_signature()
-    if signature is None:
-        return None
-    key = cache_key(signature, window, activity_days)
-    return cached_report(key) or cached_report(key + ":partial")
-
-
 def report_for(
     window: Window,
     *,

@@ -97,14 +97,6 @@ def totals(key: int, window: Q) -> Totals:
     return Totals(int(found["n"] or 0), int(found["mc"] or 0), roles)
 
 
-def any_stored(key: int) -> bool:
-    """Whether any summary of this file is stored (False when the app database fails)."""
-    try:
-        return StoredSummary.objects.filter(store_key=key).exists()
-    except DatabaseError:
-        return False
-
-
 def counts(key: int, window: Q) -> dict[str, int | None]:
     """The stored sessions of the window and the counter each was computed at."""
     rows = StoredSummary.objects.filter(window, store_key=key)

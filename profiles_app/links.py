@@ -45,9 +45,3 @@ def in_store(url: str, store: Store | None = None) -> str:
 
 def store_reverse(viewname: str, args=(), store: Store | None = None) -> str:
     return in_store(reverse(viewname, args=list(args)), store)
-
-
-def unscoped(path_info: str) -> str:
-    """The address of ``path_info`` across every profile (the prefix before ``p/…``)."""
-    base, _scope = _base_and_scope()
-    return base.rstrip("/") + path_info

@@ -160,33 +160,6 @@ def column_rules(figure: Figure, scope: Scope) -> dict[str, Callable[[Any, Any],
     return rules
 
 
-def combined(
-    scope: Scope, figures: Sequence[Figure], *rowsets: dict[str, list[Row]]
-) -> dict[str, list[Row]]:
-    """The rows of each figure over the sessions of all ``rowsets`` together (each the rows
-    of :func:`rows_by_figure` over its own sessions, no session in two)."""
-    out = {}
-    for figure in figures:
-        if figure.combine is not None:
-            rows = rowsets[0][figure.name]
-            for other in rowsets[1:]:
-                rows = figure.combine(rows, other[figure.name])
-            out[figure.name] = rows
-            continue
-        rules = column_rules(figure, scope)
-        merged: dict[Any, dict[str, Any]] = {}
-        for rowset in rowsets:
-            for key, values in rowset[figure.name]:
-                have = merged.get(key)
-                if have is None:
-                    merged[key] = dict(values)
-                else:
-                    for name, value in values.items():
-                        have[name] = rules[name](have[name], value)
-        out[figure.name] = list(merged.items())
-    return out
-
-
 def as_int(value) -> int:
     return int(value) if value is not None else 0
 

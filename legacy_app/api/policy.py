@@ -80,11 +80,6 @@ def for_table(user, table: str) -> Policy:
     )
 
 
-def for_sql(user) -> Policy:
-    """Results of staff SQL: every text value is redacted (any column may hold a secret)."""
-    return Policy(frozenset(), frozenset(), staff=True, may_use_sql=can_use_sql(user))
-
-
 def sql_rows(rows: list) -> list[list]:
     if not rows:
         return []
