@@ -103,7 +103,7 @@ class ScriptAuthMiddleware:
         scheme, _, value = header.partition(" ")
         scheme = scheme.lower()
         if scheme in ("basic", "bearer"):
-            if getattr(settings, "BEHIND_TLS_PROXY", False) and not request.is_secure():
+            if settings.BEHIND_TLS_PROXY and not request.is_secure():
                 return _refusal(
                     request, 403, "Credentials are only accepted over HTTPS (through the proxy)."
                 )

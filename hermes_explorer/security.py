@@ -54,14 +54,14 @@ def is_trusted_proxy(address: str | None) -> bool:
     ip = ipaddress.ip_address(address)
     if ip.version == 6 and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    networks = _networks(tuple(getattr(settings, "HERMES_TRUSTED_PROXIES", ())))
+    networks = _networks(tuple(settings.HERMES_TRUSTED_PROXIES))
     return any(ip.version == net.version and ip in net for net in networks)
 
 
 def client_ip(request) -> str | None:
     """The client's address (see the module docstring for which header is trusted)."""
     peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
-    if getattr(settings, "HERMES_TRUST_FORWARDED_FOR", False) and is_trusted_proxy(peer):
+    if settings.HERMES_TRUST_FORWARDED_FOR and is_trusted_proxy(peer):
         forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
         if forwarded:
             candidate = _valid_ip(forwarded.split(",")[-1])
@@ -126,4 +126,4 @@ class ProxyUserBackend(RemoteUserBackend):
 
     @property
     def create_unknown_user(self) -> bool:
-        return bool(getattr(settings, "HERMES_REMOTE_USER_CREATE", True))
+        return bool(settings.HERMES_REMOTE_USER_CREATE)

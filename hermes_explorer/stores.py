@@ -99,9 +99,9 @@ def discover_home(home: str) -> list[tuple[str, str]]:
 
 def mode() -> str:
     """``list`` (HERMES_STORES), ``file`` (HERMES_STATE_DB) or ``home`` (HERMES_HOME)."""
-    if getattr(settings, "HERMES_STORES", ""):
+    if settings.HERMES_STORES:
         return "list"
-    if getattr(settings, "HERMES_HOME", "") and not getattr(settings, "HERMES_SINGLE_FILE", True):
+    if settings.HERMES_HOME and not settings.HERMES_SINGLE_FILE:
         return "home"
     return "file"
 
@@ -148,7 +148,7 @@ class Registry:
     def stores(self) -> tuple[Store, ...]:
         key = self._config_key()
         now = time.monotonic()
-        rescan = float(getattr(settings, "HERMES_STORES_RESCAN", 30))
+        rescan = float(settings.HERMES_STORES_RESCAN)
         if key[0] == "file":
             # One file, the one the ``hermes`` alias names: nothing to scan.
             if key != self._key:
@@ -185,7 +185,7 @@ class Registry:
     def status(self, store: Store, *, fresh: bool = False) -> Status:
         """Whether ``store`` reads now, and if not why; probed at most once per rescan period."""
         now = time.monotonic()
-        rescan = float(getattr(settings, "HERMES_STORES_RESCAN", 30))
+        rescan = float(settings.HERMES_STORES_RESCAN)
         known = self._status.get(store)
         if known is not None and not fresh and now - known[0] <= rescan:
             return known[1]

@@ -66,7 +66,7 @@ __all__ = [
 
 
 def redaction_enabled() -> bool:
-    return bool(getattr(settings, "HERMES_REDACT_SECRETS", True))
+    return bool(settings.HERMES_REDACT_SECRETS)
 
 
 def redact_text(text: str) -> tuple[str, int]:

@@ -40,7 +40,7 @@ _lock = threading.Lock()
 
 def _log_over() -> float | None:
     """Seconds above which a hold is logged (``HERMES_LOG_LOCK_HOLDS_MS``), or None."""
-    ms = getattr(settings, "HERMES_LOG_LOCK_HOLDS_MS", None)
+    ms = settings.HERMES_LOG_LOCK_HOLDS_MS
     return None if ms is None else float(ms) / 1000
 
 
