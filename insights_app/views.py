@@ -8,6 +8,8 @@ renders it through :mod:`insights_app.presenters` with the links of
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.conf import settings
 from django.http import JsonResponse
 from django.shortcuts import render
@@ -17,7 +19,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_export, can_see_content
-from hermes_explorer import store, stores
+from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import query_budget
 from sessions_app import formatting
 from sessions_app.facets import distinct_values
@@ -28,9 +30,23 @@ from . import merged as merged_insights
 from .drilldown import Drill, linked_rows
 from .forms import InsightsForm
 from .profiles import merged_extras, merged_sources, profiles_chart, with_profiles
+from .stats import Report
 
 TEMPLATE = "insights_app/report_detail.html"
 BODY_TEMPLATE = "insights_app/_report_body.html"
+
+
+@dataclass
+class Found:
+    """The report of the page's window (over one profile, or several: ``served``), the
+    overview of the period before it, and what the page links and groups them by."""
+
+    report: Report
+    previous: Report | None
+    drill: Drill
+    basis: str
+    served: list | None = None
+    profile_rows: list | None = None
 
 
 @require_GET
@@ -49,106 +65,75 @@ def index(request):
             return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
         context = {"report": None, "models_datalist": presenters.model_names()}
         return render(request, TEMPLATE, {"form": form, "shape": shape, **context})
-    window, basis = form.window(), form.chart_basis()
-    profile_rows = None
-    datalist = presenters.model_names
     with query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
-        if parts is None:
-            report, previous = explorer.report_and_previous(
-                window,
-                activity_days=basis == "activity",
-                collect_seconds=settings.HERMES_INSIGHTS_COLLECT_SECONDS,
-            )
-        else:
-            found = merged_insights.reports_of(
-                parts,
-                window,
-                activity_days=basis == "activity",
-                collect_seconds=settings.HERMES_INSIGHTS_COLLECT_SECONDS,
-                notes=notes,
-            )
-            if not found:
-                context = {"report": None, "notes": notes}
-                return render(request, TEMPLATE, {"form": form, "shape": shape, **context})
-            report = merged_insights.combine([(s, r) for s, r, _p in found])
-            earlier = [(s, p) for s, _r, p in found if p is not None]
-            previous = merged_insights.combine(earlier) if earlier else None
-            query = {k: v for k, v in request.GET.items() if k not in ("_export", "table")}
-            profile_rows = merged_insights.breakdown([(s, r) for s, r, _p in found], query)
-    drill = Drill(window=window, now=report.now)
-    messages_allowed = can_see_content(request.user)
-    served = None if parts is None else [s for s, _r, _p in found]
-    if not fmt:
-        return _page(
-            request,
-            form,
-            shape,
-            report,
-            previous,
-            drill,
-            basis,
-            messages_allowed,
-            notes=notes,
-            served=served,
-            profile_rows=profile_rows,
-            datalist=datalist,
+        found = _found(request, form, parts, notes)
+    if found is None:
+        return render(
+            request, TEMPLATE, {"form": form, "shape": shape, "report": None, "notes": notes}
         )
-    linked, extra = _linked_and_extra(report, previous, drill, messages_allowed, served)
+    if not fmt:
+        return _page(request, form, shape, found, notes)
+    return _export(request, fmt, table, found)
+
+
+def _found(request, form, parts, notes) -> Found | None:
+    """The report(s) of the form's window: of the current store, or summed over ``parts``."""
+    window, basis = form.window(), form.chart_basis()
+    options = {
+        "activity_days": basis == "activity",
+        "collect_seconds": settings.HERMES_INSIGHTS_COLLECT_SECONDS,
+    }
+    if parts is None:
+        report, previous = explorer.report_and_previous(window, **options)
+        return Found(report, previous, Drill(window=window, now=report.now), basis)
+    found = merged_insights.reports_of(parts, window, notes=notes, **options)
+    if not found:
+        return None
+    report = merged_insights.combine([(s, r) for s, r, _p in found])
+    earlier = [(s, p) for s, _r, p in found if p is not None]
+    query = {k: v for k, v in request.GET.items() if k not in ("_export", "table")}
+    return Found(
+        report,
+        merged_insights.combine(earlier) if earlier else None,
+        Drill(window=window, now=report.now),
+        basis,
+        served=[s for s, _r, _p in found],
+        profile_rows=merged_insights.breakdown([(s, r) for s, r, _p in found], query),
+    )
+
+
+def _export(request, fmt: str, table: str, found: Found):
+    allowed = can_see_content(request.user)
+    linked, extra = _linked_and_extra(found, allowed)
     if fmt == "json":
-        response = export.json_response(report, linked, drill.all_sessions(), extra)
-        if profile_rows is not None:
-            response = with_profiles(response, profile_rows)
+        report = found.report
+        response = export.json_response(report, linked, found.drill.all_sessions(), extra)
+        if found.profile_rows is not None:
+            response = with_profiles(response, found.profile_rows)
         return response
-    return export.csv_response(report, table, basis, extra)
+    return export.csv_response(found.report, table, found.basis, extra)
 
 
-def _linked_and_extra(report, previous, drill, messages_allowed, served):
-    """The report's drill-down links and the explorer's extras; over several profiles
-    (``served``), notable sessions link into their own profile and the extras sum theirs."""
+def _linked_and_extra(found: Found, messages_allowed: bool):
+    """The report's drill-down links and the explorer's extras; over several profiles, notable
+    sessions link into their own profile and the extras sum theirs."""
+    report, previous, drill = found.report, found.previous, found.drill
     linked = linked_rows(report, drill, messages_allowed=messages_allowed)
-    if served is None:
+    if found.served is None:
         return linked, explorer.extras_for(report, previous, drill)
     merged_insights.link_top_sessions(linked)
-    return linked, merged_extras(report, previous, drill, served)
+    return linked, merged_extras(report, previous, drill, found.served)
 
 
-def _signature(served) -> tuple | None:
-    """What the report part depends on: the file read, or every profile's file (None when
-    one cannot be read: nothing is kept then)."""
-    if served is None:
-        return store.file_signature()
-    signatures = []
-    for one in served:
-        with stores.using(one):
-            signature = store.file_signature()
-        if signature is None:
-            return None
-        signatures.append((one.name, signature))
-    return tuple(signatures)
-
-
-def _page(
-    request,
-    form,
-    shape,
-    report,
-    previous,
-    drill,
-    basis,
-    messages_allowed,
-    *,
-    notes=(),
-    served=None,
-    profile_rows=None,
-    datalist=presenters.model_names,
-):
+def _page(request, form, shape, found: Found, notes):
     """The page.  Its report part, charts and tables with hundreds of links, is rendered once
-    per report and kept with it (same files, same report, same role and query): a repeat view
+    per report and kept with it (same stores, same report, same role and query): a repeat view
     renders only the frame around it."""
+    report = found.report
     context = {
         "report": report,
-        "notes": [*notes, *presenters.page_notes(report, basis)],
-        "models_datalist": datalist(),
+        "notes": [*notes, *presenters.page_notes(report, found.basis)],
+        "models_datalist": presenters.model_names(),
         "reload_seconds": (
             presenters.BUILD_RELOAD_SECONDS if report.summaries_build is not None else None
         ),
@@ -157,33 +142,40 @@ def _page(
         "csv_tables": export.CSV_TABLES,
     }
     if not report.empty:
-        signature = _signature(served)
-        variant = (
-            "page-body",
-            formatting.language(),
-            report.generated_at,
-            basis,
-            messages_allowed,
-            can_export(request.user),
-            request.GET.urlencode(),
-            # The links name the profile the page is under (``/p/<profile>/``) or none.
-            get_script_prefix(),
-        )
-        key = reports.cache_key(signature, report.window, variant) if signature else None
-        body = reports.cached_fragment(key) if key else None
-        if body is None:
-            linked, extra = _linked_and_extra(report, previous, drill, messages_allowed, served)
-            body_context = {**presenters.page(report, drill, linked, basis), **context}
-            body_context["extra"] = extra
-            body_context["compared"] = [
-                (k, label, extra.changes[k]) for k, label in explorer.COMPARED if k in extra.changes
-            ]
-            body_context["explorer_charts"] = presenters.explorer_charts(report, extra)
-            if profile_rows is not None:
-                body_context["profile_rows"] = profile_rows
-                body_context["profile_chart"] = profiles_chart(profile_rows)
-            body = render_to_string(BODY_TEMPLATE, body_context, request)
-            if key and report.messages_complete:
-                reports.keep_fragment(key, body)
-        context["body"] = mark_safe(body)  # noqa: S308 - rendered by our own template above
+        context["body"] = mark_safe(_body(request, found, context))  # noqa: S308 - our template
     return render(request, TEMPLATE, context)
+
+
+def _body(request, found: Found, context: dict) -> str:
+    """The report part of the page, kept with its report (the key names the stores, the
+    report's time, the language, the role and the query)."""
+    report, allowed = found.report, can_see_content(request.user)
+    stores_read = store.name() if found.served is None else tuple(s.name for s in found.served)
+    variant = (
+        "page-body",
+        stores_read,
+        formatting.language(),
+        report.generated_at,
+        found.basis,
+        allowed,
+        can_export(request.user),
+        request.GET.urlencode(),
+        get_script_prefix(),  # the links name the profile the page is under, or none
+    )
+    key = reports.cache_key((), report.window, variant)
+    body = reports.cached_fragment(key)
+    if body is None:
+        linked, extra = _linked_and_extra(found, allowed)
+        body_context = {**presenters.page(report, found.drill, linked, found.basis), **context}
+        body_context["extra"] = extra
+        body_context["compared"] = [
+            (k, label, extra.changes[k]) for k, label in explorer.COMPARED if k in extra.changes
+        ]
+        body_context["explorer_charts"] = presenters.explorer_charts(report, extra)
+        if found.profile_rows is not None:
+            body_context["profile_rows"] = found.profile_rows
+            body_context["profile_chart"] = profiles_chart(found.profile_rows)
+        body = render_to_string(BODY_TEMPLATE, body_context, request)
+        if report.messages_complete:
+            reports.keep_fragment(key, body)
+    return body
