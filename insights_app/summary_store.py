@@ -251,27 +251,6 @@ def advance(key: int, current: int | None, dirty: list[str] | None) -> None:
         log.warning("stored insights summaries not refreshed: %s", exc)
 
 
-def compact() -> bool:
-    """Rewrite the app database, on SQLite, in the order of its tables and indexes (``VACUUM``);
-    True when done.
-
-    A build inserts summaries session by session, so the pages of the indexes a report reads
-    by tool name and by skill end up scattered over the file.  Once the machine has paged them
-    out (a restart after a quiet while), reading them back is slow: the 30-day tool figures of
-    the benchmark's store took 134 ms (13 MB read from disk) against 31 ms (4.7 MB) once the
-    file was rewritten, which took 0.5 s for its 41 MB.  PostgreSQL keeps its own cache: left
-    alone there."""
-    if connection.vendor != "sqlite":
-        return False
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("VACUUM")
-        return True
-    except DatabaseError as exc:  # busy (another process writing): the next build tries again
-        log.warning("app database not compacted after the summary build: %s", exc)
-        return False
-
-
 def forget(key: int | None = None) -> None:
     """Drop the stored summaries (of one file, or all)."""
     for model in (SummaryTool, SummarySkill, StoredSummary, SummaryMark):

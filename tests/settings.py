@@ -6,6 +6,14 @@ import tempfile
 os.environ.setdefault("DJANGO_SECRET_KEY", "tests-only-secret-key-not-for-production")
 os.environ.setdefault("DJANGO_DEBUG", "0")
 os.environ.setdefault("HERMES_EXPLORER_DATA_DIR", tempfile.mkdtemp(prefix="hermes-explorer-tests-"))
+# Under pytest-xdist each worker has a data directory of its own (its cache, its slots).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    _worker_dir = os.path.join(
+        os.environ["HERMES_EXPLORER_DATA_DIR"], os.environ["PYTEST_XDIST_WORKER"]
+    )
+    os.makedirs(_worker_dir, exist_ok=True)
+    os.environ["HERMES_EXPLORER_DATA_DIR"] = _worker_dir
+    os.environ["HERMES_STATE_DB"] = os.path.join(_worker_dir, "placeholder.db")
 # Tests point the `hermes` alias at fixture files they build; this placeholder is replaced.
 os.environ.setdefault(
     "HERMES_STATE_DB", os.path.join(os.environ["HERMES_EXPLORER_DATA_DIR"], "placeholder.db")

@@ -261,33 +261,22 @@ def test_a_big_first_build_is_left_to_insights_warm(current, deferred_builds):
     assert done.overview == unstored.overview
 
 
-def test_a_build_in_lanes_stores_what_one_lane_does(current, monkeypatch):
-    """Two reader lanes and one writer store exactly the summaries one lane computes, each
-    chunk once, newest sessions first, whatever the order the lanes finish in."""
+def test_a_build_in_chunks_reads_each_session_once_newest_first(current, monkeypatch):
     from insights_app import summary_build
 
     key = summary_store.store_key()
     monkeypatch.setattr(summaries, "CHUNK_SESSIONS", 3)
-    summary_build.build(key, threads=1)
-    one = sorted(
-        SummaryTool.objects.filter(store_key=key).values_list("session_id", "tool_name", "count")
-    )
-    summary_store.forget(key)
-    summaries.forget_all()
     read = recording(monkeypatch)
     seen = []
-    assert summary_build.build(key, threads=2, progress=lambda d, t: seen.append((d, t))) == 8
+    assert summary_build.build(key, progress=lambda d, t: seen.append((d, t))) == 8
     assert sorted(read) == sorted(set(read)) and len(read) == 8  # each session read once
-    two = sorted(
-        SummaryTool.objects.filter(store_key=key).values_list("session_id", "tool_name", "count")
-    )
-    assert two == one and StoredSummary.objects.filter(store_key=key).count() == 8
+    assert StoredSummary.objects.filter(store_key=key).count() == 8
     assert seen[-1] == (8, 8)
 
 
-def test_a_failing_lane_stops_the_build_and_says_so(current, monkeypatch):
-    """A lane's error reaches the build's caller (no hang, the other lane stops), and the
-    build is not left claimed: the next one completes the work."""
+def test_a_failing_read_stops_the_build_and_says_so(current, monkeypatch):
+    """An error reaches the build's caller, and the build is not left claimed: the next one
+    completes the work."""
     from insights_app import summary_build
 
     key = summary_store.store_key()
@@ -302,10 +291,10 @@ def test_a_failing_lane_stops_the_build_and_says_so(current, monkeypatch):
 
     monkeypatch.setattr(summaries, "read", breaks)
     with pytest.raises(RuntimeError, match="disk went away"):
-        summary_build.build(key, threads=2)
+        summary_build.build(key)
     assert summary_store.build_progress(key) is None  # not left claimed
     monkeypatch.setattr(summaries, "read", real)
-    summary_build.build(key, threads=2)  # the next build completes it
+    summary_build.build(key)  # the next build completes it
     assert StoredSummary.objects.filter(store_key=key).count() == 8
 
 
@@ -511,54 +500,3 @@ def test_while_a_build_runs_views_do_not_compare_every_session(current, monkeypa
     summary_build.build(key)
     done = report()
     assert done.messages_complete and done.summaries_build is None
-
-
-def test_a_big_build_compacts_the_app_database_once_it_is_finished(current, monkeypatch):
-    from insights_app import summary_build
-
-    events = []
-    real_finished = summary_store.build_finished
-    monkeypatch.setattr(
-        summary_store, "build_finished", lambda key: events.append("finished") or real_finished(key)
-    )
-    monkeypatch.setattr(summary_store, "compact", lambda: events.append("compact"))
-    key = summary_store.store_key()
-    monkeypatch.setattr(summary_build, "COMPACT_FROM", 10_000)  # more than the fixture holds
-    assert summary_build.build(key) == 8 and events == ["finished"]
-    summary_store.forget(key)
-    events.clear()
-    monkeypatch.setattr(summary_build, "COMPACT_FROM", 8)
-    assert summary_build.build(key) == 8
-    assert events == ["finished", "compact"]  # the reports it held back are complete first
-
-
-@pytest.mark.django_db(databases=["default", "hermes"], transaction=True)
-def test_compacting_rewrites_a_sqlite_app_database_and_keeps_every_summary(current):
-    from django.db import connection
-
-    report()  # stores the summaries
-    key = summary_store.store_key()
-    summary_store.drop(key, ["s1-switch", "s2-telegram"])
-    kept = sorted(StoredSummary.objects.values_list("session_id", "stored"))
-    tools = sorted(SummaryTool.objects.values_list("session_id", "tool_name", "count"))
-    with CaptureQueriesContext(connection) as queries:
-        done = summary_store.compact()
-    vacuums = [q["sql"] for q in queries.captured_queries if q["sql"].strip() == "VACUUM"]
-    if connection.vendor == "sqlite":
-        assert done is True and len(vacuums) == 1  # outside any transaction: it ran
-    else:
-        assert done is False and not vacuums  # PostgreSQL: left to its own upkeep
-    assert sorted(StoredSummary.objects.values_list("session_id", "stored")) == kept
-    assert sorted(SummaryTool.objects.values_list("session_id", "tool_name", "count")) == tools
-    assert len(kept) == 6
-
-
-def test_a_compaction_that_cannot_run_is_only_logged(current, caplog):
-    from django.db import connection, transaction
-
-    with transaction.atomic(), caplog.at_level("WARNING", logger=summary_store.log.name):
-        assert summary_store.compact() is False  # SQLite cannot VACUUM inside a transaction
-    if connection.vendor == "sqlite":
-        assert "not compacted" in caplog.text
-    else:
-        assert not caplog.records  # nothing tried on PostgreSQL

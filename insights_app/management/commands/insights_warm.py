@@ -74,7 +74,7 @@ class Command(BaseCommand):
                 self.stdout.write(f"{done:,}/{total:,} sessions summarised")
 
         key = summary_store.store_key()
-        computed = summary_build.build(key, progress=progress, threads=summary_build.BUILD_THREADS)
+        computed = summary_build.build(key, progress=progress)
         self.stdout.write(
             self.style.SUCCESS(
                 f"Insights summaries ready in {time.monotonic() - started:.1f} s"
