@@ -72,3 +72,24 @@ def staff_user(django_user_model):
 def staff_client(client, staff_user):
     client.force_login(staff_user)
     return client
+
+
+@pytest.fixture(scope="module")
+def home_facts(request, tmp_path_factory):
+    """A HERMES_HOME of several profiles of different layouts (``tests/profile_home.py``), built
+    once per module with its ``HOME_SESSIONS_PER_PROFILE`` sessions per profile (7 by default)."""
+    from tests.profile_home import build_home
+
+    per = getattr(request.module, "HOME_SESSIONS_PER_PROFILE", 7)
+    return build_home(tmp_path_factory.mktemp("home") / ".hermes", per=per)
+
+
+@pytest.fixture
+def home(settings, home_facts, request):
+    """The explorer serving that HERMES_HOME for one test."""
+    from hermes_explorer.stores import REGISTRY
+    from tests.profile_home import serve_home
+
+    serve_home(settings, home_facts.home, request)
+    yield home_facts
+    REGISTRY.rescan()

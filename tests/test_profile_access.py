@@ -8,8 +8,7 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.test import Client
 
-from hermes_explorer.stores import REGISTRY
-from tests.profile_home import PROFILE_DBS, SHARED_ID, build_home, serve_home
+from tests.profile_home import PROFILE_DBS, SHARED_ID
 
 pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
 
@@ -17,16 +16,8 @@ ALLOWED = {"coder", "cron"}
 HIDDEN = {"default", "support"}
 
 
-@pytest.fixture(scope="module")
-def home_facts(tmp_path_factory):
-    return build_home(tmp_path_factory.mktemp("access") / ".hermes", per=6)
-
-
-@pytest.fixture
-def home(settings, home_facts, request):
-    serve_home(settings, home_facts.home, request)
-    yield home_facts
-    REGISTRY.rescan()
+# Sessions per profile of the module's HERMES_HOME (the shared ``home`` fixture).
+HOME_SESSIONS_PER_PROFILE = 6
 
 
 @pytest.fixture

@@ -25,16 +25,8 @@ RED = 'class="badge tag tag-red"'
 BLUE = 'class="badge tag tag-blue"'
 
 
-@pytest.fixture(scope="module")
-def home_facts(tmp_path_factory):
-    return build_home(tmp_path_factory.mktemp("annotations") / ".hermes", per=4)
-
-
-@pytest.fixture
-def home(settings, home_facts, request):
-    serve_home(settings, home_facts.home, request)
-    yield home_facts
-    REGISTRY.rescan()
+# Sessions per profile of the module's HERMES_HOME (the shared ``home`` fixture).
+HOME_SESSIONS_PER_PROFILE = 4
 
 
 @pytest.fixture

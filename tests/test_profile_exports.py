@@ -10,22 +10,13 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from hermes_explorer.stores import REGISTRY
-from tests.profile_home import PROFILE_DBS, PROFILES, build_home, serve_home
+from tests.profile_home import PROFILE_DBS, PROFILES
 
 pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
 
 
-@pytest.fixture(scope="module")
-def home_facts(tmp_path_factory):
-    return build_home(tmp_path_factory.mktemp("exports") / ".hermes", per=5)
-
-
-@pytest.fixture
-def home(settings, home_facts, request):
-    serve_home(settings, home_facts.home, request)
-    yield home_facts
-    REGISTRY.rescan()
+# Sessions per profile of the module's HERMES_HOME (the shared ``home`` fixture).
+HOME_SESSIONS_PER_PROFILE = 5
 
 
 def read_csv(response) -> list[dict]:

@@ -13,16 +13,8 @@ from tests.test_i18n import FR, english_leftovers
 pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
 
 
-@pytest.fixture(scope="module")
-def home_facts(tmp_path_factory):
-    return build_home(tmp_path_factory.mktemp("i18n-profiles") / ".hermes", per=5)
-
-
-@pytest.fixture
-def home(settings, home_facts, request):
-    serve_home(settings, home_facts.home, request)
-    yield home_facts
-    REGISTRY.rescan()
+# Sessions per profile of the module's HERMES_HOME (the shared ``home`` fixture).
+HOME_SESSIONS_PER_PROFILE = 5
 
 
 PAGES = [

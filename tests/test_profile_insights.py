@@ -6,8 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from hermes_explorer.stores import REGISTRY
-from tests.profile_home import PROFILE_DBS, PROFILES, build_home, serve_home
+from tests.profile_home import PROFILE_DBS, PROFILES
 
 pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
 
@@ -24,16 +23,8 @@ ADDED = (
 )
 
 
-@pytest.fixture(scope="module")
-def home_facts(tmp_path_factory):
-    return build_home(tmp_path_factory.mktemp("insights") / ".hermes", per=8)
-
-
-@pytest.fixture
-def home(settings, home_facts, request):
-    serve_home(settings, home_facts.home, request)
-    yield home_facts
-    REGISTRY.rescan()
+# Sessions per profile of the module's HERMES_HOME (the shared ``home`` fixture).
+HOME_SESSIONS_PER_PROFILE = 8
 
 
 def report(client, url: str) -> dict:

@@ -7,22 +7,13 @@ import sqlite3
 
 import pytest
 
-from hermes_explorer.stores import REGISTRY
 from tests.profile_home import PROFILE_DBS, PROFILES, build_home, serve_home
 
 pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
 
 
-@pytest.fixture(scope="module")
-def home_facts(tmp_path_factory):
-    return build_home(tmp_path_factory.mktemp("lists") / ".hermes", per=30)
-
-
-@pytest.fixture
-def home(settings, home_facts, request):
-    serve_home(settings, home_facts.home, request)
-    yield home_facts
-    REGISTRY.rescan()
+# Sessions per profile of the module's HERMES_HOME (the shared ``home`` fixture).
+HOME_SESSIONS_PER_PROFILE = 30
 
 
 def direct(home, sql: str, profiles=None) -> list[tuple]:

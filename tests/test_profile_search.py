@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from hermes_explorer.stores import REGISTRY
-from tests.profile_home import PROFILE_DBS, build_home, serve_home
+from tests.profile_home import PROFILE_DBS
 from tests.test_profile_lists import direct
 
 pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
 
 
-@pytest.fixture(scope="module")
-def home_facts(tmp_path_factory):
-    return build_home(tmp_path_factory.mktemp("search") / ".hermes", per=12)
-
-
-@pytest.fixture
-def home(settings, home_facts, request):
-    serve_home(settings, home_facts.home, request)
-    yield home_facts
-    REGISTRY.rescan()
+# Sessions per profile of the module's HERMES_HOME (the shared ``home`` fixture).
+HOME_SESSIONS_PER_PROFILE = 12
 
 
 def hits_of(response) -> list[tuple[str, int]]:

@@ -17,18 +17,6 @@ from tests.profile_home import PROFILES, build_home, serve_home
 pytestmark = pytest.mark.django_db(databases="__all__")
 
 
-@pytest.fixture(scope="module")
-def home_facts(tmp_path_factory):
-    return build_home(tmp_path_factory.mktemp("home") / ".hermes")
-
-
-@pytest.fixture
-def home(settings, home_facts, request):
-    serve_home(settings, home_facts.home, request)
-    yield home_facts
-    REGISTRY.rescan()
-
-
 def test_discovery_finds_the_root_and_every_profile(home):
     found = dict(discover_home(str(home.home)))
     assert set(found) == set(PROFILES)

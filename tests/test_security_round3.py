@@ -11,22 +11,10 @@ from django.core.management import call_command
 
 from annotations_app.models import AnnotatedSession
 from hermes_explorer.stores import REGISTRY
-from tests.profile_home import SHARED_ID, build_home, serve_home
+from tests.profile_home import SHARED_ID, serve_home
 from tests.roles_helpers import client_for, make_user
 
 pytestmark = pytest.mark.django_db(databases="__all__")
-
-
-@pytest.fixture(scope="module")
-def home_facts(tmp_path_factory):
-    return build_home(tmp_path_factory.mktemp("home") / ".hermes")
-
-
-@pytest.fixture
-def home(settings, home_facts, request):
-    serve_home(settings, home_facts.home, request)
-    yield home_facts
-    REGISTRY.rescan()
 
 
 # 1. (High) The anonymous door ---------------------------------------------------------------
