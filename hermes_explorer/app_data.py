@@ -59,9 +59,10 @@ def database(url: str, data_dir: Path, *, conn_max_age: int = DEFAULT_CONN_MAX_A
 def caches(url: str, data_dir: Path) -> dict:
     """``CACHES``: a file cache per host when ``url`` is empty, else Redis for every alias.
 
-    Two aliases: ``default`` (short-lived reports and counts, each keyed by the file's
-    signature) and ``failures`` (per-block counts of full message blocks, which never change,
-    kept for a day)."""
+    Three aliases: ``default`` (short-lived reports and counts, each keyed by the file's
+    signature), ``failures`` (per-block counts of full message blocks, which never change,
+    kept for a day) and ``reports`` (the latest insights report of each window, whatever the
+    file's version, which ``insights_warm`` computes on its timer)."""
     if not url:
         return {
             "default": {
@@ -75,6 +76,12 @@ def caches(url: str, data_dir: Path) -> dict:
                 "LOCATION": data_dir / "cache" / "failures",
                 "TIMEOUT": 86_400,
                 "OPTIONS": {"MAX_ENTRIES": 5_000},
+            },
+            "reports": {
+                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                "LOCATION": data_dir / "cache" / "reports",
+                "TIMEOUT": 86_400,
+                "OPTIONS": {"MAX_ENTRIES": 1_000},
             },
         }
     if not url.startswith(REDIS_SCHEMES):
@@ -94,4 +101,5 @@ def caches(url: str, data_dir: Path) -> dict:
     return {
         "default": {**redis, "TIMEOUT": 300, "KEY_PREFIX": "hermes-explorer"},
         "failures": {**redis, "TIMEOUT": 86_400, "KEY_PREFIX": "hermes-explorer-failures"},
+        "reports": {**redis, "TIMEOUT": 86_400, "KEY_PREFIX": "hermes-explorer-reports"},
     }

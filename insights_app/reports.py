@@ -20,7 +20,7 @@ import hashlib
 import time
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import cache, caches
 
 from hermes_explorer import store
 
@@ -66,7 +66,7 @@ def latest_key(window: Window, variant) -> str:
 def recent_report(window: Window, variant) -> Report | None:
     """The latest complete report of ``window`` computed for an earlier version of the file,
     when it is recent enough to show (the page says when it was computed)."""
-    found = cache.get(latest_key(window, variant))
+    found = caches["reports"].get(latest_key(window, variant))
     if found is None:
         return None
     if time.time() - found.generated_at > settings.HERMES_INSIGHTS_STALE_SECONDS:
@@ -75,7 +75,7 @@ def recent_report(window: Window, variant) -> Report | None:
 
 
 def keep_latest(window: Window, variant, report: Report) -> None:
-    cache.set(latest_key(window, variant), report, LATEST_TTL)
+    caches["reports"].set(latest_key(window, variant), report, LATEST_TTL)
 
 
 def report_for(

@@ -62,7 +62,7 @@ def test_no_cache_url_gives_file_caches_shared_by_this_hosts_workers(tmp_path):
 
 def test_a_redis_url_puts_every_cache_alias_in_redis(tmp_path):
     config = app_data.caches("redis://cache.internal:6379/2", tmp_path)
-    assert set(config) == {"default", "failures"}
+    assert set(config) == {"default", "failures", "reports"}
     for alias in config.values():
         assert alias["BACKEND"] == "django_redis.cache.RedisCache"
         assert alias["OPTIONS"]["IGNORE_EXCEPTIONS"] is True
@@ -175,7 +175,7 @@ def test_no_cache_is_private_to_one_process():
         assert "dummy" not in config["BACKEND"].lower(), alias
 
 
-@pytest.mark.parametrize("alias", ["default", "failures"])
+@pytest.mark.parametrize("alias", ["default", "failures", "reports"])
 def test_what_one_worker_caches_another_reads(alias):
     # A second connection to the same cache, as another worker or server process opens it.
     mine, theirs = caches[alias], caches.create_connection(alias)
