@@ -66,14 +66,15 @@ run: $(BIN)/.installed $(DATA_DIR)/secret_key catalogs
 	DJANGO_SECURE_COOKIES=$${DJANGO_SECURE_COOKIES:-0} GUNICORN_BIND=$(HOST):$(PORT) \
 		$(BIN)/gunicorn -c deploy/gunicorn.conf.py hermes_explorer.wsgi:application
 
-## test: set up and run the whole test suite (the browser tests drive Debian's Chromium), then
-## the app-database and cache tests again on a real PostgreSQL and Redis (throwaway servers)
+## test: set up, check the layering, and run the whole test suite on both cores (the browser
+## tests drive Debian's Chromium), then the app-database and cache tests again on a real
+## PostgreSQL and Redis (throwaway servers)
 APPDB_TESTS ?= tests/test_appdb.py tests/test_accounts.py tests/test_script_auth.py \
 	tests/test_insights_summary_store.py tests/test_security.py tests/test_sql_console.py \
 	tests/test_annotations.py
 test: $(BIN)/.installed-dev chromium servers catalogs
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 	$(BIN)/python -m pytest -p tests.real_servers -m "not browser" $(APPDB_TESTS)
 
 ## catalogs: the French (and any other) translation catalogs compiled to .mo by Django's

@@ -71,7 +71,6 @@ def test_a_redis_url_puts_every_cache_alias_in_redis(tmp_path):
 
 
 def test_an_unreachable_redis_is_a_miss_never_an_error(tmp_path):
-    import time
 
     from django.utils.module_loading import import_string as load
 
@@ -287,38 +286,3 @@ def test_a_template_instance_listens_on_the_port_of_its_name(monkeypatch):
         namespace: dict = {}
         exec(compile(config, "gunicorn.conf.py", "exec"), namespace)
         assert namespace["bind"] == bind
-
-
-@pytest.mark.skipif(not os.environ.get("DATABASE_URL"), reason="PostgreSQL only")
-def test_a_kept_postgresql_connection_is_checked_without_a_round_trip_and_reopened_if_dropped(
-    monkeypatch,
-):
-    import psycopg
-
-    conn = connections.create_connection("default")
-    checks = []
-    full_check = conn.is_usable
-    monkeypatch.setattr(conn, "is_usable", lambda: checks.append(1) or full_check())
-    try:
-        conn.health_check_enabled = True
-        with conn.cursor() as cur:
-            cur.execute("SELECT pg_backend_pid()")
-            (pid,) = cur.fetchone()
-        # The next request on a healthy idle connection: no SELECT 1.
-        conn.health_check_done = False
-        conn.close_if_health_check_failed()
-        assert checks == [] and conn.connection is not None
-        # PostgreSQL drops it between two requests (a restart, an administrator).
-        dsn = os.environ["DATABASE_URL"]
-        with psycopg.connect(dsn, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", [pid])
-        deadline = time.monotonic() + 5
-        while conn._quietly_idle() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        conn.health_check_done = False
-        with conn.cursor() as cur:  # the first query of the request reconnects, no error
-            cur.execute("SELECT pg_backend_pid()")
-            (new_pid,) = cur.fetchone()
-        assert checks == [1] and new_pid != pid
-    finally:
-        conn.close()
