@@ -7,6 +7,8 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
 
+from sessions_app.formatting import per_language
+
 from . import permissions, selectors
 from .targets import current_store
 from .templatetags.annotations import note_indicator, tag_chips
@@ -17,6 +19,7 @@ BULK_FORM_ID = "bulk-tag"
 EMPTY = mark_safe("")
 
 
+@per_language
 def _words() -> dict[str, str]:
     """The words every row repeats, escaped, in the page's language (once per language)."""
     return {

@@ -13,7 +13,7 @@ import datetime as dt
 from django import forms
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
-from sessions_app.formatting import number
+from sessions_app.formatting import number, per_language
 
 from .window import DEFAULT_DAYS, PRESET_DAYS, Window
 
@@ -27,6 +27,7 @@ def last_days(days: int) -> str:
     return ngettext("Last %(n)s day", "Last %(n)s days", days) % {"n": days}
 
 
+@per_language
 def day_choices() -> list[tuple[str, str]]:
     """The window's choices in the page's language (built once per language)."""
     return [

@@ -22,7 +22,7 @@ from django_tables2.data import TableListData
 from redaction import redact
 
 from .content import as_text
-from .formatting import compact, duration, truncate_chars
+from .formatting import compact, duration, per_language, truncate_chars
 from .links import TranscriptLinks
 from .models import Session
 from .templatetags.explorer import (
@@ -125,6 +125,7 @@ class KeysetTable(tables.Table):
         return mark_safe("".join(out))
 
 
+@per_language
 def _session_words() -> dict:
     """What the session and message rows repeat, in the page's language and already escaped
     (looked up once per language; ``%(…)s`` slots take escaped values)."""

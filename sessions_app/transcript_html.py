@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 from django.utils.translation import gettext, ngettext
 
-from .formatting import number, truncate_chars
+from .formatting import number, per_language, per_language_count, truncate_chars
 from .templatetags.explorer import role_labels, text_html, time_html
 
 # Characters of a long body shown before "Show more".
@@ -34,6 +34,7 @@ def _slug(value) -> str:
     return slugify(str(value))
 
 
+@per_language
 def entry_words() -> dict[str, str]:
     """The words every entry repeats, in the page's language and already escaped, looked up
     once per language rather than once per message (``%(…)s`` slots take escaped values)."""
@@ -59,6 +60,7 @@ def entry_words() -> dict[str, str]:
     return {key: escape(text) for key, text in words.items()}
 
 
+@per_language_count
 def reveal_label(count: int) -> str:
     return escape(
         ngettext("Reveal %(counter)s hidden secret", "Reveal %(counter)s hidden secrets", count)

@@ -8,6 +8,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
 from hermes_explorer import stores
+from sessions_app.formatting import per_language_count
 
 from .. import permissions, selectors
 
@@ -72,6 +73,7 @@ def note_indicator(count: int):
     )
 
 
+@per_language_count
 def _note_count(count: int) -> str:
     return ngettext("%(count)s note", "%(count)s notes", count) % {"count": count}
 

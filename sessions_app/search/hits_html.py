@@ -14,10 +14,12 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 from django.utils.translation import gettext
 
+from ..formatting import per_language
 from ..links import TranscriptLinks
 from ..templatetags.explorer import role_labels, text_html, time_html
 
 
+@per_language
 def hit_words() -> dict:
     """What every hit repeats, in the page's language (escaped, looked up once per language)."""
     return {

@@ -78,6 +78,7 @@ def cost_status_label(status):
     return COST_STATUS_LABELS.get(status, status)
 
 
+@formatting.per_language
 def role_labels() -> tuple[dict[str, str], dict[str, str]]:
     """The role and visibility words of the page's language (once per language)."""
     return (
@@ -230,6 +231,7 @@ def _source_badge(source) -> SafeString:
     )
 
 
+@formatting.per_language
 def _cost_words() -> dict[str, str]:
     """The cost cells' fixed markup in the page's language (escaped; ``{}`` for a sum)."""
     return {
