@@ -6,7 +6,10 @@ from . import store
 
 
 def explorer(request):
+    user = getattr(request, "user", None)
     return {
-        "hermes_state_db": store.name(),
+        # The file's path, for staff only: the header names the profile to everyone else.
+        "hermes_state_db": store.name() if user is not None and user.is_staff else None,
+        "header_profile": getattr(getattr(request, "store", None), "name", None) or "default",
         "hermes_demo": settings.HERMES_DEMO,
     }

@@ -534,3 +534,17 @@ def test_searches_beyond_the_hosts_bound_are_told_busy(current_store, settings, 
         assert analyst.get("/sessions/").status_code == 200
     assert analyst.get("/search/", {"q": "hello"}).status_code == 200
     assert analyst.get("/state/messages.json", {"_search": "hello"}).status_code == 200
+
+
+# The header names the profile; the file's path is for staff only (issue 34's rough edge) ----
+
+
+def test_the_header_names_the_profile_and_shows_the_path_to_staff_only(current_store):
+    from hermes_explorer import store
+
+    path = store.name()
+    viewer = client_for("viewer").get("/sessions/").content.decode()
+    assert "Reading profile <strong>default</strong> read-only" in viewer
+    assert path not in viewer
+    staff = client_for("staff").get("/sessions/").content.decode()
+    assert path in staff
