@@ -118,6 +118,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # One log line per request (static files aside), after everything below has answered.
+    "accounts_app.request_log.RequestLogMiddleware",
     # After static files: every page and download is no-store; HEAD is answered as GET.
     "hermes_explorer.http_policy.NoStoreMiddleware",
     "hermes_explorer.http_policy.AllowedMethodsMiddleware",
@@ -337,10 +339,18 @@ HERMES_SQL_CONCURRENCY = int(os.environ.get("HERMES_SQL_CONCURRENCY", "2"))
 # more is told the server is busy, so that many costly searches cannot hold every worker.
 HERMES_SEARCH_CONCURRENCY = int(os.environ.get("HERMES_SEARCH_CONCURRENCY", "3"))
 
+# One line per request (accounts_app.request_log); JSON lines when HERMES_LOG_JSON is on.
+HERMES_LOG_JSON = env_bool("HERMES_LOG_JSON", False)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "accounts_app.request_log.JsonFormatter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            **({"formatter": "json"} if HERMES_LOG_JSON else {}),
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "INFO")},
 }
 # django-axes logs every sign-in at INFO; lockouts and failures come at WARNING.
