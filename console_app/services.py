@@ -13,6 +13,7 @@ from django.conf import settings
 from accounts_app import audit
 from accounts_app.models import AuditEvent
 from hermes_explorer import store
+from hermes_explorer.metrics import CONSOLE_RUNS
 from redaction import redact
 from sessions_app.exports import export_filename, stream_export
 
@@ -82,9 +83,11 @@ def run_for_page(request, sql: str, params: dict[str, str]) -> Outcome:
             sql, params, path=store.name(), limits=page_limits(), convert=display_rows
         )
     except ConsoleError as exc:
+        CONSOLE_RUNS.labels("refused").inc()
         return Outcome.failed(exc)
     finally:
         record_run(request, sql, params)
+    CONSOLE_RUNS.labels("ran").inc()
     return Outcome(result=result, rows=result.rows)
 
 

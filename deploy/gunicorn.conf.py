@@ -26,3 +26,25 @@ forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1"
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-")
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
+
+
+# /metrics: the workers share their figures through files here (prometheus-client's
+# multi-process mode), emptied when gunicorn starts.
+_metrics_dir = os.path.join(
+    os.environ.get("HERMES_EXPLORER_DATA_DIR", "var"), "prometheus-" + str(os.getpid())
+)
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", _metrics_dir)
+
+
+def on_starting(server):
+    import shutil
+
+    folder = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder, exist_ok=True)
+
+
+def child_exit(server, worker):
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)

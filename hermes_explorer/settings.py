@@ -118,8 +118,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # One log line per request (static files aside), after everything below has answered.
+    # One log line per request (static files aside), after everything below has answered;
+    # and the requests' counts and latencies for /metrics.
     "accounts_app.request_log.RequestLogMiddleware",
+    "hermes_explorer.metrics.MetricsMiddleware",
     # After static files: every page and download is no-store; HEAD is answered as GET.
     "hermes_explorer.http_policy.NoStoreMiddleware",
     "hermes_explorer.http_policy.AllowedMethodsMiddleware",

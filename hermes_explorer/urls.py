@@ -6,7 +6,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 from django.views.i18n import set_language
 
-from . import views
+from . import metrics, views
 
 urlpatterns = [
     path("", include("sessions_app.urls_home")),
@@ -24,6 +24,8 @@ urlpatterns = [
     path("sql/", include("console_app.urls")),
     path("annotations/", include("annotations_app.urls")),
     path("healthz", login_not_required(views.healthz), name="healthz"),
+    # Prometheus's scrape: staff, or the loopback address (hermes_explorer/metrics.py).
+    path("metrics", login_not_required(metrics.metrics_view), name="metrics"),
     # The language switch (a POST that sets the language cookie): the sign-in page has it too.
     path("i18n/setlang/", login_not_required(set_language), name="set_language"),
     # Sign-in, sign-out and changing one's own password. No password-reset pages: there is no

@@ -20,7 +20,7 @@ from . import store, stores
 logger = logging.getLogger(__name__)
 
 
-def _check(one: stores.Store) -> dict:
+def check_store(one: stores.Store) -> dict:
     """Whether ``one`` reads right now: shape, journal mode and size, or the error."""
     try:
         with stores.using(one):
@@ -76,7 +76,7 @@ def healthz(request):
     """
     started = time.monotonic()
     served = stores.all_stores()
-    checked = {one.name: _check(one) for one in served}
+    checked = {one.name: check_store(one) for one in served}
     readable = any(found["readable"] for found in checked.values())
     app_db = _app_db_reachable()
     cache_ok = _cache_reachable()

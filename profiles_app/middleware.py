@@ -32,10 +32,10 @@ SESSION_PATH = re.compile(r"^/sessions/([^/]+)/")
 # The old Datasette URLs address the default profile, whatever the user may see.
 LEGACY = re.compile(r"^/state(?:[/.]|$)")
 # Pages that read no store: open to a user who may see no profile at all.
-STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|static/)")
+STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|metrics$|static/)")
 # What a visitor who is not signed in may reach: nothing else reads, names or redirects to a
 # store before the sign-in (a session id, a profile name or a title would leak otherwise).
-ANONYMOUS = re.compile(r"^/(?:accounts/login/|admin/|healthz$|i18n/setlang/|static/)")
+ANONYMOUS = re.compile(r"^/(?:accounts/login/|admin/|healthz$|metrics$|i18n/setlang/|static/)")
 
 
 def profile_prefix(name: str, base: str | None = None) -> str:

@@ -363,4 +363,5 @@ def transcript_stream(
     return buffered(
         pieces(session, chain, visibility, chunks, extra, profile),
         label=f"transcript {session.id}",
+        kind="transcript",
     )

@@ -247,3 +247,23 @@ def test_twenty_hostile_raw_searches_leave_a_viewers_page_fast(server):
     assert max(list_times) < 1.0, list_times
     assert {status for status, _ in answers} <= {200, 429}, answers
     assert max(elapsed for _, elapsed in answers) < 5, answers
+
+
+def test_metrics_add_up_every_workers_requests(server):
+    """Under gunicorn's workers (prometheus-client's multi-process mode), /metrics from the
+    loopback address counts the requests every worker answered."""
+    viewer = server.sign_in("viewer")
+    for _ in range(6):
+        assert server.request("GET", "/sessions/", headers={"Cookie": viewer["cookie"]})[0] == 200
+    status, _, body = server.request("GET", "/metrics")
+    assert status == 200
+    text = body.decode()
+    found = [
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("hermes_explorer_requests_total{")
+        and 'view="sessions:list"' in line
+        and 'status="200"' in line
+    ]
+    assert sum(found) >= 6, text[:2000]
+    assert "hermes_explorer_store_readable" in text

@@ -141,7 +141,9 @@ def csv_response(request, info, *, user):
             yield ""  # flush a chunk as soon as it is written
 
     content_type = "text/plain; charset=utf-8"
-    response = StreamingHttpResponse(buffered(pieces(), label=f"{info.name}.csv"))
+    response = StreamingHttpResponse(
+        buffered(pieces(), label=f"{info.name}.csv", kind="old-api-csv")
+    )
     if req.download:
         content_type = "text/csv; charset=utf-8"
         response["Content-Disposition"] = f'attachment; filename="{info.name}.csv"'
@@ -165,7 +167,7 @@ def sql_csv_response(request, data: dict):
         if rows:
             yield "\r\n".join(csv_lines(rows, style=style)) + "\r\n"
 
-    response = StreamingHttpResponse(buffered(pieces(), label="state.csv"))
+    response = StreamingHttpResponse(buffered(pieces(), label="state.csv", kind="old-api-csv"))
     response["Content-Type"] = (
         "text/csv; charset=utf-8" if download else "text/plain; charset=utf-8"
     )

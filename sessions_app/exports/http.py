@@ -9,6 +9,8 @@ from collections.abc import Iterable, Iterator
 from django.core.exceptions import BadRequest
 from django.http import HttpResponse, StreamingHttpResponse
 
+from hermes_explorer.metrics import EXPORT_BYTES
+
 from ..querysets import PREVIEW_CHARS
 from . import encoders
 from .csv_fast import SEMICOLON_STYLE
@@ -17,12 +19,14 @@ from .request import FORMATS, safe_filename
 logger = logging.getLogger(__name__)
 
 
-def _encoded(pieces: Iterable[str], *, label: str) -> Iterator[bytes]:
-    """Each piece as one UTF-8 write."""
+def _encoded(pieces: Iterable[str], *, label: str, kind: str) -> Iterator[bytes]:
+    """Each piece as one UTF-8 write, counted in the metrics' export bytes of ``kind``."""
     try:
         for piece in pieces:
             if piece:
-                yield piece.encode("utf-8", "replace")
+                data = piece.encode("utf-8", "replace")
+                EXPORT_BYTES.labels(kind).inc(len(data))
+                yield data
     except Exception:
         # Headers are gone: the server can only cut the connection, which clients see as an
         # incomplete download. Say why in the log.
@@ -30,7 +34,9 @@ def _encoded(pieces: Iterable[str], *, label: str) -> Iterator[bytes]:
         raise
 
 
-def buffered(pieces: Iterable[str], *, label: str = "export") -> Iterator[bytes]:
+def buffered(
+    pieces: Iterable[str], *, label: str = "export", kind: str = "download"
+) -> Iterator[bytes]:
     """UTF-8 bytes in writes of about ``FLUSH_BYTES``; an empty piece flushes (chunk ends)."""
 
     def joined() -> Iterator[str]:
@@ -49,7 +55,7 @@ def buffered(pieces: Iterable[str], *, label: str = "export") -> Iterator[bytes]
         if buffer:
             yield "".join(buffer)
 
-    return _encoded(joined(), label=label)
+    return _encoded(joined(), label=label, kind=kind)
 
 
 def stream_export(
@@ -81,7 +87,9 @@ def stream_export(
         name = f"{stem}-preview.{ext}"
     style = spreadsheet_style() if spreadsheet else "raw" if raw else "safe"
     pieces = encoders.ENCODERS[fmt](list(columns), rows, style)
-    response = StreamingHttpResponse(_encoded(pieces, label=name), content_type=FORMATS[fmt])
+    response = StreamingHttpResponse(
+        _encoded(pieces, label=name, kind=fmt), content_type=FORMATS[fmt]
+    )
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, no-store"

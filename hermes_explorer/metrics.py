@@ -1,0 +1,145 @@
+"""``/metrics``: Prometheus's text format, with prometheus-client (the Prometheus project's own
+Python client: the counters, histograms and the multi-process mode gunicorn's workers need;
+django-prometheus would wrap the database backends, and the state.db's is the explorer's own).
+
+* ``hermes_explorer_requests_total{view,method,status}`` and
+  ``hermes_explorer_request_seconds{view}`` (:class:`MetricsMiddleware`);
+* ``hermes_explorer_db_queries_total{alias}`` and ``hermes_explorer_db_query_seconds_total``
+  (every statement, by alias: ``app`` for the app's database, each store's for the state.dbs);
+* ``hermes_explorer_export_bytes_total{kind}`` (streamed downloads);
+* ``hermes_explorer_console_runs_total{outcome}`` (the SQL console: ``ran`` or ``refused``);
+* ``hermes_explorer_store_readable{profile}``, ``…_store_size_bytes{profile}`` and
+  ``…_store_journal_mode{profile,mode}``, read at scrape time.
+
+Not public: the page answers staff, and a scraper on the loopback address reaching the server
+directly (no ``X-Forwarded-For``); anyone else gets a 403. Under gunicorn the workers share
+their figures through ``PROMETHEUS_MULTIPROC_DIR`` (set by ``deploy/gunicorn.conf.py``).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import time
+
+from django.db.backends.signals import connection_created
+from django.http import HttpResponse, HttpResponseForbidden
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.core import GaugeMetricFamily
+
+REQUESTS = Counter("hermes_explorer_requests", "Requests answered", ["view", "method", "status"])
+LATENCY = Histogram(
+    "hermes_explorer_request_seconds",
+    "Time to answer a request",
+    ["view"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+QUERIES = Counter("hermes_explorer_db_queries", "Statements sent", ["alias"])
+QUERY_SECONDS = Counter("hermes_explorer_db_query_seconds", "Time in statements", ["alias"])
+EXPORT_BYTES = Counter("hermes_explorer_export_bytes", "Bytes of streamed downloads", ["kind"])
+CONSOLE_RUNS = Counter("hermes_explorer_console_runs", "SQL console statements", ["outcome"])
+
+
+def _alias_label(alias: str) -> str:
+    return "app" if alias == "default" else alias
+
+
+def _timed(execute, sql, params, many, context):
+    alias = _alias_label(context["connection"].alias)
+    started = time.perf_counter()
+    try:
+        return execute(sql, params, many, context)
+    finally:
+        QUERIES.labels(alias).inc()
+        QUERY_SECONDS.labels(alias).inc(time.perf_counter() - started)
+
+
+def _instrument(sender, connection, **kwargs):
+    if _timed not in connection.execute_wrappers:
+        connection.execute_wrappers.append(_timed)
+
+
+connection_created.connect(_instrument, dispatch_uid="hermes-explorer-metrics")
+
+
+class MetricsMiddleware:
+    def __init__(self, get_response):
+        self.get_response = get_response
+        # Connections opened before this module was loaded count too.
+        from django.db import connections
+
+        for connection in connections.all(initialized_only=True):
+            _instrument(None, connection)
+
+    def __call__(self, request):
+        started = time.perf_counter()
+        response = self.get_response(request)
+        match = getattr(request, "resolver_match", None)
+        view = match.view_name if match is not None else "unresolved"
+        REQUESTS.labels(view, request.method, str(response.status_code)).inc()
+        LATENCY.labels(view).observe(time.perf_counter() - started)
+        return response
+
+
+class _Stores:
+    """Each store's health, read when scraped."""
+
+    def collect(self):
+        from . import stores
+        from .views import check_store
+
+        readable = GaugeMetricFamily(
+            "hermes_explorer_store_readable", "Whether the store reads", labels=["profile"]
+        )
+        size = GaugeMetricFamily(
+            "hermes_explorer_store_size_bytes", "The store's file size", labels=["profile"]
+        )
+        mode = GaugeMetricFamily(
+            "hermes_explorer_store_journal_mode",
+            "The store's journal mode (1 for the mode it is in)",
+            labels=["profile", "mode"],
+        )
+        for one in stores.all_stores():
+            found = check_store(one)
+            readable.add_metric([one.name], 1 if found["readable"] else 0)
+            if found.get("size") is not None:
+                size.add_metric([one.name], found["size"])
+            if found.get("journal_mode"):
+                mode.add_metric([one.name, found["journal_mode"]], 1)
+        yield from (readable, size, mode)
+
+
+def _allowed(request) -> bool:
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated and user.is_staff:
+        return True
+    if "HTTP_X_FORWARDED_FOR" in request.META:
+        return False
+    try:
+        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+    except ValueError:
+        return False
+
+
+def metrics_view(request):
+    if not _allowed(request):
+        return HttpResponseForbidden("Metrics are for staff and the loopback address.\n")
+    registry = CollectorRegistry()
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        multiprocess.MultiProcessCollector(registry)
+    else:
+        from prometheus_client import REGISTRY
+
+        registry = REGISTRY
+    body = generate_latest(registry)
+    stores_registry = CollectorRegistry()
+    stores_registry.register(_Stores())
+    body += generate_latest(stores_registry)
+    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
