@@ -7,6 +7,7 @@ app_name = "annotations"
 urlpatterns = [
     path("sessions/<str:session_id>/star", views.star, name="star"),
     path("sessions/<str:session_id>/tags", views.add_tag, name="add_tag"),
+    path("sessions/<str:session_id>/tags/new", views.add_new_tag, name="add_new_tag"),
     path("sessions/<str:session_id>/tags/<int:tag_id>/remove", views.remove_tag, name="remove_tag"),
     path("sessions/<str:session_id>/notes", views.add_note, name="add_note"),
     path("bulk-tag", views.bulk_tag, name="bulk_tag"),

@@ -76,6 +76,27 @@ def add_tag(request, session_id: str):
 
 
 @require_POST
+def add_new_tag(request, session_id: str):
+    """Staff make a tag while tagging: the name given (the vocabulary page keeps colours and
+    descriptions), or the tag of that name when it exists already."""
+    if not permissions.can_manage_tags(request.user):
+        return forbidden(request, permissions.MANAGE_TAGS)
+    target = _target_or_404(session_id)
+    name = request.POST.get("name", "").strip()
+    tag = Tag.objects.filter(name__iexact=name).first() if name else None
+    if tag is None:
+        form = TagForm({"name": name, "colour": "grey", "description": ""})
+        if not form.is_valid():
+            messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+            return redirect(_session_url(session_id))
+        tag = form.instance
+        services.save_tag(request, tag, created=True)
+    services.add_tag(request, [target], tag)
+    messages.success(request, gettext("Tagged “%(name)s”.") % {"name": tag.name})
+    return redirect(_session_url(session_id))
+
+
+@require_POST
 def remove_tag(request, session_id: str, tag_id: int):
     if not permissions.can_annotate(request.user):
         return forbidden(request, permissions.ANNOTATE)
@@ -215,14 +236,20 @@ def tag_delete(request, tag_id: int):
 @require_http_methods(["GET", "POST"])
 def view_list(request):
     if request.method == "POST":
-        form = SavedViewForm(request.POST, owner=request.user)
+        data = request.POST.copy()
+        # The one-step form on a page ("Save this view as…") names the view only: the page is
+        # the one it was sent from (the page itself never echoes its own query string).
+        from_page = "url" not in data
+        if from_page:
+            data["url"] = _referring_view(request)
+        form = SavedViewForm(data, owner=request.user)
         if form.is_valid():
             form.instance.owner = request.user
             services.save_view(request, form.instance)
             messages.success(
                 request, gettext("View “%(name)s” saved.") % {"name": form.instance.name}
             )
-            return redirect("annotations:views")
+            return redirect(form.instance.url if from_page else "annotations:views")
     else:
         form = SavedViewForm(owner=request.user, initial={"url": _referring_view(request)})
     own, shared = selectors.views_for(request.user)

@@ -548,3 +548,42 @@ def test_the_header_names_the_profile_and_shows_the_path_to_staff_only(current_s
     assert path not in viewer
     staff = client_for("staff").get("/sessions/").content.decode()
     assert path in staff
+
+
+# Issue 34's rough edges: one-step saved views, a tag made while tagging ---------------------
+
+
+def test_a_view_is_saved_in_one_step_from_the_page_it_names(current_store):
+    from annotations_app.models import SavedView
+
+    analyst = client_for("analyst")
+    page = analyst.get("/sessions/?source=cli").content.decode()
+    assert 'id="save-view-name"' in page and "source=cli" not in page.split("save-view")[1]
+    response = analyst.post(
+        "/annotations/views/",
+        {"name": "CLI"},
+        HTTP_REFERER="http://testserver/sessions/?source=cli",
+    )
+    assert response.status_code == 302 and response["Location"] == "/sessions/?source=cli"
+    assert SavedView.objects.get(name="CLI").url == "/sessions/?source=cli"
+    # Not from a page that can be saved: the form says why, nothing is saved.
+    refused = analyst.post("/annotations/views/", {"name": "X"}, HTTP_REFERER="http://evil/")
+    assert refused.status_code == 400 and not SavedView.objects.filter(name="X").exists()
+
+
+def test_only_staff_make_a_tag_while_tagging(current_store):
+    from annotations_app.models import SessionTag, Tag
+    from sessions_app.models import Session
+
+    sid = Session.objects.values_list("id", flat=True).first()
+    assert (
+        client_for("analyst")
+        .post(f"/annotations/sessions/{sid}/tags/new", {"name": "x"})
+        .status_code
+        == 403
+    )
+    staff = client_for("staff")
+    staff.post(f"/annotations/sessions/{sid}/tags/new", {"name": "Needs-Review"})
+    staff.post(f"/annotations/sessions/{sid}/tags/new", {"name": "needs-review"})  # the same
+    assert Tag.objects.get().name == "Needs-Review"
+    assert SessionTag.objects.filter(session_id=sid).count() == 1

@@ -64,6 +64,25 @@ def saved_views_nav(context):
     return {"own": own, "shared": shared}
 
 
+@register.inclusion_tag("annotations_app/_save_view.html", takes_context=True)
+def save_view_form(context):
+    """ "Save this view as [name]": one step, on every page that can be saved (a list, search,
+    insights, live or failures page) for a signed-in user."""
+    from ..forms import VIEW_NAMESPACES
+
+    request = context.get("request")
+    match = getattr(request, "resolver_match", None)
+    user = getattr(request, "user", None)
+    shown = (
+        match is not None
+        and match.namespace in VIEW_NAMESPACES
+        and match.url_name in ("list", "results", "index")
+        and user is not None
+        and user.is_authenticated
+    )
+    return {"shown": shown, "csrf_token": context.get("csrf_token")}
+
+
 @register.simple_tag
 def note_indicator(count: int):
     if not count:

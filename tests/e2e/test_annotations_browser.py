@@ -29,6 +29,7 @@ def test_star_tag_filter_and_save_the_view(browse, facts):
     page.get_by_role("button", name="Add tag").click()
     expect(page.locator("#annotations .tags")).to_contain_text("incident")
 
+    page.get_by_text("Write a note").click()  # the note form is folded until used
     page.get_by_label("Note", exact=True).fill("<b>not bold</b> the Tuesday incident")
     page.get_by_role("button", name="Add note").click()
     expect(page.locator(".note-text")).to_have_text("<b>not bold</b> the Tuesday incident")
@@ -77,3 +78,21 @@ def test_bulk_tag_a_selection_without_javascript(browse, facts):
     expect(page.locator(".flash")).to_contain_text("Tagged 2 sessions")
     page.goto("/sessions/?tag=good-example")
     expect(page.locator("table.data-table tbody tr")).to_have_count(2)
+
+
+def test_save_a_view_in_one_step_and_tag_with_a_new_tag(browse, facts):
+    """On the page itself: name the view and save it; on a session, staff make a tag while
+    tagging."""
+    page = browse.page("staff")
+    page.goto("/sessions/?source=telegram")
+    page.get_by_label("Save this view as").fill("Telegram")
+    page.get_by_role("button", name="Save view").click()
+    expect(page).to_have_url(re.compile(r"/sessions/\?source=telegram"))
+    expect(page.locator(".flash")).to_contain_text("View “Telegram” saved.")
+    assert SavedView.objects.get().url == "/sessions/?source=telegram"
+
+    page.goto(f"/sessions/{facts.xss_session_id}/")
+    page.get_by_label("New tag").fill("needs-review")
+    page.get_by_role("button", name="Create and add").click()
+    expect(page.locator("#annotations .tags")).to_contain_text("needs-review")
+    assert Tag.objects.get().name == "needs-review"
