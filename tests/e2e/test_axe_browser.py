@@ -19,6 +19,8 @@ FAMILIES = [
     "/state",
     "/state/sessions?_size=5",
     "/insights/?days=365",
+    "/annotations/orphans/",
+    "/sql/saved/",
 ]
 
 
@@ -46,3 +48,13 @@ def test_no_serious_axe_violation_on_any_page_family(browse, demo, scheme, langu
         if found:
             problems[url] = found
     assert not problems, problems
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_no_serious_axe_violation_signed_out(browse, demo, scheme, language):
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = browse.page(role=None, color_scheme=scheme, locale=language)
+    page.goto("/accounts/login/")
+    assert not serious(Axe().run(page))
