@@ -28,18 +28,17 @@ errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 
 
-# /metrics: the workers share their figures through files here (prometheus-client's
-# multi-process mode), emptied when gunicorn starts.
-_metrics_dir = os.path.join(
-    os.environ.get("HERMES_EXPLORER_DATA_DIR", "var"), "prometheus-" + str(os.getpid())
-)
-os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", _metrics_dir)
-
-
+# /metrics: the workers share their figures through files (prometheus-client's multi-process
+# mode), in a directory set and emptied when gunicorn starts, before any worker is forked.
 def on_starting(server):
     import shutil
 
-    folder = os.environ["PROMETHEUS_MULTIPROC_DIR"]
+    folder = os.environ.setdefault(
+        "PROMETHEUS_MULTIPROC_DIR",
+        os.path.join(
+            os.environ.get("HERMES_EXPLORER_DATA_DIR", "var"), f"prometheus-{os.getpid()}"
+        ),
+    )
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(folder, exist_ok=True)
 

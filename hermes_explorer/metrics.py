@@ -132,7 +132,7 @@ def metrics_view(request):
     if not _allowed(request):
         return HttpResponseForbidden("Metrics are for staff and the loopback address.\n")
     registry = CollectorRegistry()
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    if os.path.isdir(os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")):
         multiprocess.MultiProcessCollector(registry)
     else:
         from prometheus_client import REGISTRY
