@@ -18,7 +18,6 @@ their figures through ``PROMETHEUS_MULTIPROC_DIR`` (set by ``deploy/gunicorn.con
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import time
 
@@ -116,20 +115,10 @@ class _Stores:
         yield from (readable, size, mode)
 
 
-def _allowed(request) -> bool:
-    user = getattr(request, "user", None)
-    if user is not None and user.is_authenticated and user.is_staff:
-        return True
-    if "HTTP_X_FORWARDED_FOR" in request.META:
-        return False
-    try:
-        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
-    except ValueError:
-        return False
-
-
 def metrics_view(request):
-    if not _allowed(request):
+    from .views import staff_or_local
+
+    if not staff_or_local(request):
         return HttpResponseForbidden("Metrics are for staff and the loopback address.\n")
     registry = CollectorRegistry()
     if os.path.isdir(os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")):

@@ -51,7 +51,7 @@ def _listed(request, served, checked) -> list[dict]:
     return [{"profile": n, **found} for n, found in checked.items() if n in visible]
 
 
-def _detailed(request) -> bool:
+def staff_or_local(request) -> bool:
     """Whether the health check may say more than "up": to staff, and to a monitor on this
     host that reaches the server directly (the loopback address, no proxy in between)."""
     user = getattr(request, "user", None)
@@ -88,7 +88,7 @@ def healthz(request):
         "status": status,
         "stores_readable": bool(checked) and all(f["readable"] for f in checked.values()),
     }
-    if _detailed(request):
+    if staff_or_local(request):
         body["demo"] = settings.HERMES_DEMO
         default = stores.default_store(served)
         if default is not None:
