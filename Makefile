@@ -74,7 +74,8 @@ APPDB_TESTS ?= tests/test_appdb.py tests/test_accounts.py tests/test_script_auth
 	tests/test_annotations.py tests/test_backup.py tests/test_upgrade.py
 test: $(BIN)/.installed-dev chromium servers catalogs
 	$(BIN)/lint-imports
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not serial"
+	$(BIN)/python -m pytest -m serial
 	$(BIN)/python -m pytest -p tests.real_servers -m "not browser" $(APPDB_TESTS)
 
 ## catalogs: the French (and any other) translation catalogs compiled to .mo by Django's

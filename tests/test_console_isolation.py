@@ -17,7 +17,8 @@ from accounts_app.models import AuditEvent
 from console_app import isolation
 from tests.conftest import use_store
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+# Timing-sensitive: run apart from the parallel run (make test's second pass).
+pytestmark = [pytest.mark.serial, pytest.mark.django_db(databases=["default", "hermes"])]
 
 # Work inside one SQL function call, which SQLite's progress handler cannot interrupt.
 HUGE_LIKE = (

@@ -25,6 +25,8 @@ PY = sys.executable
 HOSTILE = [HUGE_LIKE, HUGE_INSTR, ZEROBLOBS, PRINTFS] * 5
 DEADLINE = 1.0  # HERMES_SQL_TIMEOUT
 PASSWORD = "load-test-password-123"
+# Timing-sensitive: run apart from the parallel run (make test's second pass).
+pytestmark = pytest.mark.serial
 
 
 def _free_port() -> int:
