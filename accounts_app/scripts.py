@@ -40,7 +40,12 @@ def is_script_url(request) -> bool:
     if request.method not in ("GET", "HEAD"):
         return False
     path = request.path_info
-    return bool(API_PATH.search(path) or DOWNLOAD_PATH.search(path) or "_export" in request.GET)
+    return bool(
+        API_PATH.search(path)
+        or DOWNLOAD_PATH.search(path)
+        or "_export" in request.GET
+        or path == "/metrics"  # a Prometheus on another host scrapes with a staff token
+    )
 
 
 def _refusal(request, status: int, message: str, *, challenge: bool = False):

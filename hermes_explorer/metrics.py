@@ -11,8 +11,9 @@ django-prometheus would wrap the database backends, and the state.db's is the ex
 * ``hermes_explorer_store_readable{profile}``, ``…_store_size_bytes{profile}`` and
   ``…_store_journal_mode{profile,mode}``, read at scrape time.
 
-Not public: the page answers staff, and a scraper on the loopback address reaching the server
-directly (no ``X-Forwarded-For``); anyone else gets a 403. Under gunicorn the workers share
+Not public: the page answers staff (signed in, or a staff member's API token in an
+``Authorization: Bearer`` header, for a Prometheus on another host), and a scraper on the
+loopback address reaching the server directly (no ``X-Forwarded-For``); anyone else gets a 403. Under gunicorn the workers share
 their figures through ``PROMETHEUS_MULTIPROC_DIR`` (set by ``deploy/gunicorn.conf.py``).
 """
 

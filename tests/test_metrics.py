@@ -38,3 +38,16 @@ def test_metrics_are_refused_from_elsewhere(current_store):
     assert Client().get("/metrics", HTTP_X_FORWARDED_FOR="192.0.2.9").status_code == 403
     assert client_for("analyst").get("/metrics", REMOTE_ADDR="192.0.2.9").status_code == 403
     assert client_for("staff").get("/metrics", REMOTE_ADDR="192.0.2.9").status_code == 200
+
+
+def test_a_staff_token_scrapes_from_another_host(current_store):
+    from accounts_app import tokens
+    from tests.roles_helpers import make_user
+
+    _token, staff_text = tokens.create(make_user("staff", "scraper"))
+    _token, analyst_text = tokens.create(make_user("analyst", "nosy"))
+    remote = {"REMOTE_ADDR": "192.0.2.9"}
+    staff = Client(headers={"Authorization": f"Bearer {staff_text}"}).get("/metrics", **remote)
+    assert staff.status_code == 200 and b"hermes_explorer_requests_total" in staff.content
+    analyst = Client(headers={"Authorization": f"Bearer {analyst_text}"}).get("/metrics", **remote)
+    assert analyst.status_code == 403
