@@ -5,7 +5,7 @@ the explorer), tags ``--tagged`` sessions of the store spread over its whole tim
 20 notes on one session, and times the pages in-process through Django's test client (the
 whole middleware stack, no HTTP server): median and p90 of ``--runs`` requests each.
 
-    python bench/annotations_bench.py --store /work/bench/state.db --runs 11
+    python bench/annotations_bench.py --store var/bench/state.db --runs 11
 """
 
 from __future__ import annotations
@@ -132,13 +132,9 @@ def main() -> None:
         import pstats
 
         client.get(os.environ["BENCH_PROFILE"])
-        cProfile.runctx(
-            "client.get(p)",
-            {},
-            {"client": client, "p": os.environ["BENCH_PROFILE"]},
-            "/tmp/ann/prof.out",
-        )
-        pstats.Stats("/tmp/ann/prof.out").sort_stats("cumulative").print_stats(45)
+        profile = cProfile.Profile()
+        profile.runctx("client.get(p)", {}, {"client": client, "p": os.environ["BENCH_PROFILE"]})
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(45)
         return
     for label, path in pages:
         median, p90, cpu = timed(path)

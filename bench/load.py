@@ -1,6 +1,6 @@
 """Many people at once: concurrent users on the sessions list, search and insights.
 
-    .venv/bin/python bench/load.py --store /work/bench/state.db          # 2 instances, 50 users
+    .venv/bin/python bench/load.py --store var/bench/state.db          # 2 instances, 50 users
     .venv/bin/python bench/load.py --url http://127.0.0.1:8000 --username u --password p
     .venv/bin/python bench/load.py --help
 

@@ -1,7 +1,7 @@
 """Throughput of the secret redactor over a store's text, as an export sees it.
 
-    .venv/bin/python manage.py make_demo_db /tmp/red-demo.db --sessions 400 --messages 20000
-    .venv/bin/python bench/redaction.py /tmp/red-demo.db [--megabytes 50] [--rounds 3]
+    .venv/bin/python manage.py make_demo_db var/red-demo.db --sessions 400 --messages 20000
+    .venv/bin/python bench/redaction.py var/red-demo.db [--megabytes 50] [--rounds 3]
 
 Reads every text column a transcript or an export redacts (content, tool calls, reasoning, the
 system prompt), repeats it up to ``--megabytes``, and times :func:`redact_many` over it in

@@ -57,7 +57,7 @@ sys.path.insert(0, str(HERE))
 from benchmark import Explorer, free_port, log, percentile  # noqa: E402
 
 PY = sys.executable
-DEFAULT_SOURCE = Path("/work/bench/state.db")
+DEFAULT_SOURCE = HERE.parent / "var" / "bench" / "state.db"
 
 
 # The copy ---------------------------------------------------------------------------------------

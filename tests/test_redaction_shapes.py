@@ -158,7 +158,7 @@ SHAPES: list[tuple[str, str, str]] = (
         ("label that swallows the value", f"secret: DATABASE_PASS = {PASSWORDS[4]}", PASSWORDS[4]),
     ]
     + [
-        # The shapes an agent's terminal prints (round 3 of the red team).
+        # The shapes an agent's terminal prints: names, flags, URLs, name/value pairs.
         (name, text.replace("@@", value), value)
         for name, text, value in [
             ("auth key name", "AUTH_KEY=@@", fake(ALNUM, 24)),

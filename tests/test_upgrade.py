@@ -10,7 +10,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# The leaf migrations of the previous release (round 2's last stop).
+# The leaf migrations of the previous release.
 PREVIOUS = [
     ("accounts_app", "0006_signed_in_sessions"),
     ("annotations_app", "0001_initial"),

@@ -1,4 +1,4 @@
-"""The red-team findings of round 3 (issue 35), one test (or more) each.
+"""Secrets stay secret at every boundary a reader can probe: one test (or more) each.
 
 Each of these failed on the revision before the fix: the anonymous door of old session URLs
 and profile names, the orphans' raw title copy, the health check's details for anyone.
@@ -17,7 +17,7 @@ from tests.roles_helpers import client_for, make_user
 pytestmark = pytest.mark.django_db(databases="__all__")
 
 
-# 1. (High) The anonymous door ---------------------------------------------------------------
+# The anonymous door ---------------------------------------------------------------
 
 
 def test_signed_out_old_session_urls_name_no_profile_and_no_title(home, client):
@@ -131,7 +131,7 @@ def test_new_anchor_copies_are_redacted(tmp_path, settings):
     assert secret not in anchor.title and "redacted" in anchor.title
 
 
-# 10. (Low) The health check says only "up" to anyone -----------------------------------------
+# The health check says only "up" to anyone -----------------------------------------
 
 
 def test_healthz_says_only_up_to_a_remote_visitor(home, client):
@@ -158,7 +158,7 @@ def test_healthz_lists_only_the_profiles_a_restricted_user_sees(home, client):
     assert [s["profile"] for s in local["stores"]] == ["coder"]
 
 
-# 2. (High) NOT in full-text search is no oracle on redacted text ----------------------------
+# NOT in full-text search is no oracle on redacted text ----------------------------
 
 HIDDEN = "Zq7Vx2Lm9Pw4Rt8Ky3Nb6Hc1Jd5Fg0Ws2Ea9Tu"  # 38 characters after "ghp_"
 
@@ -244,7 +244,7 @@ def test_staff_raw_api_search_keeps_sqlites_not(secret_store):
     assert len(_api_ids(staff, "qqq")) == 3
 
 
-# 3. (Medium) Restricted staff stay restricted in the admin ----------------------------------
+# Restricted staff stay restricted in the admin ----------------------------------
 
 
 @pytest.fixture
@@ -329,7 +329,7 @@ def test_audit_events_keep_the_profile(home):
     assert event.profile == "coder" and event.session_id == sid
 
 
-# 8. (Low) Out-of-range integers are a 400, never a 500 ---------------------------------------
+# Out-of-range integers are a 400, never a 500 ---------------------------------------
 
 BIG = "99999999999999999999"
 
@@ -366,7 +366,7 @@ def test_out_of_range_integers_are_refused_not_a_500(current_store):
         assert staff.get(url).status_code < 500, url
 
 
-# 11. (Info) Only GET, HEAD, POST and OPTIONS; no SQL on a browser's GET ---------------------
+# Only GET, HEAD, POST and OPTIONS; no SQL on a browser's GET ---------------------
 
 
 def test_only_get_head_post_and_options_are_answered(current_store):
@@ -390,7 +390,7 @@ def test_state_sql_runs_for_a_script_not_for_a_browser_get(current_store):
     assert script.get("/state.json", {"sql": "select count(*) from sessions"}).status_code == 200
 
 
-# 9. (Low) A local process at the proxy's address cannot rotate X-Forwarded-For forever ------
+# A local process at the proxy's address cannot rotate X-Forwarded-For forever ------
 
 
 def test_rotating_forwarded_for_from_the_proxy_address_ends_in_a_lockout(current_store, settings):
@@ -420,7 +420,7 @@ def test_rotating_forwarded_for_from_the_proxy_address_ends_in_a_lockout(current
     assert direct.status_code == 302
 
 
-# 7. (Low) Staff reads of secret text through the old API's comparisons are audited ----------
+# Staff reads of secret text through the old API's comparisons are audited ----------
 
 
 def test_staff_comparisons_on_secret_columns_are_audited(current_store):
@@ -449,7 +449,7 @@ def test_staff_comparisons_on_secret_columns_are_audited(current_store):
     assert AuditEvent.objects.count() == before
 
 
-# 6. (Low-Medium) Metadata columns that can hold a token are redacted like the others ---------
+# Metadata columns that can hold a token are redacted like the others ---------
 
 META_SECRET = "ghp_" + "M3t4d4t4S3cr3tV4lu3x" * 2
 
@@ -467,7 +467,7 @@ def metadata_store(tmp_path):
             source="cli",
             model="gpt-x",
             billing_provider=f"prov {META_SECRET}",
-            cwd=f"/work/{META_SECRET}",
+            cwd=f"/srv/app/{META_SECRET}",
             git_branch=f"fix/{META_SECRET}",
             started_at=1_780_000_000,
         )
@@ -507,7 +507,7 @@ def test_metadata_that_can_hold_a_token_is_redacted_on_every_output(metadata_sto
     assert api.status_code == 200 and api.json()["rows"] == []
 
 
-# 4. (Medium) The old API's raw search is bounded ---------------------------------------------
+# The old API's raw search is bounded ---------------------------------------------
 
 
 def test_raw_api_search_has_the_search_pages_limits(current_store):
@@ -536,7 +536,7 @@ def test_searches_beyond_the_hosts_bound_are_told_busy(current_store, settings, 
     assert analyst.get("/state/messages.json", {"_search": "hello"}).status_code == 200
 
 
-# The header names the profile; the file's path is for staff only (issue 34's rough edge) ----
+# The header names the profile; the file's path is for staff only --------------------------
 
 
 def test_the_header_names_the_profile_and_shows_the_path_to_staff_only(current_store):
@@ -550,7 +550,7 @@ def test_the_header_names_the_profile_and_shows_the_path_to_staff_only(current_s
     assert path in staff
 
 
-# Issue 34's rough edges: one-step saved views, a tag made while tagging ---------------------
+# One-step saved views, a tag made while tagging ----------------------------------------------
 
 
 def test_a_view_is_saved_in_one_step_from_the_page_it_names(current_store):
