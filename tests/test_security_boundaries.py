@@ -1,7 +1,8 @@
 """Secrets stay secret at every boundary a reader can probe: one test (or more) each.
 
-Each of these failed on the revision before the fix: the anonymous door of old session URLs
-and profile names, the orphans' raw title copy, the health check's details for anyone.
+Signed-out visitors learn nothing of stores, profiles or titles; a NOT term cannot test hidden
+text; restricted staff stay restricted in the admin; the old API's search is bounded; metadata is
+redacted; staff reads are audited; bad integers, methods and forwarded addresses are refused.
 """
 
 from __future__ import annotations
