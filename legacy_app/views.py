@@ -23,6 +23,7 @@ from django.views.decorators.http import require_safe
 
 from hermes_explorer import store
 from profiles_app.links import store_reverse
+from sessions_app.links import TranscriptLinks
 from sessions_app.models import Message
 
 from .api import policy, tables
@@ -114,15 +115,22 @@ def _closest(request: HttpRequest, table: str) -> str | None:
 
 
 def _cells(table: str, columns: list[str], rows: list) -> list[list[tuple]]:
-    """Each row as ``(text, link or None)`` cells: ids open their explorer page."""
+    """Each row as ``(text, link or None)`` cells: ids open their explorer page (each route
+    reversed once per page, :class:`sessions_app.links.TranscriptLinks`)."""
+    links = TranscriptLinks()
     at = {c: i for i, c in enumerate(columns)}
-    out = []
-    for row in rows:
-        cells = []
-        for column, value in zip(columns, row, strict=True):
-            cells.append((_text(value), _link(table, column, value, row, at)))
-        out.append(cells)
-    return out
+    return [
+        [
+            (_text(value), _link(links, table, column, _value(value), row, at))
+            for column, value in zip(columns, row, strict=True)
+        ]
+        for row in rows
+    ]
+
+
+def _value(value):
+    """A cell's stored value (an expanded label keeps it under ``value``)."""
+    return value.get("value") if isinstance(value, dict) else value
 
 
 def _text(value):
@@ -136,23 +144,13 @@ def _text(value):
     return text if len(text) <= CELL_CHARS else text[:CELL_CHARS] + "…"
 
 
-def _link(table: str, column: str, value, row, at: dict) -> str | None:
-    if isinstance(value, dict):
-        value = value.get("value")
+def _link(links: TranscriptLinks, table: str, column: str, value, row, at: dict) -> str | None:
     if value is None:
         return None
-    try:
-        if (table, column) == ("sessions", "id") or (
-            column == "session_id" and table != "sessions"
-        ):
-            return store_reverse("sessions:detail", [value])
-        if (table, column) == ("messages", "id") and "session_id" in at:
-            session_id = row[at["session_id"]]
-            if isinstance(session_id, dict):
-                session_id = session_id.get("value")
-            return store_reverse("sessions:message", [session_id, value])
-    except NoReverseMatch:
-        return None
+    if (table, column) == ("sessions", "id") or (column == "session_id" and table != "sessions"):
+        return links.session(value)
+    if (table, column) == ("messages", "id") and "session_id" in at:
+        return links.message(_value(row[at["session_id"]]), value)
     return None
 
 
