@@ -44,7 +44,7 @@ def check_store(one: stores.Store) -> dict:
         store.close(one.alias)
 
 
-def _listed(request, served, checked) -> list[dict]:
+def _listed(request, checked) -> list[dict]:
     """Every store's health, named, to a user who may see it (the profiles the store-scope
     middleware found the request's user may see)."""
     visible = {one.name for one in getattr(request, "visible_stores", ())}
@@ -94,7 +94,7 @@ def healthz(request):
         if default is not None:
             body["state_db"] = checked[default.name]
         body["stores"] = (
-            _listed(request, served, checked)
+            _listed(request, checked)
             if request.user.is_authenticated
             else [{"profile": n, **found} for n, found in checked.items()]
         )
