@@ -59,12 +59,19 @@ def database(url: str, data_dir: Path, *, conn_max_age: int = DEFAULT_CONN_MAX_A
 def caches(url: str, data_dir: Path) -> dict:
     """``CACHES``: a file cache per host when ``url`` is empty, else Redis for every alias.
 
-    Three aliases: ``default`` (short-lived reports and counts, each keyed by the file's
+    Four aliases: ``template_fragments`` (HTML of filter forms, keyed by everything it shows,
+    so kept in each process's memory whatever the shared cache is), ``default`` (short-lived reports and counts, each keyed by the file's
     signature), ``failures`` (per-block counts of full message blocks, which never change,
     kept for a day) and ``reports`` (the latest insights report of each window, whatever the
     file's version, which ``insights_warm`` computes on its timer)."""
+    fragments = {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "TIMEOUT": 3_600,
+        "OPTIONS": {"MAX_ENTRIES": 2_000},
+    }
     if not url:
         return {
+            "template_fragments": fragments,
             "default": {
                 "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                 "LOCATION": data_dir / "cache" / "default",
@@ -99,6 +106,7 @@ def caches(url: str, data_dir: Path) -> dict:
         },
     }
     return {
+        "template_fragments": fragments,
         "default": {**redis, "TIMEOUT": 300, "KEY_PREFIX": "hermes-explorer"},
         "failures": {**redis, "TIMEOUT": 86_400, "KEY_PREFIX": "hermes-explorer-failures"},
         "reports": {**redis, "TIMEOUT": 86_400, "KEY_PREFIX": "hermes-explorer-reports"},
