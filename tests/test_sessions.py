@@ -588,3 +588,30 @@ def test_each_filterset_has_filters_and_fields_of_its_own(grid_store, name):
     assert form_fields_html(fresh.form) == form_fields_html(stock)
     assert fresh.form.is_valid() == stock.is_valid() is False
     assert fresh.form.errors == stock.errors
+
+
+def test_cached_filter_form_shows_what_each_request_asked(staff_client, grid_store, tmp_path):
+    """The filter form's HTML is cached per process: each request still sees its own values,
+    its language, this file's sources and its own errors."""
+
+    def form_html(query="", **headers):
+        html = staff_client.get("/sessions/" + query, **headers).content.decode()
+        return html[
+            html.index('class="filters"') : html.index("</form>", html.index('class="filters"'))
+        ]
+
+    first, again = form_html("?title=alpha"), form_html("?title=alpha")
+    assert first == again and 'value="alpha"' in first
+    other = form_html("?title=beta")
+    assert 'value="beta"' in other and 'value="alpha"' not in other
+    assert 'value="cron"' in first and "Enter a number" not in first
+    assert "Enter a number" in form_html("?min_cost=x")
+    french = form_html("?title=alpha", HTTP_ACCEPT_LANGUAGE="fr")
+    assert 'value="alpha"' in french and french != first
+    path = tmp_path / "other.db"
+    db = StateDB.create(path, "current")
+    db.session("x1", source="matrix")
+    db.close()
+    use_store(path)
+    moved = form_html("?title=alpha")
+    assert 'value="matrix"' in moved and 'value="cron"' not in moved
