@@ -283,6 +283,8 @@ class SessionModelUsage(UsageCounters):
     last_seen = models.FloatField(null=True)
 
     objects = HermesManager.from_queryset(UsageQuerySet)()
+    # True on the row the session page adds for counters no per-model row covers.
+    residual = False
 
     class Meta:
         managed = False

@@ -20,7 +20,7 @@ from redaction import redact
 from .content import as_text, parse_tool_calls
 from .formatting import number
 from .links import TranscriptLinks
-from .models import TOKEN_COUNTERS, USAGE_COUNTERS, Message, Session, SessionModelUsage
+from .models import USAGE_COUNTERS, Message, Session, SessionModelUsage
 from .pagination import Keyset
 from .querysets import PREVIEW_READ_CHARS
 from .sqlfunctions import ContentHead, ContentLength
@@ -182,27 +182,6 @@ def recorded_fields(session_id: str, *, hidden: frozenset[str] = frozenset()) ->
     return list(zip(names, row, strict=True)) if row else []
 
 
-@dataclass
-class UsageRow:
-    model: str
-    task: str
-    api_calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = 0
-    estimated_cost_usd: float | None = None
-    actual_cost_usd: float | None = None
-    cost_status: str | None = None
-    billing_provider: str | None = None
-    residual: bool = False
-
-    @property
-    def total_tokens(self) -> int:
-        return sum(getattr(self, counter) for counter in TOKEN_COUNTERS)
-
-
 USAGE_ROW_COLUMNS = (
     "model",
     "task",
@@ -215,7 +194,7 @@ USAGE_ROW_COLUMNS = (
 )
 
 
-def session_usage(session: Session) -> list[UsageRow] | None:
+def session_usage(session: Session) -> list[SessionModelUsage] | None:
     """Per-model usage of one session: its ``session_model_usage`` rows plus, for legacy
     sessions whose rows cover only part of the counters, the residual attributed to the
     session's own model. None when the file has no ``session_model_usage``.
@@ -226,34 +205,27 @@ def session_usage(session: Session) -> list[UsageRow] | None:
     if not store.shape().has_model_usage:
         return None
     rows = []
-    covered = dict.fromkeys(USAGE_COUNTERS + ("api_calls",), 0)
+    covered = dict.fromkeys(USAGE_COUNTERS + ("api_call_count",), 0)
     # Plain values, not model rows: before v22 the table had no task column, which the
     # model's primary key names. Without it every row is the main loop.
     columns = store.present("session_model_usage", USAGE_ROW_COLUMNS)
     order = ("task", "-input_tokens") if "task" in columns else ("-input_tokens",)
     usages = SessionModelUsage.objects.of_session(session.id).order_by(*order).values(*columns)
     for usage in usages:
-        row = UsageRow(
-            model=usage["model"],
-            task=usage.get("task") or "",
-            api_calls=usage.get("api_call_count") or 0,
-            estimated_cost_usd=usage.get("estimated_cost_usd"),
-            actual_cost_usd=usage.get("actual_cost_usd"),
-            cost_status=usage.get("cost_status"),
-            billing_provider=usage.get("billing_provider"),
-            **{c: usage.get(c) or 0 for c in USAGE_COUNTERS},
-        )
+        row = SessionModelUsage(**{c: usage.get(c) or 0 for c in USAGE_COUNTERS})
+        row.model, row.task = usage["model"], usage.get("task") or ""
+        row.api_call_count = usage.get("api_call_count") or 0
+        for name in ("estimated_cost_usd", "actual_cost_usd", "cost_status", "billing_provider"):
+            setattr(row, name, usage.get(name))
         rows.append(row)
         for c in covered:
             covered[c] += getattr(row, c)
     residual = {c: max(0, (getattr(session, c, 0) or 0) - covered[c]) for c in USAGE_COUNTERS}
-    api_calls = max(0, (session.api_call_count or 0) - covered["api_calls"])
+    api_calls = max(0, (session.api_call_count or 0) - covered["api_call_count"])
     if any(residual.values()):
-        rows.append(
-            UsageRow(
-                model=session.model or "?", task="", residual=True, api_calls=api_calls, **residual
-            )
-        )
+        row = SessionModelUsage(model=session.model or "?", task="", **residual)
+        row.api_call_count, row.residual = api_calls, True
+        rows.append(row)
     return rows
 
 
