@@ -77,3 +77,16 @@ class TranscriptLinks:
             return store_reverse("sessions:message", [session_id, message_id], store)
         except NoReverseMatch:
             return None
+
+
+def link_message_rows(rows) -> list:
+    """Give each row its transcript links (None when an odd id cannot be routed)."""
+    links = TranscriptLinks()
+    for row in rows:
+        # A row of a merged list names its store: its links go to that profile.
+        store = getattr(row, "store", None)
+        row.message_url = links.message(row.session_id, row.id, store)
+        row.session_url = links.session(row.session_id, store) if row.message_url else None
+        if row.session_url is None:
+            row.message_url = None
+    return rows

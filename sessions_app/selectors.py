@@ -19,7 +19,6 @@ from redaction import redact
 
 from .content import as_text, parse_tool_calls
 from .formatting import number
-from .links import TranscriptLinks
 from .models import USAGE_COUNTERS, Message, Session, SessionModelUsage
 from .pagination import Keyset
 from .querysets import PREVIEW_READ_CHARS
@@ -492,16 +491,3 @@ def messages_for_table(queryset):
         .with_preview(PREVIEW_READ_CHARS)
         .annotate(session_title=of_session("title"), session_source=of_session("source"))
     )
-
-
-def link_messages(rows) -> list:
-    """Give each row its transcript links (None when an odd id cannot be routed)."""
-    links = TranscriptLinks()
-    for row in rows:
-        # A row of a merged list names its store: its links go to that profile.
-        store = getattr(row, "store", None)
-        row.message_url = links.message(row.session_id, row.id, store)
-        row.session_url = links.session(row.session_id, store) if row.message_url else None
-        if row.session_url is None:
-            row.message_url = None
-    return rows

@@ -275,7 +275,7 @@ def no_time() -> SafeString:
 class MessageTable(KeysetTable):
     """One row per message. Rows come from a keyset page; the "Time" header sorts by id,
     which is insertion order (the only order an index answers on the whole table). Links
-    are set on the rows beforehand (``selectors.link_messages``): an odd session id that
+    are set on the rows beforehand (``links.link_message_rows``): an odd session id that
     cannot be routed gives a row without links rather than an error."""
 
     id = tables.Column(verbose_name=gettext_lazy("Time"))

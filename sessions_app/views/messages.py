@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 from .. import exports, selectors
 from ..exports.merged import export_parts, merged_export
 from ..filters import MessageFilter
+from ..links import link_message_rows
 from ..listing import KeysetTableView
 from ..merged_list import MergedListMixin, chosen_stores, find_session
 from ..models import Message
@@ -127,7 +128,7 @@ class MessageListView(MergedListMixin, KeysetTableView):
         return selectors.messages_for_table(filtered)
 
     def prepare_rows(self, rows):
-        return selectors.link_messages(rows)
+        return link_message_rows(rows)
 
     def _fill_page(self):
         self.session_id = self.filterset.form.cleaned_data.get("session_id")
