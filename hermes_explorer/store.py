@@ -34,8 +34,6 @@ from .hermes_db.deadline import QueryTimeout, query_budget, statement_cap
 from .hermes_db.shape import StoreShape
 from .hermes_db.uri import path_of
 
-ALIAS = "hermes"
-
 # On a rollback-journal file, what one statement of chunked work aims at (seconds)...
 SHORT_READ_SECONDS = 0.015
 # ...where it is stopped and run again on a chunk ``SHRINK_AFTER_CAP`` times smaller...

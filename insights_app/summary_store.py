@@ -251,15 +251,6 @@ def advance(key: int, current: int | None, dirty: list[str] | None) -> None:
         log.warning("stored insights summaries not refreshed: %s", exc)
 
 
-def forget(key: int | None = None) -> None:
-    """Drop the stored summaries (of one file, or all)."""
-    for model in (SummaryTool, SummarySkill, StoredSummary, SummaryMark):
-        rows = model.objects.all()
-        if key is not None:
-            rows = rows.filter(store_key=key)
-        rows.delete()
-
-
 # --- A build in the background -------------------------------------------------------------
 
 

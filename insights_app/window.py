@@ -55,10 +55,6 @@ class Window:
     def is_custom(self) -> bool:
         return not self.is_epoch and (self.start_day is not None or self.end_day is not None)
 
-    @property
-    def is_all_time(self) -> bool:
-        return not self.is_epoch and not self.is_custom and self.days is None
-
     def bounds(self, now: float) -> tuple[float | None, float | None]:
         """Epoch bounds ``[lo, hi)`` of ``started_at``; None is unbounded."""
         if self.is_epoch:
@@ -116,8 +112,6 @@ class Scope:
     # The window holds a small share of the file's sessions (:func:`window_span`): a statement
     # grouping its sessions finds them by an index, rather than reading the whole table.
     narrow: bool = False
-    # The first and last start in the window, once counted.
-    started_span: tuple[Any, Any] | None = None
 
     @property
     def read_in_chunks(self) -> bool:
@@ -204,7 +198,7 @@ def window_span(scope: Scope) -> tuple[Scope, float | None, float | None]:
     n, lo, hi, top = store.rows(sql, scope.params)[0]
     n = int(n or 0)
     narrow = scope.by_start and bool(n) and bool(top) and n < top * NARROW_SHARE
-    return replace(scope, sessions=n, narrow=narrow, started_span=(lo, hi)), lo, hi
+    return replace(scope, sessions=n, narrow=narrow), lo, hi
 
 
 # Sessions in the first chunk on a rollback-journal file, and at most in any (the clock sizes

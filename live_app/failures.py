@@ -45,7 +45,6 @@ MAX_DAYS = 366
 # Tool results are checked on their first and last characters only: megabyte outputs are not
 # read whole, and Hermes puts an error object's keys at either end.
 HEAD, TAIL = 400, 200
-FINISH_FAILURES = ("length", "content_filter", "error")
 END_FAILURES = ("error", "timeout", "failed", "crashed", "exception", "api_error")
 
 # English in the cached report and its exports; the page translates them.

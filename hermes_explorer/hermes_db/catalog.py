@@ -34,7 +34,6 @@ class TableInfo:
     name: str
     columns: tuple[str, ...]
     types: tuple[str, ...] = ()
-    notnull: tuple[int, ...] = ()
     pks: tuple[str, ...] = ()
     foreign_keys: tuple[ForeignKey, ...] = ()
     virtual: bool = False
@@ -44,9 +43,6 @@ class TableInfo:
     def use_rowid(self) -> bool:
         """Tables without a declared primary key are paged by ``rowid``, as Datasette did."""
         return not self.pks
-
-    def has(self, column: str) -> bool:
-        return column in self.columns
 
 
 @dataclass(frozen=True)
@@ -139,7 +135,6 @@ def _plain_table(conn: sqlite3.Connection, name: str, sql: str) -> TableInfo:
         name=name,
         columns=tuple(row[1] for row in info),
         types=tuple(row[2] or "" for row in info),
-        notnull=tuple(int(row[3]) for row in info),
         pks=tuple(row[1] for row in keyed),
         foreign_keys=foreign_keys,
         sql=sql,

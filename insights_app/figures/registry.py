@@ -54,9 +54,6 @@ class Figure:
     # Its parts read ``uses``, the window's usage rows (:func:`.per_session.usage_cte`),
     # on files that have them.
     usage_rows: bool = False
-    # How its rows over two disjoint sets of sessions make its rows over both; by default
-    # each column by its aggregate (:func:`column_rules`).
-    combine: Callable[[list[Row], list[Row]], list[Row]] | None = None
 
 
 def statement(
@@ -120,44 +117,6 @@ def rows_by_figure(
 
 def decode(scope: Scope, figures: Sequence[Figure], rows: dict[str, list[Row]]) -> dict[str, Any]:
     return {figure.name: figure.decode(scope, rows[figure.name]) for figure in figures}
-
-
-def _adds(a, b):
-    return b if a is None else a if b is None else a + b
-
-
-def in_order(value) -> tuple:
-    """``value`` as SQLite orders it among values of any type: NULL, numbers, text, blobs."""
-    if value is None:
-        return (0,)
-    if isinstance(value, int | float):
-        return (1, value)
-    return (2, value) if isinstance(value, str) else (3, bytes(value))
-
-
-def _least(a, b):
-    return b if a is None else a if b is None else min(a, b, key=in_order)
-
-
-def _most(a, b):
-    return b if a is None else a if b is None else max(a, b, key=in_order)
-
-
-_COMBINE = {"COUNT(": _adds, "SUM(": _adds, "MIN(": _least, "MAX(": _most}
-
-
-def column_rules(figure: Figure, scope: Scope) -> dict[str, Callable[[Any, Any], Any]]:
-    """How each column of ``figure`` adds up over two disjoint sets of sessions, from its
-    aggregate: counts and sums add (a count of distinct sessions too: no session is in
-    both), least and most stay least and most."""
-    rules = {}
-    for part in figure.parts(scope):
-        for name, sql in part.columns:
-            rule = next((f for head, f in _COMBINE.items() if sql.startswith(head)), None)
-            if rule is None:
-                raise ValueError(f"figure {figure.name!r}: no rule to combine {sql!r}")
-            rules[name] = rule
-    return rules
 
 
 def as_int(value) -> int:
