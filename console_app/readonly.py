@@ -1,26 +1,19 @@
 """The read-only fence around one SQL statement typed by a person on the state.db.
 
-The console does not go through Django's ``hermes`` connection: each statement gets its own
-raw ``sqlite3`` connection, in a process of its own (``isolation.py`` starts it, ``child.py``
-runs it), so that what a person types can be fenced in more tightly than the app's own
-queries need:
+Each statement gets its own raw ``sqlite3`` connection in a process of its own
+(``isolation.py`` starts it, ``child.py`` runs it), fenced in more tightly than the app's own
+queries:
 
-1. the file is opened ``file:…?mode=ro`` (the same URI the backend uses) and
-   ``PRAGMA query_only=1`` is set: SQLite itself refuses to write;
-2. an authorizer (``Connection.set_authorizer``) allows reads only: ``SELECT``, column reads,
-   functions other than a short deny list, recursive CTEs and a few introspection pragmas.
-   Everything else (writes, DDL, ``ATTACH``, transactions, ``VACUUM``, other pragmas) is
-   refused while the statement is *prepared*, before it runs;
-3. SQLite's own limits: no attached database, a string or blob of at most
-   :data:`MAX_VALUE_BYTES`, a ``LIKE``/``GLOB`` pattern of at most
-   :data:`MAX_LIKE_PATTERN_CHARS`, and a heap limit, so one value cannot eat the memory;
-4. a deadline (an SQLite progress handler) covers ``execute`` and every fetch.
+1. the file is opened ``mode=ro`` and ``PRAGMA query_only=1`` is set;
+2. an authorizer allows reads only (``SELECT``, column reads, functions but a short deny
+   list, recursive CTEs, a few introspection pragmas); writes, DDL, ``ATTACH``, transactions
+   and other pragmas are refused when the statement is *prepared*;
+3. SQLite's limits: no attached database, :data:`MAX_VALUE_BYTES` per value,
+   :data:`MAX_LIKE_PATTERN_CHARS` per pattern, and a heap limit;
+4. a deadline (a progress handler) covers ``execute`` and every fetch.
 
-Only the first statement is run (``sqlite3`` refuses a string with two), and named parameters
-(``:name``) are bound, never pasted into the SQL.
-
-This module imports no Django at load time: the child process imports it and must start fast.
-Turning SQLite's errors into sentences (:func:`translate`) happens in the web process.
+Only the first statement runs, and named parameters are bound, never pasted.  No Django is
+imported at load time, so the child starts fast; :func:`translate` runs in the web process.
 """
 
 from __future__ import annotations

@@ -1,26 +1,20 @@
 """Per-session message summaries (role counts, tools, skills), computed in SQL and stored.
 
-Counting messages by role and tools by name means reading every message of the window: on a
-busy install that is hundreds of thousands of rows (and, for ``tool`` rows, walking their
-output to reach ``tool_name``), over a second for one month of data.  But a session's messages
-almost never change once written, so each session's summary is computed once, in SQL, and
-stored as rows in the app's database (:mod:`insights_app.summary_store`), where a report adds
-them up over its window.
+Counting messages by role and tools by name reads every message of the window (over a second
+for one month of a busy install), but a session's messages almost never change once written,
+so each session's summary is computed once and stored as rows in the app's database
+(:mod:`insights_app.summary_store`), where a report adds them up over its window.
 
-Freshness, without trusting any counter:
+Freshness, without trusting any counter: ``messages.id`` only grows, so the highest id seen
+(the *high-water mark*) is kept, and on each report the rows ``id > high_water`` name the
+sessions whose summaries are dropped (a lower maximum means the file was replaced: all are
+dropped).  Each summary also records the session's ``message_count``; a different count makes
+it stale too.
 
-* ``messages.id`` only grows.  The highest id seen (the *high-water mark*) is kept with the
-  summaries; on each report the new rows ``id > high_water`` (a rowid range, cheap) name the
-  sessions that changed, and their stored summaries are dropped.  A lower maximum means rows
-  were deleted or the file was replaced: everything is dropped.
-* Each summary also records the session's ``message_count``; a different count (a deleted
-  message, a counter catching up) makes it stale too.
-
-Summaries are computed in chunks of sessions, each chunk its own short statement, so a cold
-report never pins the WAL in one long read and stops at the deadline with what it has (the
-next report continues where it stopped).  On a rollback-journal file, where Hermes cannot
-commit while a chunk is read, a chunk holds about as many messages as a short statement reads
-(:class:`hermes_explorer.store.ChunkClock`, counted in the sessions' ``message_count``).
+Summaries are computed in chunks of sessions, one short statement each, so a cold report
+never pins the WAL and stops at the deadline with what it has (the next report continues).
+On a rollback-journal file a chunk holds about as many messages as a short statement reads
+(:class:`hermes_explorer.store.ChunkClock`).
 """
 
 from __future__ import annotations

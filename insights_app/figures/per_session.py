@@ -1,29 +1,16 @@
 """``per``: the window's sessions, one row each, that every figure of the pass groups.
 
-Its columns, by name:
+Its columns (:data:`COLUMNS`): the session's ``id``, ``source`` (``unknown`` when empty),
+``model``, ``started_at``; ``lt``, its local start in ``TIME_ZONE`` as epoch-like seconds
+(``lt / 86400`` is the local day, ``lt / 3600 % 24`` the hour); ``dur``, its duration when
+positive; ``messages``, ``tool_calls``; ``s_*``, its token, API-call and cost counters (in,
+out, cache read, cache write, reasoning, api, cost, actual), and ``u_*`` the same summed over
+its ``session_model_usage`` rows (0 without that table); ``included`` and ``unknown``, 1 when
+its cost is included in a subscription, or unknown.
 
-``id``, ``source`` (``unknown`` when empty), ``model``, ``started_at``
-    the session's own;
-``lt``
-    its local start time in ``TIME_ZONE`` as epoch-like seconds (``lt / 86400`` is the local
-    day number, ``lt / 3600 % 24`` the local hour), NULL when it has no start;
-``dur``
-    its duration when positive (clock drift ignored), else NULL;
-``messages``, ``tool_calls``
-    its counters;
-``s_in``, ``s_out``, ``s_cr``, ``s_cw``, ``s_rs``, ``s_api``, ``s_cost``, ``s_actual``
-    its token, API-call and cost counters (input, output, cache read, cache write, reasoning);
-``u_in``, ``u_out``, ``u_cr``, ``u_cw``, ``u_rs``, ``u_api``, ``u_cost``, ``u_actual``
-    the sums of its ``session_model_usage`` rows (0 without that table);
-``included``, ``unknown``
-    1 when its cost is included in a subscription, or unknown.
-
-(:data:`COLUMNS` lists them in order.)
-
-Cost buckets: ``included`` is ``cost_status = 'included'``; ``unknown`` is ``cost_status =
-'unknown'``, or no status and no stored estimate for a session that used tokens (files without
-``cost_status``: no estimate for a session that used tokens).  NOTE: Hermes derives both from
-its price table at report time; we read what Hermes stored.
+``unknown`` is ``cost_status = 'unknown'``, or no status and no stored estimate for a session
+that used tokens.  Hermes derives both from its price table at report time; we read what
+Hermes stored.
 """
 
 from __future__ import annotations

@@ -1,25 +1,18 @@
 """``_search``, ``_search_<column>`` and ``_searchmode=raw`` with Datasette's semantics.
 
-Datasette matched the full-text table of a table with ``rowid in (select rowid from <fts>
-where <fts> match :search)``: the rows stay in the table's order (or ``_sort``), paged with
-``_next`` like any other filter.  The text was escaped unless ``_searchmode=raw``: each word
-became a quoted token, a ``"quoted phrase"`` stayed one phrase, an unbalanced quote was
-closed.  ``_search_<column>`` matched one column of the index.
+Datasette matched ``rowid in (select rowid from <fts> where <fts> match :search)``, so rows
+keep the table's order and paging.  Unless ``_searchmode=raw``, each word became a quoted
+token, a ``"quoted phrase"`` stayed one, an unbalanced quote was closed.
+``_search_<column>`` matched one column of the index.
 
-Which index: the one Datasette recognised (declared ``content="<table>"``), else — for
-``messages`` — ``messages_fts``, whose rowid is the message id in both of Hermes's layouts.
-(Datasette did not recognise it, because Hermes declares ``content='messages_fts_src'`` or
-``content=messages`` without the quotes it looked for, and so ignored ``_search`` on
-``/state/messages``; the explorer searches, which is what the old URLs meant.)
+The index is the one Datasette recognised (``content="<table>"``), else ``messages_fts`` for
+``messages``: Hermes declares its content without the quotes Datasette looked for, so
+Datasette ignored ``_search`` there; the explorer searches, which is what the URLs meant.
 
-No oracle: for roles that cannot reveal secrets, a row matches only if the query also matches
-its *redacted* text — the candidate's indexed columns are redacted and matched again in a
-private in-memory index with the same columns and tokenizer (:class:`Recheck`), so a search
-for a key's prefix finds nothing when the key is only in redacted text.  A raw ``NOT`` term is
-left out of the SQL for those roles and the whole query evaluated on the redacted text
-(:mod:`sessions_app.search.negation`), so ``anchor NOT prefix*`` cannot test a hidden key
-either.  A raw search has the search page's limits (prefix terms, number of terms), and the
-re-check runs inside the page's deadline.
+No oracle: for roles that cannot reveal secrets a row matches only if the query also matches
+its *redacted* text, re-checked in a private in-memory index (:class:`Recheck`); a raw ``NOT``
+term is evaluated on the redacted text (:mod:`sessions_app.search.negation`).  A raw search
+has the search page's limits and deadline.
 """
 
 from __future__ import annotations
