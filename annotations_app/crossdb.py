@@ -1,22 +1,15 @@
 """The session list filtered by annotations: a join across two databases, a page at a time.
 
-The sessions live in the state.db, their tags, stars and notes in the app's database; neither
-database can see the other.  Loading every matching id from the app's database into the
-state.db's page query (``WHERE id IN (10,000 ids)``) would make a page cost what the tag costs,
-so the list instead walks the annotation rows **in the list's own keyset order** — each tag
-and star carries a copy of its session's ``started_at`` and ``source`` (written once by
-Hermes), indexed as ``(tag, store, started_at, session_id)`` — a batch at a time, and asks the
-state.db only for the sessions of that batch (by primary key, with the page's other filters).
-The rows found come back in the same order, so a page is the first ``per_page`` of them and the
-cursor of the next page is the last row's keys, exactly as for an unfiltered list.
+Sessions live in the state.db, tags, stars and notes in the app's database.  Passing every
+matching id to the page query would make a page cost what the tag costs, so the list walks the
+annotation rows in its own keyset order (each tag and star copies its session's
+``started_at`` and ``source``, indexed as ``(tag, store, started_at, session_id)``) a batch at
+a time, and asks the state.db only for that batch's sessions, with the page's other filters.
+A page is the first ``per_page`` found, and its cursor the last row's keys.
 
-Bounded: batches grow from two pages' worth to ``MAX_BATCH`` ids, and a page stops after
-``MAX_WALK`` annotation rows even if it is not full (the other filters dropped most of them);
-its "next" link then carries on from where the walk stopped, and the page says so.
-
-Orders: the copied keys answer the start-time and source sorts.  "Last active" changes while a
-session runs, so it cannot be copied: an annotation filter with that sort shows newest first
-and says so.
+Batches grow to ``MAX_BATCH`` ids, and a page stops after ``MAX_WALK`` annotation rows even if
+not full; its "next" link carries on and the page says so.  "Last active" changes while a
+session runs, so it cannot be copied: that sort shows newest first and says so.
 """
 
 from __future__ import annotations

@@ -1,24 +1,16 @@
 """The per-session summaries of :mod:`insights_app.summaries`, kept in the app's database.
 
-Computing a session's summary reads all its messages; keeping it in process memory only means
-every restart, and every worker, pays for the whole store again.  Here each summary is stored
-as plain rows in the explorer's own database (:mod:`insights_app.models`, never the state.db),
-keyed by the state.db file's identity (name, device, inode: a replaced file starts afresh) and
-the session id, so that every worker and every later process reuses it, and a report adds
-them up in SQL over its window (:func:`totals`, :func:`tools`, :func:`skills`) instead of
-loading them.
+Kept in process memory only, every restart and every worker would pay for the whole store
+again.  Here each summary is plain rows in the explorer's own database, keyed by the state.db
+file's identity (name, device, inode: a replaced file starts afresh) and the session id, so
+every process reuses it and a report adds them up in SQL over its window (:func:`totals`,
+:func:`tools`, :func:`skills`).
 
-Freshness, shared through the database:
-
-* each stored summary carries the session's ``message_count`` when it was computed; a
-  different count makes it stale (it is recomputed and replaced);
-* :class:`~insights_app.models.SummaryMark` keeps the highest ``messages.id`` the stored
-  summaries have seen.  A process reads it, so the rows appended while no process ran still
-  name the sessions whose stored summaries must go; a lower maximum (rows deleted, file
-  rebuilt) drops every stored summary of that file.
-
-Failures to read or write the app database never fail a report: the summaries are then
-computed in memory, as without this store.
+Freshness: each summary carries the session's ``message_count`` when computed (a different
+count makes it stale), and :class:`~insights_app.models.SummaryMark` keeps the highest
+``messages.id`` seen, so rows appended while no process ran still name the stale sessions; a
+lower maximum drops every summary of that file.  A failure to read or write the app database
+never fails a report: the summaries are then computed in memory.
 """
 
 from __future__ import annotations

@@ -1,22 +1,15 @@
 """What went wrong: failures as Hermes records them, counted by tool, model, source and day.
 
-Hermes stores no "failed" flag; a failure is read from what it does store (see
-``docs/failures.md``):
+Hermes stores no "failed" flag; a failure is read from what it stores (``docs/failures.md``):
+a ``tool`` result that is an error (a JSON ``"error"``, ``"success": false``, a non-zero
+``"exit_code"``, or text starting with ``Error``), an ``assistant`` row whose
+``finish_reason`` is ``length``, ``content_filter`` or ``error``, and a session whose
+``end_reason`` names an error or a timeout.
 
-* a ``tool`` row whose result is an error: a JSON object with a non-null ``"error"``, or
-  ``"success": false``; a terminal result with a non-zero ``"exit_code"``; or text that starts
-  with ``Error``;
-* an ``assistant`` row whose ``finish_reason`` is ``length`` (cut at the token limit),
-  ``content_filter`` (refused by the provider's filter) or ``error``;
-* a session whose ``end_reason`` names an error or a timeout.
-
-There is no index on ``role``, ``finish_reason`` or ``timestamp`` alone, so the message side is
-a scan.  It is done in fixed blocks of message ids (ids are insertion order, so a block is a
-stretch of time): each block's counts, grouped by hour, source, model, tool and kind, are kept
-in the ``failures`` cache (a file cache that outlives a restart) together with the id they were
-read up to, and a later view reads only the ids Hermes appended since.  A window adds up the
-blocks it covers, so a repeat view or another filter costs Python additions, not SQL; only
-the very first view of a store pays for the scan.
+No index serves the message side, so it is scanned in fixed blocks of message ids (a block is
+a stretch of time).  Each block's counts, by hour, source, model, tool and kind, are kept in
+the ``failures`` file cache with the id read up to; a later view reads only the ids appended
+since, and a window adds up the blocks it covers.
 """
 
 from __future__ import annotations

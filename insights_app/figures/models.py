@@ -1,24 +1,19 @@
-"""Figure ``models``: Hermes's models table, per short model name.
+"""Figure ``models``: Hermes's models table, per short model name (last path segment).
 
-Per short model name (last path segment): every ``session_model_usage`` row of the window's
-sessions (auxiliary tasks included) plus, per session, the *residual*: the session's counter
-minus the sum of **all** its usage rows (every task, not only the main loop), floored at 0,
-attributed to the session's own model.  That is what Hermes does: it totals every row of the
-session before subtracting.  Residual reasoning tokens are 0 (Hermes's choice) where usage
-rows exist, the session's own counter where they do not; API calls and
-cost get residuals too.  A session counts for a model when it has a usage row for it or a
-non-zero residual; its tool calls go to its own model.  Without ``session_model_usage`` every
-session is its own residual: the table comes from the sessions' counters.
+Each model gets every ``session_model_usage`` row of the window's sessions (auxiliary tasks
+included) plus, per session, the *residual*, as Hermes does: the session's counter minus the
+sum of all its usage rows, floored at 0, given to the session's own model.  Residual reasoning
+tokens are 0 where usage rows exist (Hermes's choice); API calls and cost get residuals too.
+A session counts for a model when it has a usage row for it or a non-zero residual; its tool
+calls go to its own model.  Without ``session_model_usage`` the table comes from the
+sessions' counters.
 
-The pass groups by local start day and full model name, so that the same rows also give the
-explorer's daily cost by model (:mod:`.day_models`): one grouping of the usage rows and
-residuals instead of two (each session has one start day, so a count of its sessions per day
-adds up to its count per model).  The rows are merged by short name here, and only when
-several full routes share a short name is one more statement needed (a session that used two
-of them counts once).
+The pass groups by local start day and full model name, so the same rows also give the daily
+cost by model (:mod:`.day_models`); they are merged by short name here, with one more
+statement only when several routes share a short name (a session counts once).
 
-NOTE: Hermes re-prices usage rows that carry neither ``cost_status`` nor ``cost_source`` from
-its own price table; we have no price table and use the stored estimate (or $0).
+Hermes re-prices usage rows without ``cost_status`` or ``cost_source`` from its price table;
+we have none and use the stored estimate (or $0).
 """
 
 from __future__ import annotations

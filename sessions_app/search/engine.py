@@ -1,23 +1,16 @@
 """Search messages with the best index this file has, within time budgets.
 
-Hermes keeps three kinds of index, and a file may have any subset (``hermes-schema.md``):
+A file may have any of Hermes's indexes: ``messages_fts`` (FTS5, ``unicode61``; inline, or
+external content through ``messages_fts_src``; rowid is ``messages.id``), and
+``messages_fts_trigram`` (substrings and CJK, three characters or more; no tool rows nor
+cron/subagent sessions).  ``messages_fts_cjk`` needs a tokenizer we lack, so no statement here
+names it.
 
-* ``messages_fts`` (FTS5, ``unicode61``), in one of two layouts: *inline* (one column) or
-  *external content* through the view ``messages_fts_src`` (columns content, tool_name,
-  tool_calls). In both the rowid is ``messages.id``, and ``snippet()`` and ``rank`` work.
-* ``messages_fts_trigram`` (FTS5, ``trigram``): substrings and CJK text, three characters or
-  more; it leaves out tool rows and cron/subagent sessions.
-* ``messages_fts_cjk``: built with a tokenizer we do not have. Any statement that names it
-  fails, so nothing here ever does (tests plant it and search the file).
-
-When no index can answer (no FTS table at all, a CJK word shorter than three characters,
-substring mode without the trigram index), a LIKE scan walks messages newest first in short
-id-range statements until it has a page of hits or its time budget is spent, and says how far
-it got.  Relevance order that runs out of time falls back to newest first.
-
-A rebuild in progress (``state_meta``: rows with ``fts_rebuild_progress < id <=
-fts_rebuild_high_water`` are not indexed yet) is topped up by the same bounded scan over that
-id range, shown apart from the indexed hits, or reported when the scan could not finish.
+When no index can answer, a LIKE scan walks messages newest first in short id-range
+statements until it has a page or its budget is spent, and says how far it got.  Relevance
+order that runs out of time falls back to newest first.  Rows an index rebuild has not reached
+(``state_meta``'s ``fts_rebuild_progress`` to ``fts_rebuild_high_water``) are topped up by the
+same bounded scan and shown apart.
 """
 
 from __future__ import annotations
