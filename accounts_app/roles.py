@@ -1,22 +1,16 @@
 """Who may see what: three roles, and the one place that enforces them.
 
-Roles are Django groups (created by this app's data migration, managed in the admin and with
-``manage.py roles``):
+Roles are Django groups (created by a data migration, managed in the admin and with
+``manage.py roles``): *viewers* see metadata (session tables and pages without transcripts,
+insights); *analysts* also message content and every export; *staff* also the SQL console,
+revealing secrets and managing users.  A user with no group is a viewer; ``is_staff`` or the
+``staff`` group make staff; a superuser can do everything.
 
-========  ===========================================================================
-viewers   metadata: session tables, session pages without the transcript, insights
-analysts  also message content (transcripts, /messages/, /search/) and every export
-staff     also the SQL console, revealing redacted secrets, managing users (admin)
-========  ===========================================================================
-
-A signed-in user with no group is a viewer (least privilege); ``is_staff`` or the ``staff``
-group make a staff member; a superuser can do everything.
-
-:func:`required_capability` maps the resolved URL (namespace and name), the path and the query
-string to the capability a request needs; :class:`accounts_app.middleware.RoleAccessMiddleware`
-applies it to every request, including ``?_export=`` on any table and the legacy
-``.csv``/``.json`` URLs, so an export can never show what the page hides.  Templates get the
-same answers from :func:`accounts_app.context_processors.roles` to hide links.
+:func:`required_capability` maps a request (resolved URL, path, query string) to the
+capability it needs; :class:`accounts_app.middleware.RoleAccessMiddleware` applies it to every
+request, ``?_export=`` and the legacy ``.csv``/``.json`` URLs included, so an export never
+shows what the page hides.  Templates get the same answers from
+:func:`accounts_app.context_processors.roles`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,16 @@
 """The one door to a Hermes state.db: its shape, its rows, its path and its time budget.
 
-Every query the explorer sends to a state.db goes through this module (the ORM models reach
-the same connection through the router).  Code asks the store *what the file has* —
-:func:`shape` — before it names a column, so that a file of any Hermes release opens; and it
-runs raw SQL with :func:`rows` / :func:`one`, which always pass a parameter list (the backend
-then reads ``%%`` as a literal ``%``) and honour the deadline of the current
-:func:`~hermes_explorer.hermes_db.deadline.query_budget`.
+Every query to a state.db goes through this module (the ORM reaches the same connection
+through the router).  Code asks :func:`shape` what the file has before it names a column, and
+runs raw SQL with :func:`rows` / :func:`one`, which always pass a parameter list (so ``%%`` is
+a literal ``%``) and honour the current :func:`~hermes_explorer.hermes_db.deadline.query_budget`.
 
-Short reads.  Hermes writes in WAL mode only on SQLite builds it trusts with it, and falls back
-to the rollback journal (``DELETE``) elsewhere, which is most Linux distributions' SQLite.  In
-that mode a reader's lock keeps Hermes from committing for as long as the reader's statement
-runs (no read transaction spans two statements here: the connection is in autocommit and every
-statement is read to its end).  So on such a file, work that can be cut into many statements
-asks a :class:`ChunkClock` how big its next chunk may be: it keeps each statement near
-``SHORT_READ_SECONDS`` and stops one that runs past ``SHORT_READ_CAP``; and a process runs one
-statement at a time there (:mod:`hermes_explorer.hermes_db.gate`).  On a WAL file readers
-never hold up the writer and the clock gives the sizes callers always used.
+Short reads: Hermes falls back to the rollback journal on most distributions' SQLite, and in
+that mode a reader's statement keeps Hermes from committing while it runs.  So on such a file,
+work cut into many statements asks a :class:`ChunkClock` how big its next chunk may be (each
+statement near ``SHORT_READ_SECONDS``, stopped past ``SHORT_READ_CAP``), and a process runs
+one statement at a time (:mod:`hermes_explorer.hermes_db.gate`).  On a WAL file the clock gives
+the sizes callers always used.
 """
 
 from __future__ import annotations

@@ -1,19 +1,14 @@
 """Keyset pages across several stores: one opaque cursor carrying a position per store.
 
-Every store is paged by the same :class:`~sessions_app.pagination.Keyset` as a single-store list
-(never ``OFFSET``): for a page of ``n`` rows each store gives at most ``n + 1`` rows after its
-own position, the candidates are merged in the list's order (ties between stores broken by
-profile name, so the order is total and stable) and the first ``n`` make the page.  The cursor
-remembers, per store, where its rows of the page end (next page) or begin (previous page), so
-a deep page costs what a first page costs, in every store.
+Every store is paged by the list's :class:`~sessions_app.pagination.Keyset` (never
+``OFFSET``): each gives at most ``n + 1`` rows after its own position, the candidates are
+merged in the list's order (ties broken by profile name) and the first ``n`` make the page.
+The cursor remembers where each store's rows of the page end or begin, so a deep page costs
+what a first page costs.  Light candidates (keys only) are completed by ``load`` for the
+page's rows only.
 
-The candidates may be light (only the key values and the primary key of each row): then
-``load`` fetches the full rows of the page only, a store at a time, so that the rows no page
-shows are never built.
-
-A position is ``[values, inclusive]`` (rows after, or before, these key values, the row with
-them included or not), ``0`` when a store has nothing on that side, absent when the store starts
-from its first row.
+A position is ``[values, inclusive]``, ``0`` when a store has nothing on that side, absent
+when the store starts from its first row.
 """
 
 from __future__ import annotations
