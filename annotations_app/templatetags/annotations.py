@@ -50,11 +50,6 @@ def tag_chips(tags) -> str:
     )
 
 
-@register.simple_tag
-def tag_badges(tags):
-    return tag_chips(tags or ())
-
-
 @register.inclusion_tag("annotations_app/_nav_views.html", takes_context=True)
 def saved_views_nav(context):
     request = context.get("request")
