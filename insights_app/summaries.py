@@ -142,22 +142,13 @@ def refresh_high_water() -> int:
 
 # --- The SQL --------------------------------------------------------------------------------
 
-# One pass over a chunk of sessions' messages, in the order of their ``(session_id, …)`` index
-# (so grouping by session needs no sort): per session, its rows by role, the ``tool_name`` of
-# each of its tool rows, and the calls of its assistant rows that have ``tool_calls``.
-#
-# The calls are walked with ``json_tree``, in SQL: the ``name`` of each ``function`` object of
-# an entry of the top-level array (the path ``$[n].function``, ``n`` digits only), when it is
-# non-empty text.  A skill call (``skill_view``, ``skill_manage``) is an object instead, with
-# the ``name`` of its arguments (a JSON string inside the JSON, as Hermes stores them, or an
-# object) and the message's timestamp, exactly (``printf('%!.17g')``, its ``%`` doubled for
-# the driver; JSON would keep 15 digits).  Only valid JSON reaches ``json_tree`` or
-# ``json_extract`` (``json_valid``); ``CASE`` (not ``AND``) fixes the order of evaluation.
-#
-# Each message's calls are a JSON array; its brackets are trimmed (its first entry starts with
-# ``"`` or ``{``, its last ends with ``"`` or ``}``) and the session's entries joined into one
-# flat array.  Everything is JSON, so no name, whatever its characters, can pass for a
-# separator.
+# One pass over a chunk of sessions' messages in their ``(session_id, …)`` index order (no sort
+# to group): per session, its rows by role, each tool row's ``tool_name``, and its calls.
+# ``json_tree`` finds the ``name`` of each ``$[n].function`` of ``tool_calls``; a skill call
+# (``skill_view``, ``skill_manage``) is an object with its arguments' ``name`` and the
+# message's exact timestamp (``printf('%!.17g')``, ``%`` doubled for the driver).  Only valid
+# JSON reaches the JSON functions, and ``CASE`` (not ``AND``) fixes the order of evaluation.
+# The session's entries are joined into one JSON array, so no name can pass for a separator.
 _ARGS = "json_extract(m.tool_calls, j.path || '.arguments')"
 _SKILL = (
     f"CASE WHEN json_valid({_ARGS}) THEN"
@@ -230,8 +221,7 @@ def _summary(count: int | None, row: tuple) -> SessionSummary:
 
 
 def read(session_ids: list[str]) -> list[tuple]:
-    """The rows of :data:`SUMMARY_SQL` for these sessions (the part that reads the store, and
-    leaves Python's lock while it does)."""
+    """The rows of :data:`SUMMARY_SQL` for these sessions."""
     return state_db.rows(SUMMARY_SQL, [json.dumps(session_ids)])
 
 
@@ -290,10 +280,8 @@ def collect(
     key: int | None = None,
     time_limit: float | None = None,
 ) -> Collected:
-    """Compute the summaries of ``sessions`` ``(id, message_count)`` in chunks; with ``key``,
-    store them in the app database (with the sessions' ``attributes``).  A chunk that runs
-    out of its statement's time, or the whole collection running past ``time_limit``
-    seconds, ends it: what was computed is kept, and the next report carries on from there."""
+    """Compute the summaries of ``sessions`` ``(id, message_count)`` in chunks, stored with
+    ``key``; past ``time_limit`` seconds it stops, and the next report carries on."""
     stop_at = time.monotonic() + time_limit if time_limit is not None else None
     counts = dict(sessions)
     todo = [sid for sid, _ in sessions]
@@ -315,12 +303,9 @@ def chunked(
     *,
     stop_at: float | None = None,
 ) -> Iterator[tuple[list[str], T]]:
-    """``(chunk, step(chunk))`` for consecutive chunks of the sessions ``todo``, each chunk
-    read in its own short statement.  It ends early, leaving the rest, when ``stop_at``
-    (``time.monotonic()``) has passed or a chunk runs out of its statement's time.
-
-    A chunk's size is counted in sessions on a WAL file, in messages (the sessions'
-    ``counts``) on a rollback-journal file, where the clock keeps each statement short."""
+    """``(chunk, step(chunk))`` for consecutive chunks of the sessions ``todo``, until
+    ``stop_at`` (``time.monotonic()``) or a chunk runs out of time.  A chunk is counted in
+    sessions on a WAL file, in messages (``counts``) on a rollback-journal file."""
     clock = state_db.ChunkClock(CHUNK_SESSIONS, first=SHORT_READ_FIRST_MESSAGES)
     weight = (lambda sid: max(1, counts.get(sid) or 0)) if clock.short else (lambda sid: 1)
 
