@@ -81,10 +81,7 @@ def path(alias: str | None = None) -> str:
 
 def file_signature(alias: str | None = None) -> tuple | None:
     """(name, device, inode, size, mtime) of the state.db and of its WAL; None if unreadable.
-
-    Every commit by Hermes changes one of the two (the WAL in WAL mode, the file itself in
-    rollback-journal mode), so an unchanged signature means unchanged data.
-    """
+    Every commit changes one of the two, so an unchanged signature means unchanged data."""
     file_path = path(alias)
     parts: list = [name(alias)]
     for candidate in (file_path, file_path + "-wal"):
@@ -148,13 +145,10 @@ def close(alias: str | None = None) -> None:
 class ChunkClock:
     """How big the next chunk of chunked work may be: rows, sessions, messages or ids.
 
-    On a WAL file ``size`` is what the caller always used: ``start``, growing ``growth``-fold
-    after a statement quicker than ``grow_below`` seconds (when given), never over
-    ``maximum``.  On a rollback-journal file it starts at ``first`` (or ``start``) and follows
-    the measured time per unit so that a statement takes about ``SHORT_READ_SECONDS``, at
-    most doubling from one chunk to the next; :meth:`run` stops a statement that overruns
-    ``SHORT_READ_CAP`` and runs the work again on a smaller chunk (a chunk of ``minimum``
-    cannot be cut: it runs under the caller's budget alone).
+    On a WAL file: ``start``, growing ``growth``-fold after a statement quicker than
+    ``grow_below`` seconds, up to ``maximum``.  On a rollback-journal file: sized from the
+    measured time per unit to take about ``SHORT_READ_SECONDS``; :meth:`run` stops a statement
+    past ``SHORT_READ_CAP`` and retries a smaller chunk (one of ``minimum`` cannot be cut).
     """
 
     def __init__(
@@ -199,10 +193,8 @@ class ChunkClock:
             return n, result
 
     def measured(self, n: int, seconds: float) -> None:
-        """Size the next chunk from the ``seconds`` a chunk of ``n`` took.
-
-        On a rollback-journal file a chunk near the aim keeps its size: a size that moved at
-        every hiccup of a busy machine would make small exports, and tests, erratic."""
+        """Size the next chunk from the ``seconds`` a chunk of ``n`` took (a chunk near the
+        aim keeps its size, so a busy machine's hiccups do not make chunks erratic)."""
         if self.short:
             if seconds > SHORT_READ_SECONDS * 1.5:
                 self.size = self._clamp(n * SHORT_READ_SECONDS / seconds)
@@ -216,9 +208,8 @@ _MISSING = object()
 
 
 def while_unchanged(label: str, parts, compute, timeout: float, *, alias: str = "default"):
-    """``compute()``, kept in the shared cache while the state.db is unchanged: its file
-    signature and ``parts`` make the key, so a new version of the file is a new key (the old
-    entry expires after ``timeout``).  An unreadable file is computed every time."""
+    """``compute()``, cached under the file's signature and ``parts`` for ``timeout``
+    seconds; an unreadable file is computed every time."""
     from django.core.cache import caches
 
     signature = file_signature()

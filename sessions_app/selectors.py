@@ -48,10 +48,7 @@ COUNT_TTL = 60
 
 
 def capped_count(queryset, cap: int = COUNT_CAP) -> CappedCount:
-    """COUNT(*) that stops at ``cap`` + 1 rows instead of walking the whole table.
-
-    The answer is reused while the file is unchanged (its signature is part of the key), so
-    paging through a list or coming back to it costs no second count."""
+    """COUNT(*) that stops at ``cap`` + 1 rows, reused while the file is unchanged."""
     capped = queryset.order_by()[: cap + 1]
     sql, params = capped.query.sql_with_params()
     n = store.while_unchanged("capped-count", (sql, params), capped.count, COUNT_TTL)
@@ -93,11 +90,8 @@ OVERVIEW_TTL = 60
 
 
 def source_overview() -> list[dict]:
-    """Sessions, messages and estimated cost per source (one GROUP BY over ``sessions``).
-
-    The GROUP BY reads every session row (tens of ms on 50k sessions), so the answer is
-    cached for a minute, and at once replaced when a new session appears (the newest rowid is
-    part of the key: an O(1) lookup)."""
+    """Sessions, messages and estimated cost per source, cached for a minute (tens of ms on
+    50k sessions) and replaced when a new session appears (its rowid is in the key)."""
     (newest,) = store.one("SELECT MAX(rowid) FROM sessions")
     key = f"overview:{store.name()}:{newest}"
     rows = cache.get(key)
@@ -216,13 +210,9 @@ USAGE_ROW_COLUMNS = (
 
 
 def session_usage(session: Session) -> list[UsageRow] | None:
-    """Per-model usage of one session: its ``session_model_usage`` rows plus, for legacy
-    sessions whose rows cover only part of the counters, the residual attributed to the
-    session's own model. None when the file has no ``session_model_usage``.
-
-    NOTE: the residual is the session counter minus *all* its rows (auxiliary tasks
-    included), floored at 0, as ``hermes insights`` computes it; the insights page uses the
-    same rule (``insights_app/stats.py``), so the two pages agree."""
+    """Per-model usage of one session: its ``session_model_usage`` rows plus the residual
+    (the counters minus all its rows, floored at 0, as ``hermes insights`` and the insights
+    page compute it) on its own model.  None when the file has no such table."""
     if not store.shape().has_model_usage:
         return None
     rows = []
@@ -406,9 +396,7 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
 
 
 def _transcript_total(base, session_id: str, visibility: Visibility) -> int:
-    """How many rows the transcript shows: one session's rows, bounded by its index, but a
-    statement as long as the visibility rules.  Reused while the file is unchanged (its
-    signature is part of the key): paging through a long session counts it once."""
+    """How many rows the transcript shows, reused while the file is unchanged."""
     return store.while_unchanged(
         "transcript-total",
         (session_id, visibility.as_param()),
@@ -449,10 +437,8 @@ def transcript_entries(messages: list) -> list[TranscriptEntry]:
 
 
 def redact_entries(entries: list[TranscriptEntry]) -> None:
-    """Replace secrets in everything the transcript shows of these entries (text, reasoning,
-    tool call arguments, raw malformed tool calls) and count them per entry for the reveal
-    button.  The gates run once over the whole page: only the texts where one opens are
-    redacted."""
+    """Redact everything the transcript shows of these entries and count the secrets per
+    entry (for the reveal button); the gates run once over the whole page."""
     from redaction import redact_text_many, redaction_enabled
 
     if not redaction_enabled():
@@ -504,8 +490,7 @@ MESSAGE_TABLE_COLUMNS = (
 
 def messages_for_table(queryset):
     """What the message table shows: the content cut in SQL, and the session's title and
-    source looked up by primary key for the rows of the page only (a subquery, not a join, so
-    a message whose session was pruned is still listed)."""
+    source by a subquery (not a join: a message whose session was pruned is still listed)."""
     from django.db.models import OuterRef, Subquery
 
     def of_session(column: str):

@@ -30,8 +30,7 @@ from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN
 
 # Above this many matching rows, relevance order is not attempted (see too_many_to_rank)...
 RANK_MATCH_CAP = 200_000
-# ...nor above this many on a rollback-journal file: each ranked statement first counts every
-# match of each word (FTS5's statistics), and above this the count alone is not short.
+# ...nor above this many on a rollback-journal file (FTS5 first counts each word's matches).
 SHORT_READ_RANK_MATCH_CAP = 50_000
 # Seconds: one indexed search statement (the engine gives scans and retries their own).
 SEARCH_BUDGET = 2.0
@@ -146,15 +145,11 @@ def to_hit(row, snippet: SafeString) -> Hit:
 def index_page(table: str, match: str, req: SearchRequest, sort: str, budget: float) -> list:
     """One page (+1 row, to know whether there is another) of ``table MATCH match``.
 
-    Across all messages the FTS table drives the join (its MATCH is the selective part):
-    newest first walks its rowids downwards and stops after a page; relevance order lets
-    FTS5 rank every match (``ORDER BY rank``) and joins only the rows it hands out, which is
-    why it has a budget and a fallback.  (``ORDER BY bm25()`` would join every match first.)
-
-    Within one session: newest first goes the other way, the session's messages come from
-    their index and each is checked against the FTS table by rowid.  Ranking never uses
-    that plan (FTS5 would redo its ranking for every row); it ranks only the matches inside
-    the session's id range instead, which FTS5 seeks to directly.
+    Across all messages the FTS table drives the join: newest first walks its rowids down,
+    relevance order lets FTS5 rank every match (``ORDER BY rank``, hence the budget; ``ORDER
+    BY bm25()`` would join every match first).  Within one session, newest first reads the
+    session's messages by their index and checks each by rowid; ranking ranks only the
+    matches inside the session's id range, which FTS5 seeks to directly.
     """
     shape = store.shape()
     where, filter_params = filters(req, shape)
@@ -204,10 +199,8 @@ def _page_in_ranges(
     sql: str,
     params: list,
 ) -> list:
-    """:func:`index_page` from short statements over id ranges (see :mod:`.ranges`).
-
-    ``sql``/``params`` select the hit rows with the request's filters; ranked pages first find
-    the page's ids by rank alone, then read those rows."""
+    """:func:`index_page` from short statements over id ranges (:mod:`.ranges`); ranked
+    pages first find the page's ids by rank alone, then read those rows."""
     if req.session_id:
         low, high = req.session_range or session_id_range(req.session_id)
     else:
@@ -271,12 +264,8 @@ MATCH_COUNT_TTL = 300
 
 def too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
     """Whether more than :func:`rank_match_cap` rows match (in the session's id range, if
-    any).
-
-    Ranking costs a few microseconds per match; counting a tenth of that, and the count
-    stops at the cap. Above it, ranking would not finish in time anyway.  The answer is
-    reused while the file is unchanged (its signature is part of the key): paging through
-    a common word, or searching it again, does not count its matches again."""
+    any): ranking would not finish in time.  Counting costs a tenth of ranking, stops at the
+    cap, and is reused while the file is unchanged."""
     cap = rank_match_cap()
     try:
         return store.while_unchanged(
@@ -333,11 +322,9 @@ def scan(
     below: int | None = None,
     columns: tuple[str, ...] = ("content", "tool_name", "tool_calls"),
 ) -> ScanOutcome:
-    """Messages with ``above < id < below`` whose text contains every term, newest first.
-
-    Each statement covers one id range (the primary key answers it), so a scan that runs out
-    of time still returns what it found and where it stopped; ranges grow while they are
-    quick. One session's messages are few and indexed: they are scanned in one statement."""
+    """Messages with ``above < id < below`` whose text contains every term, newest first, one
+    id range a statement, so a scan out of time returns what it found and where it stopped.
+    One session's messages are scanned in one statement."""
     shape = store.shape()
     where, filter_params = filters(req, shape)
     like_clauses, like_params = [], []
