@@ -1,19 +1,15 @@
 """Sign-in hardening pieces that the settings point at.
 
-* :func:`client_ip`: the address a request came from, for the login throttle (django-axes)
-  and the audit log.  Behind the documented Caddy proxy (``DJANGO_BEHIND_TLS_PROXY=1``), for a
-  request whose socket comes from the proxy (``HERMES_TRUSTED_PROXIES``), it is the right-most
-  ``X-Forwarded-For`` entry, the one Caddy itself appended; anything to its left was sent by
-  the client and could be forged.  Otherwise it is the socket's address: a client that reaches
-  gunicorn directly cannot rotate the header to dodge a lockout.  A local process at the
-  proxy's own address can: for requests from the proxy the user name's failures from every
-  address also count, against ``HERMES_LOGIN_USER_FAILURE_LIMIT``.
-* :class:`LoginThrottleBackend`: django-axes' standalone backend, minus its refusal to run
-  without a request (the test client's ``login()``, ``authenticate()`` in a shell): there is
-  no address to throttle there, so it stands aside.
-* :class:`ProxyUserMiddleware` / :class:`ProxyUserBackend`: optional trust of a user name set by
-  the reverse proxy (``HERMES_REMOTE_USER_HEADER``, off by default), for teams whose Caddy
-  already signs people in (forward_auth, SSO).
+* :func:`client_ip`: the address for the login throttle (django-axes) and the audit log.
+  Behind the Caddy proxy (``DJANGO_BEHIND_TLS_PROXY=1``), for a request from the proxy
+  (``HERMES_TRUSTED_PROXIES``), the right-most ``X-Forwarded-For`` entry, the one Caddy
+  appended (anything left of it could be forged); otherwise the socket's address.  A local
+  process at the proxy's address could still rotate the header, so from there the user name's
+  failures from every address also count (``HERMES_LOGIN_USER_FAILURE_LIMIT``).
+* :class:`LoginThrottleBackend`: django-axes' backend, standing aside when there is no
+  request (``login()`` in tests, ``authenticate()`` in a shell).
+* :class:`ProxyUserMiddleware` / :class:`ProxyUserBackend`: optional trust of a user name
+  set by the proxy (``HERMES_REMOTE_USER_HEADER``, off by default).
 """
 
 from __future__ import annotations

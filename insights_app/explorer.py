@@ -1,18 +1,14 @@
 """The explorer's own figures beside Hermes's report: they never change Hermes's fields.
 
 * **Previous period**: the same report for the period of the same length just before the
-  window ("last N days" → the N days before those; a custom range of N days → the N days
-  before its first day), and the change of each overview figure (▲/▼ and %).  All time and
-  open-ended ranges have no previous period.
-* **Cache-hit rate**: cache-read tokens over every input-side token (input + cache read +
-  cache write), overall (the overview's totals), per model (the models table) and per start
-  day (the days figure); None where there is no input-side token.
+  window, and each overview figure's change (none for all time and open-ended ranges).
+* **Cache-hit rate**: cache-read tokens over input + cache read + cache write, overall, per
+  model and per start day.
 * **Daily cost by model**: :mod:`.figures.day_models`.
-* **Average cost per active day** (days with a session start in the window) and a
-  **projection to the end of the calendar month**: the estimated cost of the sessions started
-  since the first of this month (local time), divided by the days of the month so far (today
-  counted whole) and multiplied by the days in the month.  An estimate, and labelled so.
-* **Reasoning tokens per model**, with their share of the model's output tokens.
+* **Average cost per active day** and a **projection to the end of the month**: the cost of
+  the sessions started this month, per day so far (today counted whole), times the days in
+  the month; labelled an estimate.
+* **Reasoning tokens per model**, with their share of its output tokens.
 """
 
 from __future__ import annotations

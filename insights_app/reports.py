@@ -1,17 +1,11 @@
 """Whole reports, cached briefly while the state.db does not change.
 
-A report over a window of a busy store takes a few hundred milliseconds even with warm
-per-session summaries (see ``summaries.py``); the same page asked again, or exported as JSON
-and CSV right after, should not pay that again.  A report is reused while
-
-* the file's *signature* is unchanged: size and modification time of the state.db and of its
-  ``-wal`` (every commit by Hermes appends to the WAL, or writes the file itself in rollback
-  journal mode), and
-* it is younger than ``REPORT_TTL`` seconds (a "last N days" window slides with the clock).
-
-The page shows when its numbers were computed.  A report whose message figures are not
-complete yet (their per-session summaries are being built) is kept apart, and the next view
-reads only those figures again (:func:`insights_app.stats.with_messages`).
+A report of a busy store takes a few hundred milliseconds even with warm summaries; the same
+page again, or its export right after, should not pay that again.  A report is reused while
+the file's signature (size and mtime of the state.db and its ``-wal``) is unchanged and it is
+younger than ``REPORT_TTL`` seconds (a "last N days" window slides).  The page shows when its
+numbers were computed.  A report whose message figures are still being built is kept apart,
+and the next view reads only those again (:func:`insights_app.stats.with_messages`).
 """
 
 from __future__ import annotations

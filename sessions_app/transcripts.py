@@ -1,17 +1,10 @@
 """One transcript as a file: readable Markdown or complete JSON, streamed.
 
-``/sessions/<id>/export.md`` and ``export.json`` hold the same messages as the session page
-(live + compacted by default, ``?show=`` like the page), in order, fetched in keyset chunks
-(:func:`sessions_app.exports.keyset_chunks`) so a session of 100,000 messages costs no more
-memory than one of ten.  ``?chain=1`` exports the whole compression chain as one conversation:
-the root ancestor, then each compression continuation in turn (:func:`compression_chain`).
-
-Secrets in message text, tool calls, reasoning and the system prompt are redacted like the
-transcript page (``redaction``, ``HERMES_REDACT_SECRETS``).
-
-The Markdown is built to survive any content: message text sits in fenced blocks whose fence
-is longer than any backtick run inside it, inline values are backslash-escaped, and nothing
-from the data is left as live HTML.
+``/sessions/<id>/export.md`` and ``export.json`` hold the messages the session page shows
+(``?show=`` like the page), fetched in keyset chunks so a long session costs no more memory
+than a short one; ``?chain=1`` exports the whole compression chain (:func:`compression_chain`).
+Secrets are redacted as on the page.  The Markdown survives any content: text sits in fences
+longer than any backtick run inside, inline values are escaped, and no data is live HTML.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """Message figures: roles, tools and skills, from the per-session summaries.
 
-These need every message of the window, not the sessions' counters, so they do not come from
-the pass: :mod:`insights_app.summaries` computes one summary per session and stores it in the
-app database, where the figures here are added up in SQL over the window
-(:mod:`insights_app.summary_store`).
-
-Whether the stored summaries cover the window is checked with two numbers, on both sides: the
-window's sessions and the sum of their ``message_count``.  When they agree (the usual case:
-appended messages have already dropped their sessions' summaries, see
-:func:`insights_app.summaries.refresh_high_water`), nothing more is read from the state.db.
-Otherwise the window's sessions are compared one by one, the stale and missing ones are
-computed (or, when there are many, built in the background while the page says how far the
-build is, :mod:`insights_app.summary_build`), and summaries of sessions no longer in the
-window are dropped.
+These need every message of the window, so they are added up in SQL over the summaries stored
+in the app database (:mod:`insights_app.summaries`, :mod:`insights_app.summary_store`).
+Whether those cover the window is checked with the window's sessions and the sum of their
+``message_count`` on both sides; when they agree, nothing more is read from the state.db.
+Otherwise the stale and missing sessions are computed (or, when many, built in the background
+while the page shows progress, :mod:`insights_app.summary_build`), and summaries of sessions
+no longer in the window are dropped.
 """
 
 from __future__ import annotations

@@ -1,18 +1,13 @@
 """What a figure is, and the one statement that computes every figure of the pass.
 
-A *figure* is one table of the report computed in SQL from the window's sessions: the rows per
-source, per local day, per weekday-hour, per model, the notable sessions.  It declares
-
-* its *parts*: one or more ``SELECT``\\ s over the per-session rows ``per``
-  (:mod:`.per_session`), each a row key and **named** columns (every part of a figure has the
-  same column names), and
-* its *decoder*: a function of the rows it got back, each a key and a dict by column name.
+A *figure* is one table of the report computed in SQL from the window's sessions (per source,
+per local day, per weekday-hour, per model, the notable sessions).  It declares its *parts*,
+``SELECT``\\ s over the per-session rows ``per`` (:mod:`.per_session`), each a row key and
+named columns, and its *decoder* of the rows it got back.
 
 All parts of all figures are one statement (``WITH per AS MATERIALIZED (…) SELECT … UNION ALL
-SELECT …``): SQLite builds ``per`` once and groups it several ways, so the whole pass reads the
-window's sessions and usage rows once, however many figures there are.  Each output row carries
-its figure's name, and its columns are padded with NULL to the widest part; the decoder sees
-only its own columns, by name.  To change a figure, change its module; to add one, write a
+…``), so the pass reads the window's sessions once however many figures there are.  Each row
+carries its figure's name, padded with NULL to the widest part.  To add a figure, write a
 module and list it in :data:`insights_app.figures.FIGURES`.
 """
 

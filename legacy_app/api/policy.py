@@ -1,18 +1,15 @@
 """What each role gets from the API: the same rules as the pages.
 
-* **Viewers** read metadata only.  The content columns of a table (``access.CONTENT_COLUMNS``:
-  a session's system prompt, model route and origin; a stored system prompt) keep their place
-  in ``columns`` — so a script indexing ``_shape=arrays`` rows still finds every column where
-  Datasette put it — but their values are ``null``.  Tables that are content through and
-  through (``messages``) are refused by the role middleware.
-* **Analysts** read content, redacted: every column that may hold a secret
-  (``access.REDACTED_COLUMNS``) goes through the explorer's redactor, a column of the page at a
-  time.
-* **Staff** get redacted values too (revealing one message is audited, on its page);
-  ``_where`` and ``?sql=`` are theirs alone.
+* **Viewers** read metadata only: content columns (``access.CONTENT_COLUMNS``) keep their
+  place in ``columns``, so scripts indexing rows still find every column, but their values
+  are ``null``; content tables (``messages``) are refused by the role middleware.
+* **Analysts** read content with every column that may hold a secret
+  (``access.REDACTED_COLUMNS``) redacted, a column of the page at a time.
+* **Staff** get redacted values too (reveals are audited, on the page); ``_where`` and
+  ``?sql=`` are theirs alone.
 
-Which filters, sorts and facets a role may ask is decided before any query runs
-(:func:`refusals`), so a refused probe answers the same whatever the rows hold.
+Filters, sorts and facets are checked before any query runs (:func:`refusals`), so a refused
+probe answers the same whatever the rows hold.
 """
 
 from __future__ import annotations

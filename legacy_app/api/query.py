@@ -1,17 +1,14 @@
 """The statements behind a table URL, and the two places they can run.
 
 :func:`plan` turns a :class:`~legacy_app.api.params.TableRequest` into WHERE clauses and an
-order; :class:`Plan` writes the page, count and facet statements from them, with ``:p0``-style
-parameters as Datasette showed them in ``query.sql``.  Statements run on the store
-(:func:`run_store`, the app's read-only connection under a deadline) — or, when the URL carries
-``_where`` (raw SQL from a staff member), through the SQL console's runner, whose authorizer
-only lets reads through (:func:`legacy_app.api.sql.run_console`).
+order; :class:`Plan` writes the page, count and facet statements with ``:p0``-style
+parameters as Datasette showed them.  They run on the store (:func:`run_store`), or, with
+``_where`` (staff's raw SQL), through the SQL console's runner
+(:func:`legacy_app.api.sql.run_console`).
 
-Order: the sort column (if any), then the primary key (or rowid), ascending — Datasette's order
-from the second page on.  On a sorted first page Datasette ordered by the sort column alone
-and left ties to SQLite; ``legacy_app.api.tables`` reproduces that page and only re-orders the
-page's last group of tied rows by key, which is what lets the ``next_url`` loop return every
-row exactly once.
+Order: the sort column, then the primary key (or rowid), as Datasette ordered from the second
+page on; its sorted first page (ties left to SQLite) is reproduced by ``legacy_app.api.tables``,
+which re-orders only the last group of ties so the ``next_url`` loop returns every row once.
 """
 
 from __future__ import annotations

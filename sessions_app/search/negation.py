@@ -1,18 +1,15 @@
 """``NOT`` in a full-text query, for readers who cannot read every secret (no oracle).
 
-A hit whose match lies only inside a secret is dropped after the search, but a row that FTS5
-removed because its ``NOT`` term matched cannot be brought back: ``anchor NOT prefix*`` would
-say whether a hidden token starts with ``prefix``.  So for those readers the query SQLite runs
-is the query *without* the right-hand side of every ``NOT`` (:func:`without_negations`, which
-can only find more rows: everything else in FTS5's syntax is monotonic), and the whole query,
-``NOT`` included, is then evaluated on each candidate's *redacted* text in a private in-memory
-index (:func:`matching_redacted`).  A ``NOT`` term thus matches nothing a reader cannot read.
+A row FTS5 removed because its ``NOT`` term matched cannot be brought back, so ``anchor NOT
+prefix*`` would say whether a hidden token starts with ``prefix``.  For those readers SQLite
+runs the query without the right-hand side of every ``NOT`` (:func:`without_negations`: the
+rest of FTS5's syntax is monotonic, so it only finds more rows), and the whole query is then
+evaluated on each candidate's *redacted* text in a private in-memory index
+(:func:`matching_redacted`).
 
-The FTS5 query syntax (sqlite.org/fts5.html, section 3): strings in double quotes, barewords
-(ASCII letters, digits, ``_`` and any non-ASCII character), ``*`` after a term, ``^`` before
-one, ``+`` between the terms of a phrase, ``NEAR(…)``, column filters (``col :``,
-``{a b} :``, ``- col :``), parentheses and the operators ``AND``, ``OR`` and ``NOT``, of which
-``NOT`` binds tightest: its right operand is one phrase, ``NEAR`` group or parenthesised group.
+FTS5's syntax (sqlite.org/fts5.html, section 3): quoted strings, barewords, ``*`` after a
+term, ``^`` before one, ``+`` in phrases, ``NEAR(…)``, column filters, parentheses, ``AND``,
+``OR`` and ``NOT``, which binds tightest (its right operand is one phrase, ``NEAR`` or group).
 """
 
 from __future__ import annotations
