@@ -1,16 +1,10 @@
 """The numbers behind ``/insights/``: what ``hermes insights`` reports, computed in SQL.
 
-Every figure is an aggregation in SQLite (``GROUP BY``, ``json_each``); Python only touches the
-small results (a row per source, per model, per local day, per weekday-hour, and one cached
-summary per session for the message counts, see :mod:`insights_app.summaries`).  The report
-uses the field names of Hermes's own insights dictionary, so ``_export=json`` can replace a
-script that parsed it.  Semantics follow Hermes's insights engine (``agent/insights.py`` in
-NousResearch/hermes-agent); where we differ it says so with a ``NOTE:``.
-
-Which sessions a report covers: :mod:`insights_app.window`.  Each figure (platforms, days,
-heatmap, models, notable sessions, messages, overview) has its module in
-:mod:`insights_app.figures`, with its semantics; the figures that come from the sessions are
-computed together in one statement.  This module assembles them into a :class:`Report`.
+Every figure is an aggregation in SQLite; Python only touches the small results.  The report
+uses the field names of Hermes's insights dictionary, so ``_export=json`` can replace a script
+that parsed it, and follows Hermes's semantics (``agent/insights.py``) except where a
+``NOTE:`` says otherwise.  The window is :mod:`insights_app.window`, each figure a module of
+:mod:`insights_app.figures`; this module assembles them into a :class:`Report`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """The old Datasette URLs on the database ``state`` keep working.
 
-The team's bookmarks and scripts point at the Datasette instance this explorer replaces
-(``/state``, ``/state/sessions?source=telegram&_sort_desc=started_at``,
-``/state/messages.csv?session_id=…``, ``/state/messages?_search=…``).  One engine answers them
-all, Datasette's semantics as the API implements them (:mod:`legacy_app.api.tables`): a
-``.json``/``.csv`` URL gets the API's answer, and the page of the same URL shows the same rows in
-the same order and pages (every operator, ``_size``, ``_sort``, ``_facet``, ``_search``,
-``_where`` for staff, every table), each id linked to its explorer page, with a link to the
-closest explorer page.  ``/state?sql=…`` only fills in the console's form (statements run on a
-POST); ``/state/sessions/<id>`` and ``/state/messages/<id>`` open the session or the message.
+Bookmarks and scripts point at ``/state``, ``/state/sessions?…``, ``/state/messages.csv?…``.
+One engine answers them with Datasette's semantics (:mod:`legacy_app.api.tables`): a
+``.json``/``.csv`` URL gets the API's answer, and the page of the same URL shows the same rows,
+order and pages, ids linked to explorer pages.  ``/state?sql=…`` fills in the console's form;
+``/state/sessions/<id>`` and ``/state/messages/<id>`` open the session or message.
 """
 
 from __future__ import annotations

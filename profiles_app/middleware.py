@@ -1,14 +1,9 @@
 """The store a request reads: ``/p/<profile>/…`` names it; otherwise the default one.
 
-``/p/<profile>/sessions/<id>/`` (and every other page under ``/p/<profile>/``) is the page of
-that one profile: the prefix is taken off before the URL is resolved, the profile's store is
-made current (every query of the request reads it) and Django's script prefix gains
-``p/<profile>/``, so that every link the page builds with ``reverse`` stays in the profile.
-A profile that does not exist, or that the user may not see, is a 404.
-
-Without the prefix the request reads the default store of the user's visible ones; the pages
-that merge every profile (``/sessions/``, ``/messages/``, ``/search/``, ``/insights/``) go over
-the others themselves.
+Under ``/p/<profile>/`` the prefix is taken off before the URL is resolved, the profile's store
+is made current and the script prefix gains ``p/<profile>/``, so every ``reverse`` stays in the
+profile.  A profile that does not exist, or that the user may not see, is a 404.  Pages that
+merge every profile go over the others themselves.
 """
 
 from __future__ import annotations

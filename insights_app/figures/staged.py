@@ -1,14 +1,10 @@
 """The pass on a rollback-journal file: ``per`` read in short statements, grouped in memory.
 
-On such a file Hermes cannot commit while a statement of the explorer runs, and the pass over a
-busy window groups its sessions for most of a second.  So there the window's per-session rows
-(:mod:`.per_session`), and the usage rows of those sessions that the models figure reads, are
-read in keyset chunks, each a short statement (:func:`insights_app.window.window_chunks`),
-into a private in-memory SQLite database; the pass's own statement, the same SQL, then runs
-there and holds no lock on the state.db at all.
-
-NOTE: the rows are added up in another order than in the single statement, so a sum of costs
-may differ in its last binary digits.
+There Hermes cannot commit while our statement runs, and the pass over a busy window takes
+most of a second.  So the per-session rows and their usage rows are read in short keyset
+chunks (:func:`insights_app.window.window_chunks`) into a private in-memory SQLite database,
+where the pass's own SQL runs holding no lock on the state.db.  Sums are added in another
+order, so a cost may differ in its last binary digits.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Datasette's ``_next`` tokens: how they are written, and the rows that come after one.
 
-A token is the last row's key, each part tilde-encoded (``~2C`` for ``,``, ``+`` for a space)
-and joined by commas: the primary key (every column of a compound one), or ``rowid`` for a
-table without one, preceded by the sort value when the page is sorted (``$null`` for NULL).
-So ``/state/messages.json?_sort=role&_next=assistant,4`` resumes after the row (role
-"assistant", id 4) — a token written by the real Datasette resumes at the same row here.
-
-The rows after a token follow Datasette's own conditions (ascending: greater sort value, or
-equal and a greater key; descending: smaller, or NULL, or equal and a greater key; NULL sort
-values first when ascending and last when descending, as SQLite orders them) and are read in
-the matching order: sort column, then primary key ascending.
+A token is the last row's key, tilde-encoded and joined by commas: the sort value when sorted
+(``$null`` for NULL), then the primary key (or ``rowid``); ``_sort=role&_next=assistant,4``
+resumes after (role "assistant", id 4), as a real Datasette token does.  The rows after it
+follow Datasette's conditions (a greater or, descending, smaller or NULL sort value, or an
+equal one and a greater key; NULLs first ascending), in sort column then key order.
 """
 
 from __future__ import annotations
