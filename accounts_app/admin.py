@@ -1,14 +1,10 @@
 """The admin of accounts and of the audit trail, without a way up.
 
-Staff (``is_staff`` or the ``staff`` group, with the permissions the data migration gives that
-group) manage **viewers and analysts only**: the accounts of staff members and superusers are
-read-only to them, including their passwords (the admin's password form asks the same
-question); the flags and permissions that make someone staff or superuser (``is_staff``,
-``is_superuser``, ``user_permissions``) are read-only; the only groups they can give are the
-viewer and analyst roles, and groups beyond that stay as they were.  Superusers can do
-everything.  Nobody adds, changes or deletes an audit event here: the trail is read-only.
-API tokens are listed and can be revoked here; their secrets are never shown (only a hash is
-kept).
+Staff manage **viewers and analysts only**: accounts of staff and superusers are read-only to
+them (passwords included), as are ``is_staff``, ``is_superuser`` and ``user_permissions``, and
+the only groups they can give are the viewer and analyst roles.  Superusers can do everything.
+Nobody adds, changes or deletes an audit event.  API tokens can be revoked; only their hash is
+kept.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """The team's own layer over Hermes's sessions, in the app's ``default`` database.
 
-Nothing here is ever written to a state.db (the router sends these models to ``default``).
-A session is named by the store it lives in and its id (:class:`AnnotatedSession`), never by a
-foreign key into the state.db: Hermes may prune or rewrite a session, and its annotations must
-then stay listed ("session no longer in the store") rather than vanish.
-
-:class:`AnnotatedSession` is one row per annotated session of a store.  It carries a copy of
-the session's immutable sort keys (``started_at``, ``source``) so that the session list, filtered
-by a tag, can walk the annotated sessions *in the list's own keyset order* in this database and
-ask the state.db only for the ids of one page (see :mod:`annotations_app.crossdb`).
+A session is named by its store and id (:class:`AnnotatedSession`), never by a foreign key into
+the state.db: Hermes may prune a session, and its annotations must then stay listed.  An
+:class:`AnnotatedSession` copies the session's immutable sort keys (``started_at``,
+``source``) so the session list filtered by a tag can walk annotations in the list's own
+keyset order here (:mod:`annotations_app.crossdb`).
 """
 
 from __future__ import annotations

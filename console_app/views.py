@@ -1,12 +1,9 @@
 """The SQL console (staff only; the role middleware enforces it for every ``sql:*`` URL).
 
-``/sql/?sql=…&name=value`` and ``/sql/?query=<slug>`` (a canned or saved query) fill in the
-form, so a query is still a link people can share (Datasette's ``/state?sql=`` lands here) —
-but a GET never runs anything: a crafted link cannot run a statement under a staff member's
-name.  The statement runs on a POST of the form (CSRF-protected), which shows the rows, or with
-``_export=csv|json|jsonl`` downloads them (``_bom=1``: CSV for spreadsheets; ``_raw=1``: CSV
-cells as stored, formulas included).  Saving and deleting are POSTs too.  Running,
-auditing and exporting live in ``services.py``; these views parse the request and render.
+``/sql/?sql=…&name=value`` and ``/sql/?query=<slug>`` fill in the form, so a query is a link
+people can share, but a GET never runs anything.  A POST of the form (CSRF-protected) runs it
+and shows the rows, or with ``_export=`` downloads them; saving and deleting are POSTs too.
+Running, auditing and exporting live in ``services.py``.
 """
 
 from __future__ import annotations

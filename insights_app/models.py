@@ -1,12 +1,9 @@
-"""What the explorer keeps for itself about a state.db, in its own database (never the
-state.db): the per-session message summaries of the insights report, shared by every worker
-and kept across restarts (see :mod:`insights_app.summary_store`).
+"""The per-session message summaries of the insights report, in the app's own database.
 
-A summary is plain rows, so that a report adds them up in SQL (``SUM … GROUP BY``) over its
-window: one :class:`StoredSummary` per session (role counts), one :class:`SummaryTool` per
-session and tool, one :class:`SummarySkill` per session and skill.  Each row carries the
-session's start time, source and model, the columns an insights window filters on, so that a
-window is chosen in the app database alone, with the same comparisons as on the state.db.
+Plain rows, so a report adds them up in SQL over its window: :class:`StoredSummary` per
+session, :class:`SummaryTool` per session and tool, :class:`SummarySkill` per session and
+skill, each with the session's start, source and model so a window is chosen here alone
+(:mod:`insights_app.summary_store`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""Building the stored summaries of a whole state.db, ahead of time (``manage.py insights_warm``,
-run by its systemd timer, ``deploy/hermes-explorer-warm.timer``).
+"""Building the stored summaries of a whole state.db ahead of time (``manage.py insights_warm``).
 
-A first insights report on a big store would otherwise compute tens of thousands of summaries
-inside one request.  A report computes a few missing ones itself; when more than
-:data:`BACKGROUND_FROM` sessions of its window have none, it shows the figures that do not need
-summaries and says how many are missing, and the command's next run computes them.
-:func:`build` computes every missing or stale summary of the file in chunks and records its
-progress in the app database (:func:`insights_app.summary_store.claim_build`): every worker
-shows how far a running build is.  One build runs per file, across processes.
+A report computes a few missing summaries itself; with more than :data:`BACKGROUND_FROM`
+missing it shows the figures that need none and says how many are missing.  :func:`build`
+computes every missing or stale summary in chunks and records its progress in the app
+database (:func:`insights_app.summary_store.claim_build`), so every worker shows it; one build
+runs per file across processes.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Which sessions an insights report covers, and that choice as SQL over ``sessions s``.
 
-Sessions with ``started_at >= now - days * 86400`` (no upper bound, as in Hermes), or all
-sessions, or a custom range of local days in ``TIME_ZONE``; optionally one ``source`` and,
-beyond Hermes, one ``model`` (the session's recorded model, short or full name, with the same
-rule as the session list).
-
-On a rollback-journal file the window's sessions are read in keyset chunks, each a short
-statement (:func:`window_chunks`), in the order an index answers: start time when the window
-has time bounds, the row id otherwise.
+``started_at >= now - days * 86400`` (no upper bound, as in Hermes), all sessions, or a
+custom range of local days; optionally one ``source`` and, beyond Hermes, one ``model`` (by
+the session list's rule).  On a rollback-journal file the sessions are read in short keyset
+chunks (:func:`window_chunks`).
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""Unmanaged mirrors of the tables in Hermes's ``state.db``.
+"""Unmanaged mirrors of the tables in Hermes's ``state.db``, for every layout from v1 to v31.
 
-They cover every layout the explorer serves (from v1 to the current v31; see
-``docs/hermes-layouts.md``).  Every field of the current shape is declared; on an older file the
-managers defer the columns it lacks (``HermesQuerySet.readable``) and reading one gives ``None``
-instead of a query that would fail.  Times are epoch seconds stored as REAL; they stay floats
-here and are turned into datetimes for display (``sessions_app.timefmt``).
-
-Nothing here is ever saved: the router refuses writes (see ``hermes_explorer.routers``).
+Every field of the current shape is declared; on an older file the managers defer the columns
+it lacks (``HermesQuerySet.readable``), which read as ``None``.  Times are epoch seconds kept as
+floats (``sessions_app.timefmt`` formats them).  Nothing is ever saved: the router refuses.
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
 """Every table and view of a state.db, as Datasette listed them: columns, keys, what is hidden.
 
-The pages only read the tables they know (``shape.KNOWN_TABLES``); the old Datasette API
-serves whatever the file has, so it needs the whole list: each table's columns in their
-declared order, its primary key (the order Datasette used: the key's own column order), its
-single-column foreign keys, the views, and which tables Datasette hid (full-text index tables
-and every table whose name starts with one, such as ``messages_fts_data``).
-
-Virtual tables are never opened: their columns are read from their ``CREATE VIRTUAL TABLE``
-text, because opening one whose tokenizer is missing (``messages_fts_cjk``) fails.
+The old Datasette API serves whatever the file has: each table's columns in declared order,
+its primary key, its single-column foreign keys, the views, and which tables Datasette hid
+(full-text index tables and their shadows).  Virtual tables are never opened (one whose
+tokenizer is missing fails): their columns come from their ``CREATE VIRTUAL TABLE`` text.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Statement deadlines for the state.db.
 
-One mechanism for the whole app: each statement gets a budget when it starts executing, and an
-SQLite progress handler interrupts it once the budget is spent.  Because the handler also runs
-while rows are stepped, the deadline covers fetching as well as ``execute``.  Pages use the
-default budget; exports and the SQL console pick their own with :func:`query_budget`.
-
-Chunked work on a rollback-journal file also sets a *cap* (:func:`statement_cap`): a statement
-that runs past it is stopped with a :class:`QueryTimeout` whose ``capped`` is true, so that the
-caller can run a smaller chunk instead (see :class:`hermes_explorer.store.ChunkClock`).
+Each statement gets a budget when it starts, and an SQLite progress handler interrupts it once
+spent, during ``execute`` and fetches alike.  Exports and the console pick their own with
+:func:`query_budget`.  Chunked work on a rollback-journal file also sets a *cap*
+(:func:`statement_cap`): past it, :class:`QueryTimeout` has ``capped`` true and the caller
+runs a smaller chunk (:class:`hermes_explorer.store.ChunkClock`).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Which shape of state.db is this? Detected from the file, never from its version number.
 
-Columns are added to a state.db whenever a newer Hermes opens it for writing, so a file can be
-any mix of old and new.  We look at ``sqlite_master`` and ``PRAGMA table_info`` of the plain
-tables we read, and cache the result per file and SQLite schema cookie (in the worker, and in
-the app's shared cache for the other workers), so the cost is one cheap pragma per connection.
-
-``messages_fts_cjk`` (and any other virtual table) is only ever looked at as text in
-``sqlite_master``: opening it needs a tokenizer we do not have and fails.
+A newer Hermes adds columns whenever it opens a file, so a file can mix old and new.  We read
+``sqlite_master`` and ``PRAGMA table_info`` and cache the result per file and schema cookie
+(in the worker and the shared cache).  Virtual tables are only read as text: opening
+``messages_fts_cjk`` needs a tokenizer we lack.
 """
 
 from __future__ import annotations

@@ -1,26 +1,9 @@
 """Datasette's column filters: ``col=value``, ``col__op=value``, their SQL and their words.
 
 A query-string key that does not start with ``_``, or that contains ``__``, is a filter; the
-operator is what follows the *last* ``__`` (``exact`` when there is none).  Every operator of
-Datasette 0.65 is here with its meaning:
-
-=================  ===============================================  =====================
-operator           SQL                                              value
-=================  ===============================================  =====================
-exact, not         ``c = v``, ``c != v``                            as given
-contains           ``c like %v%``                                   (``endswith`` ``%v``,
-                                                                    ``startswith`` ``v%``)
-gt gte lt lte      ``c > v`` …                                      an integer when all
-                                                                    digits, else text
-like notlike glob  ``c like v`` / ``not like`` / ``glob``           pattern as given
-in notin           ``c in (v1, v2…)``                               JSON list or commas
-arraycontains      ``v in (select value from json_each(c))``        (and ``arraynot…``)
-date               ``date(c) = v``
-isnull notnull     ``c is null`` …                                  ignored
-isblank notblank   ``(c is null or c = '')`` …                      ignored
-=================  ===============================================  =====================
-
-Values are bound, never pasted.  An operator Datasette did not know is ignored, as it was.
+operator follows the *last* ``__`` (``exact`` when there is none).  :data:`OPERATORS` holds
+every operator of Datasette 0.65 with its SQL and its description.  Values are bound, never
+pasted; an operator Datasette did not know is ignored, as it was.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """The SQL of search: an indexed page, a bounded LIKE scan, and what ``state_meta`` says.
 
-Every statement returns the same columns (:func:`select_columns`): the hit's own fields, then
-the start of its content and tool calls (where a snippet's secrets are looked for), then its
-snippet or excerpt; :func:`to_hit` reads them.  Only columns this file has are named.
-
-On a rollback-journal file, where Hermes cannot commit while a statement runs, an indexed page
-is put together from short statements over id ranges (:mod:`.ranges`), relevance order is not
-tried above ``SHORT_READ_RANK_MATCH_CAP`` matches, and scans size their id ranges by time.
+Every statement returns the columns of :func:`select_columns` (the hit's fields, the start of
+its content and tool calls for the snippet's secrets, its snippet), read by :func:`to_hit`.
+On a rollback-journal file an indexed page comes from short statements over id ranges
+(:mod:`.ranges`), and scans size their ranges by time.
 """
 
 from __future__ import annotations
