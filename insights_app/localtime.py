@@ -1,11 +1,9 @@
 """Local wall-clock time inside SQL, exact across daylight-saving changes.
 
-Insights bucket sessions by weekday, hour and day in ``TIME_ZONE`` (Hermes uses the machine's
-local time).  SQLite only knows UTC and a fixed ``'localtime'`` of the server process, so we
-hand it the zone's UTC offset as a piecewise constant function of the epoch: the offsets and
-the instants where they change between the first and the last session of the window, found
-here in Python (a few per year), and written into the SQL as a ``CASE`` over the epoch.  Every
-bucket is then a plain ``GROUP BY`` in SQL, with no Python loop over rows.
+SQLite knows only UTC and the server's ``'localtime'``, so the zone's UTC offsets and the
+instants they change between the window's first and last session are found here (a few a
+year) and written into the SQL as a ``CASE`` over the epoch: every bucket is then a plain
+``GROUP BY``.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The messages of one session after a given id, as transcript entries (for following).
 
 The same queryset, cut, pairing and redaction as a transcript page
-(:func:`sessions_app.selectors.transcript_page`), but keyed on "after this id" instead of a
-page number, so a page that follows a running session asks only for what is new.  A tool
-result is paired with its call when both arrive in the same batch; a result whose call was
-appended earlier is shown on its own, as on a transcript page where the call sits on the
-previous page.
+(:func:`sessions_app.selectors.transcript_page`), keyed on "after this id", so a following
+page asks only for what is new.  A result whose call came in an earlier batch stands alone.
 """
 
 from __future__ import annotations

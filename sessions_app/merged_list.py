@@ -1,11 +1,9 @@
 """The session and message tables over every profile at once.
 
 Without ``/p/<profile>/`` and with several stores served, a :class:`MergedListMixin` list pages
-through every profile the user may see (or those named by ``?profile=a&profile=b``), merged in
-the list's own order (:mod:`profiles_app.merge`), with a Profile column.  Each store is read with
-its own filterset (built on its own shape), counts are summed and capped like one store's, and a
-store that fails is named in a note while the others are shown.  Under ``/p/<profile>/`` the
-list is the single-store list, unchanged.
+through every profile the user may see (or ``?profile=…``), merged in the list's order
+(:mod:`profiles_app.merge`), with a Profile column.  Each store has its own filterset (on its
+own shape), counts are summed and capped, and a store that fails is named in a note.
 """
 
 from __future__ import annotations

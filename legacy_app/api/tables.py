@@ -1,11 +1,9 @@
 """One page of a table URL, as Datasette 0.65 put it together: the rows and every JSON key.
 
-:func:`table_page` reads the URL, asks the search, the filters and ``_next`` for their clauses,
-reads ``_size`` + 1 rows (the extra one says whether there is a next page), writes the next
-token from the last row shown, counts the matching rows (null when the count runs out of its
-budget, as Datasette's was), runs the facets, expands ``_labels`` and finally applies the
-role's policy (hidden values null, secrets redacted).  The keys are Datasette's, in its order;
-``suggested_facets`` is always empty (the explorer does not guess facets on every request).
+:func:`table_page` gathers the search, filter and ``_next`` clauses, reads ``_size`` + 1 rows,
+writes the next token, counts the matches (null past its budget, as Datasette's), runs the
+facets, expands ``_labels`` and applies the role's policy.  Keys are Datasette's, in its
+order; ``suggested_facets`` is always empty.
 """
 
 from __future__ import annotations
