@@ -148,10 +148,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
             tokens.revoke(token)
 
 
-# Profile restrictions: a staff member who is not a superuser sees and changes only the
-# restrictions of viewers and analysts (and of groups with neither staff nor superusers in
-# them): never their own, another staff member's or a superuser's, so nobody frees themselves
-# or locks a superuser out.
+# Profile restrictions: staff who are not superusers change only those of viewers and analysts
+# (and of groups without staff or superusers), so nobody frees themselves or locks one out.
 def _senior(request):
     """Users a staff member may not restrict: staff, superusers and themselves."""
     staff_group = GROUP_OF_ROLE[STAFF]

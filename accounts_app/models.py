@@ -62,11 +62,8 @@ class AuditEvent(models.Model):
 
 
 class ApiToken(models.Model):
-    """A personal token a script sends as ``Authorization: Bearer …`` (see ``tokens.py``).
-
-    Only a hash of the secret is kept: the token is shown once, when it is made.  ``key_id``
-    is its public name (in the token itself, in lists, in ``manage.py api_token revoke``).
-    """
+    """A personal token a script sends as ``Authorization: Bearer …`` (see ``tokens.py``),
+    shown once when made; ``key_id`` is its public name."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"

@@ -95,10 +95,9 @@ URL_RULES: dict[tuple[str, str], Capability] = {
 }
 # URL names (any namespace) that start with this are downloads: transcripts as .md/.json.
 EXPORT_NAME_PREFIX = "export"
-# The old Datasette URLs: message tables are content and ``/state?sql=`` (``.json``,
-# ``.csv``) is the console.  Their ``.json``/``.csv`` are the API scripts read, not exports:
-# a viewer reads the session metadata there as on the pages (content columns are null for
-# them, see ``legacy_app.api.policy``).  Every other ``.csv``/``.json``/… is a download.
+# The old Datasette URLs: message tables are content and ``/state?sql=`` is the console.
+# Their ``.json``/``.csv`` are the API, not exports (``legacy_app.api.policy`` nulls content
+# columns for viewers); every other ``.csv``/``.json``/… is a download.
 PATH_RULES: tuple[tuple[re.Pattern, Capability], ...] = (
     (re.compile(r"^/state(?:\.(?:csv|json))?/?$"), SQL),  # only with ?sql=, see below
     (re.compile(r"^(?!/state[/.]|/-/).*\.(?:csv|json|jsonl|md|txt)$"), EXPORT),
@@ -140,10 +139,8 @@ def required_capability(request) -> Capability | None:
 
 
 # Groups ------------------------------------------------------------------------------------
-# What the staff group may do in the admin besides the SQL console: manage accounts and roles
-# (viewers and analysts only, see accounts_app.admin) and read the audit trail.  Another app
-# adds the permissions of its own models with a ``staff_permissions`` attribute on its
-# AppConfig (the console: saved queries), so this module never names another app.
+# What the staff group may do in the admin: manage accounts and roles (accounts_app.admin) and
+# read the audit trail; other apps add theirs with ``staff_permissions`` on their AppConfig.
 STAFF_PERMISSIONS = {
     "auth": ("add_user", "change_user", "view_user", "view_group"),
     "accounts_app": ("view_auditevent",),
@@ -158,12 +155,9 @@ def staff_permissions_of(app_config) -> tuple[str, ...]:
 
 
 def ensure_role_groups(using: str = "default", app_configs=None) -> None:
-    """Create the three groups, and give the staff group its permissions, if they are missing.
-
-    The data migrations do it once; this also runs after every ``migrate`` and ``flush``
-    (post_migrate, once per app: ``app_configs`` is that app) so that a database emptied by
-    ``flush`` (tests do it) gets them back, and an app installed later grants its own.
-    """
+    """Create the three groups, and give the staff group its permissions, if they are missing:
+    after every ``migrate`` and ``flush`` (post_migrate, once per app in ``app_configs``), so
+    a flushed database gets them back and an app installed later grants its own."""
     from django.apps import apps
     from django.contrib.auth.models import Group, Permission
 

@@ -34,9 +34,8 @@ class AnnotationCells:
     profiles may show two sessions of the same id."""
 
     def __init__(self, rows, user, keys=None, facet_stores=None) -> None:
-        """``rows`` of the store read now, or ``keys``: ``(store key, session id)`` pairs of
-        rows of several stores, looked up together; with ``facet_stores``, the tag facet of
-        those stores is read in the same statement (``facets``, else None)."""
+        """``rows`` of the store read now, or ``keys`` (``(store key, session id)`` pairs of
+        several stores); with ``facet_stores``, their tag facet in the same statement."""
         self.store = current_store()
         if keys is None:
             keys = [(self.store, r.id) for r in rows]

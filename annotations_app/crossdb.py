@@ -102,9 +102,8 @@ class Walk:
 
 
 def _batches(selection: Selection, sessions: QuerySet, keyset, values, *, reverse, sizes):
-    """``(annotation rows, their sessions, last batch?)`` a batch at a time, in ``keyset``
-    order (reversed when ``reverse``) strictly after ``values``; ``sizes`` gives each batch's
-    size.  One app-database query and one state.db query (by primary key) per batch."""
+    """``(annotation rows, their sessions, last batch?)`` a batch at a time of ``sizes``, in
+    ``keyset`` order (or reversed) after ``values``: one query in each database per batch."""
     mapped = _mapped(keyset)
     key_fields = [f for f, _ in mapped.keys]
     at = key_fields.index("session_id")
@@ -131,9 +130,8 @@ def _growing(first: int):
 
 
 def walk(selection: Selection, sessions: QuerySet, keyset, values, *, reverse: bool, want: int):
-    """At least ``want`` sessions of ``sessions`` that carry the annotations, in ``keyset``
-    order (reversed when ``reverse``) strictly after ``values``, or all there are, or as many
-    as ``MAX_WALK`` annotation rows give."""
+    """Up to ``want`` annotated sessions in ``keyset`` order (or reversed) after ``values``,
+    as many as ``MAX_WALK`` annotation rows give."""
     found: list = []
     walked = 0
     sizes = _growing(max(1, want * FIRST_BATCH_PAGES))

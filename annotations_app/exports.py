@@ -52,8 +52,7 @@ def extend_plan(plan, user, selection: Selection | None = None):
 
 class SelectedPlan:
     """A session export plan whose rows come a batch of annotated sessions at a time
-    (:func:`annotations_app.crossdb.export_chunks`) instead of a walk of the whole table;
-    everything else is the wrapped plan's."""
+    (:func:`annotations_app.crossdb.export_chunks`); the rest is the wrapped plan's."""
 
     def __init__(self, plan, selection: Selection) -> None:
         self.plan = plan

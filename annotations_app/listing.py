@@ -95,9 +95,7 @@ class AnnotationFiltersMixin:
 
     def _only_selected(self, qs):
         if self._merged() and self.selection.active and not getattr(self, "_unselected", False):
-            # Over several profiles the pages are merged by the list's own keyset: each
-            # profile's sessions carrying the selection are named by id (a bounded number,
-            # asked once per profile).
+            # Over several profiles: each profile's annotated sessions named by id, once.
             known = self.__dict__.setdefault("_selected_ids", {})
             alias = current_alias()
             if alias not in known:

@@ -49,11 +49,9 @@ class Tag(models.Model):
 class AnnotatedSession(models.Model):
     """One session of one store that carries at least one star, tag or note (or did).
 
-    ``started_at`` and ``source`` copy the session's values when it was first annotated: both
-    are written once by Hermes, so they stay true and order these rows like the session list.
-    ``title`` is a copy for the page of annotations whose session has left the store.
-    ``notes_count`` is kept with each note written or removed (the note indicator, the
-    ``has_note`` filter and the exports read it without counting)."""
+    ``started_at`` and ``source`` copy the session's (written once by Hermes, so they stay
+    true) to order these rows like the session list; ``title`` serves sessions that left the
+    store; ``notes_count`` is kept as notes are written or removed, so nothing counts them."""
 
     store = models.CharField(max_length=500)
     session_id = models.CharField(max_length=200)
@@ -79,10 +77,8 @@ class AnnotatedSession(models.Model):
 
 
 class SortKeys(models.Model):
-    """The target's store, id and sort keys, copied onto a tag or star so that a list filtered
-    by it walks one index in the list's order (``(tag, store, started_at, session_id)``)
-    instead of joining and sorting every match.  The copies never drift: the target's keys
-    are written once."""
+    """The target's store, id and sort keys, copied onto a tag or star so a list filtered by it
+    walks one index in the list's order instead of sorting every match."""
 
     store = models.CharField(max_length=500)
     session_id = models.CharField(max_length=200)

@@ -49,9 +49,8 @@ def _chip(tag: Tag) -> TagChip:
 def read(
     keys: Iterable[Key] | None, user, facet_stores: list[str] | None
 ) -> tuple[dict[Key, RowAnnotations], list[tuple[Tag, int]]]:
-    """``({(store key, session id): RowAnnotations} of the annotated ones among keys,
-    [(tag, sessions of facet_stores it is on)] ordered by name)``; ``keys`` None: no rows
-    asked, ``facet_stores`` None: no facet asked."""
+    """``({(store key, session id): RowAnnotations}, [(tag, sessions of facet_stores)])``;
+    None ``keys`` or ``facet_stores`` asks for no rows or no facet."""
     by_store: dict[str, list[str]] = defaultdict(list)
     for store, sid in keys or ():
         by_store[store].append(sid)

@@ -17,18 +17,15 @@ NONE = RowAnnotations()
 
 
 def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
-    """``{session id: RowAnnotations}`` for the annotated ones among ``session_ids``.
-
-    One statement at most (none when the session read found no annotated session)."""
+    """``{session id: RowAnnotations}`` for the annotated ones among ``session_ids``."""
     store = current_store()
     found = for_keys([(store, sid) for sid in session_ids], user)
     return {sid: row for (_store, sid), row in found.items()}
 
 
 def for_keys(keys: Iterable[tuple[str, str]], user) -> dict[tuple[str, str], RowAnnotations]:
-    """``{(store key, session id): RowAnnotations}`` for the annotated ones among ``keys``:
-    the rows of a page over several profiles in one statement, as one profile's
-    (none when the session read found no annotated session at all)."""
+    """``{(store key, session id): RowAnnotations}`` for the annotated ones among ``keys`` (a
+    page over several profiles), in one statement."""
     return page_annotations(keys, user, None)[0]
 
 
@@ -70,9 +67,8 @@ def all_tags() -> list[Tag]:
 
 
 def tag_facets(store_keys: list[str] | None = None, user=None) -> list[tuple[Tag, int]]:
-    """Every tag with the number of sessions of the current store (or of the stores of
-    ``store_keys``: a list over several profiles) it is on, ordered by name; no query when the
-    session of ``user`` was read with the news that there is no tag."""
+    """Every tag by name, with how many sessions of the current store (or of ``store_keys``)
+    it is on; no query when the user's session says there is no tag."""
     return page_annotations((), user, store_keys or [current_store()])[1]
 
 

@@ -52,10 +52,8 @@ def sessions_in_store(session_ids: Iterable[str]) -> set[str]:
 
 
 def targets_for(session_ids: Iterable[str]) -> dict[str, AnnotatedSession]:
-    """The anchors of these sessions, made for those that have none yet.
-
-    Only sessions the state.db has can be annotated: a session id that is not there (a typo,
-    a forged form) gets no anchor and is left out of the answer."""
+    """The anchors of these sessions, made for those that have none yet; an id the state.db
+    lacks (a typo, a forged form) gets none."""
     wanted = list(dict.fromkeys(session_ids))
     key = current_store()
     existing = {

@@ -285,10 +285,8 @@ def view_delete(request, view_id: int):
 # Annotations whose session has left the store -------------------------------------------------
 @require_GET
 def orphans(request):
-    """Annotated sessions of this store that the state.db no longer has, with what they carry.
-
-    Anchors are checked against the state.db ``ORPHAN_CHECK_LIMIT`` at a time (ids, by primary
-    key), newest annotation first; ``?after=`` goes on from the last one checked."""
+    """Annotated sessions the state.db no longer has, checked ``ORPHAN_CHECK_LIMIT`` at a time,
+    newest first; ``?after=`` goes on from the last one checked."""
     anchors = AnnotatedSession.objects.filter(store=targets.current_store()).order_by("-pk")
     after = request.GET.get("after", "")
     if after.isdigit():

@@ -50,9 +50,8 @@ from .readonly import (
 
 # Seconds between the child's own deadline and the kill.
 KILL_GRACE = 0.25
-# A single row of a download may not hold more than this: it is decoded, redacted and encoded
-# whole in the web process, which holds several copies of it meanwhile (measured: about eight
-# for CSV with redaction).  The page never meets it: its cells are cut in the child.
+# A single row of a download may not hold more than this: the web process holds about eight
+# copies of it while it is decoded, redacted and encoded (the page's cells are cut earlier).
 MAX_ROW_BYTES = 4 * 1024 * 1024
 # Characters of a text cell kept beyond what the page shows, so that the redaction of what is
 # shown sees any secret that starts there whole (private keys are a few kilobytes).

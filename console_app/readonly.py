@@ -52,9 +52,8 @@ DENIED_FUNCTIONS = frozenset(
         "edit",
     }
 )
-# SQLite reports these as "updates" of the schema table while it declares a virtual table's
-# columns (FTS5 tables, table-valued pragmas) for a SELECT; no statement can really write
-# the schema table (SQLite forbids it without writable_schema, a pragma refused here).
+# SQLite reports these as "updates" of the schema table while declaring a virtual table's
+# columns for a SELECT; nothing can write it without writable_schema, refused here.
 SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_temp_master", "sqlite_schema"})
 
 ACTION_NAMES = {
@@ -136,11 +135,8 @@ def _megabytes(size: int) -> str:
 
 
 class ReadOnlyAuthorizer:
-    """The SQLite authorizer callback: says yes to reads and no to everything else.
-
-    It remembers why it refused, so the page can say "ATTACH is not allowed" rather than
-    SQLite's bare "not authorized".
-    """
+    """The SQLite authorizer callback: yes to reads, no to everything else, remembering why
+    (so the page can say "ATTACH is not allowed" rather than "not authorized")."""
 
     def __init__(self) -> None:
         self.refusal: str | None = None

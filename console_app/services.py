@@ -101,10 +101,8 @@ def export_response(
     spreadsheet: bool = False,
     raw: bool = False,
 ):
-    """The result of ``sql`` as a download (audited); raises ConsoleError when it cannot run.
-
-    CSV cells that a spreadsheet would run as formulas are defused unless ``raw``;
-    ``spreadsheet`` adds the BOM spreadsheets want."""
+    """The result of ``sql`` as a download (audited; formulas defused unless ``raw``);
+    raises ConsoleError when it cannot run."""
     try:
         spooled = isolation.spool(sql, params, path=store.name(), limits=export_limits())
     finally:
