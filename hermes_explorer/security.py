@@ -77,13 +77,9 @@ class LoginThrottleBackend(AxesStandaloneBackend):
 
 
 def _too_many_for_user(request, username: str) -> bool:
-    """Behind the proxy, the failures of one user name from every forwarded address together.
-
-    The lockout counts a user name and an address; the address of a request from the proxy is
-    the forwarded one, which any local process at the proxy's address can set as it likes.
-    So those requests also count the user name's failures across addresses, against a larger
-    limit (``HERMES_LOGIN_USER_FAILURE_LIMIT``): rotating the header buys a few more tries,
-    never an endless run."""
+    """Behind the proxy, the failures of one user name from every forwarded address together,
+    against ``HERMES_LOGIN_USER_FAILURE_LIMIT``: a local process rotating the forwarded
+    address buys a few more tries, never an endless run."""
     if not settings.HERMES_TRUST_FORWARDED_FOR:
         return False
     peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")

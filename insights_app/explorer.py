@@ -84,9 +84,8 @@ _ROLE_FIELDS = ("user_messages", "assistant_messages", "tool_messages", "stored_
 
 
 def previous_report(window: Window, now: float) -> Report:
-    """The overview of ``window`` alone: the session pass's sums over every source and the
-    models table's sums, without the per-session message summaries (no compared figure needs
-    them).  Reused while the file is unchanged, as whole reports are."""
+    """The overview of ``window`` alone, without message summaries (no compared figure needs
+    them); reused while the file is unchanged."""
     signature = store.file_signature()
     key = reports.cache_key(signature, window, "overview-only") if signature else None
     cached = reports.cached_report(key) if key else None
@@ -118,9 +117,8 @@ def report_and_previous(
     collect_seconds: float | None = None,
     fresh: bool = False,
 ) -> tuple[Report, Report | None]:
-    """The report of ``window`` and the overview of the period just before it (None when
-    there is none, or the window is empty), both measured from the report's clock; ``fresh``:
-    never an earlier version's (``insights_warm``)."""
+    """The report of ``window`` and the overview of the period just before it (or None), from
+    the report's clock; ``fresh``: never an earlier version's."""
     report = reports.report_for(
         window,
         activity_days=activity_days,

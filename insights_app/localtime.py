@@ -28,10 +28,8 @@ class OffsetSegments:
     changes: tuple[tuple[int, int], ...] = ()
 
     def local_sql(self, expr: str) -> str:
-        """SQL for ``expr`` (epoch seconds) shifted to local wall-clock seconds.
-
-        Only numbers computed here go into the text, never user input.
-        """
+        """SQL for ``expr`` (epoch seconds) shifted to local wall-clock seconds (only numbers
+        computed here go into the text)."""
         if not self.changes:
             return f"({expr} + {self.first})"
         parts = [f"WHEN {expr} < {self.changes[0][0]} THEN {expr} + {self.first}"]

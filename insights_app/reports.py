@@ -80,11 +80,8 @@ def report_for(
     now: float | None = None,
 ) -> Report:
     """The report for ``window``, reused while the file is unchanged and the report fresh, or
-    while the latest one is recent (``HERMES_INSIGHTS_STALE_SECONDS``: ``manage.py
-    insights_warm`` on its timer computes the presets ahead); else computed here.
-
-    ``now`` fixes the clock (a previous period measured from its report's own clock); a
-    window with exact epoch bounds does not depend on it."""
+    while the latest is recent (``HERMES_INSIGHTS_STALE_SECONDS``); else computed here.
+    ``now`` fixes the clock (a previous period uses its report's)."""
 
     def build() -> Report:
         return build_report(

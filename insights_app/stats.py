@@ -126,12 +126,9 @@ def build_report(
     use_cache: bool = True,
     collect_seconds: float | None = None,
 ) -> Report:
-    """The whole report for ``window``; ``now`` is injectable for deterministic tests.
-
-    ``activity_days`` also reads ``session_daily_usage`` when the file has it;
-    ``use_cache=False`` recomputes every session's message summary; ``collect_seconds``
-    bounds the time spent computing summaries that are not cached yet.
-    """
+    """The whole report for ``window`` (``activity_days``: also ``session_daily_usage``;
+    ``use_cache=False``: every summary recomputed; ``collect_seconds``: the time for
+    summaries not stored yet)."""
     started = time.monotonic()
     now = current_time() if now is None else float(now)
     tz = timezone.get_current_timezone()
@@ -189,9 +186,8 @@ def _set_messages(report: Report, messages) -> None:
 
 
 def with_messages(report: Report, *, collect_seconds: float | None = None) -> Report:
-    """``report`` (one whose message figures were not complete: summaries still being built)
-    with its message figures read again, over the same window from the same clock; the
-    figures of the pass, which do not depend on them, are kept."""
+    """``report``, whose summaries were still being built, with its message figures read
+    again over the same window and clock."""
     started = time.monotonic()
     scope = scope_of(report.window, report.now)
     scope, _first, _last = window_span(scope)

@@ -184,11 +184,9 @@ def save(key: int, summaries: dict, attributes: dict[str, Attributes]) -> None:
         heads.append((*common, s.message_count, s.user, s.assistant, s.tool, s.stored, now))
         tool_rows += [(*common, n, c, r) for n, c, r in s.tools]
         skill_rows += [(*common, k, v, m, last) for k, v, m, last in s.skills]
-    # Inserted: whoever asks for summaries first drops those that are stale, so none of these
-    # is stored, unless another process stored the same sessions meanwhile; then the unique
-    # constraint stops this transaction, and the second attempt replaces them whole (it drops
-    # them first; when the other process commits them between that DELETE and this INSERT,
-    # which PostgreSQL lets both run, the third attempt's DELETE sees them).
+    # Inserted, unless another process stored the same sessions meanwhile: then the unique
+    # constraint stops this transaction and the next attempt deletes them first (a third, when
+    # PostgreSQL let the other commit between that DELETE and this INSERT).
     for attempt in (1, 2, 3):
         try:
             with transaction.atomic():

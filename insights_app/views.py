@@ -126,9 +126,8 @@ def _linked_and_extra(found: Found, messages_allowed: bool):
 
 
 def _page(request, form, shape, found: Found, notes):
-    """The page.  Its report part, charts and tables with hundreds of links, is rendered once
-    per report and kept with it (same stores, same report, same role and query): a repeat view
-    renders only the frame around it."""
+    """The page; its report part (hundreds of links) is rendered once per report, role and
+    query, so a repeat view renders only the frame."""
     report = found.report
     context = {
         "report": report,

@@ -27,11 +27,8 @@ DEFAULT_DAYS = 30
 
 @dataclass(frozen=True)
 class Window:
-    """Which sessions a report covers.
-
-    ``days`` (Hermes's ``--days``) unless a custom range is given; ``days=None`` without a
-    range is all time.  Custom ranges are inclusive local days in ``TIME_ZONE``.
-    """
+    """Which sessions a report covers: ``days`` (Hermes's ``--days``; None is all time), or a
+    custom range of inclusive local days."""
 
     days: int | None = DEFAULT_DAYS
     start_day: dt.date | None = None

@@ -132,9 +132,8 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
 
 
 class DatabaseFeatures(SQLiteFeatures):
-    # NOTE: the state.db is never written, so there is nothing to roll back. Saying so also
-    # keeps Django's test machinery from wrapping it in transactions it would open itself,
-    # which lets tests point the alias at a different fixture file per test.
+    # The state.db is never written: nothing to roll back, and no test transaction wraps it
+    # (so tests can point the alias at another fixture file).
     supports_transactions = False
 
 
@@ -171,9 +170,8 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
         # Filters on free text compare what the reader can see (the redacted value), so that
         # a filter never confirms a secret: ``hermes_redact(title) LIKE …``.
         conn.create_function("hermes_redact", 1, _redact_for_sql, deterministic=True)
-        # Asked after the shape, which read the file's header: only then does SQLite know
-        # whether the file is in WAL mode.  Not part of the cached shape: Hermes may switch
-        # modes (a newer SQLite) without changing the schema.
+        # Asked after the shape (SQLite knows the mode once the header is read); not cached
+        # with it, as Hermes may switch modes without changing the schema.
         self.hermes_journal_mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
         self.hermes_gate = gates.for_file(path_of(str(self.settings_dict["NAME"])))
         return conn

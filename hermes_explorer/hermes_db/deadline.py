@@ -24,12 +24,9 @@ _cap: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "hermes_statement_cap", default=None
 )
 
-# How many SQLite VM instructions run between two deadline checks: small enough to stop
-# within a few milliseconds, large enough that the Python callback costs nothing measurable.
-# The callback needs Python's lock: with statements running in two threads (a build of the
-# insights summaries, a report's spare lane) a check waits while the other thread runs
-# Python, so fewer checks keep both threads going (a whole build 7.3-7.8 s at 20,000, 6.9-7.0 s
-# at 100,000 on the 1M-message store).
+# SQLite VM instructions between two deadline checks: few enough to stop within milliseconds,
+# many enough that the callback, which needs Python's lock, does not slow other threads (a
+# summary build took 7.3-7.8 s at 20,000, 6.9-7.0 s at 100,000 on the 1M-message store).
 PROGRESS_STEPS = 100_000
 
 

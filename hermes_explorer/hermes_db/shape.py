@@ -129,16 +129,12 @@ OPTIONAL_DATA = (
 )
 
 
-# Shapes already seen by this process: a shape is a pure function of the file and its schema
-# cookie (both in the key), so a worker's own copy is never stale.  Bounded: a file replaced or
-# migrated many times leaves old keys behind.
+# Shapes seen by this process, keyed by file and schema cookie (so never stale); bounded.
 _cache: dict[tuple, StoreShape] = {}
 _lock = threading.Lock()
 LOCAL_SHAPES = 64
-# The app's shared cache holds them too, so that a new worker (or another instance) skips the
-# introspection of a schema already looked at.  There the key is the schema itself (a digest
-# of sqlite_master and the recorded schema version, all a shape is made of): a file replaced
-# by another at the same path, even with a reused inode, can never be given a stale shape.
+# The shared cache holds them too, for new workers, keyed by a digest of the schema itself: a
+# file replaced at the same path (even with a reused inode) never gets a stale shape.
 SHARED_TTL = 86_400
 
 

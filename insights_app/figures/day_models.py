@@ -17,9 +17,8 @@ from .registry import as_float
 
 
 def costs(rows: Iterable[tuple[int | None, str, Any]]) -> list[dict[str, Any]]:
-    """``{"day", "model", "cost"}`` per start day and short model name, non-zero costs only,
-    from (local day number, short model name, cost) rows (a session without a start has no
-    day and is left out)."""
+    """``{"day", "model", "cost"}`` per start day and short model name, non-zero costs only
+    (a session without a start has no day)."""
     merged: dict[tuple, float] = {}
     for day_number, name, cost in rows:
         if day_number is None:

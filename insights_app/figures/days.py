@@ -87,10 +87,7 @@ FIGURE = Figure("days", parts, decode)
 
 
 def days_by_activity(scope: Scope) -> list[DayRow]:
-    """Per local day the usage happened (``session_daily_usage``), for the window's sessions.
-
-    Usage from before Hermes started writing this table was never spread over days.
-    """
+    """Per local day the usage happened (``session_daily_usage``), for the window's sessions."""
     d = scope.dcol
     sql = f"""SELECT d.day, COUNT(DISTINCT d.session_id), SUM(COALESCE({d("input_tokens")}, 0)),
                SUM(COALESCE({d("output_tokens")}, 0)),

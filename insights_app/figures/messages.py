@@ -79,10 +79,8 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
     if (have.sessions, have.message_count) != (int(n or 0), int(mc or 0)):
         running = summary_store.build_progress(key)
         if running is not None:
-            # A build of this file is under way: it computes every missing or stale summary.
-            # The message figures wait for it (a sum over part of the window is not the
-            # window's), and the page says how far it is; comparing the window's sessions
-            # one by one at every view would only slow the build down.
+            # A build is under way: the message figures wait for it (a sum over part of the
+            # window is not the window's) and the page says how far it is.
             return MessageFigures(sessions_uncounted=max(1, int(n or 0)), build=running)
         rows = _window_sessions(scope)
         stored = summary_store.counts(key, q)

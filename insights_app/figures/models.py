@@ -175,12 +175,8 @@ TOTALS = Figure("model_totals", totals_parts, totals_decode)
 
 
 def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
-    """Sessions with a usage row, or a residual, on any of these full model names.
-
-    Only needed when several full routes share a short name (rare): a session that used two
-    of them counts once.  Without usage rows every session has exactly one model, so the
-    per-route counts simply add up and this is never called.
-    """
+    """Sessions with a usage row, or a residual, on any of these full model names: when
+    several routes share a short name, a session that used two counts once."""
     u = scope.ucol
     named = [f for f in fulls if f is not None]
     marks = ", ".join(["%s"] * len(named)) or "NULL"

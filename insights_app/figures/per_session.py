@@ -118,10 +118,8 @@ def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
 def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
     """``per`` as a common table expression over the window (parameters: ``scope.params``)."""
     per = per_session(scope, segments)
-    # By rowid, the table's own order: grouping by ``s.id`` makes SQLite walk the id index
-    # and look every row up from there.  SQLite then reads the whole table in that order (no
-    # sort); for a narrow window (:attr:`Scope.narrow`) ``+s.rowid``, the same groups in
-    # the same order, lets it find the sessions by the ``started_at`` index and sort them.
+    # By rowid, the table's own order (``s.id`` would walk the id index and look every row
+    # up); for a narrow window ``+s.rowid`` lets SQLite use the ``started_at`` index instead.
     group = f"GROUP BY {'+' if scope.narrow else ''}s.rowid" if per.grouped else ""
     return f"""per AS MATERIALIZED (
         SELECT {per.columns}
@@ -129,13 +127,9 @@ def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
 
 
 def usage_cte(scope: Scope) -> str:
-    """``uses``: the ``session_model_usage`` rows of the sessions of ``per``, each with its
-    session's local start time ``lt``.  Only the models figure groups them (the daily cost by
-    model comes from its rows), so SQLite reads them in place rather than copying them into
-    a table first (``NOT MATERIALIZED``: 10–12% less for that figure's grouping).
-
-    Columns: ``sid``, ``model``, ``i``, ``o``, ``cr``, ``cw``, ``rs``, ``api``, ``cost``,
-    ``actual`` (0 for a missing value), ``lt``."""
+    """``uses``: the ``session_model_usage`` rows of the sessions of ``per``, with their
+    session's ``lt``; only the models figure reads them, so ``NOT MATERIALIZED`` (10–12% less
+    for its grouping).  Missing values are 0."""
     u = scope.ucol
     counters = ",\n               ".join(
         f"COALESCE({u(column, 'NULL')}, {zero}) AS {short}" for column, short, _key, zero in USAGE

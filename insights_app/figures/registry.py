@@ -84,11 +84,8 @@ def statement(
 
 
 def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -> dict[str, Any]:
-    """Every figure's value, by name, from one run of :func:`statement`.
-
-    On a rollback-journal file, for a window too big for one short statement, it runs over a
-    copy of the window's rows read in short statements (:mod:`.staged`), so that Hermes's
-    commits never wait for the pass."""
+    """Every figure's value, by name, from one run of :func:`statement` (over a copy read in
+    short statements, :mod:`.staged`, when the window needs it)."""
     return decode(scope, figures, rows_by_figure(scope, segments, figures))
 
 
