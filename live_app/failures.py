@@ -89,12 +89,9 @@ def _block_sql(shape) -> str:
 
 
 def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
-    """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``.
-
-    A block is cached with the id it has been read up to; a later view reads only the ids
-    added since (Hermes appends) and merges them in, so the newest block costs what is new.
-    Keys are ``(hour, source, model, tool, kind)``, with the model already in its display
-    form (short, redacted); values ``(count, newest message id)``."""
+    """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``, cached with
+    the id read up to so a later view reads only what is new.  Keys are ``(hour, source,
+    model, tool, kind)`` (the model short and redacted), values ``(count, newest id)``."""
     end = start + BLOCK
     raw = repr((identity, start, BLOCK)).encode()
     key = "failures-block:" + hashlib.sha256(raw).hexdigest()
@@ -118,10 +115,9 @@ def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
 
 
 def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
-    """A block's groups summed for a window that holds all of it, without filters: per
-    ``(source, model, tool, kind)``, per ``(hour, kind)`` of the failures, its newest failing
-    message ids, and its first hour.  Kept in the ``failures`` cache beside the block (a few
-    hundred entries instead of thousands), so a view reads and adds these."""
+    """A block's groups summed for an unfiltered window that holds all of it (per ``(source,
+    model, tool, kind)``, per ``(hour, kind)``, newest failing ids, first hour), cached beside
+    the block: a few hundred entries instead of thousands."""
     want = min(start + BLOCK, top)
     key = "failures-digest:" + hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
     cached = failure_cache().get(key)

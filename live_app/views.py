@@ -92,10 +92,8 @@ def index(request):
 
 @require_GET
 def messages_after(request, session_id: str, message_id: int):
-    """The transcript entries after ``message_id``, as ``<li>`` fragments to append.
-
-    ``X-Last-Message-Id`` says where the next poll continues; an empty body means nothing new.
-    """
+    """The transcript entries after ``message_id``, as ``<li>`` fragments to append;
+    ``X-Last-Message-Id`` says where the next poll continues."""
     if not can_see_content(request.user):
         return forbidden(request, CONTENT)
     if not Session.objects.filter(pk=session_id).exists():

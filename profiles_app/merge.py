@@ -107,13 +107,11 @@ def paginate(
     per_page: int,
     load: Callable[[Store, list], list] | None = None,
 ) -> KeysetPage:
-    """A page of ``per_page`` rows merged over ``parts``.
+    """A page of ``per_page`` rows merged over ``parts``; rows get a ``store`` attribute.
 
-    ``fetch(store, bound, forward, limit)`` returns at most ``limit`` rows of ``store`` past
-    ``bound`` (a Q, None for all), in the list's order (``forward``) or its reverse, reading
-    that store.  With ``load``, ``load(store, rows)`` (reading that store) turns the fetched
-    rows of the page into the rows shown, in the same order; a row it does not return (gone
-    meanwhile) is left out.  Rows get a ``store`` attribute."""
+    ``fetch(store, bound, forward, limit)``: at most ``limit`` rows of ``store`` past ``bound``
+    (a Q, or None), in the list's order or its reverse.  ``load(store, rows)``: the page's rows
+    as shown, in the same order (a row gone meanwhile is left out)."""
     notes: list[str] = []
     direction, positions = "n", {}
     if token:

@@ -19,8 +19,8 @@ headers, URLs with a password and ``NAME = value`` pairs; literal gates keep it 
 Limits:
     * It finds shapes, not meaning: a password in prose, a key with no known prefix outside a
       ``NAME=value`` pair, or a secret split across messages is not found.
-    * Only JSON's encoding is decoded (not base64, URL-encoding or HTML entities), and JSON
-      strings are found by their quotes on one line, four levels deep at most.
+    * JSON escapes, percent-escapes and HTML character references are decoded, base64 is not;
+      JSON strings are found by their quotes on one line, four levels deep at most.
     * It errs towards hiding: ``token = request.headers.get(…)`` loses the expression.
     * A preview cut inside a secret may leave a tail too short to recognise; search snippets
       guard against that with the full text (``secret_pieces``).
@@ -67,9 +67,8 @@ def redact_text_many(texts: Iterable) -> list[tuple[str, int]]:
 
 
 def redact(text):
-    """``text`` with secrets replaced by markers, when redaction is on.
-
-    Anything that is not a non-empty string comes back unchanged."""
+    """``text`` with secrets replaced by markers, when redaction is on (anything but a
+    non-empty string comes back unchanged)."""
     if not isinstance(text, str) or not text or not redaction_enabled():
         return text
     return _redact_text(text)[0]
@@ -84,13 +83,10 @@ def redact_many(values: Iterable) -> list:
 
 
 def redact_value(value, *, kind: str = "text"):
-    """``value`` with its secrets hidden, when redaction is on, whatever it is.
-
-    ``kind="text"``: a string is redacted as text (JSON in it decoded where it holds
-    escapes).  ``kind="json"``: a string that is a JSON document (tool calls, a route, tool
-    results) comes back a valid JSON document.  A decoded structure (dict, list) is walked:
-    its strings are redacted, and the scalar value of a key that names a secret
-    (``"password": …``) is replaced whole.  Other values come back unchanged."""
+    """``value`` with its secrets hidden, when redaction is on, whatever it is: a string as
+    text (``kind="text"``) or as a JSON document that stays valid (``kind="json"``); a decoded
+    structure walked, its strings redacted and the scalar value of a key that names a secret
+    replaced whole.  Other values come back unchanged."""
     if not redaction_enabled():
         return value
     if isinstance(value, str):

@@ -1,4 +1,5 @@
-"""Decoding before matching: JSON string escapes and invisible characters.
+"""Decoding before matching: JSON string escapes, percent-escapes, HTML character references and
+invisible characters.
 
 Tool results and arguments are JSON, often JSON inside a JSON string, so a secret may sit
 behind an escape (after ``\\n``), be spelled with escapes (``\\u0073k-…``), or be a
@@ -8,8 +9,9 @@ there it hides in the decoded value, encoded again in place, so a JSON document 
 with the same layout.  Literals are found by their quotes, not by parsing, so non-JSON text
 and JSON cut short (a preview) are handled too.
 
-Zero-width characters (U+200B–U+200D, U+2060, U+FEFF) inside a key would break every shape;
-they are ignored for matching, and a secret that contained them is hidden with them.
+Zero-width characters (U+200B–U+200D, U+2060, U+FEFF), percent-escapes and character
+references would break every shape: :func:`visible` decodes them for matching, and a secret
+that contained them is hidden with them.
 """
 
 from __future__ import annotations

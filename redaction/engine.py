@@ -28,12 +28,9 @@ from .rules import COOKIE_ATTRIBUTES, RULES, Rule
 
 # How deep JSON inside JSON strings is decoded (a tool call's arguments are level 2).
 MAX_DEPTH = 4
-# Not a rule: escapes that decode to a character a secret's shape may hold (an ASCII one, an
-# invisible one, "/"); found, they open the decoding of the literals that hold them.  Escapes of
-# other characters (an accent, an emoji) cannot complete a shape, so text full of them stays
-# cheap.
-# Percent-escapes and HTML character references open it too: :func:`decode.visible` decodes
-# them before matching, so a text that holds one is always redacted whole.
+# Not a rule: escapes that decode to a character a shape may hold (ASCII, invisible, "/") open
+# the decoding of their literals (an accent or emoji cannot complete a shape, so stays cheap);
+# percent-escapes and character references too, decoded by :func:`decode.visible`.
 DECODE = Rule("", "")
 DECODE_GATE = re.compile(r"\\(?:/|u00[0-7]|u20[0-6]|u[fF][eE][fF][fF])")
 # Each begins with its literal, so that the regex engine scans for it at C speed.
@@ -416,14 +413,9 @@ BATCH_CHARS = 256 * 1024
 
 
 def redact_batch(values: list, *, counted: bool = False) -> list:
-    """``values`` with secrets replaced in each string, the gates scanned over many at once;
-    with ``counted``, ``(value, secrets replaced)`` pairs.
-
-    The ASCII strings are joined with newlines, so each gate match belongs to the string it
-    starts in; only those strings are redacted, by the rules their gates opened.  Other
-    strings go one by one: lower-casing non-ASCII text can change its length, or turn a
-    non-ASCII letter into an ASCII one (the Kelvin sign), so the join's lower-cased copy would
-    not line up."""
+    """``values`` with secrets replaced in each string (``counted``: ``(value, count)``
+    pairs).  ASCII strings are joined with newlines for one scan of the gates; others go one by
+    one, as lower-casing non-ASCII text can change its length (the Kelvin sign)."""
     out = list(values)
     counts = [0] * len(out)
     batch: list[int] = []

@@ -66,16 +66,14 @@ class Operator:
         known: bool = True,
         seen: bool = False,
     ) -> str:
-        """The clause; ``known=False`` for a name the table lacks, which SQLite reads as the
-        string literal it is double-quoted like (so ``nosuch=1`` matches nothing, as it did in
-        Datasette) — bound as a value, never written as a column name.  ``seen=True`` compares
-        the column as readers see it, redacted (``hermes_redact``)."""
+        """The clause; ``known=False``: a name the table lacks, bound as a string value (so
+        ``nosuch=1`` matches nothing, as in Datasette); ``seen=True``: the column compared as
+        readers see it, redacted (``hermes_redact``)."""
         if not known and "{t}" in self.template:
             raise ApiError(f"no such column: {table}.{column}", title="Invalid SQL")
         if seen and known and not self.no_argument and "{t}" not in self.template:
-            # Only the shown value is compared: whether a row matches then depends on nothing
-            # the reader cannot see (comparing the stored value too would, for negations,
-            # ranges and patterns, say something about the text behind a marker).
+            # Only the shown value is compared, so a match says nothing about text behind a
+            # marker.
             return self._clause(f"hermes_redact({quote(column)})", table, value, binder)
         target = quote(column) if known else binder.bind(column)
         return self._clause(target, table, value, binder)

@@ -98,12 +98,9 @@ def audit_secret_reads(request, table: str) -> None:
 
 
 def refusals(table: str, params: QueryDict, user) -> list[str]:
-    """Why ``user`` may not ask these parameters (empty: nothing refused).
-
-    The column filters and sorts follow ``legacy_app.access``; facets count values, so they
-    follow the sorting rule; ``_where`` is SQL, which only staff may write; a search combined
-    with facets would count matches inside redacted text, so roles that cannot reveal may not
-    combine them."""
+    """Why ``user`` may not ask these parameters (empty: nothing refused): filters, sorts and
+    facets follow ``legacy_app.access``, ``_where`` is staff's, and roles that cannot reveal
+    may not combine a search with facets (they would count matches inside redacted text)."""
     reasons = access.refusals(table, params, user)
     if can_reveal(user):
         return reasons

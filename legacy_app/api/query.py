@@ -28,9 +28,8 @@ from .errors import ApiError
 from .operators import Binder, quote
 from .params import TableRequest
 
-# Counts of a filtered table, per file version, in the app's shared cache: the same count is
-# not recomputed for each page of a next_url loop, whichever worker or server answers the next
-# page.  Only a speed-up: a changed file has another signature.
+# Counts of a filtered table, per file version, in the shared cache: a next_url loop counts
+# once, whichever worker answers each page.
 COUNT_TTL = 300
 _MISSING = object()
 
@@ -120,9 +119,8 @@ def plan(
     shown=None,
     seen: frozenset[str] = frozenset(),
 ) -> Plan:
-    """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``.
-
-    ``seen``: free-text metadata columns, filtered and sorted on their redacted value."""
+    """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``;
+    ``seen`` columns are filtered and sorted on their redacted value."""
     binder = binder or Binder()
     p = Plan(request=request, binder=binder)
     known = set(request.table.columns) | {"rowid"}

@@ -93,9 +93,8 @@ def search_clauses(
     *,
     hidden: bool = True,
 ) -> Search | None:
-    """The WHERE clauses of the search arguments; None when there is nothing to search (or
-    no index: Datasette then ignored the arguments).  ``hidden``: the reader cannot read
-    every secret (a raw ``NOT`` is then evaluated on the redacted text only)."""
+    """The WHERE clauses of the search arguments; None when there is nothing to search or no
+    index.  ``hidden``: the reader cannot read every secret."""
     name = index_for(catalog, table)
     if not args or name is None:
         return None

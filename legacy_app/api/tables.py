@@ -60,9 +60,8 @@ class Builder:
             extra += [f"({w})" for w in req.wheres]
         self.extra = extra
         self.run = run_console if req.wheres else query.run_store
-        # Free-text metadata is filtered and sorted as shown (redacted) — on the store, whose
-        # connection has the redaction function; SQL run by the console (staff) compares the
-        # stored text.
+        # Free-text metadata is filtered and sorted as shown (redacted) on the store; the
+        # console's SQL (staff) compares the stored text.
         self.seen = frozenset() if req.wheres else access.metadata_columns(req.table.name)
         self.sort_sql = query.sort_sql(req, self.seen)
         self.recheck = None
@@ -98,14 +97,10 @@ class Builder:
         )
 
     def first_page_ties(self) -> list[tuple] | None:
-        """The keys of the rows of the first page that tie with the token's sort value, when
-        that value ends the first page (None otherwise).
-
-        Datasette ordered a sorted first page by the sort column alone (SQLite chose the order
-        of ties) and resumed in key order, so its next page repeated or skipped rows of the
-        last group of ties.  Resuming from a token of that group, those rows are left out
-        (and, for the first page's own token, every other row of the group comes next): the
-        first page stays Datasette's and the loop still returns every row once."""
+        """The keys of the first page's rows that tie with the token's sort value, when that
+        value ends the first page (None otherwise).  Datasette's sorted first page left ties in
+        SQLite's order and resumed in key order, repeating or skipping some; leaving these rows
+        out of the rest of the group keeps that first page and returns every row once."""
         req = self.req
         parts = tokens.components(req.next)
         if len(parts) < 2:
@@ -370,12 +365,9 @@ def _sort_value(b: Builder, req: TableRequest, row: dict):
 
 
 def stream(request, info: TableInfo, *, user, chunk_size: int = 1000):
-    """Every row of the URL's table and filters (``_stream=on``), ``chunk_size`` at a time.
-
-    One short statement per chunk, each resuming after the last row sent (the same tokens as
-    ``next_url``), so memory stays flat and no read transaction stays open between chunks.
-    Yields ``(columns, values)`` with ``values`` a list per column, the role's policy applied
-    (a column at a time: the CSV writer works by column too)."""
+    """Every row of the URL's table and filters (``_stream=on``), one short statement per
+    ``chunk_size`` rows resuming after the last row sent; yields ``(columns, values)``, a list
+    per column with the role's policy applied."""
     catalog = store.shape().catalog
     req = parse(info, request.GET)
     req.size = chunk_size

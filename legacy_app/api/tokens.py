@@ -96,11 +96,8 @@ def after(
     shown: list[tuple] | None = None,
     sort_sql: str | None = None,
 ) -> list[str]:
-    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions).
-
-    ``shown``: keys of first-page rows tied with the token's sort value, left out of that
-    group (see ``tables.Builder.first_page_ties``); when the token names one of them, the
-    whole rest of the group follows."""
+    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions), leaving out
+    ``shown`` (``tables.Builder.first_page_ties``)."""
     parts = components(token)
     sort_value: str | None = None
     if sort and len(parts) > 1:
