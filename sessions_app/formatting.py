@@ -30,10 +30,8 @@ def french() -> bool:
     return language().startswith("fr")
 
 
-# Measured (bench/benchmark.py, the 1M-message store): the session list asks the catalog for
-# the same few words on every row, ~1,300 look-ups a page; kept per language, the list's
-# server time went from 25 to 15 ms (same rounds, in-process).  ``per_language`` keeps the
-# words a function builds for each language, ``per_language_count`` a phrase per count.
+# The session list asks the catalog for the same few words ~1,300 times a page; kept per
+# language, its server time went from 25 to 15 ms (bench/benchmark.py, the 1M-message store).
 def per_language(build):
     """``build()`` (which translates a few words), once per language."""
 
@@ -74,11 +72,8 @@ def _truncation_width() -> int:
 
 
 def truncate_chars(text, length: int) -> str:
-    """``Truncator(text).chars(length)``: at most ``length`` characters, the last one "…".
-
-    ASCII text (most previews and every tool-call JSON) needs neither Unicode normalisation
-    nor a walk over its characters looking for combining ones: it is cut by slicing, to the
-    same result; any other text goes through ``Truncator``."""
+    """``Truncator(text).chars(length)``: at most ``length`` characters, the last one "…";
+    ASCII text (most previews) is cut by slicing, to the same result."""
     truncate = _truncation()
     if isinstance(text, str) and length > 0 and text.isascii():
         if len(text) <= length:
@@ -124,9 +119,7 @@ def date_text(day: dt.date) -> str:
 
 def short_model(model: str | None, *, missing: str = "") -> str:
     """Hermes's display name for a model: the last ``/`` segment of its route
-    (``anthropic/claude-sonnet-4.5`` → ``claude-sonnet-4.5``); ``missing`` when there is none.
-
-    The model filters match the same way: the full route, or anything ending in ``/<name>``."""
+    (``anthropic/claude-sonnet-4.5`` → ``claude-sonnet-4.5``); ``missing`` when there is none."""
     return (model or missing).split("/")[-1]
 
 

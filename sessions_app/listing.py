@@ -24,12 +24,10 @@ from .pagination import Keyset
 
 
 class KeysetTableView(SingleTableMixin, FilterView):
-    """A filtered, sorted table, a keyset page at a time, exportable whole.
-
-    Subclasses name ``filterset_class``, ``table_class``, ``template_name`` and
-    ``default_sort``, and give :meth:`get_sorts`, :meth:`export` and, where the page needs
-    them, :meth:`get_count`, :meth:`page_queryset` and :meth:`prepare_rows`.
-    """
+    """A filtered, sorted table, a keyset page at a time, exportable whole.  Subclasses name
+    ``filterset_class``, ``table_class``, ``template_name`` and ``default_sort``, and give
+    :meth:`get_sorts` and :meth:`export` (and, when needed, :meth:`get_count`,
+    :meth:`page_queryset`, :meth:`prepare_rows`)."""
 
     default_sort = ""
     per_page = 50
@@ -57,9 +55,8 @@ class KeysetTableView(SingleTableMixin, FilterView):
         return filtered
 
     def key_queryset(self, filtered):
-        """``page_queryset`` as far as the page's order and membership need: a list merged over
-        several stores reads only the keys of every candidate, and the full rows of its page
-        alone (through ``page_queryset``, by primary key)."""
+        """``page_queryset`` as far as the page's order needs (a merged list reads the keys
+        of every candidate, and full rows for its page alone)."""
         return self.page_queryset(filtered)
 
     def rows_queryset(self):

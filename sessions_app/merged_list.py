@@ -97,12 +97,9 @@ def _layout(shape) -> tuple:
 
 
 class MergedListMixin:
-    """For a :class:`~sessions_app.listing.KeysetTableView`: span the chosen stores.
-
-    Each store contributes the key values of at most a page and one rows (cheap tuples); the
-    merge picks the page, and only its rows are read in full, by primary key.  Stores of the
-    same layout share one validated filterset (its querysets are built again for each store,
-    as they read it)."""
+    """For a :class:`~sessions_app.listing.KeysetTableView`: span the chosen stores.  Each
+    gives the keys of a page and one rows, the merge picks the page and only its rows are read
+    in full; stores of the same layout share one validated filterset."""
 
     merged_parts: list[Store] | None = None
 

@@ -47,11 +47,9 @@ def _redacted_metadata(value: str) -> str:
 
 
 class MetadataText(models.TextField):
-    """Free text a person or a gateway wrote into a metadata column (a title, a user or
-    display name, a model route): shown to every role, so a pasted key is redacted as soon as
-    the value is read, on every page and export that reads it through the ORM.  Filters still
-    compare the stored value (see ``SessionFilter.filter_title`` for the one free-text filter).
-    """
+    """Free text written into a metadata column (a title, a user or display name, a model
+    route): shown to every role, so redacted as soon as it is read through the ORM.  Filters
+    compare the stored value (``SessionFilter.filter_title``)."""
 
     def from_db_value(self, value, expression, connection):
         if value.__class__ is str and value and redaction_enabled():

@@ -123,9 +123,8 @@ class MessageQuerySet(HermesQuerySet):
         return qs.without_superseded()
 
     def without_superseded(self):
-        """Leave out the archived originals a compaction carried forward: an inactive row
-        whose ``message_uid`` a live row of the same session also has is that message's old
-        copy, and Hermes shows the message once (the live copy)."""
+        """Leave out the inactive copies a compaction carried forward (same session and
+        ``message_uid`` as a live row): Hermes shows the message once."""
         if not (self.has_column("active") and self.has_column("message_uid")):
             return self
         live_copy = self.model.objects.filter(

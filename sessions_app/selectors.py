@@ -162,9 +162,8 @@ FIELD_CHARS = 500
 
 
 def recorded_fields(session_id: str, *, hidden: frozenset[str] = frozenset()) -> list[tuple]:
-    """Every column this file records for the session, in the table's order, including columns
-    of Hermes releases newer than the explorer; long text cut in SQL. ``hidden`` columns are
-    not even read."""
+    """Every column this file records for the session (newer releases' too), long text cut in
+    SQL; ``hidden`` columns are not read."""
     names = [c for c in store.shape().column_order.get("sessions", ()) if c not in hidden]
     if not names:
         return []
@@ -406,9 +405,8 @@ def _transcript_total(base, session_id: str, visibility: Visibility) -> int:
 
 
 def transcript_entries(messages: list) -> list[TranscriptEntry]:
-    """The entries of consecutive transcript rows: each tool result paired with the call that
-    asked for it (by ``tool_call_id``) and shown under it rather than on its own; everything
-    redacted."""
+    """The entries of consecutive transcript rows, each tool result under the call that asked
+    for it (by ``tool_call_id``), redacted."""
     results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
     paired_ids: set[int] = set()
     entries = []

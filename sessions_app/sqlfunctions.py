@@ -27,10 +27,8 @@ class NulSafeText(TextField):
 
 
 class ContentHead(Func):
-    """The first ``length`` characters of a text column, NUL characters included.
-
-    Rows without a NUL take plain ``substr()``; rows with one (multimodal content, binary
-    tool output) are cut as bytes through a BLOB cast and decoded in Python."""
+    """The first ``length`` characters of a text column, NUL characters included (a row with
+    one is cut as bytes through a BLOB cast and decoded in Python)."""
 
     def __init__(self, expression, length: int, **extra):
         self.length = int(length)
@@ -69,12 +67,9 @@ class Redacted(Func):
 
 
 class NoIndex(Func):
-    """``+column``: the same value, but SQLite will not use an index for this term.
-
-    NOTE: we cannot add indexes to Hermes's file, so we steer the planner instead: with
-    ``+source = ?`` it walks the ``started_at`` index in page order and stops after one page,
-    rather than collecting every session of a common source through the ``source`` index and
-    sorting them all.
-    """
+    """``+column``: the same value, but SQLite will not use an index for this term.  We
+    cannot add indexes to Hermes's file, so we steer the planner: with ``+source = ?`` it
+    walks the ``started_at`` index and stops after a page, rather than sort every session of
+    a common source."""
 
     template = "+%(expressions)s"

@@ -58,11 +58,9 @@ class PresortedData(TableListData):
 class KeysetTable(tables.Table):
     """A table of one keyset page: django-tables2 columns and headers, a body built in Python.
 
-    django-tables2 renders each cell through a bound row, an accessor, a signature lookup and
-    a template node, which costs about a millisecond per row of nine columns (measured: most of
-    a session list page).  The body here calls the same ``render_<column>`` methods (or shows
-    the escaped value, or the column's default when empty) once per cell and joins the HTML;
-    the header, the sort links and every attribute stay django-tables2's.
+    django-tables2's cell rendering costs about a millisecond per row of nine columns
+    (measured: most of a session list page), so the body calls the same ``render_<column>``
+    methods once per cell and joins the HTML; headers, sort links and attributes stay its own.
     """
 
     class Meta:
@@ -73,10 +71,8 @@ class KeysetTable(tables.Table):
 
     def _cell_plan(self) -> tuple:
         """Per column: the ``<td>`` tag, the ``render_<column>`` function and what it takes,
-        the accessor, the empty values and the default.  Worked out once per table class and
-        set of columns (and table attributes): cell attributes do not change from a page to
-        the next (only header attributes follow the sort), and django-tables2 computes them
-        afresh on every access."""
+        the accessor, the empty values and the default; worked out once per table class and
+        columns, as cell attributes do not change from a page to the next."""
         columns = tuple(bound.name for bound in self.columns)
         key = (type(self), columns, self.default, repr(self.attrs))
         plan = _PLANS.get(key)
@@ -273,10 +269,8 @@ def no_time() -> SafeString:
 
 
 class MessageTable(KeysetTable):
-    """One row per message. Rows come from a keyset page; the "Time" header sorts by id,
-    which is insertion order (the only order an index answers on the whole table). Links
-    are set on the rows beforehand (``selectors.link_messages``): an odd session id that
-    cannot be routed gives a row without links rather than an error."""
+    """One row per message; "Time" sorts by id (insertion order, the only order an index
+    answers on the whole table).  Links are set beforehand (``selectors.link_messages``)."""
 
     id = tables.Column(verbose_name=gettext_lazy("Time"))
     # The accessor is the plain column: "session" would load the related row, once per row.

@@ -39,10 +39,8 @@ def day_end_epoch(day: dt.date) -> float:
 
 
 def iso_in(value, zone: dt.tzinfo) -> str | None:
-    """ISO 8601 of an epoch in ``zone``, to the second; None for NULL or an out-of-range value.
-
-    Exports resolve the zone once and convert a column at a time
-    (:mod:`sessions_app.exports.isotime` gives the same strings, faster)."""
+    """ISO 8601 of an epoch in ``zone``, to the second; None for NULL or an out-of-range value
+    (exports use :mod:`sessions_app.exports.isotime`, faster)."""
     if value is None:
         return None
     try:

@@ -50,13 +50,9 @@ def _is_continuation(child: Session) -> bool:
 
 
 def compression_chain(session: Session) -> list[Session]:
-    """The compression chain ``session`` belongs to, root first.
-
-    Going up: while this session is a continuation of a parent that ended with
-    ``end_reason='compression'``.  Going down: from each session that ended with compression,
-    its continuation child, the earliest child that is not a delegation, branch or reset.
-    Bounded by ``LINEAGE_LIMIT`` steps each way (one primary-key or parent-index lookup per
-    step); a cycle in damaged data stops the walk."""
+    """The compression chain ``session`` belongs to, root first: up through parents that ended
+    with ``end_reason='compression'``, down through each such session's earliest child that is
+    not a delegation, branch or reset; ``LINEAGE_LIMIT`` steps each way, cycles stopped."""
     qs = Session.objects.order_by()
     if not qs.has_column("parent_session_id") or not qs.has_column("end_reason"):
         return [session]

@@ -12,15 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-# Cells a spreadsheet would run as a formula (OWASP "CSV injection"). Every CSV a spreadsheet
-# may open defuses its cells with ``neutralise_formula``; ``raw`` CSV (asked for with
-# ``_raw=1``, for scripts) keeps them as stored.
+# Cells a spreadsheet would run as a formula (OWASP "CSV injection"), defused with
+# ``neutralise_formula`` in every CSV but ``raw`` (``_raw=1``, for scripts).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-# How a CSV is written: "safe" (formulas defused), "spreadsheet" (also a BOM, and NULs
-# dropped), "raw" (every value as stored), and "spreadsheet_semicolon": the spreadsheet file
-# for a French page, with ``;`` between fields and a decimal comma, which is what a French
-# Excel splits into columns on a double-click.
-CSV_STYLES = ("safe", "spreadsheet", "raw", "spreadsheet_semicolon")
+# A CSV's style: "safe" (formulas defused), "spreadsheet" (also a BOM, NULs dropped), "raw"
+# (values as stored), or "spreadsheet_semicolon" (for a French page: ``;`` between fields and
+# a decimal comma, which a French Excel splits into columns).
 SEMICOLON_STYLE = "spreadsheet_semicolon"
 
 
@@ -71,11 +68,9 @@ _TWO_QUOTES = '""'
 
 
 def csv_column(values: Sequence, *, style: str = "safe") -> Sequence[str]:
-    """``csv_cell`` of each value of one column, cheaply for the common columns: numbers
-    (``str``), and text (with empty cells): short text with nothing to quote is checked with
-    four scans of the joined column and returned as it is; other text is quoted value by value
-    in one expression, without a call per cell.  In the ``safe`` style a column is only
-    rewritten when its first characters hold a formula's."""
+    """``csv_cell`` of each value of one column, cheaply for numbers and text: short text with
+    nothing to quote is checked with four scans of the joined column, other text quoted in one
+    expression; formulas are looked for in the column's first characters."""
     if style == "spreadsheet":
         return [csv_cell(neutralise_formula(v)) for v in values]
     kinds = set(map(type, values))

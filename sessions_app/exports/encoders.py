@@ -17,9 +17,7 @@ from collections.abc import Iterator
 
 from .csv_fast import SEMICOLON_STYLE, csv_column, csv_line, records, semicolon_lines
 
-# Characters encoded and handed to the server per write: one encode and one send per ~128 KiB.
-# Measured as fast as 256 KiB or 512 KiB, and the worker's RSS stays lower (big short-lived
-# strings are what the allocator keeps).
+# Characters encoded and sent per write: as fast as 256 or 512 KiB (measured), with a lower RSS.
 FLUSH_BYTES = 128 * 1024
 
 
@@ -123,5 +121,5 @@ def _jsonl_pieces(columns, chunks, style: str) -> Iterator[str]:
 
 
 # ``ENCODERS[fmt](columns, chunks, style)``: the text of a whole export, in pieces (``style``:
-# how CSV cells are written, see ``csv_fast.CSV_STYLES``).
+# how CSV cells are written, see ``csv_fast``).
 ENCODERS = {"csv": _csv_pieces, "json": _json_pieces, "jsonl": _jsonl_pieces}

@@ -68,13 +68,8 @@ def stream_export(
     raw: bool = False,
     preview_only: bool = False,
 ) -> StreamingHttpResponse:
-    """A download of ``chunks`` as ``fmt`` (csv, json or jsonl).
-
-    A chunk is a list of dicts keyed by ``columns``, or of sequences in ``columns`` order.
-
-    CSV cells that a spreadsheet would run as a formula are defused unless ``raw`` (for
-    scripts); ``spreadsheet`` also adds a BOM.  ``preview_only`` marks the
-    file as holding cut text (``-preview`` in the name, ``X-Export-Preview`` header)."""
+    """A download of ``chunks`` (lists of dicts keyed by ``columns``, or of sequences in
+    ``columns`` order) as ``fmt``; ``preview_only`` marks the file as holding cut text."""
     if fmt not in FORMATS:
         raise BadRequest(f"Unknown export format {fmt!r}: use csv, json or jsonl.")
     iterator = iter(chunks)

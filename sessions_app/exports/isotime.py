@@ -22,15 +22,11 @@ _ISO_RANGE = (-62_000_000_000.0, 253_000_000_000.0)
 
 
 def iso_converter(zone) -> Callable[[object], str | None]:
-    """``iso_in(value, zone)``, about twice as fast for a column of times (measured 0.7 µs a
-    value instead of 1.6 µs): the UTC offset is looked up once per hour of the epoch,
-    local hours are formatted once, and minutes and seconds come from a table.
-
-    Exact, DST zones included: an hour is cached only when the offset is the same at both
-    ends of it and a whole number of minutes (else every value of it takes ``iso_in``), and
-    the second is the one ``datetime.fromtimestamp`` gives (rounded to the microsecond, half
-    to even, then cut).  NOTE: this assumes no zone changes its offset twice within one hour
-    (none in tzdata does).  The caches hold at most a few thousand entries."""
+    """``iso_in(value, zone)`` for a column of times, 0.7 µs a value instead of 1.6 µs
+    (measured): the UTC offset is looked up once per hour, local hours formatted once, minutes
+    and seconds from a table.  Exact: an hour is cached only when its offset is the same at
+    both ends and a whole number of minutes (no tzdata zone changes twice within an hour), and
+    the second is the one ``datetime.fromtimestamp`` gives."""
     offsets: dict[int, tuple[int, str] | None] = {}
     hours: dict[int, str] = {}
     low, high = _ISO_RANGE

@@ -166,13 +166,10 @@ def table_plan(
     text_fields: Iterable[str] | None = None,
     cut: int | None = None,
 ) -> TablePlan:
-    """The plan of an export of ``fields`` of ``queryset`` in ``keyset`` order.
-
-    ``sources`` maps a field to the name it is selected as (an annotation); ``redacted``
-    fields get secrets replaced by markers (:func:`redaction.redact_many`, a
-    column of a chunk at a time); ``text_fields`` are those whose size bounds the next chunk
-    (all of them by default).  Times become ISO 8601 in ``TIME_ZONE`` followed by the raw
-    epoch, computed a column at a time (:func:`iso_converter`)."""
+    """The plan of an export of ``fields`` of ``queryset`` in ``keyset`` order: ``sources``
+    maps a field to its annotation, ``redacted`` fields are redacted a column at a time,
+    ``text_fields`` bound the next chunk (all by default), and times become ISO 8601 then the
+    raw epoch."""
     fields = list(fields)
     sources = sources or {}
     selected = [sources.get(f, f) for f in fields]
@@ -269,10 +266,8 @@ def session_rows(queryset, keyset: Keyset) -> TablePlan:
 
 
 def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
-    """The plan of a message export: its columns and how fetched rows become export rows.
-
-    The session's title and source come from one join on the sessions primary key in the
-    same statement (not a query per row, nor two correlated lookups per row)."""
+    """The plan of a message export; the session's title and source come from one join in
+    the same statement."""
     qs = _outer_joined(
         queryset,
         export_session_title=(
@@ -304,14 +299,10 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
 
 
 def _outer_joined(queryset, **annotations):
-    """``queryset`` annotated with ``annotations``, the joins they add to the sessions table
-    made LEFT OUTER: a message whose session row was pruned still exports (with an empty
-    title and source).  A join the queryset already had (a filter on a session column) stays
-    as it was: it already keeps only messages with a session.
-
-    NOTE: Django joins a non-null foreign key with INNER JOIN and offers no public way to ask
-    for an outer one (a ``FilteredRelation`` stays INNER too), so the added joins are promoted
-    on the query itself."""
+    """``queryset`` annotated with ``annotations``, the joins they add made LEFT OUTER so a
+    message whose session was pruned still exports (a join already there stays).  Django
+    offers no public way to ask for an outer join on a non-null foreign key, so the added
+    joins are promoted on the query itself."""
     before = set(queryset.query.alias_map)
     annotated = queryset.annotate(**annotations)
     query = annotated.query

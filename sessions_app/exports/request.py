@@ -25,10 +25,8 @@ FORMATS = {
 
 
 def requested_format(request) -> str | None:
-    """The export format asked for by ``?_export=``, or None for the HTML page.
-
-    An unknown format also gives None (the page is shown) with a note saying which formats
-    exist: a typo in a URL is not worth an error page."""
+    """The export format asked for by ``?_export=``, or None for the HTML page (also for an
+    unknown format, with a note naming the formats)."""
     value = request.GET.get("_export", "").strip().lower()
     if not value:
         return None

@@ -127,10 +127,9 @@ def matching_redacted(
     column: str | None = None,
     deadline: float | None = None,
 ) -> set:
-    """The ids of ``rows`` (``(id, text of each column…)``, already redacted) that ``match``
-    matches (in ``column`` alone when named), in a private FTS5 index of these columns and
-    tokenizer.  Nothing matches when the
-    query cannot be read, or when it runs past ``deadline`` (a ``time.monotonic()`` value)."""
+    """The ids of ``rows`` (``(id, redacted text of each column…)``) that ``match`` matches
+    (in ``column`` when named), in a private FTS5 index; nothing when the query cannot be read
+    or runs past ``deadline`` (``time.monotonic()``)."""
     rows = list(rows)
     if not rows:
         return set()

@@ -83,9 +83,8 @@ def advanced_terms(text: str) -> list[str]:
     ]
 
 
-# An FTS5 prefix term expands to every indexed word it starts, inside one SQLite call that
-# no deadline can interrupt: a few long prefixes are cheap, many short ones are not (26
-# one-letter prefixes ran for seconds on a mid-sized store).
+# A prefix term expands inside one SQLite call no deadline interrupts (26 one-letter prefixes
+# ran for seconds on a mid-sized store).
 MAX_PREFIX_TERMS = 3
 MIN_PREFIX_CHARS = 3
 MAX_ADVANCED_TERMS = 16

@@ -20,9 +20,8 @@ from collections.abc import Callable
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 
-# First range widths, in message ids (the clock sizes the next ones), and the narrowest range:
-# narrower would only repeat each statement's fixed cost (FTS5 counts the whole index's
-# matches of each phrase once per ranked statement).
+# First range widths in message ids (the clock sizes the next), and the narrowest range worth
+# each ranked statement's fixed cost.
 NEWEST_FIRST_WIDTH = 65_536
 RANKED_FIRST_WIDTH = 16_384
 COUNT_FIRST_WIDTH = 65_536
@@ -60,9 +59,8 @@ def newest_first(run: RangeQuery, *, low: int, upper: int, need: int, budget: fl
 def best_ranked(
     run: RangeQuery, *, low: int, high: int, need: int, budget: float, rank_of: Callable
 ) -> list:
-    """The ``need`` best rows of ``low <= id <= high`` by ``rank_of(row)``, smallest first.
-
-    ``run`` returns each range's rows already in FTS5's rank order."""
+    """The ``need`` best rows of ``low <= id <= high`` by ``rank_of(row)``, smallest first
+    (``run`` returns each range's rows in rank order)."""
     clock = store.ChunkClock(RANKED_FIRST_WIDTH, minimum=MIN_WIDTH)
     started = time.monotonic()
     best: list = []
@@ -82,9 +80,7 @@ def best_ranked(
 
 
 def count_over(run: RangeQuery, *, low: int, high: int, cap: int, budget: float) -> int:
-    """How many rows ``low <= id <= high`` have, counting no further than past ``cap``.
-
-    ``run`` returns ``[(count,)]`` for a range, counting at most ``limit``."""
+    """How many rows ``low <= id <= high`` have, counting no further than past ``cap``."""
     clock = store.ChunkClock(COUNT_FIRST_WIDTH, minimum=MIN_WIDTH)
     started = time.monotonic()
     total = 0

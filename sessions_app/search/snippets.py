@@ -33,12 +33,9 @@ def _clean(text: str | None) -> str:
 
 
 def secret_pieces(*texts: str | None) -> set[str]:
-    """The word pieces of the secrets in ``texts`` that a snippet of them could show.
-
-    A snippet starts and stops at word boundaries and carries highlight markers, so the
-    redactor's patterns may not recognise what is left of a key in it ("sk-proj-" cut off, a
-    marker in the middle). Redacting the source text instead and noting which pieces
-    disappeared tells us what to hide in the snippet, whatever its cut."""
+    """The word pieces of the secrets in ``texts`` that a snippet of them could show: a cut,
+    highlighted snippet may hide a key from the patterns, so the pieces redaction removes from
+    the full text say what to hide."""
     if not redaction_enabled():
         return set()
     pieces: set[str] = set()
@@ -52,13 +49,9 @@ def secret_pieces(*texts: str | None) -> set[str]:
 
 
 def matches_only_in_secrets(terms: list[str], *texts: str | None) -> bool:
-    """Whether a search term of this hit is found only inside a secret of the message.
-
-    Such a hit would confirm what the reader cannot read (probing a key a prefix at a time
-    finds the message as long as the guess is right), so it is dropped, whatever the snippet
-    shows.  A term counts as found in a secret when one of its word pieces is part of a piece
-    the redaction removed, and as found elsewhere when it is still in the redacted text.
-    """
+    """Whether a search term of this hit is found only inside a secret of the message (in a
+    piece redaction removed, and not in the redacted text): such a hit would confirm a guess
+    at a key, so it is dropped."""
     if not redaction_enabled():
         return False
     present = [t for t in texts if t]
