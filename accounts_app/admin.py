@@ -94,8 +94,7 @@ class AuditEventAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
 
     def get_queryset(self, request):
-        """A member restricted to some profiles sees their events, and those that name no
-        session (an event of before profiles were kept, with a session, could be any)."""
+        """A member restricted to some profiles sees their events, and those of no session."""
         from profiles_app.access import restricted_to
 
         found = super().get_queryset(request)
@@ -116,8 +115,7 @@ class AuditEventAdmin(admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    """Tokens are made by their owner (account page, ``manage.py api_token``); the admin lists
-    them and can revoke them, never shows or changes a secret."""
+    """Tokens are made by their owner; the admin lists and revokes them, never shows a secret."""
 
     list_display = (
         "key_id",
@@ -175,7 +173,6 @@ def manageable_groups(request):
 class ProfileRestrictionAdmin(admin.ModelAdmin):
     list_display = ("__str__", "user", "group", "profiles")
     search_fields = ("user__username", "group__name", "profiles")
-    autocomplete_fields = ()
     raw_id_fields = ("user", "group")
 
     def get_queryset(self, request):

@@ -51,8 +51,7 @@ class AuditEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
-        # NOTE: the table keeps the name the console app gave it when the trail lived there,
-        # so existing installs keep their rows without copying them.
+        # The table keeps the console app's name, so existing installs keep their rows.
         db_table = "console_app_auditevent"
         ordering = ["-created_at"]
 

@@ -52,8 +52,7 @@ class RequestLogMiddleware:
 
 
 class JsonFormatter(logging.Formatter):
-    """A log record as one JSON object on one line: time, level, logger, message, a request's
-    fields, and an error's traceback."""
+    """A log record as one JSON object on one line (a request's fields, a traceback)."""
 
     def format(self, record: logging.LogRecord) -> str:
         line = {

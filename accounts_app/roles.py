@@ -84,8 +84,8 @@ def can_reveal(user) -> bool:
 
 
 # Enforcement -------------------------------------------------------------------------------
-# (namespace, url name or "*") → capability.  Checked on the resolved URL, so a route that
-# moves keeps its rule; the path rules below catch URLs that only redirect or stream.
+# (namespace, url name or "*") → capability, on the resolved URL; the path rules below catch
+# URLs that only redirect or stream.
 URL_RULES: dict[tuple[str, str], Capability] = {
     ("sql", "*"): SQL,
     ("sessions", "reveal"): REVEAL,

@@ -90,8 +90,7 @@ def _bearer(request, value: str):
 
 
 class ScriptAuthMiddleware:
-    """Signs a script in from its ``Authorization`` header (after AuthenticationMiddleware,
-    before LoginRequiredMiddleware and the role middleware)."""
+    """Signs a script in from its ``Authorization`` header (before LoginRequiredMiddleware)."""
 
     def __init__(self, get_response):
         self.get_response = get_response

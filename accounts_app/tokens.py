@@ -52,8 +52,7 @@ def revoke(token: ApiToken) -> None:
 
 
 def user_for(text: str):
-    """The active user a token text belongs to, or None (unknown, wrong secret, revoked,
-    expired, or an inactive account)."""
+    """The active user a valid, unrevoked, unexpired token text belongs to, or None."""
     match = _TOKEN.match(text.strip())
     if not match:
         return None

@@ -35,8 +35,7 @@ MAX_WALK = 5_000
 
 @dataclass
 class Selection:
-    """Which annotations a session must carry: every tag of ``tags``, the user's star,
-    a note."""
+    """Which annotations a session must carry: every tag of ``tags``, the user's star, a note."""
 
     tags: list[Tag] = field(default_factory=list)
     starred_by: object | None = None
@@ -48,10 +47,8 @@ class Selection:
         return bool(self.tags or self.unknown_tags or self.starred_by is not None or self.has_note)
 
     def rows(self) -> QuerySet:
-        """Annotation rows, one per matching session, with ``session_id`` and the sort keys.
-
-        Driven by the first tag's index, else the user's stars, else the anchors with notes;
-        every other condition is an EXISTS on the same target."""
+        """Annotation rows, one per matching session, with ``session_id`` and the sort keys,
+        driven by the first tag, else the stars, else the notes (the rest as EXISTS)."""
         store = current_store()
         if self.unknown_tags:
             return AnnotatedSession.objects.none()
@@ -193,8 +190,8 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
 
 
 def export_chunks(selection: Selection, sessions: QuerySet, keyset, *, batch: int = MAX_BATCH):
-    """Lists of rows of ``sessions`` (a ``values_list`` queryset) carrying the annotations, in
-    ``keyset`` order: one app-database query and one state.db query per batch of ids."""
+    """Lists of rows of ``sessions`` (``values_list``) carrying the annotations, in ``keyset``
+    order, one query in each database per batch."""
     for _chunk, rows, _last in _batches(
         selection, sessions, keyset, None, reverse=False, sizes=itertools.repeat(batch)
     ):

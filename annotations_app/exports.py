@@ -36,8 +36,8 @@ def _annotator(user):
 
 
 def extend_plan(plan, user, selection: Selection | None = None):
-    """``plan`` (a session export plan whose first column is the session id) with the
-    annotation columns; with an active ``selection``, only the sessions carrying it."""
+    """``plan`` (a session export) with the annotation columns, and only the sessions carrying
+    an active ``selection``."""
     annotate = _annotator(user)
     inner = plan.to_rows
 

@@ -116,8 +116,7 @@ class AnnotationFiltersMixin:
     def prepare_rows(self, rows):
         rows = super().prepare_rows(rows)
         if self._merged():
-            # One profile's rows at a time: their keys are noted, and the annotations of every
-            # profile's rows of the page are looked up together for the table.
+            # The annotations of every profile's rows are looked up together.
             keys = self.__dict__.setdefault("_annotation_keys", [])
             store = current_store()
             keys += [(store, row.id) for row in rows]
@@ -175,7 +174,7 @@ class AnnotationFiltersMixin:
 
 class AnnotatedSessionListView(AnnotationFiltersMixin, SessionListView):
     """``/sessions/``: the session list with the team's stars, tags and notes (filters,
-    columns, facets, exports); mounted by the project's URLconf in place of the plain one."""
+    columns, facets, exports)."""
 
 
 session_list = require_GET(AnnotatedSessionListView.as_view())

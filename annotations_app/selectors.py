@@ -32,8 +32,8 @@ def for_keys(keys: Iterable[tuple[str, str]], user) -> dict[tuple[str, str], Row
 def page_annotations(
     keys: Iterable[tuple[str, str]], user, facet_stores: list[str] | None
 ) -> tuple[dict[tuple[str, str], RowAnnotations], list[tuple[Tag, int]] | None]:
-    """The annotations of a page's rows (:func:`for_keys`) and, with ``facet_stores``, the tag
-    facet of those stores (:func:`tag_facets`; else None), in one statement at most."""
+    """The annotations of a page's rows and, with ``facet_stores``, their tag facet, in one
+    statement at most."""
     rows, facets = page_read.read(keys, user, facet_stores)
     return rows, (facets if facet_stores is not None else None)
 
@@ -99,8 +99,7 @@ class SavedViewLink:
 
 
 def tags_by_session(session_ids: Iterable[str], user=None) -> dict[str, list[TagChip]]:
-    """Tags only (search hits): one statement (:func:`page_read.hit_tags`); none when the
-    search page has no hit."""
+    """Tags only (search hits), in one statement (:func:`page_read.hit_tags`)."""
     ids = list(set(session_ids))
     if not ids:
         return defaultdict(list)

@@ -20,8 +20,8 @@ TITLE_CHARS = 300
 
 
 def current_store() -> str:
-    """The key of the store read now: its profile name when several stores are served (a
-    profile keeps its annotations when its file moves), else the file's name as always."""
+    """The key of the store read now: its profile name when several are served (annotations
+    follow a moved file), else the file's name."""
     if stores.multi():
         current = stores.current()
         if current is not None:

@@ -77,8 +77,7 @@ def add_tag(request, session_id: str):
 
 @require_POST
 def add_new_tag(request, session_id: str):
-    """Staff make a tag while tagging: the name given (the vocabulary page keeps colours and
-    descriptions), or the tag of that name when it exists already."""
+    """The tag of that name, made when staff tag with a new name."""
     if not permissions.can_manage_tags(request.user):
         return forbidden(request, permissions.MANAGE_TAGS)
     target = _target_or_404(session_id)
@@ -237,8 +236,7 @@ def tag_delete(request, tag_id: int):
 def view_list(request):
     if request.method == "POST":
         data = request.POST.copy()
-        # The one-step form on a page ("Save this view as…") names the view only: the page is
-        # the one it was sent from (the page itself never echoes its own query string).
+        # The one-step form names the view only: the page is the one it was sent from.
         from_page = "url" not in data
         if from_page:
             data["url"] = _referring_view(request)
@@ -262,8 +260,7 @@ def view_list(request):
 
 
 def _referring_view(request) -> str:
-    """The path and query of the page that linked here ("Save this view…"), when it is a
-    page of this site that can be saved; else ``?url=``, else nothing."""
+    """The path and query of the saveable page of this site that linked here, else ``?url=``."""
     wanted = request.GET.get("url", "")
     if not wanted:
         referer = urlsplit(request.META.get("HTTP_REFERER", ""))

@@ -118,8 +118,7 @@ def _send_rows(cursor, request: dict, out: Frames) -> None:
     sent = total = 0
     batch: list[str] = []
     batch_bytes = 0
-    # One row at a time: each is measured before the next is fetched (fetchmany would hold
-    # a whole batch of huge rows first).
+    # One row at a time, measured before the next is fetched.
     for row in cursor:
         if sent >= max_rows:
             _flush(out, batch)

@@ -53,8 +53,8 @@ KILL_GRACE = 0.25
 # A single row of a download may not hold more than this: the web process holds about eight
 # copies of it while it is decoded, redacted and encoded (the page's cells are cut earlier).
 MAX_ROW_BYTES = 4 * 1024 * 1024
-# Characters of a text cell kept beyond what the page shows, so that the redaction of what is
-# shown sees any secret that starts there whole (private keys are a few kilobytes).
+# Characters of a text cell kept beyond what the page shows, so redaction sees a secret
+# starting there whole (private keys are a few kilobytes).
 REDACTION_MARGIN = 16 * 1024
 # A frame larger than this is not from our child: stop reading.
 MAX_FRAME_BYTES = MAX_VALUE_BYTES + 1024 * 1024
@@ -65,8 +65,8 @@ _ROWS_FRAME = b'{"rows":'
 
 @dataclass(frozen=True)
 class Limits:
-    """What one statement may use. ``cell_chars`` set: rows for the page (text cut, blobs as
-    sizes, too large is an error); None: rows for a download (too large cuts the result)."""
+    """What one statement may use: ``cell_chars`` for the page (text cut, blobs as sizes),
+    None for a download."""
 
     timeout: float
     max_rows: int

@@ -40,8 +40,7 @@ CJK_EXPLANATION = (
 SAFE_PRAGMAS = frozenset(
     {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"}
 )
-# NOTE: FTS5 runs "PRAGMA main.data_version" itself while a MATCH is prepared; it only reads
-# a counter, so it is allowed too (refusing it would break every full-text query).
+# FTS5 reads "PRAGMA main.data_version" while a MATCH is prepared: allowed.
 INTERNAL_PRAGMAS = frozenset({"data_version"})
 DENIED_FUNCTIONS = frozenset(
     {
@@ -262,9 +261,8 @@ def check_statement(sql: str) -> None:
 def open_readonly(
     path: str, *, busy_timeout: float, heap_limit: int = 0
 ) -> tuple[sqlite3.Connection, ReadOnlyAuthorizer]:
-    """A fresh raw connection on ``path``: mode=ro, query_only, limits, and the authorizer.
-
-    Raises ``sqlite3.Error`` when the file cannot be opened (see :func:`unavailable`)."""
+    """A fresh raw connection on ``path``: mode=ro, query_only, limits, and the authorizer
+    (``sqlite3.Error`` when the file cannot be opened)."""
     conn = sqlite3.connect(
         readonly_uri(path),
         uri=True,
@@ -312,8 +310,7 @@ def translate(
         return ConsoleOutOfMemory()
     if refusal is not None and ("authoriz" in text or "prohibited" in text):
         if keyword in WRITE_KEYWORDS and not refusal.startswith(("PRAGMA", "The ")):
-            # SQLite reports DROP as a DELETE from the schema, CREATE VIEW as an INSERT…:
-            # name the statement the person typed.
+            # SQLite reports DROP as a DELETE from the schema…: name what the person typed.
             return ConsoleDenied(f"{keyword} is not allowed: the console only reads the state.db.")
         return ConsoleDenied(refusal)
     if "no such tokenizer" in text or CJK_TABLE in text:

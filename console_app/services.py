@@ -23,8 +23,7 @@ from .readonly import ConsoleBusy, ConsoleError, ConsoleUnavailable
 
 # Characters of one cell shown in the HTML table; exports carry the whole value.
 CELL_CHARS = 2_000
-# Cells of one page (a wide result shows fewer rows): each costs the web process a few hundred
-# bytes and its share of rendering.
+# Cells of one page (a wide result shows fewer rows).
 MAX_CELLS = 50_000
 EXPORT_FORMATS = ("csv", "json", "jsonl")
 
@@ -51,8 +50,8 @@ JOURNAL_NOTE = (
 
 
 def statement_limits(timeout: float, **limits) -> isolation.Limits:
-    """Limits for one statement that cannot be cut into chunks: ``timeout`` at most, and no
-    longer than a rollback-journal file lets a reader keep Hermes waiting."""
+    """Limits for one statement that cannot be cut into chunks (``timeout``, shorter on a
+    rollback-journal file)."""
     budget = store.uncut_statement_budget(timeout)
     note = JOURNAL_NOTE if budget < timeout else ""
     return isolation.Limits(timeout=budget, timeout_note=note, **limits)
@@ -123,8 +122,7 @@ def export_response(
 
 
 def error_status(exc: ConsoleError) -> int:
-    """503 when the state.db cannot be read or the console is busy, 400 for anything about the
-    statement itself."""
+    """503 when the state.db cannot be read or the console is busy, else 400."""
     return 503 if isinstance(exc, ConsoleUnavailable | ConsoleBusy) else 400
 
 
@@ -134,8 +132,7 @@ def record_run(request, sql: str, params: dict[str, str]) -> None:
 
 
 # Cells ----------------------------------------------------------------------------------------
-# What the child sends for the page (see child.py): None, numbers, text, {"cut": text, "length":
-# n} for text longer than the page shows, {"blob": n} for a blob.
+# What the child sends for the page: None, numbers, text, {"cut": text, "length": n}, {"blob": n}.
 def display_rows(rows: list[list]) -> list[list[dict]]:
     return [[display_cell(v) for v in row] for row in rows]
 

@@ -95,8 +95,8 @@ def delete(request, slug: str):
 
 # Request parsing and rendering -----------------------------------------------------------------
 def _named_query_and_sql(request, data):
-    """The canned or saved query named by ``?query=`` (a note when unknown), and the SQL to
-    show: the request's own ``sql`` first, else the named query's."""
+    """The query named by ``?query=`` (a note when unknown), and the SQL to show: ``sql``
+    first, else the named query's."""
     named = None
     slug = data.get("query", "").strip()
     if slug:
@@ -128,8 +128,7 @@ def _export_format(data) -> str | None:
 
 
 def _replay(form, named) -> list[tuple[str, str]]:
-    """The fields that run this statement again: the download buttons post them, and as a
-    query string they make the link that fills in the form."""
+    """The fields that run this statement again (download buttons, the shareable link)."""
     fields = [("sql", form.cleaned_data["sql"])]
     fields += list(form.parameters().items())
     if named is not None:
