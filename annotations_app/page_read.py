@@ -85,7 +85,7 @@ def read(
 
 
 def hit_tags(store: str, session_ids: list[str]) -> dict[str, list[TagChip]]:
-    """``{session id: [TagChip, …]}`` of the tagged sessions of ``store`` among ``session_ids``."""
+    """``{session id: [TagChip, …]}`` of the tagged sessions of ``store`` in ``session_ids``."""
     out: dict[str, list[TagChip]] = defaultdict(list)
     tagged = (
         SessionTag.objects.filter(store=store, session_id__in=session_ids)
