@@ -17,8 +17,7 @@ ALLOWED_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
 
 
 class AllowedMethodsMiddleware:
-    """405 for any method but GET, HEAD, POST and OPTIONS (``TRACE``, ``PUT``…), before any
-    view or middleware reads the request."""
+    """405 for any method but GET, HEAD, POST and OPTIONS, before anything reads the request."""
 
     def __init__(self, get_response):
         self.get_response = get_response

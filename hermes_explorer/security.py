@@ -102,11 +102,8 @@ def remote_user_meta_key(header: str) -> str:
 
 
 class ProxyUserMiddleware(PersistentRemoteUserMiddleware):
-    """Sign in the user the proxy names in ``HERMES_REMOTE_USER_HEADER``.
-
-    Persistent: a request without the header keeps the session it has (a Django sign-in still
-    works). Only safe when the proxy always overwrites the header: see deploy/Caddyfile.
-    """
+    """Sign in the user the proxy names in ``HERMES_REMOTE_USER_HEADER`` (persistent: a
+    request without it keeps its session).  Safe only when the proxy always overwrites it."""
 
     def __init__(self, get_response):
         super().__init__(get_response)

@@ -37,8 +37,7 @@ SHRINK_AFTER_CAP = 8
 # ...and how much bigger the next chunk may get after one that took under half the aim.
 SHORT_READ_GROWTH = 2
 
-# On a rollback-journal file, how long a statement that cannot be cut (one typed into the SQL
-# console) may run at most: Hermes's commit waits for all of it.
+# On a rollback-journal file, the longest a statement that cannot be cut may keep Hermes waiting.
 UNCUT_READ_CAP = 0.2
 
 T = TypeVar("T")
@@ -64,8 +63,7 @@ def readers_block_writer(alias: str | None = None) -> bool:
 
 
 def uncut_statement_budget(seconds: float, alias: str | None = None) -> float:
-    """The seconds a statement that cannot be cut into chunks may run: ``seconds``, and no more
-    than ``UNCUT_READ_CAP`` on a rollback-journal file."""
+    """``seconds``, at most ``UNCUT_READ_CAP`` on a rollback-journal file."""
     return min(seconds, UNCUT_READ_CAP) if readers_block_writer(alias) else seconds
 
 

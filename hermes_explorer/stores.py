@@ -223,8 +223,7 @@ def probe(store: Store) -> Status:
 
 
 def unavailable_note(store: Store, reason: str) -> str:
-    """What a page spanning several profiles says of one it had to leave out, in the page's
-    language (``reason`` is an English message, translated here when the catalog has it)."""
+    """What a page spanning several profiles says of one it left out, in the page's language."""
     return gettext("Profile %(profile)s is unavailable: %(reason)s") % {
         "profile": store.name,
         "reason": gettext(reason) if reason else "",
@@ -248,8 +247,7 @@ def by_name(name: str, among: tuple[Store, ...] | list[Store] | None = None) -> 
 
 
 def default_store(among: tuple[Store, ...] | list[Store] | None = None) -> Store | None:
-    """The store single-store code reads when nothing says which: ``default``, else the
-    first one."""
+    """The store read when nothing says which: ``default``, else the first one."""
     candidates = list(all_stores() if among is None else among)
     for store in candidates:
         if store.alias == DEFAULT_ALIAS:
@@ -280,8 +278,7 @@ def using(store: Store | str) -> Iterator[Store]:
 
 
 def per_store(items: list, call, *, store_of=lambda item: item.store) -> list:
-    """``call(store, its_items)`` for the items of each store, read inside that store; its
-    results (one per item) come back in the items' order."""
+    """``call(store, its_items)`` inside each store; the results come back in items' order."""
     slots: dict[Store, list[int]] = {}
     for index, item in enumerate(items):
         slots.setdefault(store_of(item), []).append(index)

@@ -35,8 +35,7 @@ def _epoch(value: float) -> str:
     return repr(float(value))
 
 
-# Insights count every session, archived or hidden ones too; the session list hides those
-# unless asked.
+# Insights count archived and hidden sessions, which the session list hides unless asked.
 ALL_FLAGS = {"flags": "all"}
 _FLAGS = urlencode(ALL_FLAGS)
 # And every stored message: compacted, rewound and hidden rows count for tools.
@@ -164,8 +163,7 @@ def linked_rows(
             {
                 **t,
                 **both(drill.tool(t["tool"]) if messages_allowed else None),
-                # Ours: the rows the link lists, and the calls that have no result row (a
-                # call never answered): Hermes's count is their sum.
+                # Ours: the rows the link lists, and unanswered calls; Hermes's count is both.
                 "drilldown_count": report.tool_result_rows.get(t["tool"], 0),
                 "calls_without_result": t["count"] - report.tool_result_rows.get(t["tool"], 0),
             }

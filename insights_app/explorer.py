@@ -190,8 +190,7 @@ class Extras:
 
 
 def month_to_date_cost(window: Window, now: float) -> tuple[float, float]:
-    """Estimated cost of the sessions (of the window's source and model) started since local
-    midnight of the 1st of this month, and that bound."""
+    """Estimated cost of the window's sessions started this month (local), and that bound."""
     today = local_date(now)
     first = day_start_epoch(today.replace(day=1))
     scope = scope_of(
@@ -290,8 +289,7 @@ def extras(report: Report, previous: Report | None, drill: Drill) -> Extras:
 
 
 def extras_for(report: Report, previous: Report | None, drill: Drill) -> Extras:
-    """:func:`extras`, reused with its report while the file is unchanged (hundreds of links
-    and the month-to-date statement are not worth redoing for a report served from cache)."""
+    """:func:`extras`, reused with its report while the file is unchanged."""
     signature = store.file_signature()
     if signature is None:
         return extras(report, previous, drill)

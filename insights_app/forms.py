@@ -142,8 +142,7 @@ class InsightsForm(forms.Form):
         days, start, end = data.get("days"), data.get("start"), data.get("end")
         source = (data.get("source") or "").strip() or None
         model = (data.get("model") or "").strip() or None
-        # Dates count when no preset is chosen: a preset picked in the form wins over dates
-        # left in their fields from an earlier custom range.
+        # A preset wins over dates left from an earlier custom range.
         if (start or end) and days in ("", "custom"):
             return Window(days=None, start_day=start, end_day=end, source=source, model=model)
         if days == "all":

@@ -12,8 +12,7 @@ import datetime as dt
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-# Timestamps outside this range (garbage or milliseconds stored as seconds) take the offset of
-# the nearest end: fromtimestamp() cannot go further on every platform.
+# Timestamps outside this range (garbage, milliseconds) take the nearest end's offset.
 EPOCH_MIN = 0.0
 EPOCH_MAX = 4_102_444_800.0  # 2100-01-01
 # Offsets never change twice within a day, so probing daily and bisecting finds every change.

@@ -181,8 +181,7 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
 
 
 def breakdown(parts: list[tuple[Store, Report]], query: dict[str, str]) -> list[dict[str, Any]]:
-    """A row per profile: sessions, messages, tokens, cost, top model, and where each leads
-    (the profile's own report, and its sessions of the window)."""
+    """A row per profile: sessions, messages, tokens, cost, top model, and its links."""
     rows = []
     for store, report in parts:
         o = report.overview or {}

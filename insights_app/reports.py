@@ -21,8 +21,7 @@ from hermes_explorer import store
 from .stats import Report, Window, build_report, with_messages
 
 REPORT_TTL = 90
-# How long the latest report of a window is kept whatever the file's version (it is shown while
-# it is younger than ``HERMES_INSIGHTS_STALE_SECONDS``).
+# How long the latest report of a window is kept whatever the file's version.
 LATEST_TTL = 86_400
 
 
@@ -36,8 +35,7 @@ def keep_report(key: str, report: Report) -> None:
 
 
 def cached_fragment(key: str):
-    """What was made of one report (its extras, its page's body): the key names the report's
-    ``generated_at``, so the value never changes for the key."""
+    """What was made of one report (extras, page body), keyed by its ``generated_at``."""
     return cache.get(key)
 
 
@@ -58,8 +56,7 @@ def latest_key(window: Window, variant) -> str:
 
 
 def recent_report(window: Window, variant) -> Report | None:
-    """The latest complete report of ``window`` computed for an earlier version of the file,
-    when it is recent enough to show (the page says when it was computed)."""
+    """The latest complete report of ``window`` of an earlier version of the file, if recent."""
     found = caches["reports"].get(latest_key(window, variant))
     if found is None:
         return None
@@ -94,8 +91,7 @@ def report_for(
     key = cache_key(signature, window, activity_days)
     report = cached_report(key)
     if report is None:
-        # A report whose message figures were cut short (summaries being built) is kept
-        # apart: the next view reads only those figures again, not the whole pass.
+        # Message figures cut short: kept apart, the next view reads only those again.
         partial = cached_report(key + ":partial")
         if partial is not None:
             report = with_messages(partial, collect_seconds=collect_seconds)

@@ -35,8 +35,7 @@ from . import summary_store
 CHUNK_SESSIONS = 1000
 # On a rollback-journal file: messages in the first chunk (the clock sizes the next ones).
 SHORT_READ_FIRST_MESSAGES = 2000
-# New rows past the high-water mark beyond which dropping everything is cheaper than asking
-# which sessions they belong to.
+# New rows past the mark beyond which dropping everything is cheaper than finding their sessions.
 MAX_DIRTY_ROWS = 200_000
 MAX_STORES = 4
 
@@ -50,8 +49,7 @@ class SessionSummary:
     assistant: int
     tool: int
     stored: int  # every row, any role
-    # Per tool name, the larger of its tool rows and its calls in this session (Hermes), and
-    # its tool rows alone (what a list of the tool's result rows holds).
+    # Per tool name: the larger of its rows and calls (Hermes), and its rows alone.
     tools: tuple[tuple[str, int, int], ...]
     # (skill, loads, edits, last used epoch)
     skills: tuple[tuple[str, int, int, float | None], ...]
@@ -62,8 +60,7 @@ EMPTY = SessionSummary(None, 0, 0, 0, 0, (), ())
 
 @dataclass
 class _Store:
-    """What this process knows of one state.db: its key and mark (shared with every process
-    through the app database)."""
+    """What this process knows of one state.db: its key and mark (shared in the app database)."""
 
     key: int = 0  # the file's key in the app database (summary_store)
     high_water: int | None = None
@@ -100,8 +97,7 @@ def forget_all() -> None:
 
 
 def refresh_high_water() -> int:
-    """Drop the stored summaries of sessions that gained (or lost) rows since the mark;
-    return the file's key in the app database."""
+    """Drop the summaries of sessions whose rows changed since the mark; return the file's key."""
     store = _store()
     (current,) = state_db.rows("SELECT MAX(id) FROM messages", [])[0]
     with _lock:
@@ -228,8 +224,7 @@ def read(session_ids: list[str]) -> list[tuple]:
 def summarise(
     session_ids: list[str], counts: dict[str, int | None], rows: list[tuple]
 ) -> dict[str, SessionSummary]:
-    """The summaries of these sessions from their rows (:func:`read`); a session with no row
-    has no messages."""
+    """The summaries of these sessions from their rows (:func:`read`)."""
     found = {row[0]: row for row in rows}
     return {
         sid: _summary(counts.get(sid), row)
@@ -251,8 +246,7 @@ class Collected:
 
 
 class Saver:
-    """Stores summaries of one file as they come, a thousand at a time however small the
-    chunks they come in; ``saved(n)`` is told of each batch stored."""
+    """Stores summaries of one file a thousand at a time; ``saved(n)`` hears of each batch."""
 
     def __init__(
         self, key: int, attributes: dict, saved: Callable[[int], None] | None = None

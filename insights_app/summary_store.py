@@ -54,8 +54,7 @@ class Attributes:
 
 
 def window_q(lo: float | None, hi: float | None, source: str | None, model: str | None) -> Q:
-    """The window's sessions among stored rows: the same comparisons as
-    :func:`insights_app.window.scope_of` makes on the state.db."""
+    """The window's sessions among stored rows, compared as :func:`.window.scope_of` does."""
     q = Q()
     if lo is not None:
         q &= Q(started_at__gte=lo)
@@ -96,8 +95,7 @@ def counts(key: int, window: Q) -> dict[str, int | None]:
 
 
 def tools(key: int, window: Q) -> tuple[Counter, Counter]:
-    """Per tool name, the sums over the window's stored sessions: Hermes's count, and the
-    tool's result rows."""
+    """Per tool name over the window's stored sessions: Hermes's count, and its result rows."""
     rows = (
         SummaryTool.objects.filter(window, store_key=key)
         .values("tool_name")
@@ -227,8 +225,7 @@ def high_water(key: int) -> int | None:
 
 
 def advance(key: int, current: int | None, dirty: list[str] | None) -> None:
-    """The file's messages reached ``current``: drop the stored summaries of the ``dirty``
-    sessions (all of them when None), and remember the mark."""
+    """Drop the summaries of the ``dirty`` sessions (None: all) and remember ``current``."""
     try:
         with transaction.atomic():
             if dirty is None:

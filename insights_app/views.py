@@ -38,8 +38,8 @@ BODY_TEMPLATE = "insights_app/_report_body.html"
 
 @dataclass
 class Found:
-    """The report of the page's window (over one profile, or several: ``served``), the
-    overview of the period before it, and what the page links and groups them by."""
+    """The report of the page's window over ``served``, the previous period's overview, and
+    what the page links and groups them by."""
 
     report: Report
     previous: Report | None
@@ -115,8 +115,7 @@ def _export(request, fmt: str, table: str, found: Found):
 
 
 def _linked_and_extra(found: Found, messages_allowed: bool):
-    """The report's drill-down links and the explorer's extras; over several profiles, notable
-    sessions link into their own profile and the extras sum theirs."""
+    """The report's drill-down links and the explorer's extras (summed over profiles)."""
     report, previous, drill = found.report, found.previous, found.drill
     linked = linked_rows(report, drill, messages_allowed=messages_allowed)
     if found.served is None:

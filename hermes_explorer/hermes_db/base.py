@@ -42,8 +42,7 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
     rollback-journal files (``gate.py``) and the lock probe (``holds.py``)."""
 
     deadline: Deadline
-    # The process's gate of this file, which statements pass when the file is in
-    # rollback-journal mode (None: in WAL mode, they need not).
+    # The process's gate of this file in rollback-journal mode (None in WAL mode).
     gate: gates.StatementGate | None = None
     # The running statement holds the gate.
     _in_gate = False
@@ -160,15 +159,13 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
 
     def get_new_connection(self, conn_params):
         conn = super().get_new_connection(conn_params)
-        # Read-only layer 3: even a statement that slipped past the router and the URI
-        # cannot write.
+        # Read-only layer 3: even a statement past the router and the URI cannot write.
         conn.execute("PRAGMA query_only = 1")
         conn.execute(f"PRAGMA busy_timeout = {int(conn_params['timeout'] * 1000)}")
         self.deadline = Deadline()
         conn.set_progress_handler(self.deadline.expired, PROGRESS_STEPS)
         self.hermes_shape = detect_shape(conn, self.settings_dict["NAME"])
-        # Filters on free text compare what the reader can see (the redacted value), so that
-        # a filter never confirms a secret: ``hermes_redact(title) LIKE …``.
+        # Filters on free text compare the redacted value: ``hermes_redact(title) LIKE …``.
         conn.create_function("hermes_redact", 1, _redact_for_sql, deterministic=True)
         # Asked after the shape (SQLite knows the mode once the header is read); not cached
         # with it, as Hermes may switch modes without changing the schema.
@@ -178,7 +175,7 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
 
     def hermes_shape_now(self):
         """The detected shape of the file this alias points at (connects if needed); a file
-        without Hermes's two tables (empty, still being created, another app's) is refused."""
+        without Hermes's two tables is refused."""
         self.ensure_connection()
         missing = [t for t in ("sessions", "messages") if not self.hermes_shape.has_table(t)]
         if missing:

@@ -57,8 +57,7 @@ def query_budget(seconds: float) -> Iterator[None]:
 
 @contextlib.contextmanager
 def statement_cap(seconds: float | None) -> Iterator[None]:
-    """Stop every statement started inside the block after ``seconds`` at most, whatever its
-    budget says (``None``: no cap)."""
+    """Stop every statement started inside the block after ``seconds`` at most (None: no cap)."""
     token = _cap.set(seconds)
     try:
         yield

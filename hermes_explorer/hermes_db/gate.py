@@ -33,8 +33,7 @@ class StatementGate:
         self._depth = 0
 
     def enter(self, wait: float | None = None) -> bool:
-        """Wait for the gate (at most ``wait`` seconds, ``WAIT`` by default); False if it was
-        not entered."""
+        """Wait for the gate (at most ``wait`` seconds, ``WAIT`` by default); False if not."""
         wait = WAIT if wait is None else wait
         me = threading.get_ident()
         with self._changed:

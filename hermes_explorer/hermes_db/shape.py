@@ -180,8 +180,7 @@ def _schema_version(conn: sqlite3.Connection, tables) -> int | None:
 
 
 def _shared_get(key: str) -> StoreShape | None:
-    # The shared cache only saves work: if it is unreachable the file is introspected, and a
-    # connection to the state.db never fails for it.
+    # The shared cache only saves work: unreachable, the file is introspected.
     try:
         value = cache.get(key)
     except Exception as exc:  # noqa: BLE001 - any cache backend's own error

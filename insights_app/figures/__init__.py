@@ -33,8 +33,7 @@ FIGURES: tuple[Figure, ...] = (
 def one_pass(
     scope: Scope, segments: OffsetSegments, meanwhile: Callable[[], T] = lambda: None
 ) -> tuple[dict[str, Any], T]:
-    """Every figure of :data:`FIGURES`, by name (one statement), and what ``meanwhile``
-    returns."""
+    """Every figure of :data:`FIGURES`, by name (one statement), and what ``meanwhile`` returns."""
     return compute(scope, segments, FIGURES), meanwhile()
 
 

@@ -89,8 +89,7 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
         stale = [r for r in rows if r[0] not in stored or stored[r[0]] != r[1]]
         summary_store.drop(key, gone + [r[0] for r in stale if r[0] in stored])
         if len(stale) >= summary_build.BACKGROUND_FROM:
-            # Too many for this request: ``manage.py insights_warm`` (on its timer) computes
-            # them; the page says how many are missing.
+            # Too many for this request: ``insights_warm`` computes them; the page says so.
             missing = len(stale)
         elif stale:
             attributes = {r[0]: summary_store.Attributes(*r[2:5]) for r in stale}

@@ -56,12 +56,10 @@ _RESIDUAL = {
 
 
 def parts(scope: Scope) -> list[Part]:
-    # Per full model name: usage rows, residuals, and tool calls (to the session's own model).
-    # Only usage rows and residuals make a session count for a model.
+    # Per full model name: usage rows, residuals (which make a session count), tool calls.
     res_cols = ", ".join(f"{expr} AS r_{key}" for key, expr in _RESIDUAL.items())
     has_res = " OR ".join(f"r_{key} > 0" for key in _RESIDUAL)
-    # With usage rows, Hermes gives residual reasoning 0; without them the session's own
-    # counter is all there is, and it is counted.
+    # Residual reasoning is 0 with usage rows (Hermes), the session's counter without.
     residual_rs = "0" if scope.has_usage else "s_rs"
     residual_rows = f"""SELECT lt / 86400 AS d, id AS sid, model, r_in AS i, r_out AS o, r_cr AS cr, r_cw AS cw,
                               {residual_rs} AS rs, r_api AS api, r_cost AS cost,
@@ -85,8 +83,7 @@ class ModelFigures:
 
 
 def decode(scope: Scope, rows: list[Row]) -> ModelFigures:
-    """Hermes's models table and the cost per day and model, from the per-day-and-full-model
-    rows (each full name shortened and redacted once)."""
+    """Hermes's models table and the cost per day and model, from the per-day, per-route rows."""
     parsed = [(*json.loads(key), values) for key, values in rows]
     # One row per day and model: each full name is shortened and redacted once.
     fulls = dict.fromkeys(full for _, full, _ in parsed)
@@ -100,8 +97,7 @@ def decode(scope: Scope, rows: list[Row]) -> ModelFigures:
 def table(
     scope: Scope, rows: list[tuple[str | None, dict[str, Any]]], names: dict[str | None, str]
 ) -> list[dict[str, Any]]:
-    """Merge rows by full model name (one per day it was used) into Hermes's per-short-name
-    table; ``names`` gives each full name's short one."""
+    """Merge per-day rows by full model name into Hermes's per-short-name table (``names``)."""
     merged: dict[str, dict[str, Any]] = {}
     fulls: dict[str, dict[str | None, None]] = {}  # the full names counted, in order, once
     for full, values in rows:
@@ -140,8 +136,8 @@ FIGURE = Figure("models", parts, decode, usage_rows=True)
 
 
 def totals_parts(scope: Scope) -> list[Part]:
-    # Over all models, a session's usage rows plus its residual come to the larger of its
-    # own counter and its rows' sum: no grouping by model is needed for the totals.
+    # Over all models a session's rows plus residual are the larger of its counter and their
+    # sum, so the totals need no grouping by model.
     summed = {
         name: f"SUM(u_{key} + {_RESIDUAL[key]})"
         for name, key in (

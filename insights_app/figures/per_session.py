@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from ..localtime import OffsetSegments
 from ..window import Scope
 
-# The counters of ``session_model_usage``: (column, its name in ``uses``, its per-session sum
-# ``u_<key>`` in ``per``, zero).  A missing column or value counts as zero.
+# ``session_model_usage`` counters: (column, name in ``uses``, sum in ``per``, zero).
 USAGE = (
     ("input_tokens", "i", "in", "0"),
     ("output_tokens", "o", "out", "0"),
@@ -68,8 +67,7 @@ class PerSession:
 
 
 def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
-    """One row per window session: its counters, its usage-row sums, its local start time
-    split into day number / weekday / hour, and its positive duration."""
+    """One row per window session: counters, usage-row sums, local start, positive duration."""
     c = scope.scol
     cost = c("estimated_cost_usd", "NULL")
     if scope.shape.has_column("sessions", "cost_status"):

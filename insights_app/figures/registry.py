@@ -46,17 +46,15 @@ class Figure:
     name: str
     parts: Callable[[Scope], list[Part]]
     decode: Callable[[Scope, list[Row]], Any]
-    # Its parts read ``uses``, the window's usage rows (:func:`.per_session.usage_cte`),
-    # on files that have them.
+    # Its parts read ``uses``, the usage rows (:func:`.per_session.usage_cte`).
     usage_rows: bool = False
 
 
 def statement(
     scope: Scope, segments: OffsetSegments, figures: Sequence[Figure], *, per_table: str = ""
 ) -> tuple[str, dict[str, list[str]]]:
-    """The single statement of every part of ``figures`` (parameters: ``scope.params``), and
-    each figure's column names.  With ``per_table``, ``per`` is that table's rows (and the
-    statement has no parameters)."""
+    """The single statement of every part of ``figures``, and each figure's column names
+    (``per_table``: ``per`` is that table's rows, without parameters)."""
     planned = [(figure, figure.parts(scope)) for figure in figures]
     width = max(len(part.columns) for _, parts in planned for part in parts)
     selects = []
@@ -92,8 +90,7 @@ def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -
 def rows_by_figure(
     scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]
 ) -> dict[str, list[Row]]:
-    """The rows of :func:`statement` (or of its staged run), per figure, each a key and its
-    columns by name."""
+    """The rows of :func:`statement` per figure, each a key and its columns by name."""
     if scope.read_in_chunks:
         sql, names = statement(scope, segments, figures, per_table=staged.PER_TABLE)
         found = staged.staged_rows(scope, segments, sql)

@@ -26,8 +26,7 @@ USAGE_TABLE = "session_model_usage"
 
 
 def staged_rows(scope: Scope, segments: OffsetSegments, sql: str) -> list[tuple]:
-    """The rows of the pass statement ``sql`` (whose ``per`` reads ``PER_TABLE``), run over
-    a copy of the window's rows read in short statements."""
+    """The rows of the pass ``sql`` over a copy of the window's rows (``PER_TABLE``)."""
     per = per_session(scope, segments)
     usage = scope.shape.column_order.get(USAGE_TABLE, ()) if scope.has_usage else ()
     memory = sqlite3.connect(":memory:")
@@ -46,8 +45,7 @@ def staged_rows(scope: Scope, segments: OffsetSegments, sql: str) -> list[tuple]
             if usage:
                 ids = json.dumps([row[0] for row in rows if row[0] is not None])
                 memory.executemany(insert_usage, store.rows(read_usage, [ids]))
-        # The pass is written for the state.db's connection ("%s" parameters, "%%"): none of
-        # its parameters remain once ``per`` is a table.
+        # Written for the state.db's connection ("%%"); no parameters remain here.
         return memory.execute(FORMAT_QMARK_REGEX.sub("?", sql).replace("%%", "%")).fetchall()
     finally:
         memory.close()

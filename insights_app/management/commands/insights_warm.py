@@ -48,8 +48,7 @@ class Command(BaseCommand):
                 reason = stores.REGISTRY.failed(one, exc).reason
                 self.stderr.write(f"Profile {one.name} is unavailable: {reason}")
         if not no_failures:
-            # live_app's own command (by name: the failures page is built on insights, not
-            # the other way round).
+            # live_app's command, by name (live_app is built on insights, not the reverse).
             call_command("failures_warm", stdout=self.stdout, stderr=self.stderr)
 
     def _warm(self, batch: int) -> None:
