@@ -67,8 +67,7 @@ def _metadata_columns() -> dict[str, frozenset[str]]:
 
 
 def metadata_columns(table: str) -> frozenset[str]:
-    """Free-text metadata columns (titles, user and display names, model routes): shown to
-    every role, redacted; a filter on them also compares the redacted value (no oracle)."""
+    """Free-text metadata columns: shown to every role redacted, and filtered redacted too."""
     global _METADATA
     if _METADATA is None:
         _METADATA = _metadata_columns()

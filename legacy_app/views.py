@@ -73,8 +73,7 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
     }
     refused = policy.refusals(table, request.GET, request.user)
     if refused:
-        # No query runs: every probe of a refused column gets the same answer (the same page
-        # but for the note naming the refused parameter).
+        # No query runs: every probe of a refused column gets the same answer.
         plain = reverse(f"{table}:list") if table in CARRIED else None
         context.update(refused=True, notes=refused, closest=plain)
         return render(request, "legacy_app/table.html", context, status=400)
@@ -111,8 +110,7 @@ def _closest(request: HttpRequest, table: str) -> str | None:
 
 
 def _cells(table: str, columns: list[str], rows: list) -> list[list[tuple]]:
-    """Each row as ``(text, link or None)`` cells: ids open their explorer page (each route
-    reversed once per page, :class:`sessions_app.links.TranscriptLinks`)."""
+    """Each row as ``(text, link or None)`` cells, ids linked to their explorer page."""
     links = TranscriptLinks()
     at = {c: i for i, c in enumerate(columns)}
     return [

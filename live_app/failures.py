@@ -35,8 +35,7 @@ BLOCK_TTL = 86_400
 PAGE_TTL = 60
 EXAMPLES = 25
 MAX_DAYS = 366
-# Tool results are checked on their first and last characters only: megabyte outputs are not
-# read whole, and Hermes puts an error object's keys at either end.
+# Tool results are checked at both ends only (an error object's keys are at either end).
 HEAD, TAIL = 400, 200
 END_FAILURES = ("error", "timeout", "failed", "crashed", "exception", "api_error")
 
@@ -148,8 +147,7 @@ def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict
 
 
 def failure_cache():
-    """The ``failures`` cache when configured (a file cache that outlives a restart),
-    else the default one."""
+    """The ``failures`` cache when configured, else the default one."""
     try:
         return caches["failures"]
     except InvalidCacheBackendError:
@@ -157,8 +155,7 @@ def failure_cache():
 
 
 def _first_id_at(since: float, top: int, budget: float) -> int:
-    """The smallest message id with ``timestamp >= since`` (ids grow with time): a binary
-    search of primary-key lookups."""
+    """The smallest message id with ``timestamp >= since``, by binary search over ids."""
     low, high = 0, top
     while low < high:
         mid = (low + high) // 2
@@ -403,8 +400,7 @@ def _examples(ids: list[int], budget: float) -> list[dict]:
 
 
 def warm(*, budget: float) -> None:
-    """Read and keep the counts of every block the longest window covers (``insights_warm``):
-    the first failures page of any window then reads only what Hermes appended since."""
+    """Read and keep the counts of every block the longest window covers (``insights_warm``)."""
     build(Filters(days=MAX_DAYS), budget=budget)
 
 

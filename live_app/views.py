@@ -51,8 +51,7 @@ def _table_context(request) -> dict:
 
 
 def _shared_sessions(signature, minutes: int, content: bool, now: float):
-    """Many open pages poll the same list: while the file is unchanged, one read serves
-    every poll of the next couple of seconds (running times then lag by as much)."""
+    """One read serves every poll of the next couple of seconds while the file is unchanged."""
     if signature is None:
         return live_sessions(minutes=minutes, with_content=content, now=now)
     key = "live:" + hashlib.sha256(repr((signature, minutes, content)).encode()).hexdigest()

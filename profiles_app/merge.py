@@ -183,8 +183,7 @@ def paginate(
 
 
 def _loaded(rows: list, load: Callable[[Store, list], list]) -> list:
-    """``rows`` replaced by what ``load`` gives for them, one call per store, order kept (a row
-    ``load`` no longer finds is left out)."""
+    """``rows`` replaced by what ``load`` gives for them, one call per store, order kept."""
 
     def fill(store: Store, chunk: list) -> list:
         found = load(store, chunk)

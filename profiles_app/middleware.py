@@ -28,8 +28,7 @@ SESSION_PATH = re.compile(r"^/sessions/([^/]+)/")
 LEGACY = re.compile(r"^/state(?:[/.]|$)")
 # Pages that read no store: open to a user who may see no profile at all.
 STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|metrics$|static/)")
-# What a visitor who is not signed in may reach: nothing else reads, names or redirects to a
-# store before the sign-in (a session id, a profile name or a title would leak otherwise).
+# What a visitor who is not signed in may reach: nothing that reads or names a store.
 ANONYMOUS = re.compile(r"^/(?:accounts/login/|admin/|healthz$|metrics$|i18n/setlang/|static/)")
 
 
@@ -78,8 +77,7 @@ class StoreScopeMiddleware:
 
 
 def fallback_store(visible):
-    """The default store of ``visible``; with several, the first readable one when the default
-    cannot be read (so that the pages spanning every profile still show the others)."""
+    """The default store of ``visible``, else the first readable one."""
     store = registry.default_store(visible)
     if store is None or len(visible) < 2 or registry.REGISTRY.status(store).readable:
         return store
@@ -105,8 +103,7 @@ def scoped_call(get_response, request, alias, prefix, base):
 
 
 def _scoped_stream(content, alias, prefix, base):
-    """A streamed body is produced after the view returned: each chunk reads the same store
-    (and builds the same links) as the view did."""
+    """A streamed body's chunks read the same store (and build the same links) as the view."""
     it = iter(content)
     try:
         while True:

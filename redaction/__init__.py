@@ -61,8 +61,7 @@ def redact_text(text: str) -> tuple[str, int]:
 
 
 def redact_text_many(texts: Iterable) -> list[tuple[str, int]]:
-    """``[redact_text(t) for t in texts]`` (whatever the setting), with the gates run once
-    over the batch: a page of transcript texts, where most hold no secret."""
+    """``[redact_text(t) for t in texts]``, the gates run once over the batch."""
     return redact_batch(texts, counted=True)
 
 
@@ -75,8 +74,7 @@ def redact(text):
 
 
 def redact_many(values: Iterable) -> list:
-    """``[redact(v) for v in values]``, with the gates run once over the whole batch: for
-    exports, a column of a chunk at a time."""
+    """``[redact(v) for v in values]``, the gates run once over the batch (an export column)."""
     if not redaction_enabled():
         return list(values)
     return redact_batch(values)

@@ -41,8 +41,7 @@ def _expanded_columns(columns, values, expanded):
 
 
 def _style(request) -> str:
-    """Formulas defused unless ``_raw=1`` (Datasette's exact bytes, for scripts); ``_bom=1``
-    for a spreadsheet (also a BOM)."""
+    """Formulas defused unless ``_raw=1`` (Datasette's bytes); ``_bom=1`` adds a BOM."""
     if wants_spreadsheet(request):
         return "spreadsheet"
     return "raw" if wants_raw(request) else "safe"

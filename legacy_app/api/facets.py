@@ -36,8 +36,7 @@ def _with_removed(pairs, query_path: str, remove: dict) -> str:
 def _sql(facet: Facet, inner: str, limit: int, seen: frozenset[str]) -> str:
     col = quote(facet.column)
     if facet.kind == "column" and facet.column in seen:
-        # Free-text metadata is counted as shown: two titles that differ only in a redacted
-        # key are one value here, as on the page.
+        # Free-text metadata is counted as shown (redacted), as on the page.
         value = f"hermes_redact({col})"
         return (
             f"select {value} as value, count(*) as count from ({inner}) where {col} is not null "

@@ -72,8 +72,7 @@ class Operator:
         if not known and "{t}" in self.template:
             raise ApiError(f"no such column: {table}.{column}", title="Invalid SQL")
         if seen and known and not self.no_argument and "{t}" not in self.template:
-            # Only the shown value is compared, so a match says nothing about text behind a
-            # marker.
+            # Only the shown value: a match says nothing about text behind a marker.
             return self._clause(f"hermes_redact({quote(column)})", table, value, binder)
         target = quote(column) if known else binder.bind(column)
         return self._clause(target, table, value, binder)

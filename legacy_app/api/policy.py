@@ -33,8 +33,7 @@ class Policy:
     may_use_sql: bool
 
     def rows(self, columns: list[str], rows: list) -> list[list]:
-        """``rows`` (sequences in ``columns`` order) with hidden values nulled and secrets
-        redacted, a column at a time."""
+        """``rows`` with hidden values nulled and secrets redacted, a column at a time."""
         touched = [i for i, c in enumerate(columns) if c in self.hidden or c in self.redacted]
         if not touched or not rows:
             return [list(r) for r in rows]
@@ -85,8 +84,7 @@ def sql_rows(rows: list) -> list[list]:
 
 
 def audit_secret_reads(request, table: str) -> None:
-    """Staff may compare, sort, count and search stored secret text through the old URLs: each
-    such request is recorded like a reveal (the console's SQL is audited the same way)."""
+    """Staff comparing, sorting, counting or searching stored secret text: audited as a reveal."""
     if not can_reveal(request.user):
         return
     asked = access.secret_comparisons(table, request.GET)

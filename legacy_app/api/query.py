@@ -93,8 +93,7 @@ class Plan:
         return Statement(sql, dict(self.binder.params))
 
     def base(self) -> Statement:
-        """Every column of the matching rows, unordered: what facets count over (the rows
-        after ``_next`` only, as in Datasette)."""
+        """Every column of the matching rows after ``_next``, unordered (what facets count)."""
         sql = (
             f"select {self.select_list(list(self.request.table.columns))} "
             f"from {quote(self.table)}{self._where(self.filters + self.after)}"
@@ -103,8 +102,7 @@ class Plan:
 
 
 def sort_sql(request: TableRequest, seen: frozenset[str] = frozenset()) -> str | None:
-    """The sort column as SQL: the redacted value for free-text metadata (``seen``), which is
-    what the reader sees and what the tokens then carry."""
+    """The sort column as SQL: the redacted value for free-text metadata (``seen``)."""
     if not request.sort:
         return None
     column = request.sort if request.sort == "rowid" else quote(request.sort)
@@ -157,8 +155,7 @@ def plan(
 
 
 def _store_sql(sql: str) -> str:
-    # Django's cursor formats the statement with the parameter mapping: a "%" (only ever
-    # inside a quoted name here) must be doubled.
+    # Django's cursor formats the statement: a "%" (in a quoted name) must be doubled.
     return sql.replace("%", "%%")
 
 
@@ -195,8 +192,7 @@ def iter_store(statement: Statement, *, budget: float, batch: int = 500):
 
 
 def cached_count(statement: Statement, run, *, budget: float) -> int | None:
-    """``select count(*)`` within ``budget``; None when it runs out of time (Datasette's
-    null), remembered per file version."""
+    """``select count(*)`` within ``budget`` (None past it), remembered per file version."""
     signature = store.file_signature()
     key = None
     if signature is not None:

@@ -66,8 +66,7 @@ class Search:
     clauses: list[str]
     descriptions: list[str]
     terms: list[tuple[str | None, str]]  # (column or None, the whole text of the search)
-    # Whether a NOT term was left out of the SQL (see sessions_app.search.negation): then
-    # every candidate is matched again, secrets or not.
+    # A NOT term left out of the SQL (sessions_app.search.negation): every candidate rechecked.
     negated: bool = False
 
 
@@ -157,8 +156,7 @@ class Recheck:
         return run_store(Statement(sql, binder.params), budget=budget)[1]
 
     def keep(self, ids: list, deadline: float | None = None) -> set:
-        """The ids among ``ids`` that still match once their text is redacted (none once
-        ``deadline``, a ``time.monotonic()`` value, has passed)."""
+        """The ids among ``ids`` that still match once redacted (none past ``deadline``)."""
         if not ids:
             return set()
         deadline = deadline if deadline is not None else time.monotonic() + RECHECK_SECONDS

@@ -37,8 +37,7 @@ _ALLOWED = re.compile(
 
 
 def run_console(statement, *, budget: float, max_rows: int = SQL_MAX_ROWS + 1):
-    """Columns and rows of ``statement`` through the console's runner: a process of its own,
-    read-only, under its deadline, memory and byte limits (whole values, blobs as hex)."""
+    """Columns and rows of ``statement`` through the console's runner (blobs as hex)."""
     limits = statement_limits(
         budget, max_rows=max_rows, max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES
     )

@@ -76,8 +76,8 @@ class Builder:
         self.binder = self.plan.binder
 
     def plan_for(self, token: str | None, *, shown=None) -> query.Plan:
-        """The statement resuming after ``token``.  The search binds its values first, then
-        the filters, so every clause of every plan has the same parameter names."""
+        """The statement resuming after ``token`` (search values bound first, so every plan
+        has the same parameter names)."""
         binder = Binder()
         if self.search:
             search_clauses(
@@ -241,8 +241,7 @@ def _expand(columns: list[str], rows: list[list], wanted: list[str], lookup) -> 
 
 
 def next_url(request, query_string: str, req: TableRequest, token: str) -> str:
-    """Datasette's next_url: the query string minus blank values and the replaced keys, then
-    ``_next`` (and the sort) appended."""
+    """Datasette's next_url: the query string without blank values, with ``_next`` appended."""
     added = {"_next": token}
     if req.sort:
         added["_sort_desc" if req.sort_desc else "_sort"] = req.sort

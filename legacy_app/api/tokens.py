@@ -20,8 +20,7 @@ NULL = "$null"
 
 
 def tilde_encode(value: str) -> str:
-    """``/foo bar`` → ``~2Ffoo+bar``: letters, digits, ``_`` and ``-`` stay, the rest is
-    ``~`` and two hex digits per UTF-8 byte (a space is ``+``)."""
+    """``/foo bar`` → ``~2Ffoo+bar`` (Datasette's tilde encoding)."""
     return "".join(_ENCODED[b] for b in value.encode("utf-8"))
 
 
@@ -66,8 +65,7 @@ def keys_after(names: list[str], values: list[str], binder: Binder) -> str:
 
 
 def before(column: str, desc: bool, value: str | None, binder: Binder) -> str | None:
-    """The rows that sort before ``value`` (None: there are none — NULLs come first when
-    ascending)."""
+    """The rows that sort before ``value`` (None: none, as NULLs come first ascending)."""
     if value is None:
         return f"{column} is not null" if desc else None
     mark = binder.bind(value)

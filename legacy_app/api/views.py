@@ -92,8 +92,7 @@ def database(request, fmt: str):
             if not can_use_sql(request.user):
                 raise ApiError("Custom SQL is for staff only.", status=403, title="Forbidden")
             if getattr(request, "script_auth", None) is None:
-                # A GET carries no CSRF token: a page elsewhere could make a signed-in browser
-                # run SQL. Scripts sign in with their Authorization header; people use /sql/.
+                # A GET carries no CSRF token: only scripts (Authorization header) run SQL here.
                 raise ApiError(
                     "Custom SQL through the API needs an Authorization header (a token or "
                     "Basic credentials); in a browser, use the SQL console (/sql/).",
