@@ -14,8 +14,7 @@ from django.utils import translation
 
 from .formatting import language
 
-# Distinct (language, phrase, values) kept; past it the cache starts again (ages drift with
-# the clock, so old entries are rarely read twice).
+# Distinct (language, phrase, values) kept before the cache starts again.
 CACHE_LIMIT = 4096
 
 

@@ -44,8 +44,7 @@ def per_language(build):
 
 
 def per_language_count(build):
-    """``build(count)`` (a phrase with a count in it, translated), once per language and
-    count."""
+    """``build(count)`` (a translated phrase with a count), once per language and count."""
 
     @functools.lru_cache(maxsize=1024)
     def built(lang: str, count: int):
@@ -55,8 +54,7 @@ def per_language_count(build):
     return functools.wraps(build)(lambda count: built(language(), count))
 
 
-# Django's own message for a cut text, translated by Django's catalogs (named through
-# variables, so that the explorer's catalog does not collect it).
+# Django's own message for a cut text, in variables so the explorer's catalog skips it.
 TRUNCATION_CONTEXT = "String to return when truncating text"
 TRUNCATION_MESSAGE = "%(truncated_text)s…"
 
@@ -199,8 +197,7 @@ def duration_compact(seconds: float) -> str:
     return f"{hours / 24:.1f}d"
 
 
-# Day and month names come from Django's own catalog (``django.utils.dates``); English keeps
-# the C-locale ``strftime`` names it always showed.
+# Day and month names from Django's catalog; English keeps the C-locale ``strftime`` names.
 def long_date_text(day: dt.date) -> str:
     """``Nov 30, 2026`` / ``30 nov. 2026``."""
     if not french():

@@ -26,8 +26,7 @@ class TranscriptLinks:
     def __init__(self) -> None:
         self._detail_url = reverse("sessions:detail", args=[_SESSION])
         self._message_url = reverse("sessions:message", args=[_SESSION, _MESSAGE])
-        # Per store name (None: the current store): the split links, or None when the
-        # placeholders do not come out once each (then every link is reversed).
+        # Per store name (None: current): the split links, or None (every link reversed).
         self._parts: dict[str | None, tuple | None] = {}
 
     def _split(self, store) -> tuple | None:

@@ -31,8 +31,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
 
     default_sort = ""
     per_page = 50
-    # Seconds the page query may run before the page says "narrow it" (None: the default
-    # deadline, and a timeout becomes the site-wide "ran out of time" page).
+    # Seconds the page query may run before the page says "narrow it" (None: the default).
     page_budget: float | None = None
     invalid_note = gettext_noop("Some filters are not valid; fix them to see rows.")
     table_pagination = False  # the keyset page is the pagination
@@ -60,8 +59,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
         return self.page_queryset(filtered)
 
     def rows_queryset(self):
-        """What the table shows of any row, unfiltered: the full rows of a merged page, whose
-        membership the keys already settled, are read from it by primary key."""
+        """What the table shows of any row, unfiltered (a merged page's rows by primary key)."""
         return self.page_queryset(self.get_queryset())
 
     def prepare_rows(self, rows: list) -> list:

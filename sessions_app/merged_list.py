@@ -53,8 +53,8 @@ def chosen_stores(request, notes: list[str] | None = None) -> list[Store] | None
 
 
 def find_session(session_id: str, parts: list[Store] | None):
-    """The session ``session_id`` of the first store of ``parts`` that has it (the current
-    store when ``parts`` is None), with a ``store`` attribute; None if none has it."""
+    """The session ``session_id`` of the first store of ``parts`` (None: current) that has
+    it, with a ``store`` attribute."""
     from sessions_app.models import Session
 
     for part in parts or [None]:
@@ -87,8 +87,8 @@ def profile_column() -> tuple[str, tables.Column]:
 
 
 class KeyRow(dict):
-    """One row of a store as the merge sees it: its key values and primary key (a dict, so
-    that the keyset reads it; an object, so that it can be told its store)."""
+    """One row of a store as the merge sees it: key values and primary key (a dict with a
+    ``store`` attribute)."""
 
 
 def _layout(shape) -> tuple:
@@ -139,8 +139,7 @@ class MergedListMixin:
                         )
                     if not filterset.is_valid():
                         return []
-                    # The filters' querysets are built reading this store (its own facts,
-                    # such as how common a source is).
+                    # The filters' querysets are built reading this store.
                     filtered = filterset.filter_queryset(filterset.queryset.all())
                     count = self.get_count(filtered)
                     if count is not None:

@@ -25,8 +25,7 @@ _COUNTERS = (
 
 
 def model_match(column: str, name: str) -> tuple[str, list[str]]:
-    """``column`` names the model ``name``: the full route, or anything ending in ``/name``;
-    a missing model is called ``unknown``."""
+    """``column`` names the model ``name`` (the route, or ``…/name``; ``unknown``: none)."""
     escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     sql = f"({column} = %s OR {column} LIKE %s ESCAPE '\\'"
     if name == UNKNOWN:

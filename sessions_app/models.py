@@ -82,8 +82,7 @@ class Session(HermesModel):
     cost_status = models.TextField(null=True)
     cost_source = models.TextField(null=True)
     pricing_version = models.TextField(null=True)
-    # NOTE: a plain column, not a ForeignKey: parents can be missing (pruned sessions), and a
-    # dangling link must read as an id, not raise.
+    # A plain column, not a ForeignKey: a pruned parent must read as an id, not raise.
     parent_session_id = models.TextField(null=True)
     end_reason = models.TextField(null=True)
     model_config = models.TextField(null=True)
@@ -210,8 +209,7 @@ class Message(HermesModel):
         return content_format.as_text(self.content)
 
 
-# Columns that can hold secrets (tool output, wire text, routes, prompts): content that
-# viewers never see and that every output path redacts.
+# Columns that can hold secrets: viewers never see them, every output path redacts them.
 SECRET_MESSAGE_COLUMNS = (
     "content",
     "tool_calls",
@@ -265,8 +263,7 @@ class SessionModelUsage(UsageCounters):
         related_name="model_usage",
     )
     model = MetadataText()
-    # NOTE: part of the composite key, so declared NOT NULL (Django requires it); Hermes
-    # writes '' for "none", and a NULL read back is still just None.
+    # Part of the composite key, so NOT NULL for Django; Hermes writes '' for "none".
     billing_provider = MetadataText()
     billing_base_url = MetadataText()
     billing_mode = models.TextField()

@@ -22,8 +22,8 @@ __all__ = ["BadCursor", "Keyset", "KeysetPage"]
 
 @dataclass(frozen=True)
 class Keyset:
-    """An ordering over unique, non-NULL keys: ``(("started_at", True), ("id", True))`` is
-    "newest first, ties by id". The last key must be unique (the primary key)."""
+    """An ordering over non-NULL keys, the last unique: ``(("started_at", True), ("id",
+    True))`` is "newest first, ties by id"."""
 
     keys: tuple[tuple[str, bool], ...]
     name: str = ""

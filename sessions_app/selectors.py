@@ -141,9 +141,8 @@ class SystemPrompt:
 
 
 def system_prompt_of(session: Session) -> SystemPrompt | None:
-    """The session's system prompt from wherever the file keeps it: inline in
-    ``sessions.system_prompt`` (older writers), or once per distinct prompt in
-    ``system_prompts`` keyed by ``sessions.system_prompt_hash`` (current writers)."""
+    """The session's system prompt: ``sessions.system_prompt`` (older writers), or
+    ``system_prompts`` by ``sessions.system_prompt_hash`` (current writers)."""
     if getattr(session, "system_prompt_length", None):
         return SystemPrompt(session.system_prompt_head, session.system_prompt_length)
     shape = store.shape()
@@ -216,8 +215,7 @@ def session_usage(session: Session) -> list[UsageRow] | None:
         return None
     rows = []
     covered = dict.fromkeys(USAGE_COUNTERS + ("api_calls",), 0)
-    # Plain values, not model rows: before v22 the table had no task column, which the
-    # model's primary key names. Without it every row is the main loop.
+    # Plain values: before v22 there is no task column (the model's key); all is the main loop.
     columns = store.present("session_model_usage", USAGE_ROW_COLUMNS)
     order = ("task", "-input_tokens") if "task" in columns else ("-input_tokens",)
     usages = SessionModelUsage.objects.of_session(session.id).order_by(*order).values(*columns)
@@ -254,8 +252,7 @@ class Lineage:
 
 
 def session_lineage(session: Session) -> Lineage:
-    """The parent chain up to the root and every descendant (compression continuations,
-    branches, delegations), each in one recursive query over the parent index."""
+    """The parent chain up to the root and every descendant, each in one recursive query."""
     shape = store.shape()
     lineage = Lineage()
     if not shape.has_column("sessions", "parent_session_id"):
@@ -363,8 +360,7 @@ def transcript_messages(session_id: str, visibility: Visibility):
 
 
 def transcript_rows(base):
-    """``base`` (transcript messages) read as transcript entries need them: the long texts cut
-    to ``TRANSCRIPT_CUT`` in SQL (NUL-safe), the full values left unread."""
+    """``base`` (transcript messages) with the long texts cut to ``TRANSCRIPT_CUT`` in SQL."""
     heavy = ["content", "reasoning", "reasoning_details", "api_content", "display_metadata"]
     qs = base.defer(*heavy).annotate(
         body=ContentHead("content", TRANSCRIPT_CUT),
@@ -466,8 +462,7 @@ def message_position(session_id: str, message_id: int, visibility: Visibility) -
 
 
 # Messages table ---------------------------------------------------------------------------
-# Ids are insertion order, so "newest first" is the primary key walked backwards: the one
-# order an index answers on the whole table.
+# Ids are insertion order: "newest first" walks the primary key backwards.
 MESSAGE_SORTS: dict[str, Keyset] = {
     "-id": Keyset((("id", True),), name="-id"),
     "id": Keyset((("id", False),), name="id"),

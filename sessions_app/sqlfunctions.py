@@ -11,8 +11,7 @@ from django.db.models import Func, IntegerField, TextField
 
 
 class NulSafeText(TextField):
-    """Text that SQLite may hand back as a BLOB (see :class:`ContentHead`): decoded here,
-    a split multi-byte character dropped, cut to ``max_chars``."""
+    """Text SQLite may hand back as a BLOB (:class:`ContentHead`), decoded and cut."""
 
     def __init__(self, *args, max_chars: int | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -45,8 +44,7 @@ class ContentHead(Func):
 
 
 class ContentLength(Func):
-    """Length of a text column; for values holding a NUL, their length in bytes (SQLite's
-    ``length()`` would stop at the NUL)."""
+    """Length of a text column (in bytes for values holding a NUL, where ``length()`` stops)."""
 
     output_field = IntegerField()
 
@@ -59,8 +57,7 @@ class ContentLength(Func):
 
 
 class Redacted(Func):
-    """``hermes_redact(column)``: the text as the reader sees it, secrets replaced by markers
-    (a function the state.db connection registers; see ``hermes_db.base``)."""
+    """``hermes_redact(column)``: the text as the reader sees it (see ``hermes_db.base``)."""
 
     function = "hermes_redact"
     output_field = TextField()

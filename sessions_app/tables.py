@@ -40,8 +40,7 @@ NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
 
 @functools.lru_cache(maxsize=256)
 def _parameters(function) -> frozenset[str]:
-    # Cached per function (signature inspection costs more than a row); ``self`` is among
-    # them and never asked for.
+    # Cached per function: signature inspection costs more than a row.
     return frozenset(inspect.signature(function).parameters)
 
 
@@ -123,8 +122,7 @@ class KeysetTable(tables.Table):
 
 @per_language
 def _session_words() -> dict:
-    """What the session and message rows repeat, in the page's language and already escaped
-    (looked up once per language; ``%(…)s`` slots take escaped values)."""
+    """What the rows repeat, escaped, once per language (``%(…)s`` slots take escaped values)."""
     return {
         "chain_title": escape(gettext("Continues or branches from %(parent)s")),
         "chain": escape(pgettext("session lineage", "chain")),

@@ -25,8 +25,7 @@ def day_start_epoch(day: dt.date) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _day_start(day: dt.date, zone: dt.tzinfo) -> float:
-    # A year of insights links asks for the same few hundred days several times over, and
-    # each answer needs the zone's rules for that date.
+    # A year of insights links asks for the same few hundred days several times.
     return timezone.make_aware(dt.datetime.combine(day, dt.time.min), zone).timestamp()
 
 

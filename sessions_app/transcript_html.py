@@ -32,8 +32,7 @@ def _slug(value) -> str:
 
 @per_language
 def entry_words() -> dict[str, str]:
-    """The words every entry repeats, in the page's language and already escaped, looked up
-    once per language rather than once per message (``%(…)s`` slots take escaped values)."""
+    """The words every entry repeats, escaped, once per language (slots take escaped values)."""
     words = {
         "compression": gettext("compression summary"),
         "finish": gettext("finish: %(reason)s"),
@@ -65,8 +64,7 @@ def reveal_label(count: int) -> str:
 
 
 class EntryRenderer:
-    """Renders entries for one request: whether the reader may reveal, and the CSRF token of
-    the reveal forms (asked for only when a form is shown)."""
+    """Renders entries for one request (reveal rights, and the CSRF token when needed)."""
 
     def __init__(self, request, *, can_reveal: bool):
         self.request = request

@@ -146,8 +146,7 @@ def json_pieces(
     profile: str | None = None,
 ) -> Iterator[str]:
     """``{"export": …, "session": …, "annotations": …, "sessions": […], "messages": [ … ]}``,
-    streamed (``annotations``: what other apps add, see :mod:`sessions_app.extensions`);
-    ``export.profile`` names the profile when several are served."""
+    streamed (``annotations``: :mod:`sessions_app.extensions`)."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
         "visibility": visibility.as_param(),
@@ -191,8 +190,7 @@ def md_code(value: object) -> str:
 
 
 def fenced(text: str, info: str = "") -> str:
-    """A fenced block that no content can close early: the fence is longer than any run of
-    backticks inside (CommonMark closes a fence only with at least as many)."""
+    """A fenced block no content can close early: longer than any backtick run inside."""
     longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
     body = text if text.endswith("\n") else text + "\n"
@@ -344,8 +342,7 @@ def transcript_stream(
     extra: dict | None = None,
     profile: str | None = None,
 ) -> Iterable[bytes]:
-    """The file's bytes: ``kind`` is ``md`` or ``json``; ``profile`` names the store's
-    profile (when several are served)."""
+    """The file's bytes (``kind``: ``md`` or ``json``; ``profile``: the store's, if several)."""
     sessions = chain or [session]
     chunks = message_chunks(sessions, visibility)
     pieces = markdown_pieces if kind == "md" else json_pieces

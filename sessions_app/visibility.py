@@ -34,8 +34,8 @@ class Visibility:
 
     @classmethod
     def from_params(cls, values: list[str]) -> Visibility:
-        """From ``?show=`` values (repeated or comma-separated); none at all is the default.
-        The form always sends ``show=live`` so that unticking every box means "live only"."""
+        """From ``?show=`` values (repeated or comma-separated; none is the default; the form
+        always sends ``show=live``, so unticking every box means "live only")."""
         if not values:
             return cls()
         wanted = {part.strip() for value in values for part in value.split(",")}

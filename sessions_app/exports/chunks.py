@@ -19,14 +19,12 @@ from hermes_explorer.hermes_db.deadline import query_budget
 
 from ..pagination import Keyset
 
-# Rows per chunk query (each a short statement: a few ms on the 1M-message store). Tests lower
-# it to cross chunk boundaries on small fixtures.
+# Rows per chunk query (a few ms on the 1M-message store).
 EXPORT_CHUNK_ROWS = 1000
 # A chunk of big texts shrinks the next to about this much text, so memory is bounded by bytes
 # too (an ordinary chunk of the 1M store holds ~1 MB).
 EXPORT_CHUNK_BYTES = 16 * 1024 * 1024
-# On a rollback-journal file a chunk follows its statement's time, down to this many rows
-# (chunks asked to be smaller keep their size).
+# On a rollback-journal file a chunk follows its statement's time, down to this many rows.
 SHORT_READ_MIN_ROWS = 50
 
 
@@ -85,8 +83,7 @@ def keyset_chunks(
                 size = max(1, int(size * max_chunk_bytes / used))
             elif size < chunk_size:
                 size = min(chunk_size, size * 2)
-        # Handed over, not kept: while the consumer writes this chunk out, this frame holds no
-        # reference to it, so its text can be freed as soon as the consumer is done with it.
+        # Handed over, not kept, so its text is freed once the consumer is done with it.
         handed = [rows]
         del rows
         yield handed.pop()

@@ -129,8 +129,7 @@ def records(cells: list[Sequence[str]]) -> list[str]:
 
 
 def semicolon_cell(value) -> str:
-    """One field of the semicolon spreadsheet CSV: formulas defused, a decimal comma in
-    floats, quoted when it holds ``;``, a quote or a line break."""
+    """One field of the semicolon CSV: formulas defused, a decimal comma, quoted when needed."""
     if value is None:
         return ""
     if value.__class__ is float:

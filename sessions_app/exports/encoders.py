@@ -89,8 +89,7 @@ def _csv_pieces(columns, chunks, style: str) -> Iterator[str]:
         return
     yield ("\ufeff" if style == "spreadsheet" else "") + csv_line(columns) + "\r\n"
     for chunk in chunks:
-        # Memory: the fields of the chunk, then its records, then its pieces; each is dropped
-        # once the next is made, so the chunk's text is held about twice at most.
+        # Each form of the chunk is dropped once the next is made: its text is held twice at most.
         cells = [csv_column(c, style=style) for c in zip(*_as_values(chunk, columns), strict=True)]
         del chunk
         lines = records(cells)

@@ -28,8 +28,7 @@ def _encoded(pieces: Iterable[str], *, label: str, kind: str) -> Iterator[bytes]
                 EXPORT_BYTES.labels(kind).inc(len(data))
                 yield data
     except Exception:
-        # Headers are gone: the server can only cut the connection, which clients see as an
-        # incomplete download. Say why in the log.
+        # Headers are gone: the server can only cut the connection, so say why in the log.
         logger.exception("%s stopped mid-stream", label)
         raise
 

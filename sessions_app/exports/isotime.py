@@ -57,8 +57,7 @@ def iso_converter(zone) -> Callable[[object], str | None]:
         if (kind is float or kind is int) and low < value < high:
             second = int(value)
             if kind is float and not 0 <= value - second < 0.999999:
-                # Negative, or within a microsecond of the next second: round like
-                # fromtimestamp (microseconds half to even, carried into the second).
+                # Negative, or a microsecond from the next second: round like fromtimestamp.
                 fraction, whole = math.modf(value)
                 micro = round(fraction * 1e6)
                 second = int(whole) + (micro >= 1_000_000) - (micro < 0)

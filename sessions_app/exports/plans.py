@@ -100,8 +100,7 @@ MESSAGE_FIELDS = (
     "compressed_summary",
     "display_kind",
 )
-# Text a preview export cuts in SQL, and where secrets hide: it is redacted like the transcript
-# page (``HERMES_REDACT_SECRETS``), so a download never shows what the page hides.
+# Text a preview export cuts in SQL, and where secrets hide (redacted as on the pages).
 LONG_MESSAGE_FIELDS = ("content", "tool_calls", "reasoning")
 _JOINED = ("session_title", "source")
 
@@ -118,10 +117,8 @@ def output_columns(fields: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class TablePlan:
-    """A table export: the ``values_list()`` queryset it reads and how rows become lines.
-
-    A fetched row holds ``fields`` (export fields, read from annotations where they differ)
-    followed by any keyset key not among them; ``columns`` is the header."""
+    """A table export: the ``values_list()`` queryset it reads (``fields``, then any other
+    keyset key) and how rows become lines; ``columns`` is the header."""
 
     queryset: object
     keyset: Keyset
@@ -183,13 +180,11 @@ def table_plan(
     # Resolved once: looking the zone up per value cost a third of the time of a row.
     iso = iso_converter(timezone.get_current_timezone())
     values = queryset.values_list(*names)
-    # Rows are read as the database returns them: the ORM's conversions (redacted metadata)
-    # are made here, a column at a time.
+    # Rows are read unconverted: the ORM's conversions are made here, a column at a time.
     convert = chunking.column_converters(values)
 
     def to_rows(fetched: list[tuple]) -> list[tuple]:
-        # A column at a time: zip() transposes in C, and the redactor gates a whole column
-        # in one pass.  Keys appended for the keyset are dropped.
+        # A column at a time (zip() transposes in C); keys appended for the keyset are dropped.
         columns = list(zip(*fetched, strict=True))[:count]
         out: list = []
         for i, column in enumerate(columns):
@@ -243,9 +238,8 @@ def _stream_plan(request, plan: TablePlan, fmt: str, filename: str, *, preview: 
 def export_sessions(
     request, queryset, keyset: Keyset, *, filename_bits=(), extend=None
 ) -> StreamingHttpResponse:
-    """The sessions of ``queryset`` in ``keyset`` order, every column this file has.
-
-    ``extend`` (plan → plan) adds the columns of another app (the team's annotations)."""
+    """The sessions of ``queryset`` in ``keyset`` order, every column this file has;
+    ``extend`` (plan → plan) adds another app's columns."""
     fmt = requested_format(request) or "csv"
     plan = session_rows(queryset, keyset)
     if extend is not None:

@@ -45,8 +45,7 @@ from .statements import Hit, IndexState
 
 # Relevance order is paged by OFFSET, which costs what the skipped hits cost: stop somewhere.
 RANKED_CAP = 1000
-# Seconds: the newest-first retry after a ranking that ran out of time; a LIKE scan; the
-# top-up scan of rows a rebuild has not indexed yet.
+# Seconds: the newest-first retry after ranking ran out, a LIKE scan, the unindexed top-up.
 RETRY_BUDGET = 1.5
 SCAN_BUDGET = 2.0
 TOPUP_BUDGET = 1.0
@@ -66,8 +65,7 @@ class SearchResult:
     timed_out: bool = False
     next_page: int | None = None
     next_before: int | None = None
-    # An advanced query with NOT, run without its NOT terms: each hit must match it whole on
-    # its redacted text (see .negation).
+    # A query run without its NOT terms: hits must match it whole, redacted (.negation).
     whole_query: str | None = None
 
     @property
@@ -349,8 +347,7 @@ def run_search(req: SearchRequest) -> SearchResult:
 
     first_page = req.page == 1 and req.before is None
     if not result.hits and not result.error and first_page and has_cjk(text):
-        # unicode61 keeps a run of CJK characters as one token, so a word inside a sentence
-        # is not found: fall back to substrings.
+        # unicode61 keeps a CJK run as one token: fall back to substrings.
         result.notes.append(
             gettext(
                 "No whole-word match (the word index does not split CJK text): showing substring "

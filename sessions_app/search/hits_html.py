@@ -38,8 +38,7 @@ _v = text_html
 
 
 def badge_key(hit):
-    """The key of a hit's session in ``badges``: its id, or (profile, id) for a hit of a search
-    over several profiles (two profiles may have a session of the same id)."""
+    """The key of a hit's session in ``badges``: its id, or (profile, id) over profiles."""
     store = getattr(hit, "store", None)
     return hit.session_id if store is None else (store.name, hit.session_id)
 
@@ -91,8 +90,7 @@ def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None
 
 
 def hits_html(hits, badges: dict | None = None) -> SafeString:
-    """``badges``: ``{session id: safe HTML}`` (the team's tags) after each hit's source; a hit
-    of a search over several profiles is looked up by ``(profile, session id)``."""
+    """``badges``: the team's tags (safe HTML) after each hit's source, by :func:`badge_key`."""
     links = TranscriptLinks()
     words = hit_words()
     return mark_safe("".join(hit_html(hit, links, badges, words) for hit in hits))  # noqa: S308 - escaped

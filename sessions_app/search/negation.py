@@ -96,8 +96,7 @@ def _primary_end(tokens: list[str], at: int) -> int | None:
 
 
 def without_negations(text: str) -> str | None:
-    """``text`` with every ``NOT <operand>`` taken out; None when it cannot be read (SQLite
-    would reject it too) or nothing positive is left."""
+    """``text`` without every ``NOT <operand>``; None when unreadable or nothing is left."""
     tokens = _tokens(text)
     if tokens is None:
         return None

@@ -59,8 +59,7 @@ class SearchRequest:
 
 
 def plain_words(text: str) -> list[str]:
-    """The whitespace-separated words that hold at least one letter or digit (what the
-    unicode61 tokenizer would keep); pure punctuation is dropped."""
+    """The words that hold a letter or digit (what the unicode61 tokenizer keeps)."""
     return [w for w in text.split() if any(ch.isalnum() for ch in w)]
 
 

@@ -17,8 +17,7 @@ from redaction import redact_text, redaction_enabled
 
 from ..content import MULTIMODAL_PREFIX
 
-# Snippet highlight markers: private-use characters, so that the snippet can be escaped as a
-# whole and only then given its <mark> tags (planted markup in content stays text).
+# Highlight markers: private-use characters, so the snippet is escaped before its <mark> tags.
 MARK_OPEN = "\ue000"
 MARK_CLOSE = "\ue001"
 ELLIPSIS = "…"
@@ -76,8 +75,7 @@ _MARKED_RUN = re.compile(f"(?:[^\\W_]|[{MARK_OPEN}{MARK_CLOSE}])+")
 
 
 def _scrub(text: str, pieces: set[str]) -> str:
-    """Hide every word of ``text`` that is a secret's piece or a fragment of one (snippets
-    cut words at their edges, trigram snippets anywhere)."""
+    """Hide every word of ``text`` that is a secret's piece or a fragment of one."""
     if pieces:
 
         def hide(match: re.Match) -> str:

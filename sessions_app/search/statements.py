@@ -113,8 +113,7 @@ def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
         # Model-only scaffolding stays out of search as it stays out of transcripts.
         where.append("(m.display_kind IS NULL OR m.display_kind <> 'hidden')")
     if shape.has_column("messages", "active") and shape.has_column("messages", "message_uid"):
-        # An original a compaction carried forward is the same message as its live copy:
-        # found once, as Hermes shows it once (see MessageQuerySet.without_superseded).
+        # A compaction's carried copy is found once (MessageQuerySet.without_superseded).
         where.append(
             "NOT (m.active = 0 AND m.message_uid IS NOT NULL AND EXISTS (SELECT 1 FROM messages"
             " l WHERE l.session_id = m.session_id AND l.message_uid = m.message_uid"
