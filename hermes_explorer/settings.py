@@ -75,14 +75,12 @@ HERMES_STORES_RESCAN = float(os.environ.get("HERMES_STORES_RESCAN", "30"))
 HERMES_QUERY_TIMEOUT = float(os.environ.get("HERMES_QUERY_TIMEOUT", "3"))
 # Per chunk of a streamed export (each chunk is its own short statement).
 HERMES_EXPORT_CHUNK_TIMEOUT = float(os.environ.get("HERMES_EXPORT_CHUNK_TIMEOUT", "15"))
-# Insights: seconds for one statement of a report, and for the first pass over a window
-# before the page shows what it has.
+# Insights: seconds for one statement, and for a first pass before the page shows what it has.
 HERMES_INSIGHTS_TIMEOUT = float(os.environ.get("HERMES_INSIGHTS_TIMEOUT", "15"))
 HERMES_INSIGHTS_COLLECT_SECONDS = float(os.environ.get("HERMES_INSIGHTS_COLLECT_SECONDS", "20"))
 # Seconds a report of an earlier version of the file may still be shown, "as of" its time.
 HERMES_INSIGHTS_STALE_SECONDS = float(os.environ.get("HERMES_INSIGHTS_STALE_SECONDS", "900"))
-# Log every statement that kept its read lock on the state.db longer than this (ms; unset:
-# never). On a rollback-journal file that is how long Hermes's commit may have waited.
+# Log every statement that held its read lock longer than this (ms): Hermes's commit waited.
 HERMES_LOG_LOCK_HOLDS_MS = (
     float(os.environ["HERMES_LOG_LOCK_HOLDS_MS"])
     if os.environ.get("HERMES_LOG_LOCK_HOLDS_MS")
@@ -162,8 +160,7 @@ TEMPLATES = [
     },
 ]
 
-# The app's own database: SQLite in the data directory, or DATABASE_URL (PostgreSQL, shared
-# by several app servers).
+# The app's own database: SQLite in the data directory, or DATABASE_URL (PostgreSQL).
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
 DATABASES = {
     "default": app_data.database(
@@ -176,8 +173,7 @@ DATABASES = {
         "ENGINE": "hermes_explorer.hermes_db",
         "NAME": HERMES_STATE_DB,
         "OPTIONS": {"detect_types": 0, "timeout": 5.0},
-        # A fresh connection per request: a state.db replaced under us (Hermes repair) is
-        # picked up without a restart, and no read transaction outlives its request.
+        # A fresh connection per request: a replaced state.db is picked up without a restart.
         "CONN_MAX_AGE": 0,
     },
 }
@@ -204,8 +200,7 @@ LANGUAGE_COOKIE_SAMESITE = "Lax"
 # Weekday/hour/day buckets and displayed times use this zone (Hermes ids are local time).
 TIME_ZONE = os.environ.get("HERMES_TIME_ZONE", os.environ.get("TZ", "UTC")) or "UTC"
 USE_I18N = True
-# Per-language formats; thousands grouping is not on for every number, as ids and counts
-# also go into URLs and data attributes.
+# Per-language formats (no thousands grouping for every number: ids go into URLs too).
 FORMAT_MODULE_PATH = ["hermes_explorer.formats"]
 USE_TZ = True
 
@@ -277,8 +272,7 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# Failed sign-in throttling (django-axes): HERMES_LOGIN_FAILURE_LIMIT failures for one user
-# name from one address lock that pair out for HERMES_LOGIN_COOLOFF_MINUTES.
+# Failed sign-ins (django-axes) lock a user name and address pair out for a while.
 AUTHENTICATION_BACKENDS = [
     "hermes_explorer.security.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -289,8 +283,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_CLIENT_IP_CALLABLE = "hermes_explorer.security.client_ip"
-# The right-most X-Forwarded-For entry is trusted only behind the proxy and on requests from
-# it (hermes_explorer.security.client_ip).
+# X-Forwarded-For is trusted only from the proxy (hermes_explorer.security.client_ip).
 HERMES_TRUST_FORWARDED_FOR = BEHIND_TLS_PROXY
 HERMES_TRUSTED_PROXIES = env_list("HERMES_TRUSTED_PROXIES", "127.0.0.1,::1")
 # From the proxy's address, this many failures of one user name from all addresses lock it.
@@ -298,8 +291,7 @@ HERMES_LOGIN_USER_FAILURE_LIMIT = int(
     os.environ.get("HERMES_LOGIN_USER_FAILURE_LIMIT", str(4 * AXES_FAILURE_LIMIT))
 )
 
-# Optional: trust a user name set by the reverse proxy (Caddy forward_auth/SSO). Off unless
-# named; the proxy MUST overwrite this header on every request (see deploy/Caddyfile).
+# Optional sign-in by the proxy (forward_auth/SSO): it MUST overwrite this header every time.
 HERMES_REMOTE_USER_HEADER = os.environ.get("HERMES_REMOTE_USER_HEADER", "").strip()
 HERMES_REMOTE_USER_CREATE = env_bool("HERMES_REMOTE_USER_CREATE", True)
 if HERMES_REMOTE_USER_HEADER:
@@ -312,8 +304,7 @@ if HERMES_REMOTE_USER_HEADER:
 # Secrets in message content are replaced by "[redacted: …]" markers when shown or exported.
 HERMES_REDACT_SECRETS = env_bool("HERMES_REDACT_SECRETS", True)
 
-# The SQL console (/sql/, staff): deadline and result limits on the page and in downloads,
-# memory of a statement's process, and statements at once on this host.
+# The SQL console (/sql/, staff): limits on the page and downloads, memory, statements at once.
 HERMES_SQL_TIMEOUT = float(os.environ.get("HERMES_SQL_TIMEOUT", "1"))
 HERMES_SQL_MAX_ROWS = int(os.environ.get("HERMES_SQL_MAX_ROWS", "1000"))
 HERMES_SQL_MAX_BYTES = int(os.environ.get("HERMES_SQL_MAX_BYTES", str(8 * 2**20)))
