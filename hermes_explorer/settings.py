@@ -189,7 +189,6 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "overview"
 LOGOUT_REDIRECT_URL = "login"
 
-# The language switch (a cookie), else the browser's Accept-Language, else this default.
 LANGUAGE_CODE = os.environ.get("DJANGO_LANGUAGE_CODE", "").strip() or "en"
 LANGUAGES = [("en", "English"), ("fr", "Français")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
