@@ -1,10 +1,8 @@
 """The annotation columns of session exports (``tags``, ``starred``, ``notes_count``), and a
 session export filtered by annotations.
 
-The columns are added a chunk at a time (one lookup in the app's database per chunk of rows,
-none at all when the store has no annotation), after the export's own row building, so the
-export's hot path is unchanged.  ``starred`` is the downloading user's own star, as on the
-page.
+The columns are added a chunk at a time (one app-database lookup per chunk, none without
+annotations), after the export's own rows; ``starred`` is the downloading user's star.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The session list's annotation filters and columns, as a mixin of its keyset table view.
 
-``?tag=`` (several: a session must carry all), ``?starred=1`` (the user's own stars) and
-``?has_note=1`` narrow the list; the page is then assembled by :mod:`.crossdb` (a walk of the
-annotation rows in the list's order, a batch of ids at a time), never by loading every
-matching id into the state.db's query.  Every page gets the tag column, the user's stars, the
-note count and, for those who may tag, the selection checkboxes of the bulk-tag form.
+``?tag=`` (all of them), ``?starred=1`` and ``?has_note=1`` narrow the list, whose page is
+assembled by :mod:`.crossdb`, never by passing every matching id to the state.db.  Every page
+gets the tag column, the user's stars, note counts and, for taggers, the bulk-tag checkboxes.
 """
 
 from __future__ import annotations

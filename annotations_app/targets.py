@@ -1,10 +1,8 @@
 """Which store a session belongs to, and the row that anchors its annotations.
 
-Annotations name a session by ``(store, session id)``.  With one store served, the store is the
-name the explorer reads it under (:func:`hermes_explorer.store.name`), so a store that is closed
-and opened again — or replaced by a repaired copy at the same place — finds its annotations
-again.  With several (:mod:`hermes_explorer.stores`), it is the profile's name: two profiles
-never share annotations, whichever file each reads.
+Annotations name a session by ``(store, session id)``: with one store served, the name the
+explorer reads it under (a repaired copy at the same place finds them again); with several,
+the profile's name (two profiles never share annotations).
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Hermes values written for people: model names, counts, money, durations and times.
 
-One definition each, used by the template filters (``sessions_app.templatetags.explorer``),
-the tables, the insights charts and the insights report.  Each follows the active language
-(English ``1,234.5`` and ``$12.34``; French ``1 234,5`` and ``12,34 $US``) with plain string
-operations: the list pages call these for every row, where Django's generic number and date
-formatting would cost several times more.  Epoch conversions live in :mod:`sessions_app.timefmt`.
+One definition each, for the template filters, tables and insights.  Each follows the active
+language (``1,234.5`` and ``$12.34``; ``1 234,5`` and ``12,34 $US``) with plain string
+operations: the list pages call these for every row, where Django's generic formatting costs
+several times more.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """One list pipeline for every keyset-paged table of the state.db.
 
 sort → filterset → ``_export``? → keyset page → table → render, in the django-tables2 and
-django-filter idiom (``SingleTableMixin`` + ``FilterView``).  A page costs what its rows cost:
-the rows of a page come from :class:`~sessions_app.pagination.Keyset` (never ``OFFSET``), the
-table takes them already ordered and sliced, and ``?_export=csv|json|jsonl`` hands the same
-filtered query to the export hook, in the spirit of django-tables2's ``ExportMixin``.
+django-filter idiom (``SingleTableMixin`` + ``FilterView``): rows come from a
+:class:`~sessions_app.pagination.Keyset` (never ``OFFSET``), and ``?_export=`` hands the same
+filtered query to the export hook.
 """
 
 from __future__ import annotations

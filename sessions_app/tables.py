@@ -1,10 +1,8 @@
-"""django-tables2 tables for sessions (and, later, messages).
+"""django-tables2 tables for sessions and messages.
 
-Rows arrive already sorted and sliced by a keyset page (``sessions_app.pagination``), so the
-tables take them as :class:`PresortedData`: the header links still toggle the sort, but the
-table never re-sorts or counts in Python.  Cells are f-strings of ``html.escape``d values
-rather than a template (or ``format_html``) per cell: a 50-row page would otherwise render
-hundreds of small templates.
+Rows arrive sorted and sliced by a keyset page (``sessions_app.pagination``), so the tables take
+them as :class:`PresortedData`: the header links toggle the sort, but the table never re-sorts
+or counts.  Cells are f-strings of escaped values, not hundreds of small templates a page.
 """
 
 from __future__ import annotations

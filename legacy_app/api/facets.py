@@ -1,10 +1,9 @@
 """``_facet``, ``_facet_date`` and ``_facet_array``: Datasette's ``facet_results``.
 
-Each facet counts the values of one column over the matching rows (the rows after ``_next``,
-as Datasette counted them) in one ``GROUP BY`` statement, most frequent first then by value,
-``_facet_size`` values (30 by default, ``max`` for 1,000) plus one to tell whether the list is
-``truncated``.  Each value carries the URL that adds (or, when selected, removes) the filter
-on it.  A facet that runs out of its time budget is left out, as Datasette left it out.
+Each facet is one ``GROUP BY`` over the matching rows (after ``_next``, as Datasette counted),
+most frequent first, ``_facet_size`` values (30, or ``max`` for 1,000) plus one for
+``truncated``, each with the URL that toggles its filter.  A facet out of time is left out,
+as in Datasette.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Rows of a queryset in keyset order, one short statement per chunk.
 
-Each chunk is fetched completely before it is handed on, so between chunks the ``hermes``
-connection holds no statement and therefore no read transaction (it runs in autocommit), and a
-chunk of megabyte rows makes the next chunk smaller, so memory is bounded by bytes as well as
-rows.  On a rollback-journal file, where Hermes cannot commit while a chunk is read, the
-number of rows follows the time a chunk takes (:class:`hermes_explorer.store.ChunkClock`).
+Each chunk is fetched whole before it is handed on, so no read transaction spans chunks; big
+rows shrink the next chunk, so memory is bounded by bytes too; on a rollback-journal file a
+chunk's rows follow its time (:class:`hermes_explorer.store.ChunkClock`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """The CSV writer of the exports: measured; change only with the benchmark.
 
-CSV is written here rather than by ``csv.writer``, which copies each character into its own
-buffer (about 60 MB/s, measured): a chunk is written a column at a time, and a column of
-numbers or of short text with nothing to quote costs a few scans instead of a call per cell.
-The output is the same as ``csv.writer``'s, byte for byte (``tests/test_exports.py``
-compares); time any change on a full export of a large store before and after.
+``csv.writer`` copies each character into its own buffer (about 60 MB/s, measured); here a
+chunk is written a column at a time, and a column of numbers or plain short text costs a few
+scans instead of a call per cell.  The bytes are ``csv.writer``'s (``tests/test_exports.py``
+compares).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Table exports: which columns a session or message export has, and how its rows are made.
 
-A :class:`TablePlan` holds the ``values_list()`` queryset an export reads and the function that
-turns a fetched chunk into output rows a column at a time: times become ISO 8601 in
-``TIME_ZONE`` next to the raw epoch (:mod:`.isotime`), secrets are redacted like on the pages
-(:func:`redaction.redact_many`), and keys fetched only for the keyset are dropped.
-Only columns this file has are named (``has_column``).
+A :class:`TablePlan` holds the ``values_list()`` queryset an export reads and turns a fetched
+chunk into output rows a column at a time: ISO 8601 times beside the raw epoch
+(:mod:`.isotime`), secrets redacted (:func:`redaction.redact_many`), keyset-only keys dropped.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Search hits as HTML (``<li class="hit">``), built in Python.
 
-A results page lists twenty hits; through a template per hit (and one per copy button, and
-``reverse()`` twice per link) that was a third of the page (measured).  Each value from the
-store is escaped once here; the snippet arrives as safe HTML, already redacted and marked
-(:mod:`.snippets`), and is used as it is.
+Through templates (per hit, per copy button, two ``reverse()`` per link) hits were a third of
+the results page (measured).  Values are escaped once here; the snippet arrives as safe,
+redacted HTML (:mod:`.snippets`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """What a search asks for, and how user text becomes an FTS5 query or LIKE terms.
 
-User text never reaches ``MATCH`` raw in the default mode: each word is quoted, so ``"``, ``-``,
-``:``, ``*``, ``NEAR`` or a stray parenthesis are just characters. ``mode=advanced`` passes the
-text through for AND/OR/NOT, ``"phrases"`` and ``prefix*``; what SQLite still rejects is
-recognised here (:func:`is_query_error`) and becomes a message.
+By default each word is quoted, so no character is syntax; ``mode=advanced`` passes AND/OR/NOT,
+``"phrases"`` and ``prefix*`` through, and what SQLite still rejects becomes a message
+(:func:`is_query_error`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """Hits as HTML: FTS5 snippets and scan excerpts, redacted, escaped and highlighted.
 
-A snippet comes back from SQLite with private-use markers around the matches, so that it can
-be escaped as a whole and only then given its ``<mark>`` tags: markup planted in content stays
-text.  Secrets are hidden even when the snippet cuts them or highlights part of one
+Snippets come with private-use markers around the matches, so they are escaped whole before
+their ``<mark>`` tags; secrets are hidden even in a cut or half-highlighted snippet
 (:func:`secret_pieces`).
 """
 
