@@ -1,9 +1,8 @@
 """The annotations of a page of sessions and the tag facet, read with the ORM.
 
-A list page shows, for its rows, the tags, the user's star and the note count, and beside them
-every tag with the number of sessions of the listed profiles it is on: the annotated rows with
-their tags (one prefetch) and the user's star (an ``Exists``), and the tags with a filtered
-count.  :func:`hit_tags`: the tags of a search page's hits.
+For the page's rows: tags (one prefetch), the user's star (an ``Exists``) and note counts; and
+every tag with how many sessions of the listed profiles carry it.  :func:`hit_tags`: the tags
+of a search page's hits.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""Pages and form posts of the annotations: stars, tags, notes, the tag vocabulary, saved
-views and the annotations whose session has left the store.
+"""Pages and form posts of the annotations: stars, tags, notes, the tag vocabulary, saved views
+and annotations whose session has left the store.
 
-Every change is a POST with a CSRF token, answered with a redirect (the forms work without
-JavaScript); the role is checked here (:mod:`.permissions`) and every change is audited
-(:mod:`.services`).
+Every change is a CSRF-checked POST answered with a redirect (no JavaScript needed), allowed
+by :mod:`.permissions` and audited by :mod:`.services`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The insights window: preset days, all time or a custom range of local days; source; model.
 
-``?days=`` takes the presets, ``all``, ``custom``, or any whole number of days (as Hermes's
-``--days``); ``start``/``end`` are local days in ``TIME_ZONE`` and make a custom range when
-``days`` is ``custom`` or absent.  An
-unknown source or model is not an error (a bookmark may outlive the data): the report is empty.
+``?days=`` takes the presets, ``all``, ``custom`` or any whole number (Hermes's ``--days``);
+``start``/``end`` make a custom range when ``days`` is ``custom`` or absent.  An unknown
+source or model is no error (bookmarks outlive data): the report is empty.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """``/insights/``: Hermes's insights report as a page, as JSON, and as CSV tables.
 
-The view parses the window, asks :mod:`insights_app.reports` for the (cached) report, and
-renders it through :mod:`insights_app.presenters` with the links of
-:mod:`insights_app.drilldown`; ``_export=json`` gives Hermes's report dictionary,
-``_export=csv&table=…`` one of its tables (:mod:`insights_app.export`).
+The view parses the window, gets the (cached) report from :mod:`insights_app.reports` and
+renders it (:mod:`insights_app.presenters`, :mod:`insights_app.drilldown`); ``_export=json``
+and ``_export=csv&table=…`` come from :mod:`insights_app.export`.
 """
 
 from __future__ import annotations

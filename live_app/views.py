@@ -1,9 +1,8 @@
 """``/live/``: the sessions active now, and the new messages of a followed session.
 
-The page is plain server-rendered HTML that a reload refreshes; ``static/js/live.js`` swaps in
-``?partial=1`` (the table alone) every few seconds, and appends the output of
-:func:`messages_after` to a followed transcript.  Both answers are built from a handful of
-indexed lookups (see :mod:`live_app.activity`) and hold no read transaction between polls.
+``static/js/live.js`` swaps in ``?partial=1`` (the table alone) every few seconds and appends
+:func:`messages_after` to a followed transcript; both come from a handful of indexed lookups
+(:mod:`live_app.activity`) and hold no read transaction between polls.
 """
 
 from __future__ import annotations

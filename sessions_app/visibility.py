@@ -1,10 +1,8 @@
 """Which messages a transcript shows: Hermes's history edits, defined once.
 
-Hermes keeps every row it ever wrote.  A row is *live* (part of the conversation as it now
-stands), *compacted* (``active = 0, compacted = 1``: archived by a compaction, still worth
-showing), *rewound* (``active = 0`` otherwise: undone by the user) or *hidden*
-(``display_kind = 'hidden'``: model-only scaffolding).  Files without these columns predate
-history edits: every row is live.
+A row is *live*, *compacted* (``active = 0, compacted = 1``: archived by a compaction),
+*rewound* (``active = 0`` otherwise: undone by the user) or *hidden* (``display_kind =
+'hidden'``: model-only scaffolding).  On files without these columns every row is live.
 """
 
 from __future__ import annotations

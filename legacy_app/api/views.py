@@ -1,9 +1,8 @@
-"""The Django views of the API: ``.json`` and ``.csv`` on the database, tables and rows,
-and ``/-/versions.json``.
+"""The Django views of the API: ``.json`` and ``.csv`` on the database, tables and rows, and
+``/-/versions.json``.
 
-Every failure is an answer a script can read: Datasette's error object with a 4xx status for
-``.json`` (``{"ok": false, "error": …, "status": …, "title": …}``), one plain-text line for
-``.csv`` — never an HTML page, never a 500.
+Every failure is an answer a script can read: Datasette's error object with a 4xx for
+``.json``, one plain-text line for ``.csv``; never an HTML page, never a 500.
 """
 
 from __future__ import annotations

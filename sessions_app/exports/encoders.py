@@ -1,9 +1,8 @@
 """Chunks of rows as CSV, JSON or JSONL text, in pieces of about ``FLUSH_BYTES`` characters.
 
-Rows are written a chunk at a time: each line is built in one join, and lines are joined into
-pieces of about ``FLUSH_BYTES`` that the response encodes and sends as one write each.  The CSV
-records come from :mod:`.csv_fast`.  Like the CSV writer, the piece sizes are measured: change
-them only with the benchmark.
+Each line is built in one join and lines are joined into pieces the response sends as one
+write each; CSV records come from :mod:`.csv_fast`.  The piece sizes are measured: change them
+only with the benchmark.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Epoch seconds to ISO 8601 for a column of times: measured; change only with the benchmark.
 
-An export writes every time twice (ISO 8601 and the raw epoch), so turning epochs into text is
-a large share of its cost.  :func:`iso_converter` gives exactly what
-:func:`sessions_app.timefmt.iso_in` gives, about
-twice as fast; ``tests/test_exports.py`` compares the two over awkward values and zones.
+Every time is exported twice (ISO 8601 and epoch), a large share of an export's cost;
+:func:`iso_converter` gives exactly :func:`sessions_app.timefmt.iso_in`'s text, about twice as
+fast (``tests/test_exports.py`` compares them).
 """
 
 from __future__ import annotations
