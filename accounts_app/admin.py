@@ -1,14 +1,10 @@
 """The admin of accounts and of the audit trail, without a way up.
 
-Staff (``is_staff`` or the ``staff`` group, with the permissions the data migration gives that
-group) manage **viewers and analysts only**: the accounts of staff members and superusers are
-read-only to them, including their passwords (the admin's password form asks the same
-question); the flags and permissions that make someone staff or superuser (``is_staff``,
-``is_superuser``, ``user_permissions``) are read-only; the only groups they can give are the
-viewer and analyst roles, and groups beyond that stay as they were.  Superusers can do
-everything.  Nobody adds, changes or deletes an audit event here: the trail is read-only.
-API tokens are listed and can be revoked here; their secrets are never shown (only a hash is
-kept).
+Staff manage **viewers and analysts only**: accounts of staff and superusers are read-only to
+them (passwords included), as are ``is_staff``, ``is_superuser`` and ``user_permissions``, and
+the only groups they can give are the viewer and analyst roles.  Superusers can do everything.
+Nobody adds, changes or deletes an audit event.  API tokens can be revoked; only their hash is
+kept.
 """
 
 from __future__ import annotations
@@ -98,8 +94,7 @@ class AuditEventAdmin(admin.ModelAdmin):
     date_hierarchy = "created_at"
 
     def get_queryset(self, request):
-        """A member restricted to some profiles sees their events, and those that name no
-        session (an event of before profiles were kept, with a session, could be any)."""
+        """A member restricted to some profiles sees their events, and those of no session."""
         from profiles_app.access import restricted_to
 
         found = super().get_queryset(request)
@@ -120,8 +115,7 @@ class AuditEventAdmin(admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    """Tokens are made by their owner (account page, ``manage.py api_token``); the admin lists
-    them and can revoke them, never shows or changes a secret."""
+    """Tokens are made by their owner; the admin lists and revokes them, never shows a secret."""
 
     list_display = (
         "key_id",
@@ -152,10 +146,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
             tokens.revoke(token)
 
 
-# Profile restrictions: a staff member who is not a superuser sees and changes only the
-# restrictions of viewers and analysts (and of groups with neither staff nor superusers in
-# them): never their own, another staff member's or a superuser's, so nobody frees themselves
-# or locks a superuser out.
+# Profile restrictions: staff who are not superusers change only those of viewers and analysts
+# (and of groups without staff or superusers), so nobody frees themselves or locks one out.
 def _senior(request):
     """Users a staff member may not restrict: staff, superusers and themselves."""
     staff_group = GROUP_OF_ROLE[STAFF]
@@ -181,7 +173,6 @@ def manageable_groups(request):
 class ProfileRestrictionAdmin(admin.ModelAdmin):
     list_display = ("__str__", "user", "group", "profiles")
     search_fields = ("user__username", "group__name", "profiles")
-    autocomplete_fields = ()
     raw_id_fields = ("user", "group")
 
     def get_queryset(self, request):

@@ -14,7 +14,6 @@ class AccountsAppConfig(AppConfig):
     verbose_name = "Accounts, roles and audit"
 
     def ready(self):
-        # Sent once per installed app after ``migrate``/``flush``; auth's own handler, which
-        # creates that app's permissions, was connected first (auth is earlier in
-        # INSTALLED_APPS), so they exist by the time the staff group is given them.
+        # Sent per app after ``migrate``/``flush``, after auth's handler has made the
+        # permissions the staff group is given.
         post_migrate.connect(_grant_staff_permissions, dispatch_uid="hermes_staff_permissions")

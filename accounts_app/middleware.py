@@ -49,9 +49,8 @@ def forbidden(request, capability: Capability):
 class RoleAccessMiddleware:
     """403 for a request the user's role does not allow (see ``roles.required_capability``).
 
-    Runs after authentication and ``LoginRequiredMiddleware``: anonymous requests were already
-    sent to the login page, except views marked ``login_not_required`` (the login page and
-    ``/healthz``), which need no role.
+    Runs after ``LoginRequiredMiddleware``: the only anonymous requests left are for views
+    marked ``login_not_required``, which need no role.
     """
 
     def __init__(self, get_response):

@@ -51,8 +51,7 @@ class AuditEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
-        # NOTE: the table keeps the name the console app gave it when the trail lived there,
-        # so existing installs keep their rows without copying them.
+        # The table keeps the console app's name, so existing installs keep their rows.
         db_table = "console_app_auditevent"
         ordering = ["-created_at"]
 
@@ -62,11 +61,8 @@ class AuditEvent(models.Model):
 
 
 class ApiToken(models.Model):
-    """A personal token a script sends as ``Authorization: Bearer …`` (see ``tokens.py``).
-
-    Only a hash of the secret is kept: the token is shown once, when it is made.  ``key_id``
-    is its public name (in the token itself, in lists, in ``manage.py api_token revoke``).
-    """
+    """A personal token a script sends as ``Authorization: Bearer …`` (see ``tokens.py``),
+    shown once when made; ``key_id`` is its public name."""
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"

@@ -1,9 +1,8 @@
 """One log line per request: when, who (user and role), which view and profile, the status and
-how long it took; JSON when ``HERMES_LOG_JSON`` is on (:class:`JsonFormatter`, which also puts
-an error's traceback in the same line).
+the time taken; JSON when ``HERMES_LOG_JSON`` is on (:class:`JsonFormatter`).
 
-Only what any reader of the logs may see: the path without its query string (a search's words
-or a filter's value never reach the log), no message text, no header.
+Only what any reader of the logs may see: the path without its query string, no message
+text, no header.
 """
 
 from __future__ import annotations
@@ -52,8 +51,7 @@ class RequestLogMiddleware:
 
 
 class JsonFormatter(logging.Formatter):
-    """A log record as one JSON object on one line: time, level, logger, message, a request's
-    fields, and an error's traceback."""
+    """A log record as one JSON object on one line (a request's fields, a traceback)."""
 
     def format(self, record: logging.LogRecord) -> str:
         line = {

@@ -1,22 +1,16 @@
 """Who may see what: three roles, and the one place that enforces them.
 
-Roles are Django groups (created by this app's data migration, managed in the admin and with
-``manage.py roles``):
+Roles are Django groups (created by a data migration, managed in the admin and with
+``manage.py roles``): *viewers* see metadata (session tables and pages without transcripts,
+insights); *analysts* also message content and every export; *staff* also the SQL console,
+revealing secrets and managing users.  A user with no group is a viewer; ``is_staff`` or the
+``staff`` group make staff; a superuser can do everything.
 
-========  ===========================================================================
-viewers   metadata: session tables, session pages without the transcript, insights
-analysts  also message content (transcripts, /messages/, /search/) and every export
-staff     also the SQL console, revealing redacted secrets, managing users (admin)
-========  ===========================================================================
-
-A signed-in user with no group is a viewer (least privilege); ``is_staff`` or the ``staff``
-group make a staff member; a superuser can do everything.
-
-:func:`required_capability` maps the resolved URL (namespace and name), the path and the query
-string to the capability a request needs; :class:`accounts_app.middleware.RoleAccessMiddleware`
-applies it to every request, including ``?_export=`` on any table and the legacy
-``.csv``/``.json`` URLs, so an export can never show what the page hides.  Templates get the
-same answers from :func:`accounts_app.context_processors.roles` to hide links.
+:func:`required_capability` maps a request (resolved URL, path, query string) to the
+capability it needs; :class:`accounts_app.middleware.RoleAccessMiddleware` applies it to every
+request, ``?_export=`` and the legacy ``.csv``/``.json`` URLs included, so an export never
+shows what the page hides.  Templates get the same answers from
+:func:`accounts_app.context_processors.roles`.
 """
 
 from __future__ import annotations
@@ -90,8 +84,8 @@ def can_reveal(user) -> bool:
 
 
 # Enforcement -------------------------------------------------------------------------------
-# (namespace, url name or "*") → capability.  Checked on the resolved URL, so a route that
-# moves keeps its rule; the path rules below catch URLs that only redirect or stream.
+# (namespace, url name or "*") → capability, on the resolved URL; the path rules below catch
+# URLs that only redirect or stream.
 URL_RULES: dict[tuple[str, str], Capability] = {
     ("sql", "*"): SQL,
     ("sessions", "reveal"): REVEAL,
@@ -101,10 +95,9 @@ URL_RULES: dict[tuple[str, str], Capability] = {
 }
 # URL names (any namespace) that start with this are downloads: transcripts as .md/.json.
 EXPORT_NAME_PREFIX = "export"
-# The old Datasette URLs: message tables are content and ``/state?sql=`` (``.json``,
-# ``.csv``) is the console.  Their ``.json``/``.csv`` are the API scripts read, not exports:
-# a viewer reads the session metadata there as on the pages (content columns are null for
-# them, see ``legacy_app.api.policy``).  Every other ``.csv``/``.json``/… is a download.
+# The old Datasette URLs: message tables are content and ``/state?sql=`` is the console.
+# Their ``.json``/``.csv`` are the API, not exports (``legacy_app.api.policy`` nulls content
+# columns for viewers); every other ``.csv``/``.json``/… is a download.
 PATH_RULES: tuple[tuple[re.Pattern, Capability], ...] = (
     (re.compile(r"^/state(?:\.(?:csv|json))?/?$"), SQL),  # only with ?sql=, see below
     (re.compile(r"^(?!/state[/.]|/-/).*\.(?:csv|json|jsonl|md|txt)$"), EXPORT),
@@ -146,10 +139,8 @@ def required_capability(request) -> Capability | None:
 
 
 # Groups ------------------------------------------------------------------------------------
-# What the staff group may do in the admin besides the SQL console: manage accounts and roles
-# (viewers and analysts only, see accounts_app.admin) and read the audit trail.  Another app
-# adds the permissions of its own models with a ``staff_permissions`` attribute on its
-# AppConfig (the console: saved queries), so this module never names another app.
+# What the staff group may do in the admin: manage accounts and roles (accounts_app.admin) and
+# read the audit trail; other apps add theirs with ``staff_permissions`` on their AppConfig.
 STAFF_PERMISSIONS = {
     "auth": ("add_user", "change_user", "view_user", "view_group"),
     "accounts_app": ("view_auditevent",),
@@ -164,12 +155,9 @@ def staff_permissions_of(app_config) -> tuple[str, ...]:
 
 
 def ensure_role_groups(using: str = "default", app_configs=None) -> None:
-    """Create the three groups, and give the staff group its permissions, if they are missing.
-
-    The data migrations do it once; this also runs after every ``migrate`` and ``flush``
-    (post_migrate, once per app: ``app_configs`` is that app) so that a database emptied by
-    ``flush`` (tests do it) gets them back, and an app installed later grants its own.
-    """
+    """Create the three groups, and give the staff group its permissions, if they are missing:
+    after every ``migrate`` and ``flush`` (post_migrate, once per app in ``app_configs``), so
+    a flushed database gets them back and an app installed later grants its own."""
     from django.apps import apps
     from django.contrib.auth.models import Group, Permission
 

@@ -1,21 +1,16 @@
 """Sign-in for scripts: HTTP Basic and personal tokens on the API and export URLs.
 
-The team's scripts fetched ``/state/<table>.json`` and ``.csv`` with ``curl -u user:pass``
-through Caddy's basic auth.  :class:`ScriptAuthMiddleware` keeps that working against the
-explorer's own accounts, and adds personal tokens (``Authorization: Bearer hxp_…``, see
-``tokens.py``).  It only looks at *script URLs* (:func:`is_script_url`): the old API
-(``/state/….json``/``.csv``, ``/-/versions.json``) and every download (``?_export=``,
-transcripts as ``.md``/``.json``/``.txt``) — read with GET or HEAD.  Pages keep the session
-sign-in, so a browser that once sent Basic credentials cannot be led to act with them.
+Scripts fetch ``/state/<table>.json`` and ``.csv`` with ``curl -u user:pass``;
+:class:`ScriptAuthMiddleware` accepts that against the explorer's accounts, and personal
+tokens (``Authorization: Bearer hxp_…``, ``tokens.py``), on *script URLs* only
+(:func:`is_script_url`: the old API and every download, with GET or HEAD).  Pages keep the
+session sign-in, so a browser that once sent Basic credentials cannot be led to act with them.
 
-* The user is signed in for the request only: no session, no cookie.  Roles apply as for a
-  person (the role middleware runs after this one).
-* Basic goes through Django's ``authenticate``, so the same lockout as the sign-in page
-  (django-axes) counts the failures and refuses a locked-out name and address (429).
-* Behind the TLS proxy (``DJANGO_BEHIND_TLS_PROXY``), credentials over plain HTTP are
-  refused (403): the request went past the proxy, or the proxy is misconfigured.
-* Tokens are read from the ``Authorization`` header only, never from the query string (a
-  URL ends up in logs and histories).
+* The user is signed in for the request only (no session, no cookie); roles apply as for a
+  person.
+* Basic goes through ``authenticate``, so django-axes' lockout counts and refuses (429).
+* Behind the TLS proxy (``DJANGO_BEHIND_TLS_PROXY``), credentials over plain HTTP get a 403.
+* Tokens are read from the header only, never the query string (URLs end up in logs).
 * A script URL without a signed-in user answers 401 (JSON for ``.json``), not the sign-in page.
 """
 
@@ -95,8 +90,7 @@ def _bearer(request, value: str):
 
 
 class ScriptAuthMiddleware:
-    """Signs a script in from its ``Authorization`` header (after AuthenticationMiddleware,
-    before LoginRequiredMiddleware and the role middleware)."""
+    """Signs a script in from its ``Authorization`` header (before LoginRequiredMiddleware)."""
 
     def __init__(self, get_response):
         self.get_response = get_response

@@ -1,11 +1,9 @@
 """Personal API tokens: made, checked and revoked here (the model is ``ApiToken``).
 
-A token reads ``hxp_<key id>_<secret>``: the key id (12 hex digits) names it, the secret (43
-URL-safe characters, 256 random bits) proves it.  Only the SHA-256 of the secret is stored;
-with that much randomness a slow hash would add nothing, and checking stays cheap on every
-request.  A token works until it is revoked or its optional expiry passes, for the account it
-belongs to, with that account's role — never more.  ``last_used_at`` is written at most once a
-minute per token, so a script's loop does not write on every request.
+A token reads ``hxp_<key id>_<secret>``: the key id (12 hex digits) names it, the secret (256
+random bits) proves it.  Only the secret's SHA-256 is stored: with that much randomness a slow
+hash adds nothing.  A token acts with its account's role until revoked or expired;
+``last_used_at`` is written at most once a minute.
 """
 
 from __future__ import annotations
@@ -54,8 +52,7 @@ def revoke(token: ApiToken) -> None:
 
 
 def user_for(text: str):
-    """The active user a token text belongs to, or None (unknown, wrong secret, revoked,
-    expired, or an inactive account)."""
+    """The active user a valid, unrevoked, unexpired token text belongs to, or None."""
     match = _TOKEN.match(text.strip())
     if not match:
         return None

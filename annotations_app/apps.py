@@ -4,8 +4,7 @@ from django.apps import AppConfig
 class AnnotationsAppConfig(AppConfig):
     name = "annotations_app"
     verbose_name = "Stars, tags, notes and saved views"
-    # Given to the staff group (accounts_app.roles.ensure_role_groups): staff look after the
-    # team's tag vocabulary and may remove anyone's note in the admin.
+    # Given to the staff group: the tag vocabulary, and removing anyone's note.
     staff_permissions = (
         "add_tag",
         "change_tag",
@@ -17,8 +16,7 @@ class AnnotationsAppConfig(AppConfig):
     )
 
     def ready(self):
-        # The transcript exports offer a hook; this app fills it (sessions_app never imports
-        # it). The session list is a subclass of its own (listing.AnnotatedSessionListView).
+        # The transcript exports' hook (sessions_app never imports this app).
         from sessions_app import extensions
 
         from .selectors import transcript_fields

@@ -13,8 +13,7 @@ from . import permissions, selectors
 from .targets import current_store
 from .templatetags.annotations import note_indicator, tag_chips
 
-# The bulk-tag form's id: each row's checkbox belongs to it through ``form=``, so that the
-# table needs no form of its own around it.
+# The bulk-tag form's id: each row's checkbox joins it through ``form=``.
 BULK_FORM_ID = "bulk-tag"
 EMPTY = mark_safe("")
 
@@ -30,13 +29,12 @@ def _words() -> dict[str, str]:
 
 
 class AnnotationCells:
-    """The annotations of a page's rows, by ``(store key, session id)``: a list over several
-    profiles may show two sessions of the same id."""
+    """The annotations of a page's rows, by ``(store key, session id)`` (two profiles may
+    share a session id)."""
 
     def __init__(self, rows, user, keys=None, facet_stores=None) -> None:
-        """``rows`` of the store read now, or ``keys``: ``(store key, session id)`` pairs of
-        rows of several stores, looked up together; with ``facet_stores``, the tag facet of
-        those stores is read in the same statement (``facets``, else None)."""
+        """``rows`` of the store read now, or ``keys`` (``(store key, session id)`` pairs of
+        several stores); with ``facet_stores``, their tag facet in the same statement."""
         self.store = current_store()
         if keys is None:
             keys = [(self.store, r.id) for r in rows]

@@ -1,22 +1,15 @@
 """The session list filtered by annotations: a join across two databases, a page at a time.
 
-The sessions live in the state.db, their tags, stars and notes in the app's database; neither
-database can see the other.  Loading every matching id from the app's database into the
-state.db's page query (``WHERE id IN (10,000 ids)``) would make a page cost what the tag costs,
-so the list instead walks the annotation rows **in the list's own keyset order** — each tag
-and star carries a copy of its session's ``started_at`` and ``source`` (written once by
-Hermes), indexed as ``(tag, store, started_at, session_id)`` — a batch at a time, and asks the
-state.db only for the sessions of that batch (by primary key, with the page's other filters).
-The rows found come back in the same order, so a page is the first ``per_page`` of them and the
-cursor of the next page is the last row's keys, exactly as for an unfiltered list.
+Sessions live in the state.db, tags, stars and notes in the app's database.  Passing every
+matching id to the page query would make a page cost what the tag costs, so the list walks the
+annotation rows in its own keyset order (each tag and star copies its session's
+``started_at`` and ``source``, indexed as ``(tag, store, started_at, session_id)``) a batch at
+a time, and asks the state.db only for that batch's sessions, with the page's other filters.
+A page is the first ``per_page`` found, and its cursor the last row's keys.
 
-Bounded: batches grow from two pages' worth to ``MAX_BATCH`` ids, and a page stops after
-``MAX_WALK`` annotation rows even if it is not full (the other filters dropped most of them);
-its "next" link then carries on from where the walk stopped, and the page says so.
-
-Orders: the copied keys answer the start-time and source sorts.  "Last active" changes while a
-session runs, so it cannot be copied: an annotation filter with that sort shows newest first
-and says so.
+Batches grow to ``MAX_BATCH`` ids, and a page stops after ``MAX_WALK`` annotation rows even if
+not full; its "next" link carries on and the page says so.  "Last active" changes while a
+session runs, so it cannot be copied: that sort shows newest first and says so.
 """
 
 from __future__ import annotations
@@ -42,8 +35,7 @@ MAX_WALK = 5_000
 
 @dataclass
 class Selection:
-    """Which annotations a session must carry: every tag of ``tags``, the user's star,
-    a note."""
+    """Which annotations a session must carry: every tag of ``tags``, the user's star, a note."""
 
     tags: list[Tag] = field(default_factory=list)
     starred_by: object | None = None
@@ -55,10 +47,8 @@ class Selection:
         return bool(self.tags or self.unknown_tags or self.starred_by is not None or self.has_note)
 
     def rows(self) -> QuerySet:
-        """Annotation rows, one per matching session, with ``session_id`` and the sort keys.
-
-        Driven by the first tag's index, else the user's stars, else the anchors with notes;
-        every other condition is an EXISTS on the same target."""
+        """Annotation rows, one per matching session, with ``session_id`` and the sort keys,
+        driven by the first tag, else the stars, else the notes (the rest as EXISTS)."""
         store = current_store()
         if self.unknown_tags:
             return AnnotatedSession.objects.none()
@@ -109,9 +99,8 @@ class Walk:
 
 
 def _batches(selection: Selection, sessions: QuerySet, keyset, values, *, reverse, sizes):
-    """``(annotation rows, their sessions, last batch?)`` a batch at a time, in ``keyset``
-    order (reversed when ``reverse``) strictly after ``values``; ``sizes`` gives each batch's
-    size.  One app-database query and one state.db query (by primary key) per batch."""
+    """``(annotation rows, their sessions, last batch?)`` a batch at a time of ``sizes``, in
+    ``keyset`` order (or reversed) after ``values``: one query in each database per batch."""
     mapped = _mapped(keyset)
     key_fields = [f for f, _ in mapped.keys]
     at = key_fields.index("session_id")
@@ -138,9 +127,8 @@ def _growing(first: int):
 
 
 def walk(selection: Selection, sessions: QuerySet, keyset, values, *, reverse: bool, want: int):
-    """At least ``want`` sessions of ``sessions`` that carry the annotations, in ``keyset``
-    order (reversed when ``reverse``) strictly after ``values``, or all there are, or as many
-    as ``MAX_WALK`` annotation rows give."""
+    """Up to ``want`` annotated sessions in ``keyset`` order (or reversed) after ``values``,
+    as many as ``MAX_WALK`` annotation rows give."""
     found: list = []
     walked = 0
     sizes = _growing(max(1, want * FIRST_BATCH_PAGES))
@@ -202,8 +190,8 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
 
 
 def export_chunks(selection: Selection, sessions: QuerySet, keyset, *, batch: int = MAX_BATCH):
-    """Lists of rows of ``sessions`` (a ``values_list`` queryset) carrying the annotations, in
-    ``keyset`` order: one app-database query and one state.db query per batch of ids."""
+    """Lists of rows of ``sessions`` (``values_list``) carrying the annotations, in ``keyset``
+    order, one query in each database per batch."""
     for _chunk, rows, _last in _batches(
         selection, sessions, keyset, None, reverse=False, sizes=itertools.repeat(batch)
     ):

@@ -1,10 +1,8 @@
 """The annotation columns of session exports (``tags``, ``starred``, ``notes_count``), and a
 session export filtered by annotations.
 
-The columns are added a chunk at a time (one lookup in the app's database per chunk of rows,
-none at all when the store has no annotation), after the export's own row building, so the
-export's hot path is unchanged.  ``starred`` is the downloading user's own star, as on the
-page.
+The columns are added a chunk at a time (one app-database lookup per chunk, none without
+annotations), after the export's own rows; ``starred`` is the downloading user's star.
 """
 
 from __future__ import annotations
@@ -36,8 +34,8 @@ def _annotator(user):
 
 
 def extend_plan(plan, user, selection: Selection | None = None):
-    """``plan`` (a session export plan whose first column is the session id) with the
-    annotation columns; with an active ``selection``, only the sessions carrying it."""
+    """``plan`` (a session export) with the annotation columns, and only the sessions carrying
+    an active ``selection``."""
     annotate = _annotator(user)
     inner = plan.to_rows
 
@@ -52,8 +50,7 @@ def extend_plan(plan, user, selection: Selection | None = None):
 
 class SelectedPlan:
     """A session export plan whose rows come a batch of annotated sessions at a time
-    (:func:`annotations_app.crossdb.export_chunks`) instead of a walk of the whole table;
-    everything else is the wrapped plan's."""
+    (:func:`annotations_app.crossdb.export_chunks`); the rest is the wrapped plan's."""
 
     def __init__(self, plan, selection: Selection) -> None:
         self.plan = plan

@@ -1,10 +1,8 @@
 """The session list's annotation filters and columns, as a mixin of its keyset table view.
 
-``?tag=`` (several: a session must carry all), ``?starred=1`` (the user's own stars) and
-``?has_note=1`` narrow the list; the page is then assembled by :mod:`.crossdb` (a walk of the
-annotation rows in the list's order, a batch of ids at a time), never by loading every
-matching id into the state.db's query.  Every page gets the tag column, the user's stars, the
-note count and, for those who may tag, the selection checkboxes of the bulk-tag form.
+``?tag=`` (all of them), ``?starred=1`` and ``?has_note=1`` narrow the list, whose page is
+assembled by :mod:`.crossdb`, never by passing every matching id to the state.db.  Every page
+gets the tag column, the user's stars, note counts and, for taggers, the bulk-tag checkboxes.
 """
 
 from __future__ import annotations
@@ -95,9 +93,7 @@ class AnnotationFiltersMixin:
 
     def _only_selected(self, qs):
         if self._merged() and self.selection.active and not getattr(self, "_unselected", False):
-            # Over several profiles the pages are merged by the list's own keyset: each
-            # profile's sessions carrying the selection are named by id (a bounded number,
-            # asked once per profile).
+            # Over several profiles: each profile's annotated sessions named by id, once.
             known = self.__dict__.setdefault("_selected_ids", {})
             alias = current_alias()
             if alias not in known:
@@ -118,8 +114,7 @@ class AnnotationFiltersMixin:
     def prepare_rows(self, rows):
         rows = super().prepare_rows(rows)
         if self._merged():
-            # One profile's rows at a time: their keys are noted, and the annotations of every
-            # profile's rows of the page are looked up together for the table.
+            # The annotations of every profile's rows are looked up together.
             keys = self.__dict__.setdefault("_annotation_keys", [])
             store = current_store()
             keys += [(store, row.id) for row in rows]
@@ -177,7 +172,7 @@ class AnnotationFiltersMixin:
 
 class AnnotatedSessionListView(AnnotationFiltersMixin, SessionListView):
     """``/sessions/``: the session list with the team's stars, tags and notes (filters,
-    columns, facets, exports); mounted by the project's URLconf in place of the plain one."""
+    columns, facets, exports)."""
 
 
 session_list = require_GET(AnnotatedSessionListView.as_view())

@@ -1,14 +1,10 @@
 """The team's own layer over Hermes's sessions, in the app's ``default`` database.
 
-Nothing here is ever written to a state.db (the router sends these models to ``default``).
-A session is named by the store it lives in and its id (:class:`AnnotatedSession`), never by a
-foreign key into the state.db: Hermes may prune or rewrite a session, and its annotations must
-then stay listed ("session no longer in the store") rather than vanish.
-
-:class:`AnnotatedSession` is one row per annotated session of a store.  It carries a copy of
-the session's immutable sort keys (``started_at``, ``source``) so that the session list, filtered
-by a tag, can walk the annotated sessions *in the list's own keyset order* in this database and
-ask the state.db only for the ids of one page (see :mod:`annotations_app.crossdb`).
+A session is named by its store and id (:class:`AnnotatedSession`), never by a foreign key into
+the state.db: Hermes may prune a session, and its annotations must then stay listed.  An
+:class:`AnnotatedSession` copies the session's immutable sort keys (``started_at``,
+``source``) so the session list filtered by a tag can walk annotations in the list's own
+keyset order here (:mod:`annotations_app.crossdb`).
 """
 
 from __future__ import annotations
@@ -53,11 +49,9 @@ class Tag(models.Model):
 class AnnotatedSession(models.Model):
     """One session of one store that carries at least one star, tag or note (or did).
 
-    ``started_at`` and ``source`` copy the session's values when it was first annotated: both
-    are written once by Hermes, so they stay true and order these rows like the session list.
-    ``title`` is a copy for the page of annotations whose session has left the store.
-    ``notes_count`` is kept with each note written or removed (the note indicator, the
-    ``has_note`` filter and the exports read it without counting)."""
+    ``started_at`` and ``source`` copy the session's (written once by Hermes, so they stay
+    true) to order these rows like the session list; ``title`` serves sessions that left the
+    store; ``notes_count`` is kept as notes are written or removed, so nothing counts them."""
 
     store = models.CharField(max_length=500)
     session_id = models.CharField(max_length=200)
@@ -83,10 +77,8 @@ class AnnotatedSession(models.Model):
 
 
 class SortKeys(models.Model):
-    """The target's store, id and sort keys, copied onto a tag or star so that a list filtered
-    by it walks one index in the list's order (``(tag, store, started_at, session_id)``)
-    instead of joining and sorting every match.  The copies never drift: the target's keys
-    are written once."""
+    """The target's store, id and sort keys, copied onto a tag or star so a list filtered by it
+    walks one index in the list's order instead of sorting every match."""
 
     store = models.CharField(max_length=500)
     session_id = models.CharField(max_length=200)

@@ -1,9 +1,8 @@
 """The annotations of a page of sessions and the tag facet, read with the ORM.
 
-A list page shows, for its rows, the tags, the user's star and the note count, and beside them
-every tag with the number of sessions of the listed profiles it is on: the annotated rows with
-their tags (one prefetch) and the user's star (an ``Exists``), and the tags with a filtered
-count.  :func:`hit_tags`: the tags of a search page's hits.
+For the page's rows: tags (one prefetch), the user's star (an ``Exists``) and note counts; and
+every tag with how many sessions of the listed profiles carry it.  :func:`hit_tags`: the tags
+of a search page's hits.
 """
 
 from __future__ import annotations
@@ -49,9 +48,8 @@ def _chip(tag: Tag) -> TagChip:
 def read(
     keys: Iterable[Key] | None, user, facet_stores: list[str] | None
 ) -> tuple[dict[Key, RowAnnotations], list[tuple[Tag, int]]]:
-    """``({(store key, session id): RowAnnotations} of the annotated ones among keys,
-    [(tag, sessions of facet_stores it is on)] ordered by name)``; ``keys`` None: no rows
-    asked, ``facet_stores`` None: no facet asked."""
+    """``({(store key, session id): RowAnnotations}, [(tag, sessions of facet_stores)])``;
+    None ``keys`` or ``facet_stores`` asks for no rows or no facet."""
     by_store: dict[str, list[str]] = defaultdict(list)
     for store, sid in keys or ():
         by_store[store].append(sid)
@@ -86,8 +84,7 @@ def read(
 
 
 def hit_tags(store: str, session_ids: list[str]) -> dict[str, list[TagChip]]:
-    """``{session id: [TagChip, …] ordered by name}`` of the sessions of ``store`` among
-    ``session_ids`` (the hits of a search page) that carry tags."""
+    """``{session id: [TagChip, …]}`` of the tagged sessions of ``store`` in ``session_ids``."""
     out: dict[str, list[TagChip]] = defaultdict(list)
     tagged = (
         SessionTag.objects.filter(store=store, session_id__in=session_ids)

@@ -1,8 +1,6 @@
-"""Who may do what with annotations (on top of ``accounts_app.roles``).
-
-Every signed-in user sees every session's metadata, so every role reads tags and notes and
-keeps personal stars; analysts also tag sessions and write notes; staff manage the tag
-vocabulary and may remove anyone's note.  A note is edited by its author only.
+"""Who may do what with annotations (on top of ``accounts_app.roles``): every role reads tags and
+notes and keeps personal stars; analysts also tag and write notes; staff manage the tag
+vocabulary and may remove any note.  A note is edited by its author only.
 """
 
 from __future__ import annotations

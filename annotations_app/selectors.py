@@ -17,26 +17,23 @@ NONE = RowAnnotations()
 
 
 def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
-    """``{session id: RowAnnotations}`` for the annotated ones among ``session_ids``.
-
-    One statement at most (none when the session read found no annotated session)."""
+    """``{session id: RowAnnotations}`` for the annotated ones among ``session_ids``."""
     store = current_store()
     found = for_keys([(store, sid) for sid in session_ids], user)
     return {sid: row for (_store, sid), row in found.items()}
 
 
 def for_keys(keys: Iterable[tuple[str, str]], user) -> dict[tuple[str, str], RowAnnotations]:
-    """``{(store key, session id): RowAnnotations}`` for the annotated ones among ``keys``:
-    the rows of a page over several profiles in one statement, as one profile's
-    (none when the session read found no annotated session at all)."""
+    """``{(store key, session id): RowAnnotations}`` for the annotated ones among ``keys`` (a
+    page over several profiles), in one statement."""
     return page_annotations(keys, user, None)[0]
 
 
 def page_annotations(
     keys: Iterable[tuple[str, str]], user, facet_stores: list[str] | None
 ) -> tuple[dict[tuple[str, str], RowAnnotations], list[tuple[Tag, int]] | None]:
-    """The annotations of a page's rows (:func:`for_keys`) and, with ``facet_stores``, the tag
-    facet of those stores (:func:`tag_facets`; else None), in one statement at most."""
+    """The annotations of a page's rows and, with ``facet_stores``, their tag facet, in one
+    statement at most."""
     rows, facets = page_read.read(keys, user, facet_stores)
     return rows, (facets if facet_stores is not None else None)
 
@@ -70,9 +67,8 @@ def all_tags() -> list[Tag]:
 
 
 def tag_facets(store_keys: list[str] | None = None, user=None) -> list[tuple[Tag, int]]:
-    """Every tag with the number of sessions of the current store (or of the stores of
-    ``store_keys``: a list over several profiles) it is on, ordered by name; no query when the
-    session of ``user`` was read with the news that there is no tag."""
+    """Every tag by name, with how many sessions of the current store (or of ``store_keys``)
+    it is on; no query when the user's session says there is no tag."""
     return page_annotations((), user, store_keys or [current_store()])[1]
 
 
@@ -103,8 +99,7 @@ class SavedViewLink:
 
 
 def tags_by_session(session_ids: Iterable[str], user=None) -> dict[str, list[TagChip]]:
-    """Tags only (search hits): one statement (:func:`page_read.hit_tags`); none when the
-    search page has no hit."""
+    """Tags only (search hits), in one statement (:func:`page_read.hit_tags`)."""
     ids = list(set(session_ids))
     if not ids:
         return defaultdict(list)

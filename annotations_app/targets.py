@@ -1,10 +1,8 @@
 """Which store a session belongs to, and the row that anchors its annotations.
 
-Annotations name a session by ``(store, session id)``.  With one store served, the store is the
-name the explorer reads it under (:func:`hermes_explorer.store.name`), so a store that is closed
-and opened again — or replaced by a repaired copy at the same place — finds its annotations
-again.  With several (:mod:`hermes_explorer.stores`), it is the profile's name: two profiles
-never share annotations, whichever file each reads.
+Annotations name a session by ``(store, session id)``: with one store served, the name the
+explorer reads it under (a repaired copy at the same place finds them again); with several,
+the profile's name (two profiles never share annotations).
 """
 
 from __future__ import annotations
@@ -20,8 +18,8 @@ TITLE_CHARS = 300
 
 
 def current_store() -> str:
-    """The key of the store read now: its profile name when several stores are served (a
-    profile keeps its annotations when its file moves), else the file's name as always."""
+    """The key of the store read now: its profile name when several are served (annotations
+    follow a moved file), else the file's name."""
     if stores.multi():
         current = stores.current()
         if current is not None:
@@ -52,10 +50,8 @@ def sessions_in_store(session_ids: Iterable[str]) -> set[str]:
 
 
 def targets_for(session_ids: Iterable[str]) -> dict[str, AnnotatedSession]:
-    """The anchors of these sessions, made for those that have none yet.
-
-    Only sessions the state.db has can be annotated: a session id that is not there (a typo,
-    a forged form) gets no anchor and is left out of the answer."""
+    """The anchors of these sessions, made for those that have none yet; an id the state.db
+    lacks (a typo, a forged form) gets none."""
     wanted = list(dict.fromkeys(session_ids))
     key = current_store()
     existing = {

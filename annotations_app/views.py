@@ -1,9 +1,8 @@
-"""Pages and form posts of the annotations: stars, tags, notes, the tag vocabulary, saved
-views and the annotations whose session has left the store.
+"""Pages and form posts of the annotations: stars, tags, notes, the tag vocabulary, saved views
+and annotations whose session has left the store.
 
-Every change is a POST with a CSRF token, answered with a redirect (the forms work without
-JavaScript); the role is checked here (:mod:`.permissions`) and every change is audited
-(:mod:`.services`).
+Every change is a CSRF-checked POST answered with a redirect (no JavaScript needed), allowed
+by :mod:`.permissions` and audited by :mod:`.services`.
 """
 
 from __future__ import annotations
@@ -77,8 +76,7 @@ def add_tag(request, session_id: str):
 
 @require_POST
 def add_new_tag(request, session_id: str):
-    """Staff make a tag while tagging: the name given (the vocabulary page keeps colours and
-    descriptions), or the tag of that name when it exists already."""
+    """The tag of that name, made when staff tag with a new name."""
     if not permissions.can_manage_tags(request.user):
         return forbidden(request, permissions.MANAGE_TAGS)
     target = _target_or_404(session_id)
@@ -237,8 +235,7 @@ def tag_delete(request, tag_id: int):
 def view_list(request):
     if request.method == "POST":
         data = request.POST.copy()
-        # The one-step form on a page ("Save this view as…") names the view only: the page is
-        # the one it was sent from (the page itself never echoes its own query string).
+        # The one-step form names the view only: the page is the one it was sent from.
         from_page = "url" not in data
         if from_page:
             data["url"] = _referring_view(request)
@@ -262,8 +259,7 @@ def view_list(request):
 
 
 def _referring_view(request) -> str:
-    """The path and query of the page that linked here ("Save this view…"), when it is a
-    page of this site that can be saved; else ``?url=``, else nothing."""
+    """The path and query of the saveable page of this site that linked here, else ``?url=``."""
     wanted = request.GET.get("url", "")
     if not wanted:
         referer = urlsplit(request.META.get("HTTP_REFERER", ""))
@@ -285,10 +281,8 @@ def view_delete(request, view_id: int):
 # Annotations whose session has left the store -------------------------------------------------
 @require_GET
 def orphans(request):
-    """Annotated sessions of this store that the state.db no longer has, with what they carry.
-
-    Anchors are checked against the state.db ``ORPHAN_CHECK_LIMIT`` at a time (ids, by primary
-    key), newest annotation first; ``?after=`` goes on from the last one checked."""
+    """Annotated sessions the state.db no longer has, checked ``ORPHAN_CHECK_LIMIT`` at a time,
+    newest first; ``?after=`` goes on from the last one checked."""
     anchors = AnnotatedSession.objects.filter(store=targets.current_store()).order_by("-pk")
     after = request.GET.get("after", "")
     if after.isdigit():

@@ -1,9 +1,7 @@
 """Named queries that ship with the console, and lookup of the ones staff saved.
 
-The first four are the "useful queries" of the team's old Datasette runbook, the fifth is the
-example its doc gave for ``/state?sql=``; each has a stable slug so that a link such as
-``/sql/?query=sessions-with-cost`` keeps working.  The keyword search takes a ``:keyword``
-parameter instead of the runbook's hand-edited ``'%keyword%'``.
+The team's old Datasette runbook's queries, each with a stable slug so links such as
+``/sql/?query=sessions-with-cost`` keep working (the keyword search takes ``:keyword``).
 """
 
 from __future__ import annotations

@@ -1,27 +1,21 @@
 """The process one console statement runs in: ``python -m console_app.child``.
 
-``isolation.py`` starts it for each statement, writes the request as JSON to its stdin and
-reads the answer from its stdout as frames (a 4-byte big-endian length, then a JSON object):
+``isolation.py`` writes the request as JSON to its stdin and reads frames from its stdout (a
+4-byte big-endian length, then a JSON object): ``{"columns": [...]}``, any number of
+``{"rows": [[...], ...]}``, then one of ``end`` (``truncated``: false, "rows" or "bytes";
+``row_cap``), ``too_large``, ``failed`` or ``unavailable``.
 
-``{"columns": [...]}``, then ``{"rows": [[...], ...]}`` any number of times, then one of
-``{"end": {"truncated": false | "rows" | "bytes", "row_cap": n}}``, ``{"too_large": {"limit", "row"}}``,
-``{"failed": {"text", "refusal", "programming"}}`` or ``{"unavailable": text}``.
+The process first limits its address space, CPU time, file size (SQLite's temporary files)
+and priority.  The web process kills it at the deadline anyway; the progress handler stops it
+earlier when it can, so that the answer says "out of time" rather than nothing.
 
-Before anything else the process limits itself: its address space (``RLIMIT_AS``), its CPU
-time (a backstop if the web process could not kill it), the size of any file it writes
-(SQLite's temporary files) and its scheduling priority.  The web process kills it at the
-deadline in any case; this side stops itself earlier when it can (the progress handler), so
-that the answer says "out of time" rather than nothing.
+Rows are measured as fetched: a result stops at ``max_rows`` rows (fewer past ``max_cells``
+cells) and at ``max_bytes``, with ``too_large`` (the page) or as a cut result (a download);
+one row over ``max_row_bytes`` is ``too_large`` in both.  For the page, text is cut to what
+it can show plus a margin (so redaction still sees a whole secret at the cut), and a blob is
+sent as its size.
 
-Rows are measured as they are fetched, before they are sent: a result stops at ``max_rows``
-rows (fewer when ``max_cells`` cells would be exceeded), and at ``max_bytes`` (text and blob lengths, or the encoded row if larger) either with
-``too_large`` (the page) or as a cut result (a download); one encoded row larger than
-``max_row_bytes`` is ``too_large`` in both.  For the page, text is cut to what
-the page can show (plus a margin, so that redaction still sees a whole secret at the cut) and
-a blob is sent as its size only.
-
-Only the standard library and ``readonly.py`` are imported: this starts in a few tens of
-milliseconds.
+Only the standard library and ``readonly.py`` are imported, so it starts in tens of ms.
 """
 
 from __future__ import annotations
@@ -124,8 +118,7 @@ def _send_rows(cursor, request: dict, out: Frames) -> None:
     sent = total = 0
     batch: list[str] = []
     batch_bytes = 0
-    # One row at a time: each is measured before the next is fetched (fetchmany would hold
-    # a whole batch of huge rows first).
+    # One row at a time, measured before the next is fetched.
     for row in cursor:
         if sent >= max_rows:
             _flush(out, batch)

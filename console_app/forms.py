@@ -19,8 +19,7 @@ MAX_PARAMETER_CHARS = 10_000
 
 
 class ConsoleForm(forms.Form):
-    """The SQL, plus one text field per ``:name`` found in it (values are bound, never
-    pasted into the SQL)."""
+    """The SQL, plus one text field per ``:name`` found in it (bound, never pasted)."""
 
     sql = forms.CharField(
         label="SQL",

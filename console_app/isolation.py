@@ -1,23 +1,18 @@
 """Run one console statement in a process of its own, under limits that cannot be talked past.
 
-SQLite's progress handler stops a statement between two steps of its virtual machine, not
-inside one SQL function call: a ``LIKE`` or an ``instr`` over a huge ``printf`` string runs for
-minutes, and rows of ``zeroblob``\\s fill a worker's memory.  So each statement runs in a fresh
-child process (``child.py``), and the web process only waits for it:
+SQLite's progress handler cannot stop a statement inside one function call (a ``LIKE`` over a
+huge ``printf`` string runs for minutes), and rows of ``zeroblob``\\s fill memory.  So each
+statement runs in a fresh child process (``child.py``):
 
-* **time**: the child stops itself at the deadline when it can (progress handler: a clean "ran
-  out of time" answer); the web process kills it :data:`KILL_GRACE` seconds later whatever it
-  is doing, so no console request answers later than deadline + 1 s;
-* **memory**: the child caps its own address space (``HERMES_SQL_MEMORY_MB``) and SQLite's
-  heap, a value and a ``LIKE`` pattern (``readonly.py``); rows are measured in the child, one by
-  one, before they are sent, so the web process never receives more than the result cap, and
-  for the page only what the page can show (cut text, blob sizes);
+* **time**: the child stops itself at the deadline when it can; the web process kills it
+  :data:`KILL_GRACE` seconds later whatever it is doing;
+* **memory**: the child caps its address space (``HERMES_SQL_MEMORY_MB``) and SQLite's limits,
+  and measures rows before sending them, so the web process never receives more than the cap;
 * **workers**: at most ``HERMES_SQL_CONCURRENCY`` statements run at once on this host (a lock
-  file per slot in the data directory, released by the kernel if a worker dies); one more is
-  told right away that the console is busy, rather than holding a worker thread in a queue;
-* **downloads**: the child's rows are spooled to an anonymous temporary file under the same
-  deadline, then the download is encoded from that file, so the statement, its process and
-  its slot are done before the first byte goes out and a slow client holds none of them.
+  file per slot, released by the kernel if a worker dies); one more is told the console is
+  busy rather than queued;
+* **downloads**: rows are spooled to a temporary file under the same deadline, so the
+  statement, its process and its slot are done before the first byte goes out.
 """
 
 from __future__ import annotations
@@ -55,12 +50,11 @@ from .readonly import (
 
 # Seconds between the child's own deadline and the kill.
 KILL_GRACE = 0.25
-# A single row of a download may not hold more than this: it is decoded, redacted and encoded
-# whole in the web process, which holds several copies of it meanwhile (measured: about eight
-# for CSV with redaction).  The page never meets it: its cells are cut in the child.
+# A single row of a download may not hold more than this: the web process holds about eight
+# copies of it while it is decoded, redacted and encoded (the page's cells are cut earlier).
 MAX_ROW_BYTES = 4 * 1024 * 1024
-# Characters of a text cell kept beyond what the page shows, so that the redaction of what is
-# shown sees any secret that starts there whole (private keys are a few kilobytes).
+# Characters of a text cell kept beyond what the page shows, so redaction sees a secret
+# starting there whole (private keys are a few kilobytes).
 REDACTION_MARGIN = 16 * 1024
 # A frame larger than this is not from our child: stop reading.
 MAX_FRAME_BYTES = MAX_VALUE_BYTES + 1024 * 1024
@@ -71,8 +65,8 @@ _ROWS_FRAME = b'{"rows":'
 
 @dataclass(frozen=True)
 class Limits:
-    """What one statement may use. ``cell_chars`` set: rows for the page (text cut, blobs as
-    sizes, too large is an error); None: rows for a download (too large cuts the result)."""
+    """What one statement may use: ``cell_chars`` for the page (text cut, blobs as sizes),
+    None for a download."""
 
     timeout: float
     max_rows: int

@@ -1,26 +1,19 @@
 """The read-only fence around one SQL statement typed by a person on the state.db.
 
-The console does not go through Django's ``hermes`` connection: each statement gets its own
-raw ``sqlite3`` connection, in a process of its own (``isolation.py`` starts it, ``child.py``
-runs it), so that what a person types can be fenced in more tightly than the app's own
-queries need:
+Each statement gets its own raw ``sqlite3`` connection in a process of its own
+(``isolation.py`` starts it, ``child.py`` runs it), fenced in more tightly than the app's own
+queries:
 
-1. the file is opened ``file:…?mode=ro`` (the same URI the backend uses) and
-   ``PRAGMA query_only=1`` is set: SQLite itself refuses to write;
-2. an authorizer (``Connection.set_authorizer``) allows reads only: ``SELECT``, column reads,
-   functions other than a short deny list, recursive CTEs and a few introspection pragmas.
-   Everything else (writes, DDL, ``ATTACH``, transactions, ``VACUUM``, other pragmas) is
-   refused while the statement is *prepared*, before it runs;
-3. SQLite's own limits: no attached database, a string or blob of at most
-   :data:`MAX_VALUE_BYTES`, a ``LIKE``/``GLOB`` pattern of at most
-   :data:`MAX_LIKE_PATTERN_CHARS`, and a heap limit, so one value cannot eat the memory;
-4. a deadline (an SQLite progress handler) covers ``execute`` and every fetch.
+1. the file is opened ``mode=ro`` and ``PRAGMA query_only=1`` is set;
+2. an authorizer allows reads only (``SELECT``, column reads, functions but a short deny
+   list, recursive CTEs, a few introspection pragmas); writes, DDL, ``ATTACH``, transactions
+   and other pragmas are refused when the statement is *prepared*;
+3. SQLite's limits: no attached database, :data:`MAX_VALUE_BYTES` per value,
+   :data:`MAX_LIKE_PATTERN_CHARS` per pattern, and a heap limit;
+4. a deadline (a progress handler) covers ``execute`` and every fetch.
 
-Only the first statement is run (``sqlite3`` refuses a string with two), and named parameters
-(``:name``) are bound, never pasted into the SQL.
-
-This module imports no Django at load time: the child process imports it and must start fast.
-Turning SQLite's errors into sentences (:func:`translate`) happens in the web process.
+Only the first statement runs, and named parameters are bound, never pasted.  No Django is
+imported at load time, so the child starts fast; :func:`translate` runs in the web process.
 """
 
 from __future__ import annotations
@@ -47,8 +40,7 @@ CJK_EXPLANATION = (
 SAFE_PRAGMAS = frozenset(
     {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list"}
 )
-# NOTE: FTS5 runs "PRAGMA main.data_version" itself while a MATCH is prepared; it only reads
-# a counter, so it is allowed too (refusing it would break every full-text query).
+# FTS5 reads "PRAGMA main.data_version" while a MATCH is prepared: allowed.
 INTERNAL_PRAGMAS = frozenset({"data_version"})
 DENIED_FUNCTIONS = frozenset(
     {
@@ -59,9 +51,8 @@ DENIED_FUNCTIONS = frozenset(
         "edit",
     }
 )
-# SQLite reports these as "updates" of the schema table while it declares a virtual table's
-# columns (FTS5 tables, table-valued pragmas) for a SELECT; no statement can really write
-# the schema table (SQLite forbids it without writable_schema, a pragma refused here).
+# SQLite reports these as "updates" of the schema table while declaring a virtual table's
+# columns for a SELECT; nothing can write it without writable_schema, refused here.
 SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_temp_master", "sqlite_schema"})
 
 ACTION_NAMES = {
@@ -143,11 +134,8 @@ def _megabytes(size: int) -> str:
 
 
 class ReadOnlyAuthorizer:
-    """The SQLite authorizer callback: says yes to reads and no to everything else.
-
-    It remembers why it refused, so the page can say "ATTACH is not allowed" rather than
-    SQLite's bare "not authorized".
-    """
+    """The SQLite authorizer callback: yes to reads, no to everything else, remembering why
+    (so the page can say "ATTACH is not allowed" rather than "not authorized")."""
 
     def __init__(self) -> None:
         self.refusal: str | None = None
@@ -273,9 +261,8 @@ def check_statement(sql: str) -> None:
 def open_readonly(
     path: str, *, busy_timeout: float, heap_limit: int = 0
 ) -> tuple[sqlite3.Connection, ReadOnlyAuthorizer]:
-    """A fresh raw connection on ``path``: mode=ro, query_only, limits, and the authorizer.
-
-    Raises ``sqlite3.Error`` when the file cannot be opened (see :func:`unavailable`)."""
+    """A fresh raw connection on ``path``: mode=ro, query_only, limits, and the authorizer
+    (``sqlite3.Error`` when the file cannot be opened)."""
     conn = sqlite3.connect(
         readonly_uri(path),
         uri=True,
@@ -323,8 +310,7 @@ def translate(
         return ConsoleOutOfMemory()
     if refusal is not None and ("authoriz" in text or "prohibited" in text):
         if keyword in WRITE_KEYWORDS and not refusal.startswith(("PRAGMA", "The ")):
-            # SQLite reports DROP as a DELETE from the schema, CREATE VIEW as an INSERT…:
-            # name the statement the person typed.
+            # SQLite reports DROP as a DELETE from the schema…: name what the person typed.
             return ConsoleDenied(f"{keyword} is not allowed: the console only reads the state.db.")
         return ConsoleDenied(refusal)
     if "no such tokenizer" in text or CJK_TABLE in text:

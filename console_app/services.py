@@ -23,8 +23,7 @@ from .readonly import ConsoleBusy, ConsoleError, ConsoleUnavailable
 
 # Characters of one cell shown in the HTML table; exports carry the whole value.
 CELL_CHARS = 2_000
-# Cells of one page (a wide result shows fewer rows): each costs the web process a few hundred
-# bytes and its share of rendering.
+# Cells of one page (a wide result shows fewer rows).
 MAX_CELLS = 50_000
 EXPORT_FORMATS = ("csv", "json", "jsonl")
 
@@ -51,8 +50,8 @@ JOURNAL_NOTE = (
 
 
 def statement_limits(timeout: float, **limits) -> isolation.Limits:
-    """Limits for one statement that cannot be cut into chunks: ``timeout`` at most, and no
-    longer than a rollback-journal file lets a reader keep Hermes waiting."""
+    """Limits for one statement that cannot be cut into chunks (``timeout``, shorter on a
+    rollback-journal file)."""
     budget = store.uncut_statement_budget(timeout)
     note = JOURNAL_NOTE if budget < timeout else ""
     return isolation.Limits(timeout=budget, timeout_note=note, **limits)
@@ -101,10 +100,8 @@ def export_response(
     spreadsheet: bool = False,
     raw: bool = False,
 ):
-    """The result of ``sql`` as a download (audited); raises ConsoleError when it cannot run.
-
-    CSV cells that a spreadsheet would run as formulas are defused unless ``raw``;
-    ``spreadsheet`` adds the BOM spreadsheets want."""
+    """The result of ``sql`` as a download (audited; formulas defused unless ``raw``);
+    raises ConsoleError when it cannot run."""
     try:
         spooled = isolation.spool(sql, params, path=store.name(), limits=export_limits())
     finally:
@@ -125,8 +122,7 @@ def export_response(
 
 
 def error_status(exc: ConsoleError) -> int:
-    """503 when the state.db cannot be read or the console is busy, 400 for anything about the
-    statement itself."""
+    """503 when the state.db cannot be read or the console is busy, else 400."""
     return 503 if isinstance(exc, ConsoleUnavailable | ConsoleBusy) else 400
 
 
@@ -136,8 +132,7 @@ def record_run(request, sql: str, params: dict[str, str]) -> None:
 
 
 # Cells ----------------------------------------------------------------------------------------
-# What the child sends for the page (see child.py): None, numbers, text, {"cut": text, "length":
-# n} for text longer than the page shows, {"blob": n} for a blob.
+# What the child sends for the page: None, numbers, text, {"cut": text, "length": n}, {"blob": n}.
 def display_rows(rows: list[list]) -> list[list[dict]]:
     return [[display_cell(v) for v in row] for row in rows]
 

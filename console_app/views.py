@@ -1,12 +1,9 @@
 """The SQL console (staff only; the role middleware enforces it for every ``sql:*`` URL).
 
-``/sql/?sql=…&name=value`` and ``/sql/?query=<slug>`` (a canned or saved query) fill in the
-form, so a query is still a link people can share (Datasette's ``/state?sql=`` lands here) —
-but a GET never runs anything: a crafted link cannot run a statement under a staff member's
-name.  The statement runs on a POST of the form (CSRF-protected), which shows the rows, or with
-``_export=csv|json|jsonl`` downloads them (``_bom=1``: CSV for spreadsheets; ``_raw=1``: CSV
-cells as stored, formulas included).  Saving and deleting are POSTs too.  Running,
-auditing and exporting live in ``services.py``; these views parse the request and render.
+``/sql/?sql=…&name=value`` and ``/sql/?query=<slug>`` fill in the form, so a query is a link
+people can share, but a GET never runs anything.  A POST of the form (CSRF-protected) runs it
+and shows the rows, or with ``_export=`` downloads them; saving and deleting are POSTs too.
+Running, auditing and exporting live in ``services.py``.
 """
 
 from __future__ import annotations
@@ -98,8 +95,8 @@ def delete(request, slug: str):
 
 # Request parsing and rendering -----------------------------------------------------------------
 def _named_query_and_sql(request, data):
-    """The canned or saved query named by ``?query=`` (a note when unknown), and the SQL to
-    show: the request's own ``sql`` first, else the named query's."""
+    """The query named by ``?query=`` (a note when unknown), and the SQL to show: ``sql``
+    first, else the named query's."""
     named = None
     slug = data.get("query", "").strip()
     if slug:
@@ -131,8 +128,7 @@ def _export_format(data) -> str | None:
 
 
 def _replay(form, named) -> list[tuple[str, str]]:
-    """The fields that run this statement again: the download buttons post them, and as a
-    query string they make the link that fills in the form."""
+    """The fields that run this statement again (download buttons, the shareable link)."""
     fields = [("sql", form.cleaned_data["sql"])]
     fields += list(form.parameters().items())
     if named is not None:

@@ -1,9 +1,8 @@
 """How many of one kind of costly work run at once on this host, across every worker.
 
-Each slot is a lock file in the data directory held with ``flock`` for the duration of the
-work; a request that finds every slot taken is answered "busy" at once instead of queueing
-behind the others (which would hold a worker thread each, and so the pages of everyone else).
-The operating system releases a slot whose process died.
+Each slot is a lock file in the data directory held with ``flock``; a request that finds every
+slot taken is answered "busy" at once rather than queue (holding a worker thread).  The
+operating system releases a slot whose process died.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """HTTP behaviour every page shares, whichever view answers.
 
-* :class:`HeadAsGetMiddleware`: ``HEAD`` answers exactly as ``GET`` would, without the body.
-  Django's ``require_GET`` refuses ``HEAD`` with a 405, which breaks link checkers and uptime
-  monitors; rather than relying on every view saying ``require_safe``, a ``HEAD`` is served as
-  a ``GET`` here and the body dropped (the headers, ``Content-Length`` included, stay those of
-  the ``GET``).
-* :class:`AllowedMethodsMiddleware`: only ``GET``, ``HEAD``, ``POST`` and ``OPTIONS`` are
-  answered; anything else is a 405.
-* :class:`NoStoreMiddleware`: ``Cache-Control: private, no-store`` on every response the app
-  makes (static files are served before it): pages and downloads show conversation data that
-  must not stay in a browser's or a proxy's cache after sign-out.
+* :class:`HeadAsGetMiddleware`: ``HEAD`` is served as ``GET`` with the body dropped (its
+  headers kept): ``require_GET`` would answer 405, which breaks link checkers and monitors.
+* :class:`AllowedMethodsMiddleware`: anything but ``GET``, ``HEAD``, ``POST`` and
+  ``OPTIONS`` is a 405.
+* :class:`NoStoreMiddleware`: ``Cache-Control: private, no-store`` on every response (static
+  files aside): conversation data must not stay in a cache after sign-out.
 """
 
 from __future__ import annotations
@@ -21,8 +17,7 @@ ALLOWED_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
 
 
 class AllowedMethodsMiddleware:
-    """405 for any method but GET, HEAD, POST and OPTIONS (``TRACE``, ``PUT``…), before any
-    view or middleware reads the request."""
+    """405 for any method but GET, HEAD, POST and OPTIONS, before anything reads the request."""
 
     def __init__(self, get_response):
         self.get_response = get_response

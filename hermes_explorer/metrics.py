@@ -1,20 +1,15 @@
-"""``/metrics``: Prometheus's text format, with prometheus-client (the Prometheus project's own
-Python client: the counters, histograms and the multi-process mode gunicorn's workers need;
-django-prometheus would wrap the database backends, and the state.db's is the explorer's own).
+"""``/metrics``: Prometheus's text format, with prometheus-client (its multi-process mode serves
+gunicorn's workers; django-prometheus would wrap database backends, and the state.db's is our
+own).
 
-* ``hermes_explorer_requests_total{view,method,status}`` and
-  ``hermes_explorer_request_seconds{view}`` (:class:`MetricsMiddleware`);
-* ``hermes_explorer_db_queries_total{alias}`` and ``hermes_explorer_db_query_seconds_total``
-  (every statement, by alias: ``app`` for the app's database, each store's for the state.dbs);
-* ``hermes_explorer_export_bytes_total{kind}`` (streamed downloads);
-* ``hermes_explorer_console_runs_total{outcome}`` (the SQL console: ``ran`` or ``refused``);
-* ``hermes_explorer_store_readable{profile}``, ``…_store_size_bytes{profile}`` and
-  ``…_store_journal_mode{profile,mode}``, read at scrape time.
+Requests by view, method and status and their duration (:class:`MetricsMiddleware`); queries
+and their time by alias; exported bytes by kind; console runs by outcome; and, at scrape time,
+each store's readability, size and journal mode.
 
-Not public: the page answers staff (signed in, or a staff member's API token in an
-``Authorization: Bearer`` header, for a Prometheus on another host), and a scraper on the
-loopback address reaching the server directly (no ``X-Forwarded-For``); anyone else gets a 403. Under gunicorn the workers share
-their figures through ``PROMETHEUS_MULTIPROC_DIR`` (set by ``deploy/gunicorn.conf.py``).
+Not public: it answers staff (signed in, or a staff API token as ``Authorization: Bearer``)
+and a scraper on the loopback address reaching the server directly (no
+``X-Forwarded-For``); anyone else gets a 403.  Workers share their figures through
+``PROMETHEUS_MULTIPROC_DIR`` (set by ``deploy/gunicorn.conf.py``).
 """
 
 from __future__ import annotations

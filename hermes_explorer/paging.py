@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 
 class BadCursor(ValueError):
-    """A ``?cursor=`` this app did not make, or made for another sort: the message says so and
-    the list shows its first page."""
+    """A ``?cursor=`` this app did not make, or made for another sort (the list shows its first
+    page and says so)."""
 
 
 @dataclass

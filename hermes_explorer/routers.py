@@ -26,8 +26,7 @@ def in_state_db(model) -> bool:
 class HermesRouter:
     def db_for_read(self, model, **hints):
         if in_state_db(model):
-            # A row loaded earlier reloads (a deferred field) from the store it came from;
-            # anything else reads the store the running code reads.
+            # A row reloads (a deferred field) from its own store; anything else, the current.
             instance = hints.get("instance")
             if instance is not None and instance._state.db:
                 return instance._state.db

@@ -1,19 +1,15 @@
 """Sign-in hardening pieces that the settings point at.
 
-* :func:`client_ip`: the address a request came from, for the login throttle (django-axes)
-  and the audit log.  Behind the documented Caddy proxy (``DJANGO_BEHIND_TLS_PROXY=1``), for a
-  request whose socket comes from the proxy (``HERMES_TRUSTED_PROXIES``), it is the right-most
-  ``X-Forwarded-For`` entry, the one Caddy itself appended; anything to its left was sent by
-  the client and could be forged.  Otherwise it is the socket's address: a client that reaches
-  gunicorn directly cannot rotate the header to dodge a lockout.  A local process at the
-  proxy's own address can: for requests from the proxy the user name's failures from every
-  address also count, against ``HERMES_LOGIN_USER_FAILURE_LIMIT``.
-* :class:`LoginThrottleBackend`: django-axes' standalone backend, minus its refusal to run
-  without a request (the test client's ``login()``, ``authenticate()`` in a shell): there is
-  no address to throttle there, so it stands aside.
-* :class:`ProxyUserMiddleware` / :class:`ProxyUserBackend`: optional trust of a user name set by
-  the reverse proxy (``HERMES_REMOTE_USER_HEADER``, off by default), for teams whose Caddy
-  already signs people in (forward_auth, SSO).
+* :func:`client_ip`: the address for the login throttle (django-axes) and the audit log.
+  Behind the Caddy proxy (``DJANGO_BEHIND_TLS_PROXY=1``), for a request from the proxy
+  (``HERMES_TRUSTED_PROXIES``), the right-most ``X-Forwarded-For`` entry, the one Caddy
+  appended (anything left of it could be forged); otherwise the socket's address.  A local
+  process at the proxy's address could still rotate the header, so from there the user name's
+  failures from every address also count (``HERMES_LOGIN_USER_FAILURE_LIMIT``).
+* :class:`LoginThrottleBackend`: django-axes' backend, standing aside when there is no
+  request (``login()`` in tests, ``authenticate()`` in a shell).
+* :class:`ProxyUserMiddleware` / :class:`ProxyUserBackend`: optional trust of a user name
+  set by the proxy (``HERMES_REMOTE_USER_HEADER``, off by default).
 """
 
 from __future__ import annotations
@@ -81,13 +77,9 @@ class LoginThrottleBackend(AxesStandaloneBackend):
 
 
 def _too_many_for_user(request, username: str) -> bool:
-    """Behind the proxy, the failures of one user name from every forwarded address together.
-
-    The lockout counts a user name and an address; the address of a request from the proxy is
-    the forwarded one, which any local process at the proxy's address can set as it likes.
-    So those requests also count the user name's failures across addresses, against a larger
-    limit (``HERMES_LOGIN_USER_FAILURE_LIMIT``): rotating the header buys a few more tries,
-    never an endless run."""
+    """Behind the proxy, the failures of one user name from every forwarded address together,
+    against ``HERMES_LOGIN_USER_FAILURE_LIMIT``: a local process rotating the forwarded
+    address buys a few more tries, never an endless run."""
     if not settings.HERMES_TRUST_FORWARDED_FOR:
         return False
     peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
@@ -110,11 +102,8 @@ def remote_user_meta_key(header: str) -> str:
 
 
 class ProxyUserMiddleware(PersistentRemoteUserMiddleware):
-    """Sign in the user the proxy names in ``HERMES_REMOTE_USER_HEADER``.
-
-    Persistent: a request without the header keeps the session it has (a Django sign-in still
-    works). Only safe when the proxy always overwrites the header: see deploy/Caddyfile.
-    """
+    """Sign in the user the proxy names in ``HERMES_REMOTE_USER_HEADER`` (persistent: a
+    request without it keeps its session).  Safe only when the proxy always overwrites it."""
 
     def __init__(self, get_response):
         super().__init__(get_response)

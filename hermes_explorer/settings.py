@@ -48,12 +48,8 @@ CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
 # The app's own small database (users, groups, Django sessions) lives in the data directory.
 DATA_DIR = Path(os.environ.get("HERMES_EXPLORER_DATA_DIR", BASE_DIR / "var"))
 
-# Which Hermes stores are served (see hermes_explorer/stores.py):
-# - HERMES_STORES="name=/path/a.db,other=/path/b.db": these files, by these profile names;
-# - HERMES_STATE_DB: one file (profile "default");
-# - HERMES_HOME (default ~/.hermes when it exists and neither of the above is set): its
-#   state.db (profile "default") and every profiles/<name>/state.db (profile <name>).
-# None of them means demo mode: `make run` builds a demo HERMES_HOME of three profiles.
+# Which Hermes stores are served: HERMES_STORES, else HERMES_STATE_DB, else HERMES_HOME
+# (hermes_explorer/stores.py); none of them means demo mode (`make run` builds a demo home).
 HERMES_STORES = os.environ.get("HERMES_STORES", "")
 HERMES_STATE_DB = os.environ.get("HERMES_STATE_DB", "")
 HERMES_HOME = os.environ.get("HERMES_HOME", "")
@@ -79,15 +75,12 @@ HERMES_STORES_RESCAN = float(os.environ.get("HERMES_STORES_RESCAN", "30"))
 HERMES_QUERY_TIMEOUT = float(os.environ.get("HERMES_QUERY_TIMEOUT", "3"))
 # Per chunk of a streamed export (each chunk is its own short statement).
 HERMES_EXPORT_CHUNK_TIMEOUT = float(os.environ.get("HERMES_EXPORT_CHUNK_TIMEOUT", "15"))
-# Insights: seconds for one statement of a report (a chunk of sessions), and for the whole
-# first pass over a window before the page shows what it has and says what is missing.
+# Insights: seconds for one statement, and for a first pass before the page shows what it has.
 HERMES_INSIGHTS_TIMEOUT = float(os.environ.get("HERMES_INSIGHTS_TIMEOUT", "15"))
 HERMES_INSIGHTS_COLLECT_SECONDS = float(os.environ.get("HERMES_INSIGHTS_COLLECT_SECONDS", "20"))
-# Seconds a report computed for an earlier version of the file may still be shown (saying
-# "as of HH:MM") while the file changes: the timer of insights_warm recomputes it (0: never).
+# Seconds a report of an earlier version of the file may still be shown, "as of" its time.
 HERMES_INSIGHTS_STALE_SECONDS = float(os.environ.get("HERMES_INSIGHTS_STALE_SECONDS", "900"))
-# Log every statement that kept its read lock on the state.db longer than this (ms; unset:
-# never). On a rollback-journal file that is how long Hermes's commit may have waited.
+# Log every statement that held its read lock longer than this (ms): Hermes's commit waited.
 HERMES_LOG_LOCK_HOLDS_MS = (
     float(os.environ["HERMES_LOG_LOCK_HOLDS_MS"])
     if os.environ.get("HERMES_LOG_LOCK_HOLDS_MS")
@@ -118,8 +111,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    # One log line per request (static files aside), after everything below has answered;
-    # and the requests' counts and latencies for /metrics.
+    # One log line per request, after everything below has answered; and /metrics.
     "accounts_app.request_log.RequestLogMiddleware",
     "hermes_explorer.metrics.MetricsMiddleware",
     # After static files: every page and download is no-store; HEAD is answered as GET.
@@ -168,8 +160,7 @@ TEMPLATES = [
     },
 ]
 
-# The app's own database: SQLite in the data directory, or the database DATABASE_URL names
-# (PostgreSQL, shared by several app servers). The state.db alias is Hermes's file, always.
+# The app's own database: SQLite in the data directory, or DATABASE_URL (PostgreSQL).
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
 DATABASES = {
     "default": app_data.database(
@@ -182,8 +173,7 @@ DATABASES = {
         "ENGINE": "hermes_explorer.hermes_db",
         "NAME": HERMES_STATE_DB,
         "OPTIONS": {"detect_types": 0, "timeout": 5.0},
-        # A fresh connection per request: a state.db replaced under us (Hermes repair) is
-        # picked up without a restart, and no read transaction outlives its request.
+        # A fresh connection per request: a replaced state.db is picked up without a restart.
         "CONN_MAX_AGE": 0,
     },
 }
@@ -199,8 +189,6 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "overview"
 LOGOUT_REDIRECT_URL = "login"
 
-# Pages follow the person: the language switch (a cookie), else the browser's Accept-Language,
-# else this default. Only these languages are offered; numbers and dates follow the language.
 LANGUAGE_CODE = os.environ.get("DJANGO_LANGUAGE_CODE", "").strip() or "en"
 LANGUAGES = [("en", "English"), ("fr", "Français")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
@@ -211,23 +199,19 @@ LANGUAGE_COOKIE_SAMESITE = "Lax"
 # Weekday/hour/day buckets and displayed times use this zone (Hermes ids are local time).
 TIME_ZONE = os.environ.get("HERMES_TIME_ZONE", os.environ.get("TZ", "UTC")) or "UTC"
 USE_I18N = True
-# Numbers and dates follow the language through the explorer's filters (intcomma, floatformat,
-# the formatting module) and these per-language formats. Thousands grouping is not switched on
-# for every number: ids and counts also go into URLs and data attributes.
+# Per-language formats (no thousands grouping for every number: ids go into URLs too).
 FORMAT_MODULE_PATH = ["hermes_explorer.formats"]
 USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "staticfiles"
 
-# Every cache the app keeps is shared by the workers: a file cache in the data directory
-# (this host's workers, kept across restarts), or Redis when CACHE_URL names it (every host).
+# Caches shared by the workers: files in the data directory, or Redis when CACHE_URL names it.
 CACHE_URL = os.environ.get("CACHE_URL", "").strip()
 CACHES = app_data.caches(CACHE_URL, DATA_DIR)
 # An unreachable Redis is a miss (django-redis IGNORE_EXCEPTIONS), logged.
 DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
-# Signed-in sessions: Django's cached database sessions (the app database is the record, so a
-# sign-out ends the session on every server; the cache saves the read on most requests).
+# Cached database sessions: a sign-out ends the session on every server.
 SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
@@ -267,13 +251,11 @@ SECURE_HSTS_SECONDS = int(
 )
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
-# NOTE: HSTS on subdomains and preloading commit the whole domain, not just this app: they
-# are the domain owner's decision, so `check --deploy` is told not to insist on them.
+# HSTS on subdomains and preloading are the domain owner's decision, not this app's.
 SILENCED_SYSTEM_CHECKS = env_list("DJANGO_SILENCED_CHECKS", "security.W005,security.W021")
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 
-# Content-Security-Policy (django-csp): no inline script or style anywhere, everything from
-# this origin; the insights charts are inline <svg> elements, which need no exception.
+# Content-Security-Policy (django-csp): no inline script or style, everything from this origin.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
@@ -289,8 +271,7 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# Failed sign-in throttling (django-axes): HERMES_LOGIN_FAILURE_LIMIT failures for one user
-# name from one address lock that pair out for HERMES_LOGIN_COOLOFF_MINUTES.
+# Failed sign-ins (django-axes) lock a user name and address pair out for a while.
 AUTHENTICATION_BACKENDS = [
     "hermes_explorer.security.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -301,19 +282,15 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_CLIENT_IP_CALLABLE = "hermes_explorer.security.client_ip"
-# Trust the right-most X-Forwarded-For entry (set by our own proxy) only behind it, and only
-# on a request that came from the proxy itself (addresses or networks, comma-separated): a
-# client that reaches gunicorn directly cannot pick the address the lockout counts against.
+# X-Forwarded-For is trusted only from the proxy (hermes_explorer.security.client_ip).
 HERMES_TRUST_FORWARDED_FOR = BEHIND_TLS_PROXY
 HERMES_TRUSTED_PROXIES = env_list("HERMES_TRUSTED_PROXIES", "127.0.0.1,::1")
-# A process on the proxy's own address can still send any X-Forwarded-For: from there, this
-# many failures of one user name from all addresses together lock it out as well.
+# From the proxy's address, this many failures of one user name from all addresses lock it.
 HERMES_LOGIN_USER_FAILURE_LIMIT = int(
     os.environ.get("HERMES_LOGIN_USER_FAILURE_LIMIT", str(4 * AXES_FAILURE_LIMIT))
 )
 
-# Optional: trust a user name set by the reverse proxy (Caddy forward_auth/SSO). Off unless
-# named; the proxy MUST overwrite this header on every request (see deploy/Caddyfile).
+# Optional sign-in by the proxy (forward_auth/SSO): it MUST overwrite this header every time.
 HERMES_REMOTE_USER_HEADER = os.environ.get("HERMES_REMOTE_USER_HEADER", "").strip()
 HERMES_REMOTE_USER_CREATE = env_bool("HERMES_REMOTE_USER_CREATE", True)
 if HERMES_REMOTE_USER_HEADER:
@@ -326,10 +303,7 @@ if HERMES_REMOTE_USER_HEADER:
 # Secrets in message content are replaced by "[redacted: …]" markers when shown or exported.
 HERMES_REDACT_SECRETS = env_bool("HERMES_REDACT_SECRETS", True)
 
-# The SQL console (/sql/, staff): each statement runs in a process of its own, killed at its
-# deadline. Deadline, rows shown and size of a result on the page; the limits of its downloads
-# (which run under HERMES_EXPORT_CHUNK_TIMEOUT); the memory of one statement's process; how
-# many statements run at once on this host (one more is told the console is busy).
+# The SQL console (/sql/, staff): limits on the page and downloads, memory, statements at once.
 HERMES_SQL_TIMEOUT = float(os.environ.get("HERMES_SQL_TIMEOUT", "1"))
 HERMES_SQL_MAX_ROWS = int(os.environ.get("HERMES_SQL_MAX_ROWS", "1000"))
 HERMES_SQL_MAX_BYTES = int(os.environ.get("HERMES_SQL_MAX_BYTES", str(8 * 2**20)))
@@ -337,8 +311,7 @@ HERMES_SQL_EXPORT_MAX_ROWS = int(os.environ.get("HERMES_SQL_EXPORT_MAX_ROWS", "1
 HERMES_SQL_EXPORT_MAX_BYTES = int(os.environ.get("HERMES_SQL_EXPORT_MAX_BYTES", str(64 * 2**20)))
 HERMES_SQL_MEMORY_MB = int(os.environ.get("HERMES_SQL_MEMORY_MB", "512"))
 HERMES_SQL_CONCURRENCY = int(os.environ.get("HERMES_SQL_CONCURRENCY", "2"))
-# Full-text searches (/search/ and the old API's _search) running at once on this host; one
-# more is told the server is busy, so that many costly searches cannot hold every worker.
+# Full-text searches at once on this host: costly searches cannot hold every worker.
 HERMES_SEARCH_CONCURRENCY = int(os.environ.get("HERMES_SEARCH_CONCURRENCY", "3"))
 
 # One line per request (accounts_app.request_log); JSON lines when HERMES_LOG_JSON is on.

@@ -1,21 +1,16 @@
 """The one door to a Hermes state.db: its shape, its rows, its path and its time budget.
 
-Every query the explorer sends to a state.db goes through this module (the ORM models reach
-the same connection through the router).  Code asks the store *what the file has* —
-:func:`shape` — before it names a column, so that a file of any Hermes release opens; and it
-runs raw SQL with :func:`rows` / :func:`one`, which always pass a parameter list (the backend
-then reads ``%%`` as a literal ``%``) and honour the deadline of the current
-:func:`~hermes_explorer.hermes_db.deadline.query_budget`.
+Every query to a state.db goes through this module (the ORM reaches the same connection
+through the router).  Code asks :func:`shape` what the file has before it names a column, and
+runs raw SQL with :func:`rows` / :func:`one`, which always pass a parameter list (so ``%%`` is
+a literal ``%``) and honour the current :func:`~hermes_explorer.hermes_db.deadline.query_budget`.
 
-Short reads.  Hermes writes in WAL mode only on SQLite builds it trusts with it, and falls back
-to the rollback journal (``DELETE``) elsewhere, which is most Linux distributions' SQLite.  In
-that mode a reader's lock keeps Hermes from committing for as long as the reader's statement
-runs (no read transaction spans two statements here: the connection is in autocommit and every
-statement is read to its end).  So on such a file, work that can be cut into many statements
-asks a :class:`ChunkClock` how big its next chunk may be: it keeps each statement near
-``SHORT_READ_SECONDS`` and stops one that runs past ``SHORT_READ_CAP``; and a process runs one
-statement at a time there (:mod:`hermes_explorer.hermes_db.gate`).  On a WAL file readers
-never hold up the writer and the clock gives the sizes callers always used.
+Short reads: Hermes falls back to the rollback journal on most distributions' SQLite, and in
+that mode a reader's statement keeps Hermes from committing while it runs.  So on such a file,
+work cut into many statements asks a :class:`ChunkClock` how big its next chunk may be (each
+statement near ``SHORT_READ_SECONDS``, stopped past ``SHORT_READ_CAP``), and a process runs
+one statement at a time (:mod:`hermes_explorer.hermes_db.gate`).  On a WAL file the clock gives
+the sizes callers always used.
 """
 
 from __future__ import annotations
@@ -34,8 +29,6 @@ from .hermes_db.deadline import QueryTimeout, query_budget, statement_cap
 from .hermes_db.shape import StoreShape
 from .hermes_db.uri import path_of
 
-ALIAS = "hermes"
-
 # On a rollback-journal file, what one statement of chunked work aims at (seconds)...
 SHORT_READ_SECONDS = 0.015
 # ...where it is stopped and run again on a chunk ``SHRINK_AFTER_CAP`` times smaller...
@@ -44,8 +37,7 @@ SHRINK_AFTER_CAP = 8
 # ...and how much bigger the next chunk may get after one that took under half the aim.
 SHORT_READ_GROWTH = 2
 
-# On a rollback-journal file, how long a statement that cannot be cut (one typed into the SQL
-# console) may run at most: Hermes's commit waits for all of it.
+# On a rollback-journal file, the longest a statement that cannot be cut may keep Hermes waiting.
 UNCUT_READ_CAP = 0.2
 
 T = TypeVar("T")
@@ -71,8 +63,7 @@ def readers_block_writer(alias: str | None = None) -> bool:
 
 
 def uncut_statement_budget(seconds: float, alias: str | None = None) -> float:
-    """The seconds a statement that cannot be cut into chunks may run: ``seconds``, and no more
-    than ``UNCUT_READ_CAP`` on a rollback-journal file."""
+    """``seconds``, at most ``UNCUT_READ_CAP`` on a rollback-journal file."""
     return min(seconds, UNCUT_READ_CAP) if readers_block_writer(alias) else seconds
 
 
@@ -88,10 +79,7 @@ def path(alias: str | None = None) -> str:
 
 def file_signature(alias: str | None = None) -> tuple | None:
     """(name, device, inode, size, mtime) of the state.db and of its WAL; None if unreadable.
-
-    Every commit by Hermes changes one of the two (the WAL in WAL mode, the file itself in
-    rollback-journal mode), so an unchanged signature means unchanged data.
-    """
+    Every commit changes one of the two, so an unchanged signature means unchanged data."""
     file_path = path(alias)
     parts: list = [name(alias)]
     for candidate in (file_path, file_path + "-wal"):
@@ -155,13 +143,10 @@ def close(alias: str | None = None) -> None:
 class ChunkClock:
     """How big the next chunk of chunked work may be: rows, sessions, messages or ids.
 
-    On a WAL file ``size`` is what the caller always used: ``start``, growing ``growth``-fold
-    after a statement quicker than ``grow_below`` seconds (when given), never over
-    ``maximum``.  On a rollback-journal file it starts at ``first`` (or ``start``) and follows
-    the measured time per unit so that a statement takes about ``SHORT_READ_SECONDS``, at
-    most doubling from one chunk to the next; :meth:`run` stops a statement that overruns
-    ``SHORT_READ_CAP`` and runs the work again on a smaller chunk (a chunk of ``minimum``
-    cannot be cut: it runs under the caller's budget alone).
+    On a WAL file: ``start``, growing ``growth``-fold after a statement quicker than
+    ``grow_below`` seconds, up to ``maximum``.  On a rollback-journal file: sized from the
+    measured time per unit to take about ``SHORT_READ_SECONDS``; :meth:`run` stops a statement
+    past ``SHORT_READ_CAP`` and retries a smaller chunk (one of ``minimum`` cannot be cut).
     """
 
     def __init__(
@@ -206,10 +191,8 @@ class ChunkClock:
             return n, result
 
     def measured(self, n: int, seconds: float) -> None:
-        """Size the next chunk from the ``seconds`` a chunk of ``n`` took.
-
-        On a rollback-journal file a chunk near the aim keeps its size: a size that moved at
-        every hiccup of a busy machine would make small exports, and tests, erratic."""
+        """Size the next chunk from the ``seconds`` a chunk of ``n`` took (a chunk near the
+        aim keeps its size, so a busy machine's hiccups do not make chunks erratic)."""
         if self.short:
             if seconds > SHORT_READ_SECONDS * 1.5:
                 self.size = self._clamp(n * SHORT_READ_SECONDS / seconds)
@@ -223,9 +206,8 @@ _MISSING = object()
 
 
 def while_unchanged(label: str, parts, compute, timeout: float, *, alias: str = "default"):
-    """``compute()``, kept in the shared cache while the state.db is unchanged: its file
-    signature and ``parts`` make the key, so a new version of the file is a new key (the old
-    entry expires after ``timeout``).  An unreadable file is computed every time."""
+    """``compute()``, cached under the file's signature and ``parts`` for ``timeout``
+    seconds; an unreadable file is computed every time."""
     from django.core.cache import caches
 
     signature = file_signature()

@@ -1,21 +1,15 @@
 """Every Hermes store the explorer serves: one per profile, found on disk or listed.
 
-Hermes keeps one ``state.db`` per profile: ``$HERMES_HOME/state.db`` for the default profile
-and ``$HERMES_HOME/profiles/<name>/state.db`` for each named one.  The registry serves
+Hermes keeps ``$HERMES_HOME/state.db`` for the default profile and
+``$HERMES_HOME/profiles/<name>/state.db`` for each named one.  The registry serves
+``HERMES_STORES="name=/path/a.db,…"`` (exactly these files), else ``HERMES_STATE_DB`` (one
+file, profile ``default``), else every store under ``HERMES_HOME`` (``~/.hermes`` when it
+exists), scanned again every ``HERMES_STORES_RESCAN`` seconds.
 
-* ``HERMES_STORES="name=/path/a.db,other=/path/b.db"``: exactly these files (copies from other
-  hosts, say), by these names;
-* ``HERMES_STATE_DB``: one file, the profile ``default`` (how the explorer always ran);
-* otherwise ``HERMES_HOME`` (``~/.hermes`` when it exists): the root store and every profile's.
-
-Each store is its own read-only Django alias, made from the ``hermes`` alias's settings with
-another file (so the same three read-only layers, its own shape detection and deadline); the
-store whose file the ``hermes`` alias names keeps that alias.  Code written for one store reads
-whichever is *current* (:mod:`hermes_explorer.hermes_db.current`); :func:`using` switches.
-
-``HERMES_HOME`` is scanned again every ``HERMES_STORES_RESCAN`` seconds, so a profile created
-while the explorer runs appears within a minute.  A store that is missing, corrupt, not a
-Hermes file or locked is reported unavailable with the reason; the others keep working.
+Each store is its own read-only Django alias made from the ``hermes`` alias's settings (the
+same read-only layers, its own shape and deadline); code reads whichever is *current*
+(:mod:`hermes_explorer.hermes_db.current`) and :func:`using` switches.  A store that is
+missing, corrupt or locked is reported unavailable with the reason; the others keep working.
 """
 
 from __future__ import annotations
@@ -229,8 +223,7 @@ def probe(store: Store) -> Status:
 
 
 def unavailable_note(store: Store, reason: str) -> str:
-    """What a page spanning several profiles says of one it had to leave out, in the page's
-    language (``reason`` is an English message, translated here when the catalog has it)."""
+    """What a page spanning several profiles says of one it left out, in the page's language."""
     return gettext("Profile %(profile)s is unavailable: %(reason)s") % {
         "profile": store.name,
         "reason": gettext(reason) if reason else "",
@@ -254,8 +247,7 @@ def by_name(name: str, among: tuple[Store, ...] | list[Store] | None = None) -> 
 
 
 def default_store(among: tuple[Store, ...] | list[Store] | None = None) -> Store | None:
-    """The store single-store code reads when nothing says which: ``default``, else the
-    first one."""
+    """The store read when nothing says which: ``default``, else the first one."""
     candidates = list(all_stores() if among is None else among)
     for store in candidates:
         if store.alias == DEFAULT_ALIAS:
@@ -286,8 +278,7 @@ def using(store: Store | str) -> Iterator[Store]:
 
 
 def per_store(items: list, call, *, store_of=lambda item: item.store) -> list:
-    """``call(store, its_items)`` for the items of each store, read inside that store; its
-    results (one per item) come back in the items' order."""
+    """``call(store, its_items)`` inside each store; the results come back in items' order."""
     slots: dict[Store, list[int]] = {}
     for index, item in enumerate(items):
         slots.setdefault(store_of(item), []).append(index)

@@ -28,9 +28,8 @@ urlpatterns = [
     path("metrics", login_not_required(metrics.metrics_view), name="metrics"),
     # The language switch (a POST that sets the language cookie): the sign-in page has it too.
     path("i18n/setlang/", login_not_required(set_language), name="set_language"),
-    # Sign-in, sign-out and changing one's own password. No password-reset pages: there is no
-    # mail here, and an anonymous form that tries to send one only tells who has an account;
-    # staff reset passwords in the admin (or ``manage.py changepassword``).
+    # Sign-in, sign-out and one's own password.  No reset pages: there is no mail, and the form
+    # would only tell who has an account; staff reset passwords in the admin.
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path(

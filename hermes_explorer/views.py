@@ -45,15 +45,14 @@ def check_store(one: stores.Store) -> dict:
 
 
 def _listed(request, checked) -> list[dict]:
-    """Every store's health, named, to a user who may see it (the profiles the store-scope
-    middleware found the request's user may see)."""
+    """Every store's health, named, for the profiles the request's user may see."""
     visible = {one.name for one in getattr(request, "visible_stores", ())}
     return [{"profile": n, **found} for n, found in checked.items() if n in visible]
 
 
 def staff_or_local(request) -> bool:
-    """Whether the health check may say more than "up": to staff, and to a monitor on this
-    host that reaches the server directly (the loopback address, no proxy in between)."""
+    """Whether the health check may say more than "up": to staff, and to a monitor on the
+    loopback address reaching the server directly."""
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated and user.is_staff:
         return True
@@ -68,12 +67,8 @@ def staff_or_local(request) -> bool:
 @never_cache
 @require_GET
 def healthz(request):
-    """Liveness, and whether every store can be read right now (503 when none can).
-
-    Anyone gets ``status`` and ``stores_readable``; staff and a monitor on the loopback address
-    also get each store by profile (layout, journal mode, size, error), ``state_db`` (the
-    default store) and the app database's and cache's reachability.
-    """
+    """Liveness, and whether every store can be read now (503 when none can); staff and a
+    local monitor also get each store's details and the app database's and cache's state."""
     started = time.monotonic()
     served = stores.all_stores()
     checked = {one.name: check_store(one) for one in served}
@@ -115,8 +110,7 @@ def _app_db_reachable() -> bool:
 
 
 def _cache_reachable() -> bool:
-    """Whether a value written to the cache reads back (an unreachable Redis is a silent miss
-    for the pages, so only a round trip tells)."""
+    """Whether a value written to the cache reads back (an unreachable Redis is a silent miss)."""
     probe = os.urandom(8).hex()
     try:
         cache.set("healthz-probe", probe, 10)

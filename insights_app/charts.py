@@ -1,14 +1,10 @@
 """Server-rendered inline SVG charts: no JavaScript, no CDN, readable in light and dark themes.
 
-Each builder returns one ``<svg>`` as a safe string.  Colours are never written into the SVG:
-shapes carry classes (``bar``, ``k-input``, ``heat-3``…) that ``explorer.css`` paints with
-the theme's CSS variables, and text uses ``currentColor``.  Every chart has a ``<title>`` and
-a ``<desc>`` (referenced by ``aria-labelledby``) that summarise it in words; the page puts the
-same numbers in a data table beside it, which is also where keyboard and screen-reader users
-find the drill-down links.  Bars that lead somewhere are SVG links with their own label.
-
-Every piece of text that comes from the state.db (model, source and tool names) is escaped
-here: this module builds markup, so it is where escaping has to happen.
+Each builder returns one ``<svg>`` as a safe string.  Shapes carry classes (``bar``,
+``k-input``, ``heat-3``…) that ``explorer.css`` paints with the theme's variables; text uses
+``currentColor``.  Every chart has a ``<title>`` and ``<desc>`` summarising it, and the page
+puts the same numbers and the drill-down links in a data table beside it.  Text from the
+state.db is escaped here, as this module builds markup.
 """
 
 from __future__ import annotations

@@ -35,8 +35,7 @@ def _epoch(value: float) -> str:
     return repr(float(value))
 
 
-# Insights count every session, archived or hidden ones too; the session list hides those
-# unless asked.
+# Insights count archived and hidden sessions, which the session list hides unless asked.
 ALL_FLAGS = {"flags": "all"}
 _FLAGS = urlencode(ALL_FLAGS)
 # And every stored message: compacted, rewound and hidden rows count for tools.
@@ -45,12 +44,9 @@ ALL_MESSAGES = [("show", "compacted"), ("show", "rewound"), ("show", "hidden")]
 
 @dataclass
 class Drill:
-    """Where each figure leads: the session (or message) list behind it.
-
-    Lists are filtered by the report's window to the second (``started_from_epoch`` /
-    ``started_to_epoch``), its source and model, and include archived and hidden sessions, so
-    each list holds exactly the rows its figure counts.
-    """
+    """Where each figure leads: the session (or message) list behind it, filtered by the
+    window to the second, its source and model, archived and hidden sessions included, so each
+    list holds exactly the rows its figure counts."""
 
     window: Window
     now: float
@@ -89,9 +85,8 @@ class Drill:
         return self._sessions({**self._bounds(), "source": name, "model": self.window.model})
 
     def _day_head(self, day: dt.date) -> str:
-        # The part of a query that is the day's (its bounds, the window's source and model),
-        # encoded once per day: a year's report links each day from three tables and each
-        # day and model from a fourth.
+        # The day's part of a query, encoded once per day (a year's report links each day
+        # from four tables).
         head = self._day_heads.get(day)
         if head is None:
             bounds = self._bounds(day_start_epoch(day), day_end_epoch(day))
@@ -106,10 +101,8 @@ class Drill:
         return f"{base}?{head}&{_FLAGS}" if head else f"{base}?{_FLAGS}"
 
     def day_model(self, day: dt.date, name: str) -> str:
-        """The sessions started on ``day`` that used model ``name``.
-
-        A report has a link per day and model (a thousand on a year): the part of the query
-        that is the day's is encoded once per day, the model's once per model."""
+        """The sessions started on ``day`` that used model ``name`` (a thousand links a year:
+        the day's part is encoded once per day, the model's once per model)."""
         head = self._day_head(day)
         tail = self._model_tails.get(name)
         if tail is None:
@@ -155,12 +148,9 @@ class Drill:
 def linked_rows(
     report: Report, drill: Drill, *, messages_allowed: bool
 ) -> dict[str, list[dict[str, Any]]]:
-    """The report's rows with the URL each leads to (tools only for roles that may read
-    messages: the link would be a 403 for the others).
-
-    ``url`` is what the page links; ``drilldown`` the same list for the JSON export, whose
-    row count equals the row's figure (sessions); a tool's list holds its result rows,
-    ``drilldown_count``, which with ``calls_without_result`` make Hermes's count.
+    """The report's rows with ``url`` (the page's link) and ``drilldown`` (the same list for
+    the JSON export); tools only for roles that may read messages.  A tool's list holds its
+    result rows, ``drilldown_count``, which with ``calls_without_result`` make Hermes's count.
     """
 
     def both(url: str | None) -> dict[str, str | None]:
@@ -173,8 +163,7 @@ def linked_rows(
             {
                 **t,
                 **both(drill.tool(t["tool"]) if messages_allowed else None),
-                # Ours: the rows the link lists, and the calls that have no result row (a
-                # call never answered): Hermes's count is their sum.
+                # Ours: the rows the link lists, and unanswered calls; Hermes's count is both.
                 "drilldown_count": report.tool_result_rows.get(t["tool"], 0),
                 "calls_without_result": t["count"] - report.tool_result_rows.get(t["tool"], 0),
             }

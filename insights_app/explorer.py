@@ -1,18 +1,14 @@
 """The explorer's own figures beside Hermes's report: they never change Hermes's fields.
 
 * **Previous period**: the same report for the period of the same length just before the
-  window ("last N days" → the N days before those; a custom range of N days → the N days
-  before its first day), and the change of each overview figure (▲/▼ and %).  All time and
-  open-ended ranges have no previous period.
-* **Cache-hit rate**: cache-read tokens over every input-side token (input + cache read +
-  cache write), overall (the overview's totals), per model (the models table) and per start
-  day (the days figure); None where there is no input-side token.
+  window, and each overview figure's change (none for all time and open-ended ranges).
+* **Cache-hit rate**: cache-read tokens over input + cache read + cache write, overall, per
+  model and per start day.
 * **Daily cost by model**: :mod:`.figures.day_models`.
-* **Average cost per active day** (days with a session start in the window) and a
-  **projection to the end of the calendar month**: the estimated cost of the sessions started
-  since the first of this month (local time), divided by the days of the month so far (today
-  counted whole) and multiplied by the days in the month.  An estimate, and labelled so.
-* **Reasoning tokens per model**, with their share of the model's output tokens.
+* **Average cost per active day** and a **projection to the end of the month**: the cost of
+  the sessions started this month, per day so far (today counted whole), times the days in
+  the month; labelled an estimate.
+* **Reasoning tokens per model**, with their share of its output tokens.
 """
 
 from __future__ import annotations
@@ -88,9 +84,8 @@ _ROLE_FIELDS = ("user_messages", "assistant_messages", "tool_messages", "stored_
 
 
 def previous_report(window: Window, now: float) -> Report:
-    """The overview of ``window`` alone: the session pass's sums over every source and the
-    models table's sums, without the per-session message summaries (no compared figure needs
-    them).  Reused while the file is unchanged, as whole reports are."""
+    """The overview of ``window`` alone, without message summaries (no compared figure needs
+    them); reused while the file is unchanged."""
     signature = store.file_signature()
     key = reports.cache_key(signature, window, "overview-only") if signature else None
     cached = reports.cached_report(key) if key else None
@@ -122,9 +117,8 @@ def report_and_previous(
     collect_seconds: float | None = None,
     fresh: bool = False,
 ) -> tuple[Report, Report | None]:
-    """The report of ``window`` and the overview of the period just before it (None when
-    there is none, or the window is empty), both measured from the report's clock; ``fresh``:
-    never an earlier version's (``insights_warm``)."""
+    """The report of ``window`` and the overview of the period just before it (or None), from
+    the report's clock; ``fresh``: never an earlier version's."""
     report = reports.report_for(
         window,
         activity_days=activity_days,
@@ -196,8 +190,7 @@ class Extras:
 
 
 def month_to_date_cost(window: Window, now: float) -> tuple[float, float]:
-    """Estimated cost of the sessions (of the window's source and model) started since local
-    midnight of the 1st of this month, and that bound."""
+    """Estimated cost of the window's sessions started this month (local), and that bound."""
     today = local_date(now)
     first = day_start_epoch(today.replace(day=1))
     scope = scope_of(
@@ -296,8 +289,7 @@ def extras(report: Report, previous: Report | None, drill: Drill) -> Extras:
 
 
 def extras_for(report: Report, previous: Report | None, drill: Drill) -> Extras:
-    """:func:`extras`, reused with its report while the file is unchanged (hundreds of links
-    and the month-to-date statement are not worth redoing for a report served from cache)."""
+    """:func:`extras`, reused with its report while the file is unchanged."""
     signature = store.file_signature()
     if signature is None:
         return extras(report, previous, drill)

@@ -63,8 +63,8 @@ def refusal(fmt: str, table: str) -> HttpResponse | None:
 def json_response(
     report: Report, linked: dict[str, list[dict[str, Any]]], sessions_url: str, extra: Extras
 ) -> JsonResponse:
-    """Hermes's report dictionary, its rows carrying the links the page shows; ``drilldown``
-    beside them is the list of all the window's sessions, ``explorer`` our own figures."""
+    """Hermes's report dictionary with the page's links, ``drilldown`` (the window's session
+    list) and ``explorer`` (our own figures)."""
     data = report.as_hermes_dict()
     data["drilldown"] = sessions_url
     data["skills"] = {**data["skills"], "top_skills": linked["top_skills"]}

@@ -1,9 +1,8 @@
 """The insights window: preset days, all time or a custom range of local days; source; model.
 
-``?days=`` takes the presets, ``all``, ``custom``, or any whole number of days (as Hermes's
-``--days``); ``start``/``end`` are local days in ``TIME_ZONE`` and make a custom range when
-``days`` is ``custom`` or absent.  An
-unknown source or model is not an error (a bookmark may outlive the data): the report is empty.
+``?days=`` takes the presets, ``all``, ``custom`` or any whole number (Hermes's ``--days``);
+``start``/``end`` make a custom range when ``days`` is ``custom`` or absent.  An unknown
+source or model is no error (bookmarks outlive data): the report is empty.
 """
 
 from __future__ import annotations
@@ -142,8 +141,7 @@ class InsightsForm(forms.Form):
         days, start, end = data.get("days"), data.get("start"), data.get("end")
         source = (data.get("source") or "").strip() or None
         model = (data.get("model") or "").strip() or None
-        # Dates count when no preset is chosen: a preset picked in the form wins over dates
-        # left in their fields from an earlier custom range.
+        # A preset wins over dates left from an earlier custom range.
         if (start or end) and days in ("", "custom"):
             return Window(days=None, start_day=start, end_day=end, source=source, model=model)
         if days == "all":

@@ -1,11 +1,9 @@
 """Local wall-clock time inside SQL, exact across daylight-saving changes.
 
-Insights bucket sessions by weekday, hour and day in ``TIME_ZONE`` (Hermes uses the machine's
-local time).  SQLite only knows UTC and a fixed ``'localtime'`` of the server process, so we
-hand it the zone's UTC offset as a piecewise constant function of the epoch: the offsets and
-the instants where they change between the first and the last session of the window, found
-here in Python (a few per year), and written into the SQL as a ``CASE`` over the epoch.  Every
-bucket is then a plain ``GROUP BY`` in SQL, with no Python loop over rows.
+SQLite knows only UTC and the server's ``'localtime'``, so the zone's UTC offsets and the
+instants they change between the window's first and last session are found here (a few a
+year) and written into the SQL as a ``CASE`` over the epoch: every bucket is then a plain
+``GROUP BY``.
 """
 
 from __future__ import annotations
@@ -14,8 +12,7 @@ import datetime as dt
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-# Timestamps outside this range (garbage or milliseconds stored as seconds) take the offset of
-# the nearest end: fromtimestamp() cannot go further on every platform.
+# Timestamps outside this range (garbage, milliseconds) take the nearest end's offset.
 EPOCH_MIN = 0.0
 EPOCH_MAX = 4_102_444_800.0  # 2100-01-01
 # Offsets never change twice within a day, so probing daily and bisecting finds every change.
@@ -30,10 +27,8 @@ class OffsetSegments:
     changes: tuple[tuple[int, int], ...] = ()
 
     def local_sql(self, expr: str) -> str:
-        """SQL for ``expr`` (epoch seconds) shifted to local wall-clock seconds.
-
-        Only numbers computed here go into the text, never user input.
-        """
+        """SQL for ``expr`` (epoch seconds) shifted to local wall-clock seconds (only numbers
+        computed here go into the text)."""
         if not self.changes:
             return f"({expr} + {self.first})"
         parts = [f"WHEN {expr} < {self.changes[0][0]} THEN {expr} + {self.first}"]

@@ -1,11 +1,9 @@
 """Insights over several profiles: the per-profile reports, summed into one.
 
-Each store's report is computed (and cached) exactly as on that profile's own page; the report
-of all of them is their sum, figure by figure: counts, tokens and costs add up, a model, source,
-tool, skill or day present in several profiles becomes one row with the sums, averages and
-shares are recomputed from the sums, and each "notable session" is the most notable of the
-profiles' (it links into its own profile).  So the totals are, by construction, the sum of the
-per-profile reports; the per-profile breakdown (:func:`breakdown`) shows each profile's share.
+Each store's report is computed (and cached) as on its own page; the report of all is their
+sum, figure by figure: rows of the same model, source, tool, skill or day are summed, averages
+and shares recomputed from the sums, and each notable session is the most notable of the
+profiles' (linking into its profile).  :func:`breakdown` shows each profile's share.
 """
 
 from __future__ import annotations
@@ -183,8 +181,7 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
 
 
 def breakdown(parts: list[tuple[Store, Report]], query: dict[str, str]) -> list[dict[str, Any]]:
-    """A row per profile: sessions, messages, tokens, cost, top model, and where each leads
-    (the profile's own report, and its sessions of the window)."""
+    """A row per profile: sessions, messages, tokens, cost, top model, and its links."""
     rows = []
     for store, report in parts:
         o = report.overview or {}

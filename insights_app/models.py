@@ -1,12 +1,9 @@
-"""What the explorer keeps for itself about a state.db, in its own database (never the
-state.db): the per-session message summaries of the insights report, shared by every worker
-and kept across restarts (see :mod:`insights_app.summary_store`).
+"""The per-session message summaries of the insights report, in the app's own database.
 
-A summary is plain rows, so that a report adds them up in SQL (``SUM … GROUP BY``) over its
-window: one :class:`StoredSummary` per session (role counts), one :class:`SummaryTool` per
-session and tool, one :class:`SummarySkill` per session and skill.  Each row carries the
-session's start time, source and model, the columns an insights window filters on, so that a
-window is chosen in the app database alone, with the same comparisons as on the state.db.
+Plain rows, so a report adds them up in SQL over its window: :class:`StoredSummary` per
+session, :class:`SummaryTool` per session and tool, :class:`SummarySkill` per session and
+skill, each with the session's start, source and model so a window is chosen here alone
+(:mod:`insights_app.summary_store`).
 """
 
 from __future__ import annotations
@@ -17,8 +14,7 @@ from django.db import models
 class _SessionRow(models.Model):
     """The columns every summary row has: the file, the session, and what windows filter on."""
 
-    # The file: 63 bits of a hash of its identity (summary_store.store_key).  A number, not
-    # the hash's text, keeps every row and every index entry ~60 bytes smaller.
+    # The file: 63 bits of a hash of its identity (a number: ~60 bytes less per row and index).
     store_key = models.BigIntegerField()
     session_id = models.CharField(max_length=500)
     started_at = models.FloatField(null=True)
@@ -32,8 +28,7 @@ class _SessionRow(models.Model):
         return f"{self.session_id} ({self.store_key:x})"
 
 
-# The window indexes hold every column a report adds up (covering indexes): a window's sums
-# read the index alone, in the order of the GROUP BY, and never the rows.
+# Covering indexes: a window's sums read the index alone, in GROUP BY order.
 
 
 class StoredSummary(_SessionRow):
@@ -102,9 +97,8 @@ class SummarySkill(_SessionRow):
 
 
 class SummaryMark(models.Model):
-    """Per state.db: the highest ``messages.id`` the stored summaries have seen, and the
-    progress of a build running in the background (any process may run it; the heartbeat
-    says whether one still does)."""
+    """Per state.db: the highest ``messages.id`` the summaries have seen, and the progress of
+    a background build (its heartbeat says whether one still runs)."""
 
     store_key = models.BigIntegerField(unique=True)
     high_water = models.BigIntegerField(null=True)

@@ -30,8 +30,7 @@ TOKEN_PARTS = (
     ("k-cache-read", "cache_read_tokens", gettext_noop("cache read")),
     ("k-cache-write", "cache_write_tokens", gettext_noop("cache write")),
 )
-# Chart titles name the bucket: "Sessions per day, by start day" (one sentence per case, so
-# that each language can order its words).
+# Chart titles, one sentence per case so each language can order its words.
 DAILY_TITLES = {
     ("sessions", "start"): gettext_noop("Sessions per %(bucket)s, by start day"),
     ("sessions", "activity"): gettext_noop("Sessions per %(bucket)s, by activity day"),
@@ -325,8 +324,7 @@ def page(report: Report, drill: Drill, linked: dict[str, list[dict[str, Any]]], 
     }
 
 
-# Seconds between two reloads of a page whose summaries are being built (a ``refresh`` meta
-# tag: no script needed, and none runs once they are built).
+# Seconds between reloads (a ``refresh`` meta tag) of a page whose summaries are being built.
 BUILD_RELOAD_SECONDS = 3
 
 
@@ -343,8 +341,7 @@ def _percent(value: float) -> str:
 
 
 def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
-    """The explorer's own charts: daily cost stacked by model, cache-hit rate per day and per
-    model, reasoning tokens per model."""
+    """The explorer's own charts: cost by day and model, cache-hit rates, reasoning tokens."""
     if report.empty:
         return None
     drill = Drill(window=report.window, now=report.now)

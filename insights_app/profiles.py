@@ -1,9 +1,8 @@
 """The insights page over several profiles: what differs from one profile's page.
 
-The report itself is the sum of the profiles' reports (:mod:`insights_app.merged`);
-here are the explorer's own figures for it (the month-to-date cost of every profile), the
-per-profile chart, the sources of every profile for the filter, and the per-profile rows of
-the JSON export.
+The report is the sum of the profiles' (:mod:`insights_app.merged`); here are the month-to-date
+cost of every profile, the per-profile chart, every profile's sources, and the export's
+per-profile rows.
 """
 
 from __future__ import annotations

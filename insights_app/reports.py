@@ -1,17 +1,11 @@
 """Whole reports, cached briefly while the state.db does not change.
 
-A report over a window of a busy store takes a few hundred milliseconds even with warm
-per-session summaries (see ``summaries.py``); the same page asked again, or exported as JSON
-and CSV right after, should not pay that again.  A report is reused while
-
-* the file's *signature* is unchanged: size and modification time of the state.db and of its
-  ``-wal`` (every commit by Hermes appends to the WAL, or writes the file itself in rollback
-  journal mode), and
-* it is younger than ``REPORT_TTL`` seconds (a "last N days" window slides with the clock).
-
-The page shows when its numbers were computed.  A report whose message figures are not
-complete yet (their per-session summaries are being built) is kept apart, and the next view
-reads only those figures again (:func:`insights_app.stats.with_messages`).
+A report of a busy store takes a few hundred milliseconds even with warm summaries; the same
+page again, or its export right after, should not pay that again.  A report is reused while
+the file's signature (size and mtime of the state.db and its ``-wal``) is unchanged and it is
+younger than ``REPORT_TTL`` seconds (a "last N days" window slides).  The page shows when its
+numbers were computed.  A report whose message figures are still being built is kept apart,
+and the next view reads only those again (:func:`insights_app.stats.with_messages`).
 """
 
 from __future__ import annotations
@@ -27,8 +21,7 @@ from hermes_explorer import store
 from .stats import Report, Window, build_report, with_messages
 
 REPORT_TTL = 90
-# How long the latest report of a window is kept whatever the file's version (it is shown while
-# it is younger than ``HERMES_INSIGHTS_STALE_SECONDS``).
+# How long the latest report of a window is kept whatever the file's version.
 LATEST_TTL = 86_400
 
 
@@ -42,8 +35,7 @@ def keep_report(key: str, report: Report) -> None:
 
 
 def cached_fragment(key: str):
-    """What was made of one report (its extras, its page's body): the key names the report's
-    ``generated_at``, so the value never changes for the key."""
+    """What was made of one report (extras, page body), keyed by its ``generated_at``."""
     return cache.get(key)
 
 
@@ -64,8 +56,7 @@ def latest_key(window: Window, variant) -> str:
 
 
 def recent_report(window: Window, variant) -> Report | None:
-    """The latest complete report of ``window`` computed for an earlier version of the file,
-    when it is recent enough to show (the page says when it was computed)."""
+    """The latest complete report of ``window`` of an earlier version of the file, if recent."""
     found = caches["reports"].get(latest_key(window, variant))
     if found is None:
         return None
@@ -86,11 +77,8 @@ def report_for(
     now: float | None = None,
 ) -> Report:
     """The report for ``window``, reused while the file is unchanged and the report fresh, or
-    while the latest one is recent (``HERMES_INSIGHTS_STALE_SECONDS``: ``manage.py
-    insights_warm`` on its timer computes the presets ahead); else computed here.
-
-    ``now`` fixes the clock (a previous period measured from its report's own clock); a
-    window with exact epoch bounds does not depend on it."""
+    while the latest is recent (``HERMES_INSIGHTS_STALE_SECONDS``); else computed here.
+    ``now`` fixes the clock (a previous period uses its report's)."""
 
     def build() -> Report:
         return build_report(
@@ -103,8 +91,7 @@ def report_for(
     key = cache_key(signature, window, activity_days)
     report = cached_report(key)
     if report is None:
-        # A report whose message figures were cut short (summaries being built) is kept
-        # apart: the next view reads only those figures again, not the whole pass.
+        # Message figures cut short: kept apart, the next view reads only those again.
         partial = cached_report(key + ":partial")
         if partial is not None:
             report = with_messages(partial, collect_seconds=collect_seconds)

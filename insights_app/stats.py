@@ -1,16 +1,10 @@
 """The numbers behind ``/insights/``: what ``hermes insights`` reports, computed in SQL.
 
-Every figure is an aggregation in SQLite (``GROUP BY``, ``json_each``); Python only touches the
-small results (a row per source, per model, per local day, per weekday-hour, and one cached
-summary per session for the message counts, see :mod:`insights_app.summaries`).  The report
-uses the field names of Hermes's own insights dictionary, so ``_export=json`` can replace a
-script that parsed it.  Semantics follow Hermes's insights engine (``agent/insights.py`` in
-NousResearch/hermes-agent); where we differ it says so with a ``NOTE:``.
-
-Which sessions a report covers: :mod:`insights_app.window`.  Each figure (platforms, days,
-heatmap, models, notable sessions, messages, overview) has its module in
-:mod:`insights_app.figures`, with its semantics; the figures that come from the sessions are
-computed together in one statement.  This module assembles them into a :class:`Report`.
+Every figure is an aggregation in SQLite; Python only touches the small results.  The report
+uses the field names of Hermes's insights dictionary, so ``_export=json`` can replace a script
+that parsed it, and follows Hermes's semantics (``agent/insights.py``) except where a
+``NOTE:`` says otherwise.  The window is :mod:`insights_app.window`, each figure a module of
+:mod:`insights_app.figures`; this module assembles them into a :class:`Report`.
 """
 
 from __future__ import annotations
@@ -132,12 +126,9 @@ def build_report(
     use_cache: bool = True,
     collect_seconds: float | None = None,
 ) -> Report:
-    """The whole report for ``window``; ``now`` is injectable for deterministic tests.
-
-    ``activity_days`` also reads ``session_daily_usage`` when the file has it;
-    ``use_cache=False`` recomputes every session's message summary; ``collect_seconds``
-    bounds the time spent computing summaries that are not cached yet.
-    """
+    """The whole report for ``window`` (``activity_days``: also ``session_daily_usage``;
+    ``use_cache=False``: every summary recomputed; ``collect_seconds``: the time for
+    summaries not stored yet)."""
     started = time.monotonic()
     now = current_time() if now is None else float(now)
     tz = timezone.get_current_timezone()
@@ -195,9 +186,8 @@ def _set_messages(report: Report, messages) -> None:
 
 
 def with_messages(report: Report, *, collect_seconds: float | None = None) -> Report:
-    """``report`` (one whose message figures were not complete: summaries still being built)
-    with its message figures read again, over the same window from the same clock; the
-    figures of the pass, which do not depend on them, are kept."""
+    """``report``, whose summaries were still being built, with its message figures read
+    again over the same window and clock."""
     started = time.monotonic()
     scope = scope_of(report.window, report.now)
     scope, _first, _last = window_span(scope)

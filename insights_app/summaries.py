@@ -1,26 +1,20 @@
 """Per-session message summaries (role counts, tools, skills), computed in SQL and stored.
 
-Counting messages by role and tools by name means reading every message of the window: on a
-busy install that is hundreds of thousands of rows (and, for ``tool`` rows, walking their
-output to reach ``tool_name``), over a second for one month of data.  But a session's messages
-almost never change once written, so each session's summary is computed once, in SQL, and
-stored as rows in the app's database (:mod:`insights_app.summary_store`), where a report adds
-them up over its window.
+Counting messages by role and tools by name reads every message of the window (over a second
+for one month of a busy install), but a session's messages almost never change once written,
+so each session's summary is computed once and stored as rows in the app's database
+(:mod:`insights_app.summary_store`), where a report adds them up over its window.
 
-Freshness, without trusting any counter:
+Freshness, without trusting any counter: ``messages.id`` only grows, so the highest id seen
+(the *high-water mark*) is kept, and on each report the rows ``id > high_water`` name the
+sessions whose summaries are dropped (a lower maximum means the file was replaced: all are
+dropped).  Each summary also records the session's ``message_count``; a different count makes
+it stale too.
 
-* ``messages.id`` only grows.  The highest id seen (the *high-water mark*) is kept with the
-  summaries; on each report the new rows ``id > high_water`` (a rowid range, cheap) name the
-  sessions that changed, and their stored summaries are dropped.  A lower maximum means rows
-  were deleted or the file was replaced: everything is dropped.
-* Each summary also records the session's ``message_count``; a different count (a deleted
-  message, a counter catching up) makes it stale too.
-
-Summaries are computed in chunks of sessions, each chunk its own short statement, so a cold
-report never pins the WAL in one long read and stops at the deadline with what it has (the
-next report continues where it stopped).  On a rollback-journal file, where Hermes cannot
-commit while a chunk is read, a chunk holds about as many messages as a short statement reads
-(:class:`hermes_explorer.store.ChunkClock`, counted in the sessions' ``message_count``).
+Summaries are computed in chunks of sessions, one short statement each, so a cold report
+never pins the WAL and stops at the deadline with what it has (the next report continues).
+On a rollback-journal file a chunk holds about as many messages as a short statement reads
+(:class:`hermes_explorer.store.ChunkClock`).
 """
 
 from __future__ import annotations
@@ -41,8 +35,7 @@ from . import summary_store
 CHUNK_SESSIONS = 1000
 # On a rollback-journal file: messages in the first chunk (the clock sizes the next ones).
 SHORT_READ_FIRST_MESSAGES = 2000
-# New rows past the high-water mark beyond which dropping everything is cheaper than asking
-# which sessions they belong to.
+# New rows past the mark beyond which dropping everything is cheaper than finding their sessions.
 MAX_DIRTY_ROWS = 200_000
 MAX_STORES = 4
 
@@ -56,8 +49,7 @@ class SessionSummary:
     assistant: int
     tool: int
     stored: int  # every row, any role
-    # Per tool name, the larger of its tool rows and its calls in this session (Hermes), and
-    # its tool rows alone (what a list of the tool's result rows holds).
+    # Per tool name: the larger of its rows and calls (Hermes), and its rows alone.
     tools: tuple[tuple[str, int, int], ...]
     # (skill, loads, edits, last used epoch)
     skills: tuple[tuple[str, int, int, float | None], ...]
@@ -68,8 +60,7 @@ EMPTY = SessionSummary(None, 0, 0, 0, 0, (), ())
 
 @dataclass
 class _Store:
-    """What this process knows of one state.db: its key and mark (shared with every process
-    through the app database)."""
+    """What this process knows of one state.db: its key and mark (shared in the app database)."""
 
     key: int = 0  # the file's key in the app database (summary_store)
     high_water: int | None = None
@@ -106,8 +97,7 @@ def forget_all() -> None:
 
 
 def refresh_high_water() -> int:
-    """Drop the stored summaries of sessions that gained (or lost) rows since the mark;
-    return the file's key in the app database."""
+    """Drop the summaries of sessions whose rows changed since the mark; return the file's key."""
     store = _store()
     (current,) = state_db.rows("SELECT MAX(id) FROM messages", [])[0]
     with _lock:
@@ -148,22 +138,13 @@ def refresh_high_water() -> int:
 
 # --- The SQL --------------------------------------------------------------------------------
 
-# One pass over a chunk of sessions' messages, in the order of their ``(session_id, …)`` index
-# (so grouping by session needs no sort): per session, its rows by role, the ``tool_name`` of
-# each of its tool rows, and the calls of its assistant rows that have ``tool_calls``.
-#
-# The calls are walked with ``json_tree``, in SQL: the ``name`` of each ``function`` object of
-# an entry of the top-level array (the path ``$[n].function``, ``n`` digits only), when it is
-# non-empty text.  A skill call (``skill_view``, ``skill_manage``) is an object instead, with
-# the ``name`` of its arguments (a JSON string inside the JSON, as Hermes stores them, or an
-# object) and the message's timestamp, exactly (``printf('%!.17g')``, its ``%`` doubled for
-# the driver; JSON would keep 15 digits).  Only valid JSON reaches ``json_tree`` or
-# ``json_extract`` (``json_valid``); ``CASE`` (not ``AND``) fixes the order of evaluation.
-#
-# Each message's calls are a JSON array; its brackets are trimmed (its first entry starts with
-# ``"`` or ``{``, its last ends with ``"`` or ``}``) and the session's entries joined into one
-# flat array.  Everything is JSON, so no name, whatever its characters, can pass for a
-# separator.
+# One pass over a chunk of sessions' messages in their ``(session_id, …)`` index order (no sort
+# to group): per session, its rows by role, each tool row's ``tool_name``, and its calls.
+# ``json_tree`` finds the ``name`` of each ``$[n].function`` of ``tool_calls``; a skill call
+# (``skill_view``, ``skill_manage``) is an object with its arguments' ``name`` and the
+# message's exact timestamp (``printf('%!.17g')``, ``%`` doubled for the driver).  Only valid
+# JSON reaches the JSON functions, and ``CASE`` (not ``AND``) fixes the order of evaluation.
+# The session's entries are joined into one JSON array, so no name can pass for a separator.
 _ARGS = "json_extract(m.tool_calls, j.path || '.arguments')"
 _SKILL = (
     f"CASE WHEN json_valid({_ARGS}) THEN"
@@ -236,16 +217,14 @@ def _summary(count: int | None, row: tuple) -> SessionSummary:
 
 
 def read(session_ids: list[str]) -> list[tuple]:
-    """The rows of :data:`SUMMARY_SQL` for these sessions (the part that reads the store, and
-    leaves Python's lock while it does)."""
+    """The rows of :data:`SUMMARY_SQL` for these sessions."""
     return state_db.rows(SUMMARY_SQL, [json.dumps(session_ids)])
 
 
 def summarise(
     session_ids: list[str], counts: dict[str, int | None], rows: list[tuple]
 ) -> dict[str, SessionSummary]:
-    """The summaries of these sessions from their rows (:func:`read`); a session with no row
-    has no messages."""
+    """The summaries of these sessions from their rows (:func:`read`)."""
     found = {row[0]: row for row in rows}
     return {
         sid: _summary(counts.get(sid), row)
@@ -267,8 +246,7 @@ class Collected:
 
 
 class Saver:
-    """Stores summaries of one file as they come, a thousand at a time however small the
-    chunks they come in; ``saved(n)`` is told of each batch stored."""
+    """Stores summaries of one file a thousand at a time; ``saved(n)`` hears of each batch."""
 
     def __init__(
         self, key: int, attributes: dict, saved: Callable[[int], None] | None = None
@@ -296,10 +274,8 @@ def collect(
     key: int | None = None,
     time_limit: float | None = None,
 ) -> Collected:
-    """Compute the summaries of ``sessions`` ``(id, message_count)`` in chunks; with ``key``,
-    store them in the app database (with the sessions' ``attributes``).  A chunk that runs
-    out of its statement's time, or the whole collection running past ``time_limit``
-    seconds, ends it: what was computed is kept, and the next report carries on from there."""
+    """Compute the summaries of ``sessions`` ``(id, message_count)`` in chunks, stored with
+    ``key``; past ``time_limit`` seconds it stops, and the next report carries on."""
     stop_at = time.monotonic() + time_limit if time_limit is not None else None
     counts = dict(sessions)
     todo = [sid for sid, _ in sessions]
@@ -321,12 +297,9 @@ def chunked(
     *,
     stop_at: float | None = None,
 ) -> Iterator[tuple[list[str], T]]:
-    """``(chunk, step(chunk))`` for consecutive chunks of the sessions ``todo``, each chunk
-    read in its own short statement.  It ends early, leaving the rest, when ``stop_at``
-    (``time.monotonic()``) has passed or a chunk runs out of its statement's time.
-
-    A chunk's size is counted in sessions on a WAL file, in messages (the sessions'
-    ``counts``) on a rollback-journal file, where the clock keeps each statement short."""
+    """``(chunk, step(chunk))`` for consecutive chunks of the sessions ``todo``, until
+    ``stop_at`` (``time.monotonic()``) or a chunk runs out of time.  A chunk is counted in
+    sessions on a WAL file, in messages (``counts``) on a rollback-journal file."""
     clock = state_db.ChunkClock(CHUNK_SESSIONS, first=SHORT_READ_FIRST_MESSAGES)
     weight = (lambda sid: max(1, counts.get(sid) or 0)) if clock.short else (lambda sid: 1)
 

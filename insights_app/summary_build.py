@@ -1,13 +1,10 @@
-"""Building the stored summaries of a whole state.db, ahead of time (``manage.py insights_warm``,
-run by its systemd timer, ``deploy/hermes-explorer-warm.timer``).
+"""Building the stored summaries of a whole state.db ahead of time (``manage.py insights_warm``).
 
-A first insights report on a big store would otherwise compute tens of thousands of summaries
-inside one request.  A report computes a few missing ones itself; when more than
-:data:`BACKGROUND_FROM` sessions of its window have none, it shows the figures that do not need
-summaries and says how many are missing, and the command's next run computes them.
-:func:`build` computes every missing or stale summary of the file in chunks and records its
-progress in the app database (:func:`insights_app.summary_store.claim_build`): every worker
-shows how far a running build is.  One build runs per file, across processes.
+A report computes a few missing summaries itself; with more than :data:`BACKGROUND_FROM`
+missing it shows the figures that need none and says how many are missing.  :func:`build`
+computes every missing or stale summary in chunks and records its progress in the app
+database (:func:`insights_app.summary_store.claim_build`), so every worker shows it; one build
+runs per file across processes.
 """
 
 from __future__ import annotations
@@ -26,9 +23,8 @@ BACKGROUND_FROM = 1000
 
 
 def pending(key: int) -> list[tuple]:
-    """``(id, message_count, started_at, source, model)`` of every session of the file
-    whose stored summary is missing or stale, newest first; stored summaries of sessions gone
-    are dropped.  (Read in short statements on a rollback-journal file.)"""
+    """``(id, message_count, started_at, source, model)`` of every session whose stored
+    summary is missing or stale, newest first; summaries of sessions gone are dropped."""
     scope = scope_of(Window(days=None), time.time())
     columns = f"s.id, s.message_count, s.started_at, s.source, {scope.scol('model', 'NULL')}"
     rows = [row for rows in window_chunks(scope, columns) for row in rows]
@@ -47,10 +43,8 @@ def build(
     claim: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
-    """Compute and store every missing or stale summary of the file, newest sessions first
-    (the default windows are ready soonest), a chunk of sessions at a time; returns how many
-    were computed.  With ``claim`` it runs only if no other build of this file is alive, and
-    records its progress."""
+    """Compute and store every missing or stale summary, newest first, a chunk at a time;
+    returns how many.  With ``claim``, only if no other build of this file is alive."""
     summaries.refresh_high_water()
     todo = pending(key)
     if claim and not summary_store.claim_build(key, len(todo)):

@@ -1,24 +1,16 @@
 """The per-session summaries of :mod:`insights_app.summaries`, kept in the app's database.
 
-Computing a session's summary reads all its messages; keeping it in process memory only means
-every restart, and every worker, pays for the whole store again.  Here each summary is stored
-as plain rows in the explorer's own database (:mod:`insights_app.models`, never the state.db),
-keyed by the state.db file's identity (name, device, inode: a replaced file starts afresh) and
-the session id, so that every worker and every later process reuses it, and a report adds
-them up in SQL over its window (:func:`totals`, :func:`tools`, :func:`skills`) instead of
-loading them.
+Kept in process memory only, every restart and every worker would pay for the whole store
+again.  Here each summary is plain rows in the explorer's own database, keyed by the state.db
+file's identity (name, device, inode: a replaced file starts afresh) and the session id, so
+every process reuses it and a report adds them up in SQL over its window (:func:`totals`,
+:func:`tools`, :func:`skills`).
 
-Freshness, shared through the database:
-
-* each stored summary carries the session's ``message_count`` when it was computed; a
-  different count makes it stale (it is recomputed and replaced);
-* :class:`~insights_app.models.SummaryMark` keeps the highest ``messages.id`` the stored
-  summaries have seen.  A process reads it, so the rows appended while no process ran still
-  name the sessions whose stored summaries must go; a lower maximum (rows deleted, file
-  rebuilt) drops every stored summary of that file.
-
-Failures to read or write the app database never fail a report: the summaries are then
-computed in memory, as without this store.
+Freshness: each summary carries the session's ``message_count`` when computed (a different
+count makes it stale), and :class:`~insights_app.models.SummaryMark` keeps the highest
+``messages.id`` seen, so rows appended while no process ran still name the stale sessions; a
+lower maximum drops every summary of that file.  A failure to read or write the app database
+never fails a report: the summaries are then computed in memory.
 """
 
 from __future__ import annotations
@@ -62,8 +54,7 @@ class Attributes:
 
 
 def window_q(lo: float | None, hi: float | None, source: str | None, model: str | None) -> Q:
-    """The window's sessions among stored rows: the same comparisons as
-    :func:`insights_app.window.scope_of` makes on the state.db."""
+    """The window's sessions among stored rows, compared as :func:`.window.scope_of` does."""
     q = Q()
     if lo is not None:
         q &= Q(started_at__gte=lo)
@@ -104,8 +95,7 @@ def counts(key: int, window: Q) -> dict[str, int | None]:
 
 
 def tools(key: int, window: Q) -> tuple[Counter, Counter]:
-    """Per tool name, the sums over the window's stored sessions: Hermes's count, and the
-    tool's result rows."""
+    """Per tool name over the window's stored sessions: Hermes's count, and its result rows."""
     rows = (
         SummaryTool.objects.filter(window, store_key=key)
         .values("tool_name")
@@ -192,11 +182,9 @@ def save(key: int, summaries: dict, attributes: dict[str, Attributes]) -> None:
         heads.append((*common, s.message_count, s.user, s.assistant, s.tool, s.stored, now))
         tool_rows += [(*common, n, c, r) for n, c, r in s.tools]
         skill_rows += [(*common, k, v, m, last) for k, v, m, last in s.skills]
-    # Inserted: whoever asks for summaries first drops those that are stale, so none of these
-    # is stored, unless another process stored the same sessions meanwhile; then the unique
-    # constraint stops this transaction, and the second attempt replaces them whole (it drops
-    # them first; when the other process commits them between that DELETE and this INSERT,
-    # which PostgreSQL lets both run, the third attempt's DELETE sees them).
+    # Inserted, unless another process stored the same sessions meanwhile: then the unique
+    # constraint stops this transaction and the next attempt deletes them first (a third, when
+    # PostgreSQL let the other commit between that DELETE and this INSERT).
     for attempt in (1, 2, 3):
         try:
             with transaction.atomic():
@@ -237,8 +225,7 @@ def high_water(key: int) -> int | None:
 
 
 def advance(key: int, current: int | None, dirty: list[str] | None) -> None:
-    """The file's messages reached ``current``: drop the stored summaries of the ``dirty``
-    sessions (all of them when None), and remember the mark."""
+    """Drop the summaries of the ``dirty`` sessions (None: all) and remember ``current``."""
     try:
         with transaction.atomic():
             if dirty is None:
@@ -249,15 +236,6 @@ def advance(key: int, current: int | None, dirty: list[str] | None) -> None:
             SummaryMark.objects.update_or_create(store_key=key, defaults={"high_water": current})
     except DatabaseError as exc:
         log.warning("stored insights summaries not refreshed: %s", exc)
-
-
-def forget(key: int | None = None) -> None:
-    """Drop the stored summaries (of one file, or all)."""
-    for model in (SummaryTool, SummarySkill, StoredSummary, SummaryMark):
-        rows = model.objects.all()
-        if key is not None:
-            rows = rows.filter(store_key=key)
-        rows.delete()
 
 
 # --- A build in the background -------------------------------------------------------------

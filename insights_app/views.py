@@ -1,9 +1,8 @@
 """``/insights/``: Hermes's insights report as a page, as JSON, and as CSV tables.
 
-The view parses the window, asks :mod:`insights_app.reports` for the (cached) report, and
-renders it through :mod:`insights_app.presenters` with the links of
-:mod:`insights_app.drilldown`; ``_export=json`` gives Hermes's report dictionary,
-``_export=csv&table=…`` one of its tables (:mod:`insights_app.export`).
+The view parses the window, gets the (cached) report from :mod:`insights_app.reports` and
+renders it (:mod:`insights_app.presenters`, :mod:`insights_app.drilldown`); ``_export=json``
+and ``_export=csv&table=…`` come from :mod:`insights_app.export`.
 """
 
 from __future__ import annotations
@@ -38,8 +37,8 @@ BODY_TEMPLATE = "insights_app/_report_body.html"
 
 @dataclass
 class Found:
-    """The report of the page's window (over one profile, or several: ``served``), the
-    overview of the period before it, and what the page links and groups them by."""
+    """The report of the page's window over ``served``, the previous period's overview, and
+    what the page links and groups them by."""
 
     report: Report
     previous: Report | None
@@ -115,8 +114,7 @@ def _export(request, fmt: str, table: str, found: Found):
 
 
 def _linked_and_extra(found: Found, messages_allowed: bool):
-    """The report's drill-down links and the explorer's extras; over several profiles, notable
-    sessions link into their own profile and the extras sum theirs."""
+    """The report's drill-down links and the explorer's extras (summed over profiles)."""
     report, previous, drill = found.report, found.previous, found.drill
     linked = linked_rows(report, drill, messages_allowed=messages_allowed)
     if found.served is None:
@@ -126,9 +124,8 @@ def _linked_and_extra(found: Found, messages_allowed: bool):
 
 
 def _page(request, form, shape, found: Found, notes):
-    """The page.  Its report part, charts and tables with hundreds of links, is rendered once
-    per report and kept with it (same stores, same report, same role and query): a repeat view
-    renders only the frame around it."""
+    """The page; its report part (hundreds of links) is rendered once per report, role and
+    query, so a repeat view renders only the frame."""
     report = found.report
     context = {
         "report": report,

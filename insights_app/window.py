@@ -1,13 +1,9 @@
 """Which sessions an insights report covers, and that choice as SQL over ``sessions s``.
 
-Sessions with ``started_at >= now - days * 86400`` (no upper bound, as in Hermes), or all
-sessions, or a custom range of local days in ``TIME_ZONE``; optionally one ``source`` and,
-beyond Hermes, one ``model`` (the session's recorded model, short or full name, with the same
-rule as the session list).
-
-On a rollback-journal file the window's sessions are read in keyset chunks, each a short
-statement (:func:`window_chunks`), in the order an index answers: start time when the window
-has time bounds, the row id otherwise.
+``started_at >= now - days * 86400`` (no upper bound, as in Hermes), all sessions, or a
+custom range of local days; optionally one ``source`` and, beyond Hermes, one ``model`` (by
+the session list's rule).  On a rollback-journal file the sessions are read in short keyset
+chunks (:func:`window_chunks`).
 """
 
 from __future__ import annotations
@@ -31,11 +27,8 @@ DEFAULT_DAYS = 30
 
 @dataclass(frozen=True)
 class Window:
-    """Which sessions a report covers.
-
-    ``days`` (Hermes's ``--days``) unless a custom range is given; ``days=None`` without a
-    range is all time.  Custom ranges are inclusive local days in ``TIME_ZONE``.
-    """
+    """Which sessions a report covers: ``days`` (Hermes's ``--days``; None is all time), or a
+    custom range of inclusive local days."""
 
     days: int | None = DEFAULT_DAYS
     start_day: dt.date | None = None
@@ -54,10 +47,6 @@ class Window:
     @property
     def is_custom(self) -> bool:
         return not self.is_epoch and (self.start_day is not None or self.end_day is not None)
-
-    @property
-    def is_all_time(self) -> bool:
-        return not self.is_epoch and not self.is_custom and self.days is None
 
     def bounds(self, now: float) -> tuple[float | None, float | None]:
         """Epoch bounds ``[lo, hi)`` of ``started_at``; None is unbounded."""
@@ -113,11 +102,8 @@ class Scope:
     params: tuple
     by_start: bool = False  # the window bounds ``started_at`` (its index finds the sessions)
     sessions: int | None = None  # how many sessions the window holds, once counted
-    # The window holds a small share of the file's sessions (:func:`window_span`): a statement
-    # grouping its sessions finds them by an index, rather than reading the whole table.
+    # A small share of the file's sessions (:func:`window_span`): found by an index.
     narrow: bool = False
-    # The first and last start in the window, once counted.
-    started_span: tuple[Any, Any] | None = None
 
     @property
     def read_in_chunks(self) -> bool:
@@ -179,22 +165,16 @@ def instant(column: str) -> str:
     return f"CASE WHEN typeof({column}) IN ('integer', 'real') AND {column} <> 0 THEN {column} END"
 
 
-# A window holding less than this share of the file's sessions is narrow.  Reading the table in
-# its own order spares grouping by session a sort, but reads every session's row (with its
-# system prompt's overflow pages, 4.3 KB a session in the benchmark's stores).  Measured on a
-# 3-year store of 40,000 sessions, fresh connections: a window of 4.5% of them took 61 ms by
-# the index against 76 ms by the table (97 against 164 ms with no page cached: 3 MB read
-# against 137 MB), 11.5%: 144 against 153 ms (183 against 219 ms uncached); 23%: 229 against
-# 202 ms (487 against 391 ms uncached: the table is read in order, the index's rows are not).
+# A window holding less than this share of the file's sessions is narrow: read by the index
+# rather than the whole table (measured on 40,000 sessions: 4.5% took 61 ms by the index
+# against 76 ms by the table, 23% took 229 against 202 ms).
 NARROW_SHARE = 1 / 8
 
 
 def window_span(scope: Scope) -> tuple[Scope, float | None, float | None]:
-    """``scope`` with its sessions counted (and whether they are a narrow share of the
-    file's, against the highest rowid: one look-up at the end of the table), and their
-    first and last start (for the zone's offsets)."""
-    # Only starts that are instants bound the zone's offsets (the pass buckets a start stored
-    # as text as SQLite converts it).
+    """``scope`` with its sessions counted (and whether they are a narrow share, against the
+    highest rowid), and their first and last start that is an instant (for the zone's
+    offsets)."""
     start = instant("s.started_at")
     sql = (
         f"SELECT COUNT(*), MIN({start}), MAX({start}),"
@@ -204,7 +184,7 @@ def window_span(scope: Scope) -> tuple[Scope, float | None, float | None]:
     n, lo, hi, top = store.rows(sql, scope.params)[0]
     n = int(n or 0)
     narrow = scope.by_start and bool(n) and bool(top) and n < top * NARROW_SHARE
-    return replace(scope, sessions=n, narrow=narrow, started_span=(lo, hi)), lo, hi
+    return replace(scope, sessions=n, narrow=narrow), lo, hi
 
 
 # Sessions in the first chunk on a rollback-journal file, and at most in any (the clock sizes
@@ -216,15 +196,10 @@ WINDOW_MAX_CHUNK = 5_000
 def window_chunks(
     scope: Scope, columns: str, *, join: str = "", grouped: bool = False
 ) -> Iterator[list[tuple]]:
-    """``SELECT <columns> FROM sessions s <join> WHERE <window>`` in lists of rows.
-
-    ``grouped``: one row per session (for sums over ``join``).  On a WAL file, or for a small
-    window, that is one statement.  Otherwise (:attr:`Scope.read_in_chunks`) the window is
-    keyset-paged in index order,
-    ``(started_at, rowid)`` when the window bounds the start time, else the rowid, and each
-    chunk is kept short (:class:`hermes_explorer.store.ChunkClock`); a grouped chunk takes
-    two statements (its sessions, then their rows by rowid), as grouping on the keyset would
-    sort the whole window each time."""
+    """``SELECT <columns> FROM sessions s <join> WHERE <window>`` in lists of rows
+    (``grouped``: one per session).  One statement on a WAL file or for a small window;
+    otherwise keyset-paged by ``(started_at, rowid)`` or rowid in short chunks, a grouped
+    chunk in two statements (grouping on the keyset would sort the whole window)."""
     if not scope.read_in_chunks:
         group = " GROUP BY s.id" if grouped else ""
         yield store.rows(

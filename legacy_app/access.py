@@ -1,29 +1,22 @@
 """What a role may ask of a column through the old URLs: no answer about what it cannot read.
 
-A Datasette column filter is an oracle: whether a row comes back answers yes or no about the
-value, so ``system_prompt__gte=…`` repeated as a binary search spells out a hidden prompt, and
-``content__contains=sk-…`` one character at a time spells out a key the page shows as
-``[redacted: …]``.  Two rules close it:
+A Datasette column filter is an oracle: ``system_prompt__gte=…`` repeated as a binary search
+spells out a hidden prompt, and ``content__contains=sk-…`` a redacted key.  Two rules close it:
 
-1. Columns a role cannot read are neither filtered nor sorted by that role, not even asked
-   whether they are empty: viewers cannot read message content nor the session's system
-   prompt, model route and origin (:data:`CONTENT_COLUMNS`).
-2. Columns whose text may hold secrets the explorer redacts (:data:`REDACTED_COLUMNS`) answer
-   roles that cannot reveal secrets (every role but staff) only whether they are empty
-   (``__isnull``, ``__notnull``, ``__isblank``, ``__notblank``).  Every operator that compares
-   the column with a value — equality, lists, patterns, ranges, and any operator added later
-   — and sorting by it are refused.
+1. Columns a role cannot read (:data:`CONTENT_COLUMNS` for viewers) are neither filtered nor
+   sorted by that role, not even asked whether they are empty.
+2. Columns whose text may hold redacted secrets (:data:`REDACTED_COLUMNS`) answer roles that
+   cannot reveal secrets (all but staff) only whether they are empty (``__isnull``,
+   ``__notnull``, ``__isblank``, ``__notblank``); every other operator, including any added
+   later, and sorting by them are refused.
 
-Refused rather than re-checked against the redacted text: a range answered on the redacted
-value still leaks (the stored text and the redacted text differ exactly where the secret
-starts, so ``>=`` decides on the secret's first differing character), and equality or patterns
-re-checked would keep a second code path to get right for every operator.  A refusal depends
-only on the parameter names and the role, never on the file or its rows, so every probe of a
-refused column gets the same answer.
+Refused rather than re-checked against the redacted text: a range on the redacted value
+still leaks (stored and redacted text differ exactly where the secret starts), and a second
+code path per operator is one more to get right.  A refusal depends only on the parameter
+names and the role, so every probe of a refused column gets the same answer.
 
 Titles and other free-text metadata (:func:`metadata_columns`) are shown to every role,
-redacted; the API's filters on them compare the redacted value too, so a guess at a key pasted
-into a title matches nothing, and a sort by one orders by the redacted value.
+redacted, and filtered and sorted by their redacted value.
 """
 
 from __future__ import annotations
@@ -74,8 +67,7 @@ def _metadata_columns() -> dict[str, frozenset[str]]:
 
 
 def metadata_columns(table: str) -> frozenset[str]:
-    """Free-text metadata columns (titles, user and display names, model routes): shown to
-    every role, redacted; a filter on them also compares the redacted value (no oracle)."""
+    """Free-text metadata columns: shown to every role redacted, and filtered redacted too."""
     global _METADATA
     if _METADATA is None:
         _METADATA = _metadata_columns()

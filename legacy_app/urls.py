@@ -1,8 +1,5 @@
-"""The old Datasette addresses on the database ``state`` (answered in ``legacy_app.views``).
-
-Datasette wrote ``/state``, ``/state/<table>`` and ``/state/<table>/<pk>``, each with an
-optional ``.csv`` / ``.json`` suffix and without a trailing slash; a trailing slash is
-tolerated here too.
+"""The old Datasette addresses: ``/state``, ``/state/<table>`` and ``/state/<table>/<pk>``, with
+an optional ``.csv`` / ``.json`` suffix (a trailing slash tolerated).
 """
 
 from django.urls import re_path

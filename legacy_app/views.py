@@ -1,14 +1,10 @@
 """The old Datasette URLs on the database ``state`` keep working.
 
-The team's bookmarks and scripts point at the Datasette instance this explorer replaces
-(``/state``, ``/state/sessions?source=telegram&_sort_desc=started_at``,
-``/state/messages.csv?session_id=…``, ``/state/messages?_search=…``).  One engine answers them
-all, Datasette's semantics as the API implements them (:mod:`legacy_app.api.tables`): a
-``.json``/``.csv`` URL gets the API's answer, and the page of the same URL shows the same rows in
-the same order and pages (every operator, ``_size``, ``_sort``, ``_facet``, ``_search``,
-``_where`` for staff, every table), each id linked to its explorer page, with a link to the
-closest explorer page.  ``/state?sql=…`` only fills in the console's form (statements run on a
-POST); ``/state/sessions/<id>`` and ``/state/messages/<id>`` open the session or the message.
+Bookmarks and scripts point at ``/state``, ``/state/sessions?…``, ``/state/messages.csv?…``.
+One engine answers them with Datasette's semantics (:mod:`legacy_app.api.tables`): a
+``.json``/``.csv`` URL gets the API's answer, and the page of the same URL shows the same rows,
+order and pages, ids linked to explorer pages.  ``/state?sql=…`` fills in the console's form;
+``/state/sessions/<id>`` and ``/state/messages/<id>`` open the session or message.
 """
 
 from __future__ import annotations
@@ -77,8 +73,7 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
     }
     refused = policy.refusals(table, request.GET, request.user)
     if refused:
-        # No query runs: every probe of a refused column gets the same answer (the same page
-        # but for the note naming the refused parameter).
+        # No query runs: every probe of a refused column gets the same answer.
         plain = reverse(f"{table}:list") if table in CARRIED else None
         context.update(refused=True, notes=refused, closest=plain)
         return render(request, "legacy_app/table.html", context, status=400)
@@ -115,8 +110,7 @@ def _closest(request: HttpRequest, table: str) -> str | None:
 
 
 def _cells(table: str, columns: list[str], rows: list) -> list[list[tuple]]:
-    """Each row as ``(text, link or None)`` cells: ids open their explorer page (each route
-    reversed once per page, :class:`sessions_app.links.TranscriptLinks`)."""
+    """Each row as ``(text, link or None)`` cells, ids linked to their explorer page."""
     links = TranscriptLinks()
     at = {c: i for i, c in enumerate(columns)}
     return [

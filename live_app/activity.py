@@ -1,13 +1,10 @@
 """Which sessions are active now, read cheaply enough to be polled by many open pages.
 
-A session is *active* when something happened in it within the last N minutes, or when it
-has not ended and started within the last day (an open session of last month is not
-"running", it was never closed).  Activity is ``COALESCE(last_activity_at, started_at)``
-where the file has ``last_activity_at`` (that expression is indexed on current files); on
-older files it is the newest message of the session, found among the newest message ids
-(ids are insertion order, so the newest few thousand rows name the recently active sessions
-without scanning the table).  Either way the newest message of each candidate session is
-looked up through the ``(session_id, id)`` index, so the page costs what its ~100 rows cost.
+A session is *active* when something happened in it within the last N minutes, or it has not
+ended and started within the last day.  Activity is ``COALESCE(last_activity_at, started_at)``
+(indexed on current files); on older files, the newest message, found among the newest
+message ids.  Each candidate's newest message comes from the ``(session_id, id)`` index, so
+the page costs what its ~100 rows cost.
 """
 
 from __future__ import annotations

@@ -1,22 +1,15 @@
 """What went wrong: failures as Hermes records them, counted by tool, model, source and day.
 
-Hermes stores no "failed" flag; a failure is read from what it does store (see
-``docs/failures.md``):
+Hermes stores no "failed" flag; a failure is read from what it stores (``docs/failures.md``):
+a ``tool`` result that is an error (a JSON ``"error"``, ``"success": false``, a non-zero
+``"exit_code"``, or text starting with ``Error``), an ``assistant`` row whose
+``finish_reason`` is ``length``, ``content_filter`` or ``error``, and a session whose
+``end_reason`` names an error or a timeout.
 
-* a ``tool`` row whose result is an error: a JSON object with a non-null ``"error"``, or
-  ``"success": false``; a terminal result with a non-zero ``"exit_code"``; or text that starts
-  with ``Error``;
-* an ``assistant`` row whose ``finish_reason`` is ``length`` (cut at the token limit),
-  ``content_filter`` (refused by the provider's filter) or ``error``;
-* a session whose ``end_reason`` names an error or a timeout.
-
-There is no index on ``role``, ``finish_reason`` or ``timestamp`` alone, so the message side is
-a scan.  It is done in fixed blocks of message ids (ids are insertion order, so a block is a
-stretch of time): each block's counts, grouped by hour, source, model, tool and kind, are kept
-in the ``failures`` cache (a file cache that outlives a restart) together with the id they were
-read up to, and a later view reads only the ids Hermes appended since.  A window adds up the
-blocks it covers, so a repeat view or another filter costs Python additions, not SQL; only
-the very first view of a store pays for the scan.
+No index serves the message side, so it is scanned in fixed blocks of message ids (a block is
+a stretch of time).  Each block's counts, by hour, source, model, tool and kind, are kept in
+the ``failures`` file cache with the id read up to; a later view reads only the ids appended
+since, and a window adds up the blocks it covers.
 """
 
 from __future__ import annotations
@@ -42,10 +35,8 @@ BLOCK_TTL = 86_400
 PAGE_TTL = 60
 EXAMPLES = 25
 MAX_DAYS = 366
-# Tool results are checked on their first and last characters only: megabyte outputs are not
-# read whole, and Hermes puts an error object's keys at either end.
+# Tool results are checked at both ends only (an error object's keys are at either end).
 HEAD, TAIL = 400, 200
-FINISH_FAILURES = ("length", "content_filter", "error")
 END_FAILURES = ("error", "timeout", "failed", "crashed", "exception", "api_error")
 
 # English in the cached report and its exports; the page translates them.
@@ -97,12 +88,9 @@ def _block_sql(shape) -> str:
 
 
 def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
-    """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``.
-
-    A block is cached with the id it has been read up to; a later view reads only the ids
-    added since (Hermes appends) and merges them in, so the newest block costs what is new.
-    Keys are ``(hour, source, model, tool, kind)``, with the model already in its display
-    form (short, redacted); values ``(count, newest message id)``."""
+    """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``, cached with
+    the id read up to so a later view reads only what is new.  Keys are ``(hour, source,
+    model, tool, kind)`` (the model short and redacted), values ``(count, newest id)``."""
     end = start + BLOCK
     raw = repr((identity, start, BLOCK)).encode()
     key = "failures-block:" + hashlib.sha256(raw).hexdigest()
@@ -126,10 +114,9 @@ def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
 
 
 def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
-    """A block's groups summed for a window that holds all of it, without filters: per
-    ``(source, model, tool, kind)``, per ``(hour, kind)`` of the failures, its newest failing
-    message ids, and its first hour.  Kept in the ``failures`` cache beside the block (a few
-    hundred entries instead of thousands), so a view reads and adds these."""
+    """A block's groups summed for an unfiltered window that holds all of it (per ``(source,
+    model, tool, kind)``, per ``(hour, kind)``, newest failing ids, first hour), cached beside
+    the block: a few hundred entries instead of thousands."""
     want = min(start + BLOCK, top)
     key = "failures-digest:" + hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
     cached = failure_cache().get(key)
@@ -160,8 +147,7 @@ def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict
 
 
 def failure_cache():
-    """The ``failures`` cache when configured (a file cache that outlives a restart),
-    else the default one."""
+    """The ``failures`` cache when configured, else the default one."""
     try:
         return caches["failures"]
     except InvalidCacheBackendError:
@@ -169,8 +155,7 @@ def failure_cache():
 
 
 def _first_id_at(since: float, top: int, budget: float) -> int:
-    """The smallest message id with ``timestamp >= since`` (ids grow with time): a binary
-    search of primary-key lookups."""
+    """The smallest message id with ``timestamp >= since``, by binary search over ids."""
     low, high = 0, top
     while low < high:
         mid = (low + high) // 2
@@ -415,8 +400,7 @@ def _examples(ids: list[int], budget: float) -> list[dict]:
 
 
 def warm(*, budget: float) -> None:
-    """Read and keep the counts of every block the longest window covers (``insights_warm``):
-    the first failures page of any window then reads only what Hermes appended since."""
+    """Read and keep the counts of every block the longest window covers (``insights_warm``)."""
     build(Filters(days=MAX_DAYS), budget=budget)
 
 

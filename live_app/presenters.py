@@ -1,10 +1,7 @@
 """The live table's rows as HTML, built in Python.
 
-The table is re-rendered for every poll of every open page: a template loop over a hundred
-rows of eleven cells (or ``format_html`` per cell, with its lazy-string checks) costs more
-than the queries behind it.  Here every value from the store goes through ``html.escape``
-once and the row is one f-string; only the shared ``<time>`` and source cells come from
-the project's template helpers (already safe HTML).
+Every poll re-renders the table, and a template loop over a hundred rows of eleven cells cost
+more than the queries behind it; here every value is escaped once and a row is one f-string.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """``/live/``: the sessions active now, and the new messages of a followed session.
 
-The page is plain server-rendered HTML that a reload refreshes; ``static/js/live.js`` swaps in
-``?partial=1`` (the table alone) every few seconds, and appends the output of
-:func:`messages_after` to a followed transcript.  Both answers are built from a handful of
-indexed lookups (see :mod:`live_app.activity`) and hold no read transaction between polls.
+``static/js/live.js`` swaps in ``?partial=1`` (the table alone) every few seconds and appends
+:func:`messages_after` to a followed transcript; both come from a handful of indexed lookups
+(:mod:`live_app.activity`) and hold no read transaction between polls.
 """
 
 from __future__ import annotations
@@ -51,8 +50,7 @@ def _table_context(request) -> dict:
 
 
 def _shared_sessions(signature, minutes: int, content: bool, now: float):
-    """Many open pages poll the same list: while the file is unchanged, one read serves
-    every poll of the next couple of seconds (running times then lag by as much)."""
+    """One read serves every poll of the next couple of seconds while the file is unchanged."""
     if signature is None:
         return live_sessions(minutes=minutes, with_content=content, now=now)
     key = "live:" + hashlib.sha256(repr((signature, minutes, content)).encode()).hexdigest()
@@ -92,10 +90,8 @@ def index(request):
 
 @require_GET
 def messages_after(request, session_id: str, message_id: int):
-    """The transcript entries after ``message_id``, as ``<li>`` fragments to append.
-
-    ``X-Last-Message-Id`` says where the next poll continues; an empty body means nothing new.
-    """
+    """The transcript entries after ``message_id``, as ``<li>`` fragments to append;
+    ``X-Last-Message-Id`` says where the next poll continues."""
     if not can_see_content(request.user):
         return forbidden(request, CONTENT)
     if not Session.objects.filter(pk=session_id).exists():

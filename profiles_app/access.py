@@ -1,9 +1,8 @@
 """Which profiles (stores) a user may see.
 
-Everyone sees every profile unless staff restricted the user, or one of the user's groups, to
-some profiles (:class:`profiles_app.models.ProfileRestriction`); then the user sees the union
-of the profiles named for them and for their groups.  A profile a user may not see does not
-exist for them: its URLs answer 404 and no list, count, hit or figure includes it.
+Every profile, unless staff restricted the user or one of their groups
+(:class:`profiles_app.models.ProfileRestriction`): then the profiles named for them and their
+groups.  A profile a user may not see does not exist for them (404, and in no list or figure).
 """
 
 from __future__ import annotations

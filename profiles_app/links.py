@@ -1,10 +1,8 @@
 """Links that name the store: ``/p/<profile>/sessions/<id>/`` when several stores are served.
 
-A page of one profile (under ``/p/<profile>/``) already builds such links: Django's script
-prefix carries the profile there (see :mod:`profiles_app.middleware`).  A page that merges
-profiles, or one read on the default store without the prefix, says which store a link is for
-with :func:`in_store` / :func:`store_reverse`; with one store served, links are as they always
-were (``/sessions/<id>/``).
+Under ``/p/<profile>/`` the script prefix already carries the profile
+(:mod:`profiles_app.middleware`); elsewhere :func:`in_store` / :func:`store_reverse` say which
+store a link is for.  With one store served, links stay ``/sessions/<id>/``.
 """
 
 from __future__ import annotations

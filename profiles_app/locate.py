@@ -1,9 +1,7 @@
 """Which stores hold a session id: the old ``/sessions/<id>/`` form lands on the right one.
 
-With several stores served, a bookmark or shared link without the profile is redirected to
-``/p/<profile>/…`` when one visible store has that session, answered with a page to choose
-from when several have it (ids are per store, so two profiles may share one), and 404 when
-none has it.
+With several stores served, a link without the profile redirects to the one visible store
+that has the session, offers a choice when several do, and is a 404 when none does.
 """
 
 from __future__ import annotations

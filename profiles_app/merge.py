@@ -1,19 +1,14 @@
 """Keyset pages across several stores: one opaque cursor carrying a position per store.
 
-Every store is paged by the same :class:`~sessions_app.pagination.Keyset` as a single-store list
-(never ``OFFSET``): for a page of ``n`` rows each store gives at most ``n + 1`` rows after its
-own position, the candidates are merged in the list's order (ties between stores broken by
-profile name, so the order is total and stable) and the first ``n`` make the page.  The cursor
-remembers, per store, where its rows of the page end (next page) or begin (previous page), so
-a deep page costs what a first page costs, in every store.
+Every store is paged by the list's :class:`~sessions_app.pagination.Keyset` (never
+``OFFSET``): each gives at most ``n + 1`` rows after its own position, the candidates are
+merged in the list's order (ties broken by profile name) and the first ``n`` make the page.
+The cursor remembers where each store's rows of the page end or begin, so a deep page costs
+what a first page costs.  Light candidates (keys only) are completed by ``load`` for the
+page's rows only.
 
-The candidates may be light (only the key values and the primary key of each row): then
-``load`` fetches the full rows of the page only, a store at a time, so that the rows no page
-shows are never built.
-
-A position is ``[values, inclusive]`` (rows after, or before, these key values, the row with
-them included or not), ``0`` when a store has nothing on that side, absent when the store starts
-from its first row.
+A position is ``[values, inclusive]``, ``0`` when a store has nothing on that side, absent
+when the store starts from its first row.
 """
 
 from __future__ import annotations
@@ -112,13 +107,11 @@ def paginate(
     per_page: int,
     load: Callable[[Store, list], list] | None = None,
 ) -> KeysetPage:
-    """A page of ``per_page`` rows merged over ``parts``.
+    """A page of ``per_page`` rows merged over ``parts``; rows get a ``store`` attribute.
 
-    ``fetch(store, bound, forward, limit)`` returns at most ``limit`` rows of ``store`` past
-    ``bound`` (a Q, None for all), in the list's order (``forward``) or its reverse, reading
-    that store.  With ``load``, ``load(store, rows)`` (reading that store) turns the fetched
-    rows of the page into the rows shown, in the same order; a row it does not return (gone
-    meanwhile) is left out.  Rows get a ``store`` attribute."""
+    ``fetch(store, bound, forward, limit)``: at most ``limit`` rows of ``store`` past ``bound``
+    (a Q, or None), in the list's order or its reverse.  ``load(store, rows)``: the page's rows
+    as shown, in the same order (a row gone meanwhile is left out)."""
     notes: list[str] = []
     direction, positions = "n", {}
     if token:
@@ -190,8 +183,7 @@ def paginate(
 
 
 def _loaded(rows: list, load: Callable[[Store, list], list]) -> list:
-    """``rows`` replaced by what ``load`` gives for them, one call per store, order kept (a row
-    ``load`` no longer finds is left out)."""
+    """``rows`` replaced by what ``load`` gives for them, one call per store, order kept."""
 
     def fill(store: Store, chunk: list) -> list:
         found = load(store, chunk)

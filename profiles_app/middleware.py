@@ -1,14 +1,9 @@
 """The store a request reads: ``/p/<profile>/…`` names it; otherwise the default one.
 
-``/p/<profile>/sessions/<id>/`` (and every other page under ``/p/<profile>/``) is the page of
-that one profile: the prefix is taken off before the URL is resolved, the profile's store is
-made current (every query of the request reads it) and Django's script prefix gains
-``p/<profile>/``, so that every link the page builds with ``reverse`` stays in the profile.
-A profile that does not exist, or that the user may not see, is a 404.
-
-Without the prefix the request reads the default store of the user's visible ones; the pages
-that merge every profile (``/sessions/``, ``/messages/``, ``/search/``, ``/insights/``) go over
-the others themselves.
+Under ``/p/<profile>/`` the prefix is taken off before the URL is resolved, the profile's store
+is made current and the script prefix gains ``p/<profile>/``, so every ``reverse`` stays in the
+profile.  A profile that does not exist, or that the user may not see, is a 404.  Pages that
+merge every profile go over the others themselves.
 """
 
 from __future__ import annotations
@@ -33,8 +28,7 @@ SESSION_PATH = re.compile(r"^/sessions/([^/]+)/")
 LEGACY = re.compile(r"^/state(?:[/.]|$)")
 # Pages that read no store: open to a user who may see no profile at all.
 STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|metrics$|static/)")
-# What a visitor who is not signed in may reach: nothing else reads, names or redirects to a
-# store before the sign-in (a session id, a profile name or a title would leak otherwise).
+# What a visitor who is not signed in may reach: nothing that reads or names a store.
 ANONYMOUS = re.compile(r"^/(?:accounts/login/|admin/|healthz$|metrics$|i18n/setlang/|static/)")
 
 
@@ -83,8 +77,7 @@ class StoreScopeMiddleware:
 
 
 def fallback_store(visible):
-    """The default store of ``visible``; with several, the first readable one when the default
-    cannot be read (so that the pages spanning every profile still show the others)."""
+    """The default store of ``visible``, else the first readable one."""
     store = registry.default_store(visible)
     if store is None or len(visible) < 2 or registry.REGISTRY.status(store).readable:
         return store
@@ -110,8 +103,7 @@ def scoped_call(get_response, request, alias, prefix, base):
 
 
 def _scoped_stream(content, alias, prefix, base):
-    """A streamed body is produced after the view returned: each chunk reads the same store
-    (and builds the same links) as the view did."""
+    """A streamed body's chunks read the same store (and build the same links) as the view."""
     it = iter(content)
     try:
         while True:

@@ -1,45 +1,31 @@
 """Secrets stay secret: one redaction pipeline for every output path.
 
-Tool outputs in the state.db hold environment dumps, config files and HTTP traces, so a
-transcript may contain API keys, tokens, passwords and private keys, and so may a title or a
-user id.  Every path that shows or exports stored text passes it through this package, which
-replaces each secret with a marker such as ``[redacted: openai key]`` and leaves the rest of the
-text exactly as it was.
+Tool outputs hold environment dumps, config files and HTTP traces, so a transcript, a title or
+a user id may hold API keys, tokens, passwords and private keys.  Every path that shows or
+exports stored text passes it through this package, which replaces each secret with a marker
+such as ``[redacted: openai key]`` and leaves the rest of the text as it was.
 
-The model: what each role may learn about a secret
-    *viewer*   nothing of it: redacted content, and none of the columns hidden from viewers.
-    *analyst*  its shape only, ``[redacted: <kind>]``: that a key of that kind was there,
-               never its value (no filter, search or sort may confirm a value either).
-    *staff*    the value, one message at a time through "reveal", each reveal audited.
+What each role may learn about a secret: a *viewer* nothing (nor the columns hidden from
+viewers); an *analyst* its kind only, never its value (no filter, search or sort may confirm
+one); *staff* the value, one message at a time through an audited "reveal".
 ``HERMES_REDACT_SECRETS=0`` turns redaction off for everyone (a single-user install).
 
-The pipeline decodes first and redacts last (:mod:`.decode`): a JSON string literal that holds
-an escape is decoded, down to JSON inside JSON strings (a tool call's arguments), matched, and
-encoded again with its secrets hidden; zero-width characters are ignored inside a secret.  The
-shapes (:mod:`.rules`) follow the maintained gitleaks and detect-secrets rule sets, plus
-headers (``Authorization``, ``Cookie``), URLs with a password and ``NAME = value`` pairs whose
-name says password, secret, token or key.  Cheap literal gates keep it fast (:mod:`.engine`),
-scanned once for a whole export batch (:func:`.engine.redact_batch`).
+The pipeline decodes first and redacts last (:mod:`.decode`: JSON string literals, down to
+JSON inside JSON strings, are decoded, matched and encoded again; zero-width characters are
+ignored inside a secret).  The shapes (:mod:`.rules`) follow gitleaks and detect-secrets, plus
+headers, URLs with a password and ``NAME = value`` pairs; literal gates keep it fast
+(:mod:`.engine`).
 
-Limits, honestly:
-    * It finds shapes, not meaning: a password written as prose ("the password is hunter2"),
-      a key with no known prefix outside a ``NAME=value`` pair, or a secret split across
-      messages is not found.  A marker says a secret was there and which kind.
-    * Encodings other than JSON's (base64, URL-encoding, HTML entities) are not decoded, and
-      JSON strings are found by their quotes on one line (four levels deep at most): text with
-      an odd quote before a JSON document on the same line is matched as stored only.
-    * It errs towards hiding: in code, ``token = request.headers.get(…)`` loses the expression
-      after the ``=``, and prose such as "the secret: keep it short" loses a word.
-    * A preview cut inside a secret may leave a tail too short to recognise; the search
-      snippets guard against that with the full text (``secret_pieces``).
-    * Redaction hides values in output; it does not change what SQL can compare.  Filters,
-      searches and the console must not let a role test a value it cannot read.
-
-Public API (``value`` is anything a column holds; non-strings come back unchanged):
-    :func:`redact` (one string), :func:`redact_many` (an export column, fast),
-    :func:`redact_text` (string and count, whatever the setting), :func:`redact_value`
-    (strings, JSON text, or decoded JSON structures), :func:`redact_json_text`,
-    :func:`redaction_enabled`.
+Limits:
+    * It finds shapes, not meaning: a password in prose, a key with no known prefix outside a
+      ``NAME=value`` pair, or a secret split across messages is not found.
+    * JSON escapes, percent-escapes and HTML character references are decoded, base64 is not;
+      JSON strings are found by their quotes on one line, four levels deep at most.
+    * It errs towards hiding: ``token = request.headers.get(…)`` loses the expression.
+    * A preview cut inside a secret may leave a tail too short to recognise; search snippets
+      guard against that with the full text (``secret_pieces``).
+    * It hides values in output, not from SQL: filters, searches and the console must not let
+      a role test a value it cannot read.
 """
 
 from __future__ import annotations
@@ -75,36 +61,30 @@ def redact_text(text: str) -> tuple[str, int]:
 
 
 def redact_text_many(texts: Iterable) -> list[tuple[str, int]]:
-    """``[redact_text(t) for t in texts]`` (whatever the setting), with the gates run once
-    over the batch: a page of transcript texts, where most hold no secret."""
+    """``[redact_text(t) for t in texts]``, the gates run once over the batch."""
     return redact_batch(texts, counted=True)
 
 
 def redact(text):
-    """``text`` with secrets replaced by markers, when redaction is on.
-
-    Anything that is not a non-empty string comes back unchanged."""
+    """``text`` with secrets replaced by markers, when redaction is on (anything but a
+    non-empty string comes back unchanged)."""
     if not isinstance(text, str) or not text or not redaction_enabled():
         return text
     return _redact_text(text)[0]
 
 
 def redact_many(values: Iterable) -> list:
-    """``[redact(v) for v in values]``, with the gates run once over the whole batch: for
-    exports, a column of a chunk at a time."""
+    """``[redact(v) for v in values]``, the gates run once over the batch (an export column)."""
     if not redaction_enabled():
         return list(values)
     return redact_batch(values)
 
 
 def redact_value(value, *, kind: str = "text"):
-    """``value`` with its secrets hidden, when redaction is on, whatever it is.
-
-    ``kind="text"``: a string is redacted as text (JSON in it decoded where it holds
-    escapes).  ``kind="json"``: a string that is a JSON document (tool calls, a route, tool
-    results) comes back a valid JSON document.  A decoded structure (dict, list) is walked:
-    its strings are redacted, and the scalar value of a key that names a secret
-    (``"password": …``) is replaced whole.  Other values come back unchanged."""
+    """``value`` with its secrets hidden, when redaction is on, whatever it is: a string as
+    text (``kind="text"``) or as a JSON document that stays valid (``kind="json"``); a decoded
+    structure walked, its strings redacted and the scalar value of a key that names a secret
+    replaced whole.  Other values come back unchanged."""
     if not redaction_enabled():
         return value
     if isinstance(value, str):

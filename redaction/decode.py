@@ -1,20 +1,17 @@
-"""Decoding before matching: JSON string escapes and invisible characters.
+"""Decoding before matching: JSON string escapes, percent-escapes, HTML character references and
+invisible characters.
 
-Hermes stores tool results and tool-call arguments as JSON, often JSON inside a JSON string
-(a tool call's ``arguments``).  In the stored text a secret may sit behind an escape (a key at
-the start of an output line follows ``\\n``), be spelled with escapes (``\\u0073k-…``), or be a
-``"password": "…"`` pair one level down, where its quotes read ``\\"``.  The engine matches
-the stored text as it is, and also each JSON string literal that holds an escape, decoded
-(and, inside it, the literals of the next level): what it finds there it hides in the decoded
-value, which is encoded again in place.  Everything outside those literals is untouched, so a
-JSON document stays a valid JSON document with the same layout.
+Tool results and arguments are JSON, often JSON inside a JSON string, so a secret may sit
+behind an escape (after ``\\n``), be spelled with escapes (``\\u0073k-…``), or be a
+``"password": "…"`` pair one level down.  The engine matches the stored text, and also each
+JSON string literal holding an escape, decoded (and the next level inside it): what it finds
+there it hides in the decoded value, encoded again in place, so a JSON document stays valid
+with the same layout.  Literals are found by their quotes, not by parsing, so non-JSON text
+and JSON cut short (a preview) are handled too.
 
-Literals are found by their quotes, not by parsing, so text that is not JSON, or JSON cut
-short (a preview), is handled too; a quote pair that is not really a string only costs a
-decode that finds nothing.
-
-Zero-width characters (U+200B–U+200D, U+2060, U+FEFF) inside a key would break every shape;
-they are stripped for matching, and a secret that contained them is hidden with them.
+Zero-width characters (U+200B–U+200D, U+2060, U+FEFF), percent-escapes and character
+references would break every shape: :func:`visible` decodes them for matching, and a secret
+that contained them is hidden with them.
 """
 
 from __future__ import annotations

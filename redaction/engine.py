@@ -1,27 +1,17 @@
 """The redactor: gates, matching, decoding and one rebuild of the text.  Measured; change it
 with ``bench/redaction.py`` (exports run every message through it).
 
-Speed: most text holds no secret, so a rule runs only where one of its gates (see
-:mod:`.rules`) matched.  The gates are grouped by their first character into one regex per
-character, ``c(?:rest|rest|…)``, alternatives with the same next character merged: CPython's
-engine scans for a leading literal at C speed and tries the rest only where it finds ``c``, so
-a scan costs about 0.35 ns a byte plus a little per occurrence of ``c`` (each gate begins with
-a rare letter of its literal: k, x, g, p, c, b, f …).  One alternation of every anchor
-would be tried at every position instead (about 30 MB/s).  The rarest characters (J, K, ~) are
-found with ``str.find`` instead, which is faster still.  Clean text costs ten scans and three
-finds, of the text and of a lower-cased copy, plus one scan for escapes; :func:`redact_batch`
-scans a whole export column at once, and a text shorter than ``SHORT`` is scanned by one regex
-of all the gates.  Where a scan matches, the engine checks the gates of that character there,
-so it knows exactly which rules to run.
+Most text holds no secret, so a rule runs only where one of its gates (:mod:`.rules`)
+matched.  Gates are grouped by their first character into one regex per character,
+``c(?:rest|…)``, which CPython scans for at C speed (about 0.35 ns a byte); one alternation of
+every anchor would be tried at every position instead (about 30 MB/s).  The rarest characters
+(J, K, ~) are found with ``str.find``.  :func:`redact_batch` scans a whole export column at
+once, and a text shorter than ``SHORT`` is scanned by one regex of all the gates.
 
-Gates are only necessary conditions: a rule that runs finds exactly what it would find without
-them (``gated=False`` runs every rule and decodes every literal that needs it; the tests
-compare).
-
-Decoding (:mod:`.decode`) runs only where it can change the result: on a JSON string literal
-that holds an escape other than a newline's and a gate match, or an escape that decodes to a
-character a shape may hold (``\\u0073``, ``\\/``).  Gates accept the escaped forms of the quotes
-and spaces they contain, so a pair one JSON level down still opens its gate.
+Gates are only necessary conditions: a rule that runs finds exactly what it would find
+without them (``gated=False`` runs every rule; the tests compare).  Decoding (:mod:`.decode`)
+runs only where it can change the result: a JSON string literal holding an escape and a gate
+match, or an escape that decodes to a character a shape may hold (``\\u0073``, ``\\/``).
 """
 
 from __future__ import annotations
@@ -38,12 +28,9 @@ from .rules import COOKIE_ATTRIBUTES, RULES, Rule
 
 # How deep JSON inside JSON strings is decoded (a tool call's arguments are level 2).
 MAX_DEPTH = 4
-# Not a rule: escapes that decode to a character a secret's shape may hold (an ASCII one, an
-# invisible one, "/"); found, they open the decoding of the literals that hold them.  Escapes of
-# other characters (an accent, an emoji) cannot complete a shape, so text full of them stays
-# cheap.
-# Percent-escapes and HTML character references open it too: :func:`decode.visible` decodes
-# them before matching, so a text that holds one is always redacted whole.
+# Not a rule: escapes that decode to a character a shape may hold (ASCII, invisible, "/") open
+# the decoding of their literals (an accent or emoji cannot complete a shape, so stays cheap);
+# percent-escapes and character references too, decoded by :func:`decode.visible`.
 DECODE = Rule("", "")
 DECODE_GATE = re.compile(r"\\(?:/|u00[0-7]|u20[0-6]|u[fF][eE][fF][fF])")
 # Each begins with its literal, so that the regex engine scans for it at C speed.
@@ -426,14 +413,9 @@ BATCH_CHARS = 256 * 1024
 
 
 def redact_batch(values: list, *, counted: bool = False) -> list:
-    """``values`` with secrets replaced in each string, the gates scanned over many at once;
-    with ``counted``, ``(value, secrets replaced)`` pairs.
-
-    The ASCII strings are joined with newlines, so each gate match belongs to the string it
-    starts in; only those strings are redacted, by the rules their gates opened.  Other
-    strings go one by one: lower-casing non-ASCII text can change its length, or turn a
-    non-ASCII letter into an ASCII one (the Kelvin sign), so the join's lower-cased copy would
-    not line up."""
+    """``values`` with secrets replaced in each string (``counted``: ``(value, count)``
+    pairs).  ASCII strings are joined with newlines for one scan of the gates; others go one by
+    one, as lower-casing non-ASCII text can change its length (the Kelvin sign)."""
     out = list(values)
     counts = [0] * len(out)
     batch: list[int] = []

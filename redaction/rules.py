@@ -1,41 +1,33 @@
 """The secret shapes, as data: what each looks like and the cheap literals that must be in it.
 
-The provider shapes follow the gitleaks default rule set (``config/gitleaks.toml``, v8.30,
-222 rules) and detect-secrets' plugins (v1.5): each :class:`Rule` names the rule or plugin it
-follows in ``origin``.  They are re-expressed here, not imported: a rule keeps the token's fixed
-prefix, alphabet and length, and drops what only serves scanning a repository (entropy
-thresholds, file-path allow-lists, the trailing delimiter groups, which the engine's own
-boundary check replaces).  Rules without an origin are our own: headers, ``NAME=value``
-pairs, URLs with a password, and LLM-provider keys an agent is likely to hold.
-
-Not taken over: gitleaks' keyword rules (a provider's name near a 32–64 character value,
-about half the set), which the ``NAME=value`` rule covers in their usual spelling
-(``DISCORD_TOKEN=…``, ``"heroku_api_key": "…"``) without its false positives; and prefixed
-tokens of smaller services whose gates slow the scans every export pays for (shopify,
-databricks, pulumi, linear and five more made the scan of "p" 40% slower, measured).
+Provider shapes follow gitleaks' default rules (v8.30) and detect-secrets' plugins (v1.5),
+named in each :class:`Rule`'s ``origin``, re-expressed: a rule keeps the token's prefix,
+alphabet and length, and drops what only serves scanning a repository (entropy thresholds,
+path allow-lists, trailing delimiters, which the engine's boundary check replaces).  Rules
+without an origin are our own: headers, ``NAME=value`` pairs, URLs with a password, LLM keys.
+Not taken over: gitleaks' keyword rules, which the ``NAME=value`` rule covers in their usual
+spelling without their false positives, and prefixes of smaller services whose gates slowed
+every export's scan (nine of them made the scan of "p" 40% slower, measured).
 
 A rule is data for :mod:`redaction.engine`:
 
 ``pattern``
-    The regex.  It starts with a literal whenever it can (the regex engine then scans for
-    it at C speed).  When the secret begins with a run that has no literal (Telegram's bot
-    id, Discord's user id), the pattern starts after it and ``lead`` describes the run.
+    The regex, starting with a literal whenever it can (scanned for at C speed); when the
+    secret begins with a run without one (Telegram's bot id), ``lead`` describes that run.
 ``gates``
-    Regexes that are *necessary*: whatever the pattern matches contains a match of one of
-    them.  Each begins with one literal character; the engine groups gates by that character
-    into one scan of the text each, and runs a rule only on text where one of its gates
-    matched.  ``gates`` run on the lower-cased text, ``raw_gates`` on the text as it is
-    (rarer upper-case letters make cheaper scans).  A gate that contains a quote, a space or
-    a tab also accepts its JSON-escaped form (``\\"``, ``\\t``), so a secret one JSON level down
-    still opens its gate and the engine knows to decode (see :mod:`.decode`).
+    *Necessary* regexes, each beginning with one literal character: whatever the pattern
+    matches contains a match of one of them, and a rule runs only where one matched.
+    ``gates`` run on the lower-cased text, ``raw_gates`` on the text as it is.  A gate holding
+    a quote, space or tab also accepts its JSON-escaped form, so a secret one level down still
+    opens it (:mod:`.decode`).
 ``secret``
     The named group hidden; by default the whole match.
 ``handler``
-    ``"plain"``; ``"pair"`` (``NAME=value``: the value is labelled by its own provider shape
-    when it has one); ``"cookie"`` (each cookie value in a header is hidden, names kept).
+    ``"plain"``; ``"pair"`` (``NAME=value``, the value labelled by its own shape when it has
+    one); ``"cookie"`` (each cookie value hidden, names kept).
 
-Keep each gate implied by its pattern: ``tests/test_redaction.py`` runs every rule with and
-without gates over random strings and requires the same result.
+``tests/test_redaction.py`` runs every rule with and without gates over random strings and
+requires the same result.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """Where other apps add to the session pages without this app importing them.
 
-An app registers in its ``AppConfig.ready()`` (an app that extends the session list subclasses
-:class:`sessions_app.views.sessions.SessionListView` instead):
-
-``TRANSCRIPT_METADATA``
-    ``provider(request, session_id) -> dict`` whose keys and values a transcript export adds
-    to its header (JSON: the ``annotations`` object; Markdown: one line).
+``TRANSCRIPT_METADATA``: an app's ``AppConfig.ready()`` registers ``provider(request,
+session_id) -> dict``, added to a transcript export's header (JSON: ``annotations``).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Distinct values for filter choices (sources, models, end reasons…), cached briefly.
-
-``SELECT DISTINCT source`` is answered from the ``source`` index; columns without an index
-cost a scan of ``sessions`` (tens of thousands of rows, not millions), so each answer is
-cached for a few minutes per file.
+"""Distinct values for filter choices (sources, models, end reasons…), cached for a few minutes
+per file: columns without an index cost a scan of ``sessions``.
 """
 
 from __future__ import annotations

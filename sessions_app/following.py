@@ -1,11 +1,8 @@
 """The messages of one session after a given id, as transcript entries (for following).
 
 The same queryset, cut, pairing and redaction as a transcript page
-(:func:`sessions_app.selectors.transcript_page`), but keyed on "after this id" instead of a
-page number, so a page that follows a running session asks only for what is new.  A tool
-result is paired with its call when both arrive in the same batch; a result whose call was
-appended earlier is shown on its own, as on a transcript page where the call sits on the
-previous page.
+(:func:`sessions_app.selectors.transcript_page`), keyed on "after this id", so a following
+page asks only for what is new.  A result whose call came in an earlier batch stands alone.
 """
 
 from __future__ import annotations
@@ -32,21 +29,19 @@ def entries_after(
     return transcript_entries(messages), newest
 
 
-# A session counts as running (worth following) when it is open and started within the
-# last day, or had activity within this many seconds.
+# A session is running when open and started within the last day, or active this recently.
 RECENT_ACTIVITY = 15 * 60
 # A session left open longer than this is not "running": it was never closed.
 OPEN_HORIZON = 86_400.0
 
 
 def follow_state(session, transcript, visibility: Visibility, now: float) -> dict | None:
-    """What the session page needs to offer "Follow": None when the session is not running,
-    the transcript is hidden (viewers) or not on its last page."""
+    """What the session page needs to offer "Follow", or None (not running, hidden, not its
+    last page)."""
     if transcript is None or transcript.page < transcript.pages:
         return None
     started = session.started_at or 0
-    # Read from the instance only: on files without the column, touching the deferred
-    # attribute would query a column the file lacks.
+    # From the instance only: a deferred attribute would query a column the file may lack.
     activity = session.__dict__.get("last_activity_at") or started
     last = 0
     for entry in transcript.entries:

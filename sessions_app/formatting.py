@@ -1,10 +1,9 @@
 """Hermes values written for people: model names, counts, money, durations and times.
 
-One definition each, used by the template filters (``sessions_app.templatetags.explorer``),
-the tables, the insights charts and the insights report.  Each follows the active language
-(English ``1,234.5`` and ``$12.34``; French ``1 234,5`` and ``12,34 $US``) with plain string
-operations: the list pages call these for every row, where Django's generic number and date
-formatting would cost several times more.  Epoch conversions live in :mod:`sessions_app.timefmt`.
+One definition each, for the template filters, tables and insights.  Each follows the active
+language (``1,234.5`` and ``$12.34``; ``1 234,5`` and ``12,34 $US``) with plain string
+operations: the list pages call these for every row, where Django's generic formatting costs
+several times more.
 """
 
 from __future__ import annotations
@@ -30,10 +29,8 @@ def french() -> bool:
     return language().startswith("fr")
 
 
-# Measured (bench/benchmark.py, the 1M-message store): the session list asks the catalog for
-# the same few words on every row, ~1,300 look-ups a page; kept per language, the list's
-# server time went from 25 to 15 ms (same rounds, in-process).  ``per_language`` keeps the
-# words a function builds for each language, ``per_language_count`` a phrase per count.
+# The session list asks the catalog for the same few words ~1,300 times a page; kept per
+# language, its server time went from 25 to 15 ms (bench/benchmark.py, the 1M-message store).
 def per_language(build):
     """``build()`` (which translates a few words), once per language."""
 
@@ -46,8 +43,7 @@ def per_language(build):
 
 
 def per_language_count(build):
-    """``build(count)`` (a phrase with a count in it, translated), once per language and
-    count."""
+    """``build(count)`` (a translated phrase with a count), once per language and count."""
 
     @functools.lru_cache(maxsize=1024)
     def built(lang: str, count: int):
@@ -57,8 +53,7 @@ def per_language_count(build):
     return functools.wraps(build)(lambda count: built(language(), count))
 
 
-# Django's own message for a cut text, translated by Django's catalogs (named through
-# variables, so that the explorer's catalog does not collect it).
+# Django's own message for a cut text, in variables so the explorer's catalog skips it.
 TRUNCATION_CONTEXT = "String to return when truncating text"
 TRUNCATION_MESSAGE = "%(truncated_text)s…"
 
@@ -74,11 +69,8 @@ def _truncation_width() -> int:
 
 
 def truncate_chars(text, length: int) -> str:
-    """``Truncator(text).chars(length)``: at most ``length`` characters, the last one "…".
-
-    ASCII text (most previews and every tool-call JSON) needs neither Unicode normalisation
-    nor a walk over its characters looking for combining ones: it is cut by slicing, to the
-    same result; any other text goes through ``Truncator``."""
+    """``Truncator(text).chars(length)``: at most ``length`` characters, the last one "…";
+    ASCII text (most previews) is cut by slicing, to the same result."""
     truncate = _truncation()
     if isinstance(text, str) and length > 0 and text.isascii():
         if len(text) <= length:
@@ -124,9 +116,7 @@ def date_text(day: dt.date) -> str:
 
 def short_model(model: str | None, *, missing: str = "") -> str:
     """Hermes's display name for a model: the last ``/`` segment of its route
-    (``anthropic/claude-sonnet-4.5`` → ``claude-sonnet-4.5``); ``missing`` when there is none.
-
-    The model filters match the same way: the full route, or anything ending in ``/<name>``."""
+    (``anthropic/claude-sonnet-4.5`` → ``claude-sonnet-4.5``); ``missing`` when there is none."""
     return (model or missing).split("/")[-1]
 
 
@@ -206,8 +196,7 @@ def duration_compact(seconds: float) -> str:
     return f"{hours / 24:.1f}d"
 
 
-# Day and month names come from Django's own catalog (``django.utils.dates``); English keeps
-# the C-locale ``strftime`` names it always showed.
+# Day and month names from Django's catalog; English keeps the C-locale ``strftime`` names.
 def long_date_text(day: dt.date) -> str:
     """``Nov 30, 2026`` / ``30 nov. 2026``."""
     if not french():

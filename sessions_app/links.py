@@ -1,15 +1,10 @@
 """Links to a session and to a message in its transcript, for pages that show many of them.
 
-``reverse()`` costs about a tenth of a millisecond (measured), which a 50-row table pays once
-or twice per row.  :class:`TranscriptLinks` reverses each route once per page with a
-placeholder and fills in the ids.  Only ids made of letters, digits, ``_`` and ``-`` take that
-path: ``reverse()`` leaves those characters as they are and the ``str`` converter accepts
-them, so the link is the one ``reverse()`` gives.  Any other id goes through ``reverse()``,
-and an id it cannot route gives ``None`` (a row without a link, never an error).
-
-With several stores served, a row may come from another profile than the page's: its link
-names that profile (``/p/<profile>/…``, :func:`profiles_app.links.in_store`).  The reversed
-placeholder links are put in each store once, so a page still reverses each route once.
+``reverse()`` costs about a tenth of a millisecond (measured), once or twice per row of a
+table, so :class:`TranscriptLinks` reverses each route once per page with a placeholder and
+fills in the ids made of letters, digits, ``_`` and ``-`` (which ``reverse()`` leaves as they
+are).  Other ids go through ``reverse()``; one it cannot route gives ``None``.  A row from
+another profile links under ``/p/<profile>/`` (:func:`profiles_app.links.in_store`).
 """
 
 from __future__ import annotations
@@ -31,8 +26,7 @@ class TranscriptLinks:
     def __init__(self) -> None:
         self._detail_url = reverse("sessions:detail", args=[_SESSION])
         self._message_url = reverse("sessions:message", args=[_SESSION, _MESSAGE])
-        # Per store name (None: the current store): the split links, or None when the
-        # placeholders do not come out once each (then every link is reversed).
+        # Per store name (None: current): the split links, or None (every link reversed).
         self._parts: dict[str | None, tuple | None] = {}
 
     def _split(self, store) -> tuple | None:

@@ -1,10 +1,9 @@
 """One list pipeline for every keyset-paged table of the state.db.
 
 sort → filterset → ``_export``? → keyset page → table → render, in the django-tables2 and
-django-filter idiom (``SingleTableMixin`` + ``FilterView``).  A page costs what its rows cost:
-the rows of a page come from :class:`~sessions_app.pagination.Keyset` (never ``OFFSET``), the
-table takes them already ordered and sliced, and ``?_export=csv|json|jsonl`` hands the same
-filtered query to the export hook, in the spirit of django-tables2's ``ExportMixin``.
+django-filter idiom (``SingleTableMixin`` + ``FilterView``): rows come from a
+:class:`~sessions_app.pagination.Keyset` (never ``OFFSET``), and ``?_export=`` hands the same
+filtered query to the export hook.
 """
 
 from __future__ import annotations
@@ -24,17 +23,14 @@ from .pagination import Keyset
 
 
 class KeysetTableView(SingleTableMixin, FilterView):
-    """A filtered, sorted table, a keyset page at a time, exportable whole.
-
-    Subclasses name ``filterset_class``, ``table_class``, ``template_name`` and
-    ``default_sort``, and give :meth:`get_sorts`, :meth:`export` and, where the page needs
-    them, :meth:`get_count`, :meth:`page_queryset` and :meth:`prepare_rows`.
-    """
+    """A filtered, sorted table, a keyset page at a time, exportable whole.  Subclasses name
+    ``filterset_class``, ``table_class``, ``template_name`` and ``default_sort``, and give
+    :meth:`get_sorts` and :meth:`export` (and, when needed, :meth:`get_count`,
+    :meth:`page_queryset`, :meth:`prepare_rows`)."""
 
     default_sort = ""
     per_page = 50
-    # Seconds the page query may run before the page says "narrow it" (None: the default
-    # deadline, and a timeout becomes the site-wide "ran out of time" page).
+    # Seconds the page query may run before the page says "narrow it" (None: the default).
     page_budget: float | None = None
     invalid_note = gettext_noop("Some filters are not valid; fix them to see rows.")
     table_pagination = False  # the keyset page is the pagination
@@ -57,14 +53,12 @@ class KeysetTableView(SingleTableMixin, FilterView):
         return filtered
 
     def key_queryset(self, filtered):
-        """``page_queryset`` as far as the page's order and membership need: a list merged over
-        several stores reads only the keys of every candidate, and the full rows of its page
-        alone (through ``page_queryset``, by primary key)."""
+        """``page_queryset`` as far as the page's order needs (a merged list reads the keys
+        of every candidate, and full rows for its page alone)."""
         return self.page_queryset(filtered)
 
     def rows_queryset(self):
-        """What the table shows of any row, unfiltered: the full rows of a merged page, whose
-        membership the keys already settled, are read from it by primary key."""
+        """What the table shows of any row, unfiltered (a merged page's rows by primary key)."""
         return self.page_queryset(self.get_queryset())
 
     def prepare_rows(self, rows: list) -> list:

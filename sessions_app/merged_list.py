@@ -1,11 +1,9 @@
 """The session and message tables over every profile at once.
 
 Without ``/p/<profile>/`` and with several stores served, a :class:`MergedListMixin` list pages
-through every profile the user may see (or those named by ``?profile=a&profile=b``), merged in
-the list's own order (:mod:`profiles_app.merge`), with a Profile column.  Each store is read with
-its own filterset (built on its own shape), counts are summed and capped like one store's, and a
-store that fails is named in a note while the others are shown.  Under ``/p/<profile>/`` the
-list is the single-store list, unchanged.
+through every profile the user may see (or ``?profile=…``), merged in the list's order
+(:mod:`profiles_app.merge`), with a Profile column.  Each store has its own filterset (on its
+own shape), counts are summed and capped, and a store that fails is named in a note.
 """
 
 from __future__ import annotations
@@ -55,8 +53,8 @@ def chosen_stores(request, notes: list[str] | None = None) -> list[Store] | None
 
 
 def find_session(session_id: str, parts: list[Store] | None):
-    """The session ``session_id`` of the first store of ``parts`` that has it (the current
-    store when ``parts`` is None), with a ``store`` attribute; None if none has it."""
+    """The session ``session_id`` of the first store of ``parts`` (None: current) that has
+    it, with a ``store`` attribute."""
     from sessions_app.models import Session
 
     for part in parts or [None]:
@@ -89,8 +87,8 @@ def profile_column() -> tuple[str, tables.Column]:
 
 
 class KeyRow(dict):
-    """One row of a store as the merge sees it: its key values and primary key (a dict, so
-    that the keyset reads it; an object, so that it can be told its store)."""
+    """One row of a store as the merge sees it: key values and primary key (a dict with a
+    ``store`` attribute)."""
 
 
 def _layout(shape) -> tuple:
@@ -99,12 +97,9 @@ def _layout(shape) -> tuple:
 
 
 class MergedListMixin:
-    """For a :class:`~sessions_app.listing.KeysetTableView`: span the chosen stores.
-
-    Each store contributes the key values of at most a page and one rows (cheap tuples); the
-    merge picks the page, and only its rows are read in full, by primary key.  Stores of the
-    same layout share one validated filterset (its querysets are built again for each store,
-    as they read it)."""
+    """For a :class:`~sessions_app.listing.KeysetTableView`: span the chosen stores.  Each
+    gives the keys of a page and one rows, the merge picks the page and only its rows are read
+    in full; stores of the same layout share one validated filterset."""
 
     merged_parts: list[Store] | None = None
 
@@ -144,8 +139,7 @@ class MergedListMixin:
                         )
                     if not filterset.is_valid():
                         return []
-                    # The filters' querysets are built reading this store (its own facts,
-                    # such as how common a source is).
+                    # The filters' querysets are built reading this store.
                     filtered = filterset.filter_queryset(filterset.queryset.all())
                     count = self.get_count(filtered)
                     if count is not None:

@@ -1,14 +1,9 @@
 """Which sessions *used* a model, by the rule of the insights models table.
 
-A session counts for a model (short name, or full route) when it has a
-``session_model_usage`` row for it, or when the session's own model is that model and its own
-counters go beyond the sum of all its usage rows (the *residual*: tokens, API calls or cost not
-covered by any row).  Without ``session_model_usage`` every session is its own residual: it
-counts for its recorded model when any of those counters is above zero.  A session with no
-token, call or cost at all is not counted, as in Hermes's report.
-
-The session list's ``used_model`` filter uses this, so a models row of the insights page and
-the list it links to show the same number of sessions.
+A session counts for a model (short name or full route) when it has a ``session_model_usage``
+row for it, or when it is the session's own model and the session's counters exceed the sum of
+its usage rows (the *residual*; without that table, any counter above zero).  The list's
+``used_model`` filter uses it, so the list linked from a models row shows the same number.
 """
 
 from __future__ import annotations
@@ -30,8 +25,7 @@ _COUNTERS = (
 
 
 def model_match(column: str, name: str) -> tuple[str, list[str]]:
-    """``column`` names the model ``name``: the full route, or anything ending in ``/name``;
-    a missing model is called ``unknown``."""
+    """``column`` names the model ``name`` (the route, or ``…/name``; ``unknown``: none)."""
     escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     sql = f"({column} = %s OR {column} LIKE %s ESCAPE '\\'"
     if name == UNKNOWN:

@@ -1,12 +1,8 @@
-"""Unmanaged mirrors of the tables in Hermes's ``state.db``.
+"""Unmanaged mirrors of the tables in Hermes's ``state.db``, for every layout from v1 to v31.
 
-They cover every layout the explorer serves (from v1 to the current v31; see
-``docs/hermes-layouts.md``).  Every field of the current shape is declared; on an older file the
-managers defer the columns it lacks (``HermesQuerySet.readable``) and reading one gives ``None``
-instead of a query that would fail.  Times are epoch seconds stored as REAL; they stay floats
-here and are turned into datetimes for display (``sessions_app.timefmt``).
-
-Nothing here is ever saved: the router refuses writes (see ``hermes_explorer.routers``).
+Every field of the current shape is declared; on an older file the managers defer the columns
+it lacks (``HermesQuerySet.readable``), which read as ``None``.  Times are epoch seconds kept as
+floats (``sessions_app.timefmt`` formats them).  Nothing is ever saved: the router refuses.
 """
 
 from __future__ import annotations
@@ -51,11 +47,9 @@ def _redacted_metadata(value: str) -> str:
 
 
 class MetadataText(models.TextField):
-    """Free text a person or a gateway wrote into a metadata column (a title, a user or
-    display name, a model route): shown to every role, so a pasted key is redacted as soon as
-    the value is read, on every page and export that reads it through the ORM.  Filters still
-    compare the stored value (see ``SessionFilter.filter_title`` for the one free-text filter).
-    """
+    """Free text written into a metadata column (a title, a user or display name, a model
+    route): shown to every role, so redacted as soon as it is read through the ORM.  Filters
+    compare the stored value (``SessionFilter.filter_title``)."""
 
     def from_db_value(self, value, expression, connection):
         if value.__class__ is str and value and redaction_enabled():
@@ -88,8 +82,7 @@ class Session(HermesModel):
     cost_status = models.TextField(null=True)
     cost_source = models.TextField(null=True)
     pricing_version = models.TextField(null=True)
-    # NOTE: a plain column, not a ForeignKey: parents can be missing (pruned sessions), and a
-    # dangling link must read as an id, not raise.
+    # A plain column, not a ForeignKey: a pruned parent must read as an id, not raise.
     parent_session_id = models.TextField(null=True)
     end_reason = models.TextField(null=True)
     model_config = models.TextField(null=True)
@@ -216,8 +209,7 @@ class Message(HermesModel):
         return content_format.as_text(self.content)
 
 
-# Columns that can hold secrets (tool output, wire text, routes, prompts): content that
-# viewers never see and that every output path redacts.
+# Columns that can hold secrets: viewers never see them, every output path redacts them.
 SECRET_MESSAGE_COLUMNS = (
     "content",
     "tool_calls",
@@ -271,8 +263,7 @@ class SessionModelUsage(UsageCounters):
         related_name="model_usage",
     )
     model = MetadataText()
-    # NOTE: part of the composite key, so declared NOT NULL (Django requires it); Hermes
-    # writes '' for "none", and a NULL read back is still just None.
+    # Part of the composite key, so NOT NULL for Django; Hermes writes '' for "none".
     billing_provider = MetadataText()
     billing_base_url = MetadataText()
     billing_mode = models.TextField()

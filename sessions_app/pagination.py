@@ -22,8 +22,8 @@ __all__ = ["BadCursor", "Keyset", "KeysetPage"]
 
 @dataclass(frozen=True)
 class Keyset:
-    """An ordering over unique, non-NULL keys: ``(("started_at", True), ("id", True))`` is
-    "newest first, ties by id". The last key must be unique (the primary key)."""
+    """An ordering over non-NULL keys, the last unique: ``(("started_at", True), ("id",
+    True))`` is "newest first, ties by id"."""
 
     keys: tuple[tuple[str, bool], ...]
     name: str = ""
@@ -32,10 +32,8 @@ class Keyset:
         return [("-" if desc != reverse else "") + name for name, desc in self.keys]
 
     def after(self, values: list, reverse: bool = False) -> Q:
-        """Rows strictly after ``values`` in this order (before it when ``reverse``).
-
-        Written as ``k1 <= v1 AND (k1 < v1 OR (k1 = v1 AND …))`` so SQLite gets an index range
-        on the leading key instead of an OR it cannot use."""
+        """Rows strictly after ``values`` in this order (before it when ``reverse``), as
+        ``k1 <= v1 AND (k1 < v1 OR …)`` so SQLite gets an index range on the leading key."""
         return self._after(list(self.keys), list(values), reverse)
 
     def _after(self, keys, values, reverse) -> Q:

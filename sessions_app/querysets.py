@@ -15,8 +15,7 @@ from hermes_explorer import store
 from .sqlfunctions import ContentHead
 
 PREVIEW_CHARS = 240
-# A preview is read this far, redacted, and only then cut to its length: a secret that starts
-# inside the preview is then seen whole by the redactor, not as a tail it cannot recognise.
+# A preview is read this far, redacted, then cut, so a secret starting in it is seen whole.
 PREVIEW_READ_CHARS = 1024
 
 
@@ -78,8 +77,7 @@ class SessionQuerySet(HermesQuerySet):
     )
 
     def for_list(self):
-        """What a session table shows, with a preview of the first user message for untitled
-        sessions (one indexed lookup per untitled row, only for the rows of the page)."""
+        """What a session table shows, with the first user message of untitled sessions."""
         from .models import Message
 
         first_user = (
@@ -106,8 +104,7 @@ class MessageQuerySet(HermesQuerySet):
         qs = self
         if self.has_column("active"):
             keep = Q(active=1) | Q(active__isnull=True)
-            # Without ``compacted`` an inactive row cannot be told archived from rewound:
-            # it counts as rewound (hidden by default) rather than break the page.
+            # Without ``compacted`` an inactive row counts as rewound (hidden by default).
             if self.has_column("compacted"):
                 archived = Q(active=0, compacted=1)
                 undone = Q(active=0) & (Q(compacted=0) | Q(compacted__isnull=True))
@@ -123,9 +120,8 @@ class MessageQuerySet(HermesQuerySet):
         return qs.without_superseded()
 
     def without_superseded(self):
-        """Leave out the archived originals a compaction carried forward: an inactive row
-        whose ``message_uid`` a live row of the same session also has is that message's old
-        copy, and Hermes shows the message once (the live copy)."""
+        """Leave out the inactive copies a compaction carried forward (same session and
+        ``message_uid`` as a live row): Hermes shows the message once."""
         if not (self.has_column("active") and self.has_column("message_uid")):
             return self
         live_copy = self.model.objects.filter(

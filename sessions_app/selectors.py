@@ -47,10 +47,7 @@ COUNT_TTL = 60
 
 
 def capped_count(queryset, cap: int = COUNT_CAP) -> CappedCount:
-    """COUNT(*) that stops at ``cap`` + 1 rows instead of walking the whole table.
-
-    The answer is reused while the file is unchanged (its signature is part of the key), so
-    paging through a list or coming back to it costs no second count."""
+    """COUNT(*) that stops at ``cap`` + 1 rows, reused while the file is unchanged."""
     capped = queryset.order_by()[: cap + 1]
     sql, params = capped.query.sql_with_params()
     n = store.while_unchanged("capped-count", (sql, params), capped.count, COUNT_TTL)
@@ -92,11 +89,8 @@ OVERVIEW_TTL = 60
 
 
 def source_overview() -> list[dict]:
-    """Sessions, messages and estimated cost per source (one GROUP BY over ``sessions``).
-
-    The GROUP BY reads every session row (tens of ms on 50k sessions), so the answer is
-    cached for a minute, and at once replaced when a new session appears (the newest rowid is
-    part of the key: an O(1) lookup)."""
+    """Sessions, messages and estimated cost per source, cached for a minute (tens of ms on
+    50k sessions) and replaced when a new session appears (its rowid is in the key)."""
     (newest,) = store.one("SELECT MAX(rowid) FROM sessions")
     key = f"overview:{store.name()}:{newest}"
     rows = cache.get(key)
@@ -146,9 +140,8 @@ class SystemPrompt:
 
 
 def system_prompt_of(session: Session) -> SystemPrompt | None:
-    """The session's system prompt from wherever the file keeps it: inline in
-    ``sessions.system_prompt`` (older writers), or once per distinct prompt in
-    ``system_prompts`` keyed by ``sessions.system_prompt_hash`` (current writers)."""
+    """The session's system prompt: ``sessions.system_prompt`` (older writers), or
+    ``system_prompts`` by ``sessions.system_prompt_hash`` (current writers)."""
     if getattr(session, "system_prompt_length", None):
         return SystemPrompt(session.system_prompt_head, session.system_prompt_length)
     shape = store.shape()
@@ -167,9 +160,8 @@ FIELD_CHARS = 500
 
 
 def recorded_fields(session_id: str, *, hidden: frozenset[str] = frozenset()) -> list[tuple]:
-    """Every column this file records for the session, in the table's order, including columns
-    of Hermes releases newer than the explorer; long text cut in SQL. ``hidden`` columns are
-    not even read."""
+    """Every column this file records for the session (newer releases' too), long text cut in
+    SQL; ``hidden`` columns are not read."""
     names = [c for c in store.shape().column_order.get("sessions", ()) if c not in hidden]
     if not names:
         return []
@@ -194,19 +186,14 @@ USAGE_ROW_COLUMNS = (
 
 
 def session_usage(session: Session) -> list[SessionModelUsage] | None:
-    """Per-model usage of one session: its ``session_model_usage`` rows plus, for legacy
-    sessions whose rows cover only part of the counters, the residual attributed to the
-    session's own model. None when the file has no ``session_model_usage``.
-
-    NOTE: the residual is the session counter minus *all* its rows (auxiliary tasks
-    included), floored at 0, as ``hermes insights`` computes it; the insights page uses the
-    same rule (``insights_app/stats.py``), so the two pages agree."""
+    """Per-model usage of one session: its ``session_model_usage`` rows plus the residual
+    (the counters minus all its rows, floored at 0, as ``hermes insights`` and the insights
+    page compute it) on its own model.  None when the file has no such table."""
     if not store.shape().has_model_usage:
         return None
     rows = []
     covered = dict.fromkeys(USAGE_COUNTERS + ("api_call_count",), 0)
-    # Plain values, not model rows: before v22 the table had no task column, which the
-    # model's primary key names. Without it every row is the main loop.
+    # Plain values: before v22 there is no task column (the model's key); all is the main loop.
     columns = store.present("session_model_usage", USAGE_ROW_COLUMNS)
     order = ("task", "-input_tokens") if "task" in columns else ("-input_tokens",)
     usages = SessionModelUsage.objects.of_session(session.id).order_by(*order).values(*columns)
@@ -236,8 +223,7 @@ class Lineage:
 
 
 def session_lineage(session: Session) -> Lineage:
-    """The parent chain up to the root and every descendant (compression continuations,
-    branches, delegations), each in one recursive query over the parent index."""
+    """The parent chain up to the root and every descendant, each in one recursive query."""
     shape = store.shape()
     lineage = Lineage()
     if not shape.has_column("sessions", "parent_session_id"):
@@ -345,8 +331,7 @@ def transcript_messages(session_id: str, visibility: Visibility):
 
 
 def transcript_rows(base):
-    """``base`` (transcript messages) read as transcript entries need them: the long texts cut
-    to ``TRANSCRIPT_CUT`` in SQL (NUL-safe), the full values left unread."""
+    """``base`` (transcript messages) with the long texts cut to ``TRANSCRIPT_CUT`` in SQL."""
     heavy = ["content", "reasoning", "reasoning_details", "api_content", "display_metadata"]
     qs = base.defer(*heavy).annotate(
         body=ContentHead("content", TRANSCRIPT_CUT),
@@ -377,9 +362,7 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
 
 
 def _transcript_total(base, session_id: str, visibility: Visibility) -> int:
-    """How many rows the transcript shows: one session's rows, bounded by its index, but a
-    statement as long as the visibility rules.  Reused while the file is unchanged (its
-    signature is part of the key): paging through a long session counts it once."""
+    """How many rows the transcript shows, reused while the file is unchanged."""
     return store.while_unchanged(
         "transcript-total",
         (session_id, visibility.as_param()),
@@ -389,9 +372,8 @@ def _transcript_total(base, session_id: str, visibility: Visibility) -> int:
 
 
 def transcript_entries(messages: list) -> list[TranscriptEntry]:
-    """The entries of consecutive transcript rows: each tool result paired with the call that
-    asked for it (by ``tool_call_id``) and shown under it rather than on its own; everything
-    redacted."""
+    """The entries of consecutive transcript rows, each tool result under the call that asked
+    for it (by ``tool_call_id``), redacted."""
     results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
     paired_ids: set[int] = set()
     entries = []
@@ -420,10 +402,8 @@ def transcript_entries(messages: list) -> list[TranscriptEntry]:
 
 
 def redact_entries(entries: list[TranscriptEntry]) -> None:
-    """Replace secrets in everything the transcript shows of these entries (text, reasoning,
-    tool call arguments, raw malformed tool calls) and count them per entry for the reveal
-    button.  The gates run once over the whole page: only the texts where one opens are
-    redacted."""
+    """Redact everything the transcript shows of these entries and count the secrets per
+    entry (for the reveal button); the gates run once over the whole page."""
     from redaction import redact_text_many, redaction_enabled
 
     if not redaction_enabled():
@@ -453,8 +433,7 @@ def message_position(session_id: str, message_id: int, visibility: Visibility) -
 
 
 # Messages table ---------------------------------------------------------------------------
-# Ids are insertion order, so "newest first" is the primary key walked backwards: the one
-# order an index answers on the whole table.
+# Ids are insertion order: "newest first" walks the primary key backwards.
 MESSAGE_SORTS: dict[str, Keyset] = {
     "-id": Keyset((("id", True),), name="-id"),
     "id": Keyset((("id", False),), name="id"),
@@ -475,8 +454,7 @@ MESSAGE_TABLE_COLUMNS = (
 
 def messages_for_table(queryset):
     """What the message table shows: the content cut in SQL, and the session's title and
-    source looked up by primary key for the rows of the page only (a subquery, not a join, so
-    a message whose session was pruned is still listed)."""
+    source by a subquery (not a join: a message whose session was pruned is still listed)."""
     from django.db.models import OuterRef, Subquery
 
     def of_session(column: str):

@@ -1,9 +1,8 @@
-"""Which assistant messages call a skill: a ``skill_view`` or ``skill_manage`` tool call whose
-arguments name it (arguments stored as a JSON string, or as an object).
+"""Which assistant messages call a skill: a ``skill_view`` or ``skill_manage`` call whose
+arguments (a JSON string or object) name it.
 
-The message list's ``skill`` filter uses this; it is how the insights skills table counts a
-skill's loads and edits, so its rows can link to the messages behind them.  Every JSON step is
-guarded (``json_valid`` first, array entries only) so that no malformed row fails the query.
+The message list's ``skill`` filter, counting as the insights skills table does (whose rows
+link here).  Every JSON step is guarded so no malformed row fails the query.
 """
 
 from __future__ import annotations

@@ -11,8 +11,7 @@ from django.db.models import Func, IntegerField, TextField
 
 
 class NulSafeText(TextField):
-    """Text that SQLite may hand back as a BLOB (see :class:`ContentHead`): decoded here,
-    a split multi-byte character dropped, cut to ``max_chars``."""
+    """Text SQLite may hand back as a BLOB (:class:`ContentHead`), decoded and cut."""
 
     def __init__(self, *args, max_chars: int | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -27,10 +26,8 @@ class NulSafeText(TextField):
 
 
 class ContentHead(Func):
-    """The first ``length`` characters of a text column, NUL characters included.
-
-    Rows without a NUL take plain ``substr()``; rows with one (multimodal content, binary
-    tool output) are cut as bytes through a BLOB cast and decoded in Python."""
+    """The first ``length`` characters of a text column, NUL characters included (a row with
+    one is cut as bytes through a BLOB cast and decoded in Python)."""
 
     def __init__(self, expression, length: int, **extra):
         self.length = int(length)
@@ -47,8 +44,7 @@ class ContentHead(Func):
 
 
 class ContentLength(Func):
-    """Length of a text column; for values holding a NUL, their length in bytes (SQLite's
-    ``length()`` would stop at the NUL)."""
+    """Length of a text column (in bytes for values holding a NUL, where ``length()`` stops)."""
 
     output_field = IntegerField()
 
@@ -61,20 +57,16 @@ class ContentLength(Func):
 
 
 class Redacted(Func):
-    """``hermes_redact(column)``: the text as the reader sees it, secrets replaced by markers
-    (a function the state.db connection registers; see ``hermes_db.base``)."""
+    """``hermes_redact(column)``: the text as the reader sees it (see ``hermes_db.base``)."""
 
     function = "hermes_redact"
     output_field = TextField()
 
 
 class NoIndex(Func):
-    """``+column``: the same value, but SQLite will not use an index for this term.
-
-    NOTE: we cannot add indexes to Hermes's file, so we steer the planner instead: with
-    ``+source = ?`` it walks the ``started_at`` index in page order and stops after one page,
-    rather than collecting every session of a common source through the ``source`` index and
-    sorting them all.
-    """
+    """``+column``: the same value, but SQLite will not use an index for this term.  We
+    cannot add indexes to Hermes's file, so we steer the planner: with ``+source = ?`` it
+    walks the ``started_at`` index and stops after a page, rather than sort every session of
+    a common source."""
 
     template = "+%(expressions)s"

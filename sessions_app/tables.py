@@ -1,10 +1,8 @@
-"""django-tables2 tables for sessions (and, later, messages).
+"""django-tables2 tables for sessions and messages.
 
-Rows arrive already sorted and sliced by a keyset page (``sessions_app.pagination``), so the
-tables take them as :class:`PresortedData`: the header links still toggle the sort, but the
-table never re-sorts or counts in Python.  Cells are f-strings of ``html.escape``d values
-rather than a template (or ``format_html``) per cell: a 50-row page would otherwise render
-hundreds of small templates.
+Rows arrive sorted and sliced by a keyset page (``sessions_app.pagination``), so the tables take
+them as :class:`PresortedData`: the header links toggle the sort, but the table never re-sorts
+or counts.  Cells are f-strings of escaped values, not hundreds of small templates a page.
 """
 
 from __future__ import annotations
@@ -40,8 +38,7 @@ NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
 
 @functools.lru_cache(maxsize=256)
 def _parameters(function) -> frozenset[str]:
-    # Cached per function (signature inspection costs more than a row); ``self`` is among
-    # them and never asked for.
+    # Cached per function: signature inspection costs more than a row.
     return frozenset(inspect.signature(function).parameters)
 
 
@@ -58,11 +55,9 @@ class PresortedData(TableListData):
 class KeysetTable(tables.Table):
     """A table of one keyset page: django-tables2 columns and headers, a body built in Python.
 
-    django-tables2 renders each cell through a bound row, an accessor, a signature lookup and
-    a template node, which costs about a millisecond per row of nine columns (measured: most of
-    a session list page).  The body here calls the same ``render_<column>`` methods (or shows
-    the escaped value, or the column's default when empty) once per cell and joins the HTML;
-    the header, the sort links and every attribute stay django-tables2's.
+    django-tables2's cell rendering costs about a millisecond per row of nine columns
+    (measured: most of a session list page), so the body calls the same ``render_<column>``
+    methods once per cell and joins the HTML; headers, sort links and attributes stay its own.
     """
 
     class Meta:
@@ -73,10 +68,8 @@ class KeysetTable(tables.Table):
 
     def _cell_plan(self) -> tuple:
         """Per column: the ``<td>`` tag, the ``render_<column>`` function and what it takes,
-        the accessor, the empty values and the default.  Worked out once per table class and
-        set of columns (and table attributes): cell attributes do not change from a page to
-        the next (only header attributes follow the sort), and django-tables2 computes them
-        afresh on every access."""
+        the accessor, the empty values and the default; worked out once per table class and
+        columns, as cell attributes do not change from a page to the next."""
         columns = tuple(bound.name for bound in self.columns)
         key = (type(self), columns, self.default, repr(self.attrs))
         plan = _PLANS.get(key)
@@ -127,8 +120,7 @@ class KeysetTable(tables.Table):
 
 @per_language
 def _session_words() -> dict:
-    """What the session and message rows repeat, in the page's language and already escaped
-    (looked up once per language; ``%(…)s`` slots take escaped values)."""
+    """What the rows repeat, escaped, once per language (``%(…)s`` slots take escaped values)."""
     return {
         "chain_title": escape(gettext("Continues or branches from %(parent)s")),
         "chain": escape(pgettext("session lineage", "chain")),
@@ -273,10 +265,8 @@ def no_time() -> SafeString:
 
 
 class MessageTable(KeysetTable):
-    """One row per message. Rows come from a keyset page; the "Time" header sorts by id,
-    which is insertion order (the only order an index answers on the whole table). Links
-    are set on the rows beforehand (``links.link_message_rows``): an odd session id that
-    cannot be routed gives a row without links rather than an error."""
+    """One row per message; "Time" sorts by id (insertion order, the only order an index
+    answers on the whole table).  Links are set beforehand (``links.link_message_rows``)."""
 
     id = tables.Column(verbose_name=gettext_lazy("Time"))
     # The accessor is the plain column: "session" would load the related row, once per row.

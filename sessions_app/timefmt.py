@@ -25,8 +25,7 @@ def day_start_epoch(day: dt.date) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def _day_start(day: dt.date, zone: dt.tzinfo) -> float:
-    # A year of insights links asks for the same few hundred days several times over, and
-    # each answer needs the zone's rules for that date.
+    # A year of insights links asks for the same few hundred days several times.
     return timezone.make_aware(dt.datetime.combine(day, dt.time.min), zone).timestamp()
 
 
@@ -39,10 +38,8 @@ def day_end_epoch(day: dt.date) -> float:
 
 
 def iso_in(value, zone: dt.tzinfo) -> str | None:
-    """ISO 8601 of an epoch in ``zone``, to the second; None for NULL or an out-of-range value.
-
-    Exports resolve the zone once and convert a column at a time
-    (:mod:`sessions_app.exports.isotime` gives the same strings, faster)."""
+    """ISO 8601 of an epoch in ``zone``, to the second; None for NULL or an out-of-range value
+    (exports use :mod:`sessions_app.exports.isotime`, faster)."""
     if value is None:
         return None
     try:

@@ -1,13 +1,9 @@
 """One transcript entry as HTML (``<li>``), built in Python.
 
-A transcript page shows a hundred entries, each a message with its head, body, reasoning and
-tool calls paired with their results; through templates (an entry template including a body
-and a reveal-button template, twice for a paired result) that was two thirds of the session
-page (measured).  Here every value from the store is escaped once (``html.escape``) and an
-entry is joined from strings.  The session page and the followed-session updates use it.
-
-The text arrives already redacted (:func:`sessions_app.selectors.transcript_entries`):
-nothing here reads the store or undoes a redaction.
+Through templates, a page of a hundred entries (head, body, reasoning, paired tool calls and
+reveal buttons) was two thirds of the session page's time (measured); here every value is
+escaped once (``html.escape``) and joined from strings.  Text arrives already redacted
+(:func:`sessions_app.selectors.transcript_entries`).
 """
 
 from __future__ import annotations
@@ -36,8 +32,7 @@ def _slug(value) -> str:
 
 @per_language
 def entry_words() -> dict[str, str]:
-    """The words every entry repeats, in the page's language and already escaped, looked up
-    once per language rather than once per message (``%(…)s`` slots take escaped values)."""
+    """The words every entry repeats, escaped, once per language (slots take escaped values)."""
     words = {
         "compression": gettext("compression summary"),
         "finish": gettext("finish: %(reason)s"),
@@ -69,8 +64,7 @@ def reveal_label(count: int) -> str:
 
 
 class EntryRenderer:
-    """Renders entries for one request: whether the reader may reveal, and the CSRF token of
-    the reveal forms (asked for only when a form is shown)."""
+    """Renders entries for one request (reveal rights, and the CSRF token when needed)."""
 
     def __init__(self, request, *, can_reveal: bool):
         self.request = request

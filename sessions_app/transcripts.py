@@ -1,17 +1,10 @@
 """One transcript as a file: readable Markdown or complete JSON, streamed.
 
-``/sessions/<id>/export.md`` and ``export.json`` hold the same messages as the session page
-(live + compacted by default, ``?show=`` like the page), in order, fetched in keyset chunks
-(:func:`sessions_app.exports.keyset_chunks`) so a session of 100,000 messages costs no more
-memory than one of ten.  ``?chain=1`` exports the whole compression chain as one conversation:
-the root ancestor, then each compression continuation in turn (:func:`compression_chain`).
-
-Secrets in message text, tool calls, reasoning and the system prompt are redacted like the
-transcript page (``redaction``, ``HERMES_REDACT_SECRETS``).
-
-The Markdown is built to survive any content: message text sits in fenced blocks whose fence
-is longer than any backtick run inside it, inline values are backslash-escaped, and nothing
-from the data is left as live HTML.
+``/sessions/<id>/export.md`` and ``export.json`` hold the messages the session page shows
+(``?show=`` like the page), fetched in keyset chunks so a long session costs no more memory
+than a short one; ``?chain=1`` exports the whole compression chain (:func:`compression_chain`).
+Secrets are redacted as on the page.  The Markdown survives any content: text sits in fences
+longer than any backtick run inside, inline values are escaped, and no data is live HTML.
 """
 
 from __future__ import annotations
@@ -57,13 +50,9 @@ def _is_continuation(child: Session) -> bool:
 
 
 def compression_chain(session: Session) -> list[Session]:
-    """The compression chain ``session`` belongs to, root first.
-
-    Going up: while this session is a continuation of a parent that ended with
-    ``end_reason='compression'``.  Going down: from each session that ended with compression,
-    its continuation child, the earliest child that is not a delegation, branch or reset.
-    Bounded by ``LINEAGE_LIMIT`` steps each way (one primary-key or parent-index lookup per
-    step); a cycle in damaged data stops the walk."""
+    """The compression chain ``session`` belongs to, root first: up through parents that ended
+    with ``end_reason='compression'``, down through each such session's earliest child that is
+    not a delegation, branch or reset; ``LINEAGE_LIMIT`` steps each way, cycles stopped."""
     qs = Session.objects.order_by()
     if not qs.has_column("parent_session_id") or not qs.has_column("end_reason"):
         return [session]
@@ -157,8 +146,7 @@ def json_pieces(
     profile: str | None = None,
 ) -> Iterator[str]:
     """``{"export": …, "session": …, "annotations": …, "sessions": […], "messages": [ … ]}``,
-    streamed (``annotations``: what other apps add, see :mod:`sessions_app.extensions`);
-    ``export.profile`` names the profile when several are served."""
+    streamed (``annotations``: :mod:`sessions_app.extensions`)."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
         "visibility": visibility.as_param(),
@@ -202,8 +190,7 @@ def md_code(value: object) -> str:
 
 
 def fenced(text: str, info: str = "") -> str:
-    """A fenced block that no content can close early: the fence is longer than any run of
-    backticks inside (CommonMark closes a fence only with at least as many)."""
+    """A fenced block no content can close early: longer than any backtick run inside."""
     longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
     body = text if text.endswith("\n") else text + "\n"
@@ -355,8 +342,7 @@ def transcript_stream(
     extra: dict | None = None,
     profile: str | None = None,
 ) -> Iterable[bytes]:
-    """The file's bytes: ``kind`` is ``md`` or ``json``; ``profile`` names the store's
-    profile (when several are served)."""
+    """The file's bytes (``kind``: ``md`` or ``json``; ``profile``: the store's, if several)."""
     sessions = chain or [session]
     chunks = message_chunks(sessions, visibility)
     pieces = markdown_pieces if kind == "md" else json_pieces

@@ -4,8 +4,7 @@ from .views import reveal, sessions, transcript_export
 
 app_name = "sessions"
 
-# The list (name "list") is mounted by whoever extends it: the project's URLconf mounts the
-# annotated one (annotations_app.urls_sessions), or ``urlpatterns_with_list``.
+# The list (name "list") is mounted by the project's URLconf from annotations_app.urls_sessions.
 urlpatterns = [
     path("<str:session_id>/", sessions.session_detail, name="detail"),
     path(
@@ -35,5 +34,3 @@ urlpatterns = [
         name="reveal",
     ),
 ]
-
-urlpatterns_with_list = [path("", sessions.session_list, name="list"), *urlpatterns]

@@ -1,10 +1,8 @@
 """Which messages a transcript shows: Hermes's history edits, defined once.
 
-Hermes keeps every row it ever wrote.  A row is *live* (part of the conversation as it now
-stands), *compacted* (``active = 0, compacted = 1``: archived by a compaction, still worth
-showing), *rewound* (``active = 0`` otherwise: undone by the user) or *hidden*
-(``display_kind = 'hidden'``: model-only scaffolding).  Files without these columns predate
-history edits: every row is live.
+A row is *live*, *compacted* (``active = 0, compacted = 1``: archived by a compaction),
+*rewound* (``active = 0`` otherwise: undone by the user) or *hidden* (``display_kind =
+'hidden'``: model-only scaffolding).  On files without these columns every row is live.
 """
 
 from __future__ import annotations
@@ -34,8 +32,8 @@ class Visibility:
 
     @classmethod
     def from_params(cls, values: list[str]) -> Visibility:
-        """From ``?show=`` values (repeated or comma-separated); none at all is the default.
-        The form always sends ``show=live`` so that unticking every box means "live only"."""
+        """From ``?show=`` values (repeated or comma-separated; none is the default; the form
+        always sends ``show=live``, so unticking every box means "live only")."""
         if not values:
             return cls()
         wanted = {part.strip() for value in values for part in value.split(",")}

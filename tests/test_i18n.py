@@ -148,24 +148,6 @@ def test_dates_follow_the_language():
         assert formatting.chart_day_label(moment.date())[0].startswith("lun")
 
 
-@pytest.mark.parametrize("lang", ["en", "fr"])
-def test_ages_read_as_naturaltime_writes_them(lang):
-    import datetime as dt
-
-    from django.contrib.humanize.templatetags.humanize import naturaltime
-
-    from sessions_app.ages import natural_age
-
-    now = dt.datetime.now(dt.UTC)
-    seconds = [0.4, 30.5, 90.5, 7300, 86_400 * 3 + 3700, 86_400 * 40, 86_400 * 800]
-    moments = [now - dt.timedelta(seconds=s) for s in seconds]
-    moments += [now + dt.timedelta(seconds=s + 5) for s in seconds]
-    with translation.override(lang):
-        for moment in moments:
-            for _ in range(2):  # the second time from the remembered words
-                assert natural_age(moment) == str(naturaltime(moment)), moment
-
-
 # Pages -------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory):

@@ -50,24 +50,18 @@ def tag_chips(tags) -> str:
     )
 
 
-@register.simple_tag
-def tag_badges(tags):
-    return tag_chips(tags or ())
-
-
 @register.inclusion_tag("annotations_app/_nav_views.html", takes_context=True)
 def saved_views_nav(context):
     request = context.get("request")
-    # The page's own URL is not written into it (the views page reads it from the Referer):
-    # a page must look the same whatever was probed in its query string.
+    # The page's URL is read from the Referer, not written in: a page looks the same whatever
+    # its query string.
     own, shared = selectors.views_for(getattr(request, "user", None))
     return {"own": own, "shared": shared}
 
 
 @register.inclusion_tag("annotations_app/_save_view.html", takes_context=True)
 def save_view_form(context):
-    """ "Save this view as [name]": one step, on every page that can be saved (a list, search,
-    insights, live or failures page) for a signed-in user."""
+    """ "Save this view as [name]", on every page that can be saved."""
     from ..forms import VIEW_NAMESPACES
 
     request = context.get("request")
@@ -99,8 +93,8 @@ def _note_count(count: int) -> str:
 
 @register.simple_tag(takes_context=True)
 def hit_session_tags(context, result):
-    """``{session id: tag badges}`` for every hit of a search result, in one query (one per
-    profile for a search over several, keyed ``(profile, session id)``)."""
+    """``{session id: tag badges}`` for every hit of a search result, one query per profile
+    (keyed ``(profile, session id)`` over several)."""
     hits = [
         *(getattr(result, "hits", None) or ()),
         *(getattr(result, "unindexed_hits", None) or ()),

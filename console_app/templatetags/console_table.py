@@ -1,8 +1,5 @@
-"""The console's result rows as HTML, built in Python.
-
-NOTE: measured, change with a timing: the template engine spends about 0.17 ms per cell (five
-seconds for 1,000 rows of 30 columns); this builds the same markup in a few milliseconds,
-escaping every value with ``html.escape`` as Django's own ``escape`` does.
+"""The console's result rows as HTML, built in Python with ``html.escape`` (measured: the template
+engine took about 0.17 ms a cell, five seconds for 1,000 rows of 30 columns).
 """
 
 from __future__ import annotations

@@ -42,8 +42,7 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
     rollback-journal files (``gate.py``) and the lock probe (``holds.py``)."""
 
     deadline: Deadline
-    # The process's gate of this file, which statements pass when the file is in
-    # rollback-journal mode (None: in WAL mode, they need not).
+    # The process's gate of this file in rollback-journal mode (None in WAL mode).
     gate: gates.StatementGate | None = None
     # The running statement holds the gate.
     _in_gate = False
@@ -132,9 +131,8 @@ class HermesCursor(sqlite_base.SQLiteCursorWrapper):
 
 
 class DatabaseFeatures(SQLiteFeatures):
-    # NOTE: the state.db is never written, so there is nothing to roll back. Saying so also
-    # keeps Django's test machinery from wrapping it in transactions it would open itself,
-    # which lets tests point the alias at a different fixture file per test.
+    # The state.db is never written: nothing to roll back, and no test transaction wraps it
+    # (so tests can point the alias at another fixture file).
     supports_transactions = False
 
 
@@ -161,26 +159,23 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
 
     def get_new_connection(self, conn_params):
         conn = super().get_new_connection(conn_params)
-        # Read-only layer 3: even a statement that slipped past the router and the URI
-        # cannot write.
+        # Read-only layer 3: even a statement past the router and the URI cannot write.
         conn.execute("PRAGMA query_only = 1")
         conn.execute(f"PRAGMA busy_timeout = {int(conn_params['timeout'] * 1000)}")
         self.deadline = Deadline()
         conn.set_progress_handler(self.deadline.expired, PROGRESS_STEPS)
         self.hermes_shape = detect_shape(conn, self.settings_dict["NAME"])
-        # Filters on free text compare what the reader can see (the redacted value), so that
-        # a filter never confirms a secret: ``hermes_redact(title) LIKE …``.
+        # Filters on free text compare the redacted value: ``hermes_redact(title) LIKE …``.
         conn.create_function("hermes_redact", 1, _redact_for_sql, deterministic=True)
-        # Asked after the shape, which read the file's header: only then does SQLite know
-        # whether the file is in WAL mode.  Not part of the cached shape: Hermes may switch
-        # modes (a newer SQLite) without changing the schema.
+        # Asked after the shape (SQLite knows the mode once the header is read); not cached
+        # with it, as Hermes may switch modes without changing the schema.
         self.hermes_journal_mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
         self.hermes_gate = gates.for_file(path_of(str(self.settings_dict["NAME"])))
         return conn
 
     def hermes_shape_now(self):
         """The detected shape of the file this alias points at (connects if needed); a file
-        without Hermes's two tables (empty, still being created, another app's) is refused."""
+        without Hermes's two tables is refused."""
         self.ensure_connection()
         missing = [t for t in ("sessions", "messages") if not self.hermes_shape.has_table(t)]
         if missing:

@@ -1,13 +1,9 @@
 """Every table and view of a state.db, as Datasette listed them: columns, keys, what is hidden.
 
-The pages only read the tables they know (``shape.KNOWN_TABLES``); the old Datasette API
-serves whatever the file has, so it needs the whole list: each table's columns in their
-declared order, its primary key (the order Datasette used: the key's own column order), its
-single-column foreign keys, the views, and which tables Datasette hid (full-text index tables
-and every table whose name starts with one, such as ``messages_fts_data``).
-
-Virtual tables are never opened: their columns are read from their ``CREATE VIRTUAL TABLE``
-text, because opening one whose tokenizer is missing (``messages_fts_cjk``) fails.
+The old Datasette API serves whatever the file has: each table's columns in declared order,
+its primary key, its single-column foreign keys, the views, and which tables Datasette hid
+(full-text index tables and their shadows).  Virtual tables are never opened (one whose
+tokenizer is missing fails): their columns come from their ``CREATE VIRTUAL TABLE`` text.
 """
 
 from __future__ import annotations
@@ -34,7 +30,6 @@ class TableInfo:
     name: str
     columns: tuple[str, ...]
     types: tuple[str, ...] = ()
-    notnull: tuple[int, ...] = ()
     pks: tuple[str, ...] = ()
     foreign_keys: tuple[ForeignKey, ...] = ()
     virtual: bool = False
@@ -44,9 +39,6 @@ class TableInfo:
     def use_rowid(self) -> bool:
         """Tables without a declared primary key are paged by ``rowid``, as Datasette did."""
         return not self.pks
-
-    def has(self, column: str) -> bool:
-        return column in self.columns
 
 
 @dataclass(frozen=True)
@@ -139,7 +131,6 @@ def _plain_table(conn: sqlite3.Connection, name: str, sql: str) -> TableInfo:
         name=name,
         columns=tuple(row[1] for row in info),
         types=tuple(row[2] or "" for row in info),
-        notnull=tuple(int(row[3]) for row in info),
         pks=tuple(row[1] for row in keyed),
         foreign_keys=foreign_keys,
         sql=sql,

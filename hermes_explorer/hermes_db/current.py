@@ -1,9 +1,7 @@
 """Which store's connection alias the code running now reads.
 
-Code written for one store (``store.rows(...)``, the ORM models through the router) reads the
-*current* store: ``hermes`` unless a request or a merge over several stores said otherwise with
-:func:`using`.  A context variable, so threads and generators of a streamed response each keep
-their own.
+Code written for one store reads the *current* store: ``hermes`` unless :func:`using` said
+otherwise.  A context variable, so threads and streamed responses each keep their own.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Statement deadlines for the state.db.
 
-One mechanism for the whole app: each statement gets a budget when it starts executing, and an
-SQLite progress handler interrupts it once the budget is spent.  Because the handler also runs
-while rows are stepped, the deadline covers fetching as well as ``execute``.  Pages use the
-default budget; exports and the SQL console pick their own with :func:`query_budget`.
-
-Chunked work on a rollback-journal file also sets a *cap* (:func:`statement_cap`): a statement
-that runs past it is stopped with a :class:`QueryTimeout` whose ``capped`` is true, so that the
-caller can run a smaller chunk instead (see :class:`hermes_explorer.store.ChunkClock`).
+Each statement gets a budget when it starts, and an SQLite progress handler interrupts it once
+spent, during ``execute`` and fetches alike.  Exports and the console pick their own with
+:func:`query_budget`.  Chunked work on a rollback-journal file also sets a *cap*
+(:func:`statement_cap`): past it, :class:`QueryTimeout` has ``capped`` true and the caller
+runs a smaller chunk (:class:`hermes_explorer.store.ChunkClock`).
 """
 
 from __future__ import annotations
@@ -27,12 +24,9 @@ _cap: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "hermes_statement_cap", default=None
 )
 
-# How many SQLite VM instructions run between two deadline checks: small enough to stop
-# within a few milliseconds, large enough that the Python callback costs nothing measurable.
-# The callback needs Python's lock: with statements running in two threads (a build of the
-# insights summaries, a report's spare lane) a check waits while the other thread runs
-# Python, so fewer checks keep both threads going (a whole build 7.3-7.8 s at 20,000, 6.9-7.0 s
-# at 100,000 on the 1M-message store).
+# SQLite VM instructions between two deadline checks: few enough to stop within milliseconds,
+# many enough that the callback, which needs Python's lock, does not slow other threads (a
+# summary build took 7.3-7.8 s at 20,000, 6.9-7.0 s at 100,000 on the 1M-message store).
 PROGRESS_STEPS = 100_000
 
 
@@ -63,8 +57,7 @@ def query_budget(seconds: float) -> Iterator[None]:
 
 @contextlib.contextmanager
 def statement_cap(seconds: float | None) -> Iterator[None]:
-    """Stop every statement started inside the block after ``seconds`` at most, whatever its
-    budget says (``None``: no cap)."""
+    """Stop every statement started inside the block after ``seconds`` at most (None: no cap)."""
     token = _cap.set(seconds)
     try:
         yield

@@ -1,24 +1,17 @@
 """One statement at a time per process and per file on a rollback-journal state.db.
 
-In rollback-journal mode Hermes commits once it holds the EXCLUSIVE lock, which it gets when no
-reader holds a SHARED lock; while it waits it holds PENDING, which keeps new readers out.  But
-SQLite keeps that lock per *process*: when one connection of a process already holds SHARED,
-another connection of the same process joins it without looking at the file's locks, PENDING
-or not.  So the threads of a server worker, each running short statements that overlap one
-another, can keep the process's SHARED lock for seconds on end, and Hermes waits all that time
+In rollback-journal mode Hermes commits once no reader holds a SHARED lock, and while it
+waits its PENDING lock keeps new readers out.  But SQLite keeps that lock per *process*: a
+connection joins another connection's SHARED lock in the same process without looking at
+PENDING, so the overlapping short statements of a worker's threads can hold it for seconds
 (measured: over a second, with every statement under 50 ms).
 
-The gate restores what SQLite means: a thread enters it before a statement starts and leaves
-when the statement is reset (read to its end, closed, or failed), so at most one statement of
-this process holds the lock at a time and, between two, the process's lock is released and a
-waiting writer's PENDING keeps the next one out until Hermes has committed.  Statements stay
-short on such files (see :class:`hermes_explorer.store.ChunkClock`), so the wait is short.
-
-SQLite's lock is per file, so the gate is too (:func:`for_file`): with several stores served, a
-long statement on one profile's file never makes another profile's statements wait.
-
-A thread may nest statements (it already holds the gate).  A thread that cannot enter within
-``WAIT`` seconds goes ahead anyway: a stuck statement must not stop every other page.
+A thread enters the gate before a statement starts and leaves when it is reset, so between
+two statements the process's lock is released and a waiting writer commits first.  Statements
+stay short on such files (:class:`hermes_explorer.store.ChunkClock`), so the wait is short.
+The gate is per file (:func:`for_file`), as SQLite's lock is.  A thread may nest statements,
+and one that cannot enter within ``WAIT`` seconds goes ahead: a stuck statement must not stop
+every other page.
 """
 
 from __future__ import annotations
@@ -40,8 +33,7 @@ class StatementGate:
         self._depth = 0
 
     def enter(self, wait: float | None = None) -> bool:
-        """Wait for the gate (at most ``wait`` seconds, ``WAIT`` by default); False if it was
-        not entered."""
+        """Wait for the gate (at most ``wait`` seconds, ``WAIT`` by default); False if not."""
         wait = WAIT if wait is None else wait
         me = threading.get_ident()
         with self._changed:

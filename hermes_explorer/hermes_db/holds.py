@@ -1,16 +1,10 @@
 """How long each statement on the state.db kept its read lock: a probe for tests and benchmarks.
 
-In rollback-journal mode a reader's SHARED lock lasts from a statement's first step until
-SQLite resets it, and while it lasts Hermes cannot commit.  The cursor (``base.py``) reports
-every statement here, from the start of ``execute`` until the statement is known to be done:
-its rows are read to the end, the cursor is closed or runs another statement.  That is an
-upper bound of the lock's life (SQLite may have let go a little earlier), which is what a
-test that asserts "no statement held the lock longer than X" wants.
-
-Nothing is recorded unless someone is watching, so the cost in production is one truth test
-per statement.  ``HERMES_LOG_LOCK_HOLDS_MS`` (a setting, from the environment) watches for
-good: every statement that held its lock longer than that many milliseconds is logged, which
-names the reads that kept Hermes waiting on a rollback-journal file.
+In rollback-journal mode Hermes cannot commit while a reader's SHARED lock lasts.  The cursor
+(``base.py``) reports each statement from ``execute`` until it is done (read to the end, closed
+or replaced): an upper bound of the lock's life.  Nothing is recorded unless someone watches
+(one truth test per statement); ``HERMES_LOG_LOCK_HOLDS_MS`` watches for good and logs every
+statement that held its lock longer.
 """
 
 from __future__ import annotations

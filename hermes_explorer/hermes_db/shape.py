@@ -1,12 +1,9 @@
 """Which shape of state.db is this? Detected from the file, never from its version number.
 
-Columns are added to a state.db whenever a newer Hermes opens it for writing, so a file can be
-any mix of old and new.  We look at ``sqlite_master`` and ``PRAGMA table_info`` of the plain
-tables we read, and cache the result per file and SQLite schema cookie (in the worker, and in
-the app's shared cache for the other workers), so the cost is one cheap pragma per connection.
-
-``messages_fts_cjk`` (and any other virtual table) is only ever looked at as text in
-``sqlite_master``: opening it needs a tokenizer we do not have and fails.
+A newer Hermes adds columns whenever it opens a file, so a file can mix old and new.  We read
+``sqlite_master`` and ``PRAGMA table_info`` and cache the result per file and schema cookie
+(in the worker and the shared cache).  Virtual tables are only read as text: opening
+``messages_fts_cjk`` needs a tokenizer we lack.
 """
 
 from __future__ import annotations
@@ -132,16 +129,12 @@ OPTIONAL_DATA = (
 )
 
 
-# Shapes already seen by this process: a shape is a pure function of the file and its schema
-# cookie (both in the key), so a worker's own copy is never stale.  Bounded: a file replaced or
-# migrated many times leaves old keys behind.
+# Shapes seen by this process, keyed by file and schema cookie (so never stale); bounded.
 _cache: dict[tuple, StoreShape] = {}
 _lock = threading.Lock()
 LOCAL_SHAPES = 64
-# The app's shared cache holds them too, so that a new worker (or another instance) skips the
-# introspection of a schema already looked at.  There the key is the schema itself (a digest
-# of sqlite_master and the recorded schema version, all a shape is made of): a file replaced
-# by another at the same path, even with a reused inode, can never be given a stale shape.
+# The shared cache holds them too, for new workers, keyed by a digest of the schema itself: a
+# file replaced at the same path (even with a reused inode) never gets a stale shape.
 SHARED_TTL = 86_400
 
 
@@ -187,8 +180,7 @@ def _schema_version(conn: sqlite3.Connection, tables) -> int | None:
 
 
 def _shared_get(key: str) -> StoreShape | None:
-    # The shared cache only saves work: if it is unreachable the file is introspected, and a
-    # connection to the state.db never fails for it.
+    # The shared cache only saves work: unreachable, the file is introspected.
     try:
         value = cache.get(key)
     except Exception as exc:  # noqa: BLE001 - any cache backend's own error

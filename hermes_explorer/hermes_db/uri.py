@@ -9,8 +9,7 @@ def readonly_uri(name: str) -> str:
     """``file:<path>?mode=ro`` for a plain path; a URI keeps its query but gains mode=ro."""
     if name.startswith("file:"):
         base, _, query = name.partition("?")
-        # NOTE: immutable=1 is dropped on purpose: on a WAL file being written it misses
-        # committed rows and can return corrupt results.
+        # immutable=1 is dropped: on a WAL file being written it misses rows or reads corrupt.
         pairs = [p for p in query.split("&") if p and not p.startswith(("mode=", "immutable="))]
         return base + "?" + "&".join(["mode=ro", *pairs])
     return "file:" + quote(str(name)) + "?mode=ro"

@@ -1,9 +1,8 @@
 """Figure ``days``: the window's sessions per local start day; and usage per activity day.
 
-A session's whole usage is, per counter, the larger of its own counter and the sum of its usage
-rows (its rows plus its residual, see :mod:`.models`), so the days add up to the models table.
-The activity-day view reads ``session_daily_usage`` in a statement of its own: it is asked for
-only on request, and only files that have the table can answer it.
+A session's usage is, per counter, the larger of its own counter and its usage rows' sum (see
+:mod:`.models`), so the days add up to the models table.  The activity-day view reads
+``session_daily_usage`` in its own statement, on request, where the file has the table.
 """
 
 from __future__ import annotations
@@ -87,10 +86,7 @@ FIGURE = Figure("days", parts, decode)
 
 
 def days_by_activity(scope: Scope) -> list[DayRow]:
-    """Per local day the usage happened (``session_daily_usage``), for the window's sessions.
-
-    Usage from before Hermes started writing this table was never spread over days.
-    """
+    """Per local day the usage happened (``session_daily_usage``), for the window's sessions."""
     d = scope.dcol
     sql = f"""SELECT d.day, COUNT(DISTINCT d.session_id), SUM(COALESCE({d("input_tokens")}, 0)),
                SUM(COALESCE({d("output_tokens")}, 0)),

@@ -1,18 +1,12 @@
 """Message figures: roles, tools and skills, from the per-session summaries.
 
-These need every message of the window, not the sessions' counters, so they do not come from
-the pass: :mod:`insights_app.summaries` computes one summary per session and stores it in the
-app database, where the figures here are added up in SQL over the window
-(:mod:`insights_app.summary_store`).
-
-Whether the stored summaries cover the window is checked with two numbers, on both sides: the
-window's sessions and the sum of their ``message_count``.  When they agree (the usual case:
-appended messages have already dropped their sessions' summaries, see
-:func:`insights_app.summaries.refresh_high_water`), nothing more is read from the state.db.
-Otherwise the window's sessions are compared one by one, the stale and missing ones are
-computed (or, when there are many, built in the background while the page says how far the
-build is, :mod:`insights_app.summary_build`), and summaries of sessions no longer in the
-window are dropped.
+These need every message of the window, so they are added up in SQL over the summaries stored
+in the app database (:mod:`insights_app.summaries`, :mod:`insights_app.summary_store`).
+Whether those cover the window is checked with the window's sessions and the sum of their
+``message_count`` on both sides; when they agree, nothing more is read from the state.db.
+Otherwise the stale and missing sessions are computed (or, when many, built in the background
+while the page shows progress, :mod:`insights_app.summary_build`), and summaries of sessions
+no longer in the window are dropped.
 """
 
 from __future__ import annotations
@@ -85,10 +79,8 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
     if (have.sessions, have.message_count) != (int(n or 0), int(mc or 0)):
         running = summary_store.build_progress(key)
         if running is not None:
-            # A build of this file is under way: it computes every missing or stale summary.
-            # The message figures wait for it (a sum over part of the window is not the
-            # window's), and the page says how far it is; comparing the window's sessions
-            # one by one at every view would only slow the build down.
+            # A build is under way: the message figures wait for it (a sum over part of the
+            # window is not the window's) and the page says how far it is.
             return MessageFigures(sessions_uncounted=max(1, int(n or 0)), build=running)
         rows = _window_sessions(scope)
         stored = summary_store.counts(key, q)
@@ -97,8 +89,7 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
         stale = [r for r in rows if r[0] not in stored or stored[r[0]] != r[1]]
         summary_store.drop(key, gone + [r[0] for r in stale if r[0] in stored])
         if len(stale) >= summary_build.BACKGROUND_FROM:
-            # Too many for this request: ``manage.py insights_warm`` (on its timer) computes
-            # them; the page says how many are missing.
+            # Too many for this request: ``insights_warm`` computes them; the page says so.
             missing = len(stale)
         elif stale:
             attributes = {r[0]: summary_store.Attributes(*r[2:5]) for r in stale}

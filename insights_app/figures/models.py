@@ -1,24 +1,19 @@
-"""Figure ``models``: Hermes's models table, per short model name.
+"""Figure ``models``: Hermes's models table, per short model name (last path segment).
 
-Per short model name (last path segment): every ``session_model_usage`` row of the window's
-sessions (auxiliary tasks included) plus, per session, the *residual*: the session's counter
-minus the sum of **all** its usage rows (every task, not only the main loop), floored at 0,
-attributed to the session's own model.  That is what Hermes does: it totals every row of the
-session before subtracting.  Residual reasoning tokens are 0 (Hermes's choice) where usage
-rows exist, the session's own counter where they do not; API calls and
-cost get residuals too.  A session counts for a model when it has a usage row for it or a
-non-zero residual; its tool calls go to its own model.  Without ``session_model_usage`` every
-session is its own residual: the table comes from the sessions' counters.
+Each model gets every ``session_model_usage`` row of the window's sessions (auxiliary tasks
+included) plus, per session, the *residual*, as Hermes does: the session's counter minus the
+sum of all its usage rows, floored at 0, given to the session's own model.  Residual reasoning
+tokens are 0 where usage rows exist (Hermes's choice); API calls and cost get residuals too.
+A session counts for a model when it has a usage row for it or a non-zero residual; its tool
+calls go to its own model.  Without ``session_model_usage`` the table comes from the
+sessions' counters.
 
-The pass groups by local start day and full model name, so that the same rows also give the
-explorer's daily cost by model (:mod:`.day_models`): one grouping of the usage rows and
-residuals instead of two (each session has one start day, so a count of its sessions per day
-adds up to its count per model).  The rows are merged by short name here, and only when
-several full routes share a short name is one more statement needed (a session that used two
-of them counts once).
+The pass groups by local start day and full model name, so the same rows also give the daily
+cost by model (:mod:`.day_models`); they are merged by short name here, with one more
+statement only when several routes share a short name (a session counts once).
 
-NOTE: Hermes re-prices usage rows that carry neither ``cost_status`` nor ``cost_source`` from
-its own price table; we have no price table and use the stored estimate (or $0).
+Hermes re-prices usage rows without ``cost_status`` or ``cost_source`` from its price table;
+we have none and use the stored estimate (or $0).
 """
 
 from __future__ import annotations
@@ -61,12 +56,10 @@ _RESIDUAL = {
 
 
 def parts(scope: Scope) -> list[Part]:
-    # Per full model name: usage rows, residuals, and tool calls (to the session's own model).
-    # Only usage rows and residuals make a session count for a model.
+    # Per full model name: usage rows, residuals (which make a session count), tool calls.
     res_cols = ", ".join(f"{expr} AS r_{key}" for key, expr in _RESIDUAL.items())
     has_res = " OR ".join(f"r_{key} > 0" for key in _RESIDUAL)
-    # With usage rows, Hermes gives residual reasoning 0; without them the session's own
-    # counter is all there is, and it is counted.
+    # Residual reasoning is 0 with usage rows (Hermes), the session's counter without.
     residual_rs = "0" if scope.has_usage else "s_rs"
     residual_rows = f"""SELECT lt / 86400 AS d, id AS sid, model, r_in AS i, r_out AS o, r_cr AS cr, r_cw AS cw,
                               {residual_rs} AS rs, r_api AS api, r_cost AS cost,
@@ -90,8 +83,7 @@ class ModelFigures:
 
 
 def decode(scope: Scope, rows: list[Row]) -> ModelFigures:
-    """Hermes's models table and the cost per day and model, from the per-day-and-full-model
-    rows (each full name shortened and redacted once)."""
+    """Hermes's models table and the cost per day and model, from the per-day, per-route rows."""
     parsed = [(*json.loads(key), values) for key, values in rows]
     # One row per day and model: each full name is shortened and redacted once.
     fulls = dict.fromkeys(full for _, full, _ in parsed)
@@ -105,8 +97,7 @@ def decode(scope: Scope, rows: list[Row]) -> ModelFigures:
 def table(
     scope: Scope, rows: list[tuple[str | None, dict[str, Any]]], names: dict[str | None, str]
 ) -> list[dict[str, Any]]:
-    """Merge rows by full model name (one per day it was used) into Hermes's per-short-name
-    table; ``names`` gives each full name's short one."""
+    """Merge per-day rows by full model name into Hermes's per-short-name table (``names``)."""
     merged: dict[str, dict[str, Any]] = {}
     fulls: dict[str, dict[str | None, None]] = {}  # the full names counted, in order, once
     for full, values in rows:
@@ -145,8 +136,8 @@ FIGURE = Figure("models", parts, decode, usage_rows=True)
 
 
 def totals_parts(scope: Scope) -> list[Part]:
-    # Over all models, a session's usage rows plus its residual come to the larger of its
-    # own counter and its rows' sum: no grouping by model is needed for the totals.
+    # Over all models a session's rows plus residual are the larger of its counter and their
+    # sum, so the totals need no grouping by model.
     summed = {
         name: f"SUM(u_{key} + {_RESIDUAL[key]})"
         for name, key in (
@@ -180,12 +171,8 @@ TOTALS = Figure("model_totals", totals_parts, totals_decode)
 
 
 def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
-    """Sessions with a usage row, or a residual, on any of these full model names.
-
-    Only needed when several full routes share a short name (rare): a session that used two
-    of them counts once.  Without usage rows every session has exactly one model, so the
-    per-route counts simply add up and this is never called.
-    """
+    """Sessions with a usage row, or a residual, on any of these full model names: when
+    several routes share a short name, a session that used two counts once."""
     u = scope.ucol
     named = [f for f in fulls if f is not None]
     marks = ", ".join(["%s"] * len(named)) or "NULL"

@@ -10,8 +10,8 @@ from .registry import TOKEN_KEYS, as_int
 def overview(
     totals: dict[str, Any], roles: dict[str, int], models: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """Hermes's overview block.  With models, token and cost totals are the sums over models
-    (so auxiliary usage counts); without, the sessions' own counters."""
+    """Hermes's overview block: token and cost totals over models (auxiliary usage included)
+    when there are any, else the sessions' counters."""
     rows = models or [totals]
     tokens = {k: sum(as_int(r.get(k)) for r in rows) for k in TOKEN_KEYS}
     total_tokens = sum(tokens.values())
@@ -42,8 +42,7 @@ def overview(
         "unknown_cost_sessions": totals["unknown"],
         # Ours.
         "total_reasoning_tokens": sum(m["reasoning_tokens"] for m in models),
-        # What the sessions' own counters hold: differs from the figure above where usage
-        # rows leave reasoning out (gateway sessions keep cumulative totals on the session).
+        # The sessions' own counters (usage rows may leave reasoning out).
         "stored_reasoning_tokens": totals["reasoning_tokens"],
         "total_api_calls": sum(m["api_calls"] for m in models),
         "stored_messages": roles["stored"],

@@ -1,29 +1,16 @@
 """``per``: the window's sessions, one row each, that every figure of the pass groups.
 
-Its columns, by name:
+Its columns (:data:`COLUMNS`): the session's ``id``, ``source`` (``unknown`` when empty),
+``model``, ``started_at``; ``lt``, its local start in ``TIME_ZONE`` as epoch-like seconds
+(``lt / 86400`` is the local day, ``lt / 3600 % 24`` the hour); ``dur``, its duration when
+positive; ``messages``, ``tool_calls``; ``s_*``, its token, API-call and cost counters (in,
+out, cache read, cache write, reasoning, api, cost, actual), and ``u_*`` the same summed over
+its ``session_model_usage`` rows (0 without that table); ``included`` and ``unknown``, 1 when
+its cost is included in a subscription, or unknown.
 
-``id``, ``source`` (``unknown`` when empty), ``model``, ``started_at``
-    the session's own;
-``lt``
-    its local start time in ``TIME_ZONE`` as epoch-like seconds (``lt / 86400`` is the local
-    day number, ``lt / 3600 % 24`` the local hour), NULL when it has no start;
-``dur``
-    its duration when positive (clock drift ignored), else NULL;
-``messages``, ``tool_calls``
-    its counters;
-``s_in``, ``s_out``, ``s_cr``, ``s_cw``, ``s_rs``, ``s_api``, ``s_cost``, ``s_actual``
-    its token, API-call and cost counters (input, output, cache read, cache write, reasoning);
-``u_in``, ``u_out``, ``u_cr``, ``u_cw``, ``u_rs``, ``u_api``, ``u_cost``, ``u_actual``
-    the sums of its ``session_model_usage`` rows (0 without that table);
-``included``, ``unknown``
-    1 when its cost is included in a subscription, or unknown.
-
-(:data:`COLUMNS` lists them in order.)
-
-Cost buckets: ``included`` is ``cost_status = 'included'``; ``unknown`` is ``cost_status =
-'unknown'``, or no status and no stored estimate for a session that used tokens (files without
-``cost_status``: no estimate for a session that used tokens).  NOTE: Hermes derives both from
-its price table at report time; we read what Hermes stored.
+``unknown`` is ``cost_status = 'unknown'``, or no status and no stored estimate for a session
+that used tokens.  Hermes derives both from its price table at report time; we read what
+Hermes stored.
 """
 
 from __future__ import annotations
@@ -33,8 +20,7 @@ from dataclasses import dataclass
 from ..localtime import OffsetSegments
 from ..window import Scope
 
-# The counters of ``session_model_usage``: (column, its name in ``uses``, its per-session sum
-# ``u_<key>`` in ``per``, zero).  A missing column or value counts as zero.
+# ``session_model_usage`` counters: (column, name in ``uses``, sum in ``per``, zero).
 USAGE = (
     ("input_tokens", "i", "in", "0"),
     ("output_tokens", "o", "out", "0"),
@@ -81,8 +67,7 @@ class PerSession:
 
 
 def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
-    """One row per window session: its counters, its usage-row sums, its local start time
-    split into day number / weekday / hour, and its positive duration."""
+    """One row per window session: counters, usage-row sums, local start, positive duration."""
     c = scope.scol
     cost = c("estimated_cost_usd", "NULL")
     if scope.shape.has_column("sessions", "cost_status"):
@@ -131,10 +116,8 @@ def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
 def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
     """``per`` as a common table expression over the window (parameters: ``scope.params``)."""
     per = per_session(scope, segments)
-    # By rowid, the table's own order: grouping by ``s.id`` makes SQLite walk the id index
-    # and look every row up from there.  SQLite then reads the whole table in that order (no
-    # sort); for a narrow window (:attr:`Scope.narrow`) ``+s.rowid``, the same groups in
-    # the same order, lets it find the sessions by the ``started_at`` index and sort them.
+    # By rowid, the table's own order (``s.id`` would walk the id index and look every row
+    # up); for a narrow window ``+s.rowid`` lets SQLite use the ``started_at`` index instead.
     group = f"GROUP BY {'+' if scope.narrow else ''}s.rowid" if per.grouped else ""
     return f"""per AS MATERIALIZED (
         SELECT {per.columns}
@@ -142,13 +125,9 @@ def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
 
 
 def usage_cte(scope: Scope) -> str:
-    """``uses``: the ``session_model_usage`` rows of the sessions of ``per``, each with its
-    session's local start time ``lt``.  Only the models figure groups them (the daily cost by
-    model comes from its rows), so SQLite reads them in place rather than copying them into
-    a table first (``NOT MATERIALIZED``: 10–12% less for that figure's grouping).
-
-    Columns: ``sid``, ``model``, ``i``, ``o``, ``cr``, ``cw``, ``rs``, ``api``, ``cost``,
-    ``actual`` (0 for a missing value), ``lt``."""
+    """``uses``: the ``session_model_usage`` rows of the sessions of ``per``, with their
+    session's ``lt``; only the models figure reads them, so ``NOT MATERIALIZED`` (10–12% less
+    for its grouping).  Missing values are 0."""
     u = scope.ucol
     counters = ",\n               ".join(
         f"COALESCE({u(column, 'NULL')}, {zero}) AS {short}" for column, short, _key, zero in USAGE

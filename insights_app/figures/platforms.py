@@ -50,8 +50,7 @@ def decode(scope: Scope, rows: list[Row]) -> dict[str, dict[str, Any]]:
 
 
 FIGURE = Figure("platforms", parts, decode)
-# The same sums over every source at once, as one row (the previous period's overview): no
-# grouping, so no sort of the window's sessions.
+# The same sums over every source as one row (the previous period's overview), unsorted.
 ALL_SOURCES = Figure(
     "platforms", lambda scope: [Part("'all sources'", COLUMNS, "FROM per")], decode
 )

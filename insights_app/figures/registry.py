@@ -1,18 +1,13 @@
 """What a figure is, and the one statement that computes every figure of the pass.
 
-A *figure* is one table of the report computed in SQL from the window's sessions: the rows per
-source, per local day, per weekday-hour, per model, the notable sessions.  It declares
-
-* its *parts*: one or more ``SELECT``\\ s over the per-session rows ``per``
-  (:mod:`.per_session`), each a row key and **named** columns (every part of a figure has the
-  same column names), and
-* its *decoder*: a function of the rows it got back, each a key and a dict by column name.
+A *figure* is one table of the report computed in SQL from the window's sessions (per source,
+per local day, per weekday-hour, per model, the notable sessions).  It declares its *parts*,
+``SELECT``\\ s over the per-session rows ``per`` (:mod:`.per_session`), each a row key and
+named columns, and its *decoder* of the rows it got back.
 
 All parts of all figures are one statement (``WITH per AS MATERIALIZED (…) SELECT … UNION ALL
-SELECT …``): SQLite builds ``per`` once and groups it several ways, so the whole pass reads the
-window's sessions and usage rows once, however many figures there are.  Each output row carries
-its figure's name, and its columns are padded with NULL to the widest part; the decoder sees
-only its own columns, by name.  To change a figure, change its module; to add one, write a
+…``), so the pass reads the window's sessions once however many figures there are.  Each row
+carries its figure's name, padded with NULL to the widest part.  To add a figure, write a
 module and list it in :data:`insights_app.figures.FIGURES`.
 """
 
@@ -51,20 +46,15 @@ class Figure:
     name: str
     parts: Callable[[Scope], list[Part]]
     decode: Callable[[Scope, list[Row]], Any]
-    # Its parts read ``uses``, the window's usage rows (:func:`.per_session.usage_cte`),
-    # on files that have them.
+    # Its parts read ``uses``, the usage rows (:func:`.per_session.usage_cte`).
     usage_rows: bool = False
-    # How its rows over two disjoint sets of sessions make its rows over both; by default
-    # each column by its aggregate (:func:`column_rules`).
-    combine: Callable[[list[Row], list[Row]], list[Row]] | None = None
 
 
 def statement(
     scope: Scope, segments: OffsetSegments, figures: Sequence[Figure], *, per_table: str = ""
 ) -> tuple[str, dict[str, list[str]]]:
-    """The single statement of every part of ``figures`` (parameters: ``scope.params``), and
-    each figure's column names.  With ``per_table``, ``per`` is that table's rows (and the
-    statement has no parameters)."""
+    """The single statement of every part of ``figures``, and each figure's column names
+    (``per_table``: ``per`` is that table's rows, without parameters)."""
     planned = [(figure, figure.parts(scope)) for figure in figures]
     width = max(len(part.columns) for _, parts in planned for part in parts)
     selects = []
@@ -92,19 +82,15 @@ def statement(
 
 
 def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -> dict[str, Any]:
-    """Every figure's value, by name, from one run of :func:`statement`.
-
-    On a rollback-journal file, for a window too big for one short statement, it runs over a
-    copy of the window's rows read in short statements (:mod:`.staged`), so that Hermes's
-    commits never wait for the pass."""
+    """Every figure's value, by name, from one run of :func:`statement` (over a copy read in
+    short statements, :mod:`.staged`, when the window needs it)."""
     return decode(scope, figures, rows_by_figure(scope, segments, figures))
 
 
 def rows_by_figure(
     scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]
 ) -> dict[str, list[Row]]:
-    """The rows of :func:`statement` (or of its staged run), per figure, each a key and its
-    columns by name."""
+    """The rows of :func:`statement` per figure, each a key and its columns by name."""
     if scope.read_in_chunks:
         sql, names = statement(scope, segments, figures, per_table=staged.PER_TABLE)
         found = staged.staged_rows(scope, segments, sql)
@@ -120,44 +106,6 @@ def rows_by_figure(
 
 def decode(scope: Scope, figures: Sequence[Figure], rows: dict[str, list[Row]]) -> dict[str, Any]:
     return {figure.name: figure.decode(scope, rows[figure.name]) for figure in figures}
-
-
-def _adds(a, b):
-    return b if a is None else a if b is None else a + b
-
-
-def in_order(value) -> tuple:
-    """``value`` as SQLite orders it among values of any type: NULL, numbers, text, blobs."""
-    if value is None:
-        return (0,)
-    if isinstance(value, int | float):
-        return (1, value)
-    return (2, value) if isinstance(value, str) else (3, bytes(value))
-
-
-def _least(a, b):
-    return b if a is None else a if b is None else min(a, b, key=in_order)
-
-
-def _most(a, b):
-    return b if a is None else a if b is None else max(a, b, key=in_order)
-
-
-_COMBINE = {"COUNT(": _adds, "SUM(": _adds, "MIN(": _least, "MAX(": _most}
-
-
-def column_rules(figure: Figure, scope: Scope) -> dict[str, Callable[[Any, Any], Any]]:
-    """How each column of ``figure`` adds up over two disjoint sets of sessions, from its
-    aggregate: counts and sums add (a count of distinct sessions too: no session is in
-    both), least and most stay least and most."""
-    rules = {}
-    for part in figure.parts(scope):
-        for name, sql in part.columns:
-            rule = next((f for head, f in _COMBINE.items() if sql.startswith(head)), None)
-            if rule is None:
-                raise ValueError(f"figure {figure.name!r}: no rule to combine {sql!r}")
-            rules[name] = rule
-    return rules
 
 
 def as_int(value) -> int:

@@ -1,14 +1,10 @@
 """The pass on a rollback-journal file: ``per`` read in short statements, grouped in memory.
 
-On such a file Hermes cannot commit while a statement of the explorer runs, and the pass over a
-busy window groups its sessions for most of a second.  So there the window's per-session rows
-(:mod:`.per_session`), and the usage rows of those sessions that the models figure reads, are
-read in keyset chunks, each a short statement (:func:`insights_app.window.window_chunks`),
-into a private in-memory SQLite database; the pass's own statement, the same SQL, then runs
-there and holds no lock on the state.db at all.
-
-NOTE: the rows are added up in another order than in the single statement, so a sum of costs
-may differ in its last binary digits.
+There Hermes cannot commit while our statement runs, and the pass over a busy window takes
+most of a second.  So the per-session rows and their usage rows are read in short keyset
+chunks (:func:`insights_app.window.window_chunks`) into a private in-memory SQLite database,
+where the pass's own SQL runs holding no lock on the state.db.  Sums are added in another
+order, so a cost may differ in its last binary digits.
 """
 
 from __future__ import annotations
@@ -30,8 +26,7 @@ USAGE_TABLE = "session_model_usage"
 
 
 def staged_rows(scope: Scope, segments: OffsetSegments, sql: str) -> list[tuple]:
-    """The rows of the pass statement ``sql`` (whose ``per`` reads ``PER_TABLE``), run over
-    a copy of the window's rows read in short statements."""
+    """The rows of the pass ``sql`` over a copy of the window's rows (``PER_TABLE``)."""
     per = per_session(scope, segments)
     usage = scope.shape.column_order.get(USAGE_TABLE, ()) if scope.has_usage else ()
     memory = sqlite3.connect(":memory:")
@@ -50,8 +45,7 @@ def staged_rows(scope: Scope, segments: OffsetSegments, sql: str) -> list[tuple]
             if usage:
                 ids = json.dumps([row[0] for row in rows if row[0] is not None])
                 memory.executemany(insert_usage, store.rows(read_usage, [ids]))
-        # The pass is written for the state.db's connection ("%s" parameters, "%%"): none of
-        # its parameters remain once ``per`` is a table.
+        # Written for the state.db's connection ("%%"); no parameters remain here.
         return memory.execute(FORMAT_QMARK_REGEX.sub("?", sql).replace("%%", "%")).fetchall()
     finally:
         memory.close()

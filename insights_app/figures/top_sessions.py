@@ -19,7 +19,7 @@ from redaction import redact
 from sessions_app.formatting import duration_compact
 
 from ..window import Scope
-from .registry import Figure, Part, Row, in_order
+from .registry import Figure, Part, Row
 
 TOP_LABELS = {
     "longest": gettext_noop("Longest session"),
@@ -81,27 +81,7 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
     return out
 
 
-def _rank(row: Row) -> tuple:
-    """The order of a part's ``ORDER BY … DESC``: value, then start, then id, each in
-    SQLite's order of values (NULL, numbers, text, blobs)."""
-    values = row[1]
-    return (
-        in_order(values["value"]),
-        in_order(values["started_at"]),
-        in_order(values["session_id"]),
-    )
-
-
-def combine(one: list[Row], other: list[Row]) -> list[Row]:
-    """Over two disjoint sets of sessions: the first of each kind by the parts' order."""
-    best: dict[str, Row] = {}
-    for row in [*one, *other]:
-        if row[0] not in best or _rank(row) > _rank(best[row[0]]):
-            best[row[0]] = row
-    return list(best.values())
-
-
-FIGURE = Figure("top_sessions", parts, decode, combine=combine)
+FIGURE = Figure("top_sessions", parts, decode)
 
 
 def _top_value(kind: str, value) -> str:

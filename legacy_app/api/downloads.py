@@ -1,16 +1,11 @@
 """Datasette's CSV: ``/state/<table>.csv`` (one page) and ``?_stream=on`` (every row).
 
-The header is the page's columns in the table's order (``rowid`` first for a table without a
-primary key, ``<column>_label`` after each ``_labels`` column); values are the stored ones —
-epochs stay numbers — written as Python's ``csv`` module writes them (minimal quoting, CRLF).
-``_stream=on`` sends every matching row, read in chunks of 1,000 that each resume after the
-last row sent, so memory stays flat whatever the table's size (``_next`` cannot be combined
-with it, as in Datasette).  ``_dl=1`` makes it an attachment (``text/csv``), otherwise it is
-``text/plain`` as Datasette served it; ``_header=off`` drops the header line.
-
-Cells a spreadsheet would run as a formula (``= + - @``…) are defused with a leading ``'``,
-as in every CSV of the explorer; ``_raw=1`` gives the stored values exactly as Datasette wrote
-them (for scripts), ``_bom=1`` a file for spreadsheets (also a UTF-8 BOM).
+The header is the page's columns in table order (``rowid`` first without a primary key,
+``<column>_label`` after each ``_labels`` column); values are stored ones, written as Python's
+``csv`` writes them.  ``_stream=on`` sends every matching row in chunks of 1,000 that resume
+after the last row sent (not with ``_next``, as in Datasette).  ``_dl=1`` makes it a
+``text/csv`` attachment (else ``text/plain``); ``_header=off`` drops the header.  Formula
+cells are defused as in every CSV of the explorer unless ``_raw=1``; ``_bom=1`` adds a BOM.
 """
 
 from __future__ import annotations
@@ -46,8 +41,7 @@ def _expanded_columns(columns, values, expanded):
 
 
 def _style(request) -> str:
-    """Formulas defused unless ``_raw=1`` (Datasette's exact bytes, for scripts); ``_bom=1``
-    for a spreadsheet (also a BOM)."""
+    """Formulas defused unless ``_raw=1`` (Datasette's bytes); ``_bom=1`` adds a BOM."""
     if wants_spreadsheet(request):
         return "spreadsheet"
     return "raw" if wants_raw(request) else "safe"

@@ -1,10 +1,9 @@
 """``_facet``, ``_facet_date`` and ``_facet_array``: Datasette's ``facet_results``.
 
-Each facet counts the values of one column over the matching rows (the rows after ``_next``,
-as Datasette counted them) in one ``GROUP BY`` statement, most frequent first then by value,
-``_facet_size`` values (30 by default, ``max`` for 1,000) plus one to tell whether the list is
-``truncated``.  Each value carries the URL that adds (or, when selected, removes) the filter
-on it.  A facet that runs out of its time budget is left out, as Datasette left it out.
+Each facet is one ``GROUP BY`` over the matching rows (after ``_next``, as Datasette counted),
+most frequent first, ``_facet_size`` values (30, or ``max`` for 1,000) plus one for
+``truncated``, each with the URL that toggles its filter.  A facet out of time is left out,
+as in Datasette.
 """
 
 from __future__ import annotations
@@ -36,8 +35,7 @@ def _with_removed(pairs, query_path: str, remove: dict) -> str:
 def _sql(facet: Facet, inner: str, limit: int, seen: frozenset[str]) -> str:
     col = quote(facet.column)
     if facet.kind == "column" and facet.column in seen:
-        # Free-text metadata is counted as shown: two titles that differ only in a redacted
-        # key are one value here, as on the page.
+        # Free-text metadata is counted as shown (redacted), as on the page.
         value = f"hermes_redact({col})"
         return (
             f"select {value} as value, count(*) as count from ({inner}) where {col} is not null "

@@ -1,8 +1,6 @@
 """``/state.json`` (the tables), ``/-/versions.json`` and the row URLs
-``/state/<table>/<key>(.json)``, with Datasette's keys.
-
-Counts on ``/state.json`` are exact when they take little time and null otherwise, as
-Datasette's were; full-text index tables are listed (``hidden: true``) but never opened.
+``/state/<table>/<key>(.json)``, with Datasette's keys.  Counts are null when they take too
+long, as Datasette's were; full-text index tables are listed (``hidden``) but never opened.
 """
 
 from __future__ import annotations

@@ -1,26 +1,9 @@
 """Datasette's column filters: ``col=value``, ``col__op=value``, their SQL and their words.
 
 A query-string key that does not start with ``_``, or that contains ``__``, is a filter; the
-operator is what follows the *last* ``__`` (``exact`` when there is none).  Every operator of
-Datasette 0.65 is here with its meaning:
-
-=================  ===============================================  =====================
-operator           SQL                                              value
-=================  ===============================================  =====================
-exact, not         ``c = v``, ``c != v``                            as given
-contains           ``c like %v%``                                   (``endswith`` ``%v``,
-                                                                    ``startswith`` ``v%``)
-gt gte lt lte      ``c > v`` …                                      an integer when all
-                                                                    digits, else text
-like notlike glob  ``c like v`` / ``not like`` / ``glob``           pattern as given
-in notin           ``c in (v1, v2…)``                               JSON list or commas
-arraycontains      ``v in (select value from json_each(c))``        (and ``arraynot…``)
-date               ``date(c) = v``
-isnull notnull     ``c is null`` …                                  ignored
-isblank notblank   ``(c is null or c = '')`` …                      ignored
-=================  ===============================================  =====================
-
-Values are bound, never pasted.  An operator Datasette did not know is ignored, as it was.
+operator follows the *last* ``__`` (``exact`` when there is none).  :data:`OPERATORS` holds
+every operator of Datasette 0.65 with its SQL and its description.  Values are bound, never
+pasted; an operator Datasette did not know is ignored, as it was.
 """
 
 from __future__ import annotations
@@ -83,16 +66,13 @@ class Operator:
         known: bool = True,
         seen: bool = False,
     ) -> str:
-        """The clause; ``known=False`` for a name the table lacks, which SQLite reads as the
-        string literal it is double-quoted like (so ``nosuch=1`` matches nothing, as it did in
-        Datasette) — bound as a value, never written as a column name.  ``seen=True`` compares
-        the column as readers see it, redacted (``hermes_redact``)."""
+        """The clause; ``known=False``: a name the table lacks, bound as a string value (so
+        ``nosuch=1`` matches nothing, as in Datasette); ``seen=True``: the column compared as
+        readers see it, redacted (``hermes_redact``)."""
         if not known and "{t}" in self.template:
             raise ApiError(f"no such column: {table}.{column}", title="Invalid SQL")
         if seen and known and not self.no_argument and "{t}" not in self.template:
-            # Only the shown value is compared: whether a row matches then depends on nothing
-            # the reader cannot see (comparing the stored value too would, for negations,
-            # ranges and patterns, say something about the text behind a marker).
+            # Only the shown value: a match says nothing about text behind a marker.
             return self._clause(f"hermes_redact({quote(column)})", table, value, binder)
         target = quote(column) if known else binder.bind(column)
         return self._clause(target, table, value, binder)

@@ -1,11 +1,9 @@
 """A Datasette table URL read into a :class:`TableRequest`, with Datasette's checks.
 
-Datasette read the *first* value of an option (``?_size=5&_size=9`` is 5) and every value of a
-filter; this module does the same (Django's ``QueryDict.get`` would give the last).  What
-Datasette refused is refused here with its words and a 400 (Datasette answered some of these
-with a 500, which the explorer never does): ``_sort`` and ``_sort_desc`` together, sorting by a
-column the table lacks, a ``_size`` that is not a whole number or above 1,000, ``_col`` /
-``_nocol`` naming unknown columns, a filter on a column the table lacks ("no such column").
+As in Datasette, an option's *first* value counts (``QueryDict.get`` would give the last), and
+every value of a filter.  What Datasette refused is refused with its words and a 400 (never
+its 500): ``_sort`` with ``_sort_desc``, an unknown sort or filter column, a ``_size`` that is
+not a whole number up to 1,000, unknown ``_col``/``_nocol`` columns.
 """
 
 from __future__ import annotations

@@ -1,18 +1,15 @@
 """What each role gets from the API: the same rules as the pages.
 
-* **Viewers** read metadata only.  The content columns of a table (``access.CONTENT_COLUMNS``:
-  a session's system prompt, model route and origin; a stored system prompt) keep their place
-  in ``columns`` — so a script indexing ``_shape=arrays`` rows still finds every column where
-  Datasette put it — but their values are ``null``.  Tables that are content through and
-  through (``messages``) are refused by the role middleware.
-* **Analysts** read content, redacted: every column that may hold a secret
-  (``access.REDACTED_COLUMNS``) goes through the explorer's redactor, a column of the page at a
-  time.
-* **Staff** get redacted values too (revealing one message is audited, on its page);
-  ``_where`` and ``?sql=`` are theirs alone.
+* **Viewers** read metadata only: content columns (``access.CONTENT_COLUMNS``) keep their
+  place in ``columns``, so scripts indexing rows still find every column, but their values
+  are ``null``; content tables (``messages``) are refused by the role middleware.
+* **Analysts** read content with every column that may hold a secret
+  (``access.REDACTED_COLUMNS``) redacted, a column of the page at a time.
+* **Staff** get redacted values too (reveals are audited, on the page); ``_where`` and
+  ``?sql=`` are theirs alone.
 
-Which filters, sorts and facets a role may ask is decided before any query runs
-(:func:`refusals`), so a refused probe answers the same whatever the rows hold.
+Filters, sorts and facets are checked before any query runs (:func:`refusals`), so a refused
+probe answers the same whatever the rows hold.
 """
 
 from __future__ import annotations
@@ -36,8 +33,7 @@ class Policy:
     may_use_sql: bool
 
     def rows(self, columns: list[str], rows: list) -> list[list]:
-        """``rows`` (sequences in ``columns`` order) with hidden values nulled and secrets
-        redacted, a column at a time."""
+        """``rows`` with hidden values nulled and secrets redacted, a column at a time."""
         touched = [i for i, c in enumerate(columns) if c in self.hidden or c in self.redacted]
         if not touched or not rows:
             return [list(r) for r in rows]
@@ -88,8 +84,7 @@ def sql_rows(rows: list) -> list[list]:
 
 
 def audit_secret_reads(request, table: str) -> None:
-    """Staff may compare, sort, count and search stored secret text through the old URLs: each
-    such request is recorded like a reveal (the console's SQL is audited the same way)."""
+    """Staff comparing, sorting, counting or searching stored secret text: audited as a reveal."""
     if not can_reveal(request.user):
         return
     asked = access.secret_comparisons(table, request.GET)
@@ -101,12 +96,9 @@ def audit_secret_reads(request, table: str) -> None:
 
 
 def refusals(table: str, params: QueryDict, user) -> list[str]:
-    """Why ``user`` may not ask these parameters (empty: nothing refused).
-
-    The column filters and sorts follow ``legacy_app.access``; facets count values, so they
-    follow the sorting rule; ``_where`` is SQL, which only staff may write; a search combined
-    with facets would count matches inside redacted text, so roles that cannot reveal may not
-    combine them."""
+    """Why ``user`` may not ask these parameters (empty: nothing refused): filters, sorts and
+    facets follow ``legacy_app.access``, ``_where`` is staff's, and roles that cannot reveal
+    may not combine a search with facets (they would count matches inside redacted text)."""
     reasons = access.refusals(table, params, user)
     if can_reveal(user):
         return reasons

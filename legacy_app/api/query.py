@@ -1,17 +1,14 @@
 """The statements behind a table URL, and the two places they can run.
 
 :func:`plan` turns a :class:`~legacy_app.api.params.TableRequest` into WHERE clauses and an
-order; :class:`Plan` writes the page, count and facet statements from them, with ``:p0``-style
-parameters as Datasette showed them in ``query.sql``.  Statements run on the store
-(:func:`run_store`, the app's read-only connection under a deadline) — or, when the URL carries
-``_where`` (raw SQL from a staff member), through the SQL console's runner, whose authorizer
-only lets reads through (:func:`legacy_app.api.sql.run_console`).
+order; :class:`Plan` writes the page, count and facet statements with ``:p0``-style
+parameters as Datasette showed them.  They run on the store (:func:`run_store`), or, with
+``_where`` (staff's raw SQL), through the SQL console's runner
+(:func:`legacy_app.api.sql.run_console`).
 
-Order: the sort column (if any), then the primary key (or rowid), ascending — Datasette's order
-from the second page on.  On a sorted first page Datasette ordered by the sort column alone
-and left ties to SQLite; ``legacy_app.api.tables`` reproduces that page and only re-orders the
-page's last group of tied rows by key, which is what lets the ``next_url`` loop return every
-row exactly once.
+Order: the sort column, then the primary key (or rowid), as Datasette ordered from the second
+page on; its sorted first page (ties left to SQLite) is reproduced by ``legacy_app.api.tables``,
+which re-orders only the last group of ties so the ``next_url`` loop returns every row once.
 """
 
 from __future__ import annotations
@@ -31,9 +28,8 @@ from .errors import ApiError
 from .operators import Binder, quote
 from .params import TableRequest
 
-# Counts of a filtered table, per file version, in the app's shared cache: the same count is
-# not recomputed for each page of a next_url loop, whichever worker or server answers the next
-# page.  Only a speed-up: a changed file has another signature.
+# Counts of a filtered table, per file version, in the shared cache: a next_url loop counts
+# once, whichever worker answers each page.
 COUNT_TTL = 300
 _MISSING = object()
 
@@ -97,8 +93,7 @@ class Plan:
         return Statement(sql, dict(self.binder.params))
 
     def base(self) -> Statement:
-        """Every column of the matching rows, unordered: what facets count over (the rows
-        after ``_next`` only, as in Datasette)."""
+        """Every column of the matching rows after ``_next``, unordered (what facets count)."""
         sql = (
             f"select {self.select_list(list(self.request.table.columns))} "
             f"from {quote(self.table)}{self._where(self.filters + self.after)}"
@@ -107,8 +102,7 @@ class Plan:
 
 
 def sort_sql(request: TableRequest, seen: frozenset[str] = frozenset()) -> str | None:
-    """The sort column as SQL: the redacted value for free-text metadata (``seen``), which is
-    what the reader sees and what the tokens then carry."""
+    """The sort column as SQL: the redacted value for free-text metadata (``seen``)."""
     if not request.sort:
         return None
     column = request.sort if request.sort == "rowid" else quote(request.sort)
@@ -123,9 +117,8 @@ def plan(
     shown=None,
     seen: frozenset[str] = frozenset(),
 ) -> Plan:
-    """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``.
-
-    ``seen``: free-text metadata columns, filtered and sorted on their redacted value."""
+    """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``;
+    ``seen`` columns are filtered and sorted on their redacted value."""
     binder = binder or Binder()
     p = Plan(request=request, binder=binder)
     known = set(request.table.columns) | {"rowid"}
@@ -162,8 +155,7 @@ def plan(
 
 
 def _store_sql(sql: str) -> str:
-    # Django's cursor formats the statement with the parameter mapping: a "%" (only ever
-    # inside a quoted name here) must be doubled.
+    # Django's cursor formats the statement: a "%" (in a quoted name) must be doubled.
     return sql.replace("%", "%%")
 
 
@@ -200,8 +192,7 @@ def iter_store(statement: Statement, *, budget: float, batch: int = 500):
 
 
 def cached_count(statement: Statement, run, *, budget: float) -> int | None:
-    """``select count(*)`` within ``budget``; None when it runs out of time (Datasette's
-    null), remembered per file version."""
+    """``select count(*)`` within ``budget`` (None past it), remembered per file version."""
     signature = store.file_signature()
     key = None
     if signature is not None:

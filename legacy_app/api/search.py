@@ -1,25 +1,18 @@
 """``_search``, ``_search_<column>`` and ``_searchmode=raw`` with Datasette's semantics.
 
-Datasette matched the full-text table of a table with ``rowid in (select rowid from <fts>
-where <fts> match :search)``: the rows stay in the table's order (or ``_sort``), paged with
-``_next`` like any other filter.  The text was escaped unless ``_searchmode=raw``: each word
-became a quoted token, a ``"quoted phrase"`` stayed one phrase, an unbalanced quote was
-closed.  ``_search_<column>`` matched one column of the index.
+Datasette matched ``rowid in (select rowid from <fts> where <fts> match :search)``, so rows
+keep the table's order and paging.  Unless ``_searchmode=raw``, each word became a quoted
+token, a ``"quoted phrase"`` stayed one, an unbalanced quote was closed.
+``_search_<column>`` matched one column of the index.
 
-Which index: the one Datasette recognised (declared ``content="<table>"``), else — for
-``messages`` — ``messages_fts``, whose rowid is the message id in both of Hermes's layouts.
-(Datasette did not recognise it, because Hermes declares ``content='messages_fts_src'`` or
-``content=messages`` without the quotes it looked for, and so ignored ``_search`` on
-``/state/messages``; the explorer searches, which is what the old URLs meant.)
+The index is the one Datasette recognised (``content="<table>"``), else ``messages_fts`` for
+``messages``: Hermes declares its content without the quotes Datasette looked for, so
+Datasette ignored ``_search`` there; the explorer searches, which is what the URLs meant.
 
-No oracle: for roles that cannot reveal secrets, a row matches only if the query also matches
-its *redacted* text — the candidate's indexed columns are redacted and matched again in a
-private in-memory index with the same columns and tokenizer (:class:`Recheck`), so a search
-for a key's prefix finds nothing when the key is only in redacted text.  A raw ``NOT`` term is
-left out of the SQL for those roles and the whole query evaluated on the redacted text
-(:mod:`sessions_app.search.negation`), so ``anchor NOT prefix*`` cannot test a hidden key
-either.  A raw search has the search page's limits (prefix terms, number of terms), and the
-re-check runs inside the page's deadline.
+No oracle: for roles that cannot reveal secrets a row matches only if the query also matches
+its *redacted* text, re-checked in a private in-memory index (:class:`Recheck`); a raw ``NOT``
+term is evaluated on the redacted text (:mod:`sessions_app.search.negation`).  A raw search
+has the search page's limits and deadline.
 """
 
 from __future__ import annotations
@@ -73,8 +66,7 @@ class Search:
     clauses: list[str]
     descriptions: list[str]
     terms: list[tuple[str | None, str]]  # (column or None, the whole text of the search)
-    # Whether a NOT term was left out of the SQL (see sessions_app.search.negation): then
-    # every candidate is matched again, secrets or not.
+    # A NOT term left out of the SQL (sessions_app.search.negation): every candidate rechecked.
     negated: bool = False
 
 
@@ -100,9 +92,8 @@ def search_clauses(
     *,
     hidden: bool = True,
 ) -> Search | None:
-    """The WHERE clauses of the search arguments; None when there is nothing to search (or
-    no index: Datasette then ignored the arguments).  ``hidden``: the reader cannot read
-    every secret (a raw ``NOT`` is then evaluated on the redacted text only)."""
+    """The WHERE clauses of the search arguments; None when there is nothing to search or no
+    index.  ``hidden``: the reader cannot read every secret."""
     name = index_for(catalog, table)
     if not args or name is None:
         return None
@@ -165,8 +156,7 @@ class Recheck:
         return run_store(Statement(sql, binder.params), budget=budget)[1]
 
     def keep(self, ids: list, deadline: float | None = None) -> set:
-        """The ids among ``ids`` that still match once their text is redacted (none once
-        ``deadline``, a ``time.monotonic()`` value, has passed)."""
+        """The ids among ``ids`` that still match once redacted (none past ``deadline``)."""
         if not ids:
             return set()
         deadline = deadline if deadline is not None else time.monotonic() + RECHECK_SECONDS

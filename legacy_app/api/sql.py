@@ -1,15 +1,11 @@
 """``/state.json?sql=…`` and ``/state.csv?sql=…`` (staff), and the one door to the console.
 
-Custom SQL — a whole statement, or a table URL's ``_where`` fragments — never runs on the
-app's own connection: :func:`run_console` hands it to the SQL console's runner (a process of
-its own whose authorizer refuses anything but reads, under its deadline, memory and byte
-limits).  That is the only call into the console in this package.
-
-Datasette's rules are kept: only ``SELECT`` / ``WITH`` / ``EXPLAIN`` statements, every query
-string argument (except ``sql`` and ``_shape``) is a parameter, a ``:name`` the URL does not
-give is the empty string, at most 1,000 rows (``truncated`` says when there were more), and an
-SQL error is a 400 whose JSON still has the ``rows``/``columns`` keys, with ``ok: false``.
-Every text value is redacted, as in the console; each statement is written to the audit log.
+Custom SQL (a statement, or ``_where`` fragments) never runs on the app's connection:
+:func:`run_console` hands it to the SQL console's runner, the only call into the console here.
+Datasette's rules are kept: only ``SELECT``/``WITH``/``EXPLAIN``, every query-string argument
+but ``sql`` and ``_shape`` is a parameter (a missing ``:name`` is ""), at most 1,000 rows
+(``truncated``), and an SQL error is a 400 with ``ok: false``.  Values are redacted, and each
+statement is audited.
 """
 
 from __future__ import annotations
@@ -41,8 +37,7 @@ _ALLOWED = re.compile(
 
 
 def run_console(statement, *, budget: float, max_rows: int = SQL_MAX_ROWS + 1):
-    """Columns and rows of ``statement`` through the console's runner: a process of its own,
-    read-only, under its deadline, memory and byte limits (whole values, blobs as hex)."""
+    """Columns and rows of ``statement`` through the console's runner (blobs as hex)."""
     limits = statement_limits(
         budget, max_rows=max_rows, max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES
     )

@@ -1,11 +1,9 @@
 """One page of a table URL, as Datasette 0.65 put it together: the rows and every JSON key.
 
-:func:`table_page` reads the URL, asks the search, the filters and ``_next`` for their clauses,
-reads ``_size`` + 1 rows (the extra one says whether there is a next page), writes the next
-token from the last row shown, counts the matching rows (null when the count runs out of its
-budget, as Datasette's was), runs the facets, expands ``_labels`` and finally applies the
-role's policy (hidden values null, secrets redacted).  The keys are Datasette's, in its order;
-``suggested_facets`` is always empty (the explorer does not guess facets on every request).
+:func:`table_page` gathers the search, filter and ``_next`` clauses, reads ``_size`` + 1 rows,
+writes the next token, counts the matches (null past its budget, as Datasette's), runs the
+facets, expands ``_labels`` and applies the role's policy.  Keys are Datasette's, in its
+order; ``suggested_facets`` is always empty.
 """
 
 from __future__ import annotations
@@ -62,9 +60,8 @@ class Builder:
             extra += [f"({w})" for w in req.wheres]
         self.extra = extra
         self.run = run_console if req.wheres else query.run_store
-        # Free-text metadata is filtered and sorted as shown (redacted) — on the store, whose
-        # connection has the redaction function; SQL run by the console (staff) compares the
-        # stored text.
+        # Free-text metadata is filtered and sorted as shown (redacted) on the store; the
+        # console's SQL (staff) compares the stored text.
         self.seen = frozenset() if req.wheres else access.metadata_columns(req.table.name)
         self.sort_sql = query.sort_sql(req, self.seen)
         self.recheck = None
@@ -79,8 +76,8 @@ class Builder:
         self.binder = self.plan.binder
 
     def plan_for(self, token: str | None, *, shown=None) -> query.Plan:
-        """The statement resuming after ``token``.  The search binds its values first, then
-        the filters, so every clause of every plan has the same parameter names."""
+        """The statement resuming after ``token`` (search values bound first, so every plan
+        has the same parameter names)."""
         binder = Binder()
         if self.search:
             search_clauses(
@@ -100,14 +97,10 @@ class Builder:
         )
 
     def first_page_ties(self) -> list[tuple] | None:
-        """The keys of the rows of the first page that tie with the token's sort value, when
-        that value ends the first page (None otherwise).
-
-        Datasette ordered a sorted first page by the sort column alone (SQLite chose the order
-        of ties) and resumed in key order, so its next page repeated or skipped rows of the
-        last group of ties.  Resuming from a token of that group, those rows are left out
-        (and, for the first page's own token, every other row of the group comes next): the
-        first page stays Datasette's and the loop still returns every row once."""
+        """The keys of the first page's rows that tie with the token's sort value, when that
+        value ends the first page (None otherwise).  Datasette's sorted first page left ties in
+        SQLite's order and resumed in key order, repeating or skipping some; leaving these rows
+        out of the rest of the group keeps that first page and returns every row once."""
         req = self.req
         parts = tokens.components(req.next)
         if len(parts) < 2:
@@ -248,8 +241,7 @@ def _expand(columns: list[str], rows: list[list], wanted: list[str], lookup) -> 
 
 
 def next_url(request, query_string: str, req: TableRequest, token: str) -> str:
-    """Datasette's next_url: the query string minus blank values and the replaced keys, then
-    ``_next`` (and the sort) appended."""
+    """Datasette's next_url: the query string without blank values, with ``_next`` appended."""
     added = {"_next": token}
     if req.sort:
         added["_sort_desc" if req.sort_desc else "_sort"] = req.sort
@@ -372,12 +364,9 @@ def _sort_value(b: Builder, req: TableRequest, row: dict):
 
 
 def stream(request, info: TableInfo, *, user, chunk_size: int = 1000):
-    """Every row of the URL's table and filters (``_stream=on``), ``chunk_size`` at a time.
-
-    One short statement per chunk, each resuming after the last row sent (the same tokens as
-    ``next_url``), so memory stays flat and no read transaction stays open between chunks.
-    Yields ``(columns, values)`` with ``values`` a list per column, the role's policy applied
-    (a column at a time: the CSV writer works by column too)."""
+    """Every row of the URL's table and filters (``_stream=on``), one short statement per
+    ``chunk_size`` rows resuming after the last row sent; yields ``(columns, values)``, a list
+    per column with the role's policy applied."""
     catalog = store.shape().catalog
     req = parse(info, request.GET)
     req.size = chunk_size

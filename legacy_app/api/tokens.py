@@ -1,15 +1,10 @@
 """Datasette's ``_next`` tokens: how they are written, and the rows that come after one.
 
-A token is the last row's key, each part tilde-encoded (``~2C`` for ``,``, ``+`` for a space)
-and joined by commas: the primary key (every column of a compound one), or ``rowid`` for a
-table without one, preceded by the sort value when the page is sorted (``$null`` for NULL).
-So ``/state/messages.json?_sort=role&_next=assistant,4`` resumes after the row (role
-"assistant", id 4) — a token written by the real Datasette resumes at the same row here.
-
-The rows after a token follow Datasette's own conditions (ascending: greater sort value, or
-equal and a greater key; descending: smaller, or NULL, or equal and a greater key; NULL sort
-values first when ascending and last when descending, as SQLite orders them) and are read in
-the matching order: sort column, then primary key ascending.
+A token is the last row's key, tilde-encoded and joined by commas: the sort value when sorted
+(``$null`` for NULL), then the primary key (or ``rowid``); ``_sort=role&_next=assistant,4``
+resumes after (role "assistant", id 4), as a real Datasette token does.  The rows after it
+follow Datasette's conditions (a greater or, descending, smaller or NULL sort value, or an
+equal one and a greater key; NULLs first ascending), in sort column then key order.
 """
 
 from __future__ import annotations
@@ -25,8 +20,7 @@ NULL = "$null"
 
 
 def tilde_encode(value: str) -> str:
-    """``/foo bar`` → ``~2Ffoo+bar``: letters, digits, ``_`` and ``-`` stay, the rest is
-    ``~`` and two hex digits per UTF-8 byte (a space is ``+``)."""
+    """``/foo bar`` → ``~2Ffoo+bar`` (Datasette's tilde encoding)."""
     return "".join(_ENCODED[b] for b in value.encode("utf-8"))
 
 
@@ -71,8 +65,7 @@ def keys_after(names: list[str], values: list[str], binder: Binder) -> str:
 
 
 def before(column: str, desc: bool, value: str | None, binder: Binder) -> str | None:
-    """The rows that sort before ``value`` (None: there are none — NULLs come first when
-    ascending)."""
+    """The rows that sort before ``value`` (None: none, as NULLs come first ascending)."""
     if value is None:
         return f"{column} is not null" if desc else None
     mark = binder.bind(value)
@@ -101,11 +94,8 @@ def after(
     shown: list[tuple] | None = None,
     sort_sql: str | None = None,
 ) -> list[str]:
-    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions).
-
-    ``shown``: keys of first-page rows tied with the token's sort value, left out of that
-    group (see ``tables.Builder.first_page_ties``); when the token names one of them, the
-    whole rest of the group follows."""
+    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions), leaving out
+    ``shown`` (``tables.Builder.first_page_ties``)."""
     parts = components(token)
     sort_value: str | None = None
     if sort and len(parts) > 1:

@@ -1,9 +1,8 @@
-"""The Django views of the API: ``.json`` and ``.csv`` on the database, tables and rows,
-and ``/-/versions.json``.
+"""The Django views of the API: ``.json`` and ``.csv`` on the database, tables and rows, and
+``/-/versions.json``.
 
-Every failure is an answer a script can read: Datasette's error object with a 4xx status for
-``.json`` (``{"ok": false, "error": …, "status": …, "title": …}``), one plain-text line for
-``.csv`` — never an HTML page, never a 500.
+Every failure is an answer a script can read: Datasette's error object with a 4xx for
+``.json``, one plain-text line for ``.csv``; never an HTML page, never a 500.
 """
 
 from __future__ import annotations
@@ -92,8 +91,7 @@ def database(request, fmt: str):
             if not can_use_sql(request.user):
                 raise ApiError("Custom SQL is for staff only.", status=403, title="Forbidden")
             if getattr(request, "script_auth", None) is None:
-                # A GET carries no CSRF token: a page elsewhere could make a signed-in browser
-                # run SQL. Scripts sign in with their Authorization header; people use /sql/.
+                # A GET carries no CSRF token: only scripts (Authorization header) run SQL here.
                 raise ApiError(
                     "Custom SQL through the API needs an Authorization header (a token or "
                     "Basic credentials); in a browser, use the SQL console (/sql/).",

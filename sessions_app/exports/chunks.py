@@ -1,10 +1,8 @@
 """Rows of a queryset in keyset order, one short statement per chunk.
 
-Each chunk is fetched completely before it is handed on, so between chunks the ``hermes``
-connection holds no statement and therefore no read transaction (it runs in autocommit), and a
-chunk of megabyte rows makes the next chunk smaller, so memory is bounded by bytes as well as
-rows.  On a rollback-journal file, where Hermes cannot commit while a chunk is read, the
-number of rows follows the time a chunk takes (:class:`hermes_explorer.store.ChunkClock`).
+Each chunk is fetched whole before it is handed on, so no read transaction spans chunks; big
+rows shrink the next chunk, so memory is bounded by bytes too; on a rollback-journal file a
+chunk's rows follow its time (:class:`hermes_explorer.store.ChunkClock`).
 """
 
 from __future__ import annotations
@@ -19,15 +17,12 @@ from hermes_explorer.hermes_db.deadline import query_budget
 
 from ..pagination import Keyset
 
-# Rows per chunk query (each a short statement: a few ms on the 1M-message store). Tests lower
-# it to cross chunk boundaries on small fixtures.
+# Rows per chunk query (a few ms on the 1M-message store).
 EXPORT_CHUNK_ROWS = 1000
-# A chunk of megabyte tool outputs shrinks the next chunk so that it holds about this much
-# text: memory stays bounded by bytes, not only by rows (the writer holds a chunk's text about
-# twice; an ordinary chunk of the 1M store holds ~1 MB).
+# A chunk of big texts shrinks the next to about this much text, so memory is bounded by bytes
+# too (an ordinary chunk of the 1M store holds ~1 MB).
 EXPORT_CHUNK_BYTES = 16 * 1024 * 1024
-# On a rollback-journal file a chunk follows its statement's time, down to this many rows
-# (chunks asked to be smaller keep their size).
+# On a rollback-journal file a chunk follows its statement's time, down to this many rows.
 SHORT_READ_MIN_ROWS = 50
 
 
@@ -45,18 +40,11 @@ def keyset_chunks(
 ) -> Iterator[list]:
     """The rows of ``queryset`` in ``keyset`` order, in lists of ``to_row(row)`` (or as fetched).
 
-    Each chunk is one statement, read to the end (``list()``) before the chunk is yielded:
-    between chunks the connection holds no statement and therefore no read transaction.  The
-    next chunk starts strictly after the last row's keys, so rows are neither skipped nor
-    repeated however long the client takes (see the module's NOTE on snapshots).  ``queryset``
-    may yield model instances or dicts (``values()``); the keyset's names must be readable on
-    them.
-
-    For speed, exports fetch tuples (``values_list()``) and convert a whole chunk at once:
-    ``to_rows(fetched) -> rows`` replaces ``to_row``, ``keys_of(row)`` reads the keyset's
-    values from a fetched row and ``text_size(fetched)`` measures the text that bounds the
-    next chunk (by default the strings of the converted dicts); ``read(queryset)`` fetches a
-    chunk (:func:`fetched_rows` reads it in one call)."""
+    Each chunk is one statement read to the end before it is yielded, so no read transaction
+    spans chunks; the next starts strictly after the last row's keys, so no row is skipped or
+    repeated.  Exports fetch tuples and convert a whole chunk at once: ``to_rows`` replaces
+    ``to_row``, ``keys_of(row)`` reads the keys, ``text_size`` measures the text that bounds
+    the next chunk, and ``read(queryset)`` fetches a chunk (:func:`fetched_rows`)."""
     order = keyset.order_by()
     keys_of = keys_of or keyset.values_of
     size = max(1, chunk_size)
@@ -93,8 +81,7 @@ def keyset_chunks(
                 size = max(1, int(size * max_chunk_bytes / used))
             elif size < chunk_size:
                 size = min(chunk_size, size * 2)
-        # Handed over, not kept: while the consumer writes this chunk out, this frame holds no
-        # reference to it, so its text can be freed as soon as the consumer is done with it.
+        # Handed over, not kept, so its text is freed once the consumer is done with it.
         handed = [rows]
         del rows
         yield handed.pop()
@@ -107,10 +94,9 @@ def _text_bytes(rows: list[dict]) -> int:
 
 
 def fetched_rows(queryset) -> list[tuple]:
-    """The rows of a ``values_list()`` queryset as the database returns them, read with one
-    ``fetchall`` and without the ORM's converters (the caller applies them a column at a
-    time: see :func:`column_converters`).  The ORM reads 100 rows a call and converts row by
-    row, which cost a fifth of a large export."""
+    """The rows of a ``values_list()`` queryset read with one ``fetchall``, unconverted (the
+    caller converts a column at a time, :func:`column_converters`): the ORM's row-by-row
+    reading cost a fifth of a large export."""
     try:
         sql, params = queryset.query.get_compiler(queryset.db).as_sql()
     except EmptyResultSet:
@@ -121,9 +107,8 @@ def fetched_rows(queryset) -> list[tuple]:
 
 
 def column_converters(queryset) -> dict[int, Callable[[Sequence], list]]:
-    """For each position of a ``values_list()`` row whose value the ORM converts (a redacted
-    metadata field), the conversion of a whole column: each distinct string once, as the ORM
-    would convert it, and every other value as it would."""
+    """For each position of a ``values_list()`` row the ORM converts (redacted metadata), the
+    conversion of a whole column, each distinct string once."""
     compiler = queryset.query.clone().get_compiler(queryset.db)
     compiler.setup_query()
     found = compiler.get_converters([s[0] for s in compiler.select[: compiler.col_count]])

@@ -1,10 +1,9 @@
 """The CSV writer of the exports: measured; change only with the benchmark.
 
-CSV is written here rather than by ``csv.writer``, which copies each character into its own
-buffer (about 60 MB/s, measured): a chunk is written a column at a time, and a column of
-numbers or of short text with nothing to quote costs a few scans instead of a call per cell.
-The output is the same as ``csv.writer``'s, byte for byte (``tests/test_exports.py``
-compares); time any change on a full export of a large store before and after.
+``csv.writer`` copies each character into its own buffer (about 60 MB/s, measured); here a
+chunk is written a column at a time, and a column of numbers or plain short text costs a few
+scans instead of a call per cell.  The bytes are ``csv.writer``'s (``tests/test_exports.py``
+compares).
 """
 
 from __future__ import annotations
@@ -12,15 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-# Cells a spreadsheet would run as a formula (OWASP "CSV injection"). Every CSV a spreadsheet
-# may open defuses its cells with ``neutralise_formula``; ``raw`` CSV (asked for with
-# ``_raw=1``, for scripts) keeps them as stored.
+# Cells a spreadsheet would run as a formula (OWASP "CSV injection"), defused with
+# ``neutralise_formula`` in every CSV but ``raw`` (``_raw=1``, for scripts).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-# How a CSV is written: "safe" (formulas defused), "spreadsheet" (also a BOM, and NULs
-# dropped), "raw" (every value as stored), and "spreadsheet_semicolon": the spreadsheet file
-# for a French page, with ``;`` between fields and a decimal comma, which is what a French
-# Excel splits into columns on a double-click.
-CSV_STYLES = ("safe", "spreadsheet", "raw", "spreadsheet_semicolon")
+# A CSV's style: "safe" (formulas defused), "spreadsheet" (also a BOM, NULs dropped), "raw"
+# (values as stored), or "spreadsheet_semicolon" (for a French page: ``;`` between fields and
+# a decimal comma, which a French Excel splits into columns).
 SEMICOLON_STYLE = "spreadsheet_semicolon"
 
 
@@ -71,11 +67,9 @@ _TWO_QUOTES = '""'
 
 
 def csv_column(values: Sequence, *, style: str = "safe") -> Sequence[str]:
-    """``csv_cell`` of each value of one column, cheaply for the common columns: numbers
-    (``str``), and text (with empty cells): short text with nothing to quote is checked with
-    four scans of the joined column and returned as it is; other text is quoted value by value
-    in one expression, without a call per cell.  In the ``safe`` style a column is only
-    rewritten when its first characters hold a formula's."""
+    """``csv_cell`` of each value of one column, cheaply for numbers and text: short text with
+    nothing to quote is checked with four scans of the joined column, other text quoted in one
+    expression; formulas are looked for in the column's first characters."""
     if style == "spreadsheet":
         return [csv_cell(neutralise_formula(v)) for v in values]
     kinds = set(map(type, values))
@@ -134,8 +128,7 @@ def records(cells: list[Sequence[str]]) -> list[str]:
 
 
 def semicolon_cell(value) -> str:
-    """One field of the semicolon spreadsheet CSV: formulas defused, a decimal comma in
-    floats, quoted when it holds ``;``, a quote or a line break."""
+    """One field of the semicolon CSV: formulas defused, a decimal comma, quoted when needed."""
     if value is None:
         return ""
     if value.__class__ is float:

@@ -1,9 +1,8 @@
 """Chunks of rows as CSV, JSON or JSONL text, in pieces of about ``FLUSH_BYTES`` characters.
 
-Rows are written a chunk at a time: each line is built in one join, and lines are joined into
-pieces of about ``FLUSH_BYTES`` that the response encodes and sends as one write each.  The CSV
-records come from :mod:`.csv_fast`.  Like the CSV writer, the piece sizes are measured: change
-them only with the benchmark.
+Each line is built in one join and lines are joined into pieces the response sends as one
+write each; CSV records come from :mod:`.csv_fast`.  The piece sizes are measured: change them
+only with the benchmark.
 """
 
 from __future__ import annotations
@@ -17,9 +16,7 @@ from collections.abc import Iterator
 
 from .csv_fast import SEMICOLON_STYLE, csv_column, csv_line, records, semicolon_lines
 
-# Characters encoded and handed to the server per write: one encode and one send per ~128 KiB.
-# Measured as fast as 256 KiB or 512 KiB, and the worker's RSS stays lower (big short-lived
-# strings are what the allocator keeps).
+# Characters encoded and sent per write: as fast as 256 or 512 KiB (measured), with a lower RSS.
 FLUSH_BYTES = 128 * 1024
 
 
@@ -91,8 +88,7 @@ def _csv_pieces(columns, chunks, style: str) -> Iterator[str]:
         return
     yield ("\ufeff" if style == "spreadsheet" else "") + csv_line(columns) + "\r\n"
     for chunk in chunks:
-        # Memory: the fields of the chunk, then its records, then its pieces; each is dropped
-        # once the next is made, so the chunk's text is held about twice at most.
+        # Each form of the chunk is dropped once the next is made: its text is held twice at most.
         cells = [csv_column(c, style=style) for c in zip(*_as_values(chunk, columns), strict=True)]
         del chunk
         lines = records(cells)
@@ -123,5 +119,5 @@ def _jsonl_pieces(columns, chunks, style: str) -> Iterator[str]:
 
 
 # ``ENCODERS[fmt](columns, chunks, style)``: the text of a whole export, in pieces (``style``:
-# how CSV cells are written, see ``csv_fast.CSV_STYLES``).
+# how CSV cells are written, see ``csv_fast``).
 ENCODERS = {"csv": _csv_pieces, "json": _json_pieces, "jsonl": _jsonl_pieces}

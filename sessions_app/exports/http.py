@@ -28,8 +28,7 @@ def _encoded(pieces: Iterable[str], *, label: str, kind: str) -> Iterator[bytes]
                 EXPORT_BYTES.labels(kind).inc(len(data))
                 yield data
     except Exception:
-        # Headers are gone: the server can only cut the connection, which clients see as an
-        # incomplete download. Say why in the log.
+        # Headers are gone: the server can only cut the connection, so say why in the log.
         logger.exception("%s stopped mid-stream", label)
         raise
 
@@ -68,13 +67,8 @@ def stream_export(
     raw: bool = False,
     preview_only: bool = False,
 ) -> StreamingHttpResponse:
-    """A download of ``chunks`` as ``fmt`` (csv, json or jsonl).
-
-    A chunk is a list of dicts keyed by ``columns``, or of sequences in ``columns`` order.
-
-    CSV cells that a spreadsheet would run as a formula are defused unless ``raw`` (for
-    scripts); ``spreadsheet`` also adds a BOM.  ``preview_only`` marks the
-    file as holding cut text (``-preview`` in the name, ``X-Export-Preview`` header)."""
+    """A download of ``chunks`` (lists of dicts keyed by ``columns``, or of sequences in
+    ``columns`` order) as ``fmt``; ``preview_only`` marks the file as holding cut text."""
     if fmt not in FORMATS:
         raise BadRequest(f"Unknown export format {fmt!r}: use csv, json or jsonl.")
     iterator = iter(chunks)

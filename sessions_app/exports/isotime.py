@@ -1,9 +1,8 @@
 """Epoch seconds to ISO 8601 for a column of times: measured; change only with the benchmark.
 
-An export writes every time twice (ISO 8601 and the raw epoch), so turning epochs into text is
-a large share of its cost.  :func:`iso_converter` gives exactly what
-:func:`sessions_app.timefmt.iso_in` gives, about
-twice as fast; ``tests/test_exports.py`` compares the two over awkward values and zones.
+Every time is exported twice (ISO 8601 and epoch), a large share of an export's cost;
+:func:`iso_converter` gives exactly :func:`sessions_app.timefmt.iso_in`'s text, about twice as
+fast (``tests/test_exports.py`` compares them).
 """
 
 from __future__ import annotations
@@ -22,15 +21,11 @@ _ISO_RANGE = (-62_000_000_000.0, 253_000_000_000.0)
 
 
 def iso_converter(zone) -> Callable[[object], str | None]:
-    """``iso_in(value, zone)``, about twice as fast for a column of times (measured 0.7 µs a
-    value instead of 1.6 µs): the UTC offset is looked up once per hour of the epoch,
-    local hours are formatted once, and minutes and seconds come from a table.
-
-    Exact, DST zones included: an hour is cached only when the offset is the same at both
-    ends of it and a whole number of minutes (else every value of it takes ``iso_in``), and
-    the second is the one ``datetime.fromtimestamp`` gives (rounded to the microsecond, half
-    to even, then cut).  NOTE: this assumes no zone changes its offset twice within one hour
-    (none in tzdata does).  The caches hold at most a few thousand entries."""
+    """``iso_in(value, zone)`` for a column of times, 0.7 µs a value instead of 1.6 µs
+    (measured): the UTC offset is looked up once per hour, local hours formatted once, minutes
+    and seconds from a table.  Exact: an hour is cached only when its offset is the same at
+    both ends and a whole number of minutes (no tzdata zone changes twice within an hour), and
+    the second is the one ``datetime.fromtimestamp`` gives."""
     offsets: dict[int, tuple[int, str] | None] = {}
     hours: dict[int, str] = {}
     low, high = _ISO_RANGE
@@ -61,8 +56,7 @@ def iso_converter(zone) -> Callable[[object], str | None]:
         if (kind is float or kind is int) and low < value < high:
             second = int(value)
             if kind is float and not 0 <= value - second < 0.999999:
-                # Negative, or within a microsecond of the next second: round like
-                # fromtimestamp (microseconds half to even, carried into the second).
+                # Negative, or a microsecond from the next second: round like fromtimestamp.
                 fraction, whole = math.modf(value)
                 micro = round(fraction * 1e6)
                 second = int(whole) + (micro >= 1_000_000) - (micro < 0)

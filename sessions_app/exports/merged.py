@@ -1,11 +1,9 @@
 """Session and message exports with a ``profile`` column, over one or several stores.
 
-Whenever more than one store is served, a table export names each row's profile in a first
-``profile`` column, on a profile's own page too (a file from one profile is then the same
-shape as one from all).  An export over several profiles lists each profile's rows in turn
-(profiles in name order, the default one first), each in the list's order; every store is read
-in short chunks like a single-store export, and the columns are those of any store, in the
-usual order (a column one store lacks is empty in its rows).
+With several stores served, a table export names each row's profile in a first column, on a
+profile's own page too (so every file has the same shape).  Over several profiles, each
+profile's rows come in turn (name order, the default first), read in short chunks; the columns
+are those of any store (a column one store lacks is empty in its rows).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Table exports: which columns a session or message export has, and how its rows are made.
 
-A :class:`TablePlan` holds the ``values_list()`` queryset an export reads and the function that
-turns a fetched chunk into output rows a column at a time: times become ISO 8601 in
-``TIME_ZONE`` next to the raw epoch (:mod:`.isotime`), secrets are redacted like on the pages
-(:func:`redaction.redact_many`), and keys fetched only for the keyset are dropped.
-Only columns this file has are named (``has_column``).
+A :class:`TablePlan` holds the ``values_list()`` queryset an export reads and turns a fetched
+chunk into output rows a column at a time: ISO 8601 times beside the raw epoch
+(:mod:`.isotime`), secrets redacted (:func:`redaction.redact_many`), keyset-only keys dropped.
 """
 
 from __future__ import annotations
@@ -100,8 +98,7 @@ MESSAGE_FIELDS = (
     "compressed_summary",
     "display_kind",
 )
-# Text a preview export cuts in SQL, and where secrets hide: it is redacted like the transcript
-# page (``HERMES_REDACT_SECRETS``), so a download never shows what the page hides.
+# Text a preview export cuts in SQL, and where secrets hide (redacted as on the pages).
 LONG_MESSAGE_FIELDS = ("content", "tool_calls", "reasoning")
 _JOINED = ("session_title", "source")
 
@@ -118,10 +115,8 @@ def output_columns(fields: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class TablePlan:
-    """A table export: the ``values_list()`` queryset it reads and how rows become lines.
-
-    A fetched row holds ``fields`` (export fields, read from annotations where they differ)
-    followed by any keyset key not among them; ``columns`` is the header."""
+    """A table export: the ``values_list()`` queryset it reads (``fields``, then any other
+    keyset key) and how rows become lines; ``columns`` is the header."""
 
     queryset: object
     keyset: Keyset
@@ -166,13 +161,10 @@ def table_plan(
     text_fields: Iterable[str] | None = None,
     cut: int | None = None,
 ) -> TablePlan:
-    """The plan of an export of ``fields`` of ``queryset`` in ``keyset`` order.
-
-    ``sources`` maps a field to the name it is selected as (an annotation); ``redacted``
-    fields get secrets replaced by markers (:func:`redaction.redact_many`, a
-    column of a chunk at a time); ``text_fields`` are those whose size bounds the next chunk
-    (all of them by default).  Times become ISO 8601 in ``TIME_ZONE`` followed by the raw
-    epoch, computed a column at a time (:func:`iso_converter`)."""
+    """The plan of an export of ``fields`` of ``queryset`` in ``keyset`` order: ``sources``
+    maps a field to its annotation, ``redacted`` fields are redacted a column at a time,
+    ``text_fields`` bound the next chunk (all by default), and times become ISO 8601 then the
+    raw epoch."""
     fields = list(fields)
     sources = sources or {}
     selected = [sources.get(f, f) for f in fields]
@@ -186,13 +178,11 @@ def table_plan(
     # Resolved once: looking the zone up per value cost a third of the time of a row.
     iso = iso_converter(timezone.get_current_timezone())
     values = queryset.values_list(*names)
-    # Rows are read as the database returns them: the ORM's conversions (redacted metadata)
-    # are made here, a column at a time.
+    # Rows are read unconverted: the ORM's conversions are made here, a column at a time.
     convert = chunking.column_converters(values)
 
     def to_rows(fetched: list[tuple]) -> list[tuple]:
-        # A column at a time: zip() transposes in C, and the redactor gates a whole column
-        # in one pass.  Keys appended for the keyset are dropped.
+        # A column at a time (zip() transposes in C); keys appended for the keyset are dropped.
         columns = list(zip(*fetched, strict=True))[:count]
         out: list = []
         for i, column in enumerate(columns):
@@ -246,9 +236,8 @@ def _stream_plan(request, plan: TablePlan, fmt: str, filename: str, *, preview: 
 def export_sessions(
     request, queryset, keyset: Keyset, *, filename_bits=(), extend=None
 ) -> StreamingHttpResponse:
-    """The sessions of ``queryset`` in ``keyset`` order, every column this file has.
-
-    ``extend`` (plan → plan) adds the columns of another app (the team's annotations)."""
+    """The sessions of ``queryset`` in ``keyset`` order, every column this file has;
+    ``extend`` (plan → plan) adds another app's columns."""
     fmt = requested_format(request) or "csv"
     plan = session_rows(queryset, keyset)
     if extend is not None:
@@ -269,10 +258,8 @@ def session_rows(queryset, keyset: Keyset) -> TablePlan:
 
 
 def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
-    """The plan of a message export: its columns and how fetched rows become export rows.
-
-    The session's title and source come from one join on the sessions primary key in the
-    same statement (not a query per row, nor two correlated lookups per row)."""
+    """The plan of a message export; the session's title and source come from one join in
+    the same statement."""
     qs = _outer_joined(
         queryset,
         export_session_title=(
@@ -304,14 +291,10 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
 
 
 def _outer_joined(queryset, **annotations):
-    """``queryset`` annotated with ``annotations``, the joins they add to the sessions table
-    made LEFT OUTER: a message whose session row was pruned still exports (with an empty
-    title and source).  A join the queryset already had (a filter on a session column) stays
-    as it was: it already keeps only messages with a session.
-
-    NOTE: Django joins a non-null foreign key with INNER JOIN and offers no public way to ask
-    for an outer one (a ``FilteredRelation`` stays INNER too), so the added joins are promoted
-    on the query itself."""
+    """``queryset`` annotated with ``annotations``, the joins they add made LEFT OUTER so a
+    message whose session was pruned still exports (a join already there stays).  Django
+    offers no public way to ask for an outer join on a non-null foreign key, so the added
+    joins are promoted on the query itself."""
     before = set(queryset.query.alias_map)
     annotated = queryset.annotate(**annotations)
     query = annotated.query

@@ -1,9 +1,8 @@
 """What an export request asks for: its format, its options and the name of its file.
 
-``?_export=csv|json|jsonl`` picks the format (anything else shows the page with a note),
-``?_bom=1`` asks for a CSV for spreadsheets, ``?_preview=1`` for long text cut in SQL.  The
-file is named for what it holds (``sessions-telegram-2026-11-30.csv``), with safe characters
-only, since the name ends up in a ``Content-Disposition`` header.
+``?_export=csv|json|jsonl`` (anything else shows the page with a note), ``?_bom=1`` (CSV for
+spreadsheets), ``?_preview=1`` (long text cut in SQL).  The file is named for what it holds
+(``sessions-telegram-2026-11-30.csv``) in safe characters, as it goes into a header.
 """
 
 from __future__ import annotations
@@ -25,10 +24,8 @@ FORMATS = {
 
 
 def requested_format(request) -> str | None:
-    """The export format asked for by ``?_export=``, or None for the HTML page.
-
-    An unknown format also gives None (the page is shown) with a note saying which formats
-    exist: a typo in a URL is not worth an error page."""
+    """The export format asked for by ``?_export=``, or None for the HTML page (also for an
+    unknown format, with a note naming the formats)."""
     value = request.GET.get("_export", "").strip().lower()
     if not value:
         return None

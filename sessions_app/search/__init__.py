@@ -1,15 +1,8 @@
 """Full-text search over messages: which index answers, how user text becomes a query.
 
-The modules, one role each:
-
-``query``       what a search asks for (:class:`SearchRequest`) and how its text becomes an
-                FTS5 query or LIKE terms;
-``engine``      which strategy answers (word index, trigram index, bounded scan), the time
-                budgets and fallbacks, the notes a page shows (:func:`run_search`);
-``statements``  the SQL each strategy runs, and what ``state_meta`` says about the index;
-``snippets``    hits as HTML: snippets and excerpts redacted, escaped and highlighted.
-
-The search page uses the names this package exports.
+``query`` (the request and its FTS5 query or LIKE terms), ``engine`` (strategy, budgets,
+fallbacks, notes: :func:`run_search`), ``statements`` (the SQL, and ``state_meta``),
+``snippets`` (hits as redacted, escaped, highlighted HTML).
 """
 
 from .engine import RANKED_CAP, SearchResult, run_search

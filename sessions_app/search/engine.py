@@ -1,23 +1,16 @@
 """Search messages with the best index this file has, within time budgets.
 
-Hermes keeps three kinds of index, and a file may have any subset (``hermes-schema.md``):
+A file may have any of Hermes's indexes: ``messages_fts`` (FTS5, ``unicode61``; inline, or
+external content through ``messages_fts_src``; rowid is ``messages.id``), and
+``messages_fts_trigram`` (substrings and CJK, three characters or more; no tool rows nor
+cron/subagent sessions).  ``messages_fts_cjk`` needs a tokenizer we lack, so no statement here
+names it.
 
-* ``messages_fts`` (FTS5, ``unicode61``), in one of two layouts: *inline* (one column) or
-  *external content* through the view ``messages_fts_src`` (columns content, tool_name,
-  tool_calls). In both the rowid is ``messages.id``, and ``snippet()`` and ``rank`` work.
-* ``messages_fts_trigram`` (FTS5, ``trigram``): substrings and CJK text, three characters or
-  more; it leaves out tool rows and cron/subagent sessions.
-* ``messages_fts_cjk``: built with a tokenizer we do not have. Any statement that names it
-  fails, so nothing here ever does (tests plant it and search the file).
-
-When no index can answer (no FTS table at all, a CJK word shorter than three characters,
-substring mode without the trigram index), a LIKE scan walks messages newest first in short
-id-range statements until it has a page of hits or its time budget is spent, and says how far
-it got.  Relevance order that runs out of time falls back to newest first.
-
-A rebuild in progress (``state_meta``: rows with ``fts_rebuild_progress < id <=
-fts_rebuild_high_water`` are not indexed yet) is topped up by the same bounded scan over that
-id range, shown apart from the indexed hits, or reported when the scan could not finish.
+When no index can answer, a LIKE scan walks messages newest first in short id-range
+statements until it has a page or its budget is spent, and says how far it got.  Relevance
+order that runs out of time falls back to newest first.  Rows an index rebuild has not reached
+(``state_meta``'s ``fts_rebuild_progress`` to ``fts_rebuild_high_water``) are topped up by the
+same bounded scan and shown apart.
 """
 
 from __future__ import annotations
@@ -52,8 +45,7 @@ from .statements import Hit, IndexState
 
 # Relevance order is paged by OFFSET, which costs what the skipped hits cost: stop somewhere.
 RANKED_CAP = 1000
-# Seconds: the newest-first retry after a ranking that ran out of time; a LIKE scan; the
-# top-up scan of rows a rebuild has not indexed yet.
+# Seconds: the newest-first retry after ranking ran out, a LIKE scan, the unindexed top-up.
 RETRY_BUDGET = 1.5
 SCAN_BUDGET = 2.0
 TOPUP_BUDGET = 1.0
@@ -73,8 +65,7 @@ class SearchResult:
     timed_out: bool = False
     next_page: int | None = None
     next_before: int | None = None
-    # An advanced query with NOT, run without its NOT terms: each hit must match it whole on
-    # its redacted text (see .negation).
+    # A query run without its NOT terms: hits must match it whole, redacted (.negation).
     whole_query: str | None = None
 
     @property
@@ -356,8 +347,7 @@ def run_search(req: SearchRequest) -> SearchResult:
 
     first_page = req.page == 1 and req.before is None
     if not result.hits and not result.error and first_page and has_cjk(text):
-        # unicode61 keeps a run of CJK characters as one token, so a word inside a sentence
-        # is not found: fall back to substrings.
+        # unicode61 keeps a CJK run as one token: fall back to substrings.
         result.notes.append(
             gettext(
                 "No whole-word match (the word index does not split CJK text): showing substring "

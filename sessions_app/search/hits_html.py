@@ -1,9 +1,8 @@
 """Search hits as HTML (``<li class="hit">``), built in Python.
 
-A results page lists twenty hits; through a template per hit (and one per copy button, and
-``reverse()`` twice per link) that was a third of the page (measured).  Each value from the
-store is escaped once here; the snippet arrives as safe HTML, already redacted and marked
-(:mod:`.snippets`), and is used as it is.
+Through templates (per hit, per copy button, two ``reverse()`` per link) hits were a third of
+the results page (measured).  Values are escaped once here; the snippet arrives as safe,
+redacted HTML (:mod:`.snippets`).
 """
 
 from __future__ import annotations
@@ -38,8 +37,7 @@ _v = text_html
 
 
 def badge_key(hit):
-    """The key of a hit's session in ``badges``: its id, or (profile, id) for a hit of a search
-    over several profiles (two profiles may have a session of the same id)."""
+    """The key of a hit's session in ``badges``: its id, or (profile, id) over profiles."""
     store = getattr(hit, "store", None)
     return hit.session_id if store is None else (store.name, hit.session_id)
 
@@ -91,8 +89,7 @@ def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None
 
 
 def hits_html(hits, badges: dict | None = None) -> SafeString:
-    """``badges``: ``{session id: safe HTML}`` (the team's tags) after each hit's source; a hit
-    of a search over several profiles is looked up by ``(profile, session id)``."""
+    """``badges``: the team's tags (safe HTML) after each hit's source, by :func:`badge_key`."""
     links = TranscriptLinks()
     words = hit_words()
     return mark_safe("".join(hit_html(hit, links, badges, words) for hit in hits))  # noqa: S308 - escaped

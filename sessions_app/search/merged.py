@@ -1,18 +1,13 @@
 """Search over several profiles: each store searched with its own index, the hits merged.
 
-Every store is searched as if alone (:func:`sessions_app.search.run_search`: its own index
-layout, its own budgets), then:
+Every store is searched as if alone (:func:`sessions_app.search.run_search`), then:
 
-* **Newest first**: the hits of all stores are merged by message time, newest first (ties:
-  profile name).  The ``pos`` parameter is one opaque cursor holding, per store, the message id
-  its next hits are below (each store pages by id, as alone).
-* **Best match**: relevance scores of two FTS indexes cannot be compared, so stores are
-  interleaved rank by rank: page ``p`` takes each store's next ⌈20 / stores⌉ best matches (its
-  own page ``p`` of that size) and lists them round-robin, best rank first, and among hits of
-  the same rank the newest first.  A store out of matches leaves its turns to the others.
-  When one store cannot rank (a word too common there), no store is ranked: the hits are newest
-  first, as one store's would be.  The largest store is asked first, as it is the likeliest to
-  say so, and the others are then not ranked in vain.
+* **Newest first**: hits are merged by message time (ties: profile name); ``pos`` is one
+  opaque cursor holding, per store, the id its next hits are below.
+* **Best match**: scores of two FTS indexes cannot be compared, so page ``p`` takes each
+  store's next ⌈20 / stores⌉ best matches and lists them round-robin, best rank first (same
+  rank: newest first).  When one store cannot rank (a word too common there), no store is
+  ranked; the largest store is asked first, as the likeliest to say so.
 
 A store that fails is named in a note; the others are shown.
 """

@@ -1,18 +1,15 @@
 """``NOT`` in a full-text query, for readers who cannot read every secret (no oracle).
 
-A hit whose match lies only inside a secret is dropped after the search, but a row that FTS5
-removed because its ``NOT`` term matched cannot be brought back: ``anchor NOT prefix*`` would
-say whether a hidden token starts with ``prefix``.  So for those readers the query SQLite runs
-is the query *without* the right-hand side of every ``NOT`` (:func:`without_negations`, which
-can only find more rows: everything else in FTS5's syntax is monotonic), and the whole query,
-``NOT`` included, is then evaluated on each candidate's *redacted* text in a private in-memory
-index (:func:`matching_redacted`).  A ``NOT`` term thus matches nothing a reader cannot read.
+A row FTS5 removed because its ``NOT`` term matched cannot be brought back, so ``anchor NOT
+prefix*`` would say whether a hidden token starts with ``prefix``.  For those readers SQLite
+runs the query without the right-hand side of every ``NOT`` (:func:`without_negations`: the
+rest of FTS5's syntax is monotonic, so it only finds more rows), and the whole query is then
+evaluated on each candidate's *redacted* text in a private in-memory index
+(:func:`matching_redacted`).
 
-The FTS5 query syntax (sqlite.org/fts5.html, section 3): strings in double quotes, barewords
-(ASCII letters, digits, ``_`` and any non-ASCII character), ``*`` after a term, ``^`` before
-one, ``+`` between the terms of a phrase, ``NEAR(…)``, column filters (``col :``,
-``{a b} :``, ``- col :``), parentheses and the operators ``AND``, ``OR`` and ``NOT``, of which
-``NOT`` binds tightest: its right operand is one phrase, ``NEAR`` group or parenthesised group.
+FTS5's syntax (sqlite.org/fts5.html, section 3): quoted strings, barewords, ``*`` after a
+term, ``^`` before one, ``+`` in phrases, ``NEAR(…)``, column filters, parentheses, ``AND``,
+``OR`` and ``NOT``, which binds tightest (its right operand is one phrase, ``NEAR`` or group).
 """
 
 from __future__ import annotations
@@ -99,8 +96,7 @@ def _primary_end(tokens: list[str], at: int) -> int | None:
 
 
 def without_negations(text: str) -> str | None:
-    """``text`` with every ``NOT <operand>`` taken out; None when it cannot be read (SQLite
-    would reject it too) or nothing positive is left."""
+    """``text`` without every ``NOT <operand>``; None when unreadable or nothing is left."""
     tokens = _tokens(text)
     if tokens is None:
         return None
@@ -130,10 +126,9 @@ def matching_redacted(
     column: str | None = None,
     deadline: float | None = None,
 ) -> set:
-    """The ids of ``rows`` (``(id, text of each column…)``, already redacted) that ``match``
-    matches (in ``column`` alone when named), in a private FTS5 index of these columns and
-    tokenizer.  Nothing matches when the
-    query cannot be read, or when it runs past ``deadline`` (a ``time.monotonic()`` value)."""
+    """The ids of ``rows`` (``(id, redacted text of each column…)``) that ``match`` matches
+    (in ``column`` when named), in a private FTS5 index; nothing when the query cannot be read
+    or runs past ``deadline`` (``time.monotonic()``)."""
     rows = list(rows)
     if not rows:
         return set()

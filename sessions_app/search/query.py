@@ -1,9 +1,8 @@
 """What a search asks for, and how user text becomes an FTS5 query or LIKE terms.
 
-User text never reaches ``MATCH`` raw in the default mode: each word is quoted, so ``"``, ``-``,
-``:``, ``*``, ``NEAR`` or a stray parenthesis are just characters. ``mode=advanced`` passes the
-text through for AND/OR/NOT, ``"phrases"`` and ``prefix*``; what SQLite still rejects is
-recognised here (:func:`is_query_error`) and becomes a message.
+By default each word is quoted, so no character is syntax; ``mode=advanced`` passes AND/OR/NOT,
+``"phrases"`` and ``prefix*`` through, and what SQLite still rejects becomes a message
+(:func:`is_query_error`).
 """
 
 from __future__ import annotations
@@ -59,8 +58,7 @@ class SearchRequest:
 
 
 def plain_words(text: str) -> list[str]:
-    """The whitespace-separated words that hold at least one letter or digit (what the
-    unicode61 tokenizer would keep); pure punctuation is dropped."""
+    """The words that hold a letter or digit (what the unicode61 tokenizer keeps)."""
     return [w for w in text.split() if any(ch.isalnum() for ch in w)]
 
 
@@ -83,9 +81,8 @@ def advanced_terms(text: str) -> list[str]:
     ]
 
 
-# An FTS5 prefix term expands to every indexed word it starts, inside one SQLite call that
-# no deadline can interrupt: a few long prefixes are cheap, many short ones are not (26
-# one-letter prefixes ran for seconds on a mid-sized store).
+# A prefix term expands inside one SQLite call no deadline interrupts (26 one-letter prefixes
+# ran for seconds on a mid-sized store).
 MAX_PREFIX_TERMS = 3
 MIN_PREFIX_CHARS = 3
 MAX_ADVANCED_TERMS = 16

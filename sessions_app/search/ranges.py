@@ -1,24 +1,15 @@
 """An indexed search page in short statements over message-id ranges (rollback-journal files).
 
-On a file in rollback-journal mode Hermes cannot commit while one of our statements runs, and
-one indexed search statement can run for a second or two: ranking every match of a common word,
-or walking down the index for a page of newest hits that a filter keeps rejecting.  There the
-same page is put together from statements over id ranges (``lo <= id < hi``; FTS5 and the
-messages table both seek to such a range), each range sized by a
-:class:`hermes_explorer.store.ChunkClock` so that a statement stays short:
+In rollback-journal mode Hermes cannot commit while our statement runs, and one indexed search
+can run for seconds.  There the page is put together from statements over id ranges
+(``lo <= id < hi``), each sized by a :class:`hermes_explorer.store.ChunkClock`: newest first
+walks the ranges down until it has a page; relevance order ranks every range (FTS5's ``rank``
+uses whole-index statistics) and keeps the best rows, ranges in ascending id order so ties
+keep FTS5's order; counting matches adds up ranges until it passes the cap.
 
-* newest first walks the ranges downwards and stops once it has a page;
-* relevance order ranks every range (FTS5's ``rank`` does not depend on the range: its
-  statistics are the whole index's) and keeps the best rows over all ranges, in ascending id
-  order of the ranges so that ties keep FTS5's own order;
-* counting matches (is relevance order affordable?) adds up ranges until it passes the cap.
-
-FTS5 pays one fixed cost per ranked statement, a count of each word's matches over the whole
-index, so relevance order in ranges only stays short for words with few enough matches: that
-is why the cap on ranking is lower on such files (``SHORT_READ_RANK_MATCH_CAP``).
-
-The whole walk has the page's budget: past it, :class:`QueryTimeout` is raised exactly as the
-single statement would have, and the engine's fallbacks apply.
+Each ranked statement pays a count of each word over the whole index, so the ranking cap is
+lower on such files (``SHORT_READ_RANK_MATCH_CAP``).  The walk has the page's budget: past it,
+:class:`QueryTimeout` is raised as the single statement would, and the engine's fallbacks apply.
 """
 
 from __future__ import annotations
@@ -29,9 +20,8 @@ from collections.abc import Callable
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 
-# First range widths, in message ids (the clock sizes the next ones), and the narrowest range:
-# narrower would only repeat each statement's fixed cost (FTS5 counts the whole index's
-# matches of each phrase once per ranked statement).
+# First range widths in message ids (the clock sizes the next), and the narrowest range worth
+# each ranked statement's fixed cost.
 NEWEST_FIRST_WIDTH = 65_536
 RANKED_FIRST_WIDTH = 16_384
 COUNT_FIRST_WIDTH = 65_536
@@ -69,9 +59,8 @@ def newest_first(run: RangeQuery, *, low: int, upper: int, need: int, budget: fl
 def best_ranked(
     run: RangeQuery, *, low: int, high: int, need: int, budget: float, rank_of: Callable
 ) -> list:
-    """The ``need`` best rows of ``low <= id <= high`` by ``rank_of(row)``, smallest first.
-
-    ``run`` returns each range's rows already in FTS5's rank order."""
+    """The ``need`` best rows of ``low <= id <= high`` by ``rank_of(row)``, smallest first
+    (``run`` returns each range's rows in rank order)."""
     clock = store.ChunkClock(RANKED_FIRST_WIDTH, minimum=MIN_WIDTH)
     started = time.monotonic()
     best: list = []
@@ -91,9 +80,7 @@ def best_ranked(
 
 
 def count_over(run: RangeQuery, *, low: int, high: int, cap: int, budget: float) -> int:
-    """How many rows ``low <= id <= high`` have, counting no further than past ``cap``.
-
-    ``run`` returns ``[(count,)]`` for a range, counting at most ``limit``."""
+    """How many rows ``low <= id <= high`` have, counting no further than past ``cap``."""
     clock = store.ChunkClock(COUNT_FIRST_WIDTH, minimum=MIN_WIDTH)
     started = time.monotonic()
     total = 0

@@ -1,8 +1,7 @@
 """Hits as HTML: FTS5 snippets and scan excerpts, redacted, escaped and highlighted.
 
-A snippet comes back from SQLite with private-use markers around the matches, so that it can
-be escaped as a whole and only then given its ``<mark>`` tags: markup planted in content stays
-text.  Secrets are hidden even when the snippet cuts them or highlights part of one
+Snippets come with private-use markers around the matches, so they are escaped whole before
+their ``<mark>`` tags; secrets are hidden even in a cut or half-highlighted snippet
 (:func:`secret_pieces`).
 """
 
@@ -17,8 +16,7 @@ from redaction import redact_text, redaction_enabled
 
 from ..content import MULTIMODAL_PREFIX
 
-# Snippet highlight markers: private-use characters, so that the snippet can be escaped as a
-# whole and only then given its <mark> tags (planted markup in content stays text).
+# Highlight markers: private-use characters, so the snippet is escaped before its <mark> tags.
 MARK_OPEN = "\ue000"
 MARK_CLOSE = "\ue001"
 ELLIPSIS = "…"
@@ -33,12 +31,9 @@ def _clean(text: str | None) -> str:
 
 
 def secret_pieces(*texts: str | None) -> set[str]:
-    """The word pieces of the secrets in ``texts`` that a snippet of them could show.
-
-    A snippet starts and stops at word boundaries and carries highlight markers, so the
-    redactor's patterns may not recognise what is left of a key in it ("sk-proj-" cut off, a
-    marker in the middle). Redacting the source text instead and noting which pieces
-    disappeared tells us what to hide in the snippet, whatever its cut."""
+    """The word pieces of the secrets in ``texts`` that a snippet of them could show: a cut,
+    highlighted snippet may hide a key from the patterns, so the pieces redaction removes from
+    the full text say what to hide."""
     if not redaction_enabled():
         return set()
     pieces: set[str] = set()
@@ -52,13 +47,9 @@ def secret_pieces(*texts: str | None) -> set[str]:
 
 
 def matches_only_in_secrets(terms: list[str], *texts: str | None) -> bool:
-    """Whether a search term of this hit is found only inside a secret of the message.
-
-    Such a hit would confirm what the reader cannot read (probing a key a prefix at a time
-    finds the message as long as the guess is right), so it is dropped, whatever the snippet
-    shows.  A term counts as found in a secret when one of its word pieces is part of a piece
-    the redaction removed, and as found elsewhere when it is still in the redacted text.
-    """
+    """Whether a search term of this hit is found only inside a secret of the message (in a
+    piece redaction removed, and not in the redacted text): such a hit would confirm a guess
+    at a key, so it is dropped."""
     if not redaction_enabled():
         return False
     present = [t for t in texts if t]
@@ -83,8 +74,7 @@ _MARKED_RUN = re.compile(f"(?:[^\\W_]|[{MARK_OPEN}{MARK_CLOSE}])+")
 
 
 def _scrub(text: str, pieces: set[str]) -> str:
-    """Hide every word of ``text`` that is a secret's piece or a fragment of one (snippets
-    cut words at their edges, trigram snippets anywhere)."""
+    """Hide every word of ``text`` that is a secret's piece or a fragment of one."""
     if pieces:
 
         def hide(match: re.Match) -> str:

@@ -1,12 +1,9 @@
 """The SQL of search: an indexed page, a bounded LIKE scan, and what ``state_meta`` says.
 
-Every statement returns the same columns (:func:`select_columns`): the hit's own fields, then
-the start of its content and tool calls (where a snippet's secrets are looked for), then its
-snippet or excerpt; :func:`to_hit` reads them.  Only columns this file has are named.
-
-On a rollback-journal file, where Hermes cannot commit while a statement runs, an indexed page
-is put together from short statements over id ranges (:mod:`.ranges`), relevance order is not
-tried above ``SHORT_READ_RANK_MATCH_CAP`` matches, and scans size their id ranges by time.
+Every statement returns the columns of :func:`select_columns` (the hit's fields, the start of
+its content and tool calls for the snippet's secrets, its snippet), read by :func:`to_hit`.
+On a rollback-journal file an indexed page comes from short statements over id ranges
+(:mod:`.ranges`), and scans size their ranges by time.
 """
 
 from __future__ import annotations
@@ -30,8 +27,7 @@ from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN
 
 # Above this many matching rows, relevance order is not attempted (see too_many_to_rank)...
 RANK_MATCH_CAP = 200_000
-# ...nor above this many on a rollback-journal file: each ranked statement first counts every
-# match of each word (FTS5's statistics), and above this the count alone is not short.
+# ...nor above this many on a rollback-journal file (FTS5 first counts each word's matches).
 SHORT_READ_RANK_MATCH_CAP = 50_000
 # Seconds: one indexed search statement (the engine gives scans and retries their own).
 SEARCH_BUDGET = 2.0
@@ -117,8 +113,7 @@ def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
         # Model-only scaffolding stays out of search as it stays out of transcripts.
         where.append("(m.display_kind IS NULL OR m.display_kind <> 'hidden')")
     if shape.has_column("messages", "active") and shape.has_column("messages", "message_uid"):
-        # An original a compaction carried forward is the same message as its live copy:
-        # found once, as Hermes shows it once (see MessageQuerySet.without_superseded).
+        # A compaction's carried copy is found once (MessageQuerySet.without_superseded).
         where.append(
             "NOT (m.active = 0 AND m.message_uid IS NOT NULL AND EXISTS (SELECT 1 FROM messages"
             " l WHERE l.session_id = m.session_id AND l.message_uid = m.message_uid"
@@ -146,15 +141,11 @@ def to_hit(row, snippet: SafeString) -> Hit:
 def index_page(table: str, match: str, req: SearchRequest, sort: str, budget: float) -> list:
     """One page (+1 row, to know whether there is another) of ``table MATCH match``.
 
-    Across all messages the FTS table drives the join (its MATCH is the selective part):
-    newest first walks its rowids downwards and stops after a page; relevance order lets
-    FTS5 rank every match (``ORDER BY rank``) and joins only the rows it hands out, which is
-    why it has a budget and a fallback.  (``ORDER BY bm25()`` would join every match first.)
-
-    Within one session: newest first goes the other way, the session's messages come from
-    their index and each is checked against the FTS table by rowid.  Ranking never uses
-    that plan (FTS5 would redo its ranking for every row); it ranks only the matches inside
-    the session's id range instead, which FTS5 seeks to directly.
+    Across all messages the FTS table drives the join: newest first walks its rowids down,
+    relevance order lets FTS5 rank every match (``ORDER BY rank``, hence the budget; ``ORDER
+    BY bm25()`` would join every match first).  Within one session, newest first reads the
+    session's messages by their index and checks each by rowid; ranking ranks only the
+    matches inside the session's id range, which FTS5 seeks to directly.
     """
     shape = store.shape()
     where, filter_params = filters(req, shape)
@@ -204,10 +195,8 @@ def _page_in_ranges(
     sql: str,
     params: list,
 ) -> list:
-    """:func:`index_page` from short statements over id ranges (see :mod:`.ranges`).
-
-    ``sql``/``params`` select the hit rows with the request's filters; ranked pages first find
-    the page's ids by rank alone, then read those rows."""
+    """:func:`index_page` from short statements over id ranges (:mod:`.ranges`); ranked
+    pages first find the page's ids by rank alone, then read those rows."""
     if req.session_id:
         low, high = req.session_range or session_id_range(req.session_id)
     else:
@@ -271,12 +260,8 @@ MATCH_COUNT_TTL = 300
 
 def too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
     """Whether more than :func:`rank_match_cap` rows match (in the session's id range, if
-    any).
-
-    Ranking costs a few microseconds per match; counting a tenth of that, and the count
-    stops at the cap. Above it, ranking would not finish in time anyway.  The answer is
-    reused while the file is unchanged (its signature is part of the key): paging through
-    a common word, or searching it again, does not count its matches again."""
+    any): ranking would not finish in time.  Counting costs a tenth of ranking, stops at the
+    cap, and is reused while the file is unchanged."""
     cap = rank_match_cap()
     try:
         return store.while_unchanged(
@@ -333,11 +318,9 @@ def scan(
     below: int | None = None,
     columns: tuple[str, ...] = ("content", "tool_name", "tool_calls"),
 ) -> ScanOutcome:
-    """Messages with ``above < id < below`` whose text contains every term, newest first.
-
-    Each statement covers one id range (the primary key answers it), so a scan that runs out
-    of time still returns what it found and where it stopped; ranges grow while they are
-    quick. One session's messages are few and indexed: they are scanned in one statement."""
+    """Messages with ``above < id < below`` whose text contains every term, newest first, one
+    id range a statement, so a scan out of time returns what it found and where it stopped.
+    One session's messages are scanned in one statement."""
     shape = store.shape()
     where, filter_params = filters(req, shape)
     like_clauses, like_params = [], []

@@ -1,10 +1,8 @@
 """The message table: every message of the state.db, filtered, a keyset page at a time.
 
-Only the primary key orders the whole table, so pages walk ids (newest first by default) and
-filters without an index of their own (role, tool, source, dates) are checked row by row
-until a page is full. That is quick for common values and can be long for rare ones: the
-page query runs under a short deadline and a scan that runs out of time says so on the same
-page, with the filters kept, instead of holding a worker.
+Only the primary key orders the whole table, so pages walk ids and filters without an index
+are checked row by row until a page is full; the page query runs under a short deadline, and
+a scan out of time says so on the same page rather than hold a worker.
 """
 
 from __future__ import annotations

@@ -56,8 +56,7 @@ class SessionListView(MergedListMixin, KeysetTableView):
         return Session.objects.all()
 
     def get_filterset_kwargs(self, filterset_class):
-        # Always bound: the default (archived and hidden sessions left out) applies with no
-        # parameter at all.
+        # Always bound, so the default (archived and hidden left out) applies without a query.
         return {**super().get_filterset_kwargs(filterset_class), "data": self.request.GET}
 
     def get_sorts(self):

@@ -1,8 +1,5 @@
-"""One transcript as a download: ``/sessions/<id>/export.md`` and ``/sessions/<id>/export.json``.
-
-``?show=`` picks the messages like the session page (default: live + compacted); ``?chain=1``
-exports the whole compression chain as one conversation.  Both stream (see
-``sessions_app.transcripts``).
+"""One transcript as a download: ``/sessions/<id>/export.md`` and ``export.json``, streamed
+(``?show=`` as on the page, ``?chain=1`` for the compression chain; ``sessions_app.transcripts``).
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """``manage.py backup DIR``: the team's own data (accounts, roles, tokens, audit trail, profile
-restrictions, stars, tags, notes, saved views, saved queries) written to ``DIR``, whatever the
-app database (SQLite or PostgreSQL), in a form that survives upgrades: one JSON-lines file per
-model in Django's own serialization (users and groups by their natural keys, so a restore
-lines them up with the accounts and role groups of the install it goes into), and a
-``manifest.json`` with the row count of each file, the migrations the data was written under
-and when. ``manage.py restore DIR`` brings it back. Nothing here is the state.db's: Hermes's
-data is read where Hermes keeps it.
+restrictions, annotations, saved queries) written to ``DIR`` from SQLite or PostgreSQL alike.
 
-The insights summaries, cached reports and sign-in attempts are not backed up: they are
-recomputed (``insights_warm``) or expire.
+One JSON-lines file per model in Django's serialization (users and groups by natural keys, so
+a restore lines them up with the install it goes into), and a ``manifest.json`` with row
+counts, migrations and time; ``manage.py restore DIR`` brings it back.  Summaries, cached
+reports and sign-in attempts are not backed up: they are recomputed or expire.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""``manage.py restore DIR [--force]``: the team's own data written by ``manage.py backup``
-brought back into this install (run ``manage.py migrate`` first: the data is loaded into the
-current schema, whatever release wrote it, as long as the models' fields are there).
+"""``manage.py restore DIR [--force]``: data written by ``manage.py backup`` brought back (after
+``manage.py migrate``: it loads into the current schema).
 
-It refuses to overwrite: when the install already holds accounts, annotations, saved views or
-saved queries, nothing is loaded unless ``--force`` (which first deletes them). Everything is
-loaded in one transaction, and the row counts are checked against the manifest before it
-commits; on PostgreSQL the id sequences are moved past the restored ids.
+It refuses to overwrite accounts, annotations, saved views or queries unless ``--force`` (which
+deletes them first).  Everything loads in one transaction, checked against the manifest's row
+counts; on PostgreSQL the id sequences are moved past the restored ids.
 """
 
 from __future__ import annotations

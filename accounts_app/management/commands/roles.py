@@ -1,11 +1,7 @@
-"""``manage.py roles``: list accounts with their role, grant or revoke one.
-
-    manage.py roles list
-    manage.py roles grant <username> viewer|analyst|staff
-    manage.py roles revoke <username>          # back to viewer (no group, not is_staff)
+"""``manage.py roles list|grant|revoke``: list accounts with their role, grant or revoke one.
 
 Granting replaces the user's role group; ``staff`` also sets ``is_staff`` (the admin needs it)
-and any other role clears it. Superusers keep every power whatever their group.
+and any other role clears it; revoking is back to viewer.  Superusers keep every power.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
-"""``manage.py insights_warm``: compute and store ahead of time what the first insights and
-failures pages would otherwise compute, so that the first view after a start or deploy, in
-every worker, reads it instead of the messages.
+"""``manage.py insights_warm``: store ahead of time what the first insights and failures pages
+would otherwise compute, so the first view after a start, in every worker, reads it.
 
-* every session's insights summary, in the app database (see
-  :mod:`insights_app.summary_build`);
-* the report of each preset window (and of the period before it), in the cache: the first
-  view of those windows, in any worker and after a restart, reads it (see
-  :mod:`insights_app.reports`; shown "as of" its time while the file changes, for up to
-  ``HERMES_INSIGHTS_STALE_SECONDS``);
-* the failures page's per-block counts of the messages (``manage.py failures_warm``, which it
-  runs at the end).
-
-With several profiles served, each profile's store is warmed in turn.
-
-Run it once after installing or upgrading (it may take a minute on a big state.db; it can be
-interrupted and run again: finished work is kept), and from its timer
-(``deploy/hermes-explorer-warm.timer``, every 10 minutes): each run only computes what changed
-since the last.
+It stores every session's insights summary (:mod:`insights_app.summary_build`), the report of
+each preset window and the period before it (:mod:`insights_app.reports`), and runs
+``failures_warm``; each profile's store in turn.  Run it after installing or upgrading (it
+can be interrupted: finished work is kept) and from ``deploy/hermes-explorer-warm.timer``:
+each run computes only what changed.
 """
 
 from __future__ import annotations
@@ -59,8 +48,7 @@ class Command(BaseCommand):
                 reason = stores.REGISTRY.failed(one, exc).reason
                 self.stderr.write(f"Profile {one.name} is unavailable: {reason}")
         if not no_failures:
-            # live_app's own command (by name: the failures page is built on insights, not
-            # the other way round).
+            # live_app's command, by name (live_app is built on insights, not the reverse).
             call_command("failures_warm", stdout=self.stdout, stderr=self.stderr)
 
     def _warm(self, batch: int) -> None:

@@ -1,14 +1,8 @@
-"""``manage.py profiles``: the Hermes profiles served, and who is restricted to which.
+"""``manage.py profiles list|restrict|unrestrict``: the Hermes profiles served, and who is
+restricted to which (a user or, with ``--group``, a group).
 
-    manage.py profiles list
-    manage.py profiles restrict <username> <profile> [<profile>…]
-    manage.py profiles restrict --group <group> <profile> [<profile>…]
-    manage.py profiles unrestrict <username>
-    manage.py profiles unrestrict --group <group>
-
-A restricted user sees only the profiles named for them and for their groups; everyone else
-sees every profile.  Naming a profile that is not served now is allowed (a profile may be
-created later) but said.
+A restricted user sees only the profiles named for them and their groups.  A profile not
+served now may be named (it may be created later); the command says so.
 """
 
 from __future__ import annotations
