@@ -25,7 +25,6 @@ from sessions_app.transcript_html import entries_html
 from sessions_app.visibility import Visibility
 
 from .activity import DEFAULT_MINUTES, MAX_MINUTES, clamp_minutes, live_sessions
-from .presenters import rows_html
 
 # How often the page's script asks again (the no-JS page reloads itself less often).
 POLL_SECONDS = 5
@@ -41,7 +40,6 @@ def _table_context(request) -> dict:
     sessions = _shared_sessions(signature, minutes, content, now)
     return {
         "sessions": sessions,
-        "rows": rows_html(sessions, show_previews=content),
         "minutes": minutes,
         "checked_at": now,
         "store_changed_at": _changed_at(signature),
