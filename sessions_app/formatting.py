@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import unicodedata
 
 from django.utils import translation
-from django.utils.text import Truncator, add_truncation_text
+from django.utils.text import Truncator
 
 # A non-breaking space groups digits and joins a number to its unit in French.
 NBSP = "\xa0"
@@ -53,30 +52,9 @@ def per_language_count(build):
     return functools.wraps(build)(lambda count: built(language(), count))
 
 
-# Django's own message for a cut text, in variables so the explorer's catalog skips it.
-TRUNCATION_CONTEXT = "String to return when truncating text"
-TRUNCATION_MESSAGE = "%(truncated_text)s…"
-
-
-def _truncation() -> str:
-    return translation.pgettext(TRUNCATION_CONTEXT, TRUNCATION_MESSAGE)
-
-
-def _truncation_width() -> int:
-    # The characters the mark takes from a cut text (combining ones take none).
-    mark = add_truncation_text("", _truncation())
-    return sum(1 for char in mark if not unicodedata.combining(char))
-
-
 def truncate_chars(text, length: int) -> str:
-    """``Truncator(text).chars(length)``: at most ``length`` characters, the last one "…";
-    ASCII text (most previews) is cut by slicing, to the same result."""
-    truncate = _truncation()
-    if isinstance(text, str) and length > 0 and text.isascii():
-        if len(text) <= length:
-            return text
-        return add_truncation_text(text[: max(length - _truncation_width(), 0)], truncate)
-    return Truncator(text).chars(length, truncate=truncate)
+    """At most ``length`` characters, the last one "…" (Django's ``Truncator``)."""
+    return Truncator(text).chars(length)
 
 
 def _frenchify(text: str) -> str:
