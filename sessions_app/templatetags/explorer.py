@@ -9,7 +9,7 @@ from html import escape
 
 from django import template
 from django.conf import settings
-from django.contrib.humanize.templatetags.humanize import intcomma
+from django.contrib.humanize.templatetags.humanize import intcomma, naturaltime
 from django.utils import timezone
 from django.utils.formats import localize
 from django.utils.html import format_html
@@ -18,7 +18,6 @@ from django.utils.text import slugify
 from django.utils.translation import get_language, gettext, pgettext, pgettext_lazy
 
 from .. import formatting
-from ..ages import natural_age
 from ..timefmt import from_epoch
 
 register = template.Library()
@@ -216,7 +215,7 @@ def time_html(epoch_value, *, seconds: bool = False, age: bool = False, empty="â
         f"{escape(stamp if seconds else stamp[:-3])}</time>"
     )
     if age:
-        html += f'<span class="age">{escape(natural_age(moment))}</span>'
+        html += f'<span class="age">{escape(str(naturaltime(moment)))}</span>'
     return mark_safe(html)  # noqa: S308 - every value is escaped above
 
 
