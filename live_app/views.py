@@ -7,10 +7,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import time
 
-from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.utils.translation import gettext
@@ -37,7 +35,13 @@ def _table_context(request) -> dict:
     now = time.time()
     content = can_see_content(request.user)
     signature = store.file_signature()
-    sessions = _shared_sessions(signature, minutes, content, now)
+    # One read serves every poll of the next couple of seconds while the file is unchanged.
+    sessions = store.while_unchanged(
+        "live",
+        (minutes, content),
+        lambda: live_sessions(minutes=minutes, with_content=content, now=now),
+        SHARE_SECONDS,
+    )
     return {
         "sessions": sessions,
         "minutes": minutes,
@@ -45,18 +49,6 @@ def _table_context(request) -> dict:
         "store_changed_at": _changed_at(signature),
         "show_previews": content,
     }
-
-
-def _shared_sessions(signature, minutes: int, content: bool, now: float):
-    """One read serves every poll of the next couple of seconds while the file is unchanged."""
-    if signature is None:
-        return live_sessions(minutes=minutes, with_content=content, now=now)
-    key = "live:" + hashlib.sha256(repr((signature, minutes, content)).encode()).hexdigest()
-    sessions = cache.get(key)
-    if sessions is None:
-        sessions = live_sessions(minutes=minutes, with_content=content, now=now)
-        cache.set(key, sessions, SHARE_SECONDS)
-    return sessions
 
 
 def _changed_at(signature) -> float | None:

@@ -13,10 +13,8 @@ which re-orders only the last group of ties so the ``next_url`` loop returns eve
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
-from django.core.cache import cache
 from django.db import DatabaseError
 
 from hermes_explorer import store
@@ -31,7 +29,6 @@ from .params import TableRequest
 # Counts of a filtered table, per file version, in the shared cache: a next_url loop counts
 # once, whichever worker answers each page.
 COUNT_TTL = 300
-_MISSING = object()
 
 
 @dataclass
@@ -193,21 +190,15 @@ def iter_store(statement: Statement, *, budget: float, batch: int = 500):
 
 def cached_count(statement: Statement, run, *, budget: float) -> int | None:
     """``select count(*)`` within ``budget`` (None past it), remembered per file version."""
-    signature = store.file_signature()
-    key = None
-    if signature is not None:
-        raw = repr((signature, statement.sql, sorted(statement.params.items()))).encode()
-        key = "legacy-count:" + hashlib.sha256(raw).hexdigest()
-        found = cache.get(key, _MISSING)
-        if found is not _MISSING:
-            return found
-    try:
-        _columns, rows = run(statement, budget=budget)
-    except ApiError as exc:
-        if exc.title == "SQL Interrupted":
-            return None
-        raise
-    count = rows[0][0] if rows else None
-    if key is not None:
-        cache.set(key, count, COUNT_TTL)
-    return count
+
+    def count() -> int | None:
+        try:
+            _columns, rows = run(statement, budget=budget)
+        except ApiError as exc:
+            if exc.title == "SQL Interrupted":
+                return None
+            raise
+        return rows[0][0] if rows else None
+
+    parts = (statement.sql, sorted(statement.params.items()))
+    return store.while_unchanged("legacy-count", parts, count, COUNT_TTL)
