@@ -290,13 +290,7 @@ def extras(report: Report, previous: Report | None, drill: Drill) -> Extras:
 
 def extras_for(report: Report, previous: Report | None, drill: Drill) -> Extras:
     """:func:`extras`, reused with its report while the file is unchanged."""
-    signature = store.file_signature()
-    if signature is None:
-        return extras(report, previous, drill)
-    variant = ("extras", report.generated_at, previous.generated_at if previous else None)
-    key = reports.cache_key(signature, report.window, variant)
-    found = reports.cached_fragment(key)
-    if found is None:
-        found = extras(report, previous, drill)
-        reports.keep_fragment(key, found)
-    return found
+    variant = ("extras", report.window, report.generated_at, previous and previous.generated_at)
+    return store.while_unchanged(
+        "insights-extras", variant, lambda: extras(report, previous, drill), reports.REPORT_TTL
+    )

@@ -34,15 +34,6 @@ def keep_report(key: str, report: Report) -> None:
     cache.set(key, report, REPORT_TTL)
 
 
-def cached_fragment(key: str):
-    """What was made of one report (extras, page body), keyed by its ``generated_at``."""
-    return cache.get(key)
-
-
-def keep_fragment(key: str, value) -> None:
-    cache.set(key, value, REPORT_TTL)
-
-
 def cache_key(signature: tuple, window: Window, variant) -> str:
     """The cache key of a report of ``window`` (``variant``: what else shapes it)."""
     raw = repr((signature, window, variant)).encode()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.cache import cache
 from django.http import JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -160,7 +161,7 @@ def _body(request, found: Found, context: dict) -> str:
         get_script_prefix(),  # the links name the profile the page is under, or none
     )
     key = reports.cache_key((), report.window, variant)
-    body = reports.cached_fragment(key)
+    body = cache.get(key)
     if body is None:
         linked, extra = _linked_and_extra(found, allowed)
         body_context = {**presenters.page(report, found.drill, linked, found.basis), **context}
@@ -174,5 +175,5 @@ def _body(request, found: Found, context: dict) -> str:
             body_context["profile_chart"] = profiles_chart(found.profile_rows)
         body = render_to_string(BODY_TEMPLATE, body_context, request)
         if report.messages_complete:
-            reports.keep_fragment(key, body)
+            cache.set(key, body, reports.REPORT_TTL)
     return body
