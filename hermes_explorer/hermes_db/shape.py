@@ -8,7 +8,6 @@ A newer Hermes adds columns whenever it opens a file, so a file can mix old and 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import re
@@ -16,7 +15,6 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
-from django.core.cache import cache
 from django.utils.translation import gettext_noop
 
 from .catalog import Catalog, read_catalog
@@ -130,12 +128,10 @@ OPTIONAL_DATA = (
 
 
 # Shapes seen by this process, keyed by file and schema cookie (so never stale); bounded.
+# Introspecting a file takes about a millisecond, once per process and schema.
 _cache: dict[tuple, StoreShape] = {}
 _lock = threading.Lock()
 LOCAL_SHAPES = 64
-# The shared cache holds them too, for new workers, keyed by a digest of the schema itself: a
-# file replaced at the same path (even with a reused inode) never gets a stale shape.
-SHARED_TTL = 86_400
 
 
 def detect_shape(conn: sqlite3.Connection, name: str) -> StoreShape:
@@ -148,25 +144,12 @@ def detect_shape(conn: sqlite3.Connection, name: str) -> StoreShape:
     with _lock:
         shape = _cache.get(key)
     if shape is None:
-        shared_key = "store-shape:" + _fingerprint(conn)
-        shape = _shared_get(shared_key)
-        if shape is None:
-            shape = _introspect(conn)
-            _shared_set(shared_key, shape)
+        shape = _introspect(conn)
         with _lock:
             while len(_cache) >= LOCAL_SHAPES:
                 _cache.pop(next(iter(_cache)))
             _cache[key] = shape
     return shape
-
-
-def _fingerprint(conn: sqlite3.Connection) -> str:
-    master = conn.execute(
-        "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
-    ).fetchall()
-    tables = {name for kind, name, _tbl, _sql in master if kind == "table"}
-    digest = hashlib.sha256(repr((master, _schema_version(conn, tables))).encode())
-    return digest.hexdigest()
 
 
 def _schema_version(conn: sqlite3.Connection, tables) -> int | None:
@@ -177,23 +160,6 @@ def _schema_version(conn: sqlite3.Connection, tables) -> int | None:
         return int(row[0]) if row and row[0] is not None else None
     except (sqlite3.Error, ValueError, TypeError):
         return None
-
-
-def _shared_get(key: str) -> StoreShape | None:
-    # The shared cache only saves work: unreachable, the file is introspected.
-    try:
-        value = cache.get(key)
-    except Exception as exc:  # noqa: BLE001 - any cache backend's own error
-        logger.warning("store shape cache not read: %s", exc)
-        return None
-    return value if isinstance(value, StoreShape) else None
-
-
-def _shared_set(key: str, shape: StoreShape) -> None:
-    try:
-        cache.set(key, shape, SHARED_TTL)
-    except Exception as exc:  # noqa: BLE001 - any cache backend's own error
-        logger.warning("store shape cache not written: %s", exc)
 
 
 _CONTENT_OPTION = re.compile(r"content\s*=\s*'?([A-Za-z0-9_]+)'?", re.IGNORECASE)
