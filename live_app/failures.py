@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import heapq
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.core.cache import cache, caches
 from django.core.cache.backends.base import InvalidCacheBackendError
@@ -36,11 +35,13 @@ from django.utils.translation import gettext_noop
 from hermes_explorer import store
 from redaction import redact
 from sessions_app.formatting import short_model
+from sessions_app.timefmt import day_end_epoch, day_start_epoch
 
 BLOCK = 20_000
 BLOCK_TTL = 86_400
 PAGE_TTL = 60
-EXAMPLES = 25
+# Failures the page lists of each sort (the export has them all).
+LIST_LIMIT = 100
 MAX_DAYS = 366
 # Tool results are checked on their first and last characters only: megabyte outputs are not
 # read whole, and Hermes puts an error object's keys at either end.
@@ -71,26 +72,26 @@ def _col(shape, table: str, alias: str, name: str, default: str = "NULL") -> str
     return f"{alias}.{name}" if shape.has_column(table, name) else default
 
 
-def _block_sql(shape) -> str:
+def _kind_sql(shape) -> tuple[str, str]:
+    """A message row's failure kind (``tool_ok`` for a good tool result, NULL for no kind) and
+    the rows that can have one: the one definition the counts and the list share."""
     has_finish = shape.has_column("messages", "finish_reason")
-    finish = (
-        "WHEN m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error') "
-        "THEN 'finish_' || m.finish_reason "
-        if has_finish
-        else ""
+    bad_finish = "m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error')"
+    finish = f"WHEN {bad_finish} THEN 'finish_' || m.finish_reason " if has_finish else ""
+    kind = (
+        f"CASE WHEN m.role = 'tool' THEN CASE WHEN {_TOOL_ERROR} THEN 'tool_error' "
+        f"ELSE 'tool_ok' END {finish}END"
     )
-    wanted = "m.role = 'tool'" + (
-        " OR (m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error'))"
-        if has_finish
-        else ""
-    )
+    return kind, "m.role = 'tool'" + (f" OR ({bad_finish})" if has_finish else "")
+
+
+def _block_sql(shape) -> str:
+    kind, wanted = _kind_sql(shape)
     return (
         "SELECT CAST(m.timestamp / 3600 AS INTEGER), s.source, "
         f"{_col(shape, 'sessions', 's', 'model')}, "
         f"CASE WHEN m.role = 'tool' THEN COALESCE({_col(shape, 'messages', 'm', 'tool_name')}, '') "
-        "ELSE '' END, "
-        f"CASE WHEN m.role = 'tool' THEN CASE WHEN {_TOOL_ERROR} THEN 'tool_error' "
-        f"ELSE 'tool_ok' END {finish}END, COUNT(*), MAX(m.id) "
+        f"ELSE '' END, {kind}, COUNT(*), MAX(m.id) "
         "FROM messages m JOIN sessions s ON s.id = m.session_id "
         f"WHERE m.id > ? AND m.id <= ? AND ({wanted}) GROUP BY 1, 2, 3, 4, 5"
     )
@@ -127,8 +128,7 @@ def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
 
 def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
     """A block's groups summed for a window that holds all of it, without filters: per
-    ``(source, model, tool, kind)``, per ``(hour, kind)`` of the failures, its newest failing
-    message ids, and its first hour.  Kept in the ``failures`` cache beside the block (a few
+    ``(source, model, tool, kind)``, per ``(hour, kind)`` of the failures, and its first hour.  Kept in the ``failures`` cache beside the block (a few
     hundred entries instead of thousands), so a view reads and adds these."""
     want = min(start + BLOCK, top)
     key = "failures-digest:" + hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
@@ -137,9 +137,8 @@ def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict
         return cached[1]
     totals: Counter = Counter()
     hourly: Counter = Counter()
-    failing: list[int] = []
     first_hour = None
-    for (hour, source, model, tool, kind), (count, max_id) in _block(
+    for (hour, source, model, tool, kind), (count, _max_id) in _block(
         start, top, identity, shape, budget
     ).items():
         if hour is None or kind is None:
@@ -148,13 +147,7 @@ def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict
         totals[(source, model, tool, kind)] += count
         if kind != "tool_ok":
             hourly[(hour, kind)] += count
-            failing.append(max_id)
-    digest = {
-        "first_hour": first_hour,
-        "totals": totals,
-        "hourly": hourly,
-        "newest": heapq.nlargest(EXAMPLES, failing),
-    }
+    digest = {"first_hour": first_hour, "totals": totals, "hourly": hourly}
     failure_cache().set(key, (want, digest), BLOCK_TTL)
     return digest
 
@@ -194,6 +187,15 @@ class Filters:
     source: str = ""
     model: str = ""
     tool: str = ""
+    # These narrow the list of failures only; the counts are the window's.
+    kind: str = ""
+    start: dt.date | None = None
+    end: dt.date | None = None
+
+    @property
+    def counted(self) -> Filters:
+        """The filters the counts use."""
+        return replace(self, kind="", start=None, end=None)
 
 
 @dataclass
@@ -204,6 +206,8 @@ class Group:
     sessions: int = 0
     by_kind: Counter = field(default_factory=Counter)
     href: str = ""
+    # Per kind, the list of that kind's failures of the group (set by the page).
+    kind_hrefs: dict = field(default_factory=dict)
 
     @property
     def per_100_calls(self) -> float | None:
@@ -223,7 +227,6 @@ class Report:
     by_model: list[Group]
     by_source: list[Group]
     by_day: list[tuple[str, Counter]]
-    examples: list[dict]
     recorded: dict[str, bool]
     elapsed: float = 0.0
 
@@ -259,7 +262,6 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
     since_hour = int(since // 3600)
     totals: Counter = Counter()
     hourly: Counter = Counter()
-    candidates: list[int] = []
     start = (max(first - 1, 0) // BLOCK) * BLOCK
     filtered = bool(f.source or f.model or f.tool)
     while start < top:
@@ -269,10 +271,9 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
                 # The whole block is in the window: its sums, not its groups.
                 totals.update(digest["totals"])
                 hourly.update(digest["hourly"])
-                candidates.extend(digest["newest"])
                 start += BLOCK
                 continue
-        for (hour, source, model, tool, kind), (count, max_id) in _block(
+        for (hour, source, model, tool, kind), (count, _max_id) in _block(
             start, top, identity, shape, budget
         ).items():
             if hour is None or hour < since_hour or kind is None:
@@ -282,7 +283,6 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
             totals[(source, model, tool, kind)] += count
             if kind != "tool_ok":
                 hourly[(hour, kind)] += count
-                candidates.append(max_id)
         start += BLOCK
     kinds: Counter = Counter()
     calls = 0
@@ -307,7 +307,6 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
         if hour not in days_of:
             days_of[hour] = local_day(hour * 3600)
         daily[days_of[hour]][kind] += count
-    newest = heapq.nlargest(EXAMPLES, candidates)
     sessions, failed_sessions = _sessions(f, since, shape, groups, kinds, daily, budget)
     report = Report(
         filters=f,
@@ -321,7 +320,6 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
         by_model=_ranked(groups["model"]),
         by_source=_ranked(groups["source"]),
         by_day=sorted(daily.items()),
-        examples=_examples(newest, budget),
         recorded={
             "finish_reason": shape.has_column("messages", "finish_reason"),
             "end_reason": shape.has_column("sessions", "end_reason"),
@@ -380,38 +378,141 @@ def _ranked(groups: dict[str, Group]) -> list[Group]:
     )
 
 
-def _examples(ids: list[int], budget: float) -> list[dict]:
-    """The newest failing messages (metadata only: never their content)."""
-    if not ids:
-        return []
-    shape = store.shape()
-    finish = "m.finish_reason" if shape.has_column("messages", "finish_reason") else "NULL"
-    marks = ",".join("?" * len(ids))
-    rows = store.rows(
-        f"SELECT m.id, m.session_id, m.role, {_col(shape, 'messages', 'm', 'tool_name')}, "
-        f"{finish}, m.timestamp, s.source, {_col(shape, 'sessions', 's', 'model')}, "
+def _display_model(models: dict, raw) -> str:
+    if raw not in models:
+        models[raw] = redact(short_model(raw))
+    return models[raw]
+
+
+def _list_bounds(f: Filters, now: float) -> tuple[float, float, float]:
+    """Epoch bounds of the list: from the window's first hour for messages (as the counts
+    read them), from its exact start for sessions, to the end of ``f.end``."""
+    since = now - f.days * 86_400
+    first_hour, end = (since // 3600) * 3600, 1e18
+    if f.start:
+        since = first_hour = max(since, day_start_epoch(f.start))
+    if f.end:
+        end = day_end_epoch(f.end)
+    return first_hour, since, end
+
+
+def _listed(f: Filters, key: tuple, low: float, high: float) -> bool:
+    """Whether a block's group ``(hour, source, model, tool, kind)`` holds listed failures."""
+    hour, source, model, tool, kind = key
+    return (
+        hour is not None
+        and kind not in (None, "tool_ok")
+        and (not f.kind or kind == f.kind)
+        and low < (hour + 1) * 3600
+        and hour * 3600 < high
+        and _matches(f, source, model, tool)
+    )
+
+
+def failing_messages(f: Filters, *, budget: float, now: float | None = None, limit=None):
+    """The failing messages of the window and filters, newest first, one list per block.
+
+    The blocks' counts say which blocks hold any (the others are not read) and the rows are
+    classified by the same SQL as the counts; the filters compare display values, as the
+    counts do (metadata only: never the content)."""
+    if f.kind == "session_error":
+        return
+    now = time.time() if now is None else now
+    low, _since, high = _list_bounds(f, now)
+    shape, identity = store.shape(), store.file_identity()
+    top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
+    floor = (max(_first_id_at(low, top, budget) - 1, 0) // BLOCK) * BLOCK
+    kind, wanted = _kind_sql(shape)
+    sql = (
+        f"SELECT m.id, m.session_id, {kind}, m.timestamp, s.source, "
+        f"{_col(shape, 'sessions', 's', 'model')}, {_col(shape, 'messages', 'm', 'tool_name')}, "
         f"{_col(shape, 'sessions', 's', 'title')} "
         "FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE m.id IN ({marks}) ORDER BY m.id DESC",
-        ids,
+        f"WHERE m.id > ? AND m.id <= ? AND m.timestamp >= ? AND m.timestamp < ? AND ({wanted}) "
+        "ORDER BY m.id DESC"
+    )
+    models: dict = {}
+    start = ((top - 1) // BLOCK) * BLOCK
+    while top and start >= floor and (limit is None or limit > 0):
+        groups = _block(start, top, identity, shape, budget)
+        chunk: list[dict] = []
+        if any(_listed(f, key, low, high) for key in groups):
+            with store.cursor(budget=budget) as cur:
+                cur.execute(sql, [start, min(start + BLOCK, top), low, high])
+                for mid, sid, kind_of, ts, source, model, tool, title in cur:
+                    if kind_of == "tool_ok" or (f.kind and kind_of != f.kind):
+                        continue
+                    row = _failure(kind_of, ts, sid, title, source, _display_model(models, model))
+                    tool = redact(tool or "") if kind_of == "tool_error" else ""
+                    row.update(message_id=mid, tool=tool)
+                    if not _matches(f, row["source"], row["model"], tool):
+                        continue
+                    chunk.append(row)
+                    if limit is not None and len(chunk) >= limit:
+                        break
+        if chunk:
+            yield chunk
+            limit = None if limit is None else limit - len(chunk)
+        start -= BLOCK
+
+
+def failed_sessions(f: Filters, *, budget: float, now: float | None = None) -> list[dict]:
+    """The sessions of the window and filters that ended with a failure, newest first."""
+    shape = store.shape()
+    if (
+        not shape.has_column("sessions", "end_reason")
+        or f.tool
+        or f.kind not in ("", "session_error")
+    ):
+        return []
+    _low, since, high = _list_bounds(f, time.time() if now is None else now)
+    marks = ",".join("?" * len(END_FAILURES))
+    rows = store.rows(
+        f"SELECT s.id, s.source, {_col(shape, 'sessions', 's', 'model')}, "
+        f"{_col(shape, 'sessions', 's', 'title')}, s.end_reason, s.started_at FROM sessions s "
+        f"WHERE s.started_at >= ? AND s.started_at < ? AND s.end_reason IN ({marks}) "
+        "ORDER BY s.started_at DESC, s.id DESC",
+        [since, high, *END_FAILURES],
         budget,
     )
-    return [
-        {
-            "message_id": r[0],
-            "session_id": r[1],
-            "kind": "tool_error" if r[2] == "tool" else f"finish_{r[4]}",
-            "kind_label": KIND_LABELS.get(
-                "tool_error" if r[2] == "tool" else f"finish_{r[4]}", gettext_noop("failure")
-            ),
-            "tool": r[3] or "",
-            "timestamp": r[5],
-            "source": r[6] or "",
-            "model": redact(short_model(r[7])),
-            "title": redact(r[8] or ""),
-        }
-        for r in rows
-    ]
+    models: dict = {}
+    out = []
+    for sid, source, model, title, end_reason, started in rows:
+        row = _failure("session_error", started, sid, title, source, _display_model(models, model))
+        if _matches(f, row["source"], row["model"], ""):
+            out.append({**row, "end_reason": end_reason})
+    return out
+
+
+def _failure(kind: str, when, session_id: str, title, source, model: str) -> dict:
+    """One failure as the list and the export show it (metadata only)."""
+    return {
+        "kind": kind,
+        "kind_label": KIND_LABELS.get(kind, gettext_noop("failure")),
+        "timestamp": when,
+        "session_id": session_id,
+        "title": redact(title or ""),
+        "message_id": None,
+        "tool": "",
+        "model": model,
+        "source": source or "",
+        "end_reason": "",
+    }
+
+
+def listing_for(f: Filters, *, budget: float) -> tuple[list[dict], list[dict]]:
+    """The page's newest failing messages and failed sessions, reused like the report."""
+
+    def build_listing():
+        now = time.time()
+        messages = [
+            r
+            for chunk in failing_messages(f, budget=budget, now=now, limit=LIST_LIMIT)
+            for r in chunk
+        ]
+        return messages, failed_sessions(f, budget=budget, now=now)[:LIST_LIMIT]
+
+    return _kept("failures-list", f, build_listing)
 
 
 def warm(*, budget: float) -> None:
@@ -422,11 +523,16 @@ def warm(*, budget: float) -> None:
 
 def report_for(f: Filters, *, budget: float) -> Report:
     """The report, reused for a minute while the file is unchanged."""
+    return _kept("failures-page", f.counted, lambda: build(f.counted, budget=budget))
+
+
+def _kept(prefix: str, f: Filters, compute):
+    """``compute()``, reused for a minute while the file is unchanged."""
     signature = store.file_signature()
-    key = "failures-page:" + hashlib.sha256(repr((signature, f)).encode()).hexdigest()
-    report = cache.get(key) if signature else None
-    if report is None:
-        report = build(f, budget=budget)
+    key = f"{prefix}:" + hashlib.sha256(repr((signature, f)).encode()).hexdigest()
+    value = cache.get(key) if signature else None
+    if value is None:
+        value = compute()
         if signature:
-            cache.set(key, report, PAGE_TTL)
-    return report
+            cache.set(key, value, PAGE_TTL)
+    return value
