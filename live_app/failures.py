@@ -93,7 +93,7 @@ def _block_sql(shape) -> str:
         f"CASE WHEN m.role = 'tool' THEN COALESCE({_col(shape, 'messages', 'm', 'tool_name')}, '') "
         f"ELSE '' END, {kind}, COUNT(*), MAX(m.id) "
         "FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE m.id > ? AND m.id <= ? AND ({wanted}) GROUP BY 1, 2, 3, 4, 5"
+        f"WHERE m.id > %s AND m.id <= %s AND ({wanted}) GROUP BY 1, 2, 3, 4, 5"
     )
 
 
@@ -168,7 +168,7 @@ def _first_id_at(since: float, top: int, budget: float) -> int:
     while low < high:
         mid = (low + high) // 2
         row = store.one(
-            "SELECT timestamp FROM messages WHERE id > ? ORDER BY id LIMIT 1", [mid], budget=budget
+            "SELECT timestamp FROM messages WHERE id > %s ORDER BY id LIMIT 1", [mid], budget=budget
         )
         if row is None or row[0] is None or row[0] >= since:
             high = mid
@@ -337,7 +337,7 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
     total = failed = 0
     rows = store.rows(
         f"SELECT s.source, {_col(shape, 'sessions', 's', 'model')}, {end}, s.started_at, COUNT(*) "
-        "FROM sessions s WHERE s.started_at >= ? "
+        "FROM sessions s WHERE s.started_at >= %s "
         "GROUP BY 1, 2, 3, CAST(started_at / 86400 AS INTEGER)",
         [since],
         budget,
@@ -428,7 +428,7 @@ def failing_messages(f: Filters, *, budget: float, now: float | None = None, lim
         f"{_col(shape, 'sessions', 's', 'model')}, {_col(shape, 'messages', 'm', 'tool_name')}, "
         f"{_col(shape, 'sessions', 's', 'title')} "
         "FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE m.id > ? AND m.id <= ? AND m.timestamp >= ? AND m.timestamp < ? AND ({wanted}) "
+        f"WHERE m.id > %s AND m.id <= %s AND m.timestamp >= %s AND m.timestamp < %s AND ({wanted}) "
         "ORDER BY m.id DESC"
     )
     models: dict = {}
@@ -466,11 +466,11 @@ def failed_sessions(f: Filters, *, budget: float, now: float | None = None) -> l
     ):
         return []
     _low, since, high = _list_bounds(f, time.time() if now is None else now)
-    marks = ",".join("?" * len(END_FAILURES))
+    marks = ", ".join(["%s"] * len(END_FAILURES))
     rows = store.rows(
         f"SELECT s.id, s.source, {_col(shape, 'sessions', 's', 'model')}, "
         f"{_col(shape, 'sessions', 's', 'title')}, s.end_reason, s.started_at FROM sessions s "
-        f"WHERE s.started_at >= ? AND s.started_at < ? AND s.end_reason IN ({marks}) "
+        f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}) "
         "ORDER BY s.started_at DESC, s.id DESC",
         [since, high, *END_FAILURES],
         budget,

@@ -86,11 +86,6 @@ def _link(f: Filters, **changes) -> str:
     return reverse("failures:index") + "?" + urlencode({k: v for k, v in params.items() if v})
 
 
-def failures_link(days: int, first: dt.date | None = None, last: dt.date | None = None, **more):
-    """The failures of these local days (within the last ``days``), listed."""
-    return _link(Filters(days=days), start=first, end=last, **more)
-
-
 def _chart(report):
     rows = [
         (dt.date.fromisoformat(day), {"failures": sum(kinds.values())})

@@ -1,0 +1,179 @@
+"""The home page's figures: today against yesterday, this week against last, the latest
+failures and the costliest sessions of the week.
+
+Periods are local days in ``TIME_ZONE`` (weeks start on Monday, as ISO 8601 has it), and each
+figure has the definition of the page it links to:
+
+* sessions, messages, tool calls and cost are those of the sessions *started* in the period,
+  as insights counts them (the same ``per`` rows, :mod:`insights_app.figures.per_session`);
+  a session's cost is insights' rule: its usage rows' estimates, or its own estimate when
+  that is larger (what the models table adds up);
+* failures are the failures page's (:mod:`live_app.failures`), per local day.
+
+Everything but what is running now comes from a handful of statements over the last two
+weeks of sessions and the failures page's cached counts, and is kept for a minute while the
+file is unchanged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import time
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import urlencode
+
+from hermes_explorer import store
+from insights_app.drilldown import Drill
+from insights_app.figures.per_session import per_session_cte
+from insights_app.localtime import offset_segments
+from insights_app.window import Window, scope_of, window_span
+from redaction import redact
+from sessions_app.formatting import short_model
+from sessions_app.timefmt import day_start_epoch, local_date
+
+from . import failures
+
+TTL = 60
+LATEST = 5
+COSTLIEST = 5
+METRICS = ("sessions", "messages", "tool_calls", "cost", "failures")
+EPOCH_DAY = dt.date(1970, 1, 1)
+
+
+@dataclass(frozen=True)
+class Period:
+    key: str  # today, yesterday, week, last_week
+    first: dt.date
+    last: dt.date  # inclusive
+
+
+def periods(today: dt.date) -> list[Period]:
+    monday = today - dt.timedelta(days=today.weekday())
+    yesterday = today - dt.timedelta(days=1)
+    return [
+        Period("today", today, today),
+        Period("yesterday", yesterday, yesterday),
+        Period("week", monday, today),
+        Period("last_week", monday - dt.timedelta(days=7), monday - dt.timedelta(days=1)),
+    ]
+
+
+def figures(*, budget: float, now: float | None = None) -> dict:
+    """The page's figures, reused for a minute while the file is unchanged (and the day the
+    same)."""
+    now = time.time() if now is None else now
+    today = local_date(now)
+    signature = store.file_signature()
+    key = "home:" + hashlib.sha256(repr((signature, today, store.name())).encode()).hexdigest()
+    value = cache.get(key) if signature else None
+    if value is None:
+        value = _figures(today, now, budget)
+        if signature:
+            cache.set(key, value, TTL)
+    return value
+
+
+def _figures(today: dt.date, now: float, budget: float) -> dict:
+    spans = periods(today)
+    first = spans[-1].first
+    scope, lo, hi = window_span(scope_of(Window(from_epoch=day_start_epoch(first)), now))
+    per = per_session_cte(scope, offset_segments(timezone.get_current_timezone(), lo, hi))
+    # A session's cost as insights adds it up: its usage rows plus what its own estimate
+    # holds beyond them.
+    by_day = {
+        EPOCH_DAY + dt.timedelta(days=day): dict(zip(METRICS, values, strict=False))
+        for day, *values in store.rows(
+            f"WITH {per} SELECT lt / 86400, COUNT(*), SUM(messages), SUM(tool_calls), "
+            "SUM(MAX(s_cost, u_cost)) FROM per WHERE lt IS NOT NULL GROUP BY 1",
+            scope.params,
+            budget,
+        )
+    }
+    week = day_start_epoch(spans[2].first)
+    costliest = [
+        {
+            "session_id": sid,
+            "title": redact(title or ""),
+            "source": source,
+            "model": redact(short_model(model)),
+            "started_at": started,
+            "cost": cost,
+        }
+        for sid, title, source, model, started, cost in store.rows(
+            f"WITH {per} SELECT p.id, substr({scope.scol('title', 'NULL')}, 1, 200), p.source, "
+            "p.model, p.started_at, MAX(p.s_cost, p.u_cost) AS cost "
+            "FROM per p JOIN sessions s ON s.id = p.id WHERE p.started_at >= %s AND cost > 0 "
+            "ORDER BY cost DESC, p.started_at DESC LIMIT %s",
+            [*scope.params, week, COSTLIEST],
+            budget,
+        )
+    ]
+    report = failures.report_for(failures.Filters(days=14), budget=budget)
+    failed = {dt.date.fromisoformat(day): sum(kinds.values()) for day, kinds in report.by_day}
+    table = []
+    for metric in METRICS:
+        cells = []
+        for span in spans:
+            days = [
+                span.first + dt.timedelta(days=n) for n in range((span.last - span.first).days + 1)
+            ]
+            if metric == "failures":
+                value = sum(failed.get(day, 0) for day in days)
+            else:
+                value = sum(by_day.get(day, {}).get(metric) or 0 for day in days)
+            cells.append({"period": span, "value": value, "href": _link(metric, span, now)})
+        # Today against yesterday, this week against last: the change in per cent.
+        for current, before in ((cells[0], cells[1]), (cells[2], cells[3])):
+            if before["value"]:
+                current["change"] = round(
+                    100 * (current["value"] - before["value"]) / before["value"]
+                )
+        table.append({"metric": metric, "cells": cells})
+    return {
+        "periods": spans,
+        "table": table,
+        "costliest": costliest,
+        "latest_failures": _latest_failures(budget, now),
+        "recorded": report.recorded,
+        "has_cost": store.shape().has_column("sessions", "estimated_cost_usd"),
+        "has_tool_calls": store.shape().has_column("sessions", "tool_call_count"),
+        "week_insights": _insights(spans[2]),
+    }
+
+
+def _latest_failures(budget: float, now: float) -> list[dict]:
+    """The newest failures of the last week: messages and sessions, newest first."""
+    week = failures.Filters(days=7)
+    rows = [
+        r
+        for chunk in failures.failing_messages(week, budget=budget, now=now, limit=LATEST)
+        for r in chunk
+    ]
+    rows += failures.failed_sessions(week, budget=budget, now=now)[:LATEST]
+    return sorted(rows, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
+
+
+def _insights(span: Period) -> str:
+    params = {"days": "custom", "start": span.first, "end": span.last}
+    return reverse("insights:index") + "?" + urlencode(params)
+
+
+def _link(metric: str, span: Period, now: float) -> str:
+    """The page behind a figure: the sessions started in the period, their insights, or the
+    failures of its days (a window of whole days that holds them)."""
+    if metric == "sessions":
+        return Drill(Window(days=None), now).days(span.first, span.last)
+    if metric == "failures":
+        days = (local_date(now) - span.first).days + 1
+        return failures_link(days, span.first, span.last)
+    return _insights(span)
+
+
+def failures_link(days: int, first: dt.date, last: dt.date) -> str:
+    params = {"days": days, "start": first, "end": last}
+    return reverse("failures:index") + "?" + urlencode(params)
