@@ -91,7 +91,7 @@ def _block_sql(shape) -> str:
         "SELECT CAST(m.timestamp / 3600 AS INTEGER), s.source, "
         f"{_col(shape, 'sessions', 's', 'model')}, "
         f"CASE WHEN m.role = 'tool' THEN COALESCE({_col(shape, 'messages', 'm', 'tool_name')}, '') "
-        f"ELSE '' END, {kind}, COUNT(*), MAX(m.id) "
+        f"ELSE '' END, {kind}, COUNT(*), group_concat(m.id) "
         "FROM messages m JOIN sessions s ON s.id = m.session_id "
         f"WHERE m.id > %s AND m.id <= %s AND ({wanted}) GROUP BY 1, 2, 3, 4, 5"
     )
@@ -103,25 +103,23 @@ def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
     A block is cached with the id it has been read up to; a later view reads only the ids
     added since (Hermes appends) and merges them in, so the newest block costs what is new.
     Keys are ``(hour, source, model, tool, kind)``, with the model already in its display
-    form (short, redacted); values ``(count, newest message id)``."""
+    form (short, redacted); values ``(count, ids)``, the ids of the failing messages (none
+    for good tool results): the rows the list shows behind each count."""
     end = start + BLOCK
     raw = repr((identity, start, BLOCK)).encode()
-    key = "failures-block:" + hashlib.sha256(raw).hexdigest()
+    key = "failures-rows:" + hashlib.sha256(raw).hexdigest()
     cached = failure_cache().get(key)
     upto, merged = cached if cached else (start, {})
     want = min(end, top)
     if upto < want:
         models: dict = {}
-        for hour, source, model, tool, kind, count, max_id in store.rows(
+        for hour, source, model, tool, kind, count, ids in store.rows(
             _block_sql(shape), [upto, want], budget
         ):
-            if model not in models:
-                models[model] = redact(short_model(model))
-            group = (hour, source or "", models[model], redact(tool) or "", kind)
-            old = merged.get(group)
-            merged[group] = (
-                (count, max_id) if old is None else (old[0] + count, max(old[1], max_id))
-            )
+            group = (hour, source or "", _display_model(models, model), redact(tool) or "", kind)
+            ids = () if kind == "tool_ok" else tuple(int(i) for i in ids.split(","))
+            old = merged.get(group, (0, ()))
+            merged[group] = (old[0] + count, old[1] + ids)
         failure_cache().set(key, (want, merged), BLOCK_TTL)
     return merged
 
@@ -138,7 +136,7 @@ def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict
     totals: Counter = Counter()
     hourly: Counter = Counter()
     first_hour = None
-    for (hour, source, model, tool, kind), (count, _max_id) in _block(
+    for (hour, source, model, tool, kind), (count, _ids) in _block(
         start, top, identity, shape, budget
     ).items():
         if hour is None or kind is None:
@@ -273,7 +271,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
                 hourly.update(digest["hourly"])
                 start += BLOCK
                 continue
-        for (hour, source, model, tool, kind), (count, _max_id) in _block(
+        for (hour, source, model, tool, kind), (count, _ids) in _block(
             start, top, identity, shape, budget
         ).items():
             if hour is None or hour < since_hour or kind is None:
@@ -390,21 +388,22 @@ def _list_bounds(f: Filters, now: float) -> tuple[float, float, float]:
     since = now - f.days * 86_400
     first_hour, end = (since // 3600) * 3600, 1e18
     if f.start:
-        since = first_hour = max(since, day_start_epoch(f.start))
+        first_hour = max(first_hour, day_start_epoch(f.start))
+        since = max(since, day_start_epoch(f.start))
     if f.end:
         end = day_end_epoch(f.end)
     return first_hour, since, end
 
 
 def _listed(f: Filters, key: tuple, low: float, high: float) -> bool:
-    """Whether a block's group ``(hour, source, model, tool, kind)`` holds listed failures."""
+    """Whether a block's group ``(hour, source, model, tool, kind)`` is listed: the list takes
+    whole hours, as the counts do (a day is the hours that start in it)."""
     hour, source, model, tool, kind = key
     return (
         hour is not None
         and kind not in (None, "tool_ok")
         and (not f.kind or kind == f.kind)
-        and low < (hour + 1) * 3600
-        and hour * 3600 < high
+        and low <= hour * 3600 < high
         and _matches(f, source, model, tool)
     )
 
@@ -412,9 +411,8 @@ def _listed(f: Filters, key: tuple, low: float, high: float) -> bool:
 def failing_messages(f: Filters, *, budget: float, now: float | None = None, limit=None):
     """The failing messages of the window and filters, newest first, one list per block.
 
-    The blocks' counts say which blocks hold any (the others are not read) and the rows are
-    classified by the same SQL as the counts; the filters compare display values, as the
-    counts do (metadata only: never the content)."""
+    They are the ids the blocks keep behind each count (the same groups, so the list and
+    the counts agree); only their metadata is read here, by primary key (never content)."""
     if f.kind == "session_error":
         return
     now = time.time() if now is None else now
@@ -422,37 +420,38 @@ def failing_messages(f: Filters, *, budget: float, now: float | None = None, lim
     shape, identity = store.shape(), store.file_identity()
     top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
     floor = (max(_first_id_at(low, top, budget) - 1, 0) // BLOCK) * BLOCK
-    kind, wanted = _kind_sql(shape)
-    sql = (
-        f"SELECT m.id, m.session_id, {kind}, m.timestamp, s.source, "
-        f"{_col(shape, 'sessions', 's', 'model')}, {_col(shape, 'messages', 'm', 'tool_name')}, "
-        f"{_col(shape, 'sessions', 's', 'title')} "
-        "FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE m.id > %s AND m.id <= %s AND m.timestamp >= %s AND m.timestamp < %s AND ({wanted}) "
-        "ORDER BY m.id DESC"
-    )
-    models: dict = {}
+    title = _col(shape, "sessions", "s", "title")
     start = ((top - 1) // BLOCK) * BLOCK
     while top and start >= floor and (limit is None or limit > 0):
-        groups = _block(start, top, identity, shape, budget)
-        chunk: list[dict] = []
-        if any(_listed(f, key, low, high) for key in groups):
-            with store.cursor(budget=budget) as cur:
-                cur.execute(sql, [start, min(start + BLOCK, top), low, high])
-                for mid, sid, kind_of, ts, source, model, tool, title in cur:
-                    if kind_of == "tool_ok" or (f.kind and kind_of != f.kind):
-                        continue
-                    row = _failure(kind_of, ts, sid, title, source, _display_model(models, model))
-                    tool = redact(tool or "") if kind_of == "tool_error" else ""
-                    row.update(message_id=mid, tool=tool)
-                    if not _matches(f, row["source"], row["model"], tool):
-                        continue
-                    chunk.append(row)
-                    if limit is not None and len(chunk) >= limit:
-                        break
-        if chunk:
+        groups = {
+            i: key
+            for key, (_count, ids) in _block(start, top, identity, shape, budget).items()
+            if _listed(f, key, low, high)
+            for i in ids
+        }
+        ids = sorted(groups, reverse=True)[:limit]
+        for part in range(0, len(ids), 500):
+            wanted = ids[part : part + 500]
+            marks = ", ".join(["%s"] * len(wanted))
+            rows = store.rows(
+                f"SELECT m.id, m.session_id, m.timestamp, {title} FROM messages m "
+                f"JOIN sessions s ON s.id = m.session_id WHERE m.id IN ({marks}) "
+                "ORDER BY m.id DESC",
+                wanted,
+                budget,
+            )
+            chunk = []
+            for mid, sid, ts, title_of in rows:
+                _hour, source, model, tool, kind = groups[mid]
+                chunk.append(
+                    {
+                        **_failure(kind, ts, sid, title_of, source, model),
+                        "message_id": mid,
+                        "tool": tool,
+                    }
+                )
             yield chunk
-            limit = None if limit is None else limit - len(chunk)
+        limit = None if limit is None else limit - len(ids)
         start -= BLOCK
 
 

@@ -105,10 +105,13 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
             "cost": cost,
         }
         for sid, title, source, model, started, cost in store.rows(
-            f"WITH {per} SELECT p.id, substr({scope.scol('title', 'NULL')}, 1, 200), p.source, "
-            "p.model, p.started_at, MAX(p.s_cost, p.u_cost) AS cost "
-            "FROM per p JOIN sessions s ON s.id = p.id WHERE p.started_at >= %s AND cost > 0 "
-            "ORDER BY cost DESC, p.started_at DESC LIMIT %s",
+            # The top few first, then their titles: joining ``per`` (no index) to every
+            # session would scan it once per session.
+            f"WITH {per} SELECT t.id, substr({scope.scol('title', 'NULL')}, 1, 200), t.source, "
+            "t.model, t.started_at, t.cost FROM (SELECT id, source, model, started_at, "
+            "MAX(s_cost, u_cost) AS cost FROM per WHERE started_at >= %s AND cost > 0 "
+            "ORDER BY cost DESC, started_at DESC LIMIT %s) t JOIN sessions s ON s.id = t.id "
+            "ORDER BY t.cost DESC, t.started_at DESC",
             [*scope.params, week, COSTLIEST],
             budget,
         )

@@ -161,7 +161,7 @@ def index(request):
                 (k, label, report.kinds.get(k, 0), _link(f, kind=k))
                 for k, label in KIND_LABELS.items()
             ],
-            "messages": listing[0],
+            "failing": listing[0],
             "failed_sessions": listing[1],
             "list_limit": LIST_LIMIT,
             "narrowed": bool(f.kind or f.start or f.end),

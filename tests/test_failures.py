@@ -255,7 +255,7 @@ def oracle_rows(path, since: float) -> tuple[list[int], list[str]]:
 
 def _listed(response) -> tuple[list[int], list[str]]:
     return (
-        [e["message_id"] for e in response.context["messages"]],
+        [e["message_id"] for e in response.context["failing"]],
         [e["session_id"] for e in response.context["failed_sessions"]],
     )
 
@@ -277,7 +277,7 @@ def test_list_holds_every_planted_failure_on_every_layout(failures_store, staff_
 
 def test_list_links_to_the_exact_message(current_failures, staff_client):
     response = staff_client.get("/failures/?days=30")
-    messages = response.context["messages"]
+    messages = response.context["failing"]
     # Newest first by insertion order (the id), as Hermes writes them: s-b's rows came last.
     assert messages[0]["message_id"] == current_failures["exit1"]
     assert current_failures["newest"] in [e["message_id"] for e in messages]
@@ -291,7 +291,7 @@ def test_list_links_to_the_exact_message(current_failures, staff_client):
 def _rows_behind(client, href: str) -> int:
     response = client.get(href.split("#")[0])
     assert response.status_code == 200
-    return len(response.context["messages"]) + len(response.context["failed_sessions"])
+    return len(response.context["failing"]) + len(response.context["failed_sessions"])
 
 
 def test_every_count_drills_down_to_the_rows_behind_it(current_failures, staff_client):
@@ -312,7 +312,7 @@ def test_every_count_drills_down_to_the_rows_behind_it(current_failures, staff_c
             assert _rows_behind(staff_client, cell) == count, cell
     # Narrowing the list leaves the counts as they were.
     narrowed = staff_client.get("/failures/?days=30&kind=tool_error&tool=terminal")
-    assert [e["message_id"] for e in narrowed.context["messages"]][:1] == [
+    assert [e["message_id"] for e in narrowed.context["failing"]][:1] == [
         current_failures["exit1"]
     ]
     assert narrowed.context["report"].kinds["tool_error"] == 2

@@ -179,7 +179,7 @@ def test_each_figure_links_to_the_page_behind_it(home_store, staff_client):
                 ids = [r.record.id for r in behind.context["table"].rows]
                 assert len(ids) == value, (key, cell["href"])
             elif row["metric"] == "failures":
-                listed = len(behind.context["messages"]) + len(behind.context["failed_sessions"])
+                listed = len(behind.context["failing"]) + len(behind.context["failed_sessions"])
                 assert listed == value, (key, cell["href"])
             else:
                 overview = behind.context["report"].overview
