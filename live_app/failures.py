@@ -129,7 +129,10 @@ def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict
     ``(source, model, tool, kind)``, per ``(hour, kind)`` of the failures, and its first hour.  Kept in the ``failures`` cache beside the block (a few
     hundred entries instead of thousands), so a view reads and adds these."""
     want = min(start + BLOCK, top)
-    key = "failures-digest:" + hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
+    key = (
+        "failures-rows-digest:"
+        + hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
+    )
     cached = failure_cache().get(key)
     if cached and cached[0] == want:
         return cached[1]
