@@ -514,7 +514,7 @@ def listing_for(f: Filters, *, budget: float) -> tuple[list[dict], list[dict]]:
         ]
         return messages, failed_sessions(f, budget=budget, now=now)[:LIST_LIMIT]
 
-    return _kept("failures-list", f, build_listing)
+    return kept("failures-list", f, build_listing)
 
 
 def warm(*, budget: float) -> None:
@@ -525,10 +525,10 @@ def warm(*, budget: float) -> None:
 
 def report_for(f: Filters, *, budget: float) -> Report:
     """The report, reused for a minute while the file is unchanged."""
-    return _kept("failures-page", f.counted, lambda: build(f.counted, budget=budget))
+    return kept("failures-page", f.counted, lambda: build(f.counted, budget=budget))
 
 
-def _kept(prefix: str, f: Filters, compute):
+def kept(prefix: str, f: Filters, compute):
     """``compute()``, reused for a minute while the file is unchanged."""
     signature = store.file_signature()
     key = f"{prefix}:" + hashlib.sha256(repr((signature, f)).encode()).hexdigest()

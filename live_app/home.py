@@ -10,9 +10,10 @@ figure has the definition of the page it links to:
   that is larger (what the models table adds up);
 * failures are the failures page's (:mod:`live_app.failures`), per local day.
 
-Everything but what is running now comes from a handful of statements over the last two
-weeks of sessions and the failures page's cached counts, and is kept for a minute while the
-file is unchanged.
+The period table and the costliest sessions come from one statement over the last two weeks
+of sessions and the failures page's cached counts; ``failures_warm`` computes them ahead on its
+timer (see :func:`figures`).  What runs now and the latest failures are read for each view
+(a few indexed look-ups), the latter kept for a minute while the file is unchanged.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import hashlib
 import time
 from dataclasses import dataclass
 
-from django.core.cache import cache
+from django.conf import settings
+from django.core.cache import cache, caches
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
@@ -64,18 +66,55 @@ def periods(today: dt.date) -> list[Period]:
 
 
 def figures(*, budget: float, now: float | None = None) -> dict:
-    """The page's figures, reused for a minute while the file is unchanged (and the day the
-    same)."""
+    """The period table and the week's costliest sessions.
+
+    Reused for a minute while the file is unchanged; else, as insights does with its preset
+    windows, the latest computed for this store and day while it is younger than
+    ``HERMES_INSIGHTS_STALE_SECONDS`` (``failures_warm`` computes it on its timer; the page
+    says "as of" its time); else computed here."""
     now = time.time() if now is None else now
     today = local_date(now)
     signature = store.file_signature()
     key = "home:" + hashlib.sha256(repr((signature, today, store.name())).encode()).hexdigest()
     value = cache.get(key) if signature else None
     if value is None:
-        value = _figures(today, now, budget)
-        if signature:
-            cache.set(key, value, TTL)
+        value = caches["reports"].get(_latest_key(today))
+        if value is None or now - value["generated_at"] > settings.HERMES_INSIGHTS_STALE_SECONDS:
+            value = warm(budget=budget, now=now)
+            if signature:
+                cache.set(key, value, TTL)
     return value
+
+
+def _latest_key(today: dt.date) -> str:
+    return "home-latest:" + hashlib.sha256(repr((store.name(), today)).encode()).hexdigest()
+
+
+def warm(*, budget: float, now: float | None = None) -> dict:
+    """Compute the figures now and keep them as the latest of this store and day."""
+    now = time.time() if now is None else now
+    today = local_date(now)
+    value = _figures(today, now, budget)
+    caches["reports"].set(_latest_key(today), value, 86_400)
+    return value
+
+
+def latest_failures(*, budget: float) -> list[dict]:
+    """The newest failures of the last week (messages and sessions), newest first; reused
+    for a minute while the file is unchanged."""
+    week = failures.Filters(days=7)
+
+    def newest():
+        now = time.time()
+        rows = [
+            r
+            for chunk in failures.failing_messages(week, budget=budget, now=now, limit=LATEST)
+            for r in chunk
+        ]
+        rows += failures.failed_sessions(week, budget=budget, now=now)[:LATEST]
+        return sorted(rows, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
+
+    return failures.kept("home-failures", week, newest)
 
 
 def _figures(today: dt.date, now: float, budget: float) -> dict:
@@ -83,38 +122,44 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
     first = spans[-1].first
     scope, lo, hi = window_span(scope_of(Window(from_epoch=day_start_epoch(first)), now))
     per = per_session_cte(scope, offset_segments(timezone.get_current_timezone(), lo, hi))
-    # A session's cost as insights adds it up: its usage rows plus what its own estimate
-    # holds beyond them.
+    # One pass over ``per`` (materialized once): the sums per local start day, then the
+    # week's costliest sessions.  A session's cost as insights adds it up: its usage rows plus
+    # what its own estimate holds beyond them.
+    rows = store.rows(
+        f"WITH {per} SELECT 0, lt / 86400, COUNT(*), SUM(messages), SUM(tool_calls), "
+        "SUM(MAX(s_cost, u_cost)), NULL, NULL FROM per WHERE lt IS NOT NULL GROUP BY 2 "
+        "UNION ALL SELECT * FROM (SELECT 1, id, started_at, NULL, NULL, "
+        "MAX(s_cost, u_cost) AS cost, source, model FROM per WHERE started_at >= %s AND cost > 0 "
+        "ORDER BY cost DESC, started_at DESC LIMIT %s)",
+        [*scope.params, day_start_epoch(spans[2].first), COSTLIEST],
+        budget,
+    )
     by_day = {
-        EPOCH_DAY + dt.timedelta(days=day): dict(zip(METRICS, values, strict=False))
-        for day, *values in store.rows(
-            f"WITH {per} SELECT lt / 86400, COUNT(*), SUM(messages), SUM(tool_calls), "
-            "SUM(MAX(s_cost, u_cost)) FROM per WHERE lt IS NOT NULL GROUP BY 1",
-            scope.params,
+        EPOCH_DAY + dt.timedelta(days=r[1]): dict(zip(METRICS, r[2:6], strict=False))
+        for r in rows
+        if r[0] == 0
+    }
+    top = sorted((r for r in rows if r[0] == 1), key=lambda r: (-r[5], -(r[2] or 0)))
+    titles = dict(
+        store.rows(
+            f"SELECT id, substr(title, 1, 200) FROM sessions WHERE id IN "
+            f"({', '.join(['%s'] * len(top))})",
+            [r[1] for r in top],
             budget,
         )
-    }
-    week = day_start_epoch(spans[2].first)
+        if top and scope.shape.has_column("sessions", "title")
+        else []
+    )
     costliest = [
         {
             "session_id": sid,
-            "title": redact(title or ""),
+            "title": redact(titles.get(sid) or ""),
             "source": source,
             "model": redact(short_model(model)),
             "started_at": started,
             "cost": cost,
         }
-        for sid, title, source, model, started, cost in store.rows(
-            # The top few first, then their titles: joining ``per`` (no index) to every
-            # session would scan it once per session.
-            f"WITH {per} SELECT t.id, substr({scope.scol('title', 'NULL')}, 1, 200), t.source, "
-            "t.model, t.started_at, t.cost FROM (SELECT id, source, model, started_at, "
-            "MAX(s_cost, u_cost) AS cost FROM per WHERE started_at >= %s AND cost > 0 "
-            "ORDER BY cost DESC, started_at DESC LIMIT %s) t JOIN sessions s ON s.id = t.id "
-            "ORDER BY t.cost DESC, t.started_at DESC",
-            [*scope.params, week, COSTLIEST],
-            budget,
-        )
+        for _part, sid, started, _m, _t, cost, source, model in top
     ]
     report = failures.report_for(failures.Filters(days=14), budget=budget)
     failed = {dt.date.fromisoformat(day): sum(kinds.values()) for day, kinds in report.by_day}
@@ -141,24 +186,12 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
         "periods": spans,
         "table": table,
         "costliest": costliest,
-        "latest_failures": _latest_failures(budget, now),
+        "generated_at": now,
         "recorded": report.recorded,
         "has_cost": store.shape().has_column("sessions", "estimated_cost_usd"),
         "has_tool_calls": store.shape().has_column("sessions", "tool_call_count"),
         "week_insights": _insights(spans[2]),
     }
-
-
-def _latest_failures(budget: float, now: float) -> list[dict]:
-    """The newest failures of the last week: messages and sessions, newest first."""
-    week = failures.Filters(days=7)
-    rows = [
-        r
-        for chunk in failures.failing_messages(week, budget=budget, now=now, limit=LATEST)
-        for r in chunk
-    ]
-    rows += failures.failed_sessions(week, budget=budget, now=now)[:LATEST]
-    return sorted(rows, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
 
 
 def _insights(span: Period) -> str:

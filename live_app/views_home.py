@@ -4,6 +4,8 @@ is running now, the latest failures and the week's costliest sessions (see
 
 from __future__ import annotations
 
+import time
+
 from django.conf import settings
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -30,12 +32,16 @@ def overview(request):
         show_previews=can_see_content(request.user),
         exclude=("tokens", "cost", "duration"),
     )
+    budget = settings.HERMES_INSIGHTS_TIMEOUT
+    figures = home.figures(budget=budget)
     running = live_sessions(minutes=DEFAULT_MINUTES, with_content=False)
     return render(
         request,
         "live_app/overview.html",
         {
-            "figures": home.figures(budget=settings.HERMES_INSIGHTS_TIMEOUT),
+            "figures": figures,
+            "stale": time.time() - figures["generated_at"] > home.TTL,
+            "latest_failures": home.latest_failures(budget=budget),
             "running": running[:RUNNING_SHOWN],
             "running_count": len(running),
             "live_minutes": DEFAULT_MINUTES,

@@ -312,9 +312,7 @@ def test_every_count_drills_down_to_the_rows_behind_it(current_failures, staff_c
             assert _rows_behind(staff_client, cell) == count, cell
     # Narrowing the list leaves the counts as they were.
     narrowed = staff_client.get("/failures/?days=30&kind=tool_error&tool=terminal")
-    assert [e["message_id"] for e in narrowed.context["failing"]][:1] == [
-        current_failures["exit1"]
-    ]
+    assert [e["message_id"] for e in narrowed.context["failing"]][:1] == [current_failures["exit1"]]
     assert narrowed.context["report"].kinds["tool_error"] == 2
     assert narrowed.context["failed_sessions"] == []
 

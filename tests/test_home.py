@@ -9,12 +9,14 @@ or its own estimate when that is larger.
 
 from __future__ import annotations
 
+import io
 import sqlite3
 import time
 
 import pytest
 from django.core.cache import cache, caches
 from django.db import connections
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from hermes_fixtures.ddl import RELEASE_LAYOUTS, SHAPES
@@ -128,7 +130,19 @@ def oracle(path, lo: float, hi: float) -> dict:
 def home_store(request, tmp_path):
     cache.clear()
     caches["failures"].clear()
+    caches["reports"].clear()
     facts = build_home(tmp_path / f"{request.param}.db", request.param)
+    use_store(facts["path"])
+    yield facts
+    connections["hermes"].close()
+
+
+@pytest.fixture
+def current_home(tmp_path):
+    cache.clear()
+    caches["failures"].clear()
+    caches["reports"].clear()
+    facts = build_home(tmp_path / "current.db", "current")
     use_store(facts["path"])
     yield facts
     connections["hermes"].close()
@@ -196,7 +210,7 @@ def test_running_now_latest_failures_and_costliest(home_store, staff_client):
     html = response.content.decode()
     assert "live-1" in [s.id for s in response.context["running"]]
     assert reverse("sessions:detail", args=["live-1"]) in html and 'href="/live/"' in html
-    latest = response.context["figures"]["latest_failures"]
+    latest = response.context["latest_failures"]
     assert latest and latest == sorted(latest, key=lambda r: r["timestamp"], reverse=True)
     assert {r["session_id"] for r in latest} <= {"h-0", "h-1", "h-2"}
     costliest = response.context["figures"]["costliest"]
@@ -218,3 +232,30 @@ def test_viewer_sees_the_home_page(home_store):
     response = client_for("viewer").get("/")
     assert response.status_code == 200
     assert response.context["figures"]["table"]
+
+
+def test_figures_computed_ahead_are_shown_as_of_their_time(current_home, staff_client, settings):
+    from live_app import home
+
+    kept = home.warm(budget=10, now=time.time() - 300)
+    cache.clear()  # a new version of the file: nothing cached under its signature
+    response = staff_client.get("/")
+    assert response.context["figures"]["generated_at"] == kept["generated_at"]
+    assert response.context["stale"] and "computed ahead on a timer" in response.content.decode()
+    settings.HERMES_INSIGHTS_STALE_SECONDS = 60  # too old now: computed again
+    cache.clear()
+    response = staff_client.get("/")
+    assert not response.context["stale"]
+    assert response.context["figures"]["generated_at"] > kept["generated_at"]
+
+
+def test_failures_warm_computes_the_figures_ahead(current_home, staff_client):
+    from django.core.management import call_command
+
+    call_command("failures_warm", stdout=io.StringIO())
+    cache.clear()
+    with CaptureQueriesContext(connections["hermes"]) as queries:
+        response = staff_client.get("/")
+    assert response.status_code == 200
+    assert not any("per AS MATERIALIZED" in q["sql"] for q in queries)
+    assert _figures(response)[("sessions", "today")] >= 1
