@@ -41,7 +41,7 @@ BLOCK = 20_000
 BLOCK_TTL = 86_400
 PAGE_TTL = 60
 # Failures the page lists of each sort (the export has them all).
-LIST_LIMIT = 100
+LIST_LIMIT = 50
 MAX_DAYS = 366
 # Tool results are checked on their first and last characters only: megabyte outputs are not
 # read whole, and Hermes puts an error object's keys at either end.
