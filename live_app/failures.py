@@ -17,6 +17,10 @@ in the ``failures`` cache (a file cache that outlives a restart) together with t
 read up to, and a later view reads only the ids Hermes appended since.  A window adds up the
 blocks it covers, so a repeat view or another filter costs Python additions, not SQL; only
 the very first view of a store pays for the scan.
+
+Each group also keeps the ids of its failing messages: the list of failures behind any count
+(:func:`failing_messages`, the page's list and its one-row-per-failure export) is those ids,
+read by primary key, so a count and its rows come from the same classification.
 """
 
 from __future__ import annotations
@@ -126,8 +130,9 @@ def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
 
 def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
     """A block's groups summed for a window that holds all of it, without filters: per
-    ``(source, model, tool, kind)``, per ``(hour, kind)`` of the failures, and its first hour.  Kept in the ``failures`` cache beside the block (a few
-    hundred entries instead of thousands), so a view reads and adds these."""
+    ``(source, model, tool, kind)``, per ``(hour, kind)`` of the failures, and its first
+    hour.  Kept in the ``failures`` cache beside the block (a few hundred entries instead of
+    thousands), so a view reads and adds these."""
     want = min(start + BLOCK, top)
     key = (
         "failures-rows-digest:"
