@@ -425,3 +425,23 @@ def test_blocks_read_whole_or_summed_give_the_same_report(current_failures, monk
         assert [(g.key, g.failures, g.tool_calls, g.by_kind) for g in getattr(summed, name)] == [
             (g.key, g.failures, g.tool_calls, g.by_kind) for g in getattr(grouped, name)
         ], name
+
+
+def test_titles_are_redacted_in_the_list_and_the_export(current_failures, staff_client):
+    import sqlite3
+
+    secret = "sk-ant-api03-" + "B" * 40
+    conn = sqlite3.connect(current_failures["path"])
+    conn.execute(
+        "UPDATE sessions SET title = 'key ' || ? || id WHERE id IN ('s-a', 's-b')", [secret]
+    )
+    conn.commit()
+    conn.close()
+    cache.clear()
+    html = staff_client.get("/failures/?days=30").content.decode()
+    assert "key [redacted: anthropic key]" in html and secret not in html
+    export = staff_client.get("/failures/?days=30&_export=csv&rows=1")
+    body = b"".join(export.streaming_content).decode()
+    assert "key [redacted" in body and secret not in body
+    home = staff_client.get("/").content.decode()
+    assert secret not in home
