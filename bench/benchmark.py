@@ -561,6 +561,7 @@ def restart_pages(t: dict) -> list[tuple[str, str]]:
     pages, then the pages a user opens first (lists, a transcript, a search)."""
     return [
         *FIRST_PAGES,
+        ("overview", "/"),
         ("sessions, newest", "/sessions/"),
         ("messages, newest", "/messages/"),
         ("session page", f"/sessions/{urllib.parse.quote(t['session'])}/"),
@@ -611,6 +612,7 @@ def first_views(
     targets: dict,
     hermes: tuple[Path, str] | None = None,
     baseline_root: Path | None = None,
+    words: list[str] | None = None,
 ) -> dict:
     """What no warm-up round shows: the first build on a new app database, then the first view
     of each page after each of ``restarts`` restarts of gunicorn (the work kept, the processes
@@ -627,7 +629,12 @@ def first_views(
       ``baseline_root`` (a checkout of an earlier revision), that explorer too, on its own app
       database, restarted in turn with this one for each page."""
     out: dict = {"first_build": [], "after_restart": [], "speed": [log_speed("before")]}
-    for name, path in FIRST_PAGES:
+
+    def wanted(pages):
+        # --pages WORD…: only the pages whose name holds one of the words.
+        return [p for p in pages if not words or any(word in p[0] for word in words)]
+
+    for name, path in wanted(FIRST_PAGES):
         workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-first-"))
         explorer = Explorer(store, workdir, free_port())
         try:
@@ -674,7 +681,7 @@ def first_views(
             server.start()
             server.manage("insights_warm")
             server.stop()
-        pages = restart_pages(targets)
+        pages = wanted(restart_pages(targets))
         samples = {(who, name): [] for who, _ in servers for name, _ in pages}
         loads = []
         for restart in range(restarts):
@@ -867,7 +874,7 @@ def main() -> None:
             log("first build and first view after a restart (each on new gunicorn processes):")
             hermes = (args.compare_hermes, args.hermes_python) if args.compare_hermes else None
             results["first_views"] = first_views(
-                args.store, args.first_views, targets, hermes, baseline_root
+                args.store, args.first_views, targets, hermes, baseline_root, args.pages
             )
         if args.compare_postgres_redis:
             sys.path.insert(0, str(ROOT))

@@ -9,7 +9,7 @@ from django.views.i18n import set_language
 from . import metrics, views
 
 urlpatterns = [
-    path("", include("sessions_app.urls_home")),
+    path("", include("live_app.urls_home")),
     # Before the session pages: /sessions/<id>/after/<message id>/ feeds a followed session.
     path("sessions/", include("live_app.urls_follow")),
     # The session pages, with the list the annotations extend (stars, tags, notes).

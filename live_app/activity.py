@@ -80,8 +80,8 @@ def _candidate_ids(now: float, minutes: int) -> list[str]:
         ids += [
             r[0]
             for r in store.rows(
-                "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) >= ? "
-                "ORDER BY COALESCE(last_activity_at, started_at) DESC LIMIT ?",
+                "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) >= %s "
+                "ORDER BY COALESCE(last_activity_at, started_at) DESC LIMIT %s",
                 [since, LIMIT],
                 BUDGET,
             )
@@ -91,9 +91,9 @@ def _candidate_ids(now: float, minutes: int) -> list[str]:
             r[0]
             for r in store.rows(
                 "SELECT session_id FROM messages WHERE id > "
-                "(SELECT COALESCE(MAX(id), 0) FROM messages) - ? "
-                "GROUP BY session_id HAVING MAX(timestamp) >= ? "
-                "ORDER BY MAX(timestamp) DESC LIMIT ?",
+                "(SELECT COALESCE(MAX(id), 0) FROM messages) - %s "
+                "GROUP BY session_id HAVING MAX(timestamp) >= %s "
+                "ORDER BY MAX(timestamp) DESC LIMIT %s",
                 [RECENT_MESSAGE_IDS, since, LIMIT],
                 BUDGET,
             )
@@ -102,8 +102,8 @@ def _candidate_ids(now: float, minutes: int) -> list[str]:
         ids += [
             r[0]
             for r in store.rows(
-                "SELECT id FROM sessions WHERE started_at >= ? AND ended_at IS NULL "
-                "ORDER BY started_at DESC LIMIT ?",
+                "SELECT id FROM sessions WHERE started_at >= %s AND ended_at IS NULL "
+                "ORDER BY started_at DESC LIMIT %s",
                 [open_since, LIMIT],
                 BUDGET,
             )
@@ -123,7 +123,7 @@ def _session_rows(ids: list[str]) -> list[LiveSession]:
         else "s.started_at"
     )
     tokens = " + ".join(f"COALESCE({col(c, '0')}, 0)" for c in ("input_tokens", "output_tokens"))
-    marks = ",".join("?" * len(ids))
+    marks = ", ".join(["%s"] * len(ids))
     sql = (
         f"SELECT s.id, s.source, {col('title')}, {col('model')}, s.started_at, "
         f"{col('ended_at')}, {activity}, COALESCE({col('message_count', '0')}, 0), "
@@ -158,7 +158,7 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
     if not by_id:
         return
     shape = store.shape()
-    marks = ",".join("?" * len(by_id))
+    marks = ", ".join(["%s"] * len(by_id))
     body = "substr(content, 1, 600)" if with_content else "NULL"
     stamp = "timestamp" if shape.has_column("messages", "timestamp") else "NULL"
     for mid, role, ts, head in store.rows(
@@ -176,7 +176,7 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
         return
     # The newest tool call: walk each session's assistant rows backwards on its own index.
     sids = [s.id for s in sessions]
-    marks = ",".join("?" * len(sids))
+    marks = ", ".join(["%s"] * len(sids))
     names = dict(
         store.rows(
             "SELECT s.id, (SELECT CASE WHEN json_valid(m.tool_calls) "

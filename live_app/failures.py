@@ -9,17 +9,18 @@ a ``tool`` result that is an error (a JSON ``"error"``, ``"success": false``, a 
 No index serves the message side, so it is scanned in fixed blocks of message ids (a block is
 a stretch of time).  Each block's counts, by hour, source, model, tool and kind, are kept in
 the ``failures`` file cache with the id read up to; a later view reads only the ids appended
-since, and a window adds up the blocks it covers.
+since, and a window adds up the blocks it covers.  Each group also keeps the ids of its
+failing messages: the list behind any count (:func:`failing_messages`, the page's list and its
+one-row-per-failure export) is those ids read by primary key, from the same classification.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import heapq
 import time
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.core.cache import cache, caches
 from django.core.cache.backends.base import InvalidCacheBackendError
@@ -29,11 +30,13 @@ from django.utils.translation import gettext_noop
 from hermes_explorer import store
 from redaction import redact
 from sessions_app.formatting import short_model
+from sessions_app.timefmt import day_end_epoch, day_start_epoch
 
 BLOCK = 20_000
 BLOCK_TTL = 86_400
 PAGE_TTL = 60
-EXAMPLES = 25
+# Failures the page lists of each sort (the export has them all).
+LIST_LIMIT = 50
 MAX_DAYS = 366
 # Tool results are checked at both ends only (an error object's keys are at either end).
 HEAD, TAIL = 400, 200
@@ -62,71 +65,71 @@ def _col(shape, table: str, alias: str, name: str, default: str = "NULL") -> str
     return f"{alias}.{name}" if shape.has_column(table, name) else default
 
 
-def _block_sql(shape) -> str:
+def _kind_sql(shape) -> tuple[str, str]:
+    """A message row's failure kind (``tool_ok`` for a good tool result, NULL for no kind) and
+    the rows that can have one: the one definition the counts and the list share."""
     has_finish = shape.has_column("messages", "finish_reason")
-    finish = (
-        "WHEN m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error') "
-        "THEN 'finish_' || m.finish_reason "
-        if has_finish
-        else ""
+    bad_finish = "m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error')"
+    finish = f"WHEN {bad_finish} THEN 'finish_' || m.finish_reason " if has_finish else ""
+    kind = (
+        f"CASE WHEN m.role = 'tool' THEN CASE WHEN {_TOOL_ERROR} THEN 'tool_error' "
+        f"ELSE 'tool_ok' END {finish}END"
     )
-    wanted = "m.role = 'tool'" + (
-        " OR (m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error'))"
-        if has_finish
-        else ""
-    )
+    return kind, "m.role = 'tool'" + (f" OR ({bad_finish})" if has_finish else "")
+
+
+def _block_sql(shape) -> str:
+    kind, wanted = _kind_sql(shape)
     return (
         "SELECT CAST(m.timestamp / 3600 AS INTEGER), s.source, "
         f"{_col(shape, 'sessions', 's', 'model')}, "
         f"CASE WHEN m.role = 'tool' THEN COALESCE({_col(shape, 'messages', 'm', 'tool_name')}, '') "
-        "ELSE '' END, "
-        f"CASE WHEN m.role = 'tool' THEN CASE WHEN {_TOOL_ERROR} THEN 'tool_error' "
-        f"ELSE 'tool_ok' END {finish}END, COUNT(*), MAX(m.id) "
+        f"ELSE '' END, {kind}, COUNT(*), group_concat(m.id) "
         "FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE m.id > ? AND m.id <= ? AND ({wanted}) GROUP BY 1, 2, 3, 4, 5"
+        f"WHERE m.id > %s AND m.id <= %s AND ({wanted}) GROUP BY 1, 2, 3, 4, 5"
     )
 
 
 def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
     """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``, cached with
     the id read up to so a later view reads only what is new.  Keys are ``(hour, source,
-    model, tool, kind)`` (the model short and redacted), values ``(count, newest id)``."""
+    model, tool, kind)`` (the model short and redacted), values ``(count, ids)``: the ids of
+    the failing messages (none for good tool results), the rows behind each count."""
     end = start + BLOCK
     raw = repr((identity, start, BLOCK)).encode()
-    key = "failures-block:" + hashlib.sha256(raw).hexdigest()
+    key = "failures-rows:" + hashlib.sha256(raw).hexdigest()
     cached = failure_cache().get(key)
     upto, merged = cached if cached else (start, {})
     want = min(end, top)
     if upto < want:
         models: dict = {}
-        for hour, source, model, tool, kind, count, max_id in store.rows(
+        for hour, source, model, tool, kind, count, ids in store.rows(
             _block_sql(shape), [upto, want], budget
         ):
-            if model not in models:
-                models[model] = redact(short_model(model))
-            group = (hour, source or "", models[model], redact(tool) or "", kind)
-            old = merged.get(group)
-            merged[group] = (
-                (count, max_id) if old is None else (old[0] + count, max(old[1], max_id))
-            )
+            group = (hour, source or "", _display_model(models, model), redact(tool) or "", kind)
+            ids = () if kind == "tool_ok" else tuple(int(i) for i in ids.split(","))
+            old = merged.get(group, (0, ()))
+            merged[group] = (old[0] + count, old[1] + ids)
         failure_cache().set(key, (want, merged), BLOCK_TTL)
     return merged
 
 
 def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
     """A block's groups summed for an unfiltered window that holds all of it (per ``(source,
-    model, tool, kind)``, per ``(hour, kind)``, newest failing ids, first hour), cached beside
-    the block: a few hundred entries instead of thousands."""
+    model, tool, kind)``, per ``(hour, kind)``, first hour), cached beside the block: a few
+    hundred entries instead of thousands."""
     want = min(start + BLOCK, top)
-    key = "failures-digest:" + hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
+    key = (
+        "failures-rows-digest:"
+        + hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
+    )
     cached = failure_cache().get(key)
     if cached and cached[0] == want:
         return cached[1]
     totals: Counter = Counter()
     hourly: Counter = Counter()
-    failing: list[int] = []
     first_hour = None
-    for (hour, source, model, tool, kind), (count, max_id) in _block(
+    for (hour, source, model, tool, kind), (count, _ids) in _block(
         start, top, identity, shape, budget
     ).items():
         if hour is None or kind is None:
@@ -135,13 +138,7 @@ def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict
         totals[(source, model, tool, kind)] += count
         if kind != "tool_ok":
             hourly[(hour, kind)] += count
-            failing.append(max_id)
-    digest = {
-        "first_hour": first_hour,
-        "totals": totals,
-        "hourly": hourly,
-        "newest": heapq.nlargest(EXAMPLES, failing),
-    }
+    digest = {"first_hour": first_hour, "totals": totals, "hourly": hourly}
     failure_cache().set(key, (want, digest), BLOCK_TTL)
     return digest
 
@@ -160,7 +157,7 @@ def _first_id_at(since: float, top: int, budget: float) -> int:
     while low < high:
         mid = (low + high) // 2
         row = store.one(
-            "SELECT timestamp FROM messages WHERE id > ? ORDER BY id LIMIT 1", [mid], budget=budget
+            "SELECT timestamp FROM messages WHERE id > %s ORDER BY id LIMIT 1", [mid], budget=budget
         )
         if row is None or row[0] is None or row[0] >= since:
             high = mid
@@ -179,6 +176,15 @@ class Filters:
     source: str = ""
     model: str = ""
     tool: str = ""
+    # These narrow the list of failures only; the counts are the window's.
+    kind: str = ""
+    start: dt.date | None = None
+    end: dt.date | None = None
+
+    @property
+    def counted(self) -> Filters:
+        """The filters the counts use."""
+        return replace(self, kind="", start=None, end=None)
 
 
 @dataclass
@@ -189,6 +195,8 @@ class Group:
     sessions: int = 0
     by_kind: Counter = field(default_factory=Counter)
     href: str = ""
+    # Per kind, the list of that kind's failures of the group (set by the page).
+    kind_hrefs: dict = field(default_factory=dict)
 
     @property
     def per_100_calls(self) -> float | None:
@@ -208,7 +216,6 @@ class Report:
     by_model: list[Group]
     by_source: list[Group]
     by_day: list[tuple[str, Counter]]
-    examples: list[dict]
     recorded: dict[str, bool]
     elapsed: float = 0.0
 
@@ -244,7 +251,6 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
     since_hour = int(since // 3600)
     totals: Counter = Counter()
     hourly: Counter = Counter()
-    candidates: list[int] = []
     start = (max(first - 1, 0) // BLOCK) * BLOCK
     filtered = bool(f.source or f.model or f.tool)
     while start < top:
@@ -254,10 +260,9 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
                 # The whole block is in the window: its sums, not its groups.
                 totals.update(digest["totals"])
                 hourly.update(digest["hourly"])
-                candidates.extend(digest["newest"])
                 start += BLOCK
                 continue
-        for (hour, source, model, tool, kind), (count, max_id) in _block(
+        for (hour, source, model, tool, kind), (count, _ids) in _block(
             start, top, identity, shape, budget
         ).items():
             if hour is None or hour < since_hour or kind is None:
@@ -267,7 +272,6 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
             totals[(source, model, tool, kind)] += count
             if kind != "tool_ok":
                 hourly[(hour, kind)] += count
-                candidates.append(max_id)
         start += BLOCK
     kinds: Counter = Counter()
     calls = 0
@@ -292,7 +296,6 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
         if hour not in days_of:
             days_of[hour] = local_day(hour * 3600)
         daily[days_of[hour]][kind] += count
-    newest = heapq.nlargest(EXAMPLES, candidates)
     sessions, failed_sessions = _sessions(f, since, shape, groups, kinds, daily, budget)
     report = Report(
         filters=f,
@@ -306,7 +309,6 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
         by_model=_ranked(groups["model"]),
         by_source=_ranked(groups["source"]),
         by_day=sorted(daily.items()),
-        examples=_examples(newest, budget),
         recorded={
             "finish_reason": shape.has_column("messages", "finish_reason"),
             "end_reason": shape.has_column("sessions", "end_reason"),
@@ -324,7 +326,7 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
     total = failed = 0
     rows = store.rows(
         f"SELECT s.source, {_col(shape, 'sessions', 's', 'model')}, {end}, s.started_at, COUNT(*) "
-        "FROM sessions s WHERE s.started_at >= ? "
+        "FROM sessions s WHERE s.started_at >= %s "
         "GROUP BY 1, 2, 3, CAST(started_at / 86400 AS INTEGER)",
         [since],
         budget,
@@ -365,38 +367,142 @@ def _ranked(groups: dict[str, Group]) -> list[Group]:
     )
 
 
-def _examples(ids: list[int], budget: float) -> list[dict]:
-    """The newest failing messages (metadata only: never their content)."""
-    if not ids:
-        return []
+def _display_model(models: dict, raw) -> str:
+    if raw not in models:
+        models[raw] = redact(short_model(raw))
+    return models[raw]
+
+
+def _list_bounds(f: Filters, now: float) -> tuple[float, float, float]:
+    """Epoch bounds of the list: from the window's first hour for messages (as the counts
+    read them), from its exact start for sessions, to the end of ``f.end``."""
+    since = now - f.days * 86_400
+    first_hour, end = (since // 3600) * 3600, 1e18
+    if f.start:
+        first_hour = max(first_hour, day_start_epoch(f.start))
+        since = max(since, day_start_epoch(f.start))
+    if f.end:
+        end = day_end_epoch(f.end)
+    return first_hour, since, end
+
+
+def _listed(f: Filters, key: tuple, low: float, high: float) -> bool:
+    """Whether a block's group ``(hour, source, model, tool, kind)`` is listed: the list takes
+    whole hours, as the counts do (a day is the hours that start in it)."""
+    hour, source, model, tool, kind = key
+    return (
+        hour is not None
+        and kind not in (None, "tool_ok")
+        and (not f.kind or kind == f.kind)
+        and low <= hour * 3600 < high
+        and _matches(f, source, model, tool)
+    )
+
+
+def failing_messages(f: Filters, *, budget: float, now: float | None = None, limit=None):
+    """The failing messages of the window and filters, newest first, one list per block.
+
+    They are the ids the blocks keep behind each count (the same groups, so the list and
+    the counts agree); only their metadata is read here, by primary key (never content)."""
+    if f.kind == "session_error":
+        return
+    now = time.time() if now is None else now
+    low, _since, high = _list_bounds(f, now)
+    shape, identity = store.shape(), store.file_identity()
+    top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
+    floor = (max(_first_id_at(low, top, budget) - 1, 0) // BLOCK) * BLOCK
+    title = _col(shape, "sessions", "s", "title")
+    start = ((top - 1) // BLOCK) * BLOCK
+    while top and start >= floor and (limit is None or limit > 0):
+        groups = {
+            i: key
+            for key, (_count, ids) in _block(start, top, identity, shape, budget).items()
+            if _listed(f, key, low, high)
+            for i in ids
+        }
+        ids = sorted(groups, reverse=True)[:limit]
+        for part in range(0, len(ids), 500):
+            wanted = ids[part : part + 500]
+            marks = ", ".join(["%s"] * len(wanted))
+            rows = store.rows(
+                f"SELECT m.id, m.session_id, m.timestamp, {title} FROM messages m "
+                f"JOIN sessions s ON s.id = m.session_id WHERE m.id IN ({marks}) "
+                "ORDER BY m.id DESC",
+                wanted,
+                budget,
+            )
+            chunk = []
+            for mid, sid, ts, title_of in rows:
+                _hour, source, model, tool, kind = groups[mid]
+                chunk.append(
+                    {
+                        **_failure(kind, ts, sid, title_of, source, model),
+                        "message_id": mid,
+                        "tool": tool,
+                    }
+                )
+            yield chunk
+        limit = None if limit is None else limit - len(ids)
+        start -= BLOCK
+
+
+def failed_sessions(f: Filters, *, budget: float, now: float | None = None) -> list[dict]:
+    """The sessions of the window and filters that ended with a failure, newest first."""
     shape = store.shape()
-    finish = "m.finish_reason" if shape.has_column("messages", "finish_reason") else "NULL"
-    marks = ",".join("?" * len(ids))
+    if (
+        not shape.has_column("sessions", "end_reason")
+        or f.tool
+        or f.kind not in ("", "session_error")
+    ):
+        return []
+    _low, since, high = _list_bounds(f, time.time() if now is None else now)
+    marks = ", ".join(["%s"] * len(END_FAILURES))
     rows = store.rows(
-        f"SELECT m.id, m.session_id, m.role, {_col(shape, 'messages', 'm', 'tool_name')}, "
-        f"{finish}, m.timestamp, s.source, {_col(shape, 'sessions', 's', 'model')}, "
-        f"{_col(shape, 'sessions', 's', 'title')} "
-        "FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE m.id IN ({marks}) ORDER BY m.id DESC",
-        ids,
+        f"SELECT s.id, s.source, {_col(shape, 'sessions', 's', 'model')}, "
+        f"{_col(shape, 'sessions', 's', 'title')}, s.end_reason, s.started_at FROM sessions s "
+        f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}) "
+        "ORDER BY s.started_at DESC, s.id DESC",
+        [since, high, *END_FAILURES],
         budget,
     )
-    return [
-        {
-            "message_id": r[0],
-            "session_id": r[1],
-            "kind": "tool_error" if r[2] == "tool" else f"finish_{r[4]}",
-            "kind_label": KIND_LABELS.get(
-                "tool_error" if r[2] == "tool" else f"finish_{r[4]}", gettext_noop("failure")
-            ),
-            "tool": r[3] or "",
-            "timestamp": r[5],
-            "source": r[6] or "",
-            "model": redact(short_model(r[7])),
-            "title": redact(r[8] or ""),
-        }
-        for r in rows
-    ]
+    models: dict = {}
+    out = []
+    for sid, source, model, title, end_reason, started in rows:
+        row = _failure("session_error", started, sid, title, source, _display_model(models, model))
+        if _matches(f, row["source"], row["model"], ""):
+            out.append({**row, "end_reason": end_reason})
+    return out
+
+
+def _failure(kind: str, when, session_id: str, title, source, model: str) -> dict:
+    """One failure as the list and the export show it (metadata only)."""
+    return {
+        "kind": kind,
+        "kind_label": KIND_LABELS.get(kind, gettext_noop("failure")),
+        "timestamp": when,
+        "session_id": session_id,
+        "title": redact(title or ""),
+        "message_id": None,
+        "tool": "",
+        "model": model,
+        "source": source or "",
+        "end_reason": "",
+    }
+
+
+def listing_for(f: Filters, *, budget: float) -> tuple[list[dict], list[dict]]:
+    """The page's newest failing messages and failed sessions, reused like the report."""
+
+    def build_listing():
+        now = time.time()
+        messages = [
+            r
+            for chunk in failing_messages(f, budget=budget, now=now, limit=LIST_LIMIT)
+            for r in chunk
+        ]
+        return messages, failed_sessions(f, budget=budget, now=now)[:LIST_LIMIT]
+
+    return kept("failures-list", f, build_listing)
 
 
 def warm(*, budget: float) -> None:
@@ -406,11 +512,9 @@ def warm(*, budget: float) -> None:
 
 def report_for(f: Filters, *, budget: float) -> Report:
     """The report, reused for a minute while the file is unchanged."""
-    signature = store.file_signature()
-    key = "failures-page:" + hashlib.sha256(repr((signature, f)).encode()).hexdigest()
-    report = cache.get(key) if signature else None
-    if report is None:
-        report = build(f, budget=budget)
-        if signature:
-            cache.set(key, report, PAGE_TTL)
-    return report
+    return kept("failures-page", f.counted, lambda: build(f.counted, budget=budget))
+
+
+def kept(prefix: str, f: Filters, compute):
+    """``compute()``, reused for a minute while the file is unchanged."""
+    return store.while_unchanged(prefix, f, compute, PAGE_TTL)

@@ -1,15 +1,19 @@
 """``/failures/``: failures by window, grouped by tool, model, source and day (see
-:mod:`live_app.failures`), as a page, as JSON and as CSV.  Viewers see the same counts and
-metadata as everyone: the page never shows message content."""
+:mod:`live_app.failures`), as a page, as JSON and as CSV, and the failures behind them: the
+newest failed sessions and failing messages listed, every count a link to its rows
+(``kind``, ``tool``, ``model``, ``source``, ``start``/``end`` days), and ``&rows=1`` exports
+one row per failure.  Viewers see the same counts and metadata as everyone: the page never
+shows message content."""
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 
 from django.conf import settings
 from django.http import JsonResponse
 from django.shortcuts import render
-from django.urls import reverse
+from django.urls import get_script_prefix, reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext, pgettext
 from django.views.decorators.http import require_GET
@@ -18,11 +22,35 @@ from hermes_explorer import store
 from insights_app import charts
 from sessions_app.exports import stream_export
 from sessions_app.formatting import date_text
+from sessions_app.links import TranscriptLinks
+from sessions_app.timefmt import iso
 
-from .failures import KIND_LABELS, MAX_DAYS, Filters, local_day, report_for
+from .failures import (
+    KIND_LABELS,
+    LIST_LIMIT,
+    MAX_DAYS,
+    Filters,
+    failed_sessions,
+    failing_messages,
+    listing_for,
+    local_day,
+    report_for,
+)
 
 CSV_COLUMNS = ["group", "key", "failures", "tool_calls", "tool_errors_per_100_calls", "sessions"]
 CSV_COLUMNS += sorted(KIND_LABELS)
+# ``?rows=1``: one row per failure (metadata only, never a message's content).
+ROW_COLUMNS = [
+    "kind",
+    "when",
+    "session_id",
+    "title",
+    "message_id",
+    "tool",
+    "model",
+    "source",
+    "end_reason",
+]
 
 
 def _filters(request) -> Filters:
@@ -31,12 +59,43 @@ def _filters(request) -> Filters:
     except (TypeError, ValueError):
         days = 30
     clean = {k: (request.GET.get(k) or "").strip()[:200] for k in ("source", "model", "tool")}
-    return Filters(days=max(1, min(days, MAX_DAYS)), **clean)
+    kind = request.GET.get("kind") or ""
+    return Filters(
+        days=max(1, min(days, MAX_DAYS)),
+        kind=kind if kind in KIND_LABELS else "",
+        start=_day(request.GET.get("start")),
+        end=_day(request.GET.get("end")),
+        **clean,
+    )
+
+
+def _day(value) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat((value or "").strip()[:10])
+    except ValueError:
+        return None
 
 
 def _link(f: Filters, **changes) -> str:
-    params = {"days": f.days, "source": f.source, "model": f.model, "tool": f.tool, **changes}
-    return reverse("failures:index") + "?" + urlencode({k: v for k, v in params.items() if v})
+    """``/failures/`` with these filters: where a count leads (the rows behind it)."""
+    params = {
+        "days": f.days,
+        "source": f.source,
+        "model": f.model,
+        "tool": f.tool,
+        "kind": f.kind,
+        "start": f.start,
+        "end": f.end,
+        **changes,
+    }
+    return _base(get_script_prefix()) + "?" + urlencode({k: v for k, v in params.items() if v})
+
+
+@functools.lru_cache(maxsize=64)
+def _base(prefix: str) -> str:
+    """``/failures/`` under the script prefix (``/p/<profile>/``): a page links it hundreds of
+    times (every count), and ``reverse`` costs a tenth of a millisecond each."""
+    return reverse("failures:index")
 
 
 def _chart(report):
@@ -52,7 +111,7 @@ def _chart(report):
             label=b.label,
             tick=b.tick,
             value=b.values.get("failures", 0),
-            href=_sessions_link(report.filters, b.first, b.last),
+            href=_link(report.filters, start=b.first, end=b.last),
         )
         for b in buckets
     ]
@@ -63,14 +122,6 @@ def _chart(report):
         % {"n": report.failures, "first": date_text(first), "last": date_text(last)},
         unit=pgettext("unit", "failures"),
     )
-
-
-def _sessions_link(f: Filters, first: dt.date, last: dt.date) -> str:
-    """The sessions started in these days (and from this source): where a bar leads."""
-    params = {"started_after": first.isoformat(), "started_before": last.isoformat()}
-    if f.source:
-        params["source"] = f.source
-    return reverse("sessions:list") + "?" + urlencode(params)
 
 
 def _group_rows(report):
@@ -89,8 +140,16 @@ def index(request):
     with_budget = settings.HERMES_INSIGHTS_TIMEOUT
     report = report_for(f, budget=with_budget)
     fmt = request.GET.get("_export", "")
+    if fmt and request.GET.get("rows"):
+        return stream_export(
+            fmt=fmt,
+            columns=ROW_COLUMNS,
+            chunks=_export_chunks(f, with_budget),
+            filename=f"failures-{f.days}d-rows.{fmt}",
+        )
+    listing = listing_for(f, budget=with_budget)
     if fmt == "json":
-        return JsonResponse(_as_json(report))
+        return JsonResponse(_as_json(report, listing))
     if fmt == "csv":
         return stream_export(
             fmt="csv",
@@ -99,7 +158,9 @@ def index(request):
             filename=f"failures-{f.days}d.csv",
         )
     for name, g in _group_rows(report):
-        g.href = _link(f, **{name: "" if g.key == "(unnamed)" else g.key})
+        value = "" if g.key == "(unnamed)" else g.key
+        g.href = _link(f, **{name: value})
+        g.kind_hrefs = {k: _link(f, **{name: value, "kind": k}) for k in g.by_kind}
     return render(
         request,
         "live_app/failure_list.html",
@@ -107,19 +168,56 @@ def index(request):
             "report": report,
             "filters": f,
             "chart": _chart(report),
-            "day_rows": [
-                (
-                    day,
-                    _sessions_link(f, dt.date.fromisoformat(day), dt.date.fromisoformat(day)),
-                    [counts.get(k, 0) for k in KIND_LABELS],
-                )
-                for day, counts in report.by_day
+            "day_rows": [_day_row(f, day, counts) for day, counts in report.by_day],
+            "kinds": [
+                (k, label, report.kinds.get(k, 0), _link(f, kind=k))
+                for k, label in KIND_LABELS.items()
             ],
-            "kinds": [(k, label, report.kinds.get(k, 0)) for k, label in KIND_LABELS.items()],
+            "failing": _linked(listing[0]),
+            "failed_sessions": _linked(listing[1]),
+            "list_limit": LIST_LIMIT,
+            "narrowed": bool(f.kind or f.start or f.end),
+            "kind_label": KIND_LABELS.get(f.kind, ""),
+            "unnarrowed_link": _link(f.counted),
             "clear_link": _link(Filters(days=f.days)),
             "shape": store.shape(),
         },
     )
+
+
+def _linked(rows: list[dict]) -> list[dict]:
+    """The rows with their session's and message's links (each route reversed once)."""
+    links = TranscriptLinks()
+    return [
+        {
+            **row,
+            "href": links.session(row["session_id"]),
+            "message_href": row["message_id"] is not None
+            and links.message(row["session_id"], row["message_id"]),
+        }
+        for row in rows
+    ]
+
+
+def _day_row(f: Filters, day: str, counts) -> tuple:
+    """A day of the table: its link and, per kind, its count and link."""
+    date = dt.date.fromisoformat(day)
+    link = _link(f, start=date, end=date, kind="")
+    cells = [(counts.get(k, 0), _link(f, start=date, end=date, kind=k)) for k in KIND_LABELS]
+    return day, link, cells
+
+
+def _export_chunks(f: Filters, budget: float):
+    """Every failure of the window and filters, a block at a time, then the failed sessions."""
+    for chunk in failing_messages(f, budget=budget):
+        yield [_export_row(row) for row in chunk]
+    sessions = failed_sessions(f, budget=budget)
+    if sessions:
+        yield [_export_row(row) for row in sessions]
+
+
+def _export_row(row: dict) -> dict:
+    return {**{k: row[k] for k in ROW_COLUMNS if k != "when"}, "when": iso(row["timestamp"])}
 
 
 def _csv_row(name, g) -> dict:
@@ -136,7 +234,7 @@ def _csv_row(name, g) -> dict:
     return row
 
 
-def _as_json(report) -> dict:
+def _as_json(report, listing) -> dict:
     return {
         "window": {"days": report.filters.days, "since": report.since, "until": report.now},
         "filters": {
@@ -152,6 +250,10 @@ def _as_json(report) -> dict:
         "failed_sessions": report.failed_sessions,
         "groups": [_csv_row(name, g) for name, g in _group_rows(report)],
         "by_day": [{"day": d, **dict(k)} for d, k in report.by_day],
-        "examples": report.examples,
+        # The newest of each sort (the page's list); ``&rows=1`` has them all.
+        "list": {
+            "failing_messages": [_export_row(row) for row in listing[0]],
+            "failed_sessions": [_export_row(row) for row in listing[1]],
+        },
         "recorded": report.recorded,
     }

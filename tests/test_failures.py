@@ -218,25 +218,103 @@ def test_window_and_filters(current_failures, staff_client):
     assert one_day.failures == 0 and one_day.tool_calls == 1
 
 
-def test_examples_link_to_the_exact_message(current_failures, staff_client):
+def oracle_rows(path, since: float) -> tuple[list[int], list[str]]:
+    """The failing message ids (newest first) and failed session ids, by direct SQL."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(messages)")}
+    scols = {r[1] for r in conn.execute("PRAGMA table_info(sessions)")}
+    finish = (
+        "finish_reason IN ('length', 'content_filter', 'error')" if "finish_reason" in cols else "0"
+    )
+    ids = [
+        r[0]
+        for r in conn.execute(
+            "SELECT id FROM messages WHERE timestamp >= ? AND ((role = 'tool' AND ("
+            "content LIKE 'Error%' OR CASE WHEN json_valid(content) THEN "
+            "json_extract(content, '$.error') IS NOT NULL OR json_extract(content, '$.success') = 0 "
+            "OR COALESCE(json_extract(content, '$.exit_code'), 0) != 0 ELSE 0 END)) "
+            f"OR (role = 'assistant' AND {finish})) ORDER BY id DESC",
+            [since],
+        )
+    ]
+    sessions = []
+    if "end_reason" in scols:
+        sessions = [
+            r[0]
+            for r in conn.execute(
+                "SELECT id FROM sessions WHERE started_at >= ? AND end_reason IN ('error', 'timeout') "
+                "ORDER BY started_at DESC",
+                [since],
+            )
+        ]
+    conn.close()
+    return ids, sessions
+
+
+def _listed(response) -> tuple[list[int], list[str]]:
+    return (
+        [e["message_id"] for e in response.context["failing"]],
+        [e["session_id"] for e in response.context["failed_sessions"]],
+    )
+
+
+def test_list_holds_every_planted_failure_on_every_layout(failures_store, staff_client):
     response = staff_client.get("/failures/?days=30")
-    examples = response.context["report"].examples
+    messages, sessions = _listed(response)
+    report = response.context["report"]
+    assert (messages, sessions) == oracle_rows(failures_store["path"], report.since)
+    assert len(messages) + len(sessions) == report.failures
+    assert sessions == (["s-a", "s-b"] if failures_store["has_end"] else [])
+    html = response.content.decode()
+    assert reverse("sessions:detail", args=["s-b"]) in html
+    if failures_store["has_end"]:
+        assert "timeout" in html and "s-a" in html
+    else:
+        assert "does not record why sessions ended" in html
+
+
+def test_list_links_to_the_exact_message(current_failures, staff_client):
+    response = staff_client.get("/failures/?days=30")
+    messages = response.context["failing"]
     # Newest first by insertion order (the id), as Hermes writes them: s-b's rows came last.
-    assert examples[0]["message_id"] == current_failures["exit1"]
-    assert current_failures["newest"] in [e["message_id"] for e in examples]
-    assert len(examples) == 8  # 5 tool errors and 3 bad finishes
+    assert messages[0]["message_id"] == current_failures["exit1"]
+    assert current_failures["newest"] in [e["message_id"] for e in messages]
+    assert len(messages) == 8  # 5 tool errors and 3 bad finishes
     url = reverse("sessions:message", args=["s-b", current_failures["exit1"]])
     assert url in response.content.decode()
     landed = staff_client.get(url)
     assert landed.status_code == 302 and f"#m{current_failures['exit1']}" in landed["Location"]
 
 
-def test_chart_and_drill_down_links(current_failures, staff_client):
-    html = staff_client.get("/failures/?days=30").content.decode()
-    assert "<svg" in html and "Failures over time" in html
-    assert 'href="/failures/?days=30&amp;tool=terminal"' in html
-    # A day (a bar, a row of the day table) leads to the sessions started that day.
-    assert "/sessions/?started_after=" in html
+def _rows_behind(client, href: str) -> int:
+    response = client.get(href.split("#")[0])
+    assert response.status_code == 200
+    return len(response.context["failing"]) + len(response.context["failed_sessions"])
+
+
+def test_every_count_drills_down_to_the_rows_behind_it(current_failures, staff_client):
+    response = staff_client.get("/failures/?days=30")
+    report = response.context["report"]
+    for _key, _label, count, link in response.context["kinds"]:
+        assert _rows_behind(staff_client, link) == count, link
+    for groups in (report.by_tool, report.by_model, report.by_source):
+        for g in groups:
+            assert _rows_behind(staff_client, g.href) == g.failures, g.href
+            for kind, href in g.kind_hrefs.items():
+                assert _rows_behind(staff_client, href) == g.by_kind[kind], href
+    days = response.context["day_rows"]
+    assert days
+    for day, link, cells in days:
+        assert _rows_behind(staff_client, link) == sum(count for count, _ in cells), day
+        for count, cell in cells:
+            assert _rows_behind(staff_client, cell) == count, cell
+    # Narrowing the list leaves the counts as they were.
+    narrowed = staff_client.get("/failures/?days=30&kind=tool_error&tool=terminal")
+    assert [e["message_id"] for e in narrowed.context["failing"]][:1] == [current_failures["exit1"]]
+    assert narrowed.context["report"].kinds["tool_error"] == 2
+    assert narrowed.context["failed_sessions"] == []
 
 
 def test_exports(current_failures, staff_client):
@@ -247,6 +325,39 @@ def test_exports(current_failures, staff_client):
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     terminal = next(r for r in rows if r["group"] == "tool" and r["key"] == "terminal")
     assert terminal["tool_error"] == "2" and terminal["tool_calls"] == "4"
+
+
+def test_export_has_one_row_per_failure(failures_store, staff_client):
+    report = staff_client.get("/failures/?days=30").context["report"]
+    response = staff_client.get("/failures/?days=30&_export=csv&rows=1")
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content).decode()
+    rows = list(csv.DictReader(io.StringIO(body)))
+    assert list(rows[0]) == [
+        "kind",
+        "when",
+        "session_id",
+        "title",
+        "message_id",
+        "tool",
+        "model",
+        "source",
+        "end_reason",
+    ]
+    messages, sessions = oracle_rows(failures_store["path"], report.since)
+    assert [int(r["message_id"]) for r in rows if r["message_id"]] == messages
+    assert [r["session_id"] for r in rows if not r["message_id"]] == sessions
+    kinds = {k: sum(r["kind"] == k for r in rows) for k in report.kinds}
+    assert kinds == dict(report.kinds)
+    terminal = [r for r in rows if r["tool"] == "terminal"]
+    assert len(terminal) == 2 and {r["source"] for r in terminal} == {"telegram", "cli"}
+    assert all(r["when"] for r in rows)
+    assert SECRET_WORDS not in body and "permission denied" not in body
+    lines = staff_client.get("/failures/?days=30&_export=jsonl&rows=1&source=cli")
+    parsed = [json.loads(x) for x in b"".join(lines.streaming_content).decode().splitlines()]
+    assert {r["source"] for r in parsed} == {"cli"} and len(parsed) == report.by_source[
+        [g.key for g in report.by_source].index("cli")
+    ].failures
 
 
 def test_viewer_sees_counts_not_content_and_cannot_export(current_failures):
@@ -265,7 +376,18 @@ def test_no_content_even_for_staff(current_failures, staff_client):
 
 
 @pytest.mark.parametrize(
-    "query", ["days=abc", "days=-3", "days=100000", "source=%3Cscript%3E", "tool=" + "x" * 5000]
+    "query",
+    [
+        "days=abc",
+        "days=-3",
+        "days=100000",
+        "source=%3Cscript%3E",
+        "tool=" + "x" * 5000,
+        "kind=%3Cb%3E",
+        "start=2026-99-99&end=x",
+        "start=0001-01-01&end=9999-12-31",
+        "_export=csv&rows=1&start=nope",
+    ],
 )
 def test_bad_input_never_errors(current_failures, staff_client, query):
     assert staff_client.get("/failures/?" + query).status_code == 200
@@ -293,9 +415,33 @@ def test_blocks_read_whole_or_summed_give_the_same_report(current_failures, monk
     caches["failures"].clear()
     monkeypatch.setattr(failures, "_digest", lambda *a: {"first_hour": None})
     grouped = failures.build(failures.Filters(days=30), budget=10, now=now)
-    for name in ("kinds", "tool_calls", "sessions", "failed_sessions", "by_day", "examples"):
+    for name in ("kinds", "tool_calls", "sessions", "failed_sessions", "by_day"):
         assert getattr(summed, name) == getattr(grouped, name), name
+    listed = [
+        r["message_id"] for c in failures.failing_messages(failures.Filters(), budget=10) for r in c
+    ]
+    assert listed == sorted(listed, reverse=True) and len(listed) == 8
     for name in ("by_tool", "by_model", "by_source"):
         assert [(g.key, g.failures, g.tool_calls, g.by_kind) for g in getattr(summed, name)] == [
             (g.key, g.failures, g.tool_calls, g.by_kind) for g in getattr(grouped, name)
         ], name
+
+
+def test_titles_are_redacted_in_the_list_and_the_export(current_failures, staff_client):
+    import sqlite3
+
+    secret = "sk-ant-api03-" + "B" * 40
+    conn = sqlite3.connect(current_failures["path"])
+    conn.execute(
+        "UPDATE sessions SET title = 'key ' || ? || id WHERE id IN ('s-a', 's-b')", [secret]
+    )
+    conn.commit()
+    conn.close()
+    cache.clear()
+    html = staff_client.get("/failures/?days=30").content.decode()
+    assert "key [redacted: anthropic key]" in html and secret not in html
+    export = staff_client.get("/failures/?days=30&_export=csv&rows=1")
+    body = b"".join(export.streaming_content).decode()
+    assert "key [redacted" in body and secret not in body
+    home = staff_client.get("/").content.decode()
+    assert secret not in home

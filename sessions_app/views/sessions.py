@@ -1,4 +1,4 @@
-"""Overview, session table, session page (metadata, usage, lineage, transcript)."""
+"""Session table, session page (metadata, usage, lineage, transcript)."""
 
 from __future__ import annotations
 
@@ -25,24 +25,6 @@ from ..merged_list import MergedListMixin
 from ..models import SECRET_SESSION_COLUMNS, Message, Session
 from ..tables import SessionTable
 from ..visibility import Visibility
-
-
-@require_GET
-def overview(request):
-    shape = store.shape()
-    latest = SessionTable(
-        selectors.latest_sessions(12),
-        order_by=None,
-        shape=shape,
-        orderable=False,
-        show_previews=can_see_content(request.user),
-        exclude=("tokens", "cost", "duration"),
-    )
-    return render(
-        request,
-        "sessions_app/overview.html",
-        {"sources": selectors.source_overview(), "latest": latest, "shape": shape},
-    )
 
 
 class SessionListView(MergedListMixin, KeysetTableView):

@@ -83,3 +83,20 @@ def test_a_failure_leads_into_its_transcript(browse, tmp_path):
     link.click()
     expect(page).to_have_url(re.compile(rf"/sessions/s-b/\?.*#m{facts['exit1']}$"))
     expect(page.locator(f"#m{facts['exit1']}")).to_be_attached()
+
+
+def test_a_failed_session_leads_from_the_list_to_its_page(browse, tmp_path):
+    cache.clear()
+    caches["failures"].clear()
+    facts = build_failures(tmp_path / "failures.db", "current")
+    use_store(facts["path"])
+    page = browse.page(role="viewer")
+    page.goto("/failures/")
+    # A count leads to the rows behind it: the failed sessions of source cli.
+    page.locator("#fg-source").locator("xpath=..").get_by_role("link", name="cli").click()
+    expect(page).to_have_url(re.compile(r"/failures/\?days=30&source=cli$"))
+    failed = page.locator("section[aria-labelledby='f-sessions'] tbody tr")
+    expect(failed).to_have_count(1)
+    failed.get_by_role("link").first.click()
+    expect(page).to_have_url(re.compile(r"/sessions/s-b/$"))
+    expect(page.get_by_role("heading", level=1)).to_be_visible()

@@ -1,6 +1,7 @@
 """``manage.py failures_warm``: the failures page's per-block counts of the messages, in the
-``failures`` cache (see :mod:`live_app.failures`), for the longest window the page offers, for
-every profile; ``insights_warm`` runs it at its end."""
+``failures`` cache (see :mod:`live_app.failures`), for the longest window the page offers, and
+the home page's figures (:mod:`live_app.home`), for every profile; ``insights_warm`` runs it
+at its end."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.db import DatabaseError
 
 from hermes_explorer import stores
 from hermes_explorer.hermes_db.deadline import query_budget
-from live_app import failures
+from live_app import failures, home
 
 
 class Command(BaseCommand):
@@ -25,6 +26,7 @@ class Command(BaseCommand):
             try:
                 with stores.using(one), query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
                     failures.warm(budget=settings.HERMES_INSIGHTS_TIMEOUT)
+                    home.warm(budget=settings.HERMES_INSIGHTS_TIMEOUT)
             except (DatabaseError, sqlite3.Error) as exc:
                 reason = stores.REGISTRY.failed(one, exc).reason
                 self.stderr.write(f"Profile {one.name} is unavailable: {reason}")

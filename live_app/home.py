@@ -1,0 +1,215 @@
+"""The home page's figures: today against yesterday, this week against last, the latest
+failures and the costliest sessions of the week.
+
+Periods are local days in ``TIME_ZONE`` (weeks start on Monday, as ISO 8601 has it), and each
+figure has the definition of the page it links to:
+
+* sessions, messages, tool calls and cost are those of the sessions *started* in the period,
+  as insights counts them (the same ``per`` rows, :mod:`insights_app.figures.per_session`);
+  a session's cost is insights' rule: its usage rows' estimates, or its own estimate when
+  that is larger (what the models table adds up);
+* failures are the failures page's (:mod:`live_app.failures`), per local day.
+
+The period table and the costliest sessions come from one statement over the last two weeks
+of sessions and the failures page's cached counts; ``failures_warm`` computes them ahead on its
+timer (see :func:`figures`).  What runs now and the latest failures are read for each view
+(a few indexed look-ups), the latter kept for a minute while the file is unchanged.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache, caches
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import urlencode
+
+from hermes_explorer import store
+from insights_app.drilldown import Drill
+from insights_app.figures.per_session import per_session_cte
+from insights_app.localtime import offset_segments
+from insights_app.window import Window, scope_of, window_span
+from redaction import redact
+from sessions_app.formatting import short_model
+from sessions_app.timefmt import day_start_epoch, local_date
+
+from . import failures
+
+TTL = 60
+LATEST = 5
+COSTLIEST = 5
+METRICS = ("sessions", "messages", "tool_calls", "cost", "failures")
+EPOCH_DAY = dt.date(1970, 1, 1)
+
+
+@dataclass(frozen=True)
+class Period:
+    key: str  # today, yesterday, week, last_week
+    first: dt.date
+    last: dt.date  # inclusive
+
+
+def periods(today: dt.date) -> list[Period]:
+    monday = today - dt.timedelta(days=today.weekday())
+    yesterday = today - dt.timedelta(days=1)
+    return [
+        Period("today", today, today),
+        Period("yesterday", yesterday, yesterday),
+        Period("week", monday, today),
+        Period("last_week", monday - dt.timedelta(days=7), monday - dt.timedelta(days=1)),
+    ]
+
+
+def figures(*, budget: float, now: float | None = None) -> dict:
+    """The period table and the week's costliest sessions.
+
+    Reused for a minute while the file is unchanged; else, as insights does with its preset
+    windows, the latest computed for this store and day while it is younger than
+    ``HERMES_INSIGHTS_STALE_SECONDS`` (``failures_warm`` computes it on its timer; the page
+    says "as of" its time); else computed here."""
+    now = time.time() if now is None else now
+    today = local_date(now)
+    signature = store.file_signature()
+    key = "home:" + hashlib.sha256(repr((signature, today, store.name())).encode()).hexdigest()
+    value = cache.get(key) if signature else None
+    if value is None:
+        value = caches["reports"].get(_latest_key(today))
+        if value is None or now - value["generated_at"] > settings.HERMES_INSIGHTS_STALE_SECONDS:
+            value = warm(budget=budget, now=now)
+            if signature:
+                cache.set(key, value, TTL)
+    return value
+
+
+def _latest_key(today: dt.date) -> str:
+    return "home-latest:" + hashlib.sha256(repr((store.name(), today)).encode()).hexdigest()
+
+
+def warm(*, budget: float, now: float | None = None) -> dict:
+    """Compute the figures now and keep them as the latest of this store and day."""
+    now = time.time() if now is None else now
+    today = local_date(now)
+    value = _figures(today, now, budget)
+    caches["reports"].set(_latest_key(today), value, 86_400)
+    return value
+
+
+def latest_failures(*, budget: float) -> list[dict]:
+    """The newest failures of the last week (messages and sessions), newest first; reused
+    for a minute while the file is unchanged."""
+    week = failures.Filters(days=7)
+
+    def newest():
+        now = time.time()
+        rows = [
+            r
+            for chunk in failures.failing_messages(week, budget=budget, now=now, limit=LATEST)
+            for r in chunk
+        ]
+        rows += failures.failed_sessions(week, budget=budget, now=now)[:LATEST]
+        return sorted(rows, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
+
+    return failures.kept("home-failures", week, newest)
+
+
+def _figures(today: dt.date, now: float, budget: float) -> dict:
+    spans = periods(today)
+    first = spans[-1].first
+    scope, lo, hi = window_span(scope_of(Window(from_epoch=day_start_epoch(first)), now))
+    per = per_session_cte(scope, offset_segments(timezone.get_current_timezone(), lo, hi))
+    # One pass over ``per`` (materialized once): the sums per local start day, then the
+    # week's costliest sessions.  A session's cost as insights adds it up: its usage rows plus
+    # what its own estimate holds beyond them.
+    rows = store.rows(
+        f"WITH {per} SELECT 0, lt / 86400, COUNT(*), SUM(messages), SUM(tool_calls), "
+        "SUM(MAX(s_cost, u_cost)), NULL, NULL FROM per WHERE lt IS NOT NULL GROUP BY 2 "
+        "UNION ALL SELECT * FROM (SELECT 1, id, started_at, NULL, NULL, "
+        "MAX(s_cost, u_cost) AS cost, source, model FROM per WHERE started_at >= %s AND cost > 0 "
+        "ORDER BY cost DESC, started_at DESC LIMIT %s)",
+        [*scope.params, day_start_epoch(spans[2].first), COSTLIEST],
+        budget,
+    )
+    by_day = {
+        EPOCH_DAY + dt.timedelta(days=r[1]): dict(zip(METRICS, r[2:6], strict=False))
+        for r in rows
+        if r[0] == 0
+    }
+    top = sorted((r for r in rows if r[0] == 1), key=lambda r: (-r[5], -(r[2] or 0)))
+    titles = dict(
+        store.rows(
+            f"SELECT id, substr(title, 1, 200) FROM sessions WHERE id IN "
+            f"({', '.join(['%s'] * len(top))})",
+            [r[1] for r in top],
+            budget,
+        )
+        if top and scope.shape.has_column("sessions", "title")
+        else []
+    )
+    costliest = [
+        {
+            "session_id": sid,
+            "title": redact(titles.get(sid) or ""),
+            "source": source,
+            "model": redact(short_model(model)),
+            "started_at": started,
+            "cost": cost,
+        }
+        for _part, sid, started, _m, _t, cost, source, model in top
+    ]
+    report = failures.report_for(failures.Filters(days=14), budget=budget)
+    failed = {dt.date.fromisoformat(day): sum(kinds.values()) for day, kinds in report.by_day}
+    table = []
+    for metric in METRICS:
+        cells = []
+        for span in spans:
+            days = [
+                span.first + dt.timedelta(days=n) for n in range((span.last - span.first).days + 1)
+            ]
+            if metric == "failures":
+                value = sum(failed.get(day, 0) for day in days)
+            else:
+                value = sum(by_day.get(day, {}).get(metric) or 0 for day in days)
+            cells.append({"period": span, "value": value, "href": _link(metric, span, now)})
+        # Today against yesterday, this week against last: the change in per cent.
+        for current, before in ((cells[0], cells[1]), (cells[2], cells[3])):
+            if before["value"]:
+                current["change"] = round(
+                    100 * (current["value"] - before["value"]) / before["value"]
+                )
+        table.append({"metric": metric, "cells": cells})
+    return {
+        "periods": spans,
+        "table": table,
+        "costliest": costliest,
+        "generated_at": now,
+        "recorded": report.recorded,
+        "has_cost": store.shape().has_column("sessions", "estimated_cost_usd"),
+        "has_tool_calls": store.shape().has_column("sessions", "tool_call_count"),
+        "week_insights": _insights(spans[2]),
+    }
+
+
+def _insights(span: Period) -> str:
+    params = {"days": "custom", "start": span.first, "end": span.last}
+    return reverse("insights:index") + "?" + urlencode(params)
+
+
+def _link(metric: str, span: Period, now: float) -> str:
+    """The page behind a figure: the sessions started in the period, their insights, or the
+    failures of its days (a window of whole days that holds them)."""
+    if metric == "sessions":
+        return Drill(Window(days=None), now).days(span.first, span.last)
+    if metric == "failures":
+        days = (local_date(now) - span.first).days + 1
+        return failures_link(days, span.first, span.last)
+    return _insights(span)
+
+
+def failures_link(days: int, first: dt.date, last: dt.date) -> str:
+    params = {"days": days, "start": first, "end": last}
+    return reverse("failures:index") + "?" + urlencode(params)

@@ -1,0 +1,52 @@
+"""``/``: the home page. How today and this week compare with the day and week before, what
+is running now, the latest failures and the week's costliest sessions (see
+:mod:`live_app.home`), then sessions per source and the latest sessions."""
+
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from accounts_app.roles import can_see_content
+from hermes_explorer import store
+from sessions_app import selectors
+from sessions_app.tables import SessionTable
+
+from . import home
+from .activity import DEFAULT_MINUTES, live_sessions
+
+RUNNING_SHOWN = 5
+
+
+@require_GET
+def overview(request):
+    shape = store.shape()
+    latest = SessionTable(
+        selectors.latest_sessions(12),
+        order_by=None,
+        shape=shape,
+        orderable=False,
+        show_previews=can_see_content(request.user),
+        exclude=("tokens", "cost", "duration"),
+    )
+    budget = settings.HERMES_INSIGHTS_TIMEOUT
+    figures = home.figures(budget=budget)
+    running = live_sessions(minutes=DEFAULT_MINUTES, with_content=False)
+    return render(
+        request,
+        "live_app/overview.html",
+        {
+            "figures": figures,
+            "stale": time.time() - figures["generated_at"] > home.TTL,
+            "latest_failures": home.latest_failures(budget=budget),
+            "running": running[:RUNNING_SHOWN],
+            "running_count": len(running),
+            "live_minutes": DEFAULT_MINUTES,
+            "sources": selectors.source_overview(),
+            "latest": latest,
+            "shape": shape,
+        },
+    )
