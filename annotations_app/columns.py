@@ -10,6 +10,7 @@ from django.utils.translation import gettext
 from sessions_app.formatting import per_language
 
 from . import permissions, selectors
+from .models import Score
 from .targets import current_store
 from .templatetags.annotations import note_indicator, tag_chips
 
@@ -42,6 +43,8 @@ class AnnotationCells:
             keys = [(self.store, r.id) for r in rows]
         self.by_id, self.facets = selectors.page_annotations(keys, user, facet_stores)
         self.selectable = permissions.can_annotate(user)
+        # The scores column is shown once the team has defined a score.
+        self.scored = Score.objects.exists()
         self.words = _words()
 
     def select_cell(self, record):
@@ -52,9 +55,16 @@ class AnnotationCells:
             f'aria-label="{self.words["select"] % {"id": value}}">'
         )
 
-    def tags_cell(self, record):
+    def _found(self, record):
         # A row of a list over several profiles names its profile (the store key there).
-        found = self.by_id.get((getattr(record, "store_name", None) or self.store, record.id))
+        return self.by_id.get((getattr(record, "store_name", None) or self.store, record.id))
+
+    def scores_cell(self, record):
+        found = self._found(record)
+        return escape(found.score_summary) if found is not None else EMPTY
+
+    def tags_cell(self, record):
+        found = self._found(record)
         if found is None:
             return EMPTY
         star = self.words["star"] if found.starred else ""

@@ -1,0 +1,205 @@
+"""``?_export=dataset`` on a session list: the listed sessions as a chat-format dataset.
+
+One JSON line per session, in the list's order, every page: ``{"messages": [...],
+"metadata": {...}}``.  ``messages`` is the OpenAI chat format that fine-tuning and evaluation
+tools read: the stored system prompt as a ``system`` message, then the transcript's live rows
+(active, not hidden) in id order as ``user``, ``assistant`` (with its ``tool_calls`` as stored)
+and ``tool`` (with the ``tool_call_id`` it answers) messages; multimodal content stays a list
+of parts.  ``metadata`` names the session (``session_id``, ``profile``, ``source``,
+``model``, ``started_at``) and carries the team's ``tags`` and ``scores`` tallies.
+
+The sessions come from the list's own export plan (its filters, sort, annotation filters and
+profiles, in short keyset chunks); each session's messages from the transcript reader
+(:func:`sessions_app.transcripts.message_chunks`, a chunk query at a time), so memory stays
+bounded by one session.  Everything is redacted like the transcript page: message text, tool
+calls and the system prompt by the reader, metadata as metadata and then every string again.
+
+NOTE: files written before ``tool_call_id`` existed (and CLI tool rows that lack it) name no
+call on their tool rows: a result then answers the oldest call of the conversation not yet
+answered, the order Hermes runs them in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import json
+from collections import deque
+
+from django.http import StreamingHttpResponse
+
+from accounts_app.middleware import forbidden
+from accounts_app.roles import CONTENT, can_see_content
+from hermes_explorer import store
+from hermes_explorer import stores as registry
+from redaction import redact
+from sessions_app.content import MULTIMODAL_PREFIX
+from sessions_app.exports import buffered, export_filename, invalid_filters_response, json_text
+from sessions_app.exports.merged import export_parts
+from sessions_app.exports.request import session_filename_bits
+from sessions_app.models import Session
+from sessions_app.transcripts import message_chunks
+from sessions_app.visibility import Visibility
+
+from .exports import SelectedPlan
+from .selectors import NONE, for_sessions
+from .targets import current_store
+
+FORMAT = "dataset"
+LIVE_ONLY = Visibility(compacted=False, rewound=False, hidden=False)
+CHAT_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+def _content(value):
+    """Text as text, multimodal content as its list of parts (as stored), None as None."""
+    if isinstance(value, str) and value.startswith(MULTIMODAL_PREFIX):
+        try:
+            parts = json.loads(value[len(MULTIMODAL_PREFIX) :])
+        except ValueError:
+            return value[len(MULTIMODAL_PREFIX) :]
+        return parts if isinstance(parts, list) else [parts]
+    return value
+
+
+def _tool_calls(raw) -> list[dict]:
+    """The stored calls of an assistant row (those that are JSON objects)."""
+    if not raw:
+        return []
+    try:
+        calls = json.loads(raw)
+    except ValueError:
+        return []
+    calls = [calls] if isinstance(calls, dict) else calls
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def chat_messages(rows, system_prompt: str | None) -> list[dict]:
+    """Transcript rows (dicts of the state.db's columns, redacted) as chat messages."""
+    out: list[dict] = []
+    if system_prompt:
+        out.append({"role": "system", "content": system_prompt})
+    unanswered: deque[str] = deque()
+    for row in rows:
+        role = row.get("role")
+        if role not in CHAT_ROLES:
+            continue
+        message: dict = {"role": role, "content": _content(row.get("content"))}
+        if role == "assistant":
+            calls = _tool_calls(row.get("tool_calls"))
+            if calls:
+                message["tool_calls"] = calls
+                unanswered.extend(str(c["id"]) for c in calls if c.get("id"))
+        elif role == "tool":
+            call_id = row.get("tool_call_id")
+            if not call_id and unanswered:
+                call_id = unanswered[0]
+            if call_id in unanswered:
+                unanswered.remove(call_id)
+            message["tool_call_id"] = call_id
+        if message["content"] is None and role != "assistant":
+            message["content"] = ""
+        out.append(message)
+    return out
+
+
+def system_prompt(session_id: str) -> str | None:
+    """The whole stored system prompt, inline or in ``system_prompts`` (redacted)."""
+    shape = store.shape()
+    inline = "s.system_prompt" if shape.has_column("sessions", "system_prompt") else "NULL"
+    shared, join = "NULL", ""
+    if shape.has_column("sessions", "system_prompt_hash") and shape.has_table("system_prompts"):
+        shared, join = "p.prompt", " LEFT JOIN system_prompts p ON p.hash = s.system_prompt_hash"
+    if inline == "NULL" and shared == "NULL":
+        return None
+    row = store.one(
+        f"SELECT {inline}, {shared} FROM sessions s{join} WHERE s.id = %s", [session_id]
+    )
+    text = (row[0] or row[1]) if row else None
+    return redact(text) if text else None
+
+
+def _redacted(value):
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {_redacted(k): _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
+
+
+def record(row: dict, profile: str | None, annotations) -> str:
+    """One line of the dataset for one session row of the export plan."""
+    sid = row["id"]
+    rows = itertools.chain.from_iterable(message_chunks([Session(id=sid)], LIVE_ONLY))
+    metadata = _redacted(
+        {
+            "session_id": sid,
+            "profile": profile,
+            "source": row.get("source"),
+            "model": row.get("model"),
+            "started_at": row.get("started_at"),
+            "tags": [t.name for t in annotations.tags],
+            "scores": annotations.scores,
+        }
+    )
+    return json_text({"messages": chat_messages(rows, system_prompt(sid)), "metadata": metadata})
+
+
+def _scope(part):
+    return registry.using(part) if part is not None else contextlib.nullcontext()
+
+
+def _plans(view):
+    """``(store or None, plan)`` of every store the list reads, narrowed like the list."""
+    parts = export_parts(view.request)
+    for part in parts if parts is not None else [None]:
+        with _scope(part):
+            plan = view._store_plan()
+            if plan is not None:
+                plan = dataclasses.replace(plan, queryset=view._without_scored(plan.queryset))
+                if view.selection.active:
+                    plan = SelectedPlan(plan, view.selection)
+        if plan is not None:
+            yield part, plan
+
+
+def _lines(view):
+    user = view.request.user
+    for part, plan in _plans(view):
+        chunks = plan.chunks()
+        while True:
+            with _scope(part):
+                chunk = next(chunks, None)
+                if chunk is None:
+                    break
+                found = for_sessions([r[0] for r in chunk], user)
+                current = registry.current()
+                profile = current.name if current is not None else current_store()
+            for values in chunk:
+                row = dict(zip(plan.columns, values, strict=False))
+                with _scope(part):
+                    line = record(row, profile, found.get(row["id"], NONE))
+                yield line + "\n"
+            yield ""
+
+
+def export(view):
+    """The streamed dataset of the list ``view`` was prepared for (analysts and staff)."""
+    request = view.request
+    if not can_see_content(request.user):
+        return forbidden(request, CONTENT)
+    if view.filterset.is_bound and not view.filterset.is_valid():
+        return invalid_filters_response(view.filterset.form)
+    lines = _lines(view)
+    # The first session is read now: a failing query still gets a proper error page.
+    first = next(lines, None)
+    pieces = itertools.chain([first] if first is not None else [], lines)
+    name = export_filename("dataset", session_filename_bits(view.filterset), "jsonl")
+    response = StreamingHttpResponse(
+        buffered(pieces, label=name, kind=FORMAT), content_type="application/jsonl; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
