@@ -190,9 +190,7 @@ class ScoreForm(forms.ModelForm):
             clash = clash.exclude(pk=self.instance.pk)
         if clash.exists():
             raise forms.ValidationError(
-                gettext(
-                    "A score “%(name)s” already exists; score names differ by more than case."
-                )
+                gettext("A score “%(name)s” already exists; score names differ by more than case.")
                 % {"name": clash.first().name}
             )
         return name

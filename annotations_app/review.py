@@ -58,7 +58,9 @@ class Queue:
         self.valid = not form.is_bound or form.is_valid()
 
     def _keys(self):
-        return self.view.key_queryset(self.view.filterset.qs)
+        """The list's sessions, reading only the keys of its order."""
+        fields = [name for name, _ in self.view.keyset.keys if name != "last_active"]
+        return self.view.key_queryset(self.view.filterset.qs).only(*fields)
 
     def _row(self, session_id: str):
         return self._keys().filter(id=session_id).first()

@@ -81,9 +81,6 @@ def session_scores(session_id: str, user) -> list[ScoreGroup]:
     ]
 
 
-
-
-
 def scored_by(user, session_ids: Iterable[str]) -> set[str]:
     """Those of ``session_ids`` (of the current store) that ``user`` gave any score."""
     return set(

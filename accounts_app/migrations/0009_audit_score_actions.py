@@ -4,15 +4,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts_app', '0008_django_sessions_again'),
+        ("accounts_app", "0008_django_sessions_again"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='auditevent',
-            name='action',
-            field=models.CharField(choices=[('reveal', 'revealed a redacted message'), ('sql', 'ran SQL on the state.db'), ('filter', 'compared secret columns in the old API'), ('star', 'starred a session'), ('unstar', 'removed a star'), ('tag', 'tagged a session'), ('untag', 'removed a tag'), ('note', 'wrote a note'), ('note_edit', 'edited a note'), ('note_delete', 'deleted a note'), ('tag_vocabulary', 'changed the tag vocabulary'), ('view_save', 'saved a view'), ('view_delete', 'deleted a saved view'), ('score', 'scored a session'), ('unscore', 'cleared a score'), ('score_definition', 'changed the scores')], max_length=16),
+            model_name="auditevent",
+            name="action",
+            field=models.CharField(
+                choices=[
+                    ("reveal", "revealed a redacted message"),
+                    ("sql", "ran SQL on the state.db"),
+                    ("filter", "compared secret columns in the old API"),
+                    ("star", "starred a session"),
+                    ("unstar", "removed a star"),
+                    ("tag", "tagged a session"),
+                    ("untag", "removed a tag"),
+                    ("note", "wrote a note"),
+                    ("note_edit", "edited a note"),
+                    ("note_delete", "deleted a note"),
+                    ("tag_vocabulary", "changed the tag vocabulary"),
+                    ("view_save", "saved a view"),
+                    ("view_delete", "deleted a saved view"),
+                    ("score", "scored a session"),
+                    ("unscore", "cleared a score"),
+                    ("score_definition", "changed the scores"),
+                ],
+                max_length=16,
+            ),
         ),
     ]

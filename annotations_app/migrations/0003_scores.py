@@ -7,43 +7,91 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('annotations_app', '0002_redact_title_copies'),
+        ("annotations_app", "0002_redact_title_copies"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Score',
+            name="Score",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=40)),
-                ('values', models.JSONField(default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=40)),
+                ("values", models.JSONField(default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': [django.db.models.functions.text.Lower('name')],
-                'constraints': [models.UniqueConstraint(django.db.models.functions.text.Lower('name'), name='annotations_score_name_ci_unique')],
+                "ordering": [django.db.models.functions.text.Lower("name")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        django.db.models.functions.text.Lower("name"),
+                        name="annotations_score_name_ci_unique",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='SessionScore',
+            name="SessionScore",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('store', models.CharField(max_length=500)),
-                ('session_id', models.CharField(max_length=200)),
-                ('started_at', models.FloatField(null=True)),
-                ('source', models.CharField(blank=True, default='', max_length=200)),
-                ('value', models.CharField(max_length=40)),
-                ('created_at', models.DateTimeField(auto_now=True)),
-                ('score', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='session_scores', to='annotations_app.score')),
-                ('target', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='scores', to='annotations_app.annotatedsession')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("store", models.CharField(max_length=500)),
+                ("session_id", models.CharField(max_length=200)),
+                ("started_at", models.FloatField(null=True)),
+                ("source", models.CharField(blank=True, default="", max_length=200)),
+                ("value", models.CharField(max_length=40)),
+                ("created_at", models.DateTimeField(auto_now=True)),
+                (
+                    "score",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="session_scores",
+                        to="annotations_app.score",
+                    ),
+                ),
+                (
+                    "target",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="scores",
+                        to="annotations_app.annotatedsession",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['score', 'value', 'store', 'started_at', 'session_id'], name='scored_value_by_start'), models.Index(fields=['score', 'store', 'started_at', 'session_id'], name='scored_by_start'), models.Index(fields=['user', 'store', 'session_id'], name='scored_by_user'), models.Index(fields=['target', 'score'], name='scores_of_target')],
-                'constraints': [models.UniqueConstraint(fields=('score', 'target', 'user'), name='annotations_score_once_per_user')],
+                "indexes": [
+                    models.Index(
+                        fields=["score", "value", "store", "started_at", "session_id"],
+                        name="scored_value_by_start",
+                    ),
+                    models.Index(
+                        fields=["score", "store", "started_at", "session_id"],
+                        name="scored_by_start",
+                    ),
+                    models.Index(fields=["user", "store", "session_id"], name="scored_by_user"),
+                    models.Index(fields=["target", "score"], name="scores_of_target"),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("score", "target", "user"), name="annotations_score_once_per_user"
+                    )
+                ],
             },
         ),
     ]
