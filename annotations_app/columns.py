@@ -11,6 +11,7 @@ from sessions_app.formatting import per_language
 
 from . import permissions, selectors
 from .models import Score
+from .page_read import score_facets
 from .targets import current_store
 from .templatetags.annotations import note_indicator, tag_chips
 
@@ -43,8 +44,14 @@ class AnnotationCells:
             keys = [(self.store, r.id) for r in rows]
         self.by_id, self.facets = selectors.page_annotations(keys, user, facet_stores)
         self.selectable = permissions.can_annotate(user)
-        # The scores column is shown once the team has defined a score.
-        self.scored = Score.objects.exists()
+        # The score facet (every score, with its values' counts) when the tag facet is asked;
+        # the scores column is shown once the team has defined a score.
+        if facet_stores is not None:
+            self.score_facets = score_facets(facet_stores)
+            self.scored = bool(self.score_facets)
+        else:
+            self.score_facets = None
+            self.scored = Score.objects.exists()
         self.words = _words()
 
     def select_cell(self, record):

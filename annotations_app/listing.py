@@ -199,14 +199,17 @@ class AnnotationFiltersMixin:
         user = self.request.user
         cells = getattr(self, "_table_cells", None)
         facets = cells.facets if cells is not None else None
-        if facets is None:  # no table (the page ran out of time): the facet alone
+        scores = cells.score_facets if cells is not None else None
+        if facets is None:  # no table (the page ran out of time): the facets alone
             facets = selectors.tag_facets(self._facet_stores(), user)
+        if scores is None:
+            scores = score_facets(self._facet_stores())
         chosen = {f"{s.pk}:{v or ''}" for s, v in self.selection.scores}
         context.update(
             tag_facets=facets,
             score_facets=[
                 (s, [(v, n, f"{s.pk}:{v}" in chosen) for v, n in values], f"{s.pk}:" in chosen)
-                for s, values in score_facets(self._facet_stores())
+                for s, values in scores
             ],
             unscored={s.pk for s in self.selection.noscores},
             selection=self.selection,
