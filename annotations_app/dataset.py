@@ -9,10 +9,12 @@ of parts.  ``metadata`` names the session (``session_id``, ``profile``, ``source
 ``model``, ``started_at``) and carries the team's ``tags`` and ``scores`` tallies.
 
 The sessions come from the list's own export plan (its filters, sort, annotation filters and
-profiles, in short keyset chunks); each session's messages from the transcript reader
-(:func:`sessions_app.transcripts.message_chunks`, a chunk query at a time), so memory stays
-bounded by one session.  Everything is redacted like the transcript page: message text, tool
-calls and the system prompt by the reader, metadata as metadata and then every string again.
+profiles, in short keyset chunks); their messages from the transcript's own visibility rules
+(``transcript_visible``: live rows, no hidden scaffolding, no superseded copies), one
+statement for a group of consecutive sessions of about ``GROUP_MESSAGES`` messages, so
+memory is bounded by a group (or by one longer session: a session is one line).  Text, tool
+calls and system prompts are redacted a column of a group at a time, the session's columns as
+metadata (by the plan), tag and score names and values as text.
 
 NOTE: files written before ``tool_call_id`` existed (and CLI tool rows that lack it) name no
 call on their tool rows: a result then answers the oldest call of the conversation not yet
@@ -33,21 +35,21 @@ from accounts_app.middleware import forbidden
 from accounts_app.roles import CONTENT, can_see_content
 from hermes_explorer import store
 from hermes_explorer import stores as registry
-from redaction import redact
+from redaction import redact, redact_many
 from sessions_app.content import MULTIMODAL_PREFIX
 from sessions_app.exports import buffered, export_filename, invalid_filters_response, json_text
 from sessions_app.exports.merged import export_parts
 from sessions_app.exports.request import session_filename_bits
-from sessions_app.models import Session
-from sessions_app.transcripts import message_chunks
-from sessions_app.visibility import Visibility
+from sessions_app.models import Message
 
 from .exports import SelectedPlan
 from .selectors import NONE, for_sessions
 from .targets import current_store
 
 FORMAT = "dataset"
-LIVE_ONLY = Visibility(compacted=False, rewound=False, hidden=False)
+# Messages one statement reads for a group of sessions (a longer session is read alone).
+GROUP_MESSAGES = 2_000
+MESSAGE_FIELDS = ("session_id", "id", "role", "content", "tool_calls", "tool_call_id")
 CHAT_ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
@@ -103,20 +105,44 @@ def chat_messages(rows, system_prompt: str | None) -> list[dict]:
     return out
 
 
-def system_prompt(session_id: str) -> str | None:
-    """The whole stored system prompt, inline or in ``system_prompts`` (redacted)."""
+def system_prompts(session_ids: list[str]) -> dict[str, str]:
+    """``{id: whole stored system prompt}`` of those sessions that have one, inline or in
+    ``system_prompts`` (redacted): one statement."""
     shape = store.shape()
     inline = "s.system_prompt" if shape.has_column("sessions", "system_prompt") else "NULL"
     shared, join = "NULL", ""
     if shape.has_column("sessions", "system_prompt_hash") and shape.has_table("system_prompts"):
         shared, join = "p.prompt", " LEFT JOIN system_prompts p ON p.hash = s.system_prompt_hash"
     if inline == "NULL" and shared == "NULL":
-        return None
-    row = store.one(
-        f"SELECT {inline}, {shared} FROM sessions s{join} WHERE s.id = %s", [session_id]
-    )
-    text = (row[0] or row[1]) if row else None
-    return redact(text) if text else None
+        return {}
+    marks = ", ".join(["%s"] * len(session_ids))
+    found = {
+        sid: a or b
+        for sid, a, b in store.rows(
+            f"SELECT s.id, {inline}, {shared} FROM sessions s{join} WHERE s.id IN ({marks})",
+            session_ids,
+        )
+        if a or b
+    }
+    return dict(zip(found, redact_many(found.values()), strict=True))
+
+
+def transcripts(session_ids: list[str]) -> dict[str, list[dict]]:
+    """``{id: its live rows in id order}`` (the columns a chat message needs, as dicts of the
+    state.db's column names; text and tool calls redacted a column at a time): one statement
+    for the group."""
+    qs = Message.objects.filter(session_id__in=session_ids).transcript_visible(compacted=False)
+    fields = [f for f in MESSAGE_FIELDS if qs.has_column(f)]
+    fetched = list(qs.order_by("session_id", "id").values_list(*fields))
+    columns = [list(c) for c in zip(*fetched, strict=True)] or [[] for _ in fields]
+    for name in ("content", "tool_calls"):
+        if name in fields:
+            columns[fields.index(name)] = redact_many(columns[fields.index(name)])
+    out: dict[str, list[dict]] = {sid: [] for sid in session_ids}
+    for row in zip(*columns, strict=True):
+        found = dict(zip(fields, row, strict=True))
+        out[found["session_id"]].append(found)
+    return out
 
 
 def _redacted(value):
@@ -129,22 +155,34 @@ def _redacted(value):
     return value
 
 
-def record(row: dict, profile: str | None, annotations) -> str:
-    """One line of the dataset for one session row of the export plan."""
-    sid = row["id"]
-    rows = itertools.chain.from_iterable(message_chunks([Session(id=sid)], LIVE_ONLY))
-    metadata = _redacted(
-        {
-            "session_id": sid,
-            "profile": profile,
-            "source": row.get("source"),
-            "model": row.get("model"),
-            "started_at": row.get("started_at"),
-            "tags": [t.name for t in annotations.tags],
-            "scores": annotations.scores,
-        }
-    )
-    return json_text({"messages": chat_messages(rows, system_prompt(sid)), "metadata": metadata})
+def record(row: dict, profile: str | None, annotations, messages: list[dict], prompt) -> str:
+    """One line of the dataset: a session row of the export plan and its transcript."""
+    # The plan's columns are redacted as metadata already; the team's words are redacted here.
+    metadata = {
+        "session_id": row["id"],
+        "profile": profile,
+        "source": row.get("source"),
+        "model": row.get("model"),
+        "started_at": row.get("started_at"),
+        "tags": _redacted([t.name for t in annotations.tags]),
+        "scores": _redacted(annotations.scores),
+    }
+    return json_text({"messages": chat_messages(messages, prompt), "metadata": metadata})
+
+
+def groups(rows: list[dict]):
+    """Consecutive session rows whose messages make about ``GROUP_MESSAGES`` rows together
+    (a longer session alone): what one message statement reads and memory holds."""
+    group, total = [], 0
+    for row in rows:
+        count = row.get("message_count") or 1
+        if group and total + count > GROUP_MESSAGES:
+            yield group
+            group, total = [], 0
+        group.append(row)
+        total += count
+    if group:
+        yield group
 
 
 def _scope(part):
@@ -177,12 +215,17 @@ def _lines(view):
                 found = for_sessions([r[0] for r in chunk], user)
                 current = registry.current()
                 profile = current.name if current is not None else current_store()
-            for values in chunk:
-                row = dict(zip(plan.columns, values, strict=False))
+            rows = [dict(zip(plan.columns, values, strict=False)) for values in chunk]
+            for group in groups(rows):
+                ids = [row["id"] for row in group]
                 with _scope(part):
-                    line = record(row, profile, found.get(row["id"], NONE))
-                yield line + "\n"
-            yield ""
+                    messages, prompts = transcripts(ids), system_prompts(ids)
+                for row in group:
+                    sid = row["id"]
+                    annotations = found.get(sid, NONE)
+                    yield record(row, profile, annotations, messages[sid], prompts.get(sid))
+                    yield "\n"
+                yield ""
 
 
 def export(view):
