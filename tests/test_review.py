@@ -432,3 +432,27 @@ def test_the_list_links_to_the_dataset(client, dataset_store):
     signed_in(client, "analyst")
     body = client.get("/sessions/?source=cli").content.decode()
     assert "Download as dataset" in body and "_export=dataset" in body
+
+
+# Profiles -------------------------------------------------------------------------------------
+@pytest.mark.django_db(databases="__all__")
+def test_scores_queues_and_datasets_keep_to_their_profile(home, staff_client, quality):
+    from tests.profile_home import SHARED_ID
+
+    url = f"/p/support/review/sessions/{SHARED_ID}/score"
+    assert staff_client.post(url, {"score": quality.pk, "value": "bad"}).status_code == 302
+    assert SessionScore.objects.get().store == "support"
+    support = staff_client.get("/p/support/sessions/?score=quality:bad")
+    assert [r.record.id for r in support.context["table"].rows] == [SHARED_ID]
+    default = staff_client.get("/p/default/sessions/?score=quality:bad")
+    assert not default.context["table"].rows
+    # Over every profile, the row of the profile it was given on.
+    merged = staff_client.get("/sessions/?score=quality:bad").context["table"].rows
+    assert [(r.record.store_name, r.record.id) for r in merged] == [("support", SHARED_ID)]
+    nxt = staff_client.get("/p/support/review/next/")
+    assert nxt.status_code == 302 and nxt["Location"].startswith("/p/support/review/sessions/")
+    assert SHARED_ID not in nxt["Location"]
+    lines = b"".join(
+        staff_client.get("/p/support/sessions/?_export=dataset&score=quality:").streaming_content
+    ).splitlines()
+    assert [json.loads(line)["metadata"]["profile"] for line in lines] == ["support"]
