@@ -12,6 +12,7 @@ batches and says how far it looked.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 from django.http import QueryDict
@@ -46,14 +47,12 @@ class Queue:
 
     def __init__(self, request, params: QueryDict) -> None:
         self.user = request.user
-        saved = request.GET
-        request.GET = params
-        try:
-            self.view = AnnotatedSessionListView()
-            self.view.setup(request)
-            self.view.prepare(request)
-        finally:
-            request.GET = saved
+        # The list reads its filters from its request: a copy carrying the list's own.
+        listing = copy.copy(request)
+        listing.GET = params
+        self.view = AnnotatedSessionListView()
+        self.view.setup(listing)
+        self.view.prepare(listing)
         form = self.view.filterset
         self.valid = not form.is_bound or form.is_valid()
 

@@ -456,3 +456,19 @@ def test_scores_queues_and_datasets_keep_to_their_profile(home, staff_client, qu
         staff_client.get("/p/support/sessions/?_export=dataset&score=quality:").streaming_content
     ).splitlines()
     assert [json.loads(line)["metadata"]["profile"] for line in lines] == ["support"]
+
+
+def test_staff_manage_scores_in_the_admin_too(client, queue_store, quality):
+    signed_in(client, "staff")
+    page = client.get(f"/admin/annotations_app/score/{quality.pk}/change/").content.decode()
+    assert 'value="good, bad"' in page
+    response = client.post(
+        f"/admin/annotations_app/score/{quality.pk}/change/",
+        {"name": "quality", "values": "good, bad, unsure"},
+    )
+    assert response.status_code == 302
+    quality.refresh_from_db()
+    assert quality.values == ["good", "bad", "unsure"]
+    assert "changed score=quality" in AuditEvent.objects.get(action="score_definition").detail
+    added = client.post("/admin/annotations_app/score/add/", {"name": "QUALITY", "values": "x"})
+    assert added.status_code == 200 and "differ by more than case" in added.content.decode()
