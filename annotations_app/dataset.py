@@ -25,11 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
 import json
 from collections import deque
-
-from django.http import StreamingHttpResponse
 
 from accounts_app.middleware import forbidden
 from accounts_app.roles import CONTENT, can_see_content
@@ -37,7 +34,7 @@ from hermes_explorer import store
 from hermes_explorer import stores as registry
 from redaction import redact, redact_many
 from sessions_app.content import MULTIMODAL_PREFIX
-from sessions_app.exports import buffered, export_filename, invalid_filters_response, json_text
+from sessions_app.exports import export_filename, invalid_filters_response, stream_export
 from sessions_app.exports.merged import export_parts
 from sessions_app.exports.request import session_filename_bits
 from sessions_app.models import Message
@@ -155,8 +152,9 @@ def _redacted(value):
     return value
 
 
-def record(row: dict, profile: str | None, annotations, messages: list[dict], prompt) -> str:
-    """One line of the dataset: a session row of the export plan and its transcript."""
+def record(row: dict, profile: str | None, annotations, messages: list[dict], prompt):
+    """``(messages, metadata)`` of one session: a session row of the export plan, its
+    transcript rows and system prompt, and its annotations."""
     # The plan's columns are redacted as metadata already; the team's words are redacted here.
     metadata = {
         "session_id": row["id"],
@@ -167,7 +165,7 @@ def record(row: dict, profile: str | None, annotations, messages: list[dict], pr
         "tags": _redacted([t.name for t in annotations.tags]),
         "scores": _redacted(annotations.scores),
     }
-    return json_text({"messages": chat_messages(messages, prompt), "metadata": metadata})
+    return chat_messages(messages, prompt), metadata
 
 
 def groups(rows: list[dict]):
@@ -203,7 +201,8 @@ def _plans(view):
             yield part, plan
 
 
-def _lines(view):
+def _records(view):
+    """Lists of ``(messages, metadata)``, a group of sessions at a time."""
     user = view.request.user
     for part, plan in _plans(view):
         chunks = plan.chunks()
@@ -220,29 +219,29 @@ def _lines(view):
                 ids = [row["id"] for row in group]
                 with _scope(part):
                     messages, prompts = transcripts(ids), system_prompts(ids)
-                for row in group:
-                    sid = row["id"]
-                    annotations = found.get(sid, NONE)
-                    yield record(row, profile, annotations, messages[sid], prompts.get(sid))
-                    yield "\n"
-                yield ""
+                yield [
+                    record(
+                        row,
+                        profile,
+                        found.get(row["id"], NONE),
+                        messages[row["id"]],
+                        prompts.get(row["id"]),
+                    )
+                    for row in group
+                ]
 
 
 def export(view):
-    """The streamed dataset of the list ``view`` was prepared for (analysts and staff)."""
+    """The streamed dataset of the list ``view`` was prepared for (analysts and staff), as
+    the session list's JSONL export of two columns."""
     request = view.request
     if not can_see_content(request.user):
         return forbidden(request, CONTENT)
     if view.filterset.is_bound and not view.filterset.is_valid():
         return invalid_filters_response(view.filterset.form)
-    lines = _lines(view)
-    # The first session is read now: a failing query still gets a proper error page.
-    first = next(lines, None)
-    pieces = itertools.chain([first] if first is not None else [], lines)
-    name = export_filename("dataset", session_filename_bits(view.filterset), "jsonl")
-    response = StreamingHttpResponse(
-        buffered(pieces, label=name, kind=FORMAT), content_type="application/jsonl; charset=utf-8"
+    return stream_export(
+        fmt="jsonl",
+        columns=["messages", "metadata"],
+        chunks=_records(view),
+        filename=export_filename("dataset", session_filename_bits(view.filterset), "jsonl"),
     )
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
