@@ -1,9 +1,10 @@
 """The session list's annotation filters and columns, as a mixin of its keyset table view.
 
-``?tag=`` (several: a session must carry all), ``?starred=1`` (the user's own stars) and
-``?has_note=1`` narrow the list; the page is then assembled by :mod:`.crossdb` (a walk of the
-annotation rows in the list's order, a batch of ids at a time), never by loading every
-matching id into the state.db's query.  Every page gets the tag column, the user's stars, the
+``?tag=`` (several: a session must carry all), ``?starred=1`` (the user's own stars),
+``?has_note=1`` and ``?score=name:value`` (anyone's; ``name:``: any value) narrow the list;
+the page is then assembled by :mod:`.crossdb` (a walk of the annotation rows in the list's
+order, a batch of ids at a time), never by loading every matching id into the state.db's
+query.  ``?noscore=name`` (nobody scored it yet) leaves the scored sessions out by id.  Every page gets the tag column, the user's stars, the
 note count and, for those who may tag, the selection checkboxes of the bulk-tag form.
 """
 
@@ -57,7 +58,7 @@ class AnnotationFiltersMixin:
     def unknown_sort_note(self, sort):
         if self.selection.active and sort in super().get_sorts():
             return gettext(
-                "Last activity changes while a session runs, so tag, star and note filters "
+                "Last activity changes while a session runs, so tag, star, note and score filters "
                 "cannot sort by it: showing newest first."
             )
         return super().unknown_sort_note(sort)
@@ -70,7 +71,7 @@ class AnnotationFiltersMixin:
             return super().get_count(self._without_scored(filtered))
         n = self.selection.count(COUNT_CAP)
         note = gettext(
-            "The count is of the sessions carrying these tags, stars or notes, before the "
+            "The count is of the sessions carrying these tags, stars, notes or scores, before the "
             "other filters."
         )
         # Over several profiles this runs once per profile: the note is said once.
@@ -141,7 +142,7 @@ class AnnotationFiltersMixin:
                 ids = ids[:MERGED_IDS_CAP]
                 note = gettext(
                     "Over several profiles, only the first %(cap)s sessions of a profile "
-                    "carrying these tags, stars or notes are listed; choose one profile to see "
+                    "carrying these tags, stars, notes or scores are listed; choose one profile to see "
                     "them all."
                 ) % {"cap": number(MERGED_IDS_CAP)}
                 if note not in self.notes:
