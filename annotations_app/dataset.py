@@ -12,9 +12,11 @@ The sessions come from the list's own export plan (its filters, sort, annotation
 profiles, in short keyset chunks); their messages from the transcript's own visibility rules
 (``transcript_visible``: live rows, no hidden scaffolding, no superseded copies), one
 statement for a group of consecutive sessions of about ``GROUP_MESSAGES`` messages, so
-memory is bounded by a group (or by one longer session: a session is one line).  Text, tool
-calls and system prompts are redacted a column of a group at a time, the session's columns as
-metadata (by the plan), tag and score names and values as text.
+memory is bounded by a group (or by one longer session: a session is one line).  Text,
+tool calls and system prompts are redacted a column of a group at a time, the session's
+columns as metadata (by the plan), tag and score names and values as text.  Measured on the
+benchmark store (1,301 sessions, 30.5 MB): 3.3 MB/s reading each session through the
+transcript reader, 10.6–25.9 MB/s (≥ 33 MB per server CPU-second) a group at a time.
 
 NOTE: files written before ``tool_call_id`` existed (and CLI tool rows that lack it) name no
 call on their tool rows: a result then answers the oldest call of the conversation not yet
