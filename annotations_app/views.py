@@ -387,13 +387,14 @@ def review_next(request):
     if not permissions.can_annotate(request.user):
         return forbidden(request, permissions.ANNOTATE)
     params = review.list_params(request)
-    found = review.Queue(request, params).next_after(request.GET.get("from") or None)
+    queue = review.Queue(request, params)
+    found = queue.next_after(request.GET.get("from") or None)
     if found.session_id is not None:
         return redirect(_review_url(found.session_id, params))
     return render(
         request,
         "annotations_app/review_done.html",
-        {"found": found, "list_url": _list_url(params)},
+        {"found": found, "valid": queue.valid, "list_url": _list_url(params)},
     )
 
 

@@ -472,3 +472,20 @@ def test_staff_manage_scores_in_the_admin_too(client, queue_store, quality):
     assert "changed score=quality" in AuditEvent.objects.get(action="score_definition").detail
     added = client.post("/admin/annotations_app/score/add/", {"name": "QUALITY", "values": "x"})
     assert added.status_code == 200 and "differ by more than case" in added.content.decode()
+
+
+def test_bad_queue_and_dataset_input_gets_a_clear_answer(client, queue_store, quality):
+    signed_in(client, "analyst")
+    assert client.get("/review/next/?sort=bogus")["Location"] == "/review/sessions/q59/?sort=bogus"
+    assert client.get("/review/next/?from=no-such-session")["Location"] == "/review/sessions/q59/"
+    invalid = client.get("/review/next/?started_after=not-a-date")
+    assert (
+        invalid.status_code == 200
+        and "filters of this list are not valid" in invalid.content.decode()
+    )
+    assert client.get("/review/sessions/no-such-session/").status_code == 404
+    bad = client.get("/sessions/?_export=dataset&started_after=not-a-date")
+    assert bad.status_code == 400 and b"started_after" in bad.content
+    long = client.get("/sessions/?" + urlencode({"score": "x" * 500 + ":" + "y" * 500}))
+    assert long.status_code == 200 and not long.context["table"].rows
+    assert client.get("/sessions/?noscore=" + "z" * 300).status_code == 200
