@@ -15,8 +15,9 @@ statement for a group of consecutive sessions of about ``GROUP_MESSAGES`` messag
 memory is bounded by a group (or by one longer session: a session is one line).  Text,
 tool calls and system prompts are redacted a column of a group at a time, the session's
 columns as metadata (by the plan), tag and score names and values as text.  Measured on the
-benchmark store (1,301 sessions, 30.5 MB): 3.3 MB/s reading each session through the
-transcript reader, 10.6–25.9 MB/s (≥ 33 MB per server CPU-second) a group at a time.
+benchmark store (1,301 sessions, 30.5 MB, a loaded machine): 3.3 MB/s reading each session
+through the transcript reader, 10.6–25.9 MB/s (≥ 33 MB per server CPU-second) a group at a
+time; 35–47 MB/s at a load average of 1.9.
 
 NOTE: files written before ``tool_call_id`` existed (and CLI tool rows that lack it) name no
 call on their tool rows: a result then answers the oldest call of the conversation not yet
