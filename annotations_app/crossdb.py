@@ -1,7 +1,7 @@
 """The session list filtered by annotations: a join across two databases, a page at a time.
 
-The sessions live in the state.db, their tags, stars, notes and scores in the app's database; neither
-database can see the other.  Loading every matching id from the app's database into the
+The sessions live in the state.db, their tags, stars, notes and scores in the app's database;
+neither database can see the other. Loading every matching id from the app's database into the
 state.db's page query (``WHERE id IN (10,000 ids)``) would make a page cost what the tag costs,
 so the list instead walks the annotation rows **in the list's own keyset order** — each tag,
 star and score carries a copy of its session's ``started_at`` and ``source`` (written once by

@@ -1,11 +1,12 @@
 """The session list's annotation filters and columns, as a mixin of its keyset table view.
 
 ``?tag=`` (several: a session must carry all), ``?starred=1`` (the user's own stars),
-``?has_note=1`` and ``?score=name:value`` (anyone's; ``name:``: any value) narrow the list;
-the page is then assembled by :mod:`.crossdb` (a walk of the annotation rows in the list's
-order, a batch of ids at a time), never by loading every matching id into the state.db's
-query.  ``?noscore=name`` (nobody scored it yet) leaves the scored sessions out by id.  Every page gets the tag column, the user's stars, the
-note count and, for those who may tag, the selection checkboxes of the bulk-tag form.
+``?has_note=1`` and ``?score=name:value`` (anyone's; ``name:``: any value) narrow the list; the
+page is then assembled by :mod:`.crossdb` (a walk of the annotation rows in the list's order, a
+batch of ids at a time), never by loading every matching id into the state.db's query.
+``?noscore=name`` (nobody scored it yet) leaves the scored sessions out by id. Every page gets
+the tag column, the user's stars, the note count and, for those who may tag, the selection
+checkboxes of the bulk-tag form.
 """
 
 from __future__ import annotations
