@@ -30,6 +30,9 @@ class AuditEvent(models.Model):
         ("tag_vocabulary", "changed the tag vocabulary"),
         ("view_save", "saved a view"),
         ("view_delete", "deleted a saved view"),
+        ("score", "scored a session"),
+        ("unscore", "cleared a score"),
+        ("score_definition", "changed the scores"),
     ]
 
     user = models.ForeignKey(

@@ -9,8 +9,8 @@ from hermes_explorer import stores
 from profiles_app.access import restricted_to
 
 from . import services
-from .forms import TagForm
-from .models import Note, SavedView, Tag
+from .forms import ScoreForm, TagForm
+from .models import Note, SavedView, Score, Tag
 
 
 @admin.register(Tag)
@@ -81,3 +81,20 @@ class SavedViewAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(Score)
+class ScoreAdmin(admin.ModelAdmin):
+    form = ScoreForm
+    list_display = ("name", "values", "created_at")
+    search_fields = ("name",)
+
+    def save_model(self, request, obj, form, change):
+        services.save_score(request, obj, created=not change)
+
+    def delete_model(self, request, obj):
+        services.delete_score(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for score in queryset:
+            services.delete_score(request, score)

@@ -3,8 +3,9 @@ from django.apps import AppConfig
 
 class AnnotationsAppConfig(AppConfig):
     name = "annotations_app"
-    verbose_name = "Stars, tags, notes and saved views"
-    # Given to the staff group: the tag vocabulary, and removing anyone's note.
+    verbose_name = "Stars, tags, notes, scores and saved views"
+    # Given to the staff group (accounts_app.roles.ensure_role_groups): staff look after the
+    # team's tag vocabulary and scores and may remove anyone's note in the admin.
     staff_permissions = (
         "add_tag",
         "change_tag",
@@ -13,6 +14,10 @@ class AnnotationsAppConfig(AppConfig):
         "view_note",
         "delete_note",
         "view_savedview",
+        "add_score",
+        "change_score",
+        "delete_score",
+        "view_score",
     )
 
     def ready(self):

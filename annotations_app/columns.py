@@ -10,6 +10,8 @@ from django.utils.translation import gettext
 from sessions_app.formatting import per_language
 
 from . import permissions, selectors
+from .models import Score
+from .page_read import score_facets
 from .targets import current_store
 from .templatetags.annotations import note_indicator, tag_chips
 
@@ -40,6 +42,14 @@ class AnnotationCells:
             keys = [(self.store, r.id) for r in rows]
         self.by_id, self.facets = selectors.page_annotations(keys, user, facet_stores)
         self.selectable = permissions.can_annotate(user)
+        # The score facet (every score, with its values' counts) when the tag facet is asked;
+        # the scores column is shown once the team has defined a score.
+        if facet_stores is not None:
+            self.score_facets = score_facets(facet_stores)
+            self.scored = bool(self.score_facets)
+        else:
+            self.score_facets = None
+            self.scored = Score.objects.exists()
         self.words = _words()
 
     def select_cell(self, record):
@@ -50,9 +60,16 @@ class AnnotationCells:
             f'aria-label="{self.words["select"] % {"id": value}}">'
         )
 
-    def tags_cell(self, record):
+    def _found(self, record):
         # A row of a list over several profiles names its profile (the store key there).
-        found = self.by_id.get((getattr(record, "store_name", None) or self.store, record.id))
+        return self.by_id.get((getattr(record, "store_name", None) or self.store, record.id))
+
+    def scores_cell(self, record):
+        found = self._found(record)
+        return escape(found.score_summary) if found is not None else EMPTY
+
+    def tags_cell(self, record):
+        found = self._found(record)
         if found is None:
             return EMPTY
         star = self.words["star"] if found.starred else ""

@@ -1,11 +1,14 @@
 """The session list filtered by annotations: a join across two databases, a page at a time.
 
-Sessions live in the state.db, tags, stars and notes in the app's database.  Passing every
-matching id to the page query would make a page cost what the tag costs, so the list walks the
-annotation rows in its own keyset order (each tag and star copies its session's
-``started_at`` and ``source``, indexed as ``(tag, store, started_at, session_id)``) a batch at
-a time, and asks the state.db only for that batch's sessions, with the page's other filters.
-A page is the first ``per_page`` found, and its cursor the last row's keys.
+The sessions live in the state.db, their tags, stars, notes and scores in the app's database;
+neither database can see the other. Loading every matching id from the app's database into the
+state.db's page query (``WHERE id IN (10,000 ids)``) would make a page cost what the tag costs,
+so the list instead walks the annotation rows **in the list's own keyset order** — each tag,
+star and score carries a copy of its session's ``started_at`` and ``source`` (written once by
+Hermes), indexed as ``(tag, store, started_at, session_id)`` — a batch at a time, and asks the
+state.db only for the sessions of that batch (by primary key, with the page's other filters).
+The rows found come back in the same order, so a page is the first ``per_page`` of them and the
+cursor of the next page is the last row's keys, exactly as for an unfiltered list.
 
 Batches grow to ``MAX_BATCH`` ids, and a page stops after ``MAX_WALK`` annotation rows even if
 not full; its "next" link carries on and the page says so.  "Last active" changes while a
@@ -23,9 +26,11 @@ from django.utils.translation import gettext
 from sessions_app.formatting import number
 from sessions_app.pagination import BadCursor, KeysetPage
 
-from .models import AnnotatedSession, SessionTag, Star, Tag
+from .models import AnnotatedSession, Score, SessionScore, SessionTag, Star, Tag
 from .targets import current_store
 
+# Sessions of a store scored for a score that a ``noscore`` filter leaves out of the list by id.
+MAX_EXCLUDED = 10_000
 # The session list's keyset fields → the copies on the annotation rows.
 FIELDS = {"started_at": "started_at", "source": "source", "id": "session_id"}
 FIRST_BATCH_PAGES = 2
@@ -33,32 +38,60 @@ MAX_BATCH = 1_000
 MAX_WALK = 5_000
 
 
+def _scored(score: Score, value: str | None, **where) -> QuerySet:
+    """Score rows of ``score`` (of ``value``; None: any value)."""
+    qs = SessionScore.objects.filter(score=score, **where)
+    return qs if value is None else qs.filter(value=value)
+
+
 @dataclass
 class Selection:
-    """Which annotations a session must carry: every tag of ``tags``, the user's star, a note."""
+    """Which annotations a session must carry: every tag of ``tags``, the user's star,
+    a note, every ``(score, value)`` of ``scores`` (by anyone; value None: any value).
+
+    ``noscores`` (sessions nobody scored yet) is not an annotation a session carries: the
+    list leaves the scored ones out by id (:meth:`excluded_ids`)."""
 
     tags: list[Tag] = field(default_factory=list)
     starred_by: object | None = None
     has_note: bool = False
     unknown_tags: list[str] = field(default_factory=list)
+    scores: list[tuple[Score, str | None]] = field(default_factory=list)
+    noscores: list[Score] = field(default_factory=list)
+    unknown_scores: list[str] = field(default_factory=list)
 
     @property
     def active(self) -> bool:
-        return bool(self.tags or self.unknown_tags or self.starred_by is not None or self.has_note)
+        return bool(
+            self.tags
+            or self.unknown_tags
+            or self.starred_by is not None
+            or self.has_note
+            or self.scores
+            or self.unknown_scores
+        )
 
     def rows(self) -> QuerySet:
-        """Annotation rows, one per matching session, with ``session_id`` and the sort keys,
-        driven by the first tag, else the stars, else the notes (the rest as EXISTS)."""
+        """Annotation rows, one per matching session, with ``session_id`` and the sort keys.
+
+        Driven by the first tag's index, else the user's stars, else the first score's (one
+        row per session: several people may have scored it), else the anchors with notes;
+        every other condition is an EXISTS on the same target."""
         store = current_store()
-        if self.unknown_tags:
+        if self.unknown_tags or self.unknown_scores:
             return AnnotatedSession.objects.none()
         rest: list[Tag] = []
+        scores = list(self.scores)
         if self.tags:
             qs = SessionTag.objects.filter(tag=self.tags[0], store=store)
             ref = "target_id"
             rest = self.tags[1:]
         elif self.starred_by is not None:
             qs = Star.objects.filter(user=self.starred_by, store=store)
+            ref = "target_id"
+        elif scores:
+            score, value = scores.pop(0)
+            qs = _scored(score, value, store=store)
             ref = "target_id"
         else:
             qs = AnnotatedSession.objects.filter(store=store, notes_count__gt=0)
@@ -69,12 +102,34 @@ class Selection:
             qs = qs.filter(
                 Exists(Star.objects.filter(target_id=OuterRef(ref), user=self.starred_by))
             )
+        for score, value in scores:
+            qs = qs.filter(Exists(_scored(score, value, target_id=OuterRef(ref))))
         if self.has_note and ref == "target_id":
             qs = qs.filter(target__notes_count__gt=0)
+        if qs.model is SessionScore:
+            qs = qs.values("target_id", "store", "session_id", "started_at", "source").distinct()
         return qs
+
+    def excluded_ids(self) -> tuple[list[str], bool] | None:
+        """``(ids, capped)``: the sessions of the current store scored for a ``noscore``
+        score, at most ``MAX_EXCLUDED`` of them; None without such a filter."""
+        if not self.noscores:
+            return None
+        ids = list(
+            SessionScore.objects.filter(store=current_store(), score__in=self.noscores)
+            .order_by()
+            .values_list("session_id", flat=True)
+            .distinct()[: MAX_EXCLUDED + 1]
+        )
+        return ids[:MAX_EXCLUDED], len(ids) > MAX_EXCLUDED
 
     def count(self, cap: int) -> int:
         return self.rows().order_by()[: cap + 1].count()
+
+    def before(self, keyset, values: list) -> int:
+        """How many sessions carrying the selection come before ``values`` in ``keyset``'s
+        order (like :meth:`count`, before the list's other filters)."""
+        return self.rows().filter(_mapped(keyset).after(values, reverse=True)).order_by().count()
 
     def session_ids(self, limit: int) -> list[str]:
         """The ids of at most ``limit`` sessions of the current store carrying the selection."""

@@ -1,5 +1,6 @@
-"""The annotation columns of session exports (``tags``, ``starred``, ``notes_count``), and a
-session export filtered by annotations.
+"""The annotation columns of session exports (``tags``, ``starred``, ``notes_count``,
+``scores``: the team's tally, ``quality: bad 1, good 2``), and a session export filtered by
+annotations.
 
 The columns are added a chunk at a time (one app-database lookup per chunk, none without
 annotations), after the export's own rows; ``starred`` is the downloading user's star.
@@ -14,12 +15,12 @@ from .models import AnnotatedSession
 from .selectors import NONE, for_sessions
 from .targets import current_store
 
-COLUMNS = ("tags", "starred", "notes_count")
+COLUMNS = ("tags", "starred", "notes_count", "scores")
 
 
 def _annotator(user):
     if not AnnotatedSession.objects.filter(store=current_store()).exists():
-        blank = ("", 0, 0)
+        blank = ("", 0, 0, "")
         return lambda rows: [(*row, *blank) for row in rows]
 
     def annotate(rows):
@@ -27,7 +28,7 @@ def _annotator(user):
         out = []
         for row in rows:
             a = found.get(row[0], NONE)
-            out.append((*row, a.tag_names, int(a.starred), a.notes_count))
+            out.append((*row, a.tag_names, int(a.starred), a.notes_count, a.score_summary))
         return out
 
     return annotate

@@ -14,11 +14,15 @@ from sessions_app.formatting import number
 from .crossdb import Selection
 from .models import (
     NOTE_CHARS,
+    SCORE_MAX_VALUES,
+    SCORE_NAME_CHARS,
+    SCORE_VALUE_CHARS,
     TAG_DESCRIPTION_CHARS,
     TAG_NAME_CHARS,
     VIEW_NAME_CHARS,
     VIEW_URL_CHARS,
     SavedView,
+    Score,
     Tag,
 )
 
@@ -149,6 +153,93 @@ class NoteForm(forms.Form):
         return text.replace("\x00", "")
 
 
+class ScoreForm(forms.ModelForm):
+    """A score: a name (one line, unique whatever its case, no ``:``, which the list's
+    ``score=name:value`` filter uses) and its values, comma-separated, in button order."""
+
+    values = forms.CharField(
+        label=gettext_lazy("Values"),
+        help_text=gettext_lazy("Separated by commas, in the order of the buttons: good, bad"),
+    )
+
+    class Meta:
+        model = Score
+        fields = ["name", "values"]
+        labels = {"name": gettext_lazy("Name")}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _at_most(
+            self.fields["name"],
+            gettext("A score name has at most %(n)s characters."),
+            SCORE_NAME_CHARS,
+        )
+        if self.instance.pk and not self.is_bound:
+            self.initial["values"] = ", ".join(self.instance.values)
+
+    def clean_name(self):
+        name = _single_line(
+            self.cleaned_data["name"], gettext("The score name must be one line of text.")
+        )
+        if not name:
+            raise forms.ValidationError(gettext("A score needs a name."))
+        if ":" in name or "," in name:
+            raise forms.ValidationError(gettext("A score name cannot contain “:” or “,”."))
+        clash = Score.objects.filter(name__iexact=name)
+        if self.instance.pk:
+            clash = clash.exclude(pk=self.instance.pk)
+        if clash.exists():
+            raise forms.ValidationError(
+                gettext("A score “%(name)s” already exists; score names differ by more than case.")
+                % {"name": clash.first().name}
+            )
+        return name
+
+    def clean_values(self):
+        text = _single_line(
+            self.cleaned_data["values"], gettext("The values must be one line of text.")
+        )
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        if not values:
+            raise forms.ValidationError(gettext("A score needs at least one value."))
+        if len(values) > SCORE_MAX_VALUES:
+            raise forms.ValidationError(
+                gettext("A score has at most %(n)s values.") % {"n": SCORE_MAX_VALUES}
+            )
+        if any(len(v) > SCORE_VALUE_CHARS for v in values):
+            raise forms.ValidationError(
+                gettext("A value has at most %(n)s characters.") % {"n": SCORE_VALUE_CHARS}
+            )
+        if len({v.lower() for v in values}) < len(values):
+            raise forms.ValidationError(gettext("Each value is given once."))
+        return values
+
+    def validate_constraints(self, exclude=None):
+        return None
+
+
+class ScoreValueForm(forms.Form):
+    """A press of a score's button on a session: the score and one of its values."""
+
+    score = forms.ModelChoiceField(
+        queryset=Score.objects.all(),
+        error_messages={
+            "invalid_choice": gettext_lazy("That score does not exist (any more): pick another.")
+        },
+    )
+    value = forms.CharField(max_length=SCORE_VALUE_CHARS)
+
+    def clean(self):
+        data = super().clean()
+        score, value = data.get("score"), data.get("value")
+        if score is not None and value is not None and value not in score.values:
+            raise forms.ValidationError(
+                gettext("“%(value)s” is not a value of the score “%(name)s”.")
+                % {"value": value, "name": score.name}
+            )
+        return data
+
+
 def view_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a saved view, or None: it must be a path of this app's pages."""
     if not url:
@@ -219,9 +310,34 @@ class SavedViewForm(forms.ModelForm):
         return None
 
 
+def _scores_from(request, selection: Selection) -> None:
+    """``score=name:value`` (``name:`` or ``name``: any value; several: all of them) and
+    ``noscore=name`` (nobody scored it yet).  A score name that does not exist matches no
+    session."""
+    wanted = [v.strip() for v in request.GET.getlist("score") if v.strip()][:MAX_TAG_FILTERS]
+    unscored = [v.strip() for v in request.GET.getlist("noscore") if v.strip()][:MAX_TAG_FILTERS]
+    if not wanted and not unscored:
+        return
+    known = {s.name.lower(): s for s in Score.objects.all()}
+    for item in dict.fromkeys(wanted):
+        name, _, value = item.partition(":")
+        score = known.get(name.strip().lower())
+        if score is None:
+            selection.unknown_scores.append(name.strip()[:SCORE_NAME_CHARS])
+        else:
+            selection.scores.append((score, value.strip()[:SCORE_VALUE_CHARS] or None))
+    for name in dict.fromkeys(unscored):
+        score = known.get(name.lower())
+        if score is None:
+            selection.unknown_scores.append(name[:SCORE_NAME_CHARS])
+        elif score not in selection.noscores:
+            selection.noscores.append(score)
+
+
 def selection_from(request) -> Selection:
     """The annotation filters of a session list URL: ``tag`` (several: all of them),
-    ``starred=1``, ``has_note=1``.  A tag name nobody uses matches no session."""
+    ``starred=1``, ``has_note=1``, ``score=``, ``noscore=``.  A tag name nobody uses matches
+    no session."""
     names = [n.strip() for n in request.GET.getlist("tag") if n.strip()][:MAX_TAG_FILTERS]
     names = [n[:TAG_NAME_CHARS] for n in dict.fromkeys(names)]
     selection = Selection(
@@ -239,4 +355,5 @@ def selection_from(request) -> Selection:
                 selection.unknown_tags.append(name)
             elif tag not in selection.tags:
                 selection.tags.append(tag)
+    _scores_from(request, selection)
     return selection

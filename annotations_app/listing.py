@@ -1,37 +1,53 @@
 """The session list's annotation filters and columns, as a mixin of its keyset table view.
 
-``?tag=`` (all of them), ``?starred=1`` and ``?has_note=1`` narrow the list, whose page is
-assembled by :mod:`.crossdb`, never by passing every matching id to the state.db.  Every page
-gets the tag column, the user's stars, note counts and, for taggers, the bulk-tag checkboxes.
+``?tag=`` (several: a session must carry all), ``?starred=1`` (the user's own stars),
+``?has_note=1`` and ``?score=name:value`` (anyone's; ``name:``: any value) narrow the list; the
+page is then assembled by :mod:`.crossdb` (a walk of the annotation rows in the list's order, a
+batch of ids at a time), never by loading every matching id into the state.db's query.
+``?noscore=name`` (nobody scored it yet) leaves the scored sessions out by id. Every page gets
+the tag column, the user's stars, the note count and, for those who may tag, the selection
+checkboxes of the bulk-tag form.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
+from accounts_app.roles import can_export, can_see_content
 from hermes_explorer.hermes_db.current import current_alias
 from sessions_app.formatting import number
 from sessions_app.selectors import COUNT_CAP, CappedCount
 from sessions_app.views.sessions import SessionListView
 
-from . import crossdb, permissions, selectors
+from . import crossdb, dataset, permissions, selectors
 from .columns import BULK_FORM_ID, AnnotationCells
 from .exports import extend_plan
 from .forms import selection_from
+from .page_read import score_facets
 from .targets import current_store
 
 # Query parameters that are the annotation filters, the list's own navigation or the profiles
 # it spans.
-OWN_PARAMS = frozenset({"tag", "starred", "has_note", "sort", "cursor", "profile"})
+OWN_PARAMS = frozenset(
+    {"tag", "starred", "has_note", "score", "noscore", "sort", "cursor", "profile"}
+)
 # Sessions of one profile carrying the selection that a list over several profiles names.
 MERGED_IDS_CAP = 5_000
 
 
 class AnnotationFiltersMixin:
-    def get(self, request, *args, **kwargs):
+    def prepare(self, request) -> None:
         self.selection = selection_from(request)
         self.annotation_cells = None
+        super().prepare(request)
+
+    def get(self, request, *args, **kwargs):
+        if request.GET.get("_export", "").strip().lower() == dataset.FORMAT:
+            self.prepare(request)
+            return dataset.export(self)
         return super().get(request, *args, **kwargs)
 
     def get_sorts(self):
@@ -43,7 +59,7 @@ class AnnotationFiltersMixin:
     def unknown_sort_note(self, sort):
         if self.selection.active and sort in super().get_sorts():
             return gettext(
-                "Last activity changes while a session runs, so tag, star and note filters "
+                "Last activity changes while a session runs, so tag, star, note and score filters "
                 "cannot sort by it: showing newest first."
             )
         return super().unknown_sort_note(sort)
@@ -53,10 +69,10 @@ class AnnotationFiltersMixin:
 
     def get_count(self, filtered):
         if not self.selection.active:
-            return super().get_count(filtered)
+            return super().get_count(self._without_scored(filtered))
         n = self.selection.count(COUNT_CAP)
         note = gettext(
-            "The count is of the sessions carrying these tags, stars or notes, before the "
+            "The count is of the sessions carrying these tags, stars, notes or scores, before the "
             "other filters."
         )
         # Over several profiles this runs once per profile: the note is said once.
@@ -70,6 +86,10 @@ class AnnotationFiltersMixin:
         for name in self.selection.unknown_tags:
             self.notes.append(
                 gettext("No tag is named “%(name)s”: no session matches.") % {"name": name}
+            )
+        for name in self.selection.unknown_scores:
+            self.notes.append(
+                gettext("No score is named “%(name)s”: no session matches.") % {"name": name}
             )
         return crossdb.paginate(self.selection, queryset, self.keyset, token, per_page)
 
@@ -91,7 +111,25 @@ class AnnotationFiltersMixin:
         finally:
             self._unselected = False
 
+    def _without_scored(self, qs):
+        """``qs`` without the sessions a ``noscore`` filter leaves out (named by id, read
+        once per store)."""
+        known = self.__dict__.setdefault("_excluded_ids", {})
+        alias = current_alias()
+        if alias not in known:
+            known[alias] = self.selection.excluded_ids()
+            if known[alias] is not None and known[alias][1]:
+                note = gettext(
+                    "Only the first %(cap)s scored sessions are left out of this list."
+                ) % {"cap": number(crossdb.MAX_EXCLUDED)}
+                if note not in self.notes:
+                    self.notes.append(note)
+        if known[alias] is None:
+            return qs
+        return qs.exclude(id__in=known[alias][0])
+
     def _only_selected(self, qs):
+        qs = self._without_scored(qs)
         if self._merged() and self.selection.active and not getattr(self, "_unselected", False):
             # Over several profiles: each profile's annotated sessions named by id, once.
             known = self.__dict__.setdefault("_selected_ids", {})
@@ -103,7 +141,7 @@ class AnnotationFiltersMixin:
                 ids = ids[:MERGED_IDS_CAP]
                 note = gettext(
                     "Over several profiles, only the first %(cap)s sessions of a profile "
-                    "carrying these tags, stars or notes are listed; choose one profile to see "
+                    "carrying these tags, stars, notes or scores are listed; choose one profile to see "
                     "them all."
                 ) % {"cap": number(MERGED_IDS_CAP)}
                 if note not in self.notes:
@@ -149,7 +187,9 @@ class AnnotationFiltersMixin:
         user, selection = self.request.user, self.selection
 
         def annotated(plan):
-            return extend_plan(extend(plan) if extend is not None else plan, user, selection)
+            plan = extend(plan) if extend is not None else plan
+            plan = dataclasses.replace(plan, queryset=self._without_scored(plan.queryset))
+            return extend_plan(plan, user, selection)
 
         return super().export(extend=annotated)
 
@@ -158,13 +198,25 @@ class AnnotationFiltersMixin:
         user = self.request.user
         cells = getattr(self, "_table_cells", None)
         facets = cells.facets if cells is not None else None
-        if facets is None:  # no table (the page ran out of time): the facet alone
+        scores = cells.score_facets if cells is not None else None
+        if facets is None:  # no table (the page ran out of time): the facets alone
             facets = selectors.tag_facets(self._facet_stores(), user)
+        if scores is None:
+            scores = score_facets(self._facet_stores())
+        chosen = {f"{s.pk}:{v or ''}" for s, v in self.selection.scores}
         context.update(
             tag_facets=facets,
+            score_facets=[
+                (s, [(v, n, f"{s.pk}:{v}" in chosen) for v, n in values], f"{s.pk}:" in chosen)
+                for s, values in scores
+            ],
+            unscored={s.pk for s in self.selection.noscores},
             selection=self.selection,
             chosen_tags={t.name.lower() for t in self.selection.tags},
             can_annotate=permissions.can_annotate(user) and not self._merged(),
+            # A queue walks one profile's list: sessions are named by id alone there.
+            can_review=permissions.can_annotate(user) and not self._merged(),
+            can_export_dataset=can_see_content(user) and can_export(user),
             bulk_form_id=BULK_FORM_ID,
         )
         return context

@@ -184,3 +184,60 @@ class SavedView(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+SCORE_NAME_CHARS = 40
+SCORE_VALUE_CHARS = 40
+SCORE_MAX_VALUES = 10
+
+
+class Score(models.Model):
+    """A judgement the team gives sessions (managed by staff): a name and its short list of
+    values, in the order the buttons show them (``quality``: ``good``, ``bad``)."""
+
+    name = models.CharField(max_length=SCORE_NAME_CHARS)
+    values = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = [Lower("name")]
+        constraints = [
+            models.UniqueConstraint(Lower("name"), name="annotations_score_name_ci_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SessionScore(SortKeys):
+    """One person's value of one score for one session (pressing it again removes it).
+
+    Carries the session's sort keys like tags and stars, so that a list filtered by a score
+    walks ``(score, value, store, started_at, session_id)`` in the list's own order."""
+
+    target = models.ForeignKey(AnnotatedSession, on_delete=models.CASCADE, related_name="scores")
+    score = models.ForeignKey(Score, on_delete=models.CASCADE, related_name="session_scores")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    value = models.CharField(max_length=SCORE_VALUE_CHARS)
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["score", "target", "user"], name="annotations_score_once_per_user"
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["score", "value", "store", "started_at", "session_id"],
+                name="scored_value_by_start",
+            ),
+            models.Index(
+                fields=["score", "store", "started_at", "session_id"], name="scored_by_start"
+            ),
+            models.Index(fields=["user", "store", "session_id"], name="scored_by_user"),
+            models.Index(fields=["target", "score"], name="scores_of_target"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.score}={self.value} by {self.user} on {self.target}"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, OuterRef, Prefetch, Q
 
-from .models import AnnotatedSession, SessionTag, Star, Tag
+from .models import AnnotatedSession, Score, SessionScore, SessionTag, Star, Tag
 
 
 @dataclass(frozen=True)
@@ -32,10 +32,28 @@ class RowAnnotations:
     tags: list[TagChip] = field(default_factory=list)
     starred: bool = False
     notes_count: int = 0
+    # The team's tally: {score name: {value: people who gave it}}.
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)
 
     @property
     def tag_names(self) -> str:
         return ", ".join(t.name for t in self.tags)
+
+    @property
+    def score_summary(self) -> str:
+        """``quality: bad 1, good 2; speed: fast 1`` (names and values in order)."""
+        return "; ".join(
+            f"{name}: " + ", ".join(f"{value} {n}" for value, n in sorted(tally.items()))
+            for name, tally in sorted(self.scores.items())
+        )
+
+
+def tally(rows) -> dict[str, dict[str, int]]:
+    """``{score name: {value: count}}`` of score rows (``score`` selected with them)."""
+    out: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in rows:
+        out[row.score.name][row.value] += 1
+    return {name: dict(values) for name, values in out.items()}
 
 
 Key = tuple[str, str]
@@ -66,13 +84,14 @@ def read(
                 Prefetch(
                     "tags",
                     queryset=SessionTag.objects.select_related("tag").order_by("tag__name"),
-                )
+                ),
+                Prefetch("scores", queryset=SessionScore.objects.select_related("score")),
             )
         )
         for anchor in anchors:
             chips = [_chip(st.tag) for st in anchor.tags.all()]
             rows[(anchor.store, anchor.session_id)] = RowAnnotations(
-                chips, anchor.starred, anchor.notes_count
+                chips, anchor.starred, anchor.notes_count, tally(anchor.scores.all())
             )
     facets: list[tuple[Tag, int]] = []
     if facet_stores is not None:
@@ -81,6 +100,22 @@ def read(
         ).order_by("name")
         facets = [(tag, tag.uses) for tag in counted]
     return rows, facets
+
+
+def score_facets(stores: list[str]) -> list[tuple[Score, list[tuple[str, int]]]]:
+    """Every score with, for each of its values, the number of sessions of ``stores`` someone
+    gave it; no second query when no score exists."""
+    scores = list(Score.objects.all())
+    if not scores:
+        return []
+    counted = (
+        SessionScore.objects.filter(store__in=stores)
+        .order_by()
+        .values_list("score_id", "value")
+        .annotate(n=Count("target_id", distinct=True))
+    )
+    found = {(score_id, value): n for score_id, value, n in counted}
+    return [(s, [(v, found.get((s.pk, v), 0)) for v in s.values]) for s in scores]
 
 
 def hit_tags(store: str, session_ids: list[str]) -> dict[str, list[TagChip]]:

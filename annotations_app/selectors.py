@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.db.models import Q
 
 from . import page_read
-from .models import AnnotatedSession, Note, SavedView, Tag
+from .models import AnnotatedSession, Note, SavedView, Score, SessionScore, Tag
 from .page_read import RowAnnotations, TagChip
 from .targets import current_store
 
@@ -41,7 +41,50 @@ def page_annotations(
 def transcript_fields(request, session_id: str) -> dict:
     """``tags``, ``starred``, ``notes_count`` of one session, as the exports name them."""
     found = for_sessions([session_id], request.user).get(session_id, NONE)
-    return {"tags": found.tag_names, "starred": found.starred, "notes_count": found.notes_count}
+    return {
+        "tags": found.tag_names,
+        "starred": found.starred,
+        "notes_count": found.notes_count,
+        "scores": found.score_summary,
+    }
+
+
+@dataclass
+class ScoreGroup:
+    """One score on a session page: each value with how many people gave it, and the
+    user's own value (or None)."""
+
+    score: Score
+    values: list[tuple[str, int]]
+    mine: str | None
+
+
+def session_scores(session_id: str, user) -> list[ScoreGroup]:
+    """Every score, with this session's tally and the user's value: two statements (none
+    more when no score exists)."""
+    scores = list(Score.objects.all())
+    if not scores:
+        return []
+    counts: dict = defaultdict(lambda: defaultdict(int))
+    mine: dict[int, str] = {}
+    given = SessionScore.objects.filter(store=current_store(), session_id=session_id)
+    for score_id, value, user_id in given.values_list("score_id", "value", "user_id"):
+        counts[score_id][value] += 1
+        if user_id == user.pk:
+            mine[score_id] = value
+    return [
+        ScoreGroup(s, [(v, counts[s.pk].get(v, 0)) for v in s.values], mine.get(s.pk))
+        for s in scores
+    ]
+
+
+def scored_by(user, session_ids: Iterable[str]) -> set[str]:
+    """Those of ``session_ids`` (of the current store) that ``user`` gave any score."""
+    return set(
+        SessionScore.objects.filter(
+            user=user, store=current_store(), session_id__in=list(session_ids)
+        ).values_list("session_id", flat=True)
+    )
 
 
 @dataclass

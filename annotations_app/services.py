@@ -11,7 +11,7 @@ from django.db.models import F
 
 from accounts_app import audit
 
-from .models import AnnotatedSession, Note, SavedView, SessionTag, Star, Tag
+from .models import AnnotatedSession, Note, SavedView, Score, SessionScore, SessionTag, Star, Tag
 
 # Audit actions (the audit trail's ``action`` column).
 STAR = "star"
@@ -24,6 +24,9 @@ NOTE_DELETE = "note_delete"
 TAG_VOCABULARY = "tag_vocabulary"
 VIEW_SAVE = "view_save"
 VIEW_DELETE = "view_delete"
+SCORE = "score"
+UNSCORE = "unscore"
+SCORE_DEFINITION = "score_definition"
 
 
 def _log(request, action: str, target: AnnotatedSession | None, detail: str) -> None:
@@ -133,3 +136,37 @@ def delete_view(request, view: SavedView) -> None:
     with transaction.atomic():
         _log(request, VIEW_DELETE, None, f"view={view.name}; url={view.url}")
         view.delete()
+
+
+def press_score(request, target: AnnotatedSession, score: Score, value: str) -> str | None:
+    """The request's user gives ``target`` the ``value`` of ``score``, replacing their own
+    earlier value; pressing the value they gave clears it.  Their value now, or None."""
+    with transaction.atomic():
+        mine = SessionScore.objects.filter(target=target, score=score, user=request.user)
+        before = mine.values_list("value", flat=True).first()
+        if before == value:
+            mine.delete()
+            _log(request, UNSCORE, target, f"score={score.name}; was={value}")
+            return None
+        row = SessionScore(target=target, score=score, user=request.user, value=value)
+        row.copy_keys(target)
+        if before is None:
+            row.save()
+        else:
+            mine.update(value=value)
+        _log(request, SCORE, target, f"score={score.name}; value={value}; before={before or ''}")
+    return value
+
+
+def save_score(request, score: Score, *, created: bool) -> None:
+    with transaction.atomic():
+        score.save()
+        verb = "created" if created else "changed"
+        _log(request, SCORE_DEFINITION, None, f"{verb} score={score.name}; values={score.values}")
+
+
+def delete_score(request, score: Score) -> None:
+    with transaction.atomic():
+        uses = score.session_scores.count()
+        _log(request, SCORE_DEFINITION, None, f"deleted score={score.name}; {uses} scores given")
+        score.delete()

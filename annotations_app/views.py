@@ -1,5 +1,5 @@
-"""Pages and form posts of the annotations: stars, tags, notes, the tag vocabulary, saved views
-and annotations whose session has left the store.
+"""Pages and form posts of the annotations: stars, tags, notes, the tag vocabulary, saved
+views, scores and review queues, and the annotations whose session has left the store.
 
 Every change is a CSRF-checked POST answered with a redirect (no JavaScript needed), allowed
 by :mod:`.permissions` and audited by :mod:`.services`.
@@ -18,10 +18,21 @@ from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from accounts_app.middleware import forbidden
+from sessions_app.views.sessions import session_context
 
-from . import permissions, selectors, services, targets
-from .forms import AddTagForm, BulkTagForm, NoteForm, SavedViewForm, TagForm, view_url_problem
-from .models import AnnotatedSession, Note, SavedView, Tag
+from . import permissions, review, selectors, services, targets
+from .forms import (
+    AddTagForm,
+    BulkTagForm,
+    NoteForm,
+    SavedViewForm,
+    ScoreForm,
+    ScoreValueForm,
+    TagForm,
+    view_url_problem,
+)
+from .models import AnnotatedSession, Note, SavedView, Score, Tag
+from .page_read import score_facets
 
 ORPHANS_PER_PAGE = 50
 ORPHAN_CHECK_LIMIT = 5_000
@@ -292,7 +303,7 @@ def orphans(request):
     gone_pks = [pk for pk, sid in checked if sid not in present][:ORPHANS_PER_PAGE]
     rows = list(
         AnnotatedSession.objects.filter(pk__in=gone_pks)
-        .prefetch_related("tags__tag", "notes")
+        .prefetch_related("tags__tag", "notes", "scores__score")
         .order_by("-pk")
     )
     more = len(checked) == ORPHAN_CHECK_LIMIT or len(gone_pks) == ORPHANS_PER_PAGE
@@ -302,3 +313,102 @@ def orphans(request):
         "annotations_app/orphan_list.html",
         {"rows": rows, "next_after": last if more else None, "checked": len(checked)},
     )
+
+
+# Scores and review queues ---------------------------------------------------------------------
+@require_http_methods(["GET", "POST"])
+def score_list(request):
+    manage = permissions.can_manage_tags(request.user)
+    form = ScoreForm(request.POST or None) if manage else None
+    if request.method == "POST":
+        if not manage:
+            return forbidden(request, permissions.MANAGE_TAGS)
+        if form.is_valid():
+            services.save_score(request, form.instance, created=True)
+            messages.success(
+                request, gettext("Score “%(name)s” created.") % {"name": form.instance.name}
+            )
+            return redirect("review:scores")
+    facets = score_facets([targets.current_store()])
+    return render(
+        request,
+        "annotations_app/score_list.html",
+        {"facets": facets, "form": form, "can_manage": manage},
+        status=400 if request.method == "POST" else 200,
+    )
+
+
+@require_POST
+def score_delete(request, score_id: int):
+    if not permissions.can_manage_tags(request.user):
+        return forbidden(request, permissions.MANAGE_TAGS)
+    score = get_object_or_404(Score, pk=score_id)
+    services.delete_score(request, score)
+    messages.success(request, gettext("Score “%(name)s” deleted.") % {"name": score.name})
+    return redirect("review:scores")
+
+
+@require_POST
+def score_session(request, session_id: str):
+    """A press of a score's button: the user's value (pressed again: cleared)."""
+    if not permissions.can_annotate(request.user):
+        return forbidden(request, permissions.ANNOTATE)
+    back = _back(request, reverse("sessions:detail", args=[session_id]) + "#scores")
+    form = ScoreValueForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        return redirect(back)
+    score, value = form.cleaned_data["score"], form.cleaned_data["value"]
+    now = services.press_score(request, _target_or_404(session_id), score, value)
+    if now is None:
+        messages.success(request, gettext("Score “%(name)s” cleared.") % {"name": score.name})
+    else:
+        messages.success(
+            request,
+            gettext("Scored “%(name)s”: %(value)s.") % {"name": score.name, "value": value},
+        )
+    return redirect(back)
+
+
+def _review_url(session_id: str, params) -> str:
+    query = params.urlencode()
+    return reverse("review:session", args=[session_id]) + (f"?{query}" if query else "")
+
+
+@require_GET
+def review_next(request):
+    """The list's first session (after ``from=``) the user has not scored yet."""
+    if not permissions.can_annotate(request.user):
+        return forbidden(request, permissions.ANNOTATE)
+    params = review.list_params(request)
+    queue = review.Queue(request, params)
+    found = queue.next_after(request.GET.get("from") or None)
+    if found.session_id is not None:
+        return redirect(_review_url(found.session_id, params))
+    return render(
+        request,
+        "annotations_app/review_done.html",
+        {"found": found, "valid": queue.valid, "list_url": _list_url(params)},
+    )
+
+
+def _list_url(params) -> str:
+    query = params.urlencode()
+    return reverse("sessions:list") + (f"?{query}" if query else "")
+
+
+@require_GET
+def review_session(request, session_id: str):
+    """The session page with the queue's place, "Next to review" and the way back."""
+    if not permissions.can_annotate(request.user):
+        return forbidden(request, permissions.ANNOTATE)
+    context = session_context(request, session_id)
+    params = review.list_params(request)
+    next_query = params.copy()
+    next_query["from"] = session_id
+    context.update(
+        position=review.Queue(request, params).position(session_id),
+        list_url=_list_url(params),
+        next_url=reverse("review:next") + "?" + next_query.urlencode(),
+    )
+    return render(request, "annotations_app/review_session.html", context)

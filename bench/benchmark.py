@@ -501,6 +501,9 @@ def ensure_store(path: Path, sessions: int, messages: int, seed: int) -> None:
     log(f"built in {time.monotonic() - started:.0f}s, {path.stat().st_size / 1e9:.2f} GB")
 
 
+QUEUE_SOURCES = ("telegram", "cron", "discord", "slack")
+
+
 def pick_targets(store: Path) -> dict:
     conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     q = lambda sql, *a: conn.execute(sql, a).fetchone()  # noqa: E731
@@ -515,6 +518,12 @@ def pick_targets(store: Path) -> dict:
         "LIMIT 1 OFFSET ?",
         min(10_000, n_sessions - 60),
     )
+    # A review queue of about 10,000 sessions (four sources), and a session half-way along it.
+    queue = q(
+        f"SELECT id FROM sessions WHERE source IN ({', '.join('?' * len(QUEUE_SOURCES))}) "
+        "ORDER BY started_at DESC, id DESC LIMIT 1 OFFSET 5000",
+        *QUEUE_SOURCES,
+    )
     rare = "zyxwvut"
     total_messages = q("SELECT MAX(id) FROM messages")[0]
     cut = q(
@@ -523,6 +532,7 @@ def pick_targets(store: Path) -> dict:
     )[0]
     conn.close()
     return {
+        "queue_session": queue[0] if queue else big[0],
         "big_session": big[0],
         "big_messages": big[1],
         "session": mid[0] if mid else big[0],
@@ -738,6 +748,51 @@ def first_views(
     return out
 
 
+def score_presses(server, session_id: str, runs: int) -> list[float]:
+    """Seconds of each of ``runs`` presses of a score's button on a session page (a CSRF
+    POST answered with a redirect; pressing twice clears, so creates and deletes alternate)."""
+    made = subprocess.run(
+        [
+            PY,
+            "manage.py",
+            "shell",
+            "-c",
+            "from annotations_app.models import Score; print(Score.objects.get_or_create("
+            "name='quality', defaults={'values': ['good', 'bad']})[0].pk)",
+        ],
+        cwd=server.root,
+        env=server.env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    csrf = re.search(r"csrftoken=([^;]+)", server.cookie).group(1)
+    body = urllib.parse.urlencode(
+        {"csrfmiddlewaretoken": csrf, "score": made.stdout.strip(), "value": "good"}
+    )
+    path = f"/review/sessions/{urllib.parse.quote(session_id)}/score"
+    times = []
+    for _ in range(runs):
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        started = time.perf_counter()
+        conn.request(
+            "POST",
+            path,
+            body=body,
+            headers={
+                "Cookie": server.cookie,
+                "Content-Type": "application/x-www-form-urlencoded",
+            },
+        )
+        response = conn.getresponse()
+        response.read()
+        times.append(time.perf_counter() - started)
+        conn.close()
+        if response.status != 302:
+            raise RuntimeError(f"scoring answered {response.status}")
+    return times
+
+
 def explorer_cursor(started_at: float, session_id: str) -> str:
     sys.path.insert(0, str(ROOT))
     from sessions_app.pagination import Keyset  # noqa: PLC0415 (needs only Django's Q)
@@ -750,6 +805,7 @@ def build_pages(t: dict) -> list[Page]:
     s, big = urllib.parse.quote(t["session"]), urllib.parse.quote(t["big_session"])
     cursor = explorer_cursor(t["deep_started"], t["deep_id"])
     deep_next = urllib.parse.quote(f"{t['deep_started']},{t['deep_rowid']}")
+    queue = "&".join(f"source={name}" for name in QUEUE_SOURCES)
     return [
         Page("overview", "/", "/state"),
         Page("sessions: newest", "/sessions/", "/state/sessions?_sort_desc=started_at"),
@@ -787,6 +843,14 @@ def build_pages(t: dict) -> list[Page]:
             f"/search/?q={t['common']}",
             f"/state/messages?_search={t['common']}",
         ),
+        Page(
+            "review: next to review (queue of ~10,000)",
+            f"/review/next/?{queue}&from={urllib.parse.quote(t['queue_session'])}",
+        ),
+        Page(
+            "review: a session of the queue (its place counted)",
+            f"/review/sessions/{urllib.parse.quote(t['queue_session'])}/?{queue}",
+        ),
         Page("insights: 30 days", "/insights/?days=30"),
         Page("insights: 365 days", "/insights/?days=365"),
         Page("insights: all time", "/insights/?days=all"),
@@ -811,6 +875,9 @@ def main() -> None:
     parser.add_argument("--no-exports", action="store_true", help="skip the export measurements")
     parser.add_argument("--export-runs", type=int, default=1, help="downloads of each export")
     parser.add_argument("--no-pages", action="store_true", help="measure the exports only")
+    parser.add_argument(
+        "--exports", nargs="*", help="measure only the exports whose name contains these words"
+    )
     parser.add_argument(
         "--pages",
         nargs="+",
@@ -996,6 +1063,14 @@ def main() -> None:
             results["pages"].append(row)
             log(line)
 
+        if not args.no_pages and (not args.pages or any("review" in w for w in args.pages)):
+            times = score_presses(explorer, targets["queue_session"], max(args.runs, 11))
+            med, p95 = statistics.median(times), percentile(times, 95)
+            results["pages"].append(
+                {"page": "review: score a session (POST)", "median_ms": round(med * 1000, 1)}
+            )
+            log(f"{'review: score a session (POST)':52} {med * 1000:9.1f} {p95 * 1000:7.1f}")
+
         if not args.no_exports:
             exports = [
                 (
@@ -1016,7 +1091,10 @@ def main() -> None:
                     "/messages/?_export=csv&sort=id",
                     "/state/messages.csv?_stream=on&_size=max",
                 ),
+                ("dataset (discord sessions)", "/sessions/?_export=dataset&source=discord", None),
             ]
+            if args.exports:
+                exports = [e for e in exports if any(word in e[0] for word in args.exports)]
             log(
                 f"\n{'export':32} {'server':10} {'s':>7} {'MB':>8} {'MB/s':>7} {'MB/cpu-s':>9} "
                 f"{'RSS start MB':>13} {'RSS peak MB':>12} {'load':>5}"

@@ -23,6 +23,7 @@ urlpatterns = [
     path("", include("legacy_app.urls")),
     path("sql/", include("console_app.urls")),
     path("annotations/", include("annotations_app.urls")),
+    path("review/", include("annotations_app.urls_review")),
     path("healthz", login_not_required(views.healthz), name="healthz"),
     # Prometheus's scrape: staff, or the loopback address (hermes_explorer/metrics.py).
     path("metrics", login_not_required(metrics.metrics_view), name="metrics"),

@@ -71,7 +71,9 @@ class KeysetTableView(SingleTableMixin, FilterView):
     def get_per_page(self) -> int:
         return self.per_page
 
-    def get(self, request, *args, **kwargs):
+    def prepare(self, request) -> None:
+        """The list's sort, keyset and filterset from the query string (no query run): what a
+        page, an export or another walk of the same list starts from."""
         self.notes: list[str] = []
         self.shape = store.shape()
         sorts = self.get_sorts()
@@ -81,6 +83,9 @@ class KeysetTableView(SingleTableMixin, FilterView):
             self.sort = self.default_sort
         self.keyset = sorts[self.sort]
         self.filterset = self.get_filterset(self.get_filterset_class())
+
+    def get(self, request, *args, **kwargs):
+        self.prepare(request)
         if exports.requested_format(request):
             return self.export()
         self.rows, self.page, self.count, self.timed_out = [], None, None, False

@@ -165,6 +165,7 @@ class SessionTable(KeysetTable):
         verbose_name=gettext_lazy("Duration"), orderable=False, attrs=NUM, empty_values=()
     )
     tags = tables.Column(verbose_name=gettext_lazy("Tags"), orderable=False, empty_values=())
+    scores = tables.Column(verbose_name=gettext_lazy("Scores"), orderable=False, empty_values=())
 
     class Meta(KeysetTable.Meta):
         model = Session
@@ -174,6 +175,7 @@ class SessionTable(KeysetTable):
             "started_at",
             "title",
             "tags",
+            "scores",
             "source",
             "model",
             "message_count",
@@ -195,9 +197,12 @@ class SessionTable(KeysetTable):
         # ``annotations``: an annotations_app.columns.AnnotationCells, or None for no columns.
         self.annotations = annotations
         if annotations is None:
-            exclude += ["select", "tags"]
-        elif not annotations.selectable:
-            exclude.append("select")
+            exclude += ["select", "tags", "scores"]
+        else:
+            if not annotations.selectable:
+                exclude.append("select")
+            if not annotations.scored:
+                exclude.append("scores")
         self.show_previews = show_previews
         self.links = TranscriptLinks()
         super().__init__(data, order_by=order_by, exclude=exclude, **kwargs)
@@ -207,6 +212,9 @@ class SessionTable(KeysetTable):
 
     def render_tags(self, record):
         return self.annotations.tags_cell(record)
+
+    def render_scores(self, record):
+        return self.annotations.scores_cell(record)
 
     def render_started_at(self, value):
         return started_cell(value)

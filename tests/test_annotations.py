@@ -490,9 +490,14 @@ def test_transcript_exports_carry_the_annotations(tagged, many_store):
     import json
 
     data = json.loads(body)
-    assert data["annotations"] == {"tags": "incident", "starred": True, "notes_count": 1}
+    assert data["annotations"] == {
+        "tags": "incident",
+        "starred": True,
+        "notes_count": 1,
+        "scores": "",
+    }
     md = b"".join(tagged.get("/sessions/s003/export.md").streaming_content).decode()
-    assert "**tags:** incident · **starred:** yes · **notes\\_count:** 1" in md
+    assert "**tags:** incident · **starred:** yes · **notes\\_count:** 1 · **scores:** none" in md
 
 
 def test_search_hits_show_their_session_tags(analyst, current_store):

@@ -301,8 +301,8 @@ def test_session_columns_are_those_of_the_shape(staff_client, export_store):
     assert "ended_at_epoch" in header and "estimated_cost_usd" in header
     file_columns = {r[1] for r in sql(export_store["path"], "PRAGMA table_info(sessions)")}
     # The team's annotations (the app's own database) come after the file's columns.
-    assert header[-3:] == ["tags", "starred", "notes_count"]
-    for column in header[:-3]:
+    assert header[-4:] == ["tags", "starred", "notes_count", "scores"]
+    for column in header[:-4]:
         assert column.removesuffix("_epoch") in file_columns
     assert ("cost_status" in header) == ("cost_status" in file_columns)
     assert ("last_activity_at" in header) == (export_store["shape"] == "current")

@@ -4,6 +4,7 @@ navigation.  Each reads the app's database only; none touches the state.db."""
 from __future__ import annotations
 
 from django import template
+from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
@@ -39,6 +40,7 @@ def session_annotations(context, session_id: str):
         "can_annotate": annotate,
         "addable": [t for t in selectors.all_tags() if t.pk not in have] if annotate else [],
         "can_manage_tags": permissions.can_manage_tags(user),
+        "scores": selectors.session_scores(session_id, user),
     }
 
 
@@ -75,6 +77,15 @@ def save_view_form(context):
         and user.is_authenticated
     )
     return {"shown": shown, "csrf_token": context.get("csrf_token")}
+
+
+@register.simple_tag(takes_context=True)
+def review_url(context):
+    """``/review/next/`` with the current list's query string: its first session to review."""
+    from ..review import list_params
+
+    query = list_params(context["request"]).urlencode()
+    return reverse("review:next") + (f"?{query}" if query else "")
 
 
 @register.simple_tag

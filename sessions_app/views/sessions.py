@@ -107,6 +107,11 @@ def _int_param(request, name: str, default: int = 1) -> int:
 
 @require_GET
 def session_detail(request, session_id: str):
+    return render(request, "sessions_app/session_detail.html", session_context(request, session_id))
+
+
+def session_context(request, session_id: str) -> dict:
+    """What the session page shows (another app's page may extend it: the review page)."""
     session = selectors.session_detail(session_id)
     if session is None:
         raise Http404(gettext("No session with this id in the state.db."))
@@ -118,22 +123,18 @@ def session_detail(request, session_id: str):
     if content:
         transcript = selectors.transcript_page(session.id, visibility, _int_param(request, "page"))
     hidden = frozenset() if content else frozenset(SECRET_SESSION_COLUMNS)
-    return render(
-        request,
-        "sessions_app/session_detail.html",
-        {
-            "session": session,
-            "usage": selectors.session_usage(session),
-            "lineage": selectors.session_lineage(session),
-            "transcript": transcript,
-            "visibility": visibility,
-            "shape": shape,
-            "system_prompt": selectors.system_prompt_of(session) if content else None,
-            "fields": selectors.recorded_fields(session.id, hidden=hidden),
-            "not_recorded": shape.not_recorded_labels(),
-            "follow": follow_state(session, transcript, visibility, time.time()),
-        },
-    )
+    return {
+        "session": session,
+        "usage": selectors.session_usage(session),
+        "lineage": selectors.session_lineage(session),
+        "transcript": transcript,
+        "visibility": visibility,
+        "shape": shape,
+        "system_prompt": selectors.system_prompt_of(session) if content else None,
+        "fields": selectors.recorded_fields(session.id, hidden=hidden),
+        "not_recorded": shape.not_recorded_labels(),
+        "follow": follow_state(session, transcript, visibility, time.time()),
+    }
 
 
 @require_GET

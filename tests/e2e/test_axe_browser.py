@@ -20,6 +20,7 @@ FAMILIES = [
     "/state/sessions?_size=5",
     "/insights/?days=365",
     "/annotations/orphans/",
+    "/review/scores/",
     "/sql/saved/",
 ]
 

@@ -33,6 +33,8 @@ MODELS = (
     "annotations_app.star",
     "annotations_app.note",
     "annotations_app.savedview",
+    "annotations_app.score",
+    "annotations_app.sessionscore",
     "console_app.savedquery",
 )
 # Rows found by their natural key rather than their id.
