@@ -214,8 +214,10 @@ class AnnotationFiltersMixin:
             selection=self.selection,
             chosen_tags={t.name.lower() for t in self.selection.tags},
             can_annotate=permissions.can_annotate(user) and not self._merged(),
-            # A queue walks one profile's list: sessions are named by id alone there.
-            can_review=permissions.can_annotate(user) and not self._merged(),
+            can_review=permissions.can_annotate(user),
+            # A queue walks one profile's list (sessions are named by id alone there): a list
+            # over several profiles offers each profile's share of it.
+            review_stores=self.merged_parts if self._merged() else None,
             can_export_dataset=can_see_content(user) and can_export(user),
             bulk_form_id=BULK_FORM_ID,
         )

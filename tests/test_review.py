@@ -449,6 +449,11 @@ def test_scores_queues_and_datasets_keep_to_their_profile(home, staff_client, qu
     # Over every profile, the row of the profile it was given on.
     merged = staff_client.get("/sessions/?score=quality:bad").context["table"].rows
     assert [(r.record.store_name, r.record.id) for r in merged] == [("support", SHARED_ID)]
+    # The list over every profile is a queue in each profile's share of it.
+    listing = staff_client.get("/sessions/?source=telegram").content.decode()
+    assert "Review these, profile by profile:" in listing
+    for name in home.sessions:
+        assert f'href="/p/{name}/review/next/?source=telegram"' in listing
     nxt = staff_client.get("/p/support/review/next/")
     assert nxt.status_code == 302 and nxt["Location"].startswith("/p/support/review/sessions/")
     assert SHARED_ID not in nxt["Location"]

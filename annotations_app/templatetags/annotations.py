@@ -9,6 +9,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.translation import ngettext
 
 from hermes_explorer import stores
+from profiles_app.links import in_store
 from sessions_app.formatting import per_language_count
 
 from .. import permissions, selectors
@@ -80,12 +81,13 @@ def save_view_form(context):
 
 
 @register.simple_tag(takes_context=True)
-def review_url(context):
-    """``/review/next/`` with the current list's query string: its first session to review."""
+def review_url(context, store=None):
+    """``/review/next/`` with the current list's query string: its first session to review
+    (in ``store``'s share of a list over several profiles)."""
     from ..review import list_params
 
     query = list_params(context["request"]).urlencode()
-    return reverse("review:next") + (f"?{query}" if query else "")
+    return in_store(reverse("review:next"), store) + (f"?{query}" if query else "")
 
 
 @register.simple_tag
