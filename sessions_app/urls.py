@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import reveal, sessions, transcript_export
+from .views import reveal, sessions, timeline, transcript_export
 
 app_name = "sessions"
 
@@ -8,6 +8,7 @@ app_name = "sessions"
 # annotated one (annotations_app.urls_sessions), or ``urlpatterns_with_list``.
 urlpatterns = [
     path("<str:session_id>/", sessions.session_detail, name="detail"),
+    path("<str:session_id>/timeline/", timeline.timeline, name="timeline"),
     path(
         "<str:session_id>/export.md",
         transcript_export.transcript_markdown,

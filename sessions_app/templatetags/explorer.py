@@ -162,6 +162,12 @@ def export_url(context, fmt, **extra):
 
 
 @register.filter
+def seconds(value):
+    """Seconds as ``4.2 s`` under a minute, else ``3m 07s`` (:func:`formatting.seconds_text`)."""
+    return formatting.seconds_text(value)
+
+
+@register.filter
 def redact(value):
     """Well-known secret shapes replaced by ``[redacted: …]`` markers (HERMES_REDACT_SECRETS)."""
     from redaction import redact as redact_secrets

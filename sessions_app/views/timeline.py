@@ -1,0 +1,107 @@
+"""``/sessions/<id>/timeline/``: where the session's time went (:mod:`sessions_app.timeline`);
+``?_export=csv|json|jsonl`` gives one row per message."""
+
+from __future__ import annotations
+
+from html import escape
+
+from django.http import Http404
+from django.shortcuts import render
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
+from django.views.decorators.http import require_GET
+
+from accounts_app.roles import can_see_content
+from hermes_explorer import stores
+
+from .. import exports, formatting, selectors
+from ..links import TranscriptLinks
+from ..timeline import EXPORT_COLUMNS, SPENT_LABELS, Step, session_timeline
+from ..visibility import Visibility
+
+
+@require_GET
+def timeline(request, session_id: str):
+    session = selectors.session_detail(session_id)
+    if session is None:
+        raise Http404(gettext("No session with this id in the state.db."))
+    visibility = Visibility.from_params(request.GET.getlist("show"))
+    found = session_timeline(session.id, visibility)
+    fmt = exports.requested_format(request)
+    if fmt is not None:
+        current = stores.current() if stores.multi() else None
+        bits = [current.name if current is not None else "", session.id]
+        return exports.stream_export(
+            fmt=fmt,
+            columns=EXPORT_COLUMNS,
+            chunks=[found.rows()],
+            filename=exports.export_filename("timeline", bits, fmt),
+            spreadsheet=exports.wants_spreadsheet(request),
+            raw=exports.wants_raw(request),
+        )
+    if can_see_content(request.user):
+        links, show = TranscriptLinks(), f"?show={visibility.as_param()}"
+        for step in found.steps:
+            step.link = (links.message(session.id, step.message_id) or "") + show
+    return render(
+        request,
+        "sessions_app/session_timeline.html",
+        {
+            "session": session,
+            "timeline": found,
+            "visibility": visibility,
+            "steps_html": steps_html(found.steps),
+            "bars_html": bars_html(found.segments),
+        },
+    )
+
+
+def steps_html(steps: list[Step]) -> SafeString:
+    """The rows of the table of every message, built with f-strings and ``html.escape`` like
+    the session tables' cells (:mod:`sessions_app.tables`).  Measured on the 2,000-message
+    session of the benchmark store: the same rows from template tags took about 5 times as
+    long (the whole page ~150 ms against ~30 ms), over the page's 50 ms target."""
+    labels = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
+    together = escape(gettext("calls of one message, running at the same time"))
+    french = formatting.french()
+    out = []
+    for s in steps:
+        number = f'<a href="{escape(s.link)}">{s.message_id}</a>' if s.link else s.message_id
+        if s.tool_name:
+            tool = f"<code>{escape(s.tool_name)}</code>"
+        elif s.calls:
+            tool = f'<span class="muted">→ {escape(", ".join(s.calls))}</span>'
+        else:
+            tool = ""
+        at = "—"
+        if s.at_iso:
+            day, clock = s.at_iso[:10], s.at_iso[11:19]
+            shown = f"{day[8:10]}/{day[5:7]}/{day[:4]} {clock}" if french else f"{day} {clock}"
+            at = f'<time datetime="{escape(s.at_iso)}">{shown}</time>'
+        spent = ""
+        if s.spent_on:
+            spent = f'<span class="key t-{s.spent_on}"></span> {escape(labels[s.spent_on])}'
+        tool_s = ""
+        if s.tool_s is not None:
+            tool_s = escape(formatting.seconds_text(s.tool_s, french))
+            if (s.parallel_calls or 0) > 1:
+                tool_s += f' <span class="muted" title="{together}">‖{s.parallel_calls}</span>'
+        out.append(
+            f"<tr><td>{number}</td><td>{escape(s.role or '')}</td><td>{tool}</td><td>{at}</td>"
+            f'<td class="num">{escape(formatting.seconds_text(s.waited_s, french))}</td>'
+            f"<td>{spent}</td>"
+            f'<td class="num">{tool_s}</td></tr>'
+        )
+    return mark_safe("\n".join(out))  # noqa: S308 - every value is escaped above
+
+
+def bars_html(segments: list[dict]) -> SafeString:
+    """The chart's segments (``<rect>``, its kind and time on hover), built like the rows."""
+    labels = {kind: escape(gettext(label)) for kind, label in SPENT_LABELS.items()}
+    return mark_safe(  # noqa: S308 - only numbers and escaped labels
+        "".join(
+            f'<rect class="t-{s["kind"]}" x="{s["x"]}" y="4" width="{s["width"]}" height="28">'
+            f"<title>{labels[s['kind']]} · {escape(s['text'])}</title></rect>"
+            for s in segments
+        )
+    )
