@@ -11,6 +11,7 @@ per-profile reports; the per-profile breakdown (:func:`breakdown`) shows each pr
 from __future__ import annotations
 
 import datetime as dt
+from array import array
 from collections import Counter
 from typing import Any
 
@@ -21,7 +22,8 @@ from insights_app.figures.activity import activity
 from insights_app.figures.days import DayRow
 from insights_app.figures.messages import skill_breakdown, tool_breakdown
 from insights_app.figures.registry import TOKEN_KEYS
-from insights_app.stats import Report
+from insights_app.figures.tool_latency import keep_slowest
+from insights_app.stats import Report, set_tool_latency
 from profiles_app.links import store_reverse
 
 # Overview fields that are sums of the profiles' own.
@@ -120,6 +122,24 @@ def _top_sessions(parts: list[tuple[Store, Report]]) -> list[dict[str, Any]]:
     return [best[m] for m in order]
 
 
+def _tool_latency(out: Report, parts: list[tuple[Store, Report]]) -> None:
+    """Every profile's call times together; the slowest calls name their profile."""
+    timed = [(store, r) for store, r in parts if r.tool_latency is not None]
+    if not timed:
+        out.tool_latency = None
+        return
+    times: dict[str, array] = {}
+    slowest: dict[str, list] = {}
+    for store, report in timed:
+        for tool, values in report.tool_times.items():
+            times.setdefault(tool, array("d")).extend(values)
+        for tool, calls in report.tool_slowest.items():
+            heap = slowest.setdefault(tool, [])
+            for seconds, session_id, message_id, _profile in calls:
+                keep_slowest(heap, (seconds, session_id, message_id, store.name))
+    set_tool_latency(out, (times, slowest))
+
+
 def combine(parts: list[tuple[Store, Report]]) -> Report:
     """One report of every ``(store, report)``: the sum of the profiles' reports."""
     reports = [r for _store, r in parts]
@@ -165,6 +185,7 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
         result_rows.update(report.tool_result_rows)
     out.tool_result_rows = dict(result_rows)
     out.skills = _skills(reports)
+    _tool_latency(out, parts)
     out.heatmap = [[sum(r.heatmap[d][h] for r in reports) for h in range(24)] for d in range(7)]
     out.days_by_start = _days([r.days_by_start for r in reports])
     if any(r.days_by_activity is not None for r in reports):

@@ -111,7 +111,17 @@ def store_people(window, now: float, profile: str | None = None) -> dict[str, di
                 names[uid] = (last or 0, _metadata(dn))
             continue
         row = people.setdefault(uid, _empty(uid))
-        _add(row, set(platforms.split(",")), {profile} - {None}, n, messages, tokens, cost, first, last)
+        _add(
+            row,
+            set(platforms.split(",")),
+            {profile} - {None},
+            n,
+            messages,
+            tokens,
+            cost,
+            first,
+            last,
+        )
     for uid, (_at, dn) in names.items():
         if uid in people:
             people[uid]["display_name"] = dn
@@ -157,7 +167,9 @@ def people(window, parts, notes: list[str]) -> list[dict]:
             with registry.using(part):
                 found = store_people(window, now, part.name)
         except (DatabaseError, sqlite3.Error) as exc:
-            notes.append(registry.unavailable_note(part, registry.REGISTRY.failed(part, exc).reason))
+            notes.append(
+                registry.unavailable_note(part, registry.REGISTRY.failed(part, exc).reason)
+            )
             continue
         for uid, row in found.items():
             into = merged.setdefault(uid, _empty(uid))

@@ -13,6 +13,8 @@ from typing import Any
 from django.utils.dates import WEEKDAYS_ABBR
 from django.utils.translation import gettext, gettext_noop, pgettext
 
+from hermes_explorer import stores
+from profiles_app.links import store_reverse
 from sessions_app.facets import distinct_values
 from sessions_app.formatting import compact, decimal, money, number, short_model
 from sessions_app.timefmt import local_date
@@ -322,7 +324,24 @@ def page(report: Report, drill: Drill, linked: dict[str, list[dict[str, Any]]], 
         "notes": page_notes(report, basis),
         "drill": drill,
         "heat_rows": [(WEEKDAYS[i], row, sum(row)) for i, row in enumerate(report.heatmap)],
+        "tool_latency": latency_links(report.tool_latency),
     }
+
+
+def latency_links(rows: list[dict] | None) -> list[dict] | None:
+    """The tool latency rows, each slowest call with a link to its message in its session's
+    timeline (in the call's own profile when several are combined)."""
+    if rows is None:
+        return None
+    linked = []
+    for row in rows:
+        calls = []
+        for call in row["slowest"]:
+            store = stores.by_name(call["profile"]) if call["profile"] else None
+            url = store_reverse("sessions:timeline", [call["session_id"]], store)
+            calls.append({**call, "url": f"{url}#m{call['message_id']}"})
+        linked.append({**row, "slowest": calls})
+    return linked
 
 
 # Seconds between two reloads of a page whose summaries are being built (a ``refresh`` meta

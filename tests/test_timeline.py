@@ -39,7 +39,10 @@ def build_timeline(path, layout) -> dict:
         ids[name] = db.message("tl", role, cols.pop("content", name), timestamp=T0 + at, **cols)
 
     add("ask", "user", 0)
-    calls = [tool_call("terminal", {"command": "ls"}, "call_a"), tool_call("read_file", {}, "call_b")]
+    calls = [
+        tool_call("terminal", {"command": "ls"}, "call_a"),
+        tool_call("read_file", {}, "call_b"),
+    ]
     add("plan", "assistant", 5.5, tool_calls=calls, content=None)
     add("ls", "tool", 12, tool_call_id="call_a", tool_name="terminal")
     add("read", "tool", 15.25, tool_call_id="call_b")  # CLI style: no tool_name
@@ -184,9 +187,10 @@ def test_roles_and_links(tmp_path):
     assert "/messages/" not in page.content.decode()  # no way into the content
     assert viewer.get("/sessions/tl/timeline/?_export=json").status_code == 403
     analyst = client_for("analyst")
-    assert f"/sessions/tl/messages/{facts['ids']['ask']}/" in analyst.get(
-        "/sessions/tl/timeline/"
-    ).content.decode()
+    assert (
+        f"/sessions/tl/messages/{facts['ids']['ask']}/"
+        in analyst.get("/sessions/tl/timeline/").content.decode()
+    )
     assert "/sessions/tl/timeline/" in analyst.get("/sessions/tl/").content.decode()
     assert analyst.get("/sessions/nope/timeline/").status_code == 404
     connections["hermes"].close()

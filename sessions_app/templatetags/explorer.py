@@ -296,6 +296,7 @@ CSV_TABLE_LABELS = {
     "models": pgettext_lazy("insights table", "models"),
     "platforms": pgettext_lazy("insights table", "platforms"),
     "tools": pgettext_lazy("insights table", "tools"),
+    "tool_latency": pgettext_lazy("insights table", "tool latency"),
     "skills": pgettext_lazy("insights table", "skills"),
     "daily": pgettext_lazy("insights table", "daily"),
     "activity": pgettext_lazy("insights table", "activity"),

@@ -87,7 +87,8 @@ def steps_html(steps: list[Step]) -> SafeString:
             if (s.parallel_calls or 0) > 1:
                 tool_s += f' <span class="muted" title="{together}">‖{s.parallel_calls}</span>'
         out.append(
-            f"<tr><td>{number}</td><td>{escape(s.role or '')}</td><td>{tool}</td><td>{at}</td>"
+            f'<tr id="m{s.message_id}"><td>{number}</td>'
+            f"<td>{escape(s.role or '')}</td><td>{tool}</td><td>{at}</td>"
             f'<td class="num">{escape(formatting.seconds_text(s.waited_s, french))}</td>'
             f"<td>{spent}</td>"
             f'<td class="num">{tool_s}</td></tr>'

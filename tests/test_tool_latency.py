@@ -1,0 +1,152 @@
+"""Tool latency on ``/insights/`` (and ``tool_latency`` in its JSON) against direct SQL on
+every layout: parallel calls, a result without a call, a CLI result without a tool name."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import statistics
+from array import array
+
+import pytest
+from django.core.cache import cache
+from django.db import connections
+
+from hermes_explorer.stores import Store
+from hermes_fixtures.ddl import RELEASE_LAYOUTS, SHAPES
+from insights_app import merged, summaries
+from insights_app.stats import Report, Window, set_tool_latency
+from tests.builders import NASTY_NOW, StateDB, tool_call
+from tests.conftest import use_store
+from tests.roles_helpers import client_for
+from tests.test_timeline import build_timeline
+
+DAY = 86_400.0
+
+
+def build_latency(path, layout) -> dict:
+    """The timeline's session, plus a second session of terminal calls of 1 to 9 seconds and
+    a read_file call of 3 s, and an old session outside the 30-day window."""
+    facts = build_timeline(path, layout)
+    db = StateDB(sqlite3.connect(path), getattr(layout, "name", layout), str(path))
+    db.session("more", started_at=NASTY_NOW - 2 * DAY, source="telegram")
+    at = NASTY_NOW - 2 * DAY
+    for n, seconds in enumerate([4, 1, 9, 2, 7, 3]):
+        db.message(
+            "more", "assistant", None, tool_calls=[tool_call("terminal", {}, f"m{n}")], timestamp=at
+        )
+        db.message(
+            "more", "tool", "ok", tool_call_id=f"m{n}", tool_name="terminal", timestamp=at + seconds
+        )
+        at += 60
+    db.message(
+        "more", "assistant", None, tool_calls=[tool_call("read_file", {}, "r1")], timestamp=at
+    )
+    db.message("more", "tool", "x", tool_call_id="r1", timestamp=at + 3)
+    db.session("old", started_at=NASTY_NOW - 90 * DAY)
+    db.message(
+        "old",
+        "assistant",
+        None,
+        tool_calls=[tool_call("terminal", {}, "o1")],
+        timestamp=NASTY_NOW - 90 * DAY,
+    )
+    db.message(
+        "old",
+        "tool",
+        "x",
+        tool_call_id="o1",
+        tool_name="terminal",
+        timestamp=NASTY_NOW - 90 * DAY + 500,
+    )
+    db.refresh_counters()
+    db.commit()
+    db.close()
+    return facts
+
+
+def oracle(path, since: float) -> dict[str, list[float]]:
+    """Per tool, the seconds from each call to its result, straight from SQL (json_each)."""
+    conn = sqlite3.connect(path)
+    rows = conn.execute(
+        """SELECT COALESCE(t.tool_name, json_extract(j.value, '$.function.name')),
+                  t.timestamp - a.timestamp
+           FROM messages t JOIN sessions s ON s.id = t.session_id
+           JOIN messages a ON a.session_id = t.session_id AND a.role = 'assistant' AND a.id < t.id
+           JOIN json_each(a.tool_calls) j ON json_extract(j.value, '$.id') = t.tool_call_id
+           WHERE t.role = 'tool' AND s.started_at >= ?""",
+        [since],
+    ).fetchall()
+    conn.close()
+    out: dict[str, list[float]] = {}
+    for name, seconds in rows:
+        out.setdefault(name, []).append(seconds)
+    return out
+
+
+# (No layout without ``timestamp``: every release has it, and the insights summaries read it.)
+@pytest.fixture(params=[*dict.fromkeys([*RELEASE_LAYOUTS, *SHAPES]), "random-2"])
+def latency_store(request, tmp_path, monkeypatch):
+    cache.clear()
+    summaries.forget_all()
+    monkeypatch.setattr("insights_app.stats.current_time", lambda: NASTY_NOW)
+    name = getattr(request.param, "name", request.param)
+    facts = build_latency(tmp_path / f"{name}.db", request.param)
+    use_store(facts["path"])
+    yield facts
+    connections["hermes"].close()
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+def test_tool_latency_matches_direct_sql_on_every_layout(latency_store):
+    client = client_for("analyst")
+    data = client.get("/insights/?days=30&_export=json").json()
+    columns = latency_store["columns"]
+    page = client_for("viewer").get("/insights/?days=30").content.decode()
+    if not {"timestamp", "tool_call_id"} <= columns:
+        assert data["tool_latency"] is None
+        assert "tool latency cannot be shown" in page
+        return
+    expected = oracle(latency_store["path"], NASTY_NOW - 30 * DAY)
+    rows = {r["tool"]: r for r in data["tool_latency"]}
+    assert set(rows) == set(expected) == {"terminal", "read_file"}  # web_search: no call
+    for tool, times in expected.items():
+        ordered = sorted(times)
+        assert rows[tool]["calls"] == len(ordered)
+        assert rows[tool]["median_s"] == pytest.approx(statistics.median(ordered), abs=1e-3)
+        p95 = ordered[math.ceil(0.95 * len(ordered)) - 1]
+        assert rows[tool]["p95_s"] == pytest.approx(p95, abs=1e-3)
+    # terminal: 6.5 and 30 s (the timeline's session, one call parallel), 1 to 9 s (the other)
+    assert rows["terminal"]["calls"] == 8
+    assert rows["terminal"]["median_s"] == pytest.approx((4 + 6.5) / 2)
+    assert rows["terminal"]["p95_s"] == pytest.approx(30)
+    slowest = rows["terminal"]["slowest"][0]
+    assert (slowest["session_id"], slowest["seconds"]) == ("tl", 30)
+    assert f"/sessions/tl/timeline/#m{slowest['message_id']}" in page
+    # The window counts: 365 days brings the old call in.
+    wide = client.get("/insights/?days=365&_export=json").json()
+    assert {r["tool"]: r["calls"] for r in wide["tool_latency"]}["terminal"] == 9
+    telegram = client.get("/insights/?days=30&source=telegram&_export=json").json()
+    assert {r["tool"]: r["calls"] for r in telegram["tool_latency"]} == {
+        "terminal": 6,
+        "read_file": 1,
+    }
+    csv = client.get("/insights/?days=30&_export=csv&table=tool_latency")
+    assert csv.content.decode().splitlines()[0] == "tool,calls,median_s,p95_s,max_s"
+
+
+def test_profiles_combine_every_call():
+    """Over several profiles the median and p95 come from all their calls, and each slowest
+    call names its profile."""
+
+    def report(times, slowest):
+        r = Report(window=Window(days=30), now=0, lo=None, hi=None, generated_at=0, empty=False)
+        set_tool_latency(r, ({"terminal": array("d", times)}, {"terminal": slowest}))
+        return r
+
+    a = report([1, 2, 3], [(3, "s1", 1, None)])
+    b = report([10, 20], [(20, "s2", 9, None)])
+    out = merged.combine([(Store("a", "a.db", "a"), a), (Store("b", "b.db", "b"), b)])
+    (row,) = out.tool_latency
+    assert (row["calls"], row["median_s"], row["p95_s"]) == (5, 3, 20)
+    assert [(c["profile"], c["seconds"]) for c in row["slowest"]] == [("b", 20), ("a", 3)]
