@@ -14,6 +14,7 @@ from django.db import connections
 from hermes_fixtures.ddl import RELEASE_LAYOUTS, SHAPES
 from tests.builders import NASTY_NOW, StateDB
 from tests.conftest import use_store
+from tests.profile_home import PROFILE_DBS, serve_home
 from tests.roles_helpers import client_for
 from tests.test_timeline import BARE
 
@@ -161,3 +162,32 @@ def test_display_names_filters_sort_and_csv(tmp_path, monkeypatch):
     sessions = client.get("/sessions/?user_id=u1").context["table"]
     assert {r.record.id for r in sessions.rows} == {"a", "b"}
     connections["hermes"].close()
+
+
+@pytest.mark.django_db(databases=PROFILE_DBS)
+def test_people_span_every_profile(tmp_path, settings, request, monkeypatch):
+    """Without ``/p/…`` a user's rows of every profile are added up and the profiles named;
+    under ``/p/<profile>/`` only that profile's."""
+    from hermes_explorer.stores import REGISTRY
+
+    cache.clear()
+    monkeypatch.setattr("insights_app.stats.current_time", lambda: NASTY_NOW)
+    home = tmp_path / ".hermes"
+    (home / "profiles" / "bot").mkdir(parents=True)
+    build_people(home / "state.db", "current")
+    build_people(home / "profiles" / "bot" / "state.db", "v10")
+    serve_home(settings, home, request)
+    try:
+        analyst = client_for("analyst")
+        since = NASTY_NOW - 30 * DAY
+        each = [oracle(home / "state.db", since), oracle(home / "profiles/bot/state.db", since)]
+        rows = {r["user_id"]: r for r in _json(analyst, "days=30")}
+        for uid in ("u1", "u2"):
+            assert rows[uid]["sessions"] == sum(o[uid]["sessions"] for o in each)
+            assert rows[uid]["tokens"] == sum(o[uid]["tokens"] for o in each)
+            assert rows[uid]["profiles"] == "bot,default"
+        bot = analyst.get("/p/bot/people/?days=30&_export=json")
+        only = {r["user_id"]: r for r in json.loads(b"".join(bot.streaming_content))}
+        assert only["u1"]["sessions"] == each[1]["u1"]["sessions"]
+    finally:
+        REGISTRY.rescan()
