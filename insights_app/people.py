@@ -43,7 +43,7 @@ from sessions_app.timefmt import iso
 from . import stats
 from .forms import InsightsForm
 from .profiles import merged_sources
-from .window import scope_of
+from .window import scope_of, window_span
 
 COLUMNS = [
     "user_id",
@@ -71,7 +71,12 @@ def people_sql(scope) -> str:
             f"MAX(COALESCE({c('estimated_cost_usd', 'NULL')}, 0.0),"
             f" COALESCE(SUM({u('estimated_cost_usd', 'NULL')}), 0.0))"
         )
-        join, group = "LEFT JOIN session_model_usage u ON u.session_id = s.id", "GROUP BY s.rowid"
+        # As the insights pass groups (:func:`.figures.per_session.per_session_cte`): by
+        # rowid, the table's order, unless the window is a narrow share of the file, where
+        # ``+s.rowid`` lets SQLite find its sessions by the ``started_at`` index (measured
+        # on the benchmark store: 30 days 42 → 25 ms, 365 days unchanged).
+        join = "LEFT JOIN session_model_usage u ON u.session_id = s.id"
+        group = f"GROUP BY {'+' if scope.narrow else ''}s.rowid"
     else:
         sums = [f"COALESCE({c(n)}, 0)" for n in _TOKENS]
         cost, join, group = f"COALESCE({c('estimated_cost_usd', 'NULL')}, 0.0)", "", ""
@@ -97,7 +102,7 @@ def _metadata(value):
 
 def store_people(window, now: float, profile: str | None = None) -> dict[str, dict]:
     """The users of the window in the store open now, by (redacted) user id."""
-    scope = scope_of(window, now)
+    scope, _first, _last = window_span(scope_of(window, now))
     people: dict[str, dict] = {}
     if not scope.shape.has_column("sessions", "user_id"):
         return people

@@ -191,3 +191,17 @@ def test_people_span_every_profile(tmp_path, settings, request, monkeypatch):
         assert only["u1"]["sessions"] == each[1]["u1"]["sessions"]
     finally:
         REGISTRY.rescan()
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+@pytest.mark.parametrize(
+    "sort", ["display_name", "-display_name", "user_id", "-estimated_cost_usd", "first_session_at"]
+)
+def test_every_sort_answers(tmp_path, monkeypatch, sort):
+    cache.clear()
+    monkeypatch.setattr("insights_app.stats.current_time", lambda: NASTY_NOW)
+    use_store(build_people(tmp_path / "current.db", "current")["path"])
+    response = client_for("viewer").get(f"/people/?days=30&sort={sort}")
+    assert response.status_code == 200
+    assert len(response.context["table"].rows) == 2
+    connections["hermes"].close()
