@@ -11,7 +11,6 @@ per-profile reports; the per-profile breakdown (:func:`breakdown`) shows each pr
 from __future__ import annotations
 
 import datetime as dt
-from array import array
 from collections import Counter
 from typing import Any
 
@@ -22,8 +21,7 @@ from insights_app.figures.activity import activity
 from insights_app.figures.days import DayRow
 from insights_app.figures.messages import skill_breakdown, tool_breakdown
 from insights_app.figures.registry import TOKEN_KEYS
-from insights_app.figures.tool_latency import keep_slowest
-from insights_app.stats import Report, set_tool_latency
+from insights_app.stats import Report
 from profiles_app.links import store_reverse
 
 # Overview fields that are sums of the profiles' own.
@@ -123,21 +121,30 @@ def _top_sessions(parts: list[tuple[Store, Report]]) -> list[dict[str, Any]]:
 
 
 def _tool_latency(out: Report, parts: list[tuple[Store, Report]]) -> None:
-    """Every profile's call times together; the slowest calls name their profile."""
+    """Tool latency over every profile's calls (a median of medians is no median): read from
+    each profile's stored summaries over the window, kept while the profiles' reports are
+    the same ones.  The slowest calls name their profile."""
+    from hermes_explorer import stores as registry
+    from insights_app import reports, summaries, summary_store
+    from insights_app.figures import tool_latency
+
     timed = [(store, r) for store, r in parts if r.tool_latency is not None]
     if not timed:
         out.tool_latency = None
         return
-    times: dict[str, array] = {}
-    slowest: dict[str, list] = {}
-    for store, report in timed:
-        for tool, values in report.tool_times.items():
-            times.setdefault(tool, array("d")).extend(values)
-        for tool, calls in report.tool_slowest.items():
-            heap = slowest.setdefault(tool, [])
-            for seconds, session_id, message_id, _profile in calls:
-                keep_slowest(heap, (seconds, session_id, message_id, store.name))
-    set_tool_latency(out, (times, slowest))
+    versions = tuple((store.name, r.generated_at) for store, r in timed)
+    key = reports.cache_key((), out.window, ("tool-latency", versions))
+    rows = reports.cached_fragment(key)
+    if rows is None:
+        w = out.window
+        calls = []
+        for store, report in timed:
+            with registry.using(store):
+                q = summary_store.window_q(report.lo, report.hi, w.source, w.model)
+                calls += [(*c, store.name) for c in summary_store.calls(summaries.file_key(), q)]
+        rows = tool_latency.latency_rows(*tool_latency.gather(calls))
+        reports.keep_fragment(key, rows)
+    out.tool_latency = rows
 
 
 def combine(parts: list[tuple[Store, Report]]) -> Report:

@@ -17,6 +17,7 @@ page does not show).
 from __future__ import annotations
 
 import sqlite3
+from types import SimpleNamespace
 
 import django_tables2 as tables
 from django import forms
@@ -24,10 +25,10 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET
-from django_tables2 import RequestConfig
 
 from hermes_explorer import store
 from hermes_explorer import stores as registry
@@ -35,9 +36,10 @@ from hermes_explorer.hermes_db.deadline import query_budget
 from redaction import redact, redaction_enabled
 from sessions_app import exports
 from sessions_app.facets import distinct_values
-from sessions_app.formatting import usd
+from sessions_app.formatting import number, usd
 from sessions_app.merged_list import chosen_stores
-from sessions_app.templatetags.explorer import source_badge, when
+from sessions_app.tables import KeysetTable
+from sessions_app.templatetags.explorer import source_badge, time_html
 from sessions_app.timefmt import iso
 
 from . import stats
@@ -200,45 +202,73 @@ class PeopleForm(InsightsForm):
         )
 
 
-class PeopleTable(tables.Table):
+NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
+DEFAULT_SORT = "-last_session_at"
+
+
+class PeopleTable(KeysetTable):
+    """The users, sorted here (:func:`sorted_people`); the body built as the session
+    tables build theirs (:class:`sessions_app.tables.KeysetTable`)."""
+
     user_id = tables.Column(verbose_name=gettext_lazy("User"))
-    display_name = tables.Column(verbose_name=gettext_lazy("Display name"), default="")
+    display_name = tables.Column(verbose_name=gettext_lazy("Display name"))
     platforms = tables.Column(verbose_name=gettext_lazy("Platforms"), orderable=False)
-    sessions = tables.Column(verbose_name=gettext_lazy("Sessions"), attrs={"td": {"class": "num"}})
-    messages = tables.Column(verbose_name=gettext_lazy("Messages"), attrs={"td": {"class": "num"}})
-    tokens = tables.Column(verbose_name=gettext_lazy("Tokens"), attrs={"td": {"class": "num"}})
-    estimated_cost_usd = tables.Column(
-        verbose_name=gettext_lazy("Estimated cost"), attrs={"td": {"class": "num"}}
-    )
+    profiles = tables.Column(verbose_name=gettext_lazy("Profiles"), orderable=False)
+    sessions = tables.Column(verbose_name=gettext_lazy("Sessions"), attrs=NUM)
+    messages = tables.Column(verbose_name=gettext_lazy("Messages"), attrs=NUM)
+    tokens = tables.Column(verbose_name=gettext_lazy("Tokens"), attrs=NUM)
+    estimated_cost_usd = tables.Column(verbose_name=gettext_lazy("Estimated cost"), attrs=NUM)
     first_session_at = tables.Column(verbose_name=gettext_lazy("First session"))
     last_session_at = tables.Column(verbose_name=gettext_lazy("Last session"))
 
-    class Meta:
+    class Meta(KeysetTable.Meta):
         attrs = {"class": "data-table people"}
-        order_by = ("-last_session_at",)
-        template_name = "django_tables2/table.html"
 
     def __init__(self, *args, sessions_url: str, **kwargs):
         super().__init__(*args, **kwargs)
         self.sessions_url = sessions_url
 
     def render_user_id(self, value):
-        from django.utils.http import urlencode
-
-        url = f"{self.sessions_url}?{urlencode({'user_id': value})}"
-        return format_html('<a href="{}">{}</a>', url, value)
+        return format_html(
+            '<a href="{}?{}">{}</a>', self.sessions_url, urlencode({"user_id": value}), value
+        )
 
     def render_platforms(self, value):
-        return format_html(" ".join(["{}"] * len(value)), *(source_badge(p) for p in sorted(value)))
+        return format_html_join(" ", "{}", ((source_badge(p),) for p in sorted(value)))
+
+    def render_profiles(self, value):
+        return ", ".join(sorted(value))
+
+    def render_sessions(self, value):
+        return number(value)
+
+    def render_messages(self, value):
+        return number(value)
+
+    def render_tokens(self, value):
+        return number(value)
 
     def render_estimated_cost_usd(self, value):
         return usd(value)
 
     def render_first_session_at(self, value):
-        return when(value)
+        return time_html(value)
 
     def render_last_session_at(self, value):
-        return when(value)
+        return time_html(value)
+
+
+def sorted_people(rows: list[dict], sort: str) -> tuple[list, str]:
+    """The rows as records sorted by ``sort`` (a column, ``-`` for descending; an unknown or
+    unsortable one is the default), empty values last, then by user id."""
+    name = sort.lstrip("-")
+    if name not in PeopleTable.base_columns or not PeopleTable.base_columns[name].orderable:
+        sort, name = DEFAULT_SORT, DEFAULT_SORT.lstrip("-")
+    ordered = sorted(rows, key=lambda r: r["user_id"])
+    present = [r for r in ordered if r[name] is not None]
+    present.sort(key=lambda r: r[name], reverse=sort.startswith("-"))
+    missing = [r for r in ordered if r[name] is None]
+    return [SimpleNamespace(**r) for r in present + missing], sort
 
 
 def _export_rows(rows: list[dict]) -> list[dict]:
@@ -280,8 +310,10 @@ def people_list(request):
             spreadsheet=exports.wants_spreadsheet(request),
             raw=exports.wants_raw(request),
         )
-    table = PeopleTable(rows, sessions_url=reverse("sessions:list"))
-    RequestConfig(request, paginate={"per_page": 100}).configure(table)
+    records, sort = sorted_people(rows, request.GET.get("sort", DEFAULT_SORT))
+    table = PeopleTable(records, order_by=sort, sessions_url=reverse("sessions:list"))
+    if parts is None:
+        table.exclude = ("profiles",)
     context = {
         "form": form,
         "table": table,

@@ -16,7 +16,6 @@ computed together in one statement.  This module assembles them into a :class:`R
 from __future__ import annotations
 
 import time
-from array import array
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -69,11 +68,8 @@ class Report:
     # Ours: per tool, its result rows (what its drill-down lists; Hermes's count may be more).
     tool_result_rows: dict[str, int] = field(default_factory=dict)
     # Ours: per tool, the time from each call to its result (:mod:`.figures.tool_latency`);
-    # None when the file cannot pair or time calls.  The rows come from ``tool_times`` and
-    # ``tool_slowest``, kept so that the reports of several profiles combine exactly.
+    # None when the file cannot pair or time calls.
     tool_latency: list[dict[str, Any]] | None = field(default_factory=list)
-    tool_times: dict[str, array] = field(default_factory=dict)
-    tool_slowest: dict[str, list] = field(default_factory=dict)
     timezone: str = "UTC"
     elapsed: float = 0.0
 
@@ -190,11 +186,7 @@ def build_report(
 def set_tool_latency(report: Report, found) -> None:
     """``found``: :func:`.figures.tool_latency.gather`'s times and slowest calls (None: the
     file cannot pair or time calls)."""
-    if found is None:
-        report.tool_latency = None
-        return
-    report.tool_times, report.tool_slowest = found
-    report.tool_latency = tool_latency.latency_rows(*found)
+    report.tool_latency = None if found is None else tool_latency.latency_rows(*found)
 
 
 def _set_messages(report: Report, messages) -> None:

@@ -48,8 +48,11 @@ EXPORT_COLUMNS = [
     "tool_s",
     "parallel_calls",
 ]
-# The chart: one bar the session's length, a segment per run of waits of one kind.
+# The chart: one bar the session's length, a segment per run of waits of one kind (runs
+# narrower than ``MIN_WIDTH`` chart units cannot be seen and are left out: a long session
+# has thousands), and one bar of the totals per kind.
 CHART_WIDTH = 720
+MIN_WIDTH = 0.5
 
 
 @dataclass(slots=True)
@@ -101,7 +104,8 @@ class Timeline:
     slowest: list[Step]
     parallel: bool  # some results overlap
     span_s: float | None  # first message to last
-    segments: list[dict]  # the chart
+    segments: list[dict]  # the chart's bar of the session
+    stacked: list[dict]  # the chart's bar of the totals
 
     def rows(self) -> list[dict]:
         return [step.as_row() for step in self.steps]
@@ -209,7 +213,21 @@ def _figures(steps: list[Step]) -> Timeline:
         parallel=any((s.parallel_calls or 0) > 1 for s in steps),
         span_s=(times[-1] - times[0]) if len(times) > 1 else None,
         segments=_segments(timed),
+        stacked=_stacked(totals),
     )
+
+
+def _stacked(totals: dict[str, float]) -> list[dict]:
+    """The totals per kind side by side on one bar of ``CHART_WIDTH`` units."""
+    whole = sum(max(v, 0.0) for v in totals.values()) or 1.0
+    out, x, comma = [], 0.0, french()
+    for kind in KINDS:
+        width = max(totals[kind], 0.0) / whole * CHART_WIDTH
+        if width > 0:
+            text = seconds_text(totals[kind], comma)
+            out.append({"kind": kind, "x": f"{x:.2f}", "width": f"{width:.2f}", "text": text})
+        x += width
+    return out
 
 
 def _segments(timed: list[Step]) -> list[dict]:
@@ -227,7 +245,7 @@ def _segments(timed: list[Step]) -> list[dict]:
     out, x, comma = [], 0.0, french()
     for kind, seconds, steps, message_id in runs:
         width = seconds / total * CHART_WIDTH
-        if width >= 0.05:
+        if width >= MIN_WIDTH:
             out.append(
                 {
                     "kind": kind,

@@ -146,8 +146,8 @@ def test_display_names_filters_sort_and_csv(tmp_path, monkeypatch):
     page = client.get("/people/?days=30&sort=-tokens")
     assert page.status_code == 200
     table = page.context["table"]
-    assert [r.record["user_id"] for r in table.rows] == ["u1", "u2"]
-    assert table.rows[0].record["display_name"] == "Annie"  # the latest name
+    assert [r.record.user_id for r in table.rows] == ["u1", "u2"]
+    assert table.rows[0].record.display_name == "Annie"  # the latest name
     assert client.get("/people/?days=30&_export=csv").status_code == 403  # viewers: no export
     analyst = client_for("analyst")
     rows = _json(analyst, "days=30&source=telegram")

@@ -6,18 +6,16 @@ from __future__ import annotations
 import math
 import sqlite3
 import statistics
-from array import array
 
 import pytest
 from django.core.cache import cache
 from django.db import connections
 
-from hermes_explorer.stores import Store
 from hermes_fixtures.ddl import RELEASE_LAYOUTS, SHAPES
-from insights_app import merged, summaries
-from insights_app.stats import Report, Window, set_tool_latency
+from insights_app import summaries
 from tests.builders import NASTY_NOW, StateDB, tool_call
 from tests.conftest import use_store
+from tests.profile_home import PROFILE_DBS, serve_home
 from tests.roles_helpers import client_for
 from tests.test_timeline import build_timeline
 
@@ -135,18 +133,50 @@ def test_tool_latency_matches_direct_sql_on_every_layout(latency_store):
     assert csv.content.decode().splitlines()[0] == "tool,calls,median_s,p95_s,max_s"
 
 
-def test_profiles_combine_every_call():
-    """Over several profiles the median and p95 come from all their calls, and each slowest
-    call names its profile."""
+@pytest.mark.django_db(databases=PROFILE_DBS)
+def test_profiles_combine_every_call(tmp_path, settings, request, monkeypatch):
+    """Over several profiles the median and p95 come from all their calls (a median of
+    medians is no median), and each slowest call names its profile."""
+    from hermes_explorer.stores import REGISTRY
 
-    def report(times, slowest):
-        r = Report(window=Window(days=30), now=0, lo=None, hi=None, generated_at=0, empty=False)
-        set_tool_latency(r, ({"terminal": array("d", times)}, {"terminal": slowest}))
-        return r
-
-    a = report([1, 2, 3], [(3, "s1", 1, None)])
-    b = report([10, 20], [(20, "s2", 9, None)])
-    out = merged.combine([(Store("a", "a.db", "a"), a), (Store("b", "b.db", "b"), b)])
-    (row,) = out.tool_latency
-    assert (row["calls"], row["median_s"], row["p95_s"]) == (5, 3, 20)
-    assert [(c["profile"], c["seconds"]) for c in row["slowest"]] == [("b", 20), ("a", 3)]
+    cache.clear()
+    summaries.forget_all()
+    monkeypatch.setattr("insights_app.stats.current_time", lambda: NASTY_NOW)
+    home = tmp_path / ".hermes"
+    (home / "profiles" / "bot").mkdir(parents=True)
+    build_latency(home / "state.db", "current")
+    db = StateDB.create(home / "profiles" / "bot" / "state.db", "v20")
+    db.session("b1", started_at=NASTY_NOW - DAY)
+    for n, seconds in enumerate([40, 50, 60]):
+        at = NASTY_NOW - DAY + 100 * n
+        db.message(
+            "b1", "assistant", None, tool_calls=[tool_call("terminal", {}, f"b{n}")], timestamp=at
+        )
+        db.message(
+            "b1", "tool", "ok", tool_call_id=f"b{n}", tool_name="terminal", timestamp=at + seconds
+        )
+    db.refresh_counters()
+    db.commit()
+    db.close()
+    serve_home(settings, home, request)
+    try:
+        since = NASTY_NOW - 30 * DAY
+        times = sorted(
+            oracle(home / "state.db", since)["terminal"]
+            + oracle(home / "profiles/bot/state.db", since)["terminal"]
+        )
+        data = client_for("analyst").get("/insights/?days=30&_export=json").json()
+        row = {r["tool"]: r for r in data["tool_latency"]}["terminal"]
+        assert row["calls"] == len(times) == 11
+        assert row["median_s"] == pytest.approx(statistics.median(times))
+        assert row["p95_s"] == pytest.approx(times[math.ceil(0.95 * len(times)) - 1])
+        assert [(c["profile"], c["seconds"]) for c in row["slowest"][:3]] == [
+            ("bot", 60),
+            ("bot", 50),
+            ("bot", 40),
+        ]
+        assert row["slowest"][3]["profile"] == "default"
+        page = client_for("viewer").get("/insights/?days=30").content.decode()
+        assert "/p/bot/sessions/b1/timeline/#m" in page
+    finally:
+        REGISTRY.rescan()

@@ -9,8 +9,8 @@ is timed from the same message: their times overlap.
 
 Per tool: ``calls``, ``median_s`` (the middle value, or the mean of the two middle values),
 ``p95_s`` (nearest rank: the ⌈0.95·n⌉-th smallest), ``max_s``, and its slowest calls (the
-drill-down).  The times are kept per tool in the report (``array('d')``, 8 bytes a call) so
-that the figures of several profiles are computed from all their calls, not averaged.
+drill-down).  Over several profiles the figures come from all their calls, read again from
+the stored summaries (:func:`insights_app.merged.combine`), never from the profiles' figures.
 
 Files without ``timestamp`` or ``tool_call_id`` cannot time a call: the figure is ``None``.
 """
@@ -35,18 +35,19 @@ def can_time(shape) -> bool:
     return all(shape.has_column("messages", c) for c in ("timestamp", "tool_call_id"))
 
 
-def gather(calls: Iterable[tuple[str, float, str, int]]):
-    """``(tool, seconds, session id, message id)`` of calls → per tool (redacted), its times
-    and its slowest calls."""
+def gather(calls: Iterable[tuple]):
+    """``(tool, seconds, session id, message id[, profile])`` of calls → per tool (redacted),
+    its times and its slowest calls."""
     times: dict[str, array] = {}
     slowest: dict[str, list[Call]] = {}
     names: dict[str, str] = {}
-    for raw, seconds, session_id, message_id in calls:
+    for raw, seconds, session_id, message_id, *profile in calls:
         name = names.get(raw)
         if name is None:
             name = names[raw] = redact(str(raw))
         times.setdefault(name, array("d")).append(seconds)
-        keep_slowest(slowest.setdefault(name, []), (seconds, session_id, message_id, None))
+        call = (seconds, session_id, message_id, profile[0] if profile else None)
+        keep_slowest(slowest.setdefault(name, []), call)
     return times, slowest
 
 

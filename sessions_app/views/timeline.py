@@ -16,6 +16,7 @@ from hermes_explorer import stores
 
 from .. import exports, formatting, selectors
 from ..links import TranscriptLinks
+from ..templatetags.explorer import role_labels
 from ..timeline import EXPORT_COLUMNS, SPENT_LABELS, Step, session_timeline
 from ..visibility import Visibility
 
@@ -51,7 +52,7 @@ def timeline(request, session_id: str):
             "timeline": found,
             "visibility": visibility,
             "steps_html": steps_html(found.steps),
-            "bars_html": bars_html(found.segments),
+            "bars_html": bars_html(found.segments, 4) + bars_html(found.stacked, 44),
         },
     )
 
@@ -70,6 +71,7 @@ def steps_html(steps: list[Step]) -> SafeString:
     french = formatting.french()
     # Names and roles repeat: each is escaped once.  Times and seconds are digits and signs.
     escaped: dict[str, str] = {}
+    roles = role_labels()[0]
 
     def text(value: str) -> str:
         found = escaped.get(value)
@@ -98,7 +100,7 @@ def steps_html(steps: list[Step]) -> SafeString:
                 tool_s += f' <span class="muted" title="{together}">‖{s.parallel_calls}</span>'
         out.append(
             f'<tr id="m{s.message_id}"><td>{number}</td>'
-            f"<td>{text(s.role or '')}</td><td>{tool}</td><td>{at}</td>"
+            f"<td>{text(roles.get(s.role, s.role or ''))}</td><td>{tool}</td><td>{at}</td>"
             f'<td class="num">{formatting.seconds_text(s.waited_s, french)}</td>'
             f"<td>{spent[s.spent_on]}</td>"
             f'<td class="num">{tool_s}</td></tr>'
@@ -106,12 +108,13 @@ def steps_html(steps: list[Step]) -> SafeString:
     return mark_safe("\n".join(out))  # noqa: S308 - every value is escaped above
 
 
-def bars_html(segments: list[dict]) -> SafeString:
-    """The chart's segments (``<rect>``, its kind and time on hover), built like the rows."""
+def bars_html(segments: list[dict], y: int) -> SafeString:
+    """A bar of the chart at ``y``: its segments (``<rect>``, kind and time on hover), built
+    like the rows."""
     labels = {kind: escape(gettext(label)) for kind, label in SPENT_LABELS.items()}
     return mark_safe(  # noqa: S308 - only numbers and escaped labels
         "".join(
-            f'<rect class="t-{s["kind"]}" x="{s["x"]}" y="4" width="{s["width"]}" height="28">'
+            f'<rect class="t-{s["kind"]}" x="{s["x"]}" y="{y}" width="{s["width"]}" height="28">'
             f"<title>{labels[s['kind']]} · {escape(s['text'])}</title></rect>"
             for s in segments
         )
