@@ -102,8 +102,24 @@ def _metadata(value):
     return redact(value) if value and redaction_enabled() else value
 
 
+# How long the users of a window are reused while the file does not change (a "last N days"
+# window slides with the clock: as the insights report's ``REPORT_TTL``).  Measured on the
+# benchmark store in the same rounds: see docs/performance.md.
+PEOPLE_TTL = 60
+
+
 def store_people(window, now: float, profile: str | None = None) -> dict[str, dict]:
-    """The users of the window in the store open now, by (redacted) user id."""
+    """The users of the window in the store open now, by (redacted) user id; reused while
+    the file is unchanged, for ``PEOPLE_TTL`` seconds at most."""
+    return store.while_unchanged(
+        "people",
+        (window, redaction_enabled(), profile),
+        lambda: _store_people(window, now, profile),
+        PEOPLE_TTL,
+    )
+
+
+def _store_people(window, now: float, profile: str | None) -> dict[str, dict]:
     scope, _first, _last = window_span(scope_of(window, now))
     people: dict[str, dict] = {}
     if not scope.shape.has_column("sessions", "user_id"):
