@@ -194,3 +194,22 @@ def test_roles_and_links(tmp_path):
     assert "/sessions/tl/timeline/" in analyst.get("/sessions/tl/").content.decode()
     assert analyst.get("/sessions/nope/timeline/").status_code == 404
     connections["hermes"].close()
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+def test_tool_names_are_redacted_as_metadata(tmp_path):
+    db = StateDB.create(tmp_path / "secret.db", "current")
+    db.session("tl", started_at=T0)
+    key = "AKIAIOSFODNN7EXAMPLE"
+    db.message("tl", "assistant", None, tool_calls=[tool_call(key, {}, "c1")], timestamp=T0)
+    db.message("tl", "tool", "x", tool_call_id="c1", tool_name=key, timestamp=T0 + 1)
+    db.commit()
+    db.close()
+    use_store(tmp_path / "secret.db")
+    client = client_for("analyst")
+    for body in (
+        client.get("/sessions/tl/timeline/").content,
+        b"".join(client.get("/sessions/tl/timeline/?_export=json").streaming_content),
+    ):
+        assert key.encode() not in body and b"redacted" in body
+    connections["hermes"].close()
