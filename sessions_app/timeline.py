@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from hermes_explorer import store
-from redaction import redact, redaction_enabled
+from redaction import redact
 
 from .exports.isotime import iso_converter
 from .formatting import french, seconds_text
@@ -131,13 +130,7 @@ def session_timeline(session_id: str, visibility: Visibility) -> Timeline:
     """Every transcript message of the session with its wait, and the figures over them."""
     columns = _columns()
     to_iso = iso_converter(timezone.get_current_timezone())
-    # The transcript's own query, its rows read as plain tuples: the ORM's per-row reading
-    # (converters, the redacted tool name) cost as much as the statement (measured on the
-    # 2,000-message session of the benchmark store, same rounds: docs/performance.md); the
-    # tool names are redacted here, once each.
-    query = transcript_messages(session_id, visibility).order_by("id").values_list(*columns)
-    rows = store.rows(*query.query.get_compiler(using=query.db).as_sql())
-    metadata = redact if redaction_enabled() else str
+    rows = transcript_messages(session_id, visibility).order_by("id").values_list(*columns)
     steps: list[Step] = []
     # call id → (time of the assistant message, tool name, calls in that message)
     calls: dict[str, tuple[float | None, str, int]] = {}
@@ -148,16 +141,15 @@ def session_timeline(session_id: str, visibility: Visibility) -> Timeline:
         row = dict(zip(columns, values, strict=True))
         at, role = row.get("timestamp"), row["role"]
         waited = None if first or at is None or previous is None else at - previous
-        tool_name = row.get("tool_name")
-        if tool_name:
-            tool_name = names.get(tool_name) or names.setdefault(tool_name, metadata(tool_name))
-        step = Step(row["id"], role, tool_name, at, to_iso(at), waited, SPENT_ON.get(role))
+        step = Step(
+            row["id"], role, row.get("tool_name"), at, to_iso(at), waited, SPENT_ON.get(role)
+        )
         if role == "assistant" and row.get("tool_calls"):
             parsed = call_ids_and_names(row["tool_calls"])
             for call_id, raw_name in parsed:
                 name = names.get(raw_name)
                 if name is None:
-                    name = names[raw_name] = metadata(raw_name)
+                    name = names[raw_name] = redact(raw_name)
                 step.calls.append(name)
                 if call_id:
                     calls[call_id] = (at, name, len(parsed))
