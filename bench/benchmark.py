@@ -827,6 +827,7 @@ def build_pages(t: dict) -> list[Page]:
             f"/sessions/{big}/",
             f"/state/messages?session_id={big}&_sort=id",
         ),
+        Page(f"session timeline ({t['big_messages']:,} msgs)", f"/sessions/{big}/timeline/"),
         Page(
             "messages of one session",
             f"/messages/?session_id={s}",
@@ -854,6 +855,8 @@ def build_pages(t: dict) -> list[Page]:
         Page("insights: 30 days", "/insights/?days=30"),
         Page("insights: 365 days", "/insights/?days=365"),
         Page("insights: all time", "/insights/?days=all"),
+        Page("people: 30 days", "/people/?days=30"),
+        Page("people: 365 days", "/people/?days=365"),
     ]
 
 

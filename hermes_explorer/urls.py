@@ -17,6 +17,7 @@ urlpatterns = [
     path("messages/", include("sessions_app.urls_messages")),
     path("search/", include("sessions_app.urls_search")),
     path("insights/", include("insights_app.urls")),
+    path("people/", include("insights_app.urls_people")),
     path("live/", include("live_app.urls")),
     path("failures/", include("live_app.urls_failures")),
     # The old Datasette URLs (/state, /state/sessions, /state/messages.csv, …).

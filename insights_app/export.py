@@ -19,6 +19,7 @@ CSV_TABLES = (
     "models",
     "platforms",
     "tools",
+    "tool_latency",
     "skills",
     "daily",
     # The explorer's own figures.
@@ -120,6 +121,9 @@ def csv_response(report: Report, table: str, basis: str, extra: Extras) -> HttpR
     elif table == "tools":
         header = ["tool", "count", "percentage"]
         rows = [[t["tool"], t["count"], round(t["percentage"], 4)] for t in report.tools]
+    elif table == "tool_latency":
+        header = ["tool", "calls", "median_s", "p95_s", "max_s"]
+        rows = [[t[k] for k in header] for t in report.tool_latency or []]
     elif table == "skills":
         header = ["skill", "view_count", "manage_count", "total_count", "last_used_at"]
         rows = [

@@ -118,6 +118,33 @@ def _top_sessions(parts: list[tuple[Store, Report]]) -> list[dict[str, Any]]:
     return [best[m] for m in order]
 
 
+def _tool_latency(out: Report, parts: list[tuple[Store, Report]]) -> None:
+    """Tool latency over every profile's calls (a median of medians is no median): read from
+    each profile's stored summaries over the window, kept while the profiles' reports are
+    the same ones.  The slowest calls name their profile."""
+    from hermes_explorer import stores as registry
+    from insights_app import reports, summaries, summary_store
+    from insights_app.figures import tool_latency
+
+    timed = [(store, r) for store, r in parts if r.tool_latency is not None]
+    if not timed:
+        out.tool_latency = None
+        return
+    versions = tuple((store.name, r.generated_at) for store, r in timed)
+    key = reports.cache_key((), out.window, ("tool-latency", versions))
+    rows = reports.cached_fragment(key)
+    if rows is None:
+        w = out.window
+        calls = []
+        for store, report in timed:
+            with registry.using(store):
+                q = summary_store.window_q(report.lo, report.hi, w.source, w.model)
+                calls += [(*c, store.name) for c in summary_store.calls(summaries.file_key(), q)]
+        rows = tool_latency.latency_rows(*tool_latency.gather(calls))
+        reports.keep_fragment(key, rows)
+    out.tool_latency = rows
+
+
 def combine(parts: list[tuple[Store, Report]]) -> Report:
     """One report of every ``(store, report)``: the sum of the profiles' reports."""
     reports = [r for _store, r in parts]
@@ -163,6 +190,7 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
         result_rows.update(report.tool_result_rows)
     out.tool_result_rows = dict(result_rows)
     out.skills = _skills(reports)
+    _tool_latency(out, parts)
     out.heatmap = [[sum(r.heatmap[d][h] for r in reports) for h in range(24)] for d in range(7)]
     out.days_by_start = _days([r.days_by_start for r in reports])
     if any(r.days_by_activity is not None for r in reports):

@@ -1,9 +1,11 @@
 """The per-session message summaries of the insights report, in the app's own database.
 
-Plain rows, so a report adds them up in SQL over its window: :class:`StoredSummary` per
-session, :class:`SummaryTool` per session and tool, :class:`SummarySkill` per session and
-skill, each with the session's start, source and model so a window is chosen here alone
-(:mod:`insights_app.summary_store`).
+A summary is plain rows, so that a report adds them up in SQL (``SUM … GROUP BY``) over its
+window: one :class:`StoredSummary` per session (role counts), one :class:`SummaryTool` per
+session and tool, one :class:`SummarySkill` per session and skill, one :class:`SummaryCall`
+per timed tool call.  Each row carries the
+session's start time, source and model, the columns an insights window filters on, so that a
+window is chosen in the app database alone, with the same comparisons as on the state.db.
 """
 
 from __future__ import annotations
@@ -75,6 +77,23 @@ class SummaryTool(_SessionRow):
                 name="summary_tool_window",
             ),
             models.Index(fields=["store_key", "session_id"], name="summary_tool_session"),
+        ]
+
+
+class SummaryCall(_SessionRow):
+    """Per tool result paired with its call: the tool and the seconds from the call to it."""
+
+    tool_name = models.TextField()
+    seconds = models.FloatField()
+    message_id = models.BigIntegerField()  # the result's row
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["store_key", "started_at", "tool_name", "seconds", "message_id"],
+                name="summary_call_window",
+            ),
+            models.Index(fields=["store_key", "session_id"], name="summary_call_session"),
         ]
 
 

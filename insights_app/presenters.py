@@ -8,11 +8,14 @@ of :mod:`insights_app.drilldown`.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from typing import Any
 
 from django.utils.dates import WEEKDAYS_ABBR
 from django.utils.translation import gettext, gettext_noop, pgettext
 
+from hermes_explorer import stores
+from profiles_app.links import store_reverse
 from sessions_app.facets import distinct_values
 from sessions_app.formatting import compact, decimal, money, number, short_model
 from sessions_app.timefmt import local_date
@@ -321,10 +324,40 @@ def page(report: Report, drill: Drill, linked: dict[str, list[dict[str, Any]]], 
         "notes": page_notes(report, basis),
         "drill": drill,
         "heat_rows": [(WEEKDAYS[i], row, sum(row)) for i, row in enumerate(report.heatmap)],
+        "tool_latency": latency_links(report.tool_latency),
     }
 
 
-# Seconds between reloads (a ``refresh`` meta tag) of a page whose summaries are being built.
+def latency_links(rows: list[dict] | None) -> list[dict] | None:
+    """The tool latency rows, each slowest call with a link to its message in its session's
+    timeline (in the call's own profile when several are combined).  The route is reversed
+    once per profile and filled in with each plain id (as :class:`sessions_app.links.
+    TranscriptLinks` does): a report has a few hundred of these links."""
+    if rows is None:
+        return None
+    routes: dict[str | None, list[str]] = {}
+
+    def url(call: dict) -> str:
+        profile, session_id = call["profile"], call["session_id"]
+        store = stores.by_name(profile) if profile else None
+        if profile not in routes:
+            routes[profile] = store_reverse("sessions:timeline", [_PLACEHOLDER], store).split(
+                _PLACEHOLDER
+            )
+        route = routes[profile]
+        if len(route) == 2 and _PLAIN.match(session_id):
+            return f"{route[0]}{session_id}{route[1]}#m{call['message_id']}"
+        return store_reverse("sessions:timeline", [session_id], store) + f"#m{call['message_id']}"
+
+    return [{**row, "slowest": [{**c, "url": url(c)} for c in row["slowest"]]} for row in rows]
+
+
+_PLACEHOLDER = "hx-session-placeholder"
+_PLAIN = re.compile(r"[A-Za-z0-9_-]+\Z")
+
+
+# Seconds between two reloads of a page whose summaries are being built (a ``refresh`` meta
+# tag: no script needed, and none runs once they are built).
 BUILD_RELOAD_SECONDS = 3
 
 

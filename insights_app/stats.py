@@ -15,7 +15,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from .figures import one_pass
+from .figures import one_pass, tool_latency
 from .figures.activity import activity
 from .figures.days import DayRow, days_by_activity
 from .figures.messages import message_figures, skill_breakdown, tool_breakdown
@@ -61,6 +61,9 @@ class Report:
     summaries_build: tuple[int, int] | None = None
     # Ours: per tool, its result rows (what its drill-down lists; Hermes's count may be more).
     tool_result_rows: dict[str, int] = field(default_factory=dict)
+    # Ours: per tool, the time from each call to its result (:mod:`.figures.tool_latency`);
+    # None when the file cannot pair or time calls.
+    tool_latency: list[dict[str, Any]] | None = field(default_factory=list)
     timezone: str = "UTC"
     elapsed: float = 0.0
 
@@ -114,6 +117,7 @@ class Report:
                 else None
             ),
             "weekday_hour_sessions": self.heatmap,
+            "tool_latency": self.tool_latency,
             "cost_note": "Token and cost figures are local estimates, not a bill.",
         }
 
@@ -170,12 +174,19 @@ def build_report(
     return report
 
 
+def set_tool_latency(report: Report, found) -> None:
+    """``found``: :func:`.figures.tool_latency.gather`'s times and slowest calls (None: the
+    file cannot pair or time calls)."""
+    report.tool_latency = None if found is None else tool_latency.latency_rows(*found)
+
+
 def _set_messages(report: Report, messages) -> None:
     report.sessions_uncounted = messages.sessions_uncounted
     report.summaries_build = messages.build
     report.tools = tool_breakdown(messages.tools)
     report.tool_result_rows = dict(messages.tool_rows)
     report.skills = skill_breakdown(messages.skills)
+    set_tool_latency(report, messages.latency)
     roles = messages.roles
     report.overview.update(
         user_messages=roles["user"],

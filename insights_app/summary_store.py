@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from hermes_explorer import store as state_db
 
-from .models import StoredSummary, SummaryMark, SummarySkill, SummaryTool
+from .models import StoredSummary, SummaryCall, SummaryMark, SummarySkill, SummaryTool
 
 log = logging.getLogger(__name__)
 IN_CHUNK = 500  # ids per IN (…)
@@ -123,6 +123,16 @@ def skills(key: int, window: Q) -> list[dict[str, Any]]:
     ]
 
 
+def calls(key: int, window: Q):
+    """``(tool, seconds, session id, message id)`` of every timed call of the window's stored
+    sessions (read by the window index alone)."""
+    return (
+        SummaryCall.objects.filter(window, store_key=key)
+        .values_list("tool_name", "seconds", "session_id", "message_id")
+        .iterator(chunk_size=10_000)
+    )
+
+
 def _chunks(ids: list[str]) -> Iterable[list[str]]:
     for i in range(0, len(ids), IN_CHUNK):
         yield ids[i : i + IN_CHUNK]
@@ -134,7 +144,7 @@ def _drop(key: int, ids: list[str]) -> None:
     with connection.cursor() as cursor:
         for chunk in _chunks(ids):
             marks = ", ".join(["%s"] * len(chunk))
-            for model in (SummaryTool, SummarySkill, StoredSummary):
+            for model in (SummaryTool, SummarySkill, SummaryCall, StoredSummary):
                 table = connection.ops.quote_name(model._meta.db_table)
                 cursor.execute(
                     f"DELETE FROM {table} WHERE store_key = %s AND session_id IN ({marks})",
@@ -175,16 +185,19 @@ _COMMON = ("store_key", "session_id", "started_at", "source", "model")
 def save(key: int, summaries: dict, attributes: dict[str, Attributes]) -> None:
     """Store (or replace) these summaries of this file, with their sessions' attributes."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    heads, tool_rows, skill_rows = [], [], []
+    heads, tool_rows, skill_rows, call_rows = [], [], [], []
     for sid, s in summaries.items():
         a = attributes.get(sid) or Attributes(None, None, None)
         common = (key, sid, a.started_at, a.source, a.model)
         heads.append((*common, s.message_count, s.user, s.assistant, s.tool, s.stored, now))
         tool_rows += [(*common, n, c, r) for n, c, r in s.tools]
         skill_rows += [(*common, k, v, m, last) for k, v, m, last in s.skills]
-    # Inserted, unless another process stored the same sessions meanwhile: then the unique
-    # constraint stops this transaction and the next attempt deletes them first (a third, when
-    # PostgreSQL let the other commit between that DELETE and this INSERT).
+        call_rows += [(*common, name, sec, mid) for name, sec, mid in s.calls]
+    # Inserted: whoever asks for summaries first drops those that are stale, so none of these
+    # is stored, unless another process stored the same sessions meanwhile; then the unique
+    # constraint stops this transaction, and the second attempt replaces them whole (it drops
+    # them first; when the other process commits them between that DELETE and this INSERT,
+    # which PostgreSQL lets both run, the third attempt's DELETE sees them).
     for attempt in (1, 2, 3):
         try:
             with transaction.atomic():
@@ -207,6 +220,7 @@ def save(key: int, summaries: dict, attributes: dict[str, Attributes]) -> None:
                 _insert(
                     SummarySkill, (*_COMMON, "skill", "loads", "edits", "last_used"), skill_rows
                 )
+                _insert(SummaryCall, (*_COMMON, "tool_name", "seconds", "message_id"), call_rows)
             return
         except IntegrityError as exc:
             if attempt == 3:
@@ -229,7 +243,7 @@ def advance(key: int, current: int | None, dirty: list[str] | None) -> None:
     try:
         with transaction.atomic():
             if dirty is None:
-                for model in (SummaryTool, SummarySkill, StoredSummary):
+                for model in (SummaryTool, SummarySkill, SummaryCall, StoredSummary):
                     model.objects.filter(store_key=key).delete()
             else:
                 _drop(key, dirty)

@@ -160,6 +160,17 @@ def duration(seconds) -> str:
     return f"{secs}s"
 
 
+def seconds_text(value: float | None, comma: bool | None = None) -> str:
+    """``4.2 s`` under a minute (``4,2 s`` in French), else ``3m 07s``; "—" when unknown.
+    ``comma``: whether the page is French, when the caller knows it (a table of many)."""
+    if value is None:
+        return "—"
+    if abs(value) >= 60:
+        return duration(value)
+    text = f"{value:.1f}\xa0s"
+    return text.replace(".", ",") if (french() if comma is None else comma) else text
+
+
 def duration_compact(seconds: float) -> str:
     """Hermes's compact duration, as its insights report writes it: 45s, 12m, 3h 5m, 1.5d."""
     if seconds < 60:

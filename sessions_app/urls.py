@@ -1,12 +1,13 @@
 from django.urls import path
 
-from .views import reveal, sessions, transcript_export
+from .views import reveal, sessions, timeline, transcript_export
 
 app_name = "sessions"
 
 # The list (name "list") is mounted by the project's URLconf from annotations_app.urls_sessions.
 urlpatterns = [
     path("<str:session_id>/", sessions.session_detail, name="detail"),
+    path("<str:session_id>/timeline/", timeline.timeline, name="timeline"),
     path(
         "<str:session_id>/export.md",
         transcript_export.transcript_markdown,

@@ -24,6 +24,7 @@ from redaction import redact
 from .. import summaries as summaries_module
 from .. import summary_build, summary_store
 from ..window import Scope, Window, window_chunks
+from . import tool_latency
 
 
 @dataclass
@@ -34,6 +35,9 @@ class MessageFigures:
     tools: Counter = field(default_factory=Counter)
     tool_rows: Counter = field(default_factory=Counter)  # result rows per tool (ours)
     skills: list[dict[str, Any]] = field(default_factory=list)
+    # Per tool, the times of its calls and the slowest (:func:`.tool_latency.gather`); None
+    # when the file cannot pair or time calls.
+    latency: tuple | None = None
     sessions_uncounted: int = 0  # window sessions the deadline left out
     # (done, total) of a build running in the background, when one does.
     build: tuple[int, int] | None = None
@@ -63,6 +67,12 @@ def message_figures(
     collected = summaries_module.collect([(r[0], r[1]) for r in rows], time_limit=time_limit)
     out = MessageFigures(sessions_uncounted=collected.missing)
     out.skills = _tally(collected.summaries.values(), out.roles, out.tools, out.tool_rows)
+    if tool_latency.can_time(scope.shape):
+        out.latency = tool_latency.gather(
+            (name, seconds, sid, mid)
+            for sid, s in collected.summaries.items()
+            for name, seconds, mid in s.calls
+        )
     return out
 
 
@@ -79,9 +89,15 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
     if (have.sessions, have.message_count) != (int(n or 0), int(mc or 0)):
         running = summary_store.build_progress(key)
         if running is not None:
-            # A build is under way: the message figures wait for it (a sum over part of the
-            # window is not the window's) and the page says how far it is.
-            return MessageFigures(sessions_uncounted=max(1, int(n or 0)), build=running)
+            # A build of this file is under way: it computes every missing or stale summary.
+            # The message figures wait for it (a sum over part of the window is not the
+            # window's), and the page says how far it is; comparing the window's sessions
+            # one by one at every view would only slow the build down.
+            return MessageFigures(
+                sessions_uncounted=max(1, int(n or 0)),
+                build=running,
+                latency=({}, {}) if tool_latency.can_time(scope.shape) else None,
+            )
         rows = _window_sessions(scope)
         stored = summary_store.counts(key, q)
         ids = {r[0] for r in rows}
@@ -107,6 +123,8 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
     out.roles = have.roles
     out.tools, out.tool_rows = summary_store.tools(key, q)
     out.skills = summary_store.skills(key, q)
+    if tool_latency.can_time(scope.shape):
+        out.latency = tool_latency.gather(summary_store.calls(key, q))
     return out
 
 

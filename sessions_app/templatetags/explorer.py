@@ -178,6 +178,12 @@ def export_url(context, fmt, **extra):
 
 
 @register.filter
+def seconds(value):
+    """Seconds as ``4.2 s`` under a minute, else ``3m 07s`` (:func:`formatting.seconds_text`)."""
+    return formatting.seconds_text(value)
+
+
+@register.filter
 def redact(value):
     """Well-known secret shapes replaced by ``[redacted: …]`` markers (HERMES_REDACT_SECRETS)."""
     from redaction import redact as redact_secrets
@@ -306,6 +312,7 @@ CSV_TABLE_LABELS = {
     "models": pgettext_lazy("insights table", "models"),
     "platforms": pgettext_lazy("insights table", "platforms"),
     "tools": pgettext_lazy("insights table", "tools"),
+    "tool_latency": pgettext_lazy("insights table", "tool latency"),
     "skills": pgettext_lazy("insights table", "skills"),
     "daily": pgettext_lazy("insights table", "daily"),
     "activity": pgettext_lazy("insights table", "activity"),

@@ -19,6 +19,7 @@ FAMILIES = [
     "/state",
     "/state/sessions?_size=5",
     "/insights/?days=365",
+    "/people/?days=365",
     "/annotations/orphans/",
     "/review/scores/",
     "/sql/saved/",

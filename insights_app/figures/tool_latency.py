@@ -1,0 +1,100 @@
+"""Tool latency: per tool, how long its calls took, from the call to its result (ours).
+
+A call's time is its ``tool`` row's ``timestamp`` minus that of the assistant message that
+asked for it (paired by ``tool_call_id``).  The pairs are read with each session's message
+summary and stored with it (:data:`insights_app.summaries.CALLS_SQL`,
+:class:`insights_app.models.SummaryCall`), so a report adds up its window's calls from the
+app database and reads no message.  Calls of one assistant message run in parallel, so each
+is timed from the same message: their times overlap.
+
+Per tool: ``calls``, ``median_s`` (the middle value, or the mean of the two middle values),
+``p95_s`` (nearest rank: the ⌈0.95·n⌉-th smallest), ``max_s``, and its slowest calls (the
+drill-down).  Over several profiles the figures come from all their calls, read again from
+the stored summaries (:func:`insights_app.merged.combine`), never from the profiles' figures.
+
+Files without ``timestamp`` or ``tool_call_id`` cannot time a call: the figure is ``None``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from array import array
+from collections.abc import Iterable
+
+from redaction import redact
+
+SLOWEST = 10
+
+# (seconds, session id, message id, profile or None)
+Call = tuple[float, str, int, str | None]
+
+
+def can_time(shape) -> bool:
+    """Whether the file records what pairs a result with its call, and when each was."""
+    return all(shape.has_column("messages", c) for c in ("timestamp", "tool_call_id"))
+
+
+def gather(calls: Iterable[tuple]):
+    """``(tool, seconds, session id, message id[, profile])`` of calls → per tool (redacted),
+    its times and its slowest calls."""
+    times: dict[str, array] = {}
+    slowest: dict[str, list[Call]] = {}
+    names: dict[str, str] = {}
+    for raw, seconds, session_id, message_id, *profile in calls:
+        name = names.get(raw)
+        if name is None:
+            name = names[raw] = redact(str(raw))
+        times.setdefault(name, array("d")).append(seconds)
+        call = (seconds, session_id, message_id, profile[0] if profile else None)
+        keep_slowest(slowest.setdefault(name, []), call)
+    return times, slowest
+
+
+def keep_slowest(heap: list[Call], call: Call) -> None:
+    """``heap``: the ``SLOWEST`` slowest calls seen (a min-heap on the time)."""
+    if len(heap) < SLOWEST:
+        heapq.heappush(heap, call)
+    elif call[0] > heap[0][0]:
+        heapq.heapreplace(heap, call)
+
+
+def median(ordered: list[float]) -> float:
+    n = len(ordered)
+    middle = n // 2
+    return ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def nearest_rank(ordered: list[float], share: float) -> float:
+    return ordered[max(1, math.ceil(share * len(ordered))) - 1]
+
+
+def latency_rows(times: dict[str, Iterable[float]], slowest: dict[str, list[Call]]) -> list[dict]:
+    """A row per tool, most calls first: ``tool``, ``calls``, ``median_s``, ``p95_s``,
+    ``max_s``, ``slowest`` (its slowest calls, slowest first)."""
+    rows = []
+    for tool, values in times.items():
+        ordered = sorted(values)
+        if not ordered:
+            continue
+        rows.append(
+            {
+                "tool": tool,
+                "calls": len(ordered),
+                "median_s": round(median(ordered), 3),
+                "p95_s": round(nearest_rank(ordered, 0.95), 3),
+                "max_s": round(ordered[-1], 3),
+                "slowest": [
+                    {
+                        "seconds": round(seconds, 3),
+                        "session_id": session_id,
+                        "message_id": message_id,
+                        "profile": profile,
+                    }
+                    for seconds, session_id, message_id, profile in sorted(
+                        slowest.get(tool, []), reverse=True
+                    )
+                ],
+            }
+        )
+    return sorted(rows, key=lambda r: (-r["calls"], r["tool"]))

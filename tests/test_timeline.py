@@ -1,0 +1,215 @@
+"""The session timeline (``/sessions/<id>/timeline/``) against direct SQL on every layout."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import replace
+
+import pytest
+from django.db import connections
+
+from hermes_fixtures.ddl import LAYOUTS, RELEASE_LAYOUTS, SHAPES
+from tests.builders import NASTY_NOW, StateDB, tool_call
+from tests.conftest import use_store
+from tests.roles_helpers import client_for
+
+DAY = 86_400.0
+T0 = NASTY_NOW - 3 * DAY
+# The current layout without message times, call ids and user ids (no Hermes release lacks
+# them, but a reader must still say what it cannot show).
+BARE = replace(
+    LAYOUTS["current"],
+    name="bare",
+    sessions=tuple(c for c in LAYOUTS["current"].sessions if c.name != "user_id"),
+    messages=tuple(
+        c for c in LAYOUTS["current"].messages if c.name not in ("timestamp", "tool_call_id")
+    ),
+)
+
+
+def build_timeline(path, layout) -> dict:
+    """One session with parallel calls, a result without a call, a CLI result without a tool
+    name, a wait of two days, and (where the layout has them) a compacted and a hidden row."""
+    db = StateDB.create(path, layout)
+    db.session("tl", started_at=T0, user_id="u1")
+    ids = {}
+
+    def add(name, role, at, **cols):
+        ids[name] = db.message("tl", role, cols.pop("content", name), timestamp=T0 + at, **cols)
+
+    add("ask", "user", 0)
+    calls = [
+        tool_call("terminal", {"command": "ls"}, "call_a"),
+        tool_call("read_file", {}, "call_b"),
+    ]
+    add("plan", "assistant", 5.5, tool_calls=calls, content=None)
+    add("ls", "tool", 12, tool_call_id="call_a", tool_name="terminal")
+    add("read", "tool", 15.25, tool_call_id="call_b")  # CLI style: no tool_name
+    add("orphan", "tool", 16, tool_call_id="call_zzz", tool_name="web_search")
+    add("again", "assistant", 20, tool_calls=[tool_call("terminal", {}, "call_c")], content=None)
+    add("slow", "tool", 50, tool_call_id="call_c", tool_name="terminal")
+    add("done", "assistant", 55)
+    add("archived", "assistant", 56, active=0, compacted=1)
+    add("scaffold", "assistant", 57, display_kind="hidden")
+    add("later", "user", 57 + 2 * DAY)
+    add("reply", "assistant", 60 + 2 * DAY)
+    db.refresh_counters()
+    db.commit()
+    columns = {c for (c,) in db.conn.execute("SELECT name FROM pragma_table_info('messages')")}
+    db.close()
+    return {"path": str(path), "ids": ids, "columns": columns}
+
+
+def oracle(path, columns, *, hidden=False) -> dict:
+    """Waits and tool times straight from SQL: the previous visible row's time (LAG), and the
+    assistant row whose tool_calls hold the result's call id."""
+    conn = sqlite3.connect(path)
+    keep = ["session_id = 'tl'"]
+    if "active" in columns:
+        archived = " OR (active = 0 AND compacted = 1)" if "compacted" in columns else ""
+        keep.append(f"(active = 1 OR active IS NULL{archived})")
+    if "display_kind" in columns and not hidden:
+        keep.append("(display_kind IS NULL OR display_kind != 'hidden')")
+    where = " AND ".join(keep)
+    waits = {}
+    if "timestamp" in columns:
+        waits = dict(
+            conn.execute(
+                f"SELECT id, timestamp - LAG(timestamp) OVER (ORDER BY id) FROM messages "
+                f"WHERE {where} ORDER BY id"
+            )
+        )
+    tools = {}
+    if "tool_call_id" in columns and "timestamp" in columns:
+        tools = dict(
+            conn.execute(
+                "SELECT t.id, t.timestamp - a.timestamp FROM messages t JOIN messages a"
+                " ON a.session_id = t.session_id AND a.role = 'assistant' AND a.id < t.id"
+                " AND EXISTS (SELECT 1 FROM json_each(a.tool_calls) j"
+                "             WHERE json_extract(j.value, '$.id') = t.tool_call_id)"
+                " WHERE t.role = 'tool' AND t.session_id = 'tl'"
+            )
+        )
+    ids = [r[0] for r in conn.execute(f"SELECT id FROM messages WHERE {where} ORDER BY id")]
+    conn.close()
+    return {"ids": ids, "waits": waits, "tools": tools}
+
+
+@pytest.fixture(params=[*dict.fromkeys([*RELEASE_LAYOUTS, *SHAPES]), "random-5", BARE])
+def timeline_store(request, tmp_path):
+    name = getattr(request.param, "name", request.param)
+    facts = build_timeline(tmp_path / f"{name}.db", request.param)
+    use_store(facts["path"])
+    yield facts
+    connections["hermes"].close()
+
+
+def _rows(client, query=""):
+    response = client.get(f"/sessions/tl/timeline/?_export=json{query}")
+    assert response.status_code == 200
+    return json.loads(b"".join(response.streaming_content))
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+def test_timeline_matches_direct_sql_on_every_layout(timeline_store):
+    facts, columns = timeline_store, timeline_store["columns"]
+    expected = oracle(facts["path"], columns)
+    client = client_for("analyst")
+    rows = _rows(client)
+    assert [r["message_id"] for r in rows] == expected["ids"]
+    ids = facts["ids"]
+    by_id = {r["message_id"]: r for r in rows}
+    assert rows[0]["waited_s"] is None
+    assert {r["spent_on"] for r in rows} == {"model", "tool", "user"}
+    assert by_id[ids["plan"]]["spent_on"] == "model" and by_id[ids["ls"]]["spent_on"] == "tool"
+    assert by_id[ids["later"]]["spent_on"] == "user"
+    for row in rows[1:]:
+        want = expected["waits"].get(row["message_id"])
+        assert row["waited_s"] == (None if want is None else pytest.approx(want, abs=1e-3))
+    for row in rows:
+        want = expected["tools"].get(row["message_id"])
+        assert row["tool_s"] == (None if want is None else pytest.approx(want, abs=1e-3))
+    page = client.get("/sessions/tl/timeline/").content.decode()
+    if "timestamp" in columns:
+        assert 2 * DAY <= by_id[ids["later"]]["waited_s"] <= 2 * DAY + 2  # two days later
+        assert "<svg" in page
+    else:
+        assert "records no message times" in page
+        assert all(r["waited_s"] is None and r["at"] is None for r in rows)
+    if "tool_call_id" in columns and "timestamp" in columns:
+        # Parallel calls overlap: both results of "plan" name two calls running together.
+        assert by_id[ids["ls"]]["tool_s"] == pytest.approx(6.5)
+        assert by_id[ids["read"]]["tool_s"] == pytest.approx(9.75)
+        assert by_id[ids["read"]]["tool_name"] == "read_file"  # named after its call
+        assert by_id[ids["ls"]]["parallel_calls"] == 2 and by_id[ids["slow"]]["parallel_calls"] == 1
+        assert by_id[ids["orphan"]]["tool_s"] is None  # no call asked for it
+        assert "ran in parallel" in page
+    else:
+        assert all(r["tool_s"] is None for r in rows)
+    if "tool_call_id" not in columns:
+        assert "does not record which call a tool result answers" in page
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+def test_totals_slowest_and_toggles(tmp_path):
+    facts = build_timeline(tmp_path / "current.db", "current")
+    use_store(facts["path"])
+    client = client_for("analyst")
+    response = client.get("/sessions/tl/timeline/")
+    timeline = response.context["timeline"]
+    rows = [r for r in timeline.rows() if r["waited_s"] is not None]
+    for kind in ("model", "tool", "user"):
+        want = sum(r["waited_s"] for r in rows if r["spent_on"] == kind)
+        assert timeline.totals[kind] == pytest.approx(want, abs=1e-2)
+    assert timeline.slowest[0].message_id == facts["ids"]["later"]
+    terminal = next(t for t in timeline.tools if t["tool"] == "terminal")
+    assert terminal["calls"] == 2 and terminal["slowest"] == pytest.approx(30)
+    # Hidden rows only when asked for, like the transcript.
+    hidden = facts["ids"]["scaffold"]
+    assert hidden not in [r["message_id"] for r in _rows(client)]
+    shown = _rows(client, "&show=compacted,hidden")
+    assert hidden in [r["message_id"] for r in shown]
+    expected = oracle(facts["path"], facts["columns"], hidden=True)
+    assert [r["message_id"] for r in shown] == expected["ids"]
+    csv = b"".join(client.get("/sessions/tl/timeline/?_export=csv").streaming_content).decode()
+    assert csv.splitlines()[0].startswith("message_id,role,tool_name,at,waited_s,spent_on,tool_s")
+    connections["hermes"].close()
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+def test_roles_and_links(tmp_path):
+    facts = build_timeline(tmp_path / "current.db", "current")
+    use_store(facts["path"])
+    viewer = client_for("viewer")
+    page = viewer.get("/sessions/tl/timeline/")
+    assert page.status_code == 200  # times and roles are metadata
+    assert "/messages/" not in page.content.decode()  # no way into the content
+    assert viewer.get("/sessions/tl/timeline/?_export=json").status_code == 403
+    analyst = client_for("analyst")
+    assert (
+        f"/sessions/tl/messages/{facts['ids']['ask']}/"
+        in analyst.get("/sessions/tl/timeline/").content.decode()
+    )
+    assert "/sessions/tl/timeline/" in analyst.get("/sessions/tl/").content.decode()
+    assert analyst.get("/sessions/nope/timeline/").status_code == 404
+    connections["hermes"].close()
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+def test_tool_names_are_redacted_as_metadata(tmp_path):
+    db = StateDB.create(tmp_path / "secret.db", "current")
+    db.session("tl", started_at=T0)
+    key = "AKIAIOSFODNN7EXAMPLE"
+    db.message("tl", "assistant", None, tool_calls=[tool_call(key, {}, "c1")], timestamp=T0)
+    db.message("tl", "tool", "x", tool_call_id="c1", tool_name=key, timestamp=T0 + 1)
+    db.commit()
+    db.close()
+    use_store(tmp_path / "secret.db")
+    client = client_for("analyst")
+    for body in (
+        client.get("/sessions/tl/timeline/").content,
+        b"".join(client.get("/sessions/tl/timeline/?_export=json").streaming_content),
+    ):
+        assert key.encode() not in body and b"redacted" in body
+    connections["hermes"].close()
