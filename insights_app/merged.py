@@ -122,6 +122,8 @@ def _tool_latency(out: Report, parts: list[tuple[Store, Report]]) -> None:
     """Tool latency over every profile's calls (a median of medians is no median): read from
     each profile's stored summaries over the window, kept while the profiles' reports are
     the same ones.  The slowest calls name their profile."""
+    from django.core.cache import cache
+
     from hermes_explorer import stores as registry
     from insights_app import reports, summaries, summary_store
     from insights_app.figures import tool_latency
@@ -132,7 +134,7 @@ def _tool_latency(out: Report, parts: list[tuple[Store, Report]]) -> None:
         return
     versions = tuple((store.name, r.generated_at) for store, r in timed)
     key = reports.cache_key((), out.window, ("tool-latency", versions))
-    rows = reports.cached_fragment(key)
+    rows = cache.get(key)
     if rows is None:
         w = out.window
         calls = []
@@ -141,7 +143,7 @@ def _tool_latency(out: Report, parts: list[tuple[Store, Report]]) -> None:
                 q = summary_store.window_q(report.lo, report.hi, w.source, w.model)
                 calls += [(*c, store.name) for c in summary_store.calls(summaries.file_key(), q)]
         rows = tool_latency.latency_rows(*tool_latency.gather(calls))
-        reports.keep_fragment(key, rows)
+        cache.set(key, rows, reports.REPORT_TTL)
     out.tool_latency = rows
 
 
