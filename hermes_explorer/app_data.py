@@ -31,6 +31,8 @@ DEFAULT_CONN_MAX_AGE = 60
 def database(url: str, data_dir: Path, *, conn_max_age: int = DEFAULT_CONN_MAX_AGE) -> dict:
     """The ``default`` alias: SQLite in ``data_dir`` when ``url`` is empty, else its database."""
     if not url:
+        # A new data directory is made on first use (its SQLite file cannot be otherwise).
+        data_dir.mkdir(parents=True, exist_ok=True)
         return {
             "ENGINE": SQLITE,
             "NAME": data_dir / "explorer.sqlite3",

@@ -253,3 +253,8 @@ def test_a_template_instance_listens_on_the_port_of_its_name(monkeypatch):
         namespace: dict = {}
         exec(compile(config, "gunicorn.conf.py", "exec"), namespace)
         assert namespace["bind"] == bind
+
+
+def test_a_new_data_directory_is_made_for_the_app_database(tmp_path):
+    config = app_data.database("", tmp_path / "new" / "data")
+    assert config["NAME"].parent.is_dir()
