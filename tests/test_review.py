@@ -156,12 +156,10 @@ def test_scores_of_a_session_that_left_the_store_are_on_the_orphans_page(
 
 # Filters, column, facets and exports -----------------------------------------------------------
 def scored_in_app_db(value: str | None = None) -> set[str]:
-    where, params = ("AND value = %s", [value]) if value else ("", [])
+    where, params = ("WHERE value = %s", [value]) if value else ("", [])
     return {
         r[0]
-        for r in app_sql(
-            f"SELECT session_id FROM annotations_app_sessionscore WHERE 1 {where}", params
-        )
+        for r in app_sql(f"SELECT session_id FROM annotations_app_sessionscore {where}", params)
     }
 
 
@@ -372,7 +370,8 @@ def test_the_dataset_is_each_transcript_in_chat_format_on_every_layout(
 ):
     signed_in(client, "analyst")
     press(client, "d1", quality, "good")
-    tag = make_tag(f"golden {GITHUB}")
+    # A tag name holds at most 40 characters: a secret short enough to fit in one.
+    tag = make_tag("golden AKIAIOSFODNN7EXAMPLE")
     client.post(reverse("annotations:add_tag", args=["d1"]), {"tag": tag.pk})
     records = dataset(client)
     assert [r["metadata"]["session_id"] for r in records] == ["d2", "d1"]
