@@ -71,7 +71,8 @@ run: $(BIN)/.installed $(DATA_DIR)/secret_key catalogs
 ## PostgreSQL and Redis (throwaway servers)
 APPDB_TESTS ?= tests/test_appdb.py tests/test_accounts.py tests/test_script_auth.py \
 	tests/test_insights_summary_store.py tests/test_security.py tests/test_sql_console.py \
-	tests/test_annotations.py tests/test_review.py tests/test_backup.py tests/test_upgrade.py
+	tests/test_annotations.py tests/test_review.py tests/test_home.py tests/test_backup.py \
+	tests/test_upgrade.py
 test: $(BIN)/.installed-dev chromium servers catalogs
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not serial"
