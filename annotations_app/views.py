@@ -410,5 +410,7 @@ def review_session(request, session_id: str):
         position=review.Queue(request, params).position(session_id),
         list_url=_list_url(params),
         next_url=reverse("review:next") + "?" + next_query.urlencode(),
+        # The transcript's "Show also" form keeps the queue (the list's query string).
+        keep_params=[(key, value) for key, values in params.lists() for value in values],
     )
     return render(request, "annotations_app/review_session.html", context)

@@ -249,6 +249,8 @@ def test_a_queue_opens_the_first_session_you_have_not_scored_in_the_lists_order(
     body = page.content.decode()
     assert f"2 of {len(order)}" in body and "Next to review" in body
     assert 'href="/sessions/?source=cron"' in body
+    # Showing compacted rows too keeps the queue: the form carries the list's query.
+    assert '<input type="hidden" name="source" value="cron">' in body
     # The next one after order[1] skips order[2] (scored by ana).
     nxt = client.get(f"/review/next/?source=cron&from={order[1]}")
     assert nxt["Location"] == f"/review/sessions/{order[3]}/?source=cron"
