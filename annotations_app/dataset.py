@@ -36,7 +36,7 @@ from accounts_app.roles import CONTENT, can_see_content
 from hermes_explorer import store
 from hermes_explorer import stores as registry
 from redaction import redact, redact_many
-from sessions_app.content import MULTIMODAL_PREFIX
+from sessions_app.content import MULTIMODAL_PREFIX, call_objects
 from sessions_app.exports import export_filename, invalid_filters_response, stream_export
 from sessions_app.exports.merged import export_parts
 from sessions_app.exports.request import session_filename_bits
@@ -64,18 +64,6 @@ def _content(value):
     return value
 
 
-def _tool_calls(raw) -> list[dict]:
-    """The stored calls of an assistant row (those that are JSON objects)."""
-    if not raw:
-        return []
-    try:
-        calls = json.loads(raw)
-    except ValueError:
-        return []
-    calls = [calls] if isinstance(calls, dict) else calls
-    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
-
-
 def chat_messages(rows, system_prompt: str | None) -> list[dict]:
     """Transcript rows (dicts of the state.db's columns, redacted) as chat messages."""
     out: list[dict] = []
@@ -88,7 +76,7 @@ def chat_messages(rows, system_prompt: str | None) -> list[dict]:
             continue
         message: dict = {"role": role, "content": _content(row.get("content"))}
         if role == "assistant":
-            calls = _tool_calls(row.get("tool_calls"))
+            calls = call_objects(row.get("tool_calls"))[0]
             if calls:
                 message["tool_calls"] = calls
                 unanswered.extend(str(c["id"]) for c in calls if c.get("id"))

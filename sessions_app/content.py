@@ -51,8 +51,9 @@ class ToolCall:
     raw_arguments: str
 
 
-def parse_tool_calls(raw: str | None) -> tuple[list[ToolCall], bool]:
-    """The calls of an assistant row, and whether the JSON was malformed."""
+def call_objects(raw: str | None) -> tuple[list[dict], bool]:
+    """The JSON objects of an assistant row's ``tool_calls`` (one object or a list of them),
+    and whether the value was malformed (not JSON, or holding something else)."""
     if not raw:
         return [], False
     try:
@@ -63,21 +64,30 @@ def parse_tool_calls(raw: str | None) -> tuple[list[ToolCall], bool]:
         data = [data]
     if not isinstance(data, list):
         return [], True
+    objects = [item for item in data if isinstance(item, dict)]
+    return objects, len(objects) != len(data)
+
+
+def call_id_and_name(item: dict) -> tuple[str, str]:
+    """A call's id and function name, in the OpenAI shape or the flat one."""
+    function = item.get("function") if isinstance(item.get("function"), dict) else {}
+    return str(item.get("id") or ""), str(function.get("name") or item.get("name") or "?")
+
+
+def parse_tool_calls(raw: str | None) -> tuple[list[ToolCall], bool]:
+    """The calls of an assistant row, and whether the JSON was malformed."""
+    objects, malformed = call_objects(raw)
     calls = []
-    malformed = False
-    for item in data:
-        if not isinstance(item, dict):
-            malformed = True
-            continue
+    for item in objects:
         function = item.get("function") if isinstance(item.get("function"), dict) else {}
-        name = function.get("name") or item.get("name") or "?"
         raw_args = function.get("arguments", item.get("arguments", ""))
         if not isinstance(raw_args, str):
             raw_args = json.dumps(raw_args)
+        call_id, name = call_id_and_name(item)
         calls.append(
             ToolCall(
-                call_id=str(item.get("id") or ""),
-                name=str(name),
+                call_id=call_id,
+                name=name,
                 arguments=pretty_json(raw_args),
                 raw_arguments=raw_args,
             )

@@ -15,7 +15,6 @@ result with its call: :attr:`Timeline.missing` names what the file lacks.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -24,6 +23,7 @@ from django.utils.translation import gettext_noop
 
 from redaction import redact
 
+from .content import call_id_and_name, call_objects
 from .exports.isotime import iso_converter
 from .formatting import french, seconds_text
 from .models import Message
@@ -168,19 +168,8 @@ def session_timeline(session_id: str, visibility: Visibility) -> Timeline:
 
 def call_ids_and_names(raw: str) -> list[tuple[str, str]]:
     """``(id, function name)`` of each call of an assistant row's ``tool_calls``; nothing
-    from malformed JSON (:func:`sessions_app.content.parse_tool_calls` reads the same shapes,
-    and also the arguments, which a timeline does not need)."""
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return []
-    out = []
-    for item in data if isinstance(data, list) else [data]:
-        if isinstance(item, dict):
-            function = item.get("function") if isinstance(item.get("function"), dict) else {}
-            name = function.get("name") or item.get("name") or "?"
-            out.append((str(item.get("id") or ""), str(name)))
-    return out
+    from malformed JSON."""
+    return [call_id_and_name(item) for item in call_objects(raw)[0]]
 
 
 def _figures(steps: list[Step]) -> Timeline:
