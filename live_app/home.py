@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.core.cache import cache, caches
+from django.core.cache import caches
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
@@ -74,16 +74,14 @@ def figures(*, budget: float, now: float | None = None) -> dict:
     says "as of" its time); else computed here."""
     now = time.time() if now is None else now
     today = local_date(now)
-    signature = store.file_signature()
-    key = "home:" + hashlib.sha256(repr((signature, today, store.name())).encode()).hexdigest()
-    value = cache.get(key) if signature else None
-    if value is None:
+
+    def recent_or_computed() -> dict:
         value = caches["reports"].get(_latest_key(today))
         if value is None or now - value["generated_at"] > settings.HERMES_INSIGHTS_STALE_SECONDS:
             value = warm(budget=budget, now=now)
-            if signature:
-                cache.set(key, value, TTL)
-    return value
+        return value
+
+    return store.while_unchanged("home", today, recent_or_computed, TTL)
 
 
 def _latest_key(today: dt.date) -> str:
@@ -188,8 +186,8 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
         "costliest": costliest,
         "generated_at": now,
         "recorded": report.recorded,
-        "has_cost": store.shape().has_column("sessions", "estimated_cost_usd"),
-        "has_tool_calls": store.shape().has_column("sessions", "tool_call_count"),
+        "has_cost": scope.shape.has_column("sessions", "estimated_cost_usd"),
+        "has_tool_calls": scope.shape.has_column("sessions", "tool_call_count"),
         "week_insights": _insights(spans[2]),
     }
 
