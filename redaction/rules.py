@@ -6,8 +6,7 @@ alphabet and length, and drops what only serves scanning a repository (entropy t
 path allow-lists, trailing delimiters, which the engine's boundary check replaces).  Rules
 without an origin are our own: headers, ``NAME=value`` pairs, URLs with a password, LLM keys.
 Not taken over: gitleaks' keyword rules, which the ``NAME=value`` rule covers in their usual
-spelling without their false positives, and prefixes of smaller services whose gates slowed
-every export's scan (nine of them made the scan of "p" 40% slower, measured).
+spelling without their false positives, and the prefixes of smaller services.
 
 A rule is data for :mod:`redaction.engine`:
 
@@ -15,8 +14,9 @@ A rule is data for :mod:`redaction.engine`:
     The regex, starting with a literal whenever it can (scanned for at C speed); when the
     secret begins with a run without one (Telegram's bot id), ``lead`` describes that run.
 ``gates``
-    *Necessary* regexes, each beginning with one literal character: whatever the pattern
-    matches contains a match of one of them, and a rule runs only where one matched.
+    *Necessary* regexes in the syntax Hyperscan shares with ``re`` (no lookaround, no
+    backreference): whatever the pattern matches contains a match of one of them, and a rule
+    runs only where one matched.
     ``gates`` run on the lower-cased text, ``raw_gates`` on the text as it is.  A gate holding
     a quote, space or tab also accepts its JSON-escaped form, so a secret one level down still
     opens it (:mod:`.decode`).
@@ -62,11 +62,11 @@ SEPARATOR = r"[\"']?[ \t]{0,40}[=:][=>]?[ \t]{0,40}"
 # (at any depth: "\\\"" is a quote two levels down).
 SEPARATOR_GATE = r"(?:\\*[\"'])?(?:[ \t]|\\+t){0,40}[=:]"
 # After a header scheme word ("Bearer", "Basic"): white space, or its escape in a JSON string.
-_SPACE_GATE = r"(?:\s|\\+[tnr])"
+_SPACE_GATE = r"(?:[\s\x1c-\x1f]|\\+[tnr])"
 # One gate for three rules that hold a dot followed by six token characters: Discord's bot
 # token (a second dot after them), Google's access token ("ya29." before them) and Vault's
 # ("hvs.", "hvb."); at most dots in text (".py", "e.g.") the first test already fails.
-_DOT_TOKEN = r"\.[a-z0-9_\-]{6}(?:\.[a-z0-9_\-]{27}|(?<=(?:a29|hv[sb])\.[a-z0-9_\-]{6}))"
+_DOT_TOKEN = r"(?:\.[a-z0-9_\-]{6}\.[a-z0-9_\-]{27}|(?:a29|hv[sb])\.[a-z0-9_\-]{6})"
 # Names whose value is a secret, on the lower-cased text: a password word (``pass`` and
 # ``pwd`` only at the end of a longer name: ``PWD`` alone is the working directory), secret,
 # token, credentials, and a key whose name says what it guards (AUTH_KEY, SIGNING_KEY…).
@@ -98,7 +98,7 @@ _PAIR_GATES = tuple(
     for end in (
         *("password", "passwd", "passphrase", "pass", "pwd", "cret", "ken", "credential"),
         "credentials",
-        r"key(?:(?<=[a-z0-9]key)|(?<=[a-z0-9][_\-]key))",
+        r"[a-z0-9][_\-]?key",
     )
 )
 
@@ -113,8 +113,7 @@ PAIR_VALUE = (
 )
 # _BARE for a pattern on the text as it is (the literals it refuses, in either case).
 _BARE_RAW = "(?i:" + _BARE + ")"
-# How a name that says secret ends (for names and values given apart), and its gates: the
-# endings the pair gates already scan for (p, c and k), so no scan of the text is added.
+# How a name that says secret ends (for names and values given apart), and its gates.
 _NAME_END = r"(?:password|passwd|pass|pwd|secret|token|key|credentials?)"
 _NAME_GATE_ENDS = (
     "password",
@@ -137,14 +136,14 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "anthropic key",
         r"sk-ant-" + _KEY + "{20,}",
-        gates=("k-(?<=sk-)",),
+        gates=("sk-",),
         origin="gitleaks anthropic-api-key, anthropic-admin-api-key",
     ),
-    Rule("openrouter key", r"sk-or-" + _KEY + "{20,}", gates=("k-(?<=sk-)",)),
+    Rule("openrouter key", r"sk-or-" + _KEY + "{20,}", gates=("sk-",)),
     Rule(
         "openai key",
         r"sk-(?!ant-|or-)(?:proj-|svcacct-|admin-)?" + _KEY + "{20,}",
-        gates=("k-(?<=sk-)",),
+        gates=("sk-",),
         origin="gitleaks openai-api-key; detect-secrets OpenAIDetector",
     ),
     Rule(
@@ -157,10 +156,10 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "twilio key",
         r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])",
-        raw_gates=("K(?<=SK)[0-9a-fA-F]{32}",),
+        raw_gates=("SK[0-9a-fA-F]{32}",),
         origin="gitleaks twilio-api-key; detect-secrets TwilioKeyDetector",
     ),
-    Rule("groq key", r"gsk_[A-Za-z0-9]{40,}", gates=("k_(?<=gsk_)",)),
+    Rule("groq key", r"gsk_[A-Za-z0-9]{40,}", gates=("gsk_",)),
     Rule("xai key", r"xai-[A-Za-z0-9]{40,}", gates=("xai-",)),
     Rule(
         "google api key",
@@ -185,7 +184,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "azure storage key",
         r"AccountKey=(?P<secret>" + _B64 + "{86}==)",
-        gates=("key=(?<=accountkey=)",),
+        gates=("accountkey=",),
         secret="secret",
         glued=True,
         origin="detect-secrets AzureStorageKeyDetector",
@@ -225,7 +224,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "grafana token",
         r"eyJrIjoi[A-Za-z0-9]{70,400}={0,3}",
-        raw_gates=("JrIjoi(?<=eyJrIjoi)",),
+        raw_gates=("eyJrIjoi",),
         origin="gitleaks grafana-api-key",
     ),
     Rule(
@@ -245,7 +244,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "discord webhook",
         r"discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/[A-Za-z0-9_\-]{40,}",
-        gates=("ks/(?<=webhooks/)",),
+        gates=("webhooks/",),
         glued=True,
     ),
     Rule(
@@ -258,19 +257,19 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "hugging face token",
         r"hf_[A-Za-z]{34}(?![A-Za-z0-9])",
-        gates=("f_(?<=hf_)",),
+        gates=("hf_",),
         origin="gitleaks huggingface-access-token",
     ),
     Rule(
         "hugging face token",
         r"api_org_[A-Za-z]{34}(?![A-Za-z0-9])",
-        gates=("g_(?<=api_org_)",),
+        gates=("api_org_",),
         origin="gitleaks huggingface-organization-api-token",
     ),
     Rule(
         "npm token",
         r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",
-        gates=("pm_(?<=npm_)",),
+        gates=("npm_",),
         origin="gitleaks npm-access-token",
     ),
     # A package index upload token: a macaroon whose base64 names the index.
@@ -283,7 +282,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "sendgrid key",
         r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
-        gates=(r"g\.(?<=sg\.)",),
+        gates=(r"sg\.",),
         origin="gitleaks sendgrid-api-token; detect-secrets SendGridDetector",
     ),
     Rule(
@@ -295,7 +294,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "digitalocean token",
         r"dop_v1_[a-f0-9]{64}",
-        gates=("p_v1_(?<=dop_v1_)",),
+        gates=("dop_v1_",),
         origin="gitleaks digitalocean-pat",
     ),
     Rule(
@@ -313,19 +312,19 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "rubygems token",
         r"rubygems_[a-f0-9]{48}",
-        gates=("gems_(?<=rubygems_)",),
+        gates=("rubygems_",),
         origin="gitleaks rubygems-api-token",
     ),
     Rule(
         "flutterwave key",
         r"FLWSECK_TEST-[a-hA-H0-9]{12,32}(?:-X)?",
-        gates=("k_test-(?<=flwseck_test-)",),
+        gates=("flwseck_test-",),
         origin="gitleaks flutterwave-secret-key, flutterwave-encryption-key",
     ),
     Rule(
         "new relic key",
         r"NRAK-[A-Za-z0-9]{27}",
-        gates=("k-(?<=nrak-)",),
+        gates=("nrak-",),
         origin="gitleaks new-relic-user-api-key",
     ),
     Rule(
@@ -343,32 +342,32 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "azure client secret",
         r"Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
-        raw_gates=("~(?<=Q~)",),
+        raw_gates=("Q~",),
         lead=("[A-Za-z0-9_~.]{3}[0-9]", 4, 4),
         origin="gitleaks azure-ad-client-secret",
     ),
     Rule(
         "openshift token",
         r"sha256~[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])",
-        raw_gates=("~(?<=sha256~)",),
+        raw_gates=("sha256~",),
         origin="gitleaks openshift-user-token",
     ),
     Rule(
         "alibaba key",
         r"LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])",
-        raw_gates=("AI(?<=LTAI)",),
+        raw_gates=("LTAI",),
         origin="gitleaks alibaba-access-key-id",
     ),
     Rule(
         "heroku key",
         r"HRKU-AA[0-9A-Za-z_\-]{58}",
-        raw_gates=("AA(?<=HRKU-AA)",),
+        raw_gates=("HRKU-AA",),
         origin="gitleaks heroku-api-key-v2",
     ),
     Rule(
         "facebook token",
         r"EAA[MC][A-Za-z0-9]{100,}",
-        raw_gates=("AA[MC](?<=EAA[MC])",),
+        raw_gates=("EAA[MC]",),
         origin="gitleaks facebook-page-access-token",
     ),
     Rule(
@@ -380,25 +379,25 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "1password token",
         r"ops_eyJ" + _B64 + "{250,}={0,3}",
-        raw_gates=("J(?<=ops_eyJ)",),
+        raw_gates=("ops_eyJ",),
         origin="gitleaks 1password-service-account-token",
     ),
     Rule(
         "mapbox token",
         r"sk\.eyJ" + _KEY + r"{10,}\." + _KEY + "{20,}",
-        raw_gates=(r"J(?<=sk\.eyJ)",),
+        raw_gates=(r"sk\.eyJ",),
         origin="gitleaks mapbox-api-token",
     ),
     Rule(
         "sentry token",
         r"sntrys_eyJ" + _B64 + "{30,}={0,2}_" + _B64 + "{43}",
-        raw_gates=("J(?<=sntrys_eyJ)",),
+        raw_gates=("sntrys_eyJ",),
         origin="gitleaks sentry-org-token",
     ),
     Rule(
         "jwt",
         r"eyJ" + _KEY + r"{8,}\.eyJ" + _KEY + r"{8,}\." + _KEY + "{8,}",
-        raw_gates=("J(?<=eyJ)",),
+        raw_gates=("eyJ",),
         origin="gitleaks jwt; detect-secrets JwtTokenDetector",
     ),
     # "<bot id>:AA<33 chars>": matched from the colon, the id is the lead; glued to a word it
@@ -406,7 +405,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         "telegram bot token",
         r":AA" + _KEY + "{33}(?![A-Za-z0-9_\\-])",
-        raw_gates=("AA(?<=:AA)",),
+        raw_gates=(":AA",),
         lead=("[0-9]+", 8, 10),
         after=("bot",),
         origin="detect-secrets TelegramBotTokenDetector",
@@ -436,7 +435,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     Rule(
         "url password",
         r"://(?P<user>[^/\s:@'\"<>]{0,100}):(?P<secret>[^/\s@'\"<>]{1,200})@",
-        raw_gates=(r"//[^/\s:@'\"<>]{0,100}:",),
+        raw_gates=(r"//[^/\s\x1c-\x1f:@'\"<>]{0,100}:",),
         secret="secret",
         glued=True,
         origin="detect-secrets BasicAuthDetector",
@@ -471,7 +470,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "authorization token",
         r"authorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?token[ \t]+"
         r"(?P<secret>[a-z0-9._~+/=\-]{8,})",
-        gates=("ken(?<=token)" + _SPACE_GATE,),
+        gates=("token" + _SPACE_GATE,),
         lowered=True,
         secret="secret",
         glued=True,
@@ -480,7 +479,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     Rule(
         "cookie",
         r"cookie(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?(?P<secret>[^\r\n\"\\]{4,})",
-        gates=("kie(?<=cookie)" + SEPARATOR_GATE,),
+        gates=("cookie" + SEPARATOR_GATE,),
         lowered=True,
         secret="secret",
         glued=True,
@@ -501,7 +500,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         ENV_SECRET_NAME
         + SEPARATOR
         + PAIR_VALUE.replace("(?P<bare>" + _BARE, "(?P<bare>" + _BARE_RAW),
-        gates=("key(?<=_key)", "pass(?<=_pass)", "pwd(?<=_pwd)"),
+        gates=("_key", "_pass", "_pwd"),
         glued=True,
         handler="pair",
     ),
@@ -538,10 +537,10 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"(?:[ \t]+|(?:\\*\")[ \t]*,[ \t]*(?:\\*\"))"
         r"(?P<bare>(?!-)(?!\[redacted)[^\s\"'\\]{1,500})",
         gates=(
-            "pass(?<=--pass)",
-            "ken(?<=[_\\-]token)",
-            "key(?<=[_\\-i]key)",
-            "cret(?<=[_\\-]secret)",
+            "--pass",
+            "[_\\-]token",
+            "[_\\-i]key",
+            "[_\\-]secret",
         ),
         lowered=True,
         glued=True,
@@ -558,7 +557,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     Rule(
         "secret",
         r"sshpass[ \t]+-p[ \t]*(?P<bare>(?!\[redacted)[^\s\"'\\]{1,200})",
-        gates=("pass(?<=sshpass)",),
+        gates=("sshpass",),
         glued=True,
         handler="pair",
     ),
