@@ -57,20 +57,20 @@ class Hit:
     # The store the hit comes from (None: the current one).
     store: Store | None = None
 
-    @property
-    def url(self) -> str | None:
-        """The message inside its transcript (right page, anchored)."""
+    def _link(self, name: str, args: list) -> str | None:
         try:
-            return store_reverse("sessions:message", [self.session_id, self.id], self.store)
+            return store_reverse(name, args, self.store)
         except NoReverseMatch:
             return None
 
     @property
+    def url(self) -> str | None:
+        """The message inside its transcript (right page, anchored)."""
+        return self._link("sessions:message", [self.session_id, self.id])
+
+    @property
     def session_url(self) -> str | None:
-        try:
-            return store_reverse("sessions:detail", [self.session_id], self.store)
-        except NoReverseMatch:
-            return None
+        return self._link("sessions:detail", [self.session_id])
 
 
 def select_columns(shape) -> str:
@@ -89,26 +89,16 @@ def select_columns(shape) -> str:
 
 def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
     """The request's filters as ``WHERE`` clauses over ``messages m`` and ``sessions s``."""
-    where: list[str] = []
-    params: list = []
-    if req.role:
-        where.append("m.role = %s")
-        params.append(req.role)
-    if req.tool_name:
-        where.append("m.tool_name = %s")
-        params.append(req.tool_name)
-    if req.session_id:
-        where.append("m.session_id = %s")
-        params.append(req.session_id)
-    if req.sources:
-        where.append(f"s.source IN ({', '.join(['%s'] * len(req.sources))})")
-        params.extend(req.sources)
-    if req.since is not None:
-        where.append("m.timestamp >= %s")
-        params.append(req.since)
-    if req.until is not None:
-        where.append("m.timestamp < %s")
-        params.append(req.until)
+    asked = [
+        ("m.role = %s", [req.role] if req.role else []),
+        ("m.tool_name = %s", [req.tool_name] if req.tool_name else []),
+        ("m.session_id = %s", [req.session_id] if req.session_id else []),
+        (f"s.source IN ({', '.join(['%s'] * len(req.sources or ()))})", list(req.sources or ())),
+        ("m.timestamp >= %s", [] if req.since is None else [req.since]),
+        ("m.timestamp < %s", [] if req.until is None else [req.until]),
+    ]
+    where = [clause for clause, values in asked if values]
+    params: list = [value for _clause, values in asked for value in values]
     if not req.include_hidden and shape.has_column("messages", "display_kind"):
         # Model-only scaffolding stays out of search as it stays out of transcripts.
         where.append("(m.display_kind IS NULL OR m.display_kind <> 'hidden')")
@@ -161,10 +151,8 @@ def index_page(table: str, match: str, req: SearchRequest, sort: str, budget: fl
             "LEFT JOIN sessions s ON s.id = m.session_id"
         )
     sql = f"SELECT {select_columns(shape)}, {snippet} {joins} WHERE {table} MATCH %s"
-    params: list = [MARK_OPEN, MARK_CLOSE, ELLIPSIS, match]
-    for clause in where:
-        sql += f" AND {clause}"
-    params += filter_params
+    sql += "".join(f" AND {clause}" for clause in where)
+    params: list = [MARK_OPEN, MARK_CLOSE, ELLIPSIS, match, *filter_params]
     if store.readers_block_writer():
         return _page_in_ranges(table, match, req, sort, budget, joins, sql, params)
     if req.session_id and sort != "newest":
@@ -197,10 +185,7 @@ def _page_in_ranges(
 ) -> list:
     """:func:`index_page` from short statements over id ranges (:mod:`.ranges`); ranked
     pages first find the page's ids by rank alone, then read those rows."""
-    if req.session_id:
-        low, high = req.session_range or session_id_range(req.session_id)
-    else:
-        low, high = 0, max_id()
+    low, high = _id_range(req)
     if sort == "newest":
         key = "m.id" if req.session_id else f"{table}.rowid"
         upper = high + 1 if req.before is None else min(high + 1, req.before)
@@ -214,8 +199,7 @@ def _page_in_ranges(
         )
     rank_sql = f"SELECT {table}.rowid, {table}.rank {joins} WHERE {table} MATCH %s"
     where, filter_params = filters(req, store.shape())
-    for clause in where:
-        rank_sql += f" AND {clause}"
+    rank_sql += "".join(f" AND {clause}" for clause in where)
     rank_sql += f" AND {table}.rowid >= %s AND {table}.rowid < %s ORDER BY {table}.rank LIMIT %s"
 
     def ranked(lo: int, hi: int, limit: int, seconds: float) -> list:
@@ -244,6 +228,13 @@ def rank_match_cap() -> int:
     if store.readers_block_writer():
         return min(RANK_MATCH_CAP, SHORT_READ_RANK_MATCH_CAP)
     return RANK_MATCH_CAP
+
+
+def _id_range(req: SearchRequest) -> tuple[int, int]:
+    """The message ids a search covers: its session's, else every one."""
+    if req.session_id:
+        return req.session_range or session_id_range(req.session_id)
+    return 0, max_id()
 
 
 def session_id_range(session_id: str) -> tuple[int, int]:
@@ -278,10 +269,7 @@ def _count_above(table: str, match: str, req: SearchRequest, cap: int) -> bool:
     sql = f"SELECT rowid FROM {table} WHERE {table} MATCH %s"
     params: list = [match]
     if store.readers_block_writer():
-        if req.session_id:
-            low, high = req.session_range or session_id_range(req.session_id)
-        else:
-            low, high = 0, max_id()
+        low, high = _id_range(req)
         ranged = f"SELECT count(*) FROM ({sql} AND rowid >= %s AND rowid < %s LIMIT %s)"
 
         def count(lo: int, hi: int, limit: int, seconds: float) -> list:
@@ -396,7 +384,7 @@ def index_state() -> IndexState:
         [],
         SEARCH_BUDGET,
     )
-    meta = {key: value for key, value in rows}
+    meta = dict(rows)
     stale = str(meta.get("fts_stale") or "").strip().lower() in {"1", "true", "yes"}
     try:
         high = int(meta["fts_rebuild_high_water"])
