@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import functools
 
+from django.apps import apps
 from django.http import QueryDict
 
 from accounts_app.roles import can_reveal, can_see_content
-from sessions_app.models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS
+from sessions_app.models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS, MetadataText
 
 from .api.operators import PRESENCE_OPS, column_and_op, is_filter_key, is_search_key
 
@@ -58,10 +59,6 @@ REDACTED_COLUMNS = {
 @functools.cache
 def metadata_columns(table: str) -> frozenset[str]:
     """Free-text metadata columns: shown to every role redacted, and filtered redacted too."""
-    from django.apps import apps
-
-    from sessions_app.models import MetadataText
-
     return frozenset(
         f.column
         for model in apps.get_app_config("sessions_app").get_models()

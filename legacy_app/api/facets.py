@@ -72,17 +72,14 @@ def facet_results(
             raise
         shown = rows[: request.facet_size]
         expanded = labels(facet.column, [r[0] for r in shown]) if labels else {}
+        column = facet.column
+        column_qs = {"array": f"{column}__arraycontains", "date": f"{column}__date"}.get(
+            facet.kind, f"{column}__exact" if column.startswith("_") else column
+        )
         values = []
         for value, count in shown:
             if facet.kind == "array":
                 value = str(value)
-                column_qs = f"{facet.column}__arraycontains"
-            elif facet.kind == "date":
-                column_qs = f"{facet.column}__date"
-            else:
-                column_qs = (
-                    facet.column if not facet.column.startswith("_") else f"{facet.column}__exact"
-                )
             selected = (column_qs, str(value)) in pairs
             if selected:
                 toggle = _url(path, [p for p in url_pairs if p != (column_qs, str(value))])

@@ -19,7 +19,7 @@ from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
 from . import policy as policies
 from . import query, tokens
 from .errors import ApiError
-from .operators import Binder, quote
+from .operators import Binder, key_equals, quote
 from .search import index_for
 
 DATASETTE_VERSION = "0.65.5"  # the release whose API this one follows
@@ -129,10 +129,7 @@ def row_data(table: TableInfo, key: str, user) -> dict:
     if len(values) != len(names):
         raise ApiError("Record not found", status=404)
     binder = Binder()
-    where = " and ".join(
-        f"{n if n == 'rowid' else quote(n)} = {binder.bind(v)}"
-        for n, v in zip(names, values, strict=True)
-    )
+    where = key_equals(names, values, binder)
     select = ("rowid, " if table.use_rowid else "") + "*"
     statement = query.Statement(
         f"select {select} from {quote(table.name)} where {where}", binder.params

@@ -12,12 +12,21 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hermes_explorer.hermes_db.catalog import quote
+
 from .errors import ApiError
 
 
-def quote(name: str) -> str:
-    """An identifier, always double-quoted (any name is safe this way)."""
-    return '"' + name.replace('"', '""') + '"'
+def column_sql(name: str) -> str:
+    """A column as SQL: ``rowid`` bare, any other name quoted."""
+    return name if name == "rowid" else quote(name)
+
+
+def key_equals(names: list[str], values, binder: Binder) -> str:
+    """``k1 = :p0 and k2 = :p1``: the row with this key."""
+    return " and ".join(
+        f"{column_sql(n)} = {binder.bind(v)}" for n, v in zip(names, values, strict=True)
+    )
 
 
 def is_filter_key(key: str) -> bool:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 from django.http import QueryDict
 
+from accounts_app import audit
+from accounts_app.models import AuditEvent
 from accounts_app.roles import can_reveal, can_use_sql
 from redaction import redact, redact_many
 
@@ -81,9 +83,6 @@ def audit_secret_reads(request, table: str) -> None:
         return
     asked = access.secret_comparisons(table, request.GET)
     if asked:
-        from accounts_app import audit
-        from accounts_app.models import AuditEvent
-
         audit.record(request, AuditEvent.FILTER, detail=f"/state/{table}?" + "&".join(asked))
 
 

@@ -27,6 +27,7 @@ from hermes_explorer import store
 
 from . import policy as policies
 from .errors import ApiError
+from .query import Statement
 
 SQL_MAX_ROWS = 1000
 _ALLOWED = re.compile(
@@ -59,8 +60,6 @@ def validate(sql: str) -> None:
 
 def sql_data(request, user) -> tuple[dict, int]:
     """Datasette's JSON of a custom query (and its status: 400 when SQLite refused it)."""
-    from .query import Statement
-
     args = request.GET
     sql = args.getlist("sql")[0]
     validate(sql)

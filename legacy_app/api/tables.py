@@ -23,7 +23,7 @@ from . import policy as policies
 from . import query, tokens
 from .errors import ApiError
 from .facets import facet_results
-from .operators import Binder, human_description, quote
+from .operators import Binder, column_sql, human_description, key_equals, quote
 from .params import TableRequest, parse
 from .search import Recheck, search_clauses
 from .sql import run_console
@@ -155,9 +155,8 @@ class Builder:
         if self.recheck is None:
             return query.cached_count(self.plan.count(), self.run, budget=COUNT_BUDGET)
         key = self.req.key[0]
-        select = "rowid" if key == "rowid" else quote(key)
         statement = query.Statement(
-            f"select {select} from {quote(self.req.table.name)}{self.plan._where(self.plan.filters)}",
+            f"select {column_sql(key)} from {quote(self.req.table.name)}{self.plan._where(self.plan.filters)}",
             self.plan.count().params,
         )
         deadline, total = time.monotonic() + RECHECK_BUDGET, 0
@@ -338,9 +337,7 @@ def table_page(request, info: TableInfo, *, user, with_extras: bool = True) -> P
 def _sort_value(b: Builder, req: TableRequest, row: dict):
     """The sort value of a row whose sort column was left out with ``_col``/``_nocol``."""
     binder = Binder()
-    where = " and ".join(
-        f"{quote(k) if k != 'rowid' else k} = {binder.bind(row[k])}" for k in req.key
-    )
+    where = key_equals(req.key, [row[k] for k in req.key], binder)
     statement = query.Statement(
         f"select {quote(req.sort)} from {quote(req.table.name)} where {where}", binder.params
     )  # the stored value: the caller redacts a metadata one
