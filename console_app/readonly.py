@@ -212,11 +212,7 @@ def _tokens(sql: str):
 def sql_parameters(sql: str) -> list[str]:
     """The ``:name`` parameters of ``sql`` in order of first use (not those inside strings,
     quoted names or comments)."""
-    seen: list[str] = []
-    for kind, text in _tokens(sql):
-        if kind == "param" and text[1:] not in seen:
-            seen.append(text[1:])
-    return seen
+    return list(dict.fromkeys(text[1:] for kind, text in _tokens(sql) if kind == "param"))
 
 
 WRITE_KEYWORDS = frozenset(
@@ -239,12 +235,11 @@ def leading_keyword(sql: str) -> str:
 
 
 def names_cjk_table(sql: str) -> bool:
-    for kind, text in _tokens(sql):
-        if kind == "word" and text.lower() == CJK_TABLE:
-            return True
-        if kind == "quoted" and text[1:-1].lower() == CJK_TABLE:
-            return True
-    return False
+    return any(
+        (text if kind == "word" else text[1:-1]).lower() == CJK_TABLE
+        for kind, text in _tokens(sql)
+        if kind in ("word", "quoted")
+    )
 
 
 # Running ------------------------------------------------------------------------------------

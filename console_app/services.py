@@ -164,10 +164,6 @@ def unique_columns(columns: list[str]) -> list[str]:
     out = []
     for name in columns:
         name = name or "column"
-        if name in seen:
-            seen[name] += 1
-            name = f"{name}_{seen[name]}"
-        else:
-            seen[name] = 1
-        out.append(name)
+        seen[name] = seen.get(name, 0) + 1
+        out.append(f"{name}_{seen[name]}" if seen[name] > 1 else name)
     return out
