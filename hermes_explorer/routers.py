@@ -40,9 +40,6 @@ class HermesRouter:
             )
         return None
 
-    def allow_relation(self, obj1, obj2, **hints):
-        return None
-
     def allow_migrate(self, db, app_label, model_name=None, **hints):
         if db == HERMES_ALIAS or db.startswith(HERMES_ALIAS + "@"):
             return False
