@@ -29,6 +29,7 @@ from django.utils.translation import gettext
 from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
 from sessions_app import search
+from sessions_app.facets import distinct_values
 from sessions_app.search import SearchRequest, SearchResult
 
 DONE = 0
@@ -36,8 +37,6 @@ DONE = 0
 
 def merged_choices(parts: list[Store]) -> list[tuple[str, str]]:
     """The sources of every store, for the search form's source filter."""
-    from sessions_app.facets import distinct_values
-
     found: set[str] = set()
     for store in parts:
         try:

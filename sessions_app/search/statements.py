@@ -11,15 +11,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from django.urls import NoReverseMatch
 from django.utils.safestring import SafeString
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from hermes_explorer.stores import Store
-from profiles_app.links import store_reverse
 from redaction import redact
 
+from ..links import store_link
 from ..visibility import kind_of
 from . import ranges
 from .query import SearchRequest, like_pattern
@@ -57,20 +56,14 @@ class Hit:
     # The store the hit comes from (None: the current one).
     store: Store | None = None
 
-    def _link(self, name: str, args: list) -> str | None:
-        try:
-            return store_reverse(name, args, self.store)
-        except NoReverseMatch:
-            return None
-
     @property
     def url(self) -> str | None:
         """The message inside its transcript (right page, anchored)."""
-        return self._link("sessions:message", [self.session_id, self.id])
+        return store_link("sessions:message", [self.session_id, self.id], self.store)
 
     @property
     def session_url(self) -> str | None:
-        return self._link("sessions:detail", [self.session_id])
+        return store_link("sessions:detail", [self.session_id], self.store)
 
 
 def select_columns(shape) -> str:
@@ -311,12 +304,10 @@ def scan(
     One session's messages are scanned in one statement."""
     shape = store.shape()
     where, filter_params = filters(req, shape)
-    like_clauses, like_params = [], []
-    for term in terms:
-        pattern = like_pattern(term)
-        ors = [f"m.{c} LIKE %s ESCAPE '\\'" for c in columns if shape.has_column("messages", c)]
-        like_clauses.append("(" + " OR ".join(ors) + ")")
-        like_params += [pattern] * len(ors)
+    present = [c for c in columns if shape.has_column("messages", c)]
+    any_column = " OR ".join(f"m.{c} LIKE %s ESCAPE '\\'" for c in present)
+    like_clauses = [f"({any_column})"] * len(terms)
+    like_params = [like_pattern(term) for term in terms for _ in present]
     excerpt = (
         f"substr(m.content, max(1, instr(lower(m.content), lower(%s)) - {EXCERPT_BEFORE}),"
         f" {EXCERPT_CHARS})"
