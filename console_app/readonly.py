@@ -55,29 +55,16 @@ DENIED_FUNCTIONS = frozenset(
 # columns for a SELECT; nothing can write it without writable_schema, refused here.
 SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_temp_master", "sqlite_schema"})
 
+# What a refused authorizer action is called in the message: its sqlite3 constant's name.
 ACTION_NAMES = {
-    sqlite3.SQLITE_INSERT: "INSERT",
-    sqlite3.SQLITE_UPDATE: "UPDATE",
-    sqlite3.SQLITE_DELETE: "DELETE",
-    sqlite3.SQLITE_CREATE_TABLE: "CREATE TABLE",
-    sqlite3.SQLITE_CREATE_TEMP_TABLE: "CREATE TEMP TABLE",
-    sqlite3.SQLITE_CREATE_INDEX: "CREATE INDEX",
-    sqlite3.SQLITE_CREATE_VIEW: "CREATE VIEW",
-    sqlite3.SQLITE_CREATE_TRIGGER: "CREATE TRIGGER",
-    sqlite3.SQLITE_CREATE_VTABLE: "CREATE VIRTUAL TABLE",
-    sqlite3.SQLITE_DROP_TABLE: "DROP TABLE",
-    sqlite3.SQLITE_DROP_INDEX: "DROP INDEX",
-    sqlite3.SQLITE_DROP_VIEW: "DROP VIEW",
-    sqlite3.SQLITE_DROP_TRIGGER: "DROP TRIGGER",
-    sqlite3.SQLITE_DROP_VTABLE: "DROP VIRTUAL TABLE",
-    sqlite3.SQLITE_ALTER_TABLE: "ALTER TABLE",
-    sqlite3.SQLITE_ATTACH: "ATTACH",
-    sqlite3.SQLITE_DETACH: "DETACH",
-    sqlite3.SQLITE_TRANSACTION: "a transaction",
-    sqlite3.SQLITE_SAVEPOINT: "SAVEPOINT",
-    sqlite3.SQLITE_REINDEX: "REINDEX",
-    sqlite3.SQLITE_ANALYZE: "ANALYZE",
+    getattr(sqlite3, f"SQLITE_{name}"): name.replace("_", " ").replace("VTABLE", "VIRTUAL TABLE")
+    for name in (
+        "INSERT UPDATE DELETE CREATE_TABLE CREATE_TEMP_TABLE CREATE_INDEX CREATE_VIEW "
+        "CREATE_TRIGGER CREATE_VTABLE DROP_TABLE DROP_INDEX DROP_VIEW DROP_TRIGGER DROP_VTABLE "
+        "ALTER_TABLE ATTACH DETACH SAVEPOINT REINDEX ANALYZE"
+    ).split()
 }
+ACTION_NAMES[sqlite3.SQLITE_TRANSACTION] = "a transaction"
 
 
 class ConsoleError(Exception):

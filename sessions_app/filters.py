@@ -116,6 +116,12 @@ def at_least(field_name: str, label: str, lookup_expr: str = "gte") -> django_fi
     )
 
 
+def text_filter(field_name: str, label: str, lookup_expr: str = "exact", **extra):
+    return django_filters.CharFilter(
+        field_name=field_name, lookup_expr=lookup_expr, label=label, **extra
+    )
+
+
 def model_named(value: str) -> Q:
     """The full route (vendor/model) or the short name people see."""
     return Q(model=value) | Q(model__endswith="/" + value)
@@ -139,9 +145,7 @@ class SessionFilter(SchemaAwareFilterSet):
     )
     title = django_filters.CharFilter(method="filter_title", label=_("Title"))
     user_id = django_filters.CharFilter(method="filter_user_id", label=_("User id"))
-    end_reason = django_filters.CharFilter(
-        field_name="end_reason", lookup_expr="exact", label=_("End reason")
-    )
+    end_reason = text_filter("end_reason", _("End reason"))
     cost_status = django_filters.ChoiceFilter(
         choices=COST_STATUSES,
         method="filter_cost_status",
@@ -166,18 +170,10 @@ class SessionFilter(SchemaAwareFilterSet):
         ),
     )
 
-    cwd = django_filters.CharFilter(
-        field_name="cwd", lookup_expr="icontains", label=_("Working directory")
-    )
-    git_branch = django_filters.CharFilter(
-        field_name="git_branch", lookup_expr="exact", label=_("Git branch")
-    )
-    git_repo_root = django_filters.CharFilter(
-        field_name="git_repo_root", lookup_expr="exact", label=_("Git repository")
-    )
-    chat_type = django_filters.CharFilter(
-        field_name="chat_type", lookup_expr="exact", label=_("Chat type")
-    )
+    cwd = text_filter("cwd", _("Working directory"), "icontains")
+    git_branch = text_filter("git_branch", _("Git branch"))
+    git_repo_root = text_filter("git_repo_root", _("Git repository"))
+    chat_type = text_filter("chat_type", _("Chat type"))
     flags = django_filters.ChoiceFilter(
         choices=SESSION_FLAGS,
         method="filter_flags",
@@ -314,15 +310,11 @@ class MessageFilter(SchemaAwareFilterSet):
     Visibility is applied on every bound request: without ``show`` only the live transcript
     (``active = 1``, no hidden scaffolding) is listed."""
 
-    session_id = django_filters.CharFilter(
-        field_name="session_id", lookup_expr="exact", label=_("Session id"), max_length=200
-    )
+    session_id = text_filter("session_id", _("Session id"), max_length=200)
     role = OpenChoiceFilter(
         field_name="role", lookup_expr="exact", label=_("Role"), choices=[], widget=forms.Select
     )
-    tool_name = django_filters.CharFilter(
-        field_name="tool_name", lookup_expr="exact", label=_("Tool name"), max_length=200
-    )
+    tool_name = text_filter("tool_name", _("Tool name"), max_length=200)
     source = OpenMultipleChoiceFilter(
         method="filter_source", label=_("Source"), widget=forms.CheckboxSelectMultiple
     )

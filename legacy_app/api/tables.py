@@ -9,7 +9,7 @@ order; ``suggested_facets`` is always empty.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from urllib.parse import parse_qsl, urlencode
 
 from django.conf import settings
@@ -310,15 +310,7 @@ def table_page(request, info: TableInfo, *, user, with_extras: bool = True) -> P
         "filtered_table_rows_count": count,
         "expanded_columns": expanded,
         "expandable_columns": [
-            [
-                {
-                    "column": fk.column,
-                    "other_table": fk.other_table,
-                    "other_column": fk.other_column,
-                },
-                _label_column(catalog.table(fk.other_table)),
-            ]
-            for fk in info.foreign_keys
+            [asdict(fk), _label_column(catalog.table(fk.other_table))] for fk in info.foreign_keys
         ],
         "columns": columns,
         "primary_keys": list(info.pks),
