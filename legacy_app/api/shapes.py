@@ -66,15 +66,12 @@ def _decode_json(rows, columns, wanted):
     wanted = set(wanted)
     if not wanted.intersection(columns):
         return rows
-    out = []
-    for row in rows:
-        if isinstance(row, dict):
-            out.append({k: _loads(v) if k in wanted else v for k, v in row.items()})
-        else:
-            out.append(
-                [_loads(v) if c in wanted else v for c, v in zip(columns, row, strict=False)]
-            )
-    return out
+    return [
+        {k: _loads(v) if k in wanted else v for k, v in row.items()}
+        if isinstance(row, dict)
+        else [_loads(v) if c in wanted else v for c, v in zip(columns, row, strict=False)]
+        for row in rows
+    ]
 
 
 def json_response(data: dict, params, *, status: int = 200, query_ms: float | None = None):
@@ -86,9 +83,7 @@ def json_response(data: dict, params, *, status: int = 200, query_ms: float | No
         data["rows"] = _decode_json(data["rows"], data["columns"], wanted)
     if "rows" in data and not as_boolean(first(params, "_json_infinity", "0")):
         data["rows"] = [_finite(r) for r in data["rows"]]
-    shape = first(params, "_shape", "arrays")
-    if data.get("error"):
-        shape = "arrays"
+    shape = "arrays" if data.get("error") else first(params, "_shape", "arrays")
     next_url = data.get("next_url")
     body = data
     if shape == "arrayfirst":

@@ -108,17 +108,9 @@ def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
 def to_hit(row, snippet: SafeString) -> Hit:
     """The hit of a statement row, with its rendered snippet."""
     mid, session_id, role, tool_name, ts, active, compacted, kind, title, source = row[:10]
-    return Hit(
-        id=mid,
-        session_id=session_id,
-        role=role,
-        tool_name=tool_name,
-        timestamp=ts,
-        title=redact(title) if title else title,
-        source=source,
-        snippet=snippet,
-        visibility=kind_of(active, compacted, kind),
-    )
+    title = redact(title) if title else title
+    visibility = kind_of(active, compacted, kind)
+    return Hit(mid, session_id, role, tool_name, ts, title, source, snippet, visibility)
 
 
 def index_page(table: str, match: str, req: SearchRequest, sort: str, budget: float) -> list:
