@@ -91,10 +91,9 @@ class ConsoleUnavailable(ConsoleError):
 
 class ConsoleTooLarge(ConsoleError):
     def __init__(self, limit_bytes: int, *, row: bool = False):
-        self.limit_bytes = limit_bytes
         what = "one row holds" if row else "it holds"
         super().__init__(
-            f"The result is too large: {what} more than {_megabytes(limit_bytes)} of text and "
+            f"The result is too large: {what} more than {limit_bytes / 2**20:g} MB of text and "
             "blobs, more than the console keeps. Select fewer rows or columns, or cut long "
             "values with substr()."
         )
@@ -114,10 +113,6 @@ class ConsoleBusy(ConsoleError):
             f"The console is already running {slots} statement{'s' if slots != 1 else ''}, as "
             "many as it runs at once: try again in a moment."
         )
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / 2**20:g} MB"
 
 
 class ReadOnlyAuthorizer:

@@ -44,12 +44,9 @@ EXPORT_BYTES = Counter("hermes_explorer_export_bytes", "Bytes of streamed downlo
 CONSOLE_RUNS = Counter("hermes_explorer_console_runs", "SQL console statements", ["outcome"])
 
 
-def _alias_label(alias: str) -> str:
-    return "app" if alias == "default" else alias
-
-
 def _timed(execute, sql, params, many, context):
-    alias = _alias_label(context["connection"].alias)
+    alias = context["connection"].alias
+    alias = "app" if alias == "default" else alias
     started = time.perf_counter()
     try:
         return execute(sql, params, many, context)

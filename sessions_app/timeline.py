@@ -135,7 +135,8 @@ def session_timeline(session_id: str, visibility: Visibility) -> Timeline:
             row["id"], role, row.get("tool_name"), at, to_iso(at), waited, SPENT_ON.get(role)
         )
         if role == "assistant" and row.get("tool_calls"):
-            parsed = call_ids_and_names(row["tool_calls"])
+            # (id, function name) of each call; nothing from malformed JSON.
+            parsed = [call_id_and_name(item) for item in call_objects(row["tool_calls"])[0]]
             for call_id, raw_name in parsed:
                 name = names(raw_name)
                 step.calls.append(name)
@@ -152,12 +153,6 @@ def session_timeline(session_id: str, visibility: Visibility) -> Timeline:
         steps.append(step)
         previous = at
     return _figures(steps)
-
-
-def call_ids_and_names(raw: str) -> list[tuple[str, str]]:
-    """``(id, function name)`` of each call of an assistant row's ``tool_calls``; nothing
-    from malformed JSON."""
-    return [call_id_and_name(item) for item in call_objects(raw)[0]]
 
 
 def _figures(steps: list[Step]) -> Timeline:

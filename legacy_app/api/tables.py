@@ -69,7 +69,6 @@ class Builder:
         if req.next and req.sorted and self.recheck is None:
             shown = self.first_page_ties()
         self.plan = self.plan_for(req.next, shown=shown)
-        self.binder = self.plan.binder
 
     def _search(self, binder: Binder):
         req = self.req
