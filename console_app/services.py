@@ -39,7 +39,9 @@ class Outcome:
 
     @classmethod
     def failed(cls, exc: ConsoleError) -> Outcome:
-        return cls(error=str(exc), status=error_status(exc))
+        """503 when the state.db cannot be read or the console is busy, else 400."""
+        busy = isinstance(exc, ConsoleUnavailable | ConsoleBusy)
+        return cls(error=str(exc), status=503 if busy else 400)
 
 
 # Said with a time-out on a rollback-journal file, where the short limit is the file's.
@@ -119,11 +121,6 @@ def export_response(
     elif spooled.truncated:
         response["X-Rows-Truncated"] = f"at {settings.HERMES_SQL_EXPORT_MAX_BYTES} bytes"
     return response
-
-
-def error_status(exc: ConsoleError) -> int:
-    """503 when the state.db cannot be read or the console is busy, else 400."""
-    return 503 if isinstance(exc, ConsoleUnavailable | ConsoleBusy) else 400
 
 
 def record_run(request, sql: str, params: dict[str, str]) -> None:

@@ -138,11 +138,8 @@ class Registry:
         self._seen: dict[str, str] = {}
         self._status: dict[Store, tuple[float, Status]] = {}
 
-    def _config_key(self) -> tuple:
-        return (mode(), settings.HERMES_STORES, settings.HERMES_HOME, _primary_name())
-
     def stores(self) -> tuple[Store, ...]:
-        key = self._config_key()
+        key = (mode(), settings.HERMES_STORES, settings.HERMES_HOME, _primary_name())
         now = time.monotonic()
         # One file (the one the ``hermes`` alias names) is never scanned again.
         stale = key[0] != "file" and now - self._scanned_at > float(settings.HERMES_STORES_RESCAN)

@@ -91,7 +91,10 @@ def json_response(data: dict, params, *, status: int = 200, query_ms: float | No
     elif shape in ("objects", "object", "array"):
         columns, rows = data.get("columns"), data.get("rows")
         if rows and columns:
-            data["rows"] = [_as_object(columns, row) for row in rows]
+            data["rows"] = [
+                row if isinstance(row, dict) else dict(zip(columns, row, strict=False))
+                for row in rows
+            ]
         if shape == "object":
             if "primary_keys" not in data:
                 raise ApiError("_shape=object is only available on tables")
@@ -113,12 +116,6 @@ def json_response(data: dict, params, *, status: int = 200, query_ms: float | No
     if next_url:
         response["Link"] = f'<{next_url}>; rel="next"'
     return response
-
-
-def _as_object(columns, row):
-    if isinstance(row, dict):
-        return row
-    return dict(zip(columns, row, strict=False))
 
 
 def _plain(value):
