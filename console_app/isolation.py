@@ -131,9 +131,6 @@ class Spooled:
         finally:
             self.file.close()
 
-    def close(self) -> None:
-        self.file.close()
-
 
 def spool(sql: str, params: dict[str, str], *, path: str, limits: Limits) -> Spooled:
     """Run ``sql`` for a download: its rows go to a temporary file (see the module docstring)."""

@@ -55,29 +55,16 @@ DENIED_FUNCTIONS = frozenset(
 # columns for a SELECT; nothing can write it without writable_schema, refused here.
 SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_temp_master", "sqlite_schema"})
 
+# What a refused authorizer action is called in the message: its sqlite3 constant's name.
 ACTION_NAMES = {
-    sqlite3.SQLITE_INSERT: "INSERT",
-    sqlite3.SQLITE_UPDATE: "UPDATE",
-    sqlite3.SQLITE_DELETE: "DELETE",
-    sqlite3.SQLITE_CREATE_TABLE: "CREATE TABLE",
-    sqlite3.SQLITE_CREATE_TEMP_TABLE: "CREATE TEMP TABLE",
-    sqlite3.SQLITE_CREATE_INDEX: "CREATE INDEX",
-    sqlite3.SQLITE_CREATE_VIEW: "CREATE VIEW",
-    sqlite3.SQLITE_CREATE_TRIGGER: "CREATE TRIGGER",
-    sqlite3.SQLITE_CREATE_VTABLE: "CREATE VIRTUAL TABLE",
-    sqlite3.SQLITE_DROP_TABLE: "DROP TABLE",
-    sqlite3.SQLITE_DROP_INDEX: "DROP INDEX",
-    sqlite3.SQLITE_DROP_VIEW: "DROP VIEW",
-    sqlite3.SQLITE_DROP_TRIGGER: "DROP TRIGGER",
-    sqlite3.SQLITE_DROP_VTABLE: "DROP VIRTUAL TABLE",
-    sqlite3.SQLITE_ALTER_TABLE: "ALTER TABLE",
-    sqlite3.SQLITE_ATTACH: "ATTACH",
-    sqlite3.SQLITE_DETACH: "DETACH",
-    sqlite3.SQLITE_TRANSACTION: "a transaction",
-    sqlite3.SQLITE_SAVEPOINT: "SAVEPOINT",
-    sqlite3.SQLITE_REINDEX: "REINDEX",
-    sqlite3.SQLITE_ANALYZE: "ANALYZE",
+    getattr(sqlite3, f"SQLITE_{name}"): name.replace("_", " ").replace("VTABLE", "VIRTUAL TABLE")
+    for name in (
+        "INSERT UPDATE DELETE CREATE_TABLE CREATE_TEMP_TABLE CREATE_INDEX CREATE_VIEW "
+        "CREATE_TRIGGER CREATE_VTABLE DROP_TABLE DROP_INDEX DROP_VIEW DROP_TRIGGER DROP_VTABLE "
+        "ALTER_TABLE ATTACH DETACH SAVEPOINT REINDEX ANALYZE"
+    ).split()
 }
+ACTION_NAMES[sqlite3.SQLITE_TRANSACTION] = "a transaction"
 
 
 class ConsoleError(Exception):
@@ -104,10 +91,9 @@ class ConsoleUnavailable(ConsoleError):
 
 class ConsoleTooLarge(ConsoleError):
     def __init__(self, limit_bytes: int, *, row: bool = False):
-        self.limit_bytes = limit_bytes
         what = "one row holds" if row else "it holds"
         super().__init__(
-            f"The result is too large: {what} more than {_megabytes(limit_bytes)} of text and "
+            f"The result is too large: {what} more than {limit_bytes / 2**20:g} MB of text and "
             "blobs, more than the console keeps. Select fewer rows or columns, or cut long "
             "values with substr()."
         )
@@ -127,10 +113,6 @@ class ConsoleBusy(ConsoleError):
             f"The console is already running {slots} statement{'s' if slots != 1 else ''}, as "
             "many as it runs at once: try again in a moment."
         )
-
-
-def _megabytes(size: int) -> str:
-    return f"{size / 2**20:g} MB"
 
 
 class ReadOnlyAuthorizer:
@@ -212,11 +194,7 @@ def _tokens(sql: str):
 def sql_parameters(sql: str) -> list[str]:
     """The ``:name`` parameters of ``sql`` in order of first use (not those inside strings,
     quoted names or comments)."""
-    seen: list[str] = []
-    for kind, text in _tokens(sql):
-        if kind == "param" and text[1:] not in seen:
-            seen.append(text[1:])
-    return seen
+    return list(dict.fromkeys(text[1:] for kind, text in _tokens(sql) if kind == "param"))
 
 
 WRITE_KEYWORDS = frozenset(
@@ -239,12 +217,11 @@ def leading_keyword(sql: str) -> str:
 
 
 def names_cjk_table(sql: str) -> bool:
-    for kind, text in _tokens(sql):
-        if kind == "word" and text.lower() == CJK_TABLE:
-            return True
-        if kind == "quoted" and text[1:-1].lower() == CJK_TABLE:
-            return True
-    return False
+    return any(
+        (text if kind == "word" else text[1:-1]).lower() == CJK_TABLE
+        for kind, text in _tokens(sql)
+        if kind in ("word", "quoted")
+    )
 
 
 # Running ------------------------------------------------------------------------------------

@@ -39,7 +39,9 @@ class Outcome:
 
     @classmethod
     def failed(cls, exc: ConsoleError) -> Outcome:
-        return cls(error=str(exc), status=error_status(exc))
+        """503 when the state.db cannot be read or the console is busy, else 400."""
+        busy = isinstance(exc, ConsoleUnavailable | ConsoleBusy)
+        return cls(error=str(exc), status=503 if busy else 400)
 
 
 # Said with a time-out on a rollback-journal file, where the short limit is the file's.
@@ -121,11 +123,6 @@ def export_response(
     return response
 
 
-def error_status(exc: ConsoleError) -> int:
-    """503 when the state.db cannot be read or the console is busy, else 400."""
-    return 503 if isinstance(exc, ConsoleUnavailable | ConsoleBusy) else 400
-
-
 def record_run(request, sql: str, params: dict[str, str]) -> None:
     detail = sql if not params else f"{sql}\n-- parameters: {params!r}"
     audit.record(request, AuditEvent.SQL, detail=detail)
@@ -164,10 +161,6 @@ def unique_columns(columns: list[str]) -> list[str]:
     out = []
     for name in columns:
         name = name or "column"
-        if name in seen:
-            seen[name] += 1
-            name = f"{name}_{seen[name]}"
-        else:
-            seen[name] = 1
-        out.append(name)
+        seen[name] = seen.get(name, 0) + 1
+        out.append(f"{name}_{seen[name]}" if seen[name] > 1 else name)
     return out

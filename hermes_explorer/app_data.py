@@ -26,6 +26,8 @@ REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 # Seconds a PostgreSQL connection is kept between requests, checked before reuse: sign-in,
 # audit and summaries then skip a connection set-up (a few ms over TCP) per request.
 DEFAULT_CONN_MAX_AGE = 60
+# The shared caches: seconds an entry is kept, and at most how many a file cache holds.
+SHARED_CACHES = {"default": (300, 5_000), "failures": (86_400, 5_000), "reports": (86_400, 1_000)}
 
 
 def database(url: str, data_dir: Path, *, conn_max_age: int = DEFAULT_CONN_MAX_AGE) -> dict:
@@ -58,6 +60,10 @@ def database(url: str, data_dir: Path, *, conn_max_age: int = DEFAULT_CONN_MAX_A
     return config
 
 
+def _redis_prefix(alias: str) -> str:
+    return "hermes-explorer" if alias == "default" else f"hermes-explorer-{alias}"
+
+
 def caches(url: str, data_dir: Path) -> dict:
     """``CACHES``: a file cache per host when ``url`` is empty, else Redis for every alias.
 
@@ -74,23 +80,14 @@ def caches(url: str, data_dir: Path) -> dict:
     if not url:
         return {
             "template_fragments": fragments,
-            "default": {
-                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-                "LOCATION": data_dir / "cache" / "default",
-                "TIMEOUT": 300,
-                "OPTIONS": {"MAX_ENTRIES": 5_000},
-            },
-            "failures": {
-                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-                "LOCATION": data_dir / "cache" / "failures",
-                "TIMEOUT": 86_400,
-                "OPTIONS": {"MAX_ENTRIES": 5_000},
-            },
-            "reports": {
-                "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-                "LOCATION": data_dir / "cache" / "reports",
-                "TIMEOUT": 86_400,
-                "OPTIONS": {"MAX_ENTRIES": 1_000},
+            **{
+                alias: {
+                    "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                    "LOCATION": data_dir / "cache" / alias,
+                    "TIMEOUT": timeout,
+                    "OPTIONS": {"MAX_ENTRIES": entries},
+                }
+                for alias, (timeout, entries) in SHARED_CACHES.items()
             },
         }
     if not url.startswith(REDIS_SCHEMES):
@@ -109,7 +106,8 @@ def caches(url: str, data_dir: Path) -> dict:
     }
     return {
         "template_fragments": fragments,
-        "default": {**redis, "TIMEOUT": 300, "KEY_PREFIX": "hermes-explorer"},
-        "failures": {**redis, "TIMEOUT": 86_400, "KEY_PREFIX": "hermes-explorer-failures"},
-        "reports": {**redis, "TIMEOUT": 86_400, "KEY_PREFIX": "hermes-explorer-reports"},
+        **{
+            alias: {**redis, "TIMEOUT": timeout, "KEY_PREFIX": _redis_prefix(alias)}
+            for alias, (timeout, _entries) in SHARED_CACHES.items()
+        },
     }

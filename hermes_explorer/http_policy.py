@@ -1,11 +1,11 @@
-"""HTTP behaviour every page shares, whichever view answers.
+"""HTTP behaviour every page shares, whichever view answers (:class:`HttpPolicyMiddleware`).
 
-* :class:`HeadAsGetMiddleware`: ``HEAD`` is served as ``GET`` with the body dropped (its
-  headers kept): ``require_GET`` would answer 405, which breaks link checkers and monitors.
-* :class:`AllowedMethodsMiddleware`: anything but ``GET``, ``HEAD``, ``POST`` and
-  ``OPTIONS`` is a 405.
-* :class:`NoStoreMiddleware`: ``Cache-Control: private, no-store`` on every response (static
-  files aside): conversation data must not stay in a cache after sign-out.
+* Anything but ``GET``, ``HEAD``, ``POST`` and ``OPTIONS`` is a 405, before anything reads
+  the request.
+* ``HEAD`` is served as ``GET`` with the body dropped (its headers kept): ``require_GET``
+  would answer 405, which breaks link checkers and monitors.
+* ``Cache-Control: private, no-store`` on every response (static files aside): conversation
+  data must not stay in a cache after sign-out.
 """
 
 from __future__ import annotations
@@ -16,25 +16,22 @@ from django.utils.cache import patch_cache_control
 ALLOWED_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
 
 
-class AllowedMethodsMiddleware:
-    """405 for any method but GET, HEAD, POST and OPTIONS, before anything reads the request."""
-
+class HttpPolicyMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
         if request.method not in ALLOWED_METHODS:
-            return HttpResponseNotAllowed(ALLOWED_METHODS)
-        return self.get_response(request)
+            response = HttpResponseNotAllowed(ALLOWED_METHODS)
+        elif request.method == "HEAD":
+            response = self._head(request)
+        else:
+            response = self.get_response(request)
+        if "no-store" not in response.get("Cache-Control", ""):
+            patch_cache_control(response, private=True, no_store=True)
+        return response
 
-
-class HeadAsGetMiddleware:
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        if request.method != "HEAD":
-            return self.get_response(request)
+    def _head(self, request):
         request.method = "GET"
         try:
             response = self.get_response(request)
@@ -45,15 +42,4 @@ class HeadAsGetMiddleware:
             response.streaming_content = []
         else:
             response.content = b""
-        return response
-
-
-class NoStoreMiddleware:
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        response = self.get_response(request)
-        if "no-store" not in response.get("Cache-Control", ""):
-            patch_cache_control(response, private=True, no_store=True)
         return response

@@ -17,10 +17,12 @@ from __future__ import annotations
 import os
 import time
 
+from django.db import connections
 from django.db.backends.signals import connection_created
 from django.http import HttpResponse, HttpResponseForbidden
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
+    REGISTRY,
     CollectorRegistry,
     Counter,
     Histogram,
@@ -42,12 +44,9 @@ EXPORT_BYTES = Counter("hermes_explorer_export_bytes", "Bytes of streamed downlo
 CONSOLE_RUNS = Counter("hermes_explorer_console_runs", "SQL console statements", ["outcome"])
 
 
-def _alias_label(alias: str) -> str:
-    return "app" if alias == "default" else alias
-
-
 def _timed(execute, sql, params, many, context):
-    alias = _alias_label(context["connection"].alias)
+    alias = context["connection"].alias
+    alias = "app" if alias == "default" else alias
     started = time.perf_counter()
     try:
         return execute(sql, params, many, context)
@@ -68,8 +67,6 @@ class MetricsMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
         # Connections opened before this module was loaded count too.
-        from django.db import connections
-
         for connection in connections.all(initialized_only=True):
             _instrument(None, connection)
 
@@ -116,13 +113,10 @@ def metrics_view(request):
 
     if not staff_or_local(request):
         return HttpResponseForbidden("Metrics are for staff and the loopback address.\n")
-    registry = CollectorRegistry()
+    registry = REGISTRY
     if os.path.isdir(os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")):
+        registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
-    else:
-        from prometheus_client import REGISTRY
-
-        registry = REGISTRY
     body = generate_latest(registry)
     stores_registry = CollectorRegistry()
     stores_registry.register(_Stores())

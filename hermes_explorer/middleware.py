@@ -40,10 +40,14 @@ STORE_FAULTS = {
 
 def describe_store_fault(exc: BaseException) -> str | None:
     text = str(exc)
-    for needle, explanation in STORE_FAULTS.items():
-        if needle in text:
-            return explanation
-    return None
+    return next((why for needle, why in STORE_FAULTS.items() if needle in text), None)
+
+
+def describe_fault_at(exc: BaseException, path: str) -> str | None:
+    """:func:`describe_store_fault`, or that the configured path is a directory."""
+    if os.path.isdir(path):
+        return gettext_noop("The configured state.db path is a directory, not a database file.")
+    return describe_store_fault(exc)
 
 
 class StateDBErrorMiddleware:
@@ -62,11 +66,7 @@ class StateDBErrorMiddleware:
                 status=503,
             )
         if isinstance(exception, DatabaseError):
-            explanation = describe_store_fault(exception)
-            if os.path.isdir(store.path()):
-                explanation = gettext_noop(
-                    "The configured state.db path is a directory, not a database file."
-                )
+            explanation = describe_fault_at(exception, store.path())
             if explanation is not None:
                 logger.warning("state.db unavailable: %s", exception)
                 return render(

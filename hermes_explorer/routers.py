@@ -40,12 +40,6 @@ class HermesRouter:
             )
         return None
 
-    def allow_relation(self, obj1, obj2, **hints):
-        return None
-
     def allow_migrate(self, db, app_label, model_name=None, **hints):
-        if db == HERMES_ALIAS or db.startswith(HERMES_ALIAS + "@"):
-            return False
-        if app_label in MIRROR_ONLY_APPS:
-            return False
-        return None
+        in_store = db == HERMES_ALIAS or db.startswith(HERMES_ALIAS + "@")
+        return False if in_store or app_label in MIRROR_ONLY_APPS else None

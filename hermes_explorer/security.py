@@ -96,18 +96,14 @@ def _too_many_for_user(request, username: str) -> bool:
     return (failures or 0) >= settings.HERMES_LOGIN_USER_FAILURE_LIMIT
 
 
-def remote_user_meta_key(header: str) -> str:
-    """``X-Forwarded-User`` → ``HTTP_X_FORWARDED_USER`` (how WSGI exposes it)."""
-    return "HTTP_" + header.strip().upper().replace("-", "_")
-
-
 class ProxyUserMiddleware(PersistentRemoteUserMiddleware):
     """Sign in the user the proxy names in ``HERMES_REMOTE_USER_HEADER`` (persistent: a
     request without it keeps its session).  Safe only when the proxy always overwrites it."""
 
     def __init__(self, get_response):
         super().__init__(get_response)
-        self.header = remote_user_meta_key(settings.HERMES_REMOTE_USER_HEADER)
+        # ``X-Forwarded-User`` → ``HTTP_X_FORWARDED_USER`` (how WSGI exposes it).
+        self.header = "HTTP_" + settings.HERMES_REMOTE_USER_HEADER.strip().upper().replace("-", "_")
 
 
 class ProxyUserBackend(RemoteUserBackend):

@@ -115,9 +115,7 @@ MIDDLEWARE = [
     "accounts_app.request_log.RequestLogMiddleware",
     "hermes_explorer.metrics.MetricsMiddleware",
     # After static files: every page and download is no-store; HEAD is answered as GET.
-    "hermes_explorer.http_policy.NoStoreMiddleware",
-    "hermes_explorer.http_policy.AllowedMethodsMiddleware",
-    "hermes_explorer.http_policy.HeadAsGetMiddleware",
+    "hermes_explorer.http_policy.HttpPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     # The language: the switch's cookie, else the browser's Accept-Language, else LANGUAGE_CODE.
     "django.middleware.locale.LocaleMiddleware",
@@ -327,6 +325,6 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "INFO")},
+    # django-axes logs every sign-in at INFO; lockouts and failures come at WARNING.
+    "loggers": {"axes": {"level": "WARNING"}},
 }
-# django-axes logs every sign-in at INFO; lockouts and failures come at WARNING.
-LOGGING["loggers"] = {**LOGGING.get("loggers", {}), "axes": {"level": "WARNING"}}

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
+from django.core.cache import caches
 from django.db import connections
 
 from .hermes_db.current import current_alias
@@ -41,10 +42,6 @@ SHORT_READ_GROWTH = 2
 UNCUT_READ_CAP = 0.2
 
 T = TypeVar("T")
-
-
-def connection(alias: str | None = None):
-    return connections[alias or current_alias()]
 
 
 def shape(alias: str | None = None) -> StoreShape:
@@ -208,8 +205,6 @@ _MISSING = object()
 def while_unchanged(label: str, parts, compute, timeout: float, *, alias: str = "default"):
     """``compute()``, cached under the file's signature and ``parts`` for ``timeout``
     seconds; an unreadable file is computed every time."""
-    from django.core.cache import caches
-
     signature = file_signature()
     if signature is None:
         return compute()

@@ -29,8 +29,10 @@ from django.conf import settings
 from django.db import DatabaseError, connections
 from django.utils.translation import gettext, gettext_noop
 
+from . import store as one_store
 from .hermes_db.current import DEFAULT_ALIAS, current_alias
 from .hermes_db.current import using as using_alias
+from .middleware import describe_fault_at
 
 DEFAULT_PROFILE = "default"
 # Profile names as they appear in URLs; anything else on disk is not a profile.
@@ -136,21 +138,12 @@ class Registry:
         self._seen: dict[str, str] = {}
         self._status: dict[Store, tuple[float, Status]] = {}
 
-    def _config_key(self) -> tuple:
-        return (mode(), settings.HERMES_STORES, settings.HERMES_HOME, _primary_name())
-
     def stores(self) -> tuple[Store, ...]:
-        key = self._config_key()
+        key = (mode(), settings.HERMES_STORES, settings.HERMES_HOME, _primary_name())
         now = time.monotonic()
-        rescan = float(settings.HERMES_STORES_RESCAN)
-        if key[0] == "file":
-            # One file, the one the ``hermes`` alias names: nothing to scan.
-            if key != self._key:
-                with self._lock:
-                    self._key, self._seen, self._status = key, {}, {}
-                    self._stores = (Store(DEFAULT_PROFILE, _primary_name(), DEFAULT_ALIAS),)
-            return self._stores
-        if key != self._key or now - self._scanned_at > rescan:
+        # One file (the one the ``hermes`` alias names) is never scanned again.
+        stale = key[0] != "file" and now - self._scanned_at > float(settings.HERMES_STORES_RESCAN)
+        if key != self._key or stale:
             with self._lock:
                 if key != self._key:
                     self._seen, self._status = {}, {}
@@ -159,6 +152,8 @@ class Registry:
         return self._stores
 
     def _scan(self, how: str) -> tuple[Store, ...]:
+        if how == "file":
+            return (Store(DEFAULT_PROFILE, _primary_name(), DEFAULT_ALIAS),)
         if how == "list":
             pairs = parse_list(settings.HERMES_STORES)
         else:
@@ -198,17 +193,11 @@ REGISTRY = Registry()
 
 
 def fault_reason(exc: BaseException, store: Store) -> str:
-    from .middleware import describe_store_fault
-
-    if os.path.isdir(store.path):
-        return gettext_noop("The configured state.db path is a directory, not a database file.")
-    return describe_store_fault(exc) or str(exc)
+    return describe_fault_at(exc, store.path) or str(exc)
 
 
 def probe(store: Store) -> Status:
     """Open ``store`` and read one row: readable, or the reason it is not."""
-    from . import store as one_store
-
     if not os.path.exists(store.path):
         return Status(False, reason=gettext_noop("The state.db file is missing."))
     try:
@@ -240,10 +229,7 @@ def multi() -> bool:
 
 
 def by_name(name: str, among: tuple[Store, ...] | list[Store] | None = None) -> Store | None:
-    for store in all_stores() if among is None else among:
-        if store.name == name:
-            return store
-    return None
+    return next((s for s in (all_stores() if among is None else among) if s.name == name), None)
 
 
 def default_store(among: tuple[Store, ...] | list[Store] | None = None) -> Store | None:
@@ -261,10 +247,7 @@ def default_store(among: tuple[Store, ...] | list[Store] | None = None) -> Store
 def current() -> Store | None:
     """The store the running code reads."""
     alias = current_alias()
-    for store in all_stores():
-        if store.alias == alias:
-            return store
-    return None
+    return next((store for store in all_stores() if store.alias == alias), None)
 
 
 @contextlib.contextmanager
@@ -277,11 +260,11 @@ def using(store: Store | str) -> Iterator[Store]:
         yield found
 
 
-def per_store(items: list, call, *, store_of=lambda item: item.store) -> list:
+def per_store(items: list, call) -> list:
     """``call(store, its_items)`` inside each store; the results come back in items' order."""
     slots: dict[Store, list[int]] = {}
     for index, item in enumerate(items):
-        slots.setdefault(store_of(item), []).append(index)
+        slots.setdefault(item.store, []).append(index)
     results: list = [None] * len(items)
     for store, indexes in slots.items():
         with using(store):

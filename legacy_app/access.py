@@ -21,12 +21,15 @@ redacted, and filtered and sorted by their redacted value.
 
 from __future__ import annotations
 
+import functools
+
+from django.apps import apps
 from django.http import QueryDict
 
 from accounts_app.roles import can_reveal, can_see_content
-from sessions_app.models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS
+from sessions_app.models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS, MetadataText
 
-from .api.operators import PRESENCE_OPS, column_and_op, is_filter_key
+from .api.operators import PRESENCE_OPS, column_and_op, is_filter_key, is_search_key
 
 SORT_PARAMS = ("_sort", "_sort_desc")
 
@@ -53,35 +56,28 @@ REDACTED_COLUMNS = {
 }
 
 
-def _metadata_columns() -> dict[str, frozenset[str]]:
-    from django.apps import apps
-
-    from sessions_app.models import MetadataText
-
-    found: dict[str, set[str]] = {}
-    for model in apps.get_app_config("sessions_app").get_models():
-        for f in model._meta.concrete_fields:
-            if isinstance(f, MetadataText):
-                found.setdefault(model._meta.db_table, set()).add(f.column)
-    return {table: frozenset(columns) for table, columns in found.items()}
-
-
+@functools.cache
 def metadata_columns(table: str) -> frozenset[str]:
     """Free-text metadata columns: shown to every role redacted, and filtered redacted too."""
-    global _METADATA
-    if _METADATA is None:
-        _METADATA = _metadata_columns()
-    return _METADATA.get(table, frozenset())
+    return frozenset(
+        f.column
+        for model in apps.get_app_config("sessions_app").get_models()
+        if model._meta.db_table == table
+        for f in model._meta.concrete_fields
+        if isinstance(f, MetadataText)
+    )
 
 
-_METADATA: dict[str, frozenset[str]] | None = None
+def hidden_columns(table: str, user) -> frozenset[str]:
+    """The columns of ``table`` this user cannot read."""
+    return frozenset() if can_see_content(user) else CONTENT_COLUMNS.get(table, frozenset())
 
 
 def refusals(table: str, params: QueryDict, user) -> list[str]:
     """Why this user may not ask these parameters of ``table`` (empty: nothing refused)."""
     if can_reveal(user):
         return []
-    hidden = frozenset() if can_see_content(user) else CONTENT_COLUMNS.get(table, frozenset())
+    hidden = hidden_columns(table, user)
     redacted = REDACTED_COLUMNS.get(table, frozenset())
     reasons: list[str] = []
     for key in params:
@@ -119,7 +115,7 @@ def secret_comparisons(table: str, params: QueryDict) -> list[str]:
             columns = [sort_column(table, v) if key in SORT_PARAMS else v for v in values]
             if any(c in redacted for c in columns):
                 found += [f"{key}={v}" for v in values]
-        elif key.startswith("_search") and key != "_searchmode" and redacted:
+        elif is_search_key(key) and redacted:
             found += [f"{key}={v}" for v in values]
         elif is_filter_key(key):
             column, op = column_and_op(key)

@@ -9,9 +9,9 @@ order and pages, ids linked to explorer pages.  ``/state?sql=…`` fills in the 
 
 from __future__ import annotations
 
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.translation import gettext
@@ -101,11 +101,7 @@ def _closest(request: HttpRequest, table: str) -> str | None:
         return reverse("search:results") + "?q=" + quote(request.GET["_search"], safe="")
     if table not in CARRIED:
         return None
-    query = QueryDict(mutable=True)
-    for key in CARRIED[table]:
-        for value in request.GET.getlist(key):
-            query.appendlist(key, value)
-    encoded = query.urlencode()
+    encoded = urlencode([(key, v) for key in CARRIED[table] for v in request.GET.getlist(key)])
     return reverse(f"{table}:list") + (f"?{encoded}" if encoded else "")
 
 

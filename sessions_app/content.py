@@ -83,15 +83,7 @@ def parse_tool_calls(raw: str | None) -> tuple[list[ToolCall], bool]:
         raw_args = function.get("arguments", item.get("arguments", ""))
         if not isinstance(raw_args, str):
             raw_args = json.dumps(raw_args)
-        call_id, name = call_id_and_name(item)
-        calls.append(
-            ToolCall(
-                call_id=call_id,
-                name=name,
-                arguments=pretty_json(raw_args),
-                raw_arguments=raw_args,
-            )
-        )
+        calls.append(ToolCall(*call_id_and_name(item), pretty_json(raw_args), raw_args))
     return calls, malformed
 
 

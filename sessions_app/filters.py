@@ -39,12 +39,16 @@ SESSION_FLAGS = [
 ]
 
 
-class OpenMultipleChoiceField(forms.MultipleChoiceField):
+class OpenChoices:
     """Accepts values that are not (yet) among the choices: a bookmarked source with no
-    sessions in this file is an empty result, not an error."""
+    sessions in this file is an empty result, not an error; roles are an open set."""
 
     def valid_value(self, value):
         return isinstance(value, str) and 0 < len(value) <= 200
+
+
+class OpenMultipleChoiceField(OpenChoices, forms.MultipleChoiceField):
+    pass
 
 
 class OpenMultipleChoiceFilter(django_filters.MultipleChoiceFilter):
@@ -95,6 +99,34 @@ def epoch_filter(field_name: str, method, label: str) -> django_filters.NumberFi
     )
 
 
+def day_filter(field_name: str, method, label: str) -> django_filters.DateFilter:
+    """A local day (``TIME_ZONE``), picked with the browser's date input."""
+    return django_filters.DateFilter(
+        field_name=field_name,
+        method=method,
+        label=label,
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+
+
+def at_least(field_name: str, label: str, lookup_expr: str = "gte") -> django_filters.NumberFilter:
+    """A bound on a count or an amount (``lookup_expr``: ``gte`` or ``lte``)."""
+    return django_filters.NumberFilter(
+        field_name=field_name, lookup_expr=lookup_expr, label=label, min_value=0, max_value=HUGE
+    )
+
+
+def text_filter(field_name: str, label: str, lookup_expr: str = "exact", **extra):
+    return django_filters.CharFilter(
+        field_name=field_name, lookup_expr=lookup_expr, label=label, **extra
+    )
+
+
+def model_named(value: str) -> Q:
+    """The full route (vendor/model) or the short name people see."""
+    return Q(model=value) | Q(model__endswith="/" + value)
+
+
 class SessionFilter(SchemaAwareFilterSet):
     source = OpenMultipleChoiceFilter(
         field_name="source",
@@ -104,18 +136,8 @@ class SessionFilter(SchemaAwareFilterSet):
         method="filter_source",
     )
     model = django_filters.CharFilter(method="filter_model", label=_("Model"))
-    started_after = django_filters.DateFilter(
-        field_name="started_at",
-        method=date_from,
-        label=_("Started from"),
-        widget=forms.DateInput(attrs={"type": "date"}),
-    )
-    started_before = django_filters.DateFilter(
-        field_name="started_at",
-        method=date_to,
-        label=_("Started to"),
-        widget=forms.DateInput(attrs={"type": "date"}),
-    )
+    started_after = day_filter("started_at", date_from, _("Started from"))
+    started_before = day_filter("started_at", date_to, _("Started to"))
     started_from_epoch = epoch_filter("started_at", epoch_from, _("Started at or after (epoch s)"))
     started_to_epoch = epoch_filter("started_at", epoch_to, _("Started before (epoch s)"))
     used_model = django_filters.CharFilter(
@@ -123,9 +145,7 @@ class SessionFilter(SchemaAwareFilterSet):
     )
     title = django_filters.CharFilter(method="filter_title", label=_("Title"))
     user_id = django_filters.CharFilter(method="filter_user_id", label=_("User id"))
-    end_reason = django_filters.CharFilter(
-        field_name="end_reason", lookup_expr="exact", label=_("End reason")
-    )
+    end_reason = text_filter("end_reason", _("End reason"))
     cost_status = django_filters.ChoiceFilter(
         choices=COST_STATUSES,
         method="filter_cost_status",
@@ -133,27 +153,9 @@ class SessionFilter(SchemaAwareFilterSet):
         empty_label=pgettext_lazy("filter", "any"),
         widget=forms.Select,
     )
-    min_cost = django_filters.NumberFilter(
-        field_name="estimated_cost_usd",
-        lookup_expr="gte",
-        label=_("Min cost $"),
-        min_value=0,
-        max_value=HUGE,
-    )
-    max_cost = django_filters.NumberFilter(
-        field_name="estimated_cost_usd",
-        lookup_expr="lte",
-        label=_("Max cost $"),
-        min_value=0,
-        max_value=HUGE,
-    )
-    min_messages = django_filters.NumberFilter(
-        field_name="message_count",
-        lookup_expr="gte",
-        label=_("Min messages"),
-        min_value=0,
-        max_value=HUGE,
-    )
+    min_cost = at_least("estimated_cost_usd", _("Min cost $"))
+    max_cost = at_least("estimated_cost_usd", _("Max cost $"), "lte")
+    min_messages = at_least("message_count", _("Min messages"))
     has_parent = django_filters.BooleanFilter(
         field_name="parent_session_id",
         lookup_expr="isnull",
@@ -168,18 +170,10 @@ class SessionFilter(SchemaAwareFilterSet):
         ),
     )
 
-    cwd = django_filters.CharFilter(
-        field_name="cwd", lookup_expr="icontains", label=_("Working directory")
-    )
-    git_branch = django_filters.CharFilter(
-        field_name="git_branch", lookup_expr="exact", label=_("Git branch")
-    )
-    git_repo_root = django_filters.CharFilter(
-        field_name="git_repo_root", lookup_expr="exact", label=_("Git repository")
-    )
-    chat_type = django_filters.CharFilter(
-        field_name="chat_type", lookup_expr="exact", label=_("Chat type")
-    )
+    cwd = text_filter("cwd", _("Working directory"), "icontains")
+    git_branch = text_filter("git_branch", _("Git branch"))
+    git_repo_root = text_filter("git_repo_root", _("Git repository"))
+    chat_type = text_filter("chat_type", _("Chat type"))
     flags = django_filters.ChoiceFilter(
         choices=SESSION_FLAGS,
         method="filter_flags",
@@ -269,11 +263,8 @@ class SessionFilter(SchemaAwareFilterSet):
         )
 
     def filter_model(self, queryset, name, value):
-        # Accept the full route (vendor/model) or the short name people see.
         value = value.strip()
-        if not value:
-            return queryset
-        return queryset.filter(Q(model=value) | Q(model__endswith="/" + value))
+        return queryset.filter(model_named(value)) if value else queryset
 
     def filter_used_model(self, queryset, name, value):
         # The sessions an insights models row counts: see model_usage.used_model_sql.
@@ -298,11 +289,14 @@ MESSAGE_SHOW = [
 ]
 
 
-class OpenChoiceField(forms.ChoiceField):
-    """A select that also accepts a value outside its choices (roles are an open set)."""
+class OpenChoiceField(OpenChoices, forms.ChoiceField):
+    pass
 
-    def valid_value(self, value):
-        return isinstance(value, str) and 0 < len(value) <= 200
+
+def role_choices(asked: str) -> list[tuple]:
+    """Hermes's roles, and ``asked`` when it is another, after "any"."""
+    roles = MESSAGE_ROLES + ([asked] if asked and asked not in MESSAGE_ROLES else [])
+    return [("", pgettext_lazy("filter", "any"))] + [(r, role_label(r)) for r in roles]
 
 
 class OpenChoiceFilter(django_filters.ChoiceFilter):
@@ -316,30 +310,16 @@ class MessageFilter(SchemaAwareFilterSet):
     Visibility is applied on every bound request: without ``show`` only the live transcript
     (``active = 1``, no hidden scaffolding) is listed."""
 
-    session_id = django_filters.CharFilter(
-        field_name="session_id", lookup_expr="exact", label=_("Session id"), max_length=200
-    )
+    session_id = text_filter("session_id", _("Session id"), max_length=200)
     role = OpenChoiceFilter(
         field_name="role", lookup_expr="exact", label=_("Role"), choices=[], widget=forms.Select
     )
-    tool_name = django_filters.CharFilter(
-        field_name="tool_name", lookup_expr="exact", label=_("Tool name"), max_length=200
-    )
+    tool_name = text_filter("tool_name", _("Tool name"), max_length=200)
     source = OpenMultipleChoiceFilter(
         method="filter_source", label=_("Source"), widget=forms.CheckboxSelectMultiple
     )
-    date_from = django_filters.DateFilter(
-        field_name="timestamp",
-        method=date_from,
-        label=_("From"),
-        widget=forms.DateInput(attrs={"type": "date"}),
-    )
-    date_to = django_filters.DateFilter(
-        field_name="timestamp",
-        method=date_to,
-        label=_("To"),
-        widget=forms.DateInput(attrs={"type": "date"}),
-    )
+    date_from = day_filter("timestamp", date_from, _("From"))
+    date_to = day_filter("timestamp", date_to, _("To"))
     # The messages of sessions started in a window (epoch seconds) on a model: the insights
     # page's tool rows link here with its window.
     session_started_from_epoch = epoch_filter(
@@ -369,10 +349,7 @@ class MessageFilter(SchemaAwareFilterSet):
         super().__init__(*args, **kwargs)
         self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
         role = (self.data.get("role") or "") if self.data else ""
-        roles = MESSAGE_ROLES + ([role] if role and role not in MESSAGE_ROLES else [])
-        self.filters["role"].extra["choices"] = [("", pgettext_lazy("filter", "any"))] + [
-            (r, role_label(r)) for r in roles
-        ]
+        self.filters["role"].extra["choices"] = role_choices(role)
         shape = self.queryset.shape
         if not (
             shape.has_column("messages", "active") or shape.has_column("messages", "display_kind")
@@ -397,9 +374,7 @@ class MessageFilter(SchemaAwareFilterSet):
         value = value.strip()
         if not value:
             return queryset
-        of_model = Session.objects.order_by().filter(
-            Q(model=value) | Q(model__endswith="/" + value)
-        )
+        of_model = Session.objects.order_by().filter(model_named(value))
         return queryset.filter(session_id__in=of_model.values("id"))
 
     def filter_skill(self, queryset, name, value):

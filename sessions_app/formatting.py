@@ -12,6 +12,7 @@ import datetime as dt
 import functools
 
 from django.utils import translation
+from django.utils.dates import MONTHS, MONTHS_AP, WEEKDAYS_ABBR
 from django.utils.text import Truncator
 
 # A non-breaking space groups digits and joins a number to its unit in French.
@@ -31,25 +32,19 @@ def french() -> bool:
 # The session list asks the catalog for the same few words ~1,300 times a page; kept per
 # language, its server time went from 25 to 15 ms (bench/benchmark.py, the 1M-message store).
 def per_language(build):
-    """``build()`` (which translates a few words), once per language."""
-
-    @functools.lru_cache(maxsize=8)
-    def built(lang: str):
-        with translation.override(lang):
-            return build()
-
-    return functools.wraps(build)(lambda: built(language()))
-
-
-def per_language_count(build):
-    """``build(count)`` (a translated phrase with a count), once per language and count."""
+    """``build(*args)`` (which translates a few words, or a phrase with a count), once per
+    language and arguments."""
 
     @functools.lru_cache(maxsize=1024)
-    def built(lang: str, count: int):
+    def built(lang: str, *args):
         with translation.override(lang):
-            return build(count)
+            return build(*args)
 
-    return functools.wraps(build)(lambda count: built(language(), count))
+    return functools.wraps(build)(lambda *args: built(language(), *args))
+
+
+# The name annotations use for a phrase with a count.
+per_language_count = per_language
 
 
 def truncate_chars(text, length: int) -> str:
@@ -82,9 +77,8 @@ def plain(value) -> str:
 
 def datetime_text(moment: dt.datetime, *, seconds: bool = False) -> str:
     """``2026-11-30 14:05`` in English, ``30/11/2026 14:05`` in French (already local)."""
-    if french():
-        return moment.strftime("%d/%m/%Y %H:%M:%S" if seconds else "%d/%m/%Y %H:%M")
-    return moment.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+    pattern = "%d/%m/%Y %H:%M" if french() else "%Y-%m-%d %H:%M"
+    return moment.strftime(pattern + (":%S" if seconds else ""))
 
 
 def date_text(day: dt.date) -> str:
@@ -106,15 +100,11 @@ def compact(value):
         n = float(value)
     except (TypeError, ValueError):
         return value
-    if french():
-        for size, suffix in ((1e9, NBSP + "Md"), (1e6, NBSP + "M"), (1e3, NBSP + "k")):
-            if abs(n) >= size:
-                return f"{n / size:.1f}".replace(".", ",") + suffix
-        return f"{int(n)}" if n == int(n) else f"{n:.1f}".replace(".", ",")
-    for size, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+    suffixes = (NBSP + "Md", NBSP + "M", NBSP + "k") if french() else ("B", "M", "k")
+    for size, suffix in zip((1e9, 1e6, 1e3), suffixes, strict=True):
         if abs(n) >= size:
-            return f"{n / size:.1f}{suffix}"
-    return f"{int(n)}" if n == int(n) else f"{n:.1f}"
+            return decimal(n / size) + suffix
+    return f"{int(n)}" if n == int(n) else decimal(n)
 
 
 def usd(value, digits=4) -> str:
@@ -147,17 +137,12 @@ def duration(seconds) -> str:
         return "—"
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
-    if french():
-        if hours:
-            return f"{hours}{NBSP}h {minutes:02d}{NBSP}min"
-        if minutes:
-            return f"{minutes}{NBSP}min {secs:02d}{NBSP}s"
-        return f"{secs}{NBSP}s"
+    h, m, s = (NBSP + "h", NBSP + "min", NBSP + "s") if french() else ("h", "m", "s")
     if hours:
-        return f"{hours}h {minutes:02d}m"
+        return f"{hours}{h} {minutes:02d}{m}"
     if minutes:
-        return f"{minutes}m {secs:02d}s"
-    return f"{secs}s"
+        return f"{minutes}{m} {secs:02d}{s}"
+    return f"{secs}{s}"
 
 
 def seconds_text(value: float | None, comma: bool | None = None) -> str:
@@ -190,8 +175,6 @@ def long_date_text(day: dt.date) -> str:
     """``Nov 30, 2026`` / ``30 nov. 2026``."""
     if not french():
         return f"{day:%b} {day.day}, {day.year}"
-    from django.utils.dates import MONTHS_AP
-
     return f"{day.day}{NBSP}{MONTHS_AP[day.month]}{NBSP}{day.year}"
 
 
@@ -199,8 +182,6 @@ def month_text(day: dt.date) -> str:
     """``November 2026`` / ``novembre 2026``."""
     if not french():
         return day.strftime("%B %Y")
-    from django.utils.dates import MONTHS
-
     return f"{MONTHS[day.month]} {day.year}"
 
 
@@ -208,8 +189,6 @@ def chart_day_label(day: dt.date) -> tuple[str, str]:
     """A day's full label and axis tick: ``Mon Nov 30, 2026`` and ``Nov 30``."""
     if not french():
         return day.strftime("%a %b %d, %Y"), day.strftime("%b %d")
-    from django.utils.dates import WEEKDAYS_ABBR
-
     return f"{WEEKDAYS_ABBR[day.weekday()]} {long_date_text(day)}", short_day_text(day)
 
 
@@ -217,8 +196,6 @@ def short_day_text(day: dt.date) -> str:
     """``Nov 30`` / ``30 nov.`` (an axis tick)."""
     if not french():
         return day.strftime("%b %d")
-    from django.utils.dates import MONTHS_AP
-
     return f"{day.day}{NBSP}{MONTHS_AP[day.month]}"
 
 
@@ -226,6 +203,4 @@ def short_month_text(day: dt.date) -> str:
     """``Nov 26`` / ``nov. 26`` (an axis tick)."""
     if not french():
         return day.strftime("%b %y")
-    from django.utils.dates import MONTHS_AP
-
     return f"{MONTHS_AP[day.month]} {day:%y}"

@@ -20,6 +20,14 @@ _SESSION = "hx-session-placeholder"
 _MESSAGE = 987654321
 
 
+def store_link(name: str, args: list, store=None) -> str | None:
+    """``store_reverse()``, or None for an id no route takes."""
+    try:
+        return store_reverse(name, args, store)
+    except NoReverseMatch:
+        return None
+
+
 class TranscriptLinks:
     """Reversed once (under the current script prefix); cheap for every row after that."""
 
@@ -51,10 +59,7 @@ class TranscriptLinks:
             if parts is not None:
                 head, tail = parts[0]
                 return f"{head}{session_id}{tail}"
-        try:
-            return store_reverse("sessions:detail", [session_id], store)
-        except NoReverseMatch:
-            return None
+        return store_link("sessions:detail", [session_id], store)
 
     def message(self, session_id, message_id, store=None) -> str | None:
         if (
@@ -67,10 +72,7 @@ class TranscriptLinks:
             if parts is not None:
                 (head,), (middle, tail) = parts[1]
                 return f"{head}{session_id}{middle}{message_id}{tail}"
-        try:
-            return store_reverse("sessions:message", [session_id, message_id], store)
-        except NoReverseMatch:
-            return None
+        return store_link("sessions:message", [session_id, message_id], store)
 
 
 def link_message_rows(rows) -> list:

@@ -18,7 +18,7 @@ from redaction import redact, redaction_enabled
 
 from . import content as content_format
 from .formatting import short_model
-from .querysets import HermesManager, MessageQuerySet, SessionQuerySet, UsageQuerySet
+from .querysets import HermesManager, HermesQuerySet, MessageQuerySet, SessionQuerySet
 from .timefmt import from_epoch
 from .visibility import kind_of
 
@@ -273,7 +273,7 @@ class SessionModelUsage(UsageCounters):
     first_seen = models.FloatField(null=True)
     last_seen = models.FloatField(null=True)
 
-    objects = HermesManager.from_queryset(UsageQuerySet)()
+    objects = HermesManager.from_queryset(HermesQuerySet)()
     # True on the row the session page adds for counters no per-model row covers.
     residual = False
 

@@ -27,10 +27,12 @@ class HermesQuerySet(models.QuerySet):
     def has_column(self, column: str) -> bool:
         return self.shape.has_column(self.model._meta.db_table, column)
 
+    def _present(self) -> frozenset[str]:
+        return self.shape.columns.get(self.model._meta.db_table, frozenset())
+
     def readable(self):
         """Defer the model's columns that this file does not have."""
-        table = self.model._meta.db_table
-        present = self.shape.columns.get(table, frozenset())
+        present = self._present()
         missing = [
             f.name
             for f in self.model._meta.concrete_fields
@@ -40,10 +42,8 @@ class HermesQuerySet(models.QuerySet):
 
     def only_readable(self, *names: str):
         """``only()`` restricted to the columns this file has."""
-        table = self.model._meta.db_table
-        present = self.shape.columns.get(table, frozenset())
-        keep = [n for n in names if self.model._meta.get_field(n).column in present]
-        return self.only(*keep)
+        present = self._present()
+        return self.only(*[n for n in names if self.model._meta.get_field(n).column in present])
 
 
 class HermesManager(models.Manager):
@@ -93,9 +93,6 @@ class SessionQuerySet(HermesQuerySet):
 
 
 class MessageQuerySet(HermesQuerySet):
-    def of_session(self, session_id: str):
-        return self.filter(session_id=session_id)
-
     def transcript_visible(
         self, *, compacted: bool = True, rewound: bool = False, hidden: bool = False
     ):
@@ -132,8 +129,3 @@ class MessageQuerySet(HermesQuerySet):
     def with_preview(self, chars: int = PREVIEW_CHARS):
         """Content cut in SQL: a page of previews never loads a megabyte tool output."""
         return self.defer("content").annotate(preview=ContentHead("content", chars))
-
-
-class UsageQuerySet(HermesQuerySet):
-    def of_session(self, session_id: str):
-        return self.filter(session_id=session_id)

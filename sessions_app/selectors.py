@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
-from django.db.models import Count, F, FloatField, Sum, TextField, Value
+from django.db.models import Count, F, FloatField, OuterRef, Subquery, Sum, TextField, Value
 from django.db.models.functions import Coalesce, Length, Substr
 from django.utils.translation import gettext
 
 from hermes_explorer import store
-from redaction import redact
+from redaction import redact, redact_text_many, redaction_enabled
 
 from .content import as_text, parse_tool_calls
 from .formatting import number
@@ -55,14 +55,16 @@ def capped_count(queryset, cap: int = COUNT_CAP) -> CappedCount:
 
 
 # Sessions --------------------------------------------------------------------------------
+def _by_then_id(name: str) -> Keyset:
+    """``-column``: descending; ties broken by id in the same direction."""
+    desc = name.startswith("-")
+    return Keyset(((name.lstrip("-"), desc), ("id", desc)), name=name)
+
+
+# COALESCE(last_activity_at, started_at) (last_active) is indexed in current files.
 SESSION_SORTS: dict[str, Keyset] = {
-    "-started_at": Keyset((("started_at", True), ("id", True)), name="-started_at"),
-    "started_at": Keyset((("started_at", False), ("id", False)), name="started_at"),
-    "source": Keyset((("source", False), ("id", False)), name="source"),
-    "-source": Keyset((("source", True), ("id", True)), name="-source"),
-    # COALESCE(last_activity_at, started_at) is indexed in current files.
-    "-last_active": Keyset((("last_active", True), ("id", True)), name="-last_active"),
-    "last_active": Keyset((("last_active", False), ("id", False)), name="last_active"),
+    name: _by_then_id(name)
+    for name in ("-started_at", "started_at", "source", "-source", "-last_active", "last_active")
 }
 DEFAULT_SESSION_SORT = "-started_at"
 
@@ -92,12 +94,7 @@ def source_overview() -> list[dict]:
     """Sessions, messages and estimated cost per source, cached for a minute (tens of ms on
     50k sessions) and replaced when a new session appears (its rowid is in the key)."""
     (newest,) = store.one("SELECT MAX(rowid) FROM sessions")
-    key = f"overview:{store.name()}:{newest}"
-    rows = cache.get(key)
-    if rows is None:
-        rows = _source_overview()
-        cache.set(key, rows, OVERVIEW_TTL)
-    return rows
+    return cache.get_or_set(f"overview:{store.name()}:{newest}", _source_overview, OVERVIEW_TTL)
 
 
 def _source_overview() -> list[dict]:
@@ -173,16 +170,9 @@ def recorded_fields(session_id: str, *, hidden: frozenset[str] = frozenset()) ->
     return list(zip(names, row, strict=True)) if row else []
 
 
-USAGE_ROW_COLUMNS = (
-    "model",
-    "task",
-    "api_call_count",
-    "estimated_cost_usd",
-    "actual_cost_usd",
-    "cost_status",
-    "billing_provider",
-    *USAGE_COUNTERS,
-)
+# Shown as stored (the counters and the call count read NULL as 0).
+USAGE_AS_STORED = ("estimated_cost_usd", "actual_cost_usd", "cost_status", "billing_provider")
+USAGE_ROW_COLUMNS = ("model", "task", "api_call_count", *USAGE_AS_STORED, *USAGE_COUNTERS)
 
 
 def session_usage(session: Session) -> list[SessionModelUsage] | None:
@@ -196,13 +186,16 @@ def session_usage(session: Session) -> list[SessionModelUsage] | None:
     # Plain values: before v22 there is no task column (the model's key); all is the main loop.
     columns = store.present("session_model_usage", USAGE_ROW_COLUMNS)
     order = ("task", "-input_tokens") if "task" in columns else ("-input_tokens",)
-    usages = SessionModelUsage.objects.of_session(session.id).order_by(*order).values(*columns)
+    usages = (
+        SessionModelUsage.objects.filter(session_id=session.id).order_by(*order).values(*columns)
+    )
     for usage in usages:
-        row = SessionModelUsage(**{c: usage.get(c) or 0 for c in USAGE_COUNTERS})
-        row.model, row.task = usage["model"], usage.get("task") or ""
-        row.api_call_count = usage.get("api_call_count") or 0
-        for name in ("estimated_cost_usd", "actual_cost_usd", "cost_status", "billing_provider"):
-            setattr(row, name, usage.get(name))
+        row = SessionModelUsage(
+            model=usage["model"],
+            task=usage.get("task") or "",
+            **{c: usage.get(c) or 0 for c in covered},
+            **{c: usage.get(c) for c in USAGE_AS_STORED},
+        )
         rows.append(row)
         for c in covered:
             covered[c] += getattr(row, c)
@@ -276,17 +269,14 @@ def session_lineage(session: Session) -> Lineage:
     return lineage
 
 
+LINEAGE_FIELDS = ("id", "parent", "depth", "title", "source", "started_at", "end_reason")
+
+
 def _lineage_row(row) -> dict:
-    sid, parent, depth, title, source, started_at, end_reason = row
-    return {
-        "id": sid,
-        "parent": parent,
-        "depth": depth,
-        "title": redact(title) if title else title,
-        "source": source,
-        "started_at": started_at,
-        "end_reason": end_reason,
-    }
+    found = dict(zip(LINEAGE_FIELDS, row, strict=True))
+    if found["title"]:
+        found["title"] = redact(found["title"])
+    return found
 
 
 # Transcript ---------------------------------------------------------------------------------
@@ -325,7 +315,7 @@ class TranscriptPage:
 
 
 def transcript_messages(session_id: str, visibility: Visibility):
-    return Message.objects.of_session(session_id).transcript_visible(
+    return Message.objects.filter(session_id=session_id).transcript_visible(
         compacted=visibility.compacted, rewound=visibility.rewound, hidden=visibility.hidden
     )
 
@@ -349,25 +339,20 @@ def transcript_rows(base):
 def transcript_page(session_id: str, visibility: Visibility, page: int) -> TranscriptPage:
     """One page of a transcript, tool calls paired with the results that answer them."""
     base = transcript_messages(session_id, visibility)
-    total = _transcript_total(base, session_id, visibility)
+    # How many rows the transcript shows, reused while the file is unchanged.
+    total = store.while_unchanged(
+        "transcript-total", (session_id, visibility.as_param()), base.order_by().count, COUNT_TTL
+    )
     pages = max(1, -(-total // TRANSCRIPT_PAGE))
     page = min(max(page, 1), pages)
     start = (page - 1) * TRANSCRIPT_PAGE
     messages = list(transcript_rows(base).order_by("id")[start : start + TRANSCRIPT_PAGE])
-
-    entries = transcript_entries(messages)
     return TranscriptPage(
-        entries=entries, page=page, pages=pages, total=total, per_page=TRANSCRIPT_PAGE
-    )
-
-
-def _transcript_total(base, session_id: str, visibility: Visibility) -> int:
-    """How many rows the transcript shows, reused while the file is unchanged."""
-    return store.while_unchanged(
-        "transcript-total",
-        (session_id, visibility.as_param()),
-        base.order_by().count,
-        COUNT_TTL,
+        entries=transcript_entries(messages),
+        page=page,
+        pages=pages,
+        total=total,
+        per_page=TRANSCRIPT_PAGE,
     )
 
 
@@ -404,8 +389,6 @@ def transcript_entries(messages: list) -> list[TranscriptEntry]:
 def redact_entries(entries: list[TranscriptEntry]) -> None:
     """Redact everything the transcript shows of these entries and count the secrets per
     entry (for the reveal button); the gates run once over the whole page."""
-    from redaction import redact_text_many, redaction_enabled
-
     if not redaction_enabled():
         return
     places = []
@@ -417,8 +400,6 @@ def redact_entries(entries: list[TranscriptEntry]) -> None:
                 places.append((entry, entry.message, name))
         places.extend((entry, paired.call, "arguments") for paired in entry.calls)
     cleaned = redact_text_many([getattr(owner, name) for _, owner, name in places])
-    for entry in entries:
-        entry.redacted = 0
     for (entry, owner, name), (text, count) in zip(places, cleaned, strict=True):
         setattr(owner, name, text)
         entry.redacted += count
@@ -455,7 +436,6 @@ MESSAGE_TABLE_COLUMNS = (
 def messages_for_table(queryset):
     """What the message table shows: the content cut in SQL, and the session's title and
     source by a subquery (not a join: a message whose session was pruned is still listed)."""
-    from django.db.models import OuterRef, Subquery
 
     def of_session(column: str):
         if not store.shape().has_column("sessions", column):

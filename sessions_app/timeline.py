@@ -15,6 +15,7 @@ result with its call: :attr:`Timeline.missing` names what the file lacks.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -70,16 +71,9 @@ class Step:
     link: str | None = None  # the message in its transcript, for roles that read content
 
     def as_row(self) -> dict:
-        return {
-            "message_id": self.message_id,
-            "role": self.role,
-            "tool_name": self.tool_name,
-            "at": self.at_iso,
-            "waited_s": _rounded(self.waited_s),
-            "spent_on": self.spent_on,
-            "tool_s": _rounded(self.tool_s),
-            "parallel_calls": self.parallel_calls,
-        }
+        row = {name: getattr(self, name) for name in EXPORT_COLUMNS}
+        row.update(at=self.at_iso, waited_s=_rounded(self.waited_s), tool_s=_rounded(self.tool_s))
+        return row
 
     @property
     def spent_label(self) -> str:
@@ -88,10 +82,6 @@ class Step:
     @property
     def waited_text(self) -> str:
         return seconds_text(self.waited_s)
-
-    @property
-    def tool_text(self) -> str:
-        return seconds_text(self.tool_s)
 
 
 @dataclass
@@ -134,22 +124,21 @@ def session_timeline(session_id: str, visibility: Visibility) -> Timeline:
     steps: list[Step] = []
     # call id → (time of the assistant message, tool name, calls in that message)
     calls: dict[str, tuple[float | None, str, int]] = {}
-    names: dict[str, str] = {}
+    # Each tool name redacted once.
+    names = functools.cache(redact)
     previous: float | None = None
-    first = True
     for values in rows:
         row = dict(zip(columns, values, strict=True))
         at, role = row.get("timestamp"), row["role"]
-        waited = None if first or at is None or previous is None else at - previous
+        waited = None if at is None or previous is None else at - previous
         step = Step(
             row["id"], role, row.get("tool_name"), at, to_iso(at), waited, SPENT_ON.get(role)
         )
         if role == "assistant" and row.get("tool_calls"):
-            parsed = call_ids_and_names(row["tool_calls"])
+            # (id, function name) of each call; nothing from malformed JSON.
+            parsed = [call_id_and_name(item) for item in call_objects(row["tool_calls"])[0]]
             for call_id, raw_name in parsed:
-                name = names.get(raw_name)
-                if name is None:
-                    name = names[raw_name] = redact(raw_name)
+                name = names(raw_name)
                 step.calls.append(name)
                 if call_id:
                     calls[call_id] = (at, name, len(parsed))
@@ -162,14 +151,8 @@ def session_timeline(session_id: str, visibility: Visibility) -> Timeline:
                     step.tool_s = at - called_at
                 step.parallel_calls = together
         steps.append(step)
-        previous, first = at, False
+        previous = at
     return _figures(steps)
-
-
-def call_ids_and_names(raw: str) -> list[tuple[str, str]]:
-    """``(id, function name)`` of each call of an assistant row's ``tool_calls``; nothing
-    from malformed JSON."""
-    return [call_id_and_name(item) for item in call_objects(raw)[0]]
 
 
 def _figures(steps: list[Step]) -> Timeline:

@@ -16,7 +16,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 from django.utils.translation import gettext, ngettext
 
-from .formatting import number, per_language, per_language_count, truncate_chars
+from .formatting import number, per_language, truncate_chars
 from .templatetags.explorer import role_labels, text_html, time_html
 
 # Characters of a long body shown before "Show more".
@@ -55,7 +55,7 @@ def entry_words() -> dict[str, str]:
     return {key: escape(text) for key, text in words.items()}
 
 
-@per_language_count
+@per_language
 def reveal_label(count: int) -> str:
     return escape(
         ngettext("Reveal %(counter)s hidden secret", "Reveal %(counter)s hidden secrets", count)

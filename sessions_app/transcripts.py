@@ -34,11 +34,6 @@ NOT_CONTINUATION = ("_delegate_from", "_branched_from", "_reset_from")
 
 
 # The sessions -------------------------------------------------------------------------------
-def session_with_everything(session_id: str) -> Session | None:
-    """Every column this file has (the JSON export says all it knows)."""
-    return Session.objects.filter(pk=session_id).first()
-
-
 def _chain_columns(qs):
     return qs.only_readable("id", "parent_session_id", "end_reason", "source", "model_config")
 
@@ -102,9 +97,9 @@ def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[
     fields = message_fields()
     columns = {f: Message._meta.get_field(f).column for f in fields if f != "session_id"}
     columns["session_id"] = "session_id"
-    hide = [c for c in SECRET_MESSAGE_COLUMNS if c in columns.values()]
-    if not redaction_enabled():
-        hide = []
+    hide = (
+        [c for c in SECRET_MESSAGE_COLUMNS if c in columns.values()] if redaction_enabled() else []
+    )
 
     def to_row(raw: dict) -> dict:
         # Keys are the state.db's column names: the JSON export mirrors the file.

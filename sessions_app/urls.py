@@ -10,12 +10,14 @@ urlpatterns = [
     path("<str:session_id>/timeline/", timeline.timeline, name="timeline"),
     path(
         "<str:session_id>/export.md",
-        transcript_export.transcript_markdown,
+        transcript_export.transcript_export,
+        {"kind": "md"},
         name="export_md",
     ),
     path(
         "<str:session_id>/export.json",
-        transcript_export.transcript_json,
+        transcript_export.transcript_export,
+        {"kind": "json"},
         name="export_json",
     ),
     path(

@@ -7,7 +7,7 @@ A row is *live*, *compacted* (``active = 0, compacted = 1``: archived by a compa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 LIVE = "live"
 KINDS = ("compacted", "rewound", "hidden")
@@ -43,10 +43,7 @@ class Visibility:
         return ",".join(kind for kind in KINDS if getattr(self, kind)) or LIVE
 
     def with_kind(self, kind: str) -> Visibility:
-        values = {k: getattr(self, k) for k in KINDS}
-        if kind in values:
-            values[kind] = True
-        return Visibility(**values)
+        return replace(self, **{kind: True}) if kind in KINDS else self
 
     @property
     def label(self) -> str:

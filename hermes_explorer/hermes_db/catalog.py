@@ -87,15 +87,15 @@ def _virtual_columns(sql: str) -> tuple[str, ...]:
 
 
 def _split_arguments(text: str) -> list[str]:
-    parts, depth, quote, current = [], 0, None, []
+    parts, depth, open_quote, current = [], 0, None, []
     for ch in text:
-        if quote:
+        if open_quote:
             current.append(ch)
-            if ch == quote:
-                quote = None
+            if ch == open_quote:
+                open_quote = None
             continue
         if ch in "'\"`":
-            quote = ch
+            open_quote = ch
         elif ch == "(":
             depth += 1
         elif ch == ")":
@@ -109,18 +109,19 @@ def _split_arguments(text: str) -> list[str]:
     return parts
 
 
-def _quoted(name: str) -> str:
+def quote(name: str) -> str:
+    """An identifier, always double-quoted (any name is safe this way)."""
     return '"' + name.replace('"', '""') + '"'
 
 
 def _plain_table(conn: sqlite3.Connection, name: str, sql: str) -> TableInfo:
     try:
-        info = conn.execute(f"PRAGMA table_xinfo({_quoted(name)})").fetchall()
+        info = conn.execute(f"PRAGMA table_xinfo({quote(name)})").fetchall()
     except sqlite3.Error:
-        info = conn.execute(f"PRAGMA table_info({_quoted(name)})").fetchall()
+        info = conn.execute(f"PRAGMA table_info({quote(name)})").fetchall()
     # (cid, name, type, notnull, default, pk[, hidden])
     keyed = sorted((row for row in info if row[5]), key=lambda row: row[5])
-    fk_rows = conn.execute(f"PRAGMA foreign_key_list({_quoted(name)})").fetchall()
+    fk_rows = conn.execute(f"PRAGMA foreign_key_list({quote(name)})").fetchall()
     ids = [row[0] for row in fk_rows]
     foreign_keys = tuple(
         ForeignKey(column=row[3], other_table=row[2], other_column=row[4])
@@ -160,7 +161,5 @@ def read_catalog(conn: sqlite3.Connection) -> Catalog:
         if name in STAT_TABLES:
             hidden.add(name)
     # A table whose name starts with a hidden one's is its shadow table (messages_fts_data).
-    for name in list(tables):
-        if any(name.startswith(h) for h in list(hidden)):
-            hidden.add(name)
+    hidden |= {name for name in tables if any(name.startswith(h) for h in hidden)}
     return Catalog(tables=tables, views=tuple(views), hidden=frozenset(hidden))

@@ -46,23 +46,22 @@ def current_budget() -> float:
 
 
 @contextlib.contextmanager
-def query_budget(seconds: float) -> Iterator[None]:
+def _set(var: contextvars.ContextVar, value) -> Iterator[None]:
+    token = var.set(value)
+    try:
+        yield
+    finally:
+        var.reset(token)
+
+
+def query_budget(seconds: float):
     """Give every statement started inside the block ``seconds`` to finish."""
-    token = _budget.set(seconds)
-    try:
-        yield
-    finally:
-        _budget.reset(token)
+    return _set(_budget, seconds)
 
 
-@contextlib.contextmanager
-def statement_cap(seconds: float | None) -> Iterator[None]:
+def statement_cap(seconds: float | None):
     """Stop every statement started inside the block after ``seconds`` at most (None: no cap)."""
-    token = _cap.set(seconds)
-    try:
-        yield
-    finally:
-        _cap.reset(token)
+    return _set(_cap, seconds)
 
 
 class Deadline:

@@ -74,7 +74,4 @@ def for_file(path: str) -> StatementGate:
     """The gate of the file at ``path`` (the same one for every connection of the process)."""
     key = file_key(path)
     with _GATES_LOCK:
-        found = _GATES.get(key)
-        if found is None:
-            found = _GATES[key] = StatementGate()
-        return found
+        return _GATES.setdefault(key, StatementGate())

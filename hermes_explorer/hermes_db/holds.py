@@ -25,7 +25,6 @@ logger = logging.getLogger(__name__)
 class Hold:
     sql: str
     seconds: float
-    thread: int
 
 
 _watchers: list[list[Hold]] = []
@@ -43,7 +42,7 @@ def watching() -> bool:
 
 
 def report(sql: str, seconds: float) -> None:
-    hold = Hold(sql=sql, seconds=seconds, thread=threading.get_ident())
+    hold = Hold(sql=sql, seconds=seconds)
     with _lock:
         for seen in _watchers:
             seen.append(hold)

@@ -15,7 +15,8 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 
-from django.utils.translation import gettext_noop
+from django.utils import translation
+from django.utils.translation import gettext, gettext_noop
 
 from .catalog import Catalog, read_catalog
 from .uri import path_of
@@ -74,21 +75,14 @@ class StoreShape:
 
     @property
     def label(self) -> str:
-        """An honest name for the file, for the page footer and /healthz: its schema version,
-        whether it is the current layout, and the first things it lacks."""
-        version = f"v{self.schema_version}" if self.schema_version is not None else "unversioned"
-        current = self.has_table("system_prompts") or self.has_column("messages", "active")
-        missing = self.not_recorded()
-        detail = "current layout" if current and not missing else "older layout"
-        if missing:
-            detail += ", no " + ", no ".join(missing[:2])
-        return f"Hermes schema {version} ({detail})"
+        """:attr:`display_label` in English, for ``/healthz`` and the metrics."""
+        with translation.override(None):
+            return self.display_label
 
     @property
     def display_label(self) -> str:
-        """:attr:`label` in the page's language (``/healthz`` keeps the English one)."""
-        from django.utils.translation import gettext
-
+        """An honest name for the file, in the page's language: its schema version, whether
+        it is the current layout, and the first things it lacks."""
         version = f"v{self.schema_version}" if self.schema_version is not None else None
         current = self.has_table("system_prompts") or self.has_column("messages", "active")
         missing = self.not_recorded()
@@ -106,8 +100,6 @@ class StoreShape:
 
     def not_recorded_labels(self) -> list[str]:
         """:meth:`not_recorded` in the page's language."""
-        from django.utils.translation import gettext
-
         return [gettext(what) for what in self.not_recorded()]
 
 

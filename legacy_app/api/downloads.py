@@ -31,9 +31,7 @@ def _expanded_columns(columns, values, expanded):
         if name in expanded:
             names += [name, f"{name}_label"]
             out.append([v["value"] if isinstance(v, dict) else v for v in column])
-            out.append(
-                [v["label"] if isinstance(v, dict) else ("" if v is None else "") for v in column]
-            )
+            out.append([v["label"] if isinstance(v, dict) else "" for v in column])
         else:
             names.append(name)
             out.append(column)
@@ -134,14 +132,15 @@ def csv_response(request, info, *, user):
             del chunk
             yield ""  # flush a chunk as soon as it is written
 
-    content_type = "text/plain; charset=utf-8"
-    response = StreamingHttpResponse(
-        buffered(pieces(), label=f"{info.name}.csv", kind="old-api-csv")
-    )
-    if req.download:
-        content_type = "text/csv; charset=utf-8"
-        response["Content-Disposition"] = f'attachment; filename="{info.name}.csv"'
-    response["Content-Type"] = content_type
+    return _response(pieces(), f"{info.name}.csv", download=req.download)
+
+
+def _response(pieces, filename: str, *, download: bool) -> StreamingHttpResponse:
+    """``text/csv`` as an attachment with ``_dl=1``, else ``text/plain``."""
+    response = StreamingHttpResponse(buffered(pieces, label=filename, kind="old-api-csv"))
+    response["Content-Type"] = f"text/{'csv' if download else 'plain'}; charset=utf-8"
+    if download:
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, no-store"
     return response
@@ -149,7 +148,6 @@ def csv_response(request, info, *, user):
 
 def sql_csv_response(request, data: dict):
     """``/state.csv?sql=…``: the query's columns and rows."""
-    download = bool(first(request.GET, "_dl"))
     header = first(request.GET, "_header") != "off"
     style = _style(request)
     rows = [[v.hex() if isinstance(v, bytes) else v for v in r] for r in data["rows"]]
@@ -161,12 +159,4 @@ def sql_csv_response(request, data: dict):
         if rows:
             yield "\r\n".join(csv_lines(rows, style=style)) + "\r\n"
 
-    response = StreamingHttpResponse(buffered(pieces(), label="state.csv", kind="old-api-csv"))
-    response["Content-Type"] = (
-        "text/csv; charset=utf-8" if download else "text/plain; charset=utf-8"
-    )
-    if download:
-        response["Content-Disposition"] = 'attachment; filename="state.csv"'
-    response["X-Content-Type-Options"] = "nosniff"
-    response["Cache-Control"] = "private, no-store"
-    return response
+    return _response(pieces(), "state.csv", download=bool(first(request.GET, "_dl")))

@@ -18,33 +18,19 @@ from .query import Statement
 FACET_BUDGET = 1.0
 
 
-def _with_added(pairs, query_path: str, extra: dict) -> str:
-    removed = {k for k, v in extra.items() if v is None}
-    current = [(k, v) for k, v in pairs if k not in removed]
-    current += [(k, v) for k, v in extra.items() if v is not None]
-    qs = urlencode(current)
-    return query_path + (f"?{qs}" if qs else "")
-
-
-def _with_removed(pairs, query_path: str, remove: dict) -> str:
-    current = [(k, v) for k, v in pairs if remove.get(k) != v]
-    qs = urlencode(current)
+def _url(query_path: str, pairs) -> str:
+    qs = urlencode(pairs)
     return query_path + (f"?{qs}" if qs else "")
 
 
 def _sql(facet: Facet, inner: str, limit: int, seen: frozenset[str]) -> str:
     col = quote(facet.column)
-    if facet.kind == "column" and facet.column in seen:
+    if facet.kind == "column":
         # Free-text metadata is counted as shown (redacted), as on the page.
-        value = f"hermes_redact({col})"
+        value = f"hermes_redact({col})" if facet.column in seen else col
         return (
             f"select {value} as value, count(*) as count from ({inner}) where {col} is not null "
             f"group by {value} order by count desc, value limit {limit}"
-        )
-    if facet.kind == "column":
-        return (
-            f"select {col} as value, count(*) as count from ({inner}) where {col} is not null "
-            f"group by {col} order by count desc, value limit {limit}"
         )
     if facet.kind == "date":
         return (
@@ -86,22 +72,19 @@ def facet_results(
             raise
         shown = rows[: request.facet_size]
         expanded = labels(facet.column, [r[0] for r in shown]) if labels else {}
+        column = facet.column
+        column_qs = {"array": f"{column}__arraycontains", "date": f"{column}__date"}.get(
+            facet.kind, f"{column}__exact" if column.startswith("_") else column
+        )
         values = []
         for value, count in shown:
             if facet.kind == "array":
                 value = str(value)
-                column_qs = f"{facet.column}__arraycontains"
-            elif facet.kind == "date":
-                column_qs = f"{facet.column}__date"
-            else:
-                column_qs = (
-                    facet.column if not facet.column.startswith("_") else f"{facet.column}__exact"
-                )
             selected = (column_qs, str(value)) in pairs
             if selected:
-                toggle = _with_removed(url_pairs, path, {column_qs: str(value)})
+                toggle = _url(path, [p for p in url_pairs if p != (column_qs, str(value))])
             else:
-                toggle = _with_added(url_pairs, path, {column_qs: value})
+                toggle = _url(path, [*url_pairs, (column_qs, value)])
             shown_value = policy.value(facet.column, value)
             label = expanded.get(value, value) if facet.kind == "column" else value
             values.append(
@@ -124,7 +107,7 @@ def facet_results(
             "name": facet.column,
             "type": facet.kind,
             "hideable": True,
-            "toggle_url": _with_removed(url_pairs, path, {param: facet.column}),
+            "toggle_url": _url(path, [p for p in url_pairs if p != (param, facet.column)]),
             "results": values,
             "truncated": len(rows) > request.facet_size,
         }

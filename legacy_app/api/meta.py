@@ -19,15 +19,16 @@ from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
 from . import policy as policies
 from . import query, tokens
 from .errors import ApiError
-from .operators import Binder, quote
+from .operators import Binder, key_equals, quote
 from .search import index_for
 
 DATASETTE_VERSION = "0.65.5"  # the release whose API this one follows
 TABLE_COUNT_BUDGET = 0.2
 
 
-def _count(table: str) -> int | None:
-    statement = query.Statement(f"select count(*) from {quote(table)}", {})
+def _count(sql: str, params: dict) -> int | None:
+    """A count within ``TABLE_COUNT_BUDGET``, None past it (as Datasette's)."""
+    statement = query.Statement(sql, params)
     try:
         return query.cached_count(statement, query.run_store, budget=TABLE_COUNT_BUDGET)
     except ApiError:
@@ -39,7 +40,7 @@ def _table_entry(catalog: Catalog, info: TableInfo) -> dict:
         "name": info.name,
         "columns": list(info.columns),
         "primary_keys": list(info.pks),
-        "count": None if info.virtual else _count(info.name),
+        "count": None if info.virtual else _count(f"select count(*) from {quote(info.name)}", {}),
         "hidden": info.name in catalog.hidden,
         "fts_table": index_for(catalog, info.name),
         "foreign_keys": {
@@ -128,10 +129,7 @@ def row_data(table: TableInfo, key: str, user) -> dict:
     if len(values) != len(names):
         raise ApiError("Record not found", status=404)
     binder = Binder()
-    where = " and ".join(
-        f"{n if n == 'rowid' else quote(n)} = {binder.bind(v)}"
-        for n, v in zip(names, values, strict=True)
-    )
+    where = key_equals(names, values, binder)
     select = ("rowid, " if table.use_rowid else "") + "*"
     statement = query.Statement(
         f"select {select} from {quote(table.name)} where {where}", binder.params
@@ -145,7 +143,7 @@ def row_data(table: TableInfo, key: str, user) -> dict:
         "table": table.name,
         "rows": pol.rows(columns, rows),
         "columns": columns,
-        "primary_keys": list(table.pks) if not table.use_rowid else ["rowid"],
+        "primary_keys": names,
         "primary_key_values": values,
         "units": {},
     }
@@ -157,15 +155,11 @@ def foreign_key_tables(catalog: Catalog, table: TableInfo, values: list[str]) ->
         return []
     out = []
     for fk in catalog.incoming(table.name):
-        statement = query.Statement(
+        count = _count(
             f"select count(*) from {quote(fk['other_table'])} "
             f"where {quote(fk['other_column'])} = :id",
             {"id": values[0]},
         )
-        try:
-            count = query.cached_count(statement, query.run_store, budget=TABLE_COUNT_BUDGET)
-        except ApiError:
-            count = None
         key = fk["other_column"] + ("__exact" if fk["other_column"].startswith("_") else "")
         link = f"/state/{fk['other_table']}?{key}={values[0]}"
         out.append({**fk, "count": count or 0, "link": link})

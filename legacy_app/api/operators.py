@@ -12,12 +12,21 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hermes_explorer.hermes_db.catalog import quote
+
 from .errors import ApiError
 
 
-def quote(name: str) -> str:
-    """An identifier, always double-quoted (any name is safe this way)."""
-    return '"' + name.replace('"', '""') + '"'
+def column_sql(name: str) -> str:
+    """A column as SQL: ``rowid`` bare, any other name quoted."""
+    return name if name == "rowid" else quote(name)
+
+
+def key_equals(names: list[str], values, binder: Binder) -> str:
+    """``k1 = :p0 and k2 = :p1``: the row with this key."""
+    return " and ".join(
+        f"{column_sql(n)} = {binder.bind(v)}" for n, v in zip(names, values, strict=True)
+    )
 
 
 def is_filter_key(key: str) -> bool:
@@ -25,12 +34,15 @@ def is_filter_key(key: str) -> bool:
     return not (key.startswith("_") and "__" not in key)
 
 
+def is_search_key(key: str) -> bool:
+    """``_search`` and ``_search_<column>`` (``_searchmode`` is an option)."""
+    return key.startswith("_search") and key != "_searchmode"
+
+
 def column_and_op(key: str) -> tuple[str, str]:
     """``message_count__gte`` → ``("message_count", "gte")``; a bare name is ``exact``."""
-    if "__" in key:
-        column, op = key.rsplit("__", 1)
-        return column, op
-    return key, "exact"
+    column, sep, op = key.rpartition("__")
+    return (column, op) if sep else (key, "exact")
 
 
 class Binder:
@@ -175,18 +187,12 @@ class Selection:
 
 def selections(pairs: list[tuple[str, str]]) -> list[Selection]:
     """The filters of a query string, sorted by key then value as Datasette sorted them."""
-    out = []
-    for key, value in sorted(pairs):
-        column, op = column_and_op(key)
-        out.append(Selection(column, op, value))
-    return out
+    return [Selection(*column_and_op(key), value) for key, value in sorted(pairs)]
 
 
 def human_description(bits: list[str]) -> str:
     """``where a = 1, b > 2 and c is null`` (Datasette's ``human_description_en``)."""
     if not bits:
         return ""
-    head, tail = bits[:-1], bits[-1:]
-    parts = [", ".join(head)] if head else []
-    parts += tail
-    return "where " + " and ".join(parts)
+    head = ", ".join(bits[:-1])
+    return "where " + (f"{head} and {bits[-1]}" if head else bits[-1])

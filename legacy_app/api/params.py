@@ -16,7 +16,7 @@ from django.http import QueryDict
 from hermes_explorer.hermes_db.catalog import TableInfo
 
 from .errors import ApiError
-from .operators import Selection, is_filter_key, selections
+from .operators import Selection, is_filter_key, is_search_key, selections
 
 PAGE_SIZE = 100  # Datasette's default_page_size
 MAX_ROWS = 1000  # and its max_returned_rows
@@ -57,10 +57,6 @@ class TableRequest:
     facets: list[Facet] = field(default_factory=list)
     facet_size: int = FACET_SIZE
     wheres: list[str] = field(default_factory=list)
-    shape: str = "arrays"
-    nl: bool = False
-    json_columns: list[str] = field(default_factory=list)
-    json_infinity: bool = False
     labels: list[str] | None = None  # columns to expand; None: none asked
     nocount: bool = False
     nofacet: bool = False
@@ -149,37 +145,25 @@ def parse(table: TableInfo, params: QueryDict) -> TableRequest:
         if value and value not in sortable:
             raise ApiError(f"Cannot sort table by {value}")
     pairs = [(key, value) for key in params if is_filter_key(key) for value in params.getlist(key)]
-    chosen = selections(pairs)
-    search = {
-        key: first(params, key, "")
-        for key in params
-        if key.startswith("_search") and key != "_searchmode"
-    }
-    mode = first(params, "_searchmode")
     labels = None
-    all_labels = as_boolean(first(params, "_labels", ""))
     if "_label" in params:
         labels = params.getlist("_label")
-    elif all_labels:
+    elif as_boolean(first(params, "_labels", "")):
         labels = [fk.column for fk in table.foreign_keys]
     shape = first(params, "_shape", "arrays")
     return TableRequest(
         table=table,
         columns=_columns(table, params),
-        selections=chosen,
+        selections=selections(pairs),
         sort=sort or sort_desc or None,
         sort_desc=bool(sort_desc),
         size=_size(first(params, "_size")),
         next=first(params, "_next") or None,
-        search=search,
-        search_raw=mode == "raw",
+        search={key: first(params, key, "") for key in params if is_search_key(key)},
+        search_raw=first(params, "_searchmode") == "raw",
         facets=_facets(params, table),
         facet_size=_facet_size(first(params, "_facet_size")),
         wheres=params.getlist("_where"),
-        shape=shape,
-        nl=bool(first(params, "_nl")),
-        json_columns=params.getlist("_json"),
-        json_infinity=bool(as_boolean(first(params, "_json_infinity", "0"))),
         labels=labels,
         nocount=bool(first(params, "_nocount")) or shape in ("array", "object"),
         nofacet=bool(first(params, "_nofacet")) or shape in ("array", "object"),

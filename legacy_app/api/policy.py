@@ -18,10 +18,13 @@ from dataclasses import dataclass
 
 from django.http import QueryDict
 
-from accounts_app.roles import can_reveal, can_see_content, can_use_sql
+from accounts_app import audit
+from accounts_app.models import AuditEvent
+from accounts_app.roles import can_reveal, can_use_sql
 from redaction import redact, redact_many
 
 from .. import access
+from .operators import is_search_key
 from .params import FACET_TYPES
 
 
@@ -34,16 +37,10 @@ class Policy:
 
     def rows(self, columns: list[str], rows: list) -> list[list]:
         """``rows`` with hidden values nulled and secrets redacted, a column at a time."""
-        touched = [i for i, c in enumerate(columns) if c in self.hidden or c in self.redacted]
-        if not touched or not rows:
+        if not rows or not (self.hidden | self.redacted).intersection(columns):
             return [list(r) for r in rows]
-        cols = list(map(list, zip(*rows, strict=True)))
-        for i in touched:
-            if columns[i] in self.hidden:
-                cols[i] = [None] * len(rows)
-            else:
-                cols[i] = redact_many(cols[i])
-        return [list(r) for r in zip(*cols, strict=True)]
+        values = self.columns(columns, list(map(list, zip(*rows, strict=True))))
+        return [list(r) for r in zip(*values, strict=True)]
 
     def columns(self, names: list[str], values: list[list]) -> list[list]:
         """``values`` (one list per column) with hidden values nulled and secrets redacted."""
@@ -65,11 +62,8 @@ class Policy:
 
 
 def for_table(user, table: str) -> Policy:
-    hidden = (
-        frozenset() if can_see_content(user) else access.CONTENT_COLUMNS.get(table, frozenset())
-    )
     return Policy(
-        hidden=hidden,
+        hidden=access.hidden_columns(table, user),
         redacted=access.REDACTED_COLUMNS.get(table, frozenset()) | access.metadata_columns(table),
         staff=can_reveal(user),
         may_use_sql=can_use_sql(user),
@@ -89,9 +83,6 @@ def audit_secret_reads(request, table: str) -> None:
         return
     asked = access.secret_comparisons(table, request.GET)
     if asked:
-        from accounts_app import audit
-        from accounts_app.models import AuditEvent
-
         audit.record(request, AuditEvent.FILTER, detail=f"/state/{table}?" + "&".join(asked))
 
 
@@ -102,9 +93,7 @@ def refusals(table: str, params: QueryDict, user) -> list[str]:
     reasons = access.refusals(table, params, user)
     if can_reveal(user):
         return reasons
-    hidden = (
-        frozenset() if can_see_content(user) else access.CONTENT_COLUMNS.get(table, frozenset())
-    )
+    hidden = access.hidden_columns(table, user)
     redacted = access.REDACTED_COLUMNS.get(table, frozenset())
     for key in params:
         if key == "_where":
@@ -121,8 +110,7 @@ def refusals(table: str, params: QueryDict, user) -> list[str]:
                     f"The facet {key}={column} is refused: {column} may hold redacted "
                     "secrets, so your role cannot count its values."
                 )
-    searching = any(k.startswith("_search") and k != "_searchmode" for k in params)
-    if searching and any(k in FACET_TYPES for k in params):
+    if any(map(is_search_key, params)) and any(k in FACET_TYPES for k in params):
         reasons.append(
             "Facets with _search are refused for your role: they would count matches inside "
             "redacted text. Drop _facet, or ask staff."

@@ -23,7 +23,7 @@ from hermes_explorer.middleware import describe_store_fault
 
 from . import tokens
 from .errors import ApiError
-from .operators import Binder, quote
+from .operators import Binder, column_sql, quote
 from .params import TableRequest
 
 # Counts of a filtered table, per file version, in the shared cache: a next_url loop counts
@@ -102,7 +102,7 @@ def sort_sql(request: TableRequest, seen: frozenset[str] = frozenset()) -> str |
     """The sort column as SQL: the redacted value for free-text metadata (``seen``)."""
     if not request.sort:
         return None
-    column = request.sort if request.sort == "rowid" else quote(request.sort)
+    column = column_sql(request.sort)
     return f"hermes_redact({column})" if request.sort in seen else column
 
 
@@ -119,18 +119,13 @@ def plan(
     binder = binder or Binder()
     p = Plan(request=request, binder=binder)
     known = set(request.table.columns) | {"rowid"}
-    for s in request.selections:
-        if s.operator is not None:
-            p.filters.append(
-                s.operator.where(
-                    p.table,
-                    s.column,
-                    s.value,
-                    binder,
-                    known=s.column in known,
-                    seen=s.column in seen,
-                )
-            )
+    p.filters = [
+        s.operator.where(
+            p.table, s.column, s.value, binder, known=s.column in known, seen=s.column in seen
+        )
+        for s in request.selections
+        if s.operator is not None
+    ]
     p.filters += extra or []
     key = request.key
     sort = sort_sql(request, seen)
@@ -147,7 +142,7 @@ def plan(
         )
     if sort:
         p.order.append(sort + (" desc" if request.sort_desc else ""))
-    p.order += [k if k == "rowid" else quote(k) for k in key if k != request.sort]
+    p.order += [column_sql(k) for k in key if k != request.sort]
     return p
 
 

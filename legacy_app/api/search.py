@@ -32,7 +32,7 @@ from sessions_app.search.negation import (
 from sessions_app.search.query import advanced_limit_error
 
 from .errors import ApiError
-from .operators import Binder, quote
+from .operators import Binder, column_sql, quote
 from .query import Statement, run_store
 
 # Seconds the re-check of one batch of candidates may take (fetch, redaction and matching).
@@ -110,12 +110,8 @@ def search_clauses(
     for column, text in wanted:
         if column is not None and column not in index.columns:
             raise ApiError("Cannot search by that column")
-        if raw:
-            match, negated = _raw_match(text, hidden)
-            full = text
-        else:
-            match = full = escape_fts(text)
-            negated = False
+        match, negated = _raw_match(text, hidden) if raw else (escape_fts(text), False)
+        full = text if raw else match
         search.negated |= negated
         target = fts if column is None else quote(column)
         search.clauses.append(
@@ -149,7 +145,7 @@ class Recheck:
     def _texts(self, ids: list, deadline: float) -> list[tuple]:
         binder = Binder()
         marks = ", ".join(binder.bind(i) for i in ids)
-        rowid = "rowid" if self.rowid == "rowid" else quote(self.rowid)
+        rowid = column_sql(self.rowid)
         names = ", ".join(quote(c) for c in self.columns)
         sql = f"select {rowid}, {names} from {quote(self.source)} where {rowid} in ({marks})"
         budget = max(0.05, deadline - time.monotonic())

@@ -66,15 +66,12 @@ def _decode_json(rows, columns, wanted):
     wanted = set(wanted)
     if not wanted.intersection(columns):
         return rows
-    out = []
-    for row in rows:
-        if isinstance(row, dict):
-            out.append({k: _loads(v) if k in wanted else v for k, v in row.items()})
-        else:
-            out.append(
-                [_loads(v) if c in wanted else v for c, v in zip(columns, row, strict=False)]
-            )
-    return out
+    return [
+        {k: _loads(v) if k in wanted else v for k, v in row.items()}
+        if isinstance(row, dict)
+        else [_loads(v) if c in wanted else v for c, v in zip(columns, row, strict=False)]
+        for row in rows
+    ]
 
 
 def json_response(data: dict, params, *, status: int = 200, query_ms: float | None = None):
@@ -86,9 +83,7 @@ def json_response(data: dict, params, *, status: int = 200, query_ms: float | No
         data["rows"] = _decode_json(data["rows"], data["columns"], wanted)
     if "rows" in data and not as_boolean(first(params, "_json_infinity", "0")):
         data["rows"] = [_finite(r) for r in data["rows"]]
-    shape = first(params, "_shape", "arrays")
-    if data.get("error"):
-        shape = "arrays"
+    shape = "arrays" if data.get("error") else first(params, "_shape", "arrays")
     next_url = data.get("next_url")
     body = data
     if shape == "arrayfirst":
@@ -96,7 +91,10 @@ def json_response(data: dict, params, *, status: int = 200, query_ms: float | No
     elif shape in ("objects", "object", "array"):
         columns, rows = data.get("columns"), data.get("rows")
         if rows and columns:
-            data["rows"] = [_as_object(columns, row) for row in rows]
+            data["rows"] = [
+                row if isinstance(row, dict) else dict(zip(columns, row, strict=False))
+                for row in rows
+            ]
         if shape == "object":
             if "primary_keys" not in data:
                 raise ApiError("_shape=object is only available on tables")
@@ -118,12 +116,6 @@ def json_response(data: dict, params, *, status: int = 200, query_ms: float | No
     if next_url:
         response["Link"] = f'<{next_url}>; rel="next"'
     return response
-
-
-def _as_object(columns, row):
-    if isinstance(row, dict):
-        return row
-    return dict(zip(columns, row, strict=False))
 
 
 def _plain(value):

@@ -9,7 +9,7 @@ order; ``suggested_facets`` is always empty.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from urllib.parse import parse_qsl, urlencode
 
 from django.conf import settings
@@ -23,7 +23,7 @@ from . import policy as policies
 from . import query, tokens
 from .errors import ApiError
 from .facets import facet_results
-from .operators import Binder, human_description, quote
+from .operators import Binder, column_sql, human_description, key_equals, quote
 from .params import TableRequest, parse
 from .search import Recheck, search_clauses
 from .sql import run_console
@@ -38,11 +38,9 @@ def page_budget() -> float:
 
 @dataclass
 class Page:
-    request: TableRequest
     data: dict
     columns: list[str]  # the columns of ``rows`` (rowid first for rowid tables)
     rows: list[list]  # with the policy applied
-    next: str | None
 
 
 class Builder:
@@ -50,9 +48,7 @@ class Builder:
 
     def __init__(self, req: TableRequest, catalog: Catalog, pol: policies.Policy):
         self.req, self.catalog, self.policy = req, catalog, pol
-        self.search = search_clauses(
-            catalog, req.table.name, req.search, req.search_raw, Binder(), hidden=not pol.staff
-        )
+        self.search = self._search(Binder())
         extra = list(self.search.clauses) if self.search else []
         if req.wheres:
             if not pol.may_use_sql:
@@ -73,21 +69,24 @@ class Builder:
         if req.next and req.sorted and self.recheck is None:
             shown = self.first_page_ties()
         self.plan = self.plan_for(req.next, shown=shown)
-        self.binder = self.plan.binder
+
+    def _search(self, binder: Binder):
+        req = self.req
+        return search_clauses(
+            self.catalog,
+            req.table.name,
+            req.search,
+            req.search_raw,
+            binder,
+            hidden=not self.policy.staff,
+        )
 
     def plan_for(self, token: str | None, *, shown=None) -> query.Plan:
         """The statement resuming after ``token`` (search values bound first, so every plan
         has the same parameter names)."""
         binder = Binder()
         if self.search:
-            search_clauses(
-                self.catalog,
-                self.req.table.name,
-                self.req.search,
-                self.req.search_raw,
-                binder,
-                hidden=not self.policy.staff,
-            )
+            self._search(binder)
         return query.plan(
             replace(self.req, next=token),
             extra=self.extra,
@@ -155,10 +154,9 @@ class Builder:
         if self.recheck is None:
             return query.cached_count(self.plan.count(), self.run, budget=COUNT_BUDGET)
         key = self.req.key[0]
-        select = "rowid" if key == "rowid" else quote(key)
-        where = f" where {' and '.join(self.plan.filters)}" if self.plan.filters else ""
         statement = query.Statement(
-            f"select {select} from {quote(self.req.table.name)}{where}", self.plan.count().params
+            f"select {column_sql(key)} from {quote(self.req.table.name)}{self.plan._where(self.plan.filters)}",
+            self.plan.count().params,
         )
         deadline, total = time.monotonic() + RECHECK_BUDGET, 0
         try:
@@ -264,31 +262,16 @@ def fetch(b: Builder) -> tuple[list[str], list[tuple], str | None]:
     return columns, list(rows[: req.size]), row_token(req, last)
 
 
-def table_page(
-    request,
-    info: TableInfo,
-    *,
-    user,
-    token: str | None = None,
-    size: int | None = None,
-    with_extras: bool = True,
-    params=None,
-) -> Page:
-    """One page of ``info`` for the URL's parameters (or ``params``, a page's own choice)."""
+def table_page(request, info: TableInfo, *, user, with_extras: bool = True) -> Page:
+    """One page of ``info`` for the URL's parameters."""
     catalog = store.shape().catalog
-    query_string = request.META.get("QUERY_STRING", "") if params is None else params.urlencode()
-    req = parse(info, request.GET if params is None else params)
-    if token is not None:
-        req.next = token
-    if size is not None:
-        req.size = size
+    query_string = request.META.get("QUERY_STRING", "")
+    req = parse(info, request.GET)
     pol = policies.for_table(user, info.name)
     b = Builder(req, catalog, pol)
     columns, rows, next_value = fetch(b)
     rows = [list(r) for r in rows]
-    count = None
-    if with_extras and not req.nocount:
-        count = b.count()
+    count = b.count() if with_extras and not req.nocount else None
     facets: dict = {}
     lookup = labels_for(catalog, info, user)
     if with_extras and not req.nofacet and req.facets:
@@ -326,15 +309,7 @@ def table_page(
         "filtered_table_rows_count": count,
         "expanded_columns": expanded,
         "expandable_columns": [
-            [
-                {
-                    "column": fk.column,
-                    "other_table": fk.other_table,
-                    "other_column": fk.other_column,
-                },
-                _label_column(catalog.table(fk.other_table)),
-            ]
-            for fk in info.foreign_keys
+            [asdict(fk), _label_column(catalog.table(fk.other_table))] for fk in info.foreign_keys
         ],
         "columns": columns,
         "primary_keys": list(info.pks),
@@ -347,15 +322,13 @@ def table_page(
         "private": False,
         "allow_execute_sql": pol.may_use_sql,
     }
-    return Page(request=req, data=data, columns=columns, rows=rows, next=next_value)
+    return Page(data=data, columns=columns, rows=rows)
 
 
 def _sort_value(b: Builder, req: TableRequest, row: dict):
     """The sort value of a row whose sort column was left out with ``_col``/``_nocol``."""
     binder = Binder()
-    where = " and ".join(
-        f"{quote(k) if k != 'rowid' else k} = {binder.bind(row[k])}" for k in req.key
-    )
+    where = key_equals(req.key, [row[k] for k in req.key], binder)
     statement = query.Statement(
         f"select {quote(req.sort)} from {quote(req.table.name)} where {where}", binder.params
     )  # the stored value: the caller redacts a metadata one

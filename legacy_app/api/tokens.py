@@ -12,7 +12,7 @@ from __future__ import annotations
 from urllib.parse import unquote_plus
 
 from .errors import ApiError
-from .operators import Binder, quote
+from .operators import Binder, column_sql, key_equals, quote
 
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _ENCODED = {b: (chr(b) if b in _SAFE else "+" if b == 0x20 else f"~{b:02X}") for b in range(256)}
@@ -31,12 +31,9 @@ def tilde_decode(value: str) -> str:
     return unquote_plus(value.replace("%", "%25").replace("~", "%"))
 
 
-def key_path(values: list, quoted: bool = True) -> str:
+def key_path(values: list) -> str:
     """A row's key as Datasette writes it in a token or a row URL (``a,b`` for two columns)."""
-    bits = [str(v) for v in values]
-    if quoted:
-        bits = [tilde_encode(b) for b in bits]
-    return ",".join(bits)
+    return ",".join(tilde_encode(str(v)) for v in values)
 
 
 def components(token: str) -> list[str]:
@@ -73,14 +70,9 @@ def before(column: str, desc: bool, value: str | None, binder: Binder) -> str | 
 
 
 def _not_shown(key: list[str], shown: list[tuple], binder: Binder) -> str:
-    names = [k if k == "rowid" else quote(k) for k in key]
-    if len(names) == 1:
-        return f"{names[0]} not in ({', '.join(binder.bind(k[0]) for k in shown)})"
-    ors = [
-        "(" + " and ".join(f"{n} = {binder.bind(v)}" for n, v in zip(names, k, strict=True)) + ")"
-        for k in shown
-    ]
-    return "not (" + " or ".join(ors) + ")"
+    if len(key) == 1:
+        return f"{column_sql(key[0])} not in ({', '.join(binder.bind(k[0]) for k in shown)})"
+    return "not (" + " or ".join(f"({key_equals(key, k, binder)})" for k in shown) + ")"
 
 
 def after(

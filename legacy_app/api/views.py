@@ -19,6 +19,7 @@ from hermes_explorer import host_slots, store
 
 from . import downloads, meta, policy, shapes, sql, tables
 from .errors import ApiError
+from .operators import is_search_key
 
 logger = logging.getLogger(__name__)
 
@@ -52,10 +53,6 @@ def _answer(fmt: str | None, build):
         return shapes.error_response(ApiError("Internal error", status=500), fmt)
 
 
-def request_searches(request) -> bool:
-    return any(k.startswith("_search") and k != "_searchmode" for k in request.GET)
-
-
 def table(request, table: str, fmt: str):
     def build():
         info = served_table(table)
@@ -66,7 +63,7 @@ def table(request, table: str, fmt: str):
         if fmt == "csv":
             return downloads.csv_response(request, info, user=request.user)
         started = time.perf_counter()
-        if request_searches(request):
+        if any(map(is_search_key, request.GET)):
             # Full-text search is the costly part of this API: a bounded number at once.
             try:
                 with host_slots.slot("search", settings.HERMES_SEARCH_CONCURRENCY):

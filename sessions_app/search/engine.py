@@ -127,45 +127,44 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
     req = result.request
     sort = req.sort
     try:
-        if sort == "rank" and req.page == 1 and statements.too_many_to_rank(table, match, req):
-            # Ranking every match of a common word is what costs; newest first stops early.
+        try:
+            if sort == "rank" and req.page == 1 and statements.too_many_to_rank(table, match, req):
+                # Ranking every match of a common word is what costs; newest first stops early.
+                result.notes.append(
+                    gettext(
+                        "More than %(n)s messages match: too many to rank by relevance quickly, "
+                        "so newest first. Add a word or a filter to rank them."
+                    )
+                    % {"n": number(statements.rank_match_cap())}
+                )
+                sort = "newest"
+                req = result.request = replace(req, before=None)
+            rows = statements.index_page(table, match, req, sort, statements.SEARCH_BUDGET)
+        except QueryTimeout:
+            if sort != "rank":
+                result.timed_out = True
+                result.error = gettext(
+                    "The search ran out of time (%(seconds)s s) before it found a page of "
+                    "matches. Narrow it: a rarer word, a session, a source or a shorter date "
+                    "range."
+                ) % {"seconds": plain(statements.SEARCH_BUDGET)}
+                return
             result.notes.append(
                 gettext(
-                    "More than %(n)s messages match: too many to rank by relevance quickly, so "
-                    "newest first. Add a word or a filter to rank them."
+                    "Too many matches to rank by relevance in time: showing newest first instead."
                 )
-                % {"n": number(statements.rank_match_cap())}
             )
             sort = "newest"
             req = result.request = replace(req, before=None)
-        rows = statements.index_page(table, match, req, sort, statements.SEARCH_BUDGET)
-    except QueryTimeout:
-        if sort != "rank":
-            result.timed_out = True
-            result.error = gettext(
-                "The search ran out of time (%(seconds)s s) before it found a page of matches. "
-                "Narrow it: a rarer word, a session, a source or a shorter date range."
-            ) % {"seconds": plain(statements.SEARCH_BUDGET)}
-            return
-        result.notes.append(
-            gettext("Too many matches to rank by relevance in time: showing newest first instead.")
-        )
-        sort = "newest"
-        req = result.request = replace(req, before=None)
-        try:
-            rows = statements.index_page(table, match, req, sort, RETRY_BUDGET)
-        except QueryTimeout:
-            result.timed_out = True
-            result.error = gettext(
-                "The search ran out of time. Narrow it: a rarer word, a session, a source or "
-                "a shorter date range."
-            )
-            return
-        except DatabaseError as exc:
-            if not is_query_error(exc):
-                raise
-            _query_error(result, exc)
-            return
+            try:
+                rows = statements.index_page(table, match, req, sort, RETRY_BUDGET)
+            except QueryTimeout:
+                result.timed_out = True
+                result.error = gettext(
+                    "The search ran out of time. Narrow it: a rarer word, a session, a source "
+                    "or a shorter date range."
+                )
+                return
     except DatabaseError as exc:
         if not is_query_error(exc):
             raise
@@ -245,23 +244,19 @@ def _top_up(result: SearchResult, terms: list[str], state: IndexState) -> None:
     result.unindexed_hits = [
         _excerpt_hit(row, terms) for row in _readable(outcome.rows, terms) if row[0] not in seen
     ]
+    note = (
+        gettext(
+            "The search index is being rebuilt: messages %(span)s are not indexed yet, so "
+            "they were scanned directly (listed apart)."
+        )
+        if outcome.finished
+        else gettext(
+            "The search index is being rebuilt: messages %(span)s are not indexed yet and "
+            "could not all be scanned in time, so some recent matches may be missing."
+        )
+    )
     span = f"#{number(state.rebuild_from + 1)}–#{number(state.rebuild_to)}"
-    if outcome.finished:
-        result.notes.append(
-            gettext(
-                "The search index is being rebuilt: messages %(span)s are not indexed yet, so "
-                "they were scanned directly (listed apart)."
-            )
-            % {"span": span}
-        )
-    else:
-        result.notes.append(
-            gettext(
-                "The search index is being rebuilt: messages %(span)s are not indexed yet and "
-                "could not all be scanned in time, so some recent matches may be missing."
-            )
-            % {"span": span}
-        )
+    result.notes.append(note % {"span": span})
 
 
 def run_search(req: SearchRequest) -> SearchResult:
@@ -302,7 +297,7 @@ def run_search(req: SearchRequest) -> SearchResult:
             _scan_search(result, [text], ("content",))
         return result
 
-    terms = advanced_terms(text) if req.mode == "advanced" else plain_words(text)
+    terms = result.terms
     too_costly = advanced_limit_error(text) if req.mode == "advanced" else None
     if too_costly:
         result.error = too_costly

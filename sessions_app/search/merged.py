@@ -29,6 +29,7 @@ from django.utils.translation import gettext
 from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
 from sessions_app import search
+from sessions_app.facets import distinct_values
 from sessions_app.search import SearchRequest, SearchResult
 
 DONE = 0
@@ -36,8 +37,6 @@ DONE = 0
 
 def merged_choices(parts: list[Store]) -> list[tuple[str, str]]:
     """The sources of every store, for the search form's source filter."""
-    from sessions_app.facets import distinct_values
-
     found: set[str] = set()
     for store in parts:
         try:
@@ -87,12 +86,16 @@ def _note(result: SearchResult, note: str) -> None:
         result.notes.append(note)
 
 
+def _store_notes(result: SearchResult, store: Store, found: SearchResult, many: bool) -> None:
+    for note in found.notes:
+        _note(result, f"{store.name}: {note}" if many else note)
+
+
 def _gather(result: SearchResult, store: Store, found: SearchResult, many: bool) -> None:
     """Notes, errors and index hits of one store into the merged result."""
     if found.engine and not result.engine:
         result.engine = found.engine
-    for note in found.notes:
-        _note(result, f"{store.name}: {note}" if many else note)
+    _store_notes(result, store, found, many)
     if found.error and not result.error:
         result.error = found.error
     result.timed_out = result.timed_out or found.timed_out
@@ -116,8 +119,7 @@ def merged_search(req: SearchRequest, parts: list[Store], pos: str | None) -> Se
         if found.sort != "rank":
             # Why this store could not rank is why none is ranked.
             fell_back = SearchResult(request=req, sort="newest")
-            for note in found.notes:
-                _note(fell_back, f"{store.name}: {note}" if many else note)
+            _store_notes(fell_back, store, found, many)
             break
         columns.append(found.hits)
         more = more or bool(found.next_page or found.next_before)
@@ -166,9 +168,7 @@ def _newest(req, parts, pos, result: SearchResult, many: bool) -> SearchResult:
     taken = candidates[: req.per_page]
     result.hits = [hit for hit, _store in taken]
     following = dict(positions)
-    last_taken: dict[str, int] = {}
-    for hit, store in taken:
-        last_taken[store.name] = hit.id
+    last_taken = {store.name: hit.id for hit, store in taken}
     leftover = {store.name for _hit, store in candidates[len(taken) :]}
     for name, beyond in further.items():
         if name not in leftover:

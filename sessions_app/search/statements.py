@@ -11,15 +11,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from django.urls import NoReverseMatch
 from django.utils.safestring import SafeString
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from hermes_explorer.stores import Store
-from profiles_app.links import store_reverse
 from redaction import redact
 
+from ..links import store_link
 from ..visibility import kind_of
 from . import ranges
 from .query import SearchRequest, like_pattern
@@ -60,17 +59,11 @@ class Hit:
     @property
     def url(self) -> str | None:
         """The message inside its transcript (right page, anchored)."""
-        try:
-            return store_reverse("sessions:message", [self.session_id, self.id], self.store)
-        except NoReverseMatch:
-            return None
+        return store_link("sessions:message", [self.session_id, self.id], self.store)
 
     @property
     def session_url(self) -> str | None:
-        try:
-            return store_reverse("sessions:detail", [self.session_id], self.store)
-        except NoReverseMatch:
-            return None
+        return store_link("sessions:detail", [self.session_id], self.store)
 
 
 def select_columns(shape) -> str:
@@ -89,26 +82,16 @@ def select_columns(shape) -> str:
 
 def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
     """The request's filters as ``WHERE`` clauses over ``messages m`` and ``sessions s``."""
-    where: list[str] = []
-    params: list = []
-    if req.role:
-        where.append("m.role = %s")
-        params.append(req.role)
-    if req.tool_name:
-        where.append("m.tool_name = %s")
-        params.append(req.tool_name)
-    if req.session_id:
-        where.append("m.session_id = %s")
-        params.append(req.session_id)
-    if req.sources:
-        where.append(f"s.source IN ({', '.join(['%s'] * len(req.sources))})")
-        params.extend(req.sources)
-    if req.since is not None:
-        where.append("m.timestamp >= %s")
-        params.append(req.since)
-    if req.until is not None:
-        where.append("m.timestamp < %s")
-        params.append(req.until)
+    asked = [
+        ("m.role = %s", [req.role] if req.role else []),
+        ("m.tool_name = %s", [req.tool_name] if req.tool_name else []),
+        ("m.session_id = %s", [req.session_id] if req.session_id else []),
+        (f"s.source IN ({', '.join(['%s'] * len(req.sources or ()))})", list(req.sources or ())),
+        ("m.timestamp >= %s", [] if req.since is None else [req.since]),
+        ("m.timestamp < %s", [] if req.until is None else [req.until]),
+    ]
+    where = [clause for clause, values in asked if values]
+    params: list = [value for _clause, values in asked for value in values]
     if not req.include_hidden and shape.has_column("messages", "display_kind"):
         # Model-only scaffolding stays out of search as it stays out of transcripts.
         where.append("(m.display_kind IS NULL OR m.display_kind <> 'hidden')")
@@ -125,17 +108,9 @@ def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
 def to_hit(row, snippet: SafeString) -> Hit:
     """The hit of a statement row, with its rendered snippet."""
     mid, session_id, role, tool_name, ts, active, compacted, kind, title, source = row[:10]
-    return Hit(
-        id=mid,
-        session_id=session_id,
-        role=role,
-        tool_name=tool_name,
-        timestamp=ts,
-        title=redact(title) if title else title,
-        source=source,
-        snippet=snippet,
-        visibility=kind_of(active, compacted, kind),
-    )
+    title = redact(title) if title else title
+    visibility = kind_of(active, compacted, kind)
+    return Hit(mid, session_id, role, tool_name, ts, title, source, snippet, visibility)
 
 
 def index_page(table: str, match: str, req: SearchRequest, sort: str, budget: float) -> list:
@@ -161,10 +136,8 @@ def index_page(table: str, match: str, req: SearchRequest, sort: str, budget: fl
             "LEFT JOIN sessions s ON s.id = m.session_id"
         )
     sql = f"SELECT {select_columns(shape)}, {snippet} {joins} WHERE {table} MATCH %s"
-    params: list = [MARK_OPEN, MARK_CLOSE, ELLIPSIS, match]
-    for clause in where:
-        sql += f" AND {clause}"
-    params += filter_params
+    sql += "".join(f" AND {clause}" for clause in where)
+    params: list = [MARK_OPEN, MARK_CLOSE, ELLIPSIS, match, *filter_params]
     if store.readers_block_writer():
         return _page_in_ranges(table, match, req, sort, budget, joins, sql, params)
     if req.session_id and sort != "newest":
@@ -197,10 +170,7 @@ def _page_in_ranges(
 ) -> list:
     """:func:`index_page` from short statements over id ranges (:mod:`.ranges`); ranked
     pages first find the page's ids by rank alone, then read those rows."""
-    if req.session_id:
-        low, high = req.session_range or session_id_range(req.session_id)
-    else:
-        low, high = 0, max_id()
+    low, high = _id_range(req)
     if sort == "newest":
         key = "m.id" if req.session_id else f"{table}.rowid"
         upper = high + 1 if req.before is None else min(high + 1, req.before)
@@ -214,8 +184,7 @@ def _page_in_ranges(
         )
     rank_sql = f"SELECT {table}.rowid, {table}.rank {joins} WHERE {table} MATCH %s"
     where, filter_params = filters(req, store.shape())
-    for clause in where:
-        rank_sql += f" AND {clause}"
+    rank_sql += "".join(f" AND {clause}" for clause in where)
     rank_sql += f" AND {table}.rowid >= %s AND {table}.rowid < %s ORDER BY {table}.rank LIMIT %s"
 
     def ranked(lo: int, hi: int, limit: int, seconds: float) -> list:
@@ -244,6 +213,13 @@ def rank_match_cap() -> int:
     if store.readers_block_writer():
         return min(RANK_MATCH_CAP, SHORT_READ_RANK_MATCH_CAP)
     return RANK_MATCH_CAP
+
+
+def _id_range(req: SearchRequest) -> tuple[int, int]:
+    """The message ids a search covers: its session's, else every one."""
+    if req.session_id:
+        return req.session_range or session_id_range(req.session_id)
+    return 0, max_id()
 
 
 def session_id_range(session_id: str) -> tuple[int, int]:
@@ -278,10 +254,7 @@ def _count_above(table: str, match: str, req: SearchRequest, cap: int) -> bool:
     sql = f"SELECT rowid FROM {table} WHERE {table} MATCH %s"
     params: list = [match]
     if store.readers_block_writer():
-        if req.session_id:
-            low, high = req.session_range or session_id_range(req.session_id)
-        else:
-            low, high = 0, max_id()
+        low, high = _id_range(req)
         ranged = f"SELECT count(*) FROM ({sql} AND rowid >= %s AND rowid < %s LIMIT %s)"
 
         def count(lo: int, hi: int, limit: int, seconds: float) -> list:
@@ -323,12 +296,10 @@ def scan(
     One session's messages are scanned in one statement."""
     shape = store.shape()
     where, filter_params = filters(req, shape)
-    like_clauses, like_params = [], []
-    for term in terms:
-        pattern = like_pattern(term)
-        ors = [f"m.{c} LIKE %s ESCAPE '\\'" for c in columns if shape.has_column("messages", c)]
-        like_clauses.append("(" + " OR ".join(ors) + ")")
-        like_params += [pattern] * len(ors)
+    present = [c for c in columns if shape.has_column("messages", c)]
+    any_column = " OR ".join(f"m.{c} LIKE %s ESCAPE '\\'" for c in present)
+    like_clauses = [f"({any_column})"] * len(terms)
+    like_params = [like_pattern(term) for term in terms for _ in present]
     excerpt = (
         f"substr(m.content, max(1, instr(lower(m.content), lower(%s)) - {EXCERPT_BEFORE}),"
         f" {EXCERPT_CHARS})"
@@ -396,7 +367,7 @@ def index_state() -> IndexState:
         [],
         SEARCH_BUDGET,
     )
-    meta = {key: value for key, value in rows}
+    meta = dict(rows)
     stale = str(meta.get("fts_stale") or "").strip().lower() in {"1", "true", "yes"}
     try:
         high = int(meta["fts_rebuild_high_water"])

@@ -24,15 +24,14 @@ from ..tables import MessageTable
 
 MAX_PER_PAGE = 1000
 # Parameters of this page that mean nothing to the search page.
-LIST_ONLY_PARAMS = ("sort", "cursor", "size", "q", "_export")
+LIST_ONLY_PARAMS = ("sort", "cursor", "size", "_export")
 
 
 def search_redirect(request: HttpRequest) -> HttpResponse:
     """``/messages/?q=…`` is a search: the same filters, shown as hits with snippets."""
     params = request.GET.copy()
     for name in LIST_ONLY_PARAMS:
-        if name != "q":
-            params.pop(name, None)
+        params.pop(name, None)
     return redirect(reverse("search:results") + "?" + params.urlencode())
 
 

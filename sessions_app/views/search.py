@@ -10,7 +10,7 @@ from django import forms
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils.translation import gettext, pgettext_lazy
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
 
@@ -18,10 +18,9 @@ from hermes_explorer import host_slots, store
 
 from .. import search
 from ..facets import distinct_values
-from ..filters import MESSAGE_ROLES, OpenChoiceField, OpenMultipleChoiceField
+from ..filters import OpenChoiceField, OpenMultipleChoiceField, role_choices
 from ..merged_list import chosen_stores, find_session, requested_profiles
 from ..search.merged import merged_choices, merged_search
-from ..templatetags.explorer import role_label
 from ..timefmt import day_end_epoch, day_start_epoch
 
 
@@ -60,11 +59,7 @@ class SearchForm(forms.Form):
     def __init__(self, data, *, shape):
         super().__init__(data)
         self.fields["source"].choices = [(s, s) for s in distinct_values("source")]
-        role = data.get("role") or ""
-        roles = MESSAGE_ROLES + ([role] if role and role not in MESSAGE_ROLES else [])
-        self.fields["role"].choices = [("", pgettext_lazy("filter", "any"))] + [
-            (r, role_label(r)) for r in roles
-        ]
+        self.fields["role"].choices = role_choices(data.get("role") or "")
         if not shape.has_column("messages", "display_kind"):
             del self.fields["show"]
 

@@ -137,16 +137,21 @@ def session_context(request, session_id: str) -> dict:
     }
 
 
-@require_GET
-def message_in_transcript(request, session_id: str, message_id: int):
-    """Land on one message inside its transcript: the right page, scrolled to it."""
+def _message(session_id: str, message_id: int, *columns: str) -> Message:
     message = (
-        Message.objects.only_readable("id", "session", "active", "compacted", "display_kind")
+        Message.objects.only_readable("id", "session", *columns)
         .filter(pk=message_id, session_id=session_id)
         .first()
     )
     if message is None:
         raise Http404(gettext("No such message in this session."))
+    return message
+
+
+@require_GET
+def message_in_transcript(request, session_id: str, message_id: int):
+    """Land on one message inside its transcript: the right page, scrolled to it."""
+    message = _message(session_id, message_id, "active", "compacted", "display_kind")
     visibility = Visibility.from_params(request.GET.getlist("show"))
     if message.visibility != "live":
         visibility = visibility.with_kind(message.visibility)
@@ -158,13 +163,7 @@ def message_in_transcript(request, session_id: str, message_id: int):
 @require_GET
 def message_text(request, session_id: str, message_id: int):
     """The whole content of one message as plain text (for megabyte tool outputs)."""
-    message = (
-        Message.objects.only_readable("id", "session", "content")
-        .filter(pk=message_id, session_id=session_id)
-        .first()
-    )
-    if message is None:
-        raise Http404(gettext("No such message in this session."))
+    message = _message(session_id, message_id, "content")
     response = HttpResponse(redact(message.text), content_type="text/plain; charset=utf-8")
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from html import escape
 
 from django.http import Http404
@@ -70,14 +71,8 @@ def steps_html(steps: list[Step]) -> SafeString:
     together = escape(gettext("calls of one message, running at the same time"))
     french = formatting.french()
     # Names and roles repeat: each is escaped once.  Times and seconds are digits and signs.
-    escaped: dict[str, str] = {}
+    text = functools.cache(escape)
     roles = role_labels()[0]
-
-    def text(value: str) -> str:
-        found = escaped.get(value)
-        if found is None:
-            found = escaped[value] = escape(value)
-        return found
 
     out = []
     for s in steps:
