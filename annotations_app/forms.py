@@ -53,7 +53,27 @@ def _at_most(field, message: str, limit: int) -> None:
     field.error_messages["max_length"] = message % {"n": number(limit)}
 
 
-class TagForm(forms.ModelForm):
+class _NamedForm(forms.ModelForm):
+    """A model form whose name is one line and not empty (tags and scores: unique whatever
+    its case); clean methods say each rule in words, the database constraints stay as the
+    backstop."""
+
+    def _clean_name(self, one_line: str, needed: str, taken: str) -> str:
+        name = _single_line(self.cleaned_data["name"], one_line)
+        if not name:
+            raise forms.ValidationError(needed)
+        clash = type(self.instance).objects.filter(name__iexact=name)
+        if self.instance.pk:
+            clash = clash.exclude(pk=self.instance.pk)
+        if clash.exists():
+            raise forms.ValidationError(taken % {"name": clash.first().name})
+        return name
+
+    def validate_constraints(self, exclude=None):
+        return None
+
+
+class TagForm(_NamedForm):
     class Meta:
         model = Tag
         fields = ["name", "colour", "description"]
@@ -79,24 +99,11 @@ class TagForm(forms.ModelForm):
         ]
 
     def clean_name(self):
-        name = _single_line(
-            self.cleaned_data["name"], gettext("The tag name must be one line of text.")
+        return self._clean_name(
+            gettext("The tag name must be one line of text."),
+            gettext("A tag needs a name."),
+            gettext("A tag “%(name)s” already exists; tag names differ by more than case."),
         )
-        if not name:
-            raise forms.ValidationError(gettext("A tag needs a name."))
-        clash = Tag.objects.filter(name__iexact=name)
-        if self.instance.pk:
-            clash = clash.exclude(pk=self.instance.pk)
-        if clash.exists():
-            raise forms.ValidationError(
-                gettext("A tag “%(name)s” already exists; tag names differ by more than case.")
-                % {"name": clash.first().name}
-            )
-        return name
-
-    def validate_constraints(self, exclude=None):
-        # clean_name() has said it in words; the database constraint stays as the backstop.
-        return None
 
 
 class AddTagForm(forms.Form):
@@ -153,7 +160,7 @@ class NoteForm(forms.Form):
         return text.replace("\x00", "")
 
 
-class ScoreForm(forms.ModelForm):
+class ScoreForm(_NamedForm):
     """A score: a name (one line, unique whatever its case, no ``:``, which the list's
     ``score=name:value`` filter uses) and its values, comma-separated, in button order."""
 
@@ -178,21 +185,13 @@ class ScoreForm(forms.ModelForm):
             self.initial["values"] = ", ".join(self.instance.values)
 
     def clean_name(self):
-        name = _single_line(
-            self.cleaned_data["name"], gettext("The score name must be one line of text.")
+        name = self._clean_name(
+            gettext("The score name must be one line of text."),
+            gettext("A score needs a name."),
+            gettext("A score “%(name)s” already exists; score names differ by more than case."),
         )
-        if not name:
-            raise forms.ValidationError(gettext("A score needs a name."))
         if ":" in name or "," in name:
             raise forms.ValidationError(gettext("A score name cannot contain “:” or “,”."))
-        clash = Score.objects.filter(name__iexact=name)
-        if self.instance.pk:
-            clash = clash.exclude(pk=self.instance.pk)
-        if clash.exists():
-            raise forms.ValidationError(
-                gettext("A score “%(name)s” already exists; score names differ by more than case.")
-                % {"name": clash.first().name}
-            )
         return name
 
     def clean_values(self):
@@ -213,9 +212,6 @@ class ScoreForm(forms.ModelForm):
         if len({v.lower() for v in values}) < len(values):
             raise forms.ValidationError(gettext("Each value is given once."))
         return values
-
-    def validate_constraints(self, exclude=None):
-        return None
 
 
 class ScoreValueForm(forms.Form):
@@ -263,7 +259,7 @@ def view_url_problem(url: str) -> str | None:
     return None
 
 
-class SavedViewForm(forms.ModelForm):
+class SavedViewForm(_NamedForm):
     class Meta:
         model = SavedView
         fields = ["name", "url", "shared"]
@@ -305,9 +301,6 @@ class SavedViewForm(forms.ModelForm):
         if problem:
             raise forms.ValidationError(problem)
         return url
-
-    def validate_constraints(self, exclude=None):
-        return None
 
 
 def _scores_from(request, selection: Selection) -> None:

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.cache import cache
 from django.utils import timezone
 from django.utils.translation import gettext_lazy, gettext_noop
 
@@ -88,7 +89,7 @@ def previous_report(window: Window, now: float) -> Report:
     them); reused while the file is unchanged."""
     signature = store.file_signature()
     key = reports.cache_key(signature, window, "overview-only") if signature else None
-    cached = reports.cached_report(key) if key else None
+    cached = cache.get(key) if key else None
     if cached is None:
         cached = reports.recent_report(window, "overview-only")
     if cached is not None:
@@ -105,7 +106,7 @@ def previous_report(window: Window, now: float) -> Report:
         full = overview(totals(figures["platforms"]), roles, [figures["model_totals"]])
         report.overview = {k: v for k, v in full.items() if k not in _ROLE_FIELDS}
     if key:
-        reports.keep_report(key, report)
+        cache.set(key, report, reports.REPORT_TTL)
     reports.keep_latest(window, "overview-only", report)
     return report
 
@@ -212,6 +213,16 @@ def month_to_date_cost(window: Window, now: float) -> tuple[float, float]:
     return float(store.rows(sql, scope.params)[0][0] or 0.0), first
 
 
+def _cache_row(name: str, value, tokens: dict, drilldown: str) -> dict[str, Any]:
+    parts = {k: tokens[k] for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens")}
+    return {
+        name: value,
+        "cache_hit_rate": hit_rate(*parts.values()),
+        **parts,
+        "drilldown": drilldown,
+    }
+
+
 def extras(report: Report, previous: Report | None, drill: Drill) -> Extras:
     """Every figure of this module for ``report`` (and the previous period's report)."""
     out = Extras(previous=previous)
@@ -225,27 +236,10 @@ def extras(report: Report, previous: Report | None, drill: Drill) -> Extras:
         o["total_input_tokens"], o["total_cache_read_tokens"], o["total_cache_write_tokens"]
     )
     out.cache_by_model = [
-        {
-            "model": m["model"],
-            "cache_hit_rate": hit_rate(
-                m["input_tokens"], m["cache_read_tokens"], m["cache_write_tokens"]
-            ),
-            "input_tokens": m["input_tokens"],
-            "cache_read_tokens": m["cache_read_tokens"],
-            "cache_write_tokens": m["cache_write_tokens"],
-            "drilldown": drill.model(m["model"]),
-        }
-        for m in report.models
+        _cache_row("model", m["model"], m, drill.model(m["model"])) for m in report.models
     ]
     out.cache_by_day = [
-        {
-            "day": d.day.isoformat(),
-            "cache_hit_rate": hit_rate(d.input_tokens, d.cache_read_tokens, d.cache_write_tokens),
-            "input_tokens": d.input_tokens,
-            "cache_read_tokens": d.cache_read_tokens,
-            "cache_write_tokens": d.cache_write_tokens,
-            "drilldown": drill.day(d.day),
-        }
+        _cache_row("day", d.day.isoformat(), vars(d), drill.day(d.day))
         for d in report.days_by_start
     ]
     out.cost_by_day_model = [
