@@ -28,7 +28,7 @@ from sessions_app.timefmt import day_start_epoch, local_date
 
 from . import reports, stats
 from .drilldown import Drill
-from .figures import models, pass_figures, platforms
+from .figures import compute, models, platforms
 from .figures.overview import overview
 from .figures.platforms import totals
 from .localtime import offset_segments
@@ -100,7 +100,7 @@ def previous_report(window: Window, now: float) -> Report:
     scope = scope_of(window, now)
     scope, first, last = window_span(scope)
     if scope.sessions:
-        figures = pass_figures(scope, offset_segments(tz, first, last), PREVIOUS_FIGURES)
+        figures = compute(scope, offset_segments(tz, first, last), PREVIOUS_FIGURES)
         report.empty = False
         roles = {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
         full = overview(totals(figures["platforms"]), roles, [figures["model_totals"]])

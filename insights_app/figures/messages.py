@@ -85,7 +85,6 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
     )[0]
     have = summary_store.totals(key, q)
     missing = 0
-    build = None
     if (have.sessions, have.message_count) != (int(n or 0), int(mc or 0)):
         running = summary_store.build_progress(key)
         if running is not None:
@@ -117,9 +116,7 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
             )
             missing = collected.missing
         have = summary_store.totals(key, q)
-        if build is not None:
-            missing = max(0, int(n or 0) - have.sessions)
-    out = MessageFigures(sessions_uncounted=missing, build=build)
+    out = MessageFigures(sessions_uncounted=missing)
     out.roles = have.roles
     out.tools, out.tool_rows = summary_store.tools(key, q)
     out.skills = summary_store.skills(key, q)
