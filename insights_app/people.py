@@ -98,10 +98,6 @@ def people_sql(scope) -> str:
         FROM per WHERE dn IS NOT NULL AND dn <> '' GROUP BY uid, dn"""
 
 
-def _metadata(value):
-    return redact(value) if value and redaction_enabled() else value
-
-
 # How long the users of a window are reused while the file does not change (a "last N days"
 # window slides with the clock: as the insights report's ``REPORT_TTL``).  Measured on the
 # benchmark store in the same rounds: see docs/performance.md.
@@ -128,10 +124,10 @@ def _store_people(window, now: float, profile: str | None) -> dict[str, dict]:
     for uid, dn, platforms, n, messages, tokens, cost, first, last in store.rows(
         people_sql(scope), list(scope.params)
     ):
-        uid = _metadata(uid)
+        uid = redact(uid)
         if platforms is None:  # a display name and when it was last seen
             if uid not in names or (last or 0) > names[uid][0]:
-                names[uid] = (last or 0, _metadata(dn))
+                names[uid] = (last or 0, redact(dn))
             continue
         row = people.setdefault(uid, _empty(uid))
         _add(
@@ -258,11 +254,7 @@ class PeopleTable(KeysetTable):
     def render_sessions(self, value):
         return number(value)
 
-    def render_messages(self, value):
-        return number(value)
-
-    def render_tokens(self, value):
-        return number(value)
+    render_messages = render_tokens = render_sessions
 
     def render_estimated_cost_usd(self, value):
         return usd(value)
@@ -270,8 +262,7 @@ class PeopleTable(KeysetTable):
     def render_first_session_at(self, value):
         return time_html(value)
 
-    def render_last_session_at(self, value):
-        return time_html(value)
+    render_last_session_at = render_first_session_at
 
 
 def sorted_people(rows: list[dict], sort: str) -> tuple[list, str]:

@@ -9,6 +9,7 @@ merge every profile go over the others themselves.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404
@@ -87,19 +88,28 @@ def fallback_store(visible):
     return store
 
 
-def scoped_call(get_response, request, alias, prefix, base):
+@contextmanager
+def _scoped(alias, prefix, base):
     token = set_alias(alias)
     if prefix is not None:
         set_script_prefix(prefix)
     try:
-        response = get_response(request)
+        yield
     finally:
         reset_alias(token)
         if prefix is not None:
             set_script_prefix(base)
+
+
+def scoped_call(get_response, request, alias, prefix, base):
+    with _scoped(alias, prefix, base):
+        response = get_response(request)
     if getattr(response, "streaming", False):
         response.streaming_content = _scoped_stream(response.streaming_content, alias, prefix, base)
     return response
+
+
+_END = object()
 
 
 def _scoped_stream(content, alias, prefix, base):
@@ -107,17 +117,10 @@ def _scoped_stream(content, alias, prefix, base):
     it = iter(content)
     try:
         while True:
-            token = set_alias(alias)
-            if prefix is not None:
-                set_script_prefix(prefix)
-            try:
-                chunk = next(it)
-            except StopIteration:
+            with _scoped(alias, prefix, base):
+                chunk = next(it, _END)
+            if chunk is _END:
                 return
-            finally:
-                reset_alias(token)
-                if prefix is not None:
-                    set_script_prefix(base)
             yield chunk
     finally:
         close = getattr(it, "close", None)

@@ -51,7 +51,6 @@ class ProfileRestriction(models.Model):
         rows = cls.objects.filter(Q(user=user) | Q(group__user=user)).values_list(
             "profiles", flat=True
         )
-        rows = list(rows)
         if not rows:
             return None
         return frozenset().union(*(profile_names(profiles) for profiles in rows))

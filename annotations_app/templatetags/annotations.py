@@ -13,6 +13,7 @@ from profiles_app.links import in_store
 from sessions_app.formatting import per_language_count
 
 from .. import permissions, selectors
+from ..models import Tag
 
 register = template.Library()
 
@@ -39,7 +40,7 @@ def session_annotations(context, session_id: str):
         "found": found,
         "notes": notes,
         "can_annotate": annotate,
-        "addable": [t for t in selectors.all_tags() if t.pk not in have] if annotate else [],
+        "addable": [t for t in Tag.objects.all() if t.pk not in have] if annotate else [],
         "can_manage_tags": permissions.can_manage_tags(user),
         "scores": selectors.session_scores(session_id, user),
     }
