@@ -18,14 +18,7 @@ TAG_DESCRIPTION_CHARS = 300
 NOTE_CHARS = 5_000
 VIEW_NAME_CHARS = 80
 VIEW_URL_CHARS = 2_000
-COLOURS = [
-    ("grey", "grey"),
-    ("blue", "blue"),
-    ("green", "green"),
-    ("amber", "amber"),
-    ("red", "red"),
-    ("purple", "purple"),
-]
+COLOURS = [(colour, colour) for colour in ("grey", "blue", "green", "amber", "red", "purple")]
 
 
 class Tag(models.Model):

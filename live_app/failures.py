@@ -126,21 +126,26 @@ def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict
     cached = failure_cache().get(key)
     if cached and cached[0] == want:
         return cached[1]
-    totals: Counter = Counter()
-    hourly: Counter = Counter()
-    first_hour = None
-    for (hour, source, model, tool, kind), (count, _ids) in _block(
-        start, top, identity, shape, budget
-    ).items():
-        if hour is None or kind is None:
-            continue
-        first_hour = hour if first_hour is None else min(first_hour, hour)
-        totals[(source, model, tool, kind)] += count
-        if kind != "tool_ok":
-            hourly[(hour, kind)] += count
+    groups = _block(start, top, identity, shape, budget)
+    totals, hourly = Counter(), Counter()
+    _add_groups(groups, totals, hourly)
+    first_hour = min(
+        (h for h, *_rest, kind in groups if h is not None and kind is not None), default=None
+    )
     digest = {"first_hour": first_hour, "totals": totals, "hourly": hourly}
     failure_cache().set(key, (want, digest), BLOCK_TTL)
     return digest
+
+
+def _add_groups(groups: dict, totals: Counter, hourly: Counter, wanted=None) -> None:
+    """A block's groups added to the counts per ``(source, model, tool, kind)`` and per
+    ``(hour, kind)``; ``wanted(hour, source, model, tool)`` picks the groups."""
+    for (hour, source, model, tool, kind), (count, _ids) in groups.items():
+        if hour is None or kind is None or (wanted and not wanted(hour, source, model, tool)):
+            continue
+        totals[(source, model, tool, kind)] += count
+        if kind != "tool_ok":
+            hourly[(hour, kind)] += count
 
 
 def failure_cache():
@@ -253,6 +258,10 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
     hourly: Counter = Counter()
     start = (max(first - 1, 0) // BLOCK) * BLOCK
     filtered = bool(f.source or f.model or f.tool)
+
+    def wanted(hour, source, model, tool) -> bool:
+        return hour >= since_hour and (not filtered or _matches(f, source, model, tool))
+
     while start < top:
         if not filtered:
             digest = _digest(start, top, identity, shape, budget)
@@ -262,16 +271,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
                 hourly.update(digest["hourly"])
                 start += BLOCK
                 continue
-        for (hour, source, model, tool, kind), (count, _ids) in _block(
-            start, top, identity, shape, budget
-        ).items():
-            if hour is None or hour < since_hour or kind is None:
-                continue
-            if filtered and not _matches(f, source, model, tool):
-                continue
-            totals[(source, model, tool, kind)] += count
-            if kind != "tool_ok":
-                hourly[(hour, kind)] += count
+        _add_groups(_block(start, top, identity, shape, budget), totals, hourly, wanted)
         start += BLOCK
     kinds: Counter = Counter()
     calls = 0
@@ -333,9 +333,7 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
     )
     models: dict = {}
     for source, raw_model, end_reason, started_at, count in rows:
-        if raw_model not in models:
-            models[raw_model] = redact(short_model(raw_model))
-        source, model = source or "", models[raw_model]
+        source, model = source or "", _display_model(models, raw_model)
         if f.tool or not _matches(f, source, model, ""):
             continue
         total += count
