@@ -303,12 +303,16 @@ class SavedViewForm(_NamedForm):
         return url
 
 
+def _given(request, name: str) -> list[str]:
+    """The first ``MAX_TAG_FILTERS`` non-blank values of a list filter, stripped."""
+    return [v.strip() for v in request.GET.getlist(name) if v.strip()][:MAX_TAG_FILTERS]
+
+
 def _scores_from(request, selection: Selection) -> None:
     """``score=name:value`` (``name:`` or ``name``: any value; several: all of them) and
     ``noscore=name`` (nobody scored it yet).  A score name that does not exist matches no
     session."""
-    wanted = [v.strip() for v in request.GET.getlist("score") if v.strip()][:MAX_TAG_FILTERS]
-    unscored = [v.strip() for v in request.GET.getlist("noscore") if v.strip()][:MAX_TAG_FILTERS]
+    wanted, unscored = _given(request, "score"), _given(request, "noscore")
     if not wanted and not unscored:
         return
     known = {s.name.lower(): s for s in Score.objects.all()}
@@ -331,8 +335,7 @@ def selection_from(request) -> Selection:
     """The annotation filters of a session list URL: ``tag`` (several: all of them),
     ``starred=1``, ``has_note=1``, ``score=``, ``noscore=``.  A tag name nobody uses matches
     no session."""
-    names = [n.strip() for n in request.GET.getlist("tag") if n.strip()][:MAX_TAG_FILTERS]
-    names = [n[:TAG_NAME_CHARS] for n in dict.fromkeys(names)]
+    names = [n[:TAG_NAME_CHARS] for n in dict.fromkeys(_given(request, "tag"))]
     selection = Selection(
         starred_by=request.user if truthy(request.GET.get("starred", "")) else None,
         has_note=truthy(request.GET.get("has_note", "")),

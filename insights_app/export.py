@@ -28,21 +28,13 @@ CSV_TABLES = (
     "cost_by_day_model",
     "reasoning_by_model",
 )
-# The explorer's tables: (Extras attribute, columns).
+# The explorer's tables: the Extras attribute of each, and its columns.
+_CACHE_COLUMNS = ["cache_hit_rate", "input_tokens", "cache_read_tokens", "cache_write_tokens"]
 EXPLORER_TABLES = {
-    "cache_by_model": (
-        "cache_by_model",
-        ["model", "cache_hit_rate", "input_tokens", "cache_read_tokens", "cache_write_tokens"],
-    ),
-    "cache_by_day": (
-        "cache_by_day",
-        ["day", "cache_hit_rate", "input_tokens", "cache_read_tokens", "cache_write_tokens"],
-    ),
-    "cost_by_day_model": ("cost_by_day_model", ["day", "model", "cost"]),
-    "reasoning_by_model": (
-        "reasoning_by_model",
-        ["model", "reasoning_tokens", "output_tokens", "share_of_output"],
-    ),
+    "cache_by_model": ["model", *_CACHE_COLUMNS],
+    "cache_by_day": ["day", *_CACHE_COLUMNS],
+    "cost_by_day_model": ["day", "model", "cost"],
+    "reasoning_by_model": ["model", "reasoning_tokens", "output_tokens", "share_of_output"],
 }
 
 
@@ -89,16 +81,13 @@ def _filename(report: Report, table: str, ext: str) -> str:
 def csv_response(report: Report, table: str, basis: str, extra: Extras) -> HttpResponse:
     """One table of the report as a CSV download, its text cells defused for spreadsheets."""
     if table in EXPLORER_TABLES:
-        attribute, header = EXPLORER_TABLES[table]
-        rows = [[row[k] for k in header] for row in getattr(extra, attribute)]
+        header = EXPLORER_TABLES[table]
+        rows = [[row[k] for k in header] for row in getattr(extra, table)]
     elif table == "models":
         header = [
             "model",
             "sessions",
-            "input_tokens",
-            "output_tokens",
-            "cache_read_tokens",
-            "cache_write_tokens",
+            *TOKEN_KEYS,
             "reasoning_tokens",
             "total_tokens",
             "api_calls",

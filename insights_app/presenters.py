@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from typing import Any
 
 from django.utils.dates import WEEKDAYS_ABBR
@@ -378,9 +379,9 @@ def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
     if report.empty:
         return None
     drill = Drill(window=report.window, now=report.now)
-    totals: dict[str, float] = {}
+    totals: Counter = Counter()
     for row in extra.cost_by_day_model:
-        totals[row["model"]] = totals.get(row["model"], 0.0) + row["cost"]
+        totals[row["model"]] += row["cost"]
     ranked = sorted(totals, key=lambda m: (-totals[m], m))
     css = {m: f"m-{i}" if i < STACKED_MODELS else "m-other" for i, m in enumerate(ranked)}
     legend = [(css[m], m) for m in ranked[:STACKED_MODELS]]
