@@ -121,26 +121,15 @@ def _store_people(window, now: float, profile: str | None) -> dict[str, dict]:
     if not scope.shape.has_column("sessions", "user_id"):
         return people
     names: dict[str, tuple[float, str]] = {}
-    for uid, dn, platforms, n, messages, tokens, cost, first, last in store.rows(
-        people_sql(scope), list(scope.params)
-    ):
-        uid = redact(uid)
+    # Per user: sessions, messages, tokens, cost, first and last start.
+    for uid, dn, platforms, *counts in store.rows(people_sql(scope), list(scope.params)):
+        uid, last = redact(uid), counts[-1]
         if platforms is None:  # a display name and when it was last seen
             if uid not in names or (last or 0) > names[uid][0]:
                 names[uid] = (last or 0, redact(dn))
             continue
         row = people.setdefault(uid, _empty(uid))
-        _add(
-            row,
-            set(platforms.split(",")),
-            {profile} - {None},
-            n,
-            messages,
-            tokens,
-            cost,
-            first,
-            last,
-        )
+        _add(row, set(platforms.split(",")), {profile} - {None}, *counts)
     for uid, (_at, dn) in names.items():
         if uid in people:
             people[uid]["display_name"] = dn
@@ -171,8 +160,8 @@ def _add(row, platforms, profiles, n, messages, tokens, cost, first, last) -> No
     row["estimated_cost_usd"] += cost or 0.0
     firsts = [v for v in (row["first_session_at"], first) if v is not None]
     lasts = [v for v in (row["last_session_at"], last) if v is not None]
-    row["first_session_at"] = min(firsts) if firsts else None
-    row["last_session_at"] = max(lasts) if lasts else None
+    row["first_session_at"] = min(firsts, default=None)
+    row["last_session_at"] = max(lasts, default=None)
 
 
 def people(window, parts, notes: list[str]) -> list[dict]:

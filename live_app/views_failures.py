@@ -7,6 +7,7 @@ shows message content."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 
@@ -78,16 +79,7 @@ def _day(value) -> dt.date | None:
 
 def _link(f: Filters, **changes) -> str:
     """``/failures/`` with these filters: where a count leads (the rows behind it)."""
-    params = {
-        "days": f.days,
-        "source": f.source,
-        "model": f.model,
-        "tool": f.tool,
-        "kind": f.kind,
-        "start": f.start,
-        "end": f.end,
-        **changes,
-    }
+    params = {**dataclasses.asdict(f), **changes}
     return _base(get_script_prefix()) + "?" + urlencode({k: v for k, v in params.items() if v})
 
 
@@ -125,12 +117,8 @@ def _chart(report):
 
 
 def _group_rows(report):
-    for name, groups in (
-        ("tool", report.by_tool),
-        ("model", report.by_model),
-        ("source", report.by_source),
-    ):
-        for g in groups:
+    for name in ("tool", "model", "source"):
+        for g in getattr(report, f"by_{name}"):
             yield name, g
 
 
@@ -237,11 +225,7 @@ def _csv_row(name, g) -> dict:
 def _as_json(report, listing) -> dict:
     return {
         "window": {"days": report.filters.days, "since": report.since, "until": report.now},
-        "filters": {
-            "source": report.filters.source,
-            "model": report.filters.model,
-            "tool": report.filters.tool,
-        },
+        "filters": {k: getattr(report.filters, k) for k in ("source", "model", "tool")},
         "failures": report.failures,
         "by_kind": {k: report.kinds.get(k, 0) for k in KIND_LABELS},
         "tool_calls": report.tool_calls,
