@@ -103,14 +103,10 @@ class AuditEventAdmin(admin.ModelAdmin):
             return found
         return found.filter(Q(profile__in=names) | Q(profile="", session_id=""))
 
-    def has_add_permission(self, request):
-        return False
-
     def has_change_permission(self, request, obj=None):
         return False
 
-    def has_delete_permission(self, request, obj=None):
-        return False
+    has_add_permission = has_delete_permission = has_change_permission
 
 
 @admin.register(ApiToken)
