@@ -500,7 +500,7 @@ def listing_for(f: Filters, *, budget: float) -> tuple[list[dict], list[dict]]:
         ]
         return messages, failed_sessions(f, budget=budget, now=now)[:LIST_LIMIT]
 
-    return kept("failures-list", f, build_listing)
+    return store.while_unchanged("failures-list", f, build_listing, PAGE_TTL)
 
 
 def warm(*, budget: float) -> None:
@@ -510,9 +510,7 @@ def warm(*, budget: float) -> None:
 
 def report_for(f: Filters, *, budget: float) -> Report:
     """The report, reused for a minute while the file is unchanged."""
-    return kept("failures-page", f.counted, lambda: build(f.counted, budget=budget))
-
-
-def kept(prefix: str, f: Filters, compute):
-    """``compute()``, reused for a minute while the file is unchanged."""
-    return store.while_unchanged(prefix, f, compute, PAGE_TTL)
+    counted = f.counted
+    return store.while_unchanged(
+        "failures-page", counted, lambda: build(counted, budget=budget), PAGE_TTL
+    )

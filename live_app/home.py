@@ -112,7 +112,7 @@ def latest_failures(*, budget: float) -> list[dict]:
         rows += failures.failed_sessions(week, budget=budget, now=now)[:LATEST]
         return sorted(rows, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
 
-    return failures.kept("home-failures", week, newest)
+    return store.while_unchanged("home-failures", week, newest, failures.PAGE_TTL)
 
 
 def _figures(today: dt.date, now: float, budget: float) -> dict:

@@ -171,14 +171,10 @@ def paginate(
             following[name], preceding[name] = position, _flip(position)
         else:
             following[name], preceding[name] = _flip(position), position
-    next_positions = _without_absent(following)
-    prev_positions = _without_absent(preceding)
-    has_next = more if forward else True
-    has_prev = bool(token) and bool(positions) if forward else more
-    if has_next:
-        page.next_cursor = encode(keyset, "n", next_positions)
-    if has_prev:
-        page.prev_cursor = encode(keyset, "p", prev_positions)
+    if more or not forward:
+        page.next_cursor = encode(keyset, "n", _without_absent(following))
+    if (token and positions) if forward else more:
+        page.prev_cursor = encode(keyset, "p", _without_absent(preceding))
     return page
 
 
