@@ -24,13 +24,12 @@ from dataclasses import dataclass, field, replace
 
 from django.core.cache import cache, caches
 from django.core.cache.backends.base import InvalidCacheBackendError
-from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from hermes_explorer import store
 from redaction import redact
 from sessions_app.formatting import short_model
-from sessions_app.timefmt import day_end_epoch, day_start_epoch
+from sessions_app.timefmt import day_end_epoch, day_start_epoch, local_date
 
 BLOCK = 20_000
 BLOCK_TTL = 86_400
@@ -90,17 +89,19 @@ def _block_sql(shape) -> str:
     )
 
 
+def _block_key(identity: tuple, start: int) -> str:
+    return hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
+
+
 def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
     """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``, cached with
     the id read up to so a later view reads only what is new.  Keys are ``(hour, source,
     model, tool, kind)`` (the model short and redacted), values ``(count, ids)``: the ids of
     the failing messages (none for good tool results), the rows behind each count."""
-    end = start + BLOCK
-    raw = repr((identity, start, BLOCK)).encode()
-    key = "failures-rows:" + hashlib.sha256(raw).hexdigest()
+    key = "failures-rows:" + _block_key(identity, start)
     cached = failure_cache().get(key)
     upto, merged = cached if cached else (start, {})
-    want = min(end, top)
+    want = min(start + BLOCK, top)
     if upto < want:
         models: dict = {}
         for hour, source, model, tool, kind, count, ids in store.rows(
@@ -119,10 +120,7 @@ def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict
     model, tool, kind)``, per ``(hour, kind)``, first hour), cached beside the block: a few
     hundred entries instead of thousands."""
     want = min(start + BLOCK, top)
-    key = (
-        "failures-rows-digest:"
-        + hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
-    )
+    key = "failures-rows-digest:" + _block_key(identity, start)
     cached = failure_cache().get(key)
     if cached and cached[0] == want:
         return cached[1]
@@ -169,10 +167,6 @@ def _first_id_at(since: float, top: int, budget: float) -> int:
         else:
             low = mid + 1
     return low
-
-
-def local_day(epoch: float) -> str:
-    return dt.datetime.fromtimestamp(epoch, tz=timezone.get_current_timezone()).date().isoformat()
 
 
 @dataclass(frozen=True)
@@ -294,7 +288,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
     days_of: dict[int, str] = {}
     for (hour, kind), count in hourly.items():
         if hour not in days_of:
-            days_of[hour] = local_day(hour * 3600)
+            days_of[hour] = local_date(hour * 3600).isoformat()
         daily[days_of[hour]][kind] += count
     sessions, failed_sessions = _sessions(f, since, shape, groups, kinds, daily, budget)
     report = Report(
@@ -346,7 +340,7 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
         if end_reason in END_FAILURES:
             failed += count
             kinds["session_error"] += count
-            daily[local_day(started_at)]["session_error"] += count
+            daily[local_date(started_at).isoformat()]["session_error"] += count
     return total, failed
 
 

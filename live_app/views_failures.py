@@ -24,7 +24,7 @@ from insights_app import charts
 from sessions_app.exports import stream_export
 from sessions_app.formatting import date_text
 from sessions_app.links import TranscriptLinks
-from sessions_app.timefmt import iso
+from sessions_app.timefmt import iso, local_date
 
 from .failures import (
     KIND_LABELS,
@@ -34,7 +34,6 @@ from .failures import (
     failed_sessions,
     failing_messages,
     listing_for,
-    local_day,
     report_for,
 )
 
@@ -95,8 +94,7 @@ def _chart(report):
         (dt.date.fromisoformat(day), {"failures": sum(kinds.values())})
         for day, kinds in report.by_day
     ]
-    first = dt.date.fromisoformat(local_day(report.since))
-    last = dt.date.fromisoformat(local_day(report.now))
+    first, last = local_date(report.since), local_date(report.now)
     _size, buckets = charts.buckets(rows, first, last)
     columns = [
         charts.Column(
