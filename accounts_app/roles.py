@@ -116,10 +116,9 @@ def required_capability(request) -> Capability | None:
     if match is not None:
         namespace = match.namespace or ""
         name = match.url_name or ""
-        for key in ((namespace, name), (namespace, "*")):
-            if key in URL_RULES:
-                needs.append(URL_RULES[key])
-                break
+        rule = URL_RULES.get((namespace, name)) or URL_RULES.get((namespace, "*"))
+        if rule is not None:
+            needs.append(rule)
         if namespace in ("sessions", "messages", "legacy", "state") and name.startswith(
             EXPORT_NAME_PREFIX
         ):
