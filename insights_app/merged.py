@@ -9,12 +9,18 @@ profiles' (linking into its profile).  :func:`breakdown` shows each profile's sh
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 from collections import Counter
 from typing import Any
 
+from django.core.cache import cache
+from django.db import DatabaseError
 from django.utils.http import urlencode
 
+from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
+from insights_app import explorer, reports, summaries, summary_store
+from insights_app.figures import tool_latency
 from insights_app.figures.activity import activity
 from insights_app.figures.days import DayRow
 from insights_app.figures.messages import skill_breakdown, tool_breakdown
@@ -122,12 +128,6 @@ def _tool_latency(out: Report, parts: list[tuple[Store, Report]]) -> None:
     """Tool latency over every profile's calls (a median of medians is no median): read from
     each profile's stored summaries over the window, kept while the profiles' reports are
     the same ones.  The slowest calls name their profile."""
-    from django.core.cache import cache
-
-    from hermes_explorer import stores as registry
-    from insights_app import reports, summaries, summary_store
-    from insights_app.figures import tool_latency
-
     timed = [(store, r) for store, r in parts if r.tool_latency is not None]
     if not timed:
         out.tool_latency = None
@@ -242,13 +242,6 @@ def link_top_sessions(linked: dict[str, list[dict[str, Any]]]) -> None:
 
 def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: list[str]):
     """``[(store, report, previous report or None)]`` of every store that could be read."""
-    import sqlite3
-
-    from django.db import DatabaseError
-
-    from hermes_explorer import stores as registry
-    from insights_app import explorer
-
     found = []
     for store in parts:
         try:
@@ -266,9 +259,6 @@ def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: li
 
 def month_to_date(parts, window, now: float) -> float:
     """The month-to-date cost of every profile (the projection's base)."""
-    from hermes_explorer import stores as registry
-    from insights_app import explorer
-
     total = 0.0
     for store in parts:
         with registry.using(store):
