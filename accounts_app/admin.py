@@ -15,8 +15,10 @@ from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import Group
 from django.db.models import Q
 
+from profiles_app.access import restricted_to
 from profiles_app.models import ProfileRestriction
 
+from . import tokens
 from .models import ApiToken, AuditEvent
 from .roles import ANALYST, GROUP_OF_ROLE, STAFF, VIEWER, role_of
 
@@ -95,8 +97,6 @@ class AuditEventAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         """A member restricted to some profiles sees their events, and those of no session."""
-        from profiles_app.access import restricted_to
-
         found = super().get_queryset(request)
         names = restricted_to(request)
         if names is None:
@@ -136,8 +136,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request, queryset):
-        from . import tokens
-
         for token in queryset:
             tokens.revoke(token)
 
