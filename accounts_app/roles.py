@@ -146,13 +146,6 @@ STAFF_PERMISSIONS = {
 }
 
 
-def staff_permissions_of(app_config) -> tuple[str, ...]:
-    """Codenames the staff group gets among the permissions of ``app_config``'s models."""
-    return tuple(STAFF_PERMISSIONS.get(app_config.label, ())) + tuple(
-        getattr(app_config, "staff_permissions", ())
-    )
-
-
 def ensure_role_groups(using: str = "default", app_configs=None) -> None:
     """Create the three groups, and give the staff group its permissions, if they are missing:
     after every ``migrate`` and ``flush`` (post_migrate, once per app in ``app_configs``), so
@@ -165,7 +158,10 @@ def ensure_role_groups(using: str = "default", app_configs=None) -> None:
         for name in GROUP_OF_ROLE.values()
     }
     for app_config in app_configs if app_configs is not None else apps.get_app_configs():
-        codenames = staff_permissions_of(app_config)
+        codenames = (
+            *STAFF_PERMISSIONS.get(app_config.label, ()),
+            *getattr(app_config, "staff_permissions", ()),
+        )
         if codenames:
             permissions = Permission.objects.using(using).filter(
                 content_type__app_label=app_config.label, codename__in=codenames

@@ -64,9 +64,6 @@ class AnnotationFiltersMixin:
             )
         return super().unknown_sort_note(sort)
 
-    def _other_filters(self) -> bool:
-        return any(v for k, v in self.request.GET.items() if k not in OWN_PARAMS)
-
     def get_count(self, filtered):
         if not self.selection.active:
             return super().get_count(self._without_scored(filtered))
@@ -76,7 +73,7 @@ class AnnotationFiltersMixin:
             "other filters."
         )
         # Over several profiles this runs once per profile: the note is said once.
-        if self._other_filters():
+        if any(v for k, v in self.request.GET.items() if k not in OWN_PARAMS):
             self._note_once(note)
         return CappedCount(value=n, capped=n > COUNT_CAP)
 

@@ -219,10 +219,6 @@ def heat_level(value: int, peak: int) -> int:
     return max(1, min(HEAT_LEVELS, -(-value * HEAT_LEVELS // peak)))
 
 
-def sessions_text(value: int) -> str:
-    return ngettext("%(n)s session", "%(n)s sessions", value) % {"n": value}
-
-
 def heatmap(
     grid: Sequence[Sequence[int]], *, title: str, desc: str, weekdays: Sequence[str]
 ) -> SafeString:
@@ -246,11 +242,12 @@ def heatmap(
         )
         for hour, value in enumerate(row):
             level = heat_level(value, peak)
+            sessions = ngettext("%(n)s session", "%(n)s sessions", value) % {"n": value}
             out.append(
                 f'<rect class="heat heat-{level}" x="{left + hour * cell}" y="{y}" '
                 f'width="{cell - gap}" height="{cell - gap}" rx="3">'
                 f"<title>{escape(weekdays[d])} {hour:02d}:00–{hour:02d}:59: "
-                f"{escape(sessions_text(value))}</title></rect>"
+                f"{escape(sessions)}</title></rect>"
             )
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every text and attribute above is escaped

@@ -54,10 +54,6 @@ def _bucket(size: str) -> str:
     }.get(size, size)
 
 
-def _with_unit(text: str, unit: str) -> str:
-    return f"{text} {unit}" if unit else text
-
-
 TOP_TOOLS_CHART = 15
 
 
@@ -132,7 +128,7 @@ def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
                 "n": len(series),
                 "first": series[0].label,
                 "last": series[-1].label,
-                "total": _with_unit(fmt(total), unit),
+                "total": f"{fmt(total)} {unit}" if unit else fmt(total),
                 "busiest": busiest,
                 "peak": fmt(peak),
             },

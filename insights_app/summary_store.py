@@ -133,16 +133,11 @@ def calls(key: int, window: Q):
     )
 
 
-def _chunks(ids: list[str]) -> Iterable[list[str]]:
-    for i in range(0, len(ids), IN_CHUNK):
-        yield ids[i : i + IN_CHUNK]
-
-
 def _drop(key: int, ids: list[str]) -> None:
     """Plain ``DELETE`` by the ``(store_key, session_id)`` indexes: the ORM's ``delete()``
     prepares every id of every chunk as a lookup, a second of a big store's first build."""
     with connection.cursor() as cursor:
-        for chunk in _chunks(ids):
+        for chunk in (ids[i : i + IN_CHUNK] for i in range(0, len(ids), IN_CHUNK)):
             marks = ", ".join(["%s"] * len(chunk))
             for model in (SummaryTool, SummarySkill, SummaryCall, StoredSummary):
                 table = connection.ops.quote_name(model._meta.db_table)

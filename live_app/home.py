@@ -204,10 +204,6 @@ def _link(metric: str, span: Period, now: float) -> str:
         return Drill(Window(days=None), now).days(span.first, span.last)
     if metric == "failures":
         days = (local_date(now) - span.first).days + 1
-        return failures_link(days, span.first, span.last)
+        params = {"days": days, "start": span.first, "end": span.last}
+        return reverse("failures:index") + "?" + urlencode(params)
     return _insights(span)
-
-
-def failures_link(days: int, first: dt.date, last: dt.date) -> str:
-    params = {"days": days, "start": first, "end": last}
-    return reverse("failures:index") + "?" + urlencode(params)

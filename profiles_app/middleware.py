@@ -33,10 +33,6 @@ STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|metrics$|static/)")
 ANONYMOUS = re.compile(r"^/(?:accounts/login/|admin/|healthz$|metrics$|i18n/setlang/|static/)")
 
 
-def profile_prefix(name: str, base: str | None = None) -> str:
-    return f"{base if base is not None else '/'}p/{name}/"
-
-
 class StoreScopeMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -58,7 +54,7 @@ class StoreScopeMiddleware:
             if store is None:
                 raise Http404(gettext("No such profile."))
             request.path_info = match.group(2)
-            prefix = profile_prefix(store.name, base)
+            prefix = f"{base}p/{store.name}/"
         elif LEGACY.match(request.path_info):
             store = registry.default_store()
             if store not in visible:
