@@ -131,7 +131,7 @@ class SavedViewLink:
     owner_name: str
 
 
-def tags_by_session(session_ids: Iterable[str], user=None) -> dict[str, list[TagChip]]:
+def tags_by_session(session_ids: Iterable[str]) -> dict[str, list[TagChip]]:
     """Tags only (search hits), in one statement (:func:`page_read.hit_tags`)."""
     ids = list(set(session_ids))
     if not ids:
