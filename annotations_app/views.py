@@ -153,12 +153,7 @@ def add_note(request, session_id: str):
     target = _target_or_404(session_id)
     form = NoteForm(request.POST)
     if not form.is_valid():
-        return render(
-            request,
-            "annotations_app/note_form.html",
-            {"form": form, "session_id": session_id, "note": None},
-            status=400,
-        )
+        return _note_form(request, form, session_id, None)
     services.add_note(request, target, form.cleaned_data["text"])
     messages.success(request, gettext("Note added."))
     return redirect(_session_url(session_id))
@@ -175,12 +170,16 @@ def edit_note(request, note_id: int):
         services.edit_note(request, note, form.cleaned_data["text"])
         messages.success(request, gettext("Note saved."))
         return redirect(_session_url(session_id))
-    status = 400 if request.method == "POST" else 200
+    return _note_form(request, form, session_id, note)
+
+
+def _note_form(request, form, session_id: str, note: Note | None):
+    """The note form again: a 400 when a post was refused."""
     return render(
         request,
         "annotations_app/note_form.html",
         {"form": form, "session_id": session_id, "note": note},
-        status=status,
+        status=400 if request.method == "POST" else 200,
     )
 
 

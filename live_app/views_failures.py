@@ -98,10 +98,10 @@ def _chart(report):
     _size, buckets = charts.buckets(rows, first, last)
     columns = [
         charts.Column(
-            label=b.label,
-            tick=b.tick,
-            value=b.values.get("failures", 0),
-            href=_link(report.filters, start=b.first, end=b.last),
+            b.label,
+            b.tick,
+            b.values.get("failures", 0),
+            _link(report.filters, start=b.first, end=b.last),
         )
         for b in buckets
     ]
