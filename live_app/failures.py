@@ -315,8 +315,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
 
 def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
     """Sessions started in the window, and those that ended with a failure ``end_reason``."""
-    has_end = shape.has_column("sessions", "end_reason")
-    end = "s.end_reason" if has_end else "NULL"
+    end = _col(shape, "sessions", "s", "end_reason")
     total = failed = 0
     rows = store.rows(
         f"SELECT s.source, {_col(shape, 'sessions', 's', 'model')}, {end}, s.started_at, COUNT(*) "
@@ -346,10 +345,7 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
 
 def _group(groups: dict[str, Group], value: str) -> Group:
     key = value or "(unnamed)"
-    group = groups.get(key)
-    if group is None:
-        group = groups[key] = Group(key)
-    return group
+    return groups.setdefault(key, Group(key))
 
 
 def _ranked(groups: dict[str, Group]) -> list[Group]:
