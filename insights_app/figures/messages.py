@@ -23,7 +23,8 @@ from redaction import redact
 
 from .. import summaries as summaries_module
 from .. import summary_build, summary_store
-from ..window import Scope, Window, window_chunks
+from ..summary_build import window_sessions as _window_sessions
+from ..window import Scope, Window
 from . import tool_latency
 
 
@@ -41,12 +42,6 @@ class MessageFigures:
     sessions_uncounted: int = 0  # window sessions the deadline left out
     # (done, total) of a build running in the background, when one does.
     build: tuple[int, int] | None = None
-
-
-def _window_sessions(scope: Scope) -> list[tuple]:
-    """``(id, message_count, started_at, source, model)`` of the window's sessions."""
-    columns = f"s.id, s.message_count, s.started_at, s.source, {scope.scol('model', 'NULL')}"
-    return [row for rows in window_chunks(scope, columns) for row in rows]
 
 
 def message_figures(
@@ -97,12 +92,7 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
                 build=running,
                 latency=({}, {}) if tool_latency.can_time(scope.shape) else None,
             )
-        rows = _window_sessions(scope)
-        stored = summary_store.counts(key, q)
-        ids = {r[0] for r in rows}
-        gone = [sid for sid in stored if sid not in ids]
-        stale = [r for r in rows if r[0] not in stored or stored[r[0]] != r[1]]
-        summary_store.drop(key, gone + [r[0] for r in stale if r[0] in stored])
+        stale = summary_build.stale(key, q, _window_sessions(scope))
         if len(stale) >= summary_build.BACKGROUND_FROM:
             # Too many for this request: ``insights_warm`` computes them; the page says so.
             missing = len(stale)
