@@ -95,7 +95,6 @@ class Drill:
         return head
 
     def day(self, day: dt.date) -> str:
-        """:meth:`days` of one day."""
         head = self._day_head(day)
         base = _url("sessions:list", "/sessions/")
         return f"{base}?{head}&{_FLAGS}" if head else f"{base}?{_FLAGS}"

@@ -88,7 +88,6 @@ def _store() -> _Store:
 
 
 def file_key() -> int:
-    """The key of the state.db open now in the app database (summary_store)."""
     return _store().key
 
 
@@ -258,7 +257,6 @@ def read(session_ids: list[str]) -> list[tuple]:
 def summarise(
     session_ids: list[str], counts: dict[str, int | None], rows: list[tuple]
 ) -> dict[str, SessionSummary]:
-    """The summaries of these sessions from their rows (:func:`read`)."""
     found = {row[0]: row for row in rows}
     return {
         sid: _summary(counts.get(sid), row)

@@ -113,7 +113,6 @@ class Scope:
         ) and store.readers_block_writer()
 
     def scol(self, name: str, default: str = "0") -> str:
-        """``s.<name>`` when the file has the column, else a neutral literal."""
         return f"s.{name}" if self.shape.has_column("sessions", name) else default
 
     def ucol(self, name: str, default: str = "0") -> str:

@@ -60,7 +60,6 @@ _TOOL_ERROR = f"""(
 
 
 def _col(shape, table: str, alias: str, name: str, default: str = "NULL") -> str:
-    """``alias.name`` when this file has the column, else ``default`` (a literal)."""
     return f"{alias}.{name}" if shape.has_column(table, name) else default
 
 
@@ -147,7 +146,6 @@ def _add_groups(groups: dict, totals: Counter, hourly: Counter, wanted=None) -> 
 
 
 def failure_cache():
-    """The ``failures`` cache when configured, else the default one."""
     try:
         return caches["failures"]
     except InvalidCacheBackendError:
@@ -182,7 +180,6 @@ class Filters:
 
     @property
     def counted(self) -> Filters:
-        """The filters the counts use."""
         return replace(self, kind="", start=None, end=None)
 
 

@@ -57,5 +57,4 @@ class ProfileRestriction(models.Model):
 
 
 def profile_names(text: str) -> frozenset[str]:
-    """The profile names of a restriction's comma-separated list."""
     return frozenset(p.strip() for p in text.split(",") if p.strip())
