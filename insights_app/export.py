@@ -54,16 +54,23 @@ def refusal(fmt: str, table: str) -> HttpResponse | None:
 
 
 def json_response(
-    report: Report, linked: dict[str, list[dict[str, Any]]], sessions_url: str, extra: Extras
+    report: Report,
+    linked: dict[str, list[dict[str, Any]]],
+    sessions_url: str,
+    extra: Extras,
+    profiles: list[dict] | None,
 ) -> JsonResponse:
     """Hermes's report dictionary with the page's links, ``drilldown`` (the window's session
-    list) and ``explorer`` (our own figures)."""
+    list), ``explorer`` (our own figures) and, over several profiles, ``profiles`` (one row
+    per profile of the totals)."""
     data = report.as_hermes_dict()
     data["drilldown"] = sessions_url
     data["skills"] = {**data["skills"], "top_skills": linked["top_skills"]}
     data["explorer"] = extra.as_dict()
     for key in ("models", "platforms", "tools", "top_sessions", "daily_by_start_day"):
         data[key] = linked[key]
+    if profiles is not None:
+        data["profiles"] = profiles
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})
     response["Content-Disposition"] = f'inline; filename="{_filename(report, "report", "json")}"'
     return response
