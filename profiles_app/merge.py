@@ -56,10 +56,7 @@ def _compare(keyset: KeysetLike) -> Callable:
             if x == y:
                 continue
             # NULL keys sort first, as SQLite sorts them ascending.
-            if x is None or y is None:
-                less = x is None
-            else:
-                less = x < y
+            less = x is None if x is None or y is None else x < y
             return (-1 if less else 1) * (-1 if desc else 1)
         return (a[1] > b[1]) - (a[1] < b[1])
 
