@@ -128,20 +128,13 @@ def _tally(
             tools[name] += count
             tool_rows[name] += rows
         for skill, loads, edits, last_used in s.skills:
-            entry = skills.get(skill)
-            if entry is None:
-                entry = skills[skill] = {
-                    "skill": skill,
-                    "view_count": 0,
-                    "manage_count": 0,
-                    "last_used_at": None,
-                }
+            entry = skills.setdefault(
+                skill, {"skill": skill, "view_count": 0, "manage_count": 0, "last_used_at": None}
+            )
             entry["view_count"] += loads
             entry["manage_count"] += edits
-            if last_used is not None and (
-                entry["last_used_at"] is None or last_used > entry["last_used_at"]
-            ):
-                entry["last_used_at"] = last_used
+            times = [t for t in (entry["last_used_at"], last_used) if t is not None]
+            entry["last_used_at"] = max(times, default=None)
     return list(skills.values())
 
 

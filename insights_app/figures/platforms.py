@@ -40,13 +40,13 @@ def parts(scope: Scope) -> list[Part]:
 
 def decode(scope: Scope, rows: list[Row]) -> dict[str, dict[str, Any]]:
     """Per source, its sums (numbers as int or float, first and last start as stored)."""
-    out = {}
-    for source, values in rows:
-        out[source] = {
+    return {
+        source: {
             k: v if k in _EPOCHS else as_float(v) if k in _FLOATS else as_int(v)
             for k, v in values.items()
         }
-    return out
+        for source, values in rows
+    }
 
 
 FIGURE = Figure("platforms", parts, decode)
