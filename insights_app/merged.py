@@ -112,16 +112,13 @@ def _skills(reports: list[Report]) -> dict[str, Any]:
 
 
 def _top_sessions(parts: list[tuple[Store, Report]]) -> list[dict[str, Any]]:
-    best: dict[str, dict] = {}
-    order: list[str] = []
+    best: dict[str, dict] = {}  # in the order the metrics are first seen
     for store, report in parts:
         for top in report.top_sessions:
             metric = top["metric"]
-            if metric not in best:
-                order.append(metric)
             if metric not in best or (top["raw_value"] or 0) > (best[metric]["raw_value"] or 0):
                 best[metric] = {**top, "profile": store.name, "store": store}
-    return [best[m] for m in order]
+    return list(best.values())
 
 
 def _tool_latency(out: Report, parts: list[tuple[Store, Report]]) -> None:
@@ -212,24 +209,19 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
 
 def breakdown(parts: list[tuple[Store, Report]], query: dict[str, str]) -> list[dict[str, Any]]:
     """A row per profile: sessions, messages, tokens, cost, top model, and its links."""
-    rows = []
-    for store, report in parts:
-        o = report.overview or {}
-        top = report.models[0]["model"] if report.models else None
-        params = urlencode(query)
-        rows.append(
-            {
-                "profile": store.name,
-                "sessions": o.get("total_sessions", 0),
-                "messages": o.get("total_messages", 0),
-                "total_tokens": o.get("total_tokens", 0),
-                "estimated_cost": o.get("estimated_cost", 0.0),
-                "top_model": top,
-                "url": store_reverse("insights:index", (), store)
-                + (f"?{params}" if params else ""),
-            }
-        )
-    return rows
+    params = urlencode(query)
+    return [
+        {
+            "profile": store.name,
+            "sessions": report.overview.get("total_sessions", 0),
+            "messages": report.overview.get("total_messages", 0),
+            "total_tokens": report.overview.get("total_tokens", 0),
+            "estimated_cost": report.overview.get("estimated_cost", 0.0),
+            "top_model": report.models[0]["model"] if report.models else None,
+            "url": store_reverse("insights:index", (), store) + (f"?{params}" if params else ""),
+        }
+        for store, report in parts
+    ]
 
 
 def link_top_sessions(linked: dict[str, list[dict[str, Any]]]) -> None:
