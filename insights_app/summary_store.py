@@ -175,6 +175,7 @@ def _insert(model, columns: tuple[str, ...], rows: list[tuple]) -> None:
 
 
 _COMMON = ("store_key", "session_id", "started_at", "source", "model")
+_HEAD_COLUMNS = (*_COMMON, "message_count", "user", "assistant", "tool", "stored", "updated_at")
 
 
 def save(key: int, summaries: dict, attributes: dict[str, Attributes]) -> None:
@@ -198,19 +199,7 @@ def save(key: int, summaries: dict, attributes: dict[str, Attributes]) -> None:
             with transaction.atomic():
                 if attempt > 1:
                     _drop(key, list(summaries))
-                _insert(
-                    StoredSummary,
-                    (
-                        *_COMMON,
-                        "message_count",
-                        "user",
-                        "assistant",
-                        "tool",
-                        "stored",
-                        "updated_at",
-                    ),
-                    heads,
-                )
+                _insert(StoredSummary, _HEAD_COLUMNS, heads)
                 _insert(SummaryTool, (*_COMMON, "tool_name", "count", "result_rows"), tool_rows)
                 _insert(
                     SummarySkill, (*_COMMON, "skill", "loads", "edits", "last_used"), skill_rows
