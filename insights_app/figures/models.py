@@ -28,6 +28,7 @@ from sessions_app.formatting import short_model
 
 from ..window import Scope
 from . import day_models
+from .per_session import USAGE
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
 
 COLUMNS = (
@@ -43,15 +44,9 @@ COLUMNS = (
     ("tool_calls", "SUM(tc)"),
 )
 _FLOATS = frozenset({"cost", "actual_cost"})
-# A session's residual per counter: what its own counter has beyond its usage rows.
+# Per counter but reasoning, a session's residual: what its counter has beyond its usage rows.
 _RESIDUAL = {
-    "in": "MAX(0, s_in - u_in)",
-    "out": "MAX(0, s_out - u_out)",
-    "cr": "MAX(0, s_cr - u_cr)",
-    "cw": "MAX(0, s_cw - u_cw)",
-    "api": "MAX(0, s_api - u_api)",
-    "cost": "MAX(0.0, s_cost - u_cost)",
-    "actual": "MAX(0.0, s_actual - u_actual)",
+    key: f"MAX({zero}, s_{key} - u_{key})" for _column, _short, key, zero in USAGE if key != "rs"
 }
 
 
