@@ -39,10 +39,7 @@ class DayRow:
             "day": self.day.isoformat(),
             "sessions": self.sessions,
             "messages": self.messages,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_read_tokens": self.cache_read_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
+            **{k: getattr(self, k) for k in TOKEN_KEYS},
             "total_tokens": self.total_tokens,
             "cost": self.cost,
         }

@@ -102,10 +102,7 @@ def table(
             {
                 "model": name,
                 "sessions": 0,
-                "input_tokens": 0,
-                "output_tokens": 0,
-                "cache_read_tokens": 0,
-                "cache_write_tokens": 0,
+                **dict.fromkeys(TOKEN_KEYS, 0),
                 "reasoning_tokens": 0,
                 "total_tokens": 0,
                 "api_calls": 0,
