@@ -43,6 +43,7 @@ from sessions_app.templatetags.explorer import source_badge, time_html
 from sessions_app.timefmt import iso
 
 from . import stats
+from .figures.registry import TOKEN_KEYS
 from .forms import InsightsForm
 from .profiles import merged_sources
 from .window import scope_of, window_span
@@ -59,7 +60,6 @@ COLUMNS = [
     "first_session_at",
     "last_session_at",
 ]
-_TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 def people_sql(scope) -> str:
@@ -68,7 +68,7 @@ def people_sql(scope) -> str:
     c, u = scope.scol, scope.ucol
     if scope.has_usage:
         # Each counter: its usage rows plus the session's residual (never below them).
-        sums = [f"MAX(COALESCE({c(n)}, 0), COALESCE(SUM({u(n)}), 0))" for n in _TOKENS]
+        sums = [f"MAX(COALESCE({c(n)}, 0), COALESCE(SUM({u(n)}), 0))" for n in TOKEN_KEYS]
         cost = (
             f"MAX(COALESCE({c('estimated_cost_usd', 'NULL')}, 0.0),"
             f" COALESCE(SUM({u('estimated_cost_usd', 'NULL')}), 0.0))"
@@ -80,7 +80,7 @@ def people_sql(scope) -> str:
         join = "LEFT JOIN session_model_usage u ON u.session_id = s.id"
         group = f"GROUP BY {'+' if scope.narrow else ''}s.rowid"
     else:
-        sums = [f"COALESCE({c(n)}, 0)" for n in _TOKENS]
+        sums = [f"COALESCE({c(n)}, 0)" for n in TOKEN_KEYS]
         cost, join, group = f"COALESCE({c('estimated_cost_usd', 'NULL')}, 0.0)", "", ""
     name = c("display_name", "NULL")
     return f"""

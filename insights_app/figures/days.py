@@ -68,10 +68,7 @@ def decode(scope: Scope, rows: list[Row]) -> list[DayRow]:
             EPOCH_DAY0 + dt.timedelta(days=int(key)),
             as_int(v["sessions"]),
             as_int(v["messages"]),
-            as_int(v["input_tokens"]),
-            as_int(v["output_tokens"]),
-            as_int(v["cache_read_tokens"]),
-            as_int(v["cache_write_tokens"]),
+            *(as_int(v[k]) for k in TOKEN_KEYS),
             as_float(v["cost"]),
         )
         for key, v in rows
