@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy, gettext_noop
 from hermes_explorer import store
 from sessions_app.timefmt import day_start_epoch, local_date
 
-from . import reports, stats
+from . import reports, stats, summary_store
 from .drilldown import Drill
 from .figures import compute, models, platforms
 from .figures.overview import overview
@@ -81,7 +81,7 @@ def previous_window(window: Window, now: float) -> Window | None:
 # The pass of the previous period: the overview's sums only.
 PREVIOUS_FIGURES = (platforms.ALL_SOURCES, models.TOTALS)
 # Overview fields that need the messages (roles): not computed for the previous period.
-_ROLE_FIELDS = ("user_messages", "assistant_messages", "tool_messages", "stored_messages")
+_ROLE_FIELDS = tuple(f"{role}_messages" for role in summary_store.ROLES)
 
 
 def previous_report(window: Window, now: float) -> Report:
@@ -102,7 +102,7 @@ def previous_report(window: Window, now: float) -> Report:
     if scope.sessions:
         figures = compute(scope, offset_segments(tz, first, last), PREVIOUS_FIGURES)
         report.empty = False
-        roles = {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
+        roles = dict.fromkeys(summary_store.ROLES, 0)
         full = overview(totals(figures["platforms"]), roles, [figures["model_totals"]])
         report.overview = {k: v for k, v in full.items() if k not in _ROLE_FIELDS}
     if key:

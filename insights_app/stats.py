@@ -184,13 +184,7 @@ def _set_messages(report: Report, messages) -> None:
     # cannot pair or time calls).
     found = messages.latency
     report.tool_latency = None if found is None else tool_latency.latency_rows(*found)
-    roles = messages.roles
-    report.overview.update(
-        user_messages=roles["user"],
-        assistant_messages=roles["assistant"],
-        tool_messages=roles["tool"],
-        stored_messages=roles["stored"],
-    )
+    report.overview.update({f"{role}_messages": n for role, n in messages.roles.items()})
 
 
 def with_messages(report: Report, *, collect_seconds: float | None = None) -> Report:

@@ -30,9 +30,7 @@ from . import tool_latency
 
 @dataclass
 class MessageFigures:
-    roles: dict[str, int] = field(
-        default_factory=lambda: {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
-    )
+    roles: dict[str, int] = field(default_factory=lambda: dict.fromkeys(summary_store.ROLES, 0))
     tools: Counter = field(default_factory=Counter)
     tool_rows: Counter = field(default_factory=Counter)  # result rows per tool (ours)
     skills: list[dict[str, Any]] = field(default_factory=list)
@@ -120,10 +118,8 @@ def _tally(
 ) -> list[dict[str, Any]]:
     skills: dict[str, dict[str, Any]] = {}
     for s in summaries:
-        roles["user"] += s.user
-        roles["assistant"] += s.assistant
-        roles["tool"] += s.tool
-        roles["stored"] += s.stored
+        for role in summary_store.ROLES:
+            roles[role] += getattr(s, role)
         for name, count, rows in s.tools:
             tools[name] += count
             tool_rows[name] += rows
