@@ -53,10 +53,8 @@ class SortKeys(models.Model):
         abstract = True
 
     def copy_keys(self, target: AnnotatedSession) -> None:
-        self.store = target.store
-        self.session_id = target.session_id
-        self.started_at = target.started_at
-        self.source = target.source
+        for name in ("store", "session_id", "started_at", "source"):
+            setattr(self, name, getattr(target, name))
 
 
 class AnnotatedSession(SortKeys):
