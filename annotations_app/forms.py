@@ -17,10 +17,7 @@ from .models import (
     SCORE_MAX_VALUES,
     SCORE_NAME_CHARS,
     SCORE_VALUE_CHARS,
-    TAG_DESCRIPTION_CHARS,
     TAG_NAME_CHARS,
-    VIEW_NAME_CHARS,
-    VIEW_URL_CHARS,
     SavedView,
     Score,
     Tag,
@@ -48,15 +45,20 @@ def _single_line(value: str, problem: str) -> str:
     return value
 
 
-def _at_most(field, message: str, limit: int) -> None:
-    # Set when the form is made, so that the message is in the page's language.
-    field.error_messages["max_length"] = message % {"n": number(limit)}
-
-
 class _NamedForm(forms.ModelForm):
     """A model form whose name is one line and not empty (tags and scores: unique whatever
     its case); clean methods say each rule in words, the database constraints stay as the
     backstop."""
+
+    # Per field, what its length limit says (``%(n)s``: the limit).
+    too_long: dict = {}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, message in self.too_long.items():
+            # Set when the form is made, so that the message is in the page's language.
+            field = self.fields[name]
+            field.error_messages["max_length"] = message % {"n": number(field.max_length)}
 
     def _clean_name(self, one_line: str, needed: str, taken: str) -> str:
         name = _single_line(self.cleaned_data["name"], one_line)
@@ -83,19 +85,16 @@ class TagForm(_NamedForm):
             "description": gettext_lazy("Description"),
         }
 
+    too_long = {
+        "name": gettext_lazy("A tag name has at most %(n)s characters."),
+        "description": gettext_lazy("A description has at most %(n)s characters."),
+    }
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        fields = self.fields
-        _at_most(
-            fields["name"], gettext("A tag name has at most %(n)s characters."), TAG_NAME_CHARS
-        )
-        _at_most(
-            fields["description"],
-            gettext("A description has at most %(n)s characters."),
-            TAG_DESCRIPTION_CHARS,
-        )
-        fields["colour"].choices = [
-            (value, COLOUR_LABELS.get(value, label)) for value, label in fields["colour"].choices
+        colour = self.fields["colour"]
+        colour.choices = [
+            (value, COLOUR_LABELS.get(value, label)) for value, label in colour.choices
         ]
 
     def clean_name(self):
@@ -174,13 +173,10 @@ class ScoreForm(_NamedForm):
         fields = ["name", "values"]
         labels = {"name": gettext_lazy("Name")}
 
+    too_long = {"name": gettext_lazy("A score name has at most %(n)s characters.")}
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        _at_most(
-            self.fields["name"],
-            gettext("A score name has at most %(n)s characters."),
-            SCORE_NAME_CHARS,
-        )
         if self.instance.pk and not self.is_bound:
             self.initial["values"] = ", ".join(self.instance.values)
 
@@ -269,19 +265,14 @@ class SavedViewForm(_NamedForm):
             "shared": gettext_lazy("Share with the team"),
         }
 
+    too_long = {
+        "name": gettext_lazy("A view name has at most %(n)s characters."),
+        "url": gettext_lazy("A page address has at most %(n)s characters."),
+    }
+
     def __init__(self, *args, owner, **kwargs):
         super().__init__(*args, **kwargs)
         self.owner = owner
-        _at_most(
-            self.fields["name"],
-            gettext("A view name has at most %(n)s characters."),
-            VIEW_NAME_CHARS,
-        )
-        _at_most(
-            self.fields["url"],
-            gettext("A page address has at most %(n)s characters."),
-            VIEW_URL_CHARS,
-        )
 
     def clean_name(self):
         name = _single_line(
