@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from typing import Any
 
 from django.utils.dates import WEEKDAYS_ABBR
@@ -388,11 +388,9 @@ def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
     span = _span(report, report.days_by_start)
     out: dict[str, Any] = {"legend": legend}
     if span is not None:
-        per_day: dict[dt.date, dict[str, float]] = {}
+        per_day: dict[dt.date, Counter] = defaultdict(Counter)
         for row in extra.cost_by_day_model:
-            day = dt.date.fromisoformat(row["day"])
-            values = per_day.setdefault(day, {})
-            values[css[row["model"]]] = values.get(css[row["model"]], 0.0) + row["cost"]
+            per_day[dt.date.fromisoformat(row["day"])][css[row["model"]]] += row["cost"]
         size, series = charts.buckets(sorted(per_day.items()), *span)
         order = [c for c, _ in legend]
         out["cost_by_model"] = charts.column_chart(
