@@ -176,14 +176,12 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
         _add_rows([r.platforms for r in reports], "platform").values(),
         key=lambda p: (-p["sessions"], p["platform"]),
     )
-    tools: Counter = Counter()
+    tools, result_rows = Counter(), Counter()
     for report in reports:
         for tool in report.tools:
             tools[tool["tool"]] += tool["count"]
-    out.tools = tool_breakdown(tools)
-    result_rows: Counter = Counter()
-    for report in reports:
         result_rows.update(report.tool_result_rows)
+    out.tools = tool_breakdown(tools)
     out.tool_result_rows = dict(result_rows)
     out.skills = _skills(reports)
     _tool_latency(out, parts)
