@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 
 from django.utils.translation import gettext_lazy
 
@@ -67,20 +68,11 @@ def has_capability(user, capability: Capability) -> bool:
     return role is not None and _RANK[role] >= _RANK[capability.minimum]
 
 
-def can_see_content(user) -> bool:
-    return has_capability(user, CONTENT)
-
-
-def can_export(user) -> bool:
-    return has_capability(user, EXPORT)
-
-
-def can_use_sql(user) -> bool:
-    return has_capability(user, SQL)
-
-
-def can_reveal(user) -> bool:
-    return has_capability(user, REVEAL)
+# ``can_…(user)``: whether the user has that capability.
+can_see_content = partial(has_capability, capability=CONTENT)
+can_export = partial(has_capability, capability=EXPORT)
+can_use_sql = partial(has_capability, capability=SQL)
+can_reveal = partial(has_capability, capability=REVEAL)
 
 
 # Enforcement -------------------------------------------------------------------------------
