@@ -113,7 +113,9 @@ def add_new_tag(request, session_id: str):
 def remove_tag(request, session_id: str, tag_id: int):
     if not permissions.can_annotate(request.user):
         return forbidden(request, permissions.ANNOTATE)
-    target = targets.existing_target(session_id)
+    target = AnnotatedSession.objects.filter(
+        store=targets.current_store(), session_id=session_id
+    ).first()
     tag = Tag.objects.filter(pk=tag_id).first()
     if target is not None and tag is not None and services.remove_tag(request, target, tag):
         messages.success(request, gettext("Tag “%(name)s” removed.") % {"name": tag.name})
