@@ -40,17 +40,14 @@ EXPLORER_TABLES = {
 
 def refusal(fmt: str, table: str) -> HttpResponse | None:
     """A 400 for an ``_export`` this page does not make (checked before any query); else None."""
+    tables = "|".join(CSV_TABLES)
     if fmt not in ("", "json", "csv"):
-        return HttpResponseBadRequest(
-            "Unknown _export format: use json, or csv with table=" + "|".join(CSV_TABLES) + ".",
-            content_type="text/plain; charset=utf-8",
-        )
-    if fmt == "csv" and table not in CSV_TABLES:
-        return HttpResponseBadRequest(
-            "CSV export needs table=" + "|".join(CSV_TABLES) + ".",
-            content_type="text/plain; charset=utf-8",
-        )
-    return None
+        message = f"Unknown _export format: use json, or csv with table={tables}."
+    elif fmt == "csv" and table not in CSV_TABLES:
+        message = f"CSV export needs table={tables}."
+    else:
+        return None
+    return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
 
 
 def json_response(
