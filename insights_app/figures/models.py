@@ -170,22 +170,17 @@ def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
     marks = ", ".join(["%s"] * len(named)) or "NULL"
     null_model = " OR s.model IS NULL" if None in fulls else ""
 
-    def rows_sum(col: str, default: str = "0") -> str:
-        return (
-            f"(SELECT COALESCE(SUM({u(col, default)}), 0) FROM session_model_usage u"
-            " WHERE u.session_id = s.id)"
-        )
-
-    over = [
-        ("s.input_tokens", rows_sum("input_tokens")),
-        ("s.output_tokens", rows_sum("output_tokens")),
-        (scope.scol("cache_read_tokens"), rows_sum("cache_read_tokens")),
-        (scope.scol("cache_write_tokens"), rows_sum("cache_write_tokens")),
-        (scope.scol("api_call_count"), rows_sum("api_call_count")),
-        (scope.scol("estimated_cost_usd", "NULL"), rows_sum("estimated_cost_usd", "NULL")),
-        (scope.scol("actual_cost_usd", "NULL"), rows_sum("actual_cost_usd", "NULL")),
-    ]
-    has_residual = " OR ".join(f"COALESCE({own}, 0) > {rows}" for own, rows in over)
+    # Per counter but reasoning (as :data:`_RESIDUAL`): its own against its usage rows' sum.
+    residuals = []
+    for column, _short, key, zero in USAGE:
+        if key != "rs":
+            default = "NULL" if zero == "0.0" else "0"
+            rows = (
+                f"(SELECT COALESCE(SUM({u(column, default)}), 0) FROM session_model_usage u"
+                " WHERE u.session_id = s.id)"
+            )
+            residuals.append(f"COALESCE({scope.scol(column, default)}, 0) > {rows}")
+    has_residual = " OR ".join(residuals)
     sql = f"""SELECT COUNT(DISTINCT sid) FROM (
         SELECT u.session_id AS sid FROM session_model_usage u
         WHERE u.model IN ({marks}) AND u.session_id IN ({scope.session_ids})
