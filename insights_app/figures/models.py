@@ -130,16 +130,10 @@ FIGURE = Figure("models", parts, decode, usage_rows=True)
 def totals_parts(scope: Scope) -> list[Part]:
     # Over all models a session's rows plus residual are the larger of its counter and their
     # sum, so the totals need no grouping by model.
+    names = (*TOKEN_KEYS, "api_calls", "cost")
+    keys = ("in", "out", "cr", "cw", "api", "cost")
     summed = {
-        name: f"SUM(u_{key} + {_RESIDUAL[key]})"
-        for name, key in (
-            ("input_tokens", "in"),
-            ("output_tokens", "out"),
-            ("cache_read_tokens", "cr"),
-            ("cache_write_tokens", "cw"),
-            ("api_calls", "api"),
-            ("cost", "cost"),
-        )
+        name: f"SUM(u_{key} + {_RESIDUAL[key]})" for name, key in zip(names, keys, strict=True)
     }
     if scope.has_usage:
         reasoning = "SUM(u_rs)"  # residual reasoning is 0 where the file has usage rows
