@@ -419,13 +419,7 @@ def failing_messages(f: Filters, *, budget: float, now: float | None = None, lim
             chunk = []
             for mid, sid, ts, title_of in rows:
                 _hour, source, model, tool, kind = groups[mid]
-                chunk.append(
-                    {
-                        **_failure(kind, ts, sid, title_of, source, model),
-                        "message_id": mid,
-                        "tool": tool,
-                    }
-                )
+                chunk.append(_failure(kind, ts, sid, title_of, source, model, mid, tool))
             yield chunk
         limit = None if limit is None else limit - len(ids)
         start -= BLOCK
@@ -459,7 +453,9 @@ def failed_sessions(f: Filters, *, budget: float, now: float | None = None) -> l
     return out
 
 
-def _failure(kind: str, when, session_id: str, title, source, model: str) -> dict:
+def _failure(
+    kind: str, when, session_id: str, title, source, model: str, message_id=None, tool: str = ""
+) -> dict:
     """One failure as the list and the export show it (metadata only)."""
     return {
         "kind": kind,
@@ -467,8 +463,8 @@ def _failure(kind: str, when, session_id: str, title, source, model: str) -> dic
         "timestamp": when,
         "session_id": session_id,
         "title": redact(title or ""),
-        "message_id": None,
-        "tool": "",
+        "message_id": message_id,
+        "tool": tool,
         "model": model,
         "source": source or "",
         "end_reason": "",
