@@ -15,8 +15,10 @@ from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import Group
 from django.db.models import Q
 
+from profiles_app.access import restricted_to
 from profiles_app.models import ProfileRestriction
 
+from . import tokens
 from .models import ApiToken, AuditEvent
 from .roles import ANALYST, GROUP_OF_ROLE, STAFF, VIEWER, role_of
 
@@ -95,22 +97,16 @@ class AuditEventAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         """A member restricted to some profiles sees their events, and those of no session."""
-        from profiles_app.access import restricted_to
-
         found = super().get_queryset(request)
         names = restricted_to(request)
         if names is None:
             return found
         return found.filter(Q(profile__in=names) | Q(profile="", session_id=""))
 
-    def has_add_permission(self, request):
-        return False
-
     def has_change_permission(self, request, obj=None):
         return False
 
-    def has_delete_permission(self, request, obj=None):
-        return False
+    has_add_permission = has_delete_permission = has_change_permission
 
 
 @admin.register(ApiToken)
@@ -140,8 +136,6 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     @admin.action(description="Revoke the selected tokens")
     def revoke(self, request, queryset):
-        from . import tokens
-
         for token in queryset:
             tokens.revoke(token)
 

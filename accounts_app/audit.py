@@ -13,18 +13,14 @@ def record(
     request, action: str, *, session_id: str = "", message_id: int | None = None, detail: str = ""
 ) -> AuditEvent:
     """Log ``action`` (``AuditEvent.REVEAL``, ``AuditEvent.SQL``) by the request's user."""
+    store = getattr(request, "store", None)
     return AuditEvent.objects.create(
         user=request.user,
         username=request.user.get_username(),
         action=action,
-        profile=_profile(request),
+        profile=store.name[:200] if store is not None else "",
         session_id=session_id[:200],
         message_id=message_id,
         detail=detail[:DETAIL_CHARS],
         ip=client_ip(request),
     )
-
-
-def _profile(request) -> str:
-    store = getattr(request, "store", None)
-    return store.name[:200] if store is not None else ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.deprecation import MiddlewareMixin
 
 from .roles import (
     API_PATH,
@@ -46,18 +47,12 @@ def forbidden(request, capability: Capability):
     )
 
 
-class RoleAccessMiddleware:
+class RoleAccessMiddleware(MiddlewareMixin):
     """403 for a request the user's role does not allow (see ``roles.required_capability``).
 
     Runs after ``LoginRequiredMiddleware``: the only anonymous requests left are for views
     marked ``login_not_required``, which need no role.
     """
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        return self.get_response(request)
 
     def process_view(self, request, view_func, view_args, view_kwargs):
         user = getattr(request, "user", None)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
+from django.utils.translation import pgettext
 
 
 class AuditEvent(models.Model):
@@ -86,8 +88,6 @@ class ApiToken(models.Model):
 
     @property
     def status(self) -> str:
-        from django.utils import timezone
-
         if self.revoked_at:
             return "revoked"
         if self.expires_at and self.expires_at <= timezone.now():
@@ -97,8 +97,6 @@ class ApiToken(models.Model):
     @property
     def status_label(self) -> str:
         """The status in the page's language."""
-        from django.utils.translation import pgettext
-
         return {
             "revoked": pgettext("token status", "revoked"),
             "expired": pgettext("token status", "expired"),

@@ -15,9 +15,6 @@ from .roles import role_of
 
 log = logging.getLogger("hermes_explorer.requests")
 
-# The attributes a request's record carries (and a JSON line holds).
-FIELDS = ("user", "role", "method", "path", "view", "profile", "status", "duration_ms")
-
 
 class RequestLogMiddleware:
     def __init__(self, get_response):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 
 from django.utils.translation import gettext_lazy
 
@@ -67,20 +68,11 @@ def has_capability(user, capability: Capability) -> bool:
     return role is not None and _RANK[role] >= _RANK[capability.minimum]
 
 
-def can_see_content(user) -> bool:
-    return has_capability(user, CONTENT)
-
-
-def can_export(user) -> bool:
-    return has_capability(user, EXPORT)
-
-
-def can_use_sql(user) -> bool:
-    return has_capability(user, SQL)
-
-
-def can_reveal(user) -> bool:
-    return has_capability(user, REVEAL)
+# ``can_…(user)``: whether the user has that capability.
+can_see_content = partial(has_capability, capability=CONTENT)
+can_export = partial(has_capability, capability=EXPORT)
+can_use_sql = partial(has_capability, capability=SQL)
+can_reveal = partial(has_capability, capability=REVEAL)
 
 
 # Enforcement -------------------------------------------------------------------------------
@@ -116,10 +108,9 @@ def required_capability(request) -> Capability | None:
     if match is not None:
         namespace = match.namespace or ""
         name = match.url_name or ""
-        for key in ((namespace, name), (namespace, "*")):
-            if key in URL_RULES:
-                needs.append(URL_RULES[key])
-                break
+        rule = URL_RULES.get((namespace, name)) or URL_RULES.get((namespace, "*"))
+        if rule is not None:
+            needs.append(rule)
         if namespace in ("sessions", "messages", "legacy", "state") and name.startswith(
             EXPORT_NAME_PREFIX
         ):
@@ -147,13 +138,6 @@ STAFF_PERMISSIONS = {
 }
 
 
-def staff_permissions_of(app_config) -> tuple[str, ...]:
-    """Codenames the staff group gets among the permissions of ``app_config``'s models."""
-    return tuple(STAFF_PERMISSIONS.get(app_config.label, ())) + tuple(
-        getattr(app_config, "staff_permissions", ())
-    )
-
-
 def ensure_role_groups(using: str = "default", app_configs=None) -> None:
     """Create the three groups, and give the staff group its permissions, if they are missing:
     after every ``migrate`` and ``flush`` (post_migrate, once per app in ``app_configs``), so
@@ -166,7 +150,10 @@ def ensure_role_groups(using: str = "default", app_configs=None) -> None:
         for name in GROUP_OF_ROLE.values()
     }
     for app_config in app_configs if app_configs is not None else apps.get_app_configs():
-        codenames = staff_permissions_of(app_config)
+        codenames = (
+            *STAFF_PERMISSIONS.get(app_config.label, ()),
+            *getattr(app_config, "staff_permissions", ()),
+        )
         if codenames:
             permissions = Permission.objects.using(using).filter(
                 content_type__app_label=app_config.label, codename__in=codenames

@@ -62,7 +62,7 @@ def _basic(request, value: str):
     try:
         decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
-        return None, _refusal(request, 401, "Malformed Basic credentials.", challenge=True)
+        decoded = ""  # malformed, as below
     username, sep, password = decoded.partition(":")
     if not sep or not username:
         return None, _refusal(request, 401, "Malformed Basic credentials.", challenge=True)

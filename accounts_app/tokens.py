@@ -60,11 +60,9 @@ def user_for(text: str):
     token = ApiToken.objects.select_related("user").filter(key_id=key_id).first()
     if token is None or not hmac.compare_digest(token.secret_hash, _digest(secret)):
         return None
+    if token.status != "active" or not token.user.is_active:
+        return None
     now = timezone.now()
-    if token.revoked_at or (token.expires_at and token.expires_at <= now):
-        return None
-    if not token.user.is_active:
-        return None
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_EVERY:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token.user

@@ -46,11 +46,10 @@ class NoteAdmin(admin.ModelAdmin):
         # Annotations are keyed by profile name when several profiles are served.
         return found.filter(target__store__in=names)
 
-    def has_add_permission(self, request):
-        return False
-
     def has_change_permission(self, request, obj=None):
         return False
+
+    has_add_permission = has_change_permission
 
     def delete_model(self, request, obj):
         services.delete_note(request, obj)
@@ -76,11 +75,10 @@ class SavedViewAdmin(admin.ModelAdmin):
             found = found.exclude(url__startswith=f"/p/{name}/")
         return found
 
-    def has_add_permission(self, request):
-        return False
-
     def has_change_permission(self, request, obj=None):
         return False
+
+    has_add_permission = has_change_permission
 
 
 @admin.register(Score)

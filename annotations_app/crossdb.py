@@ -82,17 +82,15 @@ class Selection:
             return AnnotatedSession.objects.none()
         rest: list[Tag] = []
         scores = list(self.scores)
+        ref = "target_id"
         if self.tags:
             qs = SessionTag.objects.filter(tag=self.tags[0], store=store)
-            ref = "target_id"
             rest = self.tags[1:]
         elif self.starred_by is not None:
             qs = Star.objects.filter(user=self.starred_by, store=store)
-            ref = "target_id"
         elif scores:
             score, value = scores.pop(0)
             qs = _scored(score, value, store=store)
-            ref = "target_id"
         else:
             qs = AnnotatedSession.objects.filter(store=store, notes_count__gt=0)
             ref = "pk"
@@ -233,11 +231,9 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
         else:
             page.next_cursor = stop
     if rows:
-        has_next = more if not reverse else True
-        has_prev = (values is not None) if not reverse else more
-        if has_next and page.next_cursor is None:
+        if (more or reverse) and page.next_cursor is None:
             page.next_cursor = keyset.encode(rows[-1], "n")
-        if has_prev and page.prev_cursor is None:
+        if (more if reverse else values is not None) and page.prev_cursor is None:
             page.prev_cursor = keyset.encode(rows[0], "p")
     elif values is not None and reverse:
         page.prev_cursor = token

@@ -17,10 +17,7 @@ from .models import (
     SCORE_MAX_VALUES,
     SCORE_NAME_CHARS,
     SCORE_VALUE_CHARS,
-    TAG_DESCRIPTION_CHARS,
     TAG_NAME_CHARS,
-    VIEW_NAME_CHARS,
-    VIEW_URL_CHARS,
     SavedView,
     Score,
     Tag,
@@ -48,12 +45,37 @@ def _single_line(value: str, problem: str) -> str:
     return value
 
 
-def _at_most(field, message: str, limit: int) -> None:
-    # Set when the form is made, so that the message is in the page's language.
-    field.error_messages["max_length"] = message % {"n": number(limit)}
+class _NamedForm(forms.ModelForm):
+    """A model form whose name is one line and not empty (tags and scores: unique whatever
+    its case); clean methods say each rule in words, the database constraints stay as the
+    backstop."""
+
+    # Per field, what its length limit says (``%(n)s``: the limit).
+    too_long: dict = {}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, message in self.too_long.items():
+            # Set when the form is made, so that the message is in the page's language.
+            field = self.fields[name]
+            field.error_messages["max_length"] = message % {"n": number(field.max_length)}
+
+    def _clean_name(self, one_line: str, needed: str, taken: str) -> str:
+        name = _single_line(self.cleaned_data["name"], one_line)
+        if not name:
+            raise forms.ValidationError(needed)
+        clash = type(self.instance).objects.filter(name__iexact=name)
+        if self.instance.pk:
+            clash = clash.exclude(pk=self.instance.pk)
+        if clash.exists():
+            raise forms.ValidationError(taken % {"name": clash.first().name})
+        return name
+
+    def validate_constraints(self, exclude=None):
+        return None
 
 
-class TagForm(forms.ModelForm):
+class TagForm(_NamedForm):
     class Meta:
         model = Tag
         fields = ["name", "colour", "description"]
@@ -63,40 +85,24 @@ class TagForm(forms.ModelForm):
             "description": gettext_lazy("Description"),
         }
 
+    too_long = {
+        "name": gettext_lazy("A tag name has at most %(n)s characters."),
+        "description": gettext_lazy("A description has at most %(n)s characters."),
+    }
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        fields = self.fields
-        _at_most(
-            fields["name"], gettext("A tag name has at most %(n)s characters."), TAG_NAME_CHARS
-        )
-        _at_most(
-            fields["description"],
-            gettext("A description has at most %(n)s characters."),
-            TAG_DESCRIPTION_CHARS,
-        )
-        fields["colour"].choices = [
-            (value, COLOUR_LABELS.get(value, label)) for value, label in fields["colour"].choices
+        colour = self.fields["colour"]
+        colour.choices = [
+            (value, COLOUR_LABELS.get(value, label)) for value, label in colour.choices
         ]
 
     def clean_name(self):
-        name = _single_line(
-            self.cleaned_data["name"], gettext("The tag name must be one line of text.")
+        return self._clean_name(
+            gettext("The tag name must be one line of text."),
+            gettext("A tag needs a name."),
+            gettext("A tag “%(name)s” already exists; tag names differ by more than case."),
         )
-        if not name:
-            raise forms.ValidationError(gettext("A tag needs a name."))
-        clash = Tag.objects.filter(name__iexact=name)
-        if self.instance.pk:
-            clash = clash.exclude(pk=self.instance.pk)
-        if clash.exists():
-            raise forms.ValidationError(
-                gettext("A tag “%(name)s” already exists; tag names differ by more than case.")
-                % {"name": clash.first().name}
-            )
-        return name
-
-    def validate_constraints(self, exclude=None):
-        # clean_name() has said it in words; the database constraint stays as the backstop.
-        return None
 
 
 class AddTagForm(forms.Form):
@@ -153,7 +159,7 @@ class NoteForm(forms.Form):
         return text.replace("\x00", "")
 
 
-class ScoreForm(forms.ModelForm):
+class ScoreForm(_NamedForm):
     """A score: a name (one line, unique whatever its case, no ``:``, which the list's
     ``score=name:value`` filter uses) and its values, comma-separated, in button order."""
 
@@ -167,32 +173,21 @@ class ScoreForm(forms.ModelForm):
         fields = ["name", "values"]
         labels = {"name": gettext_lazy("Name")}
 
+    too_long = {"name": gettext_lazy("A score name has at most %(n)s characters.")}
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        _at_most(
-            self.fields["name"],
-            gettext("A score name has at most %(n)s characters."),
-            SCORE_NAME_CHARS,
-        )
         if self.instance.pk and not self.is_bound:
             self.initial["values"] = ", ".join(self.instance.values)
 
     def clean_name(self):
-        name = _single_line(
-            self.cleaned_data["name"], gettext("The score name must be one line of text.")
+        name = self._clean_name(
+            gettext("The score name must be one line of text."),
+            gettext("A score needs a name."),
+            gettext("A score “%(name)s” already exists; score names differ by more than case."),
         )
-        if not name:
-            raise forms.ValidationError(gettext("A score needs a name."))
         if ":" in name or "," in name:
             raise forms.ValidationError(gettext("A score name cannot contain “:” or “,”."))
-        clash = Score.objects.filter(name__iexact=name)
-        if self.instance.pk:
-            clash = clash.exclude(pk=self.instance.pk)
-        if clash.exists():
-            raise forms.ValidationError(
-                gettext("A score “%(name)s” already exists; score names differ by more than case.")
-                % {"name": clash.first().name}
-            )
         return name
 
     def clean_values(self):
@@ -213,9 +208,6 @@ class ScoreForm(forms.ModelForm):
         if len({v.lower() for v in values}) < len(values):
             raise forms.ValidationError(gettext("Each value is given once."))
         return values
-
-    def validate_constraints(self, exclude=None):
-        return None
 
 
 class ScoreValueForm(forms.Form):
@@ -263,7 +255,7 @@ def view_url_problem(url: str) -> str | None:
     return None
 
 
-class SavedViewForm(forms.ModelForm):
+class SavedViewForm(_NamedForm):
     class Meta:
         model = SavedView
         fields = ["name", "url", "shared"]
@@ -273,19 +265,14 @@ class SavedViewForm(forms.ModelForm):
             "shared": gettext_lazy("Share with the team"),
         }
 
+    too_long = {
+        "name": gettext_lazy("A view name has at most %(n)s characters."),
+        "url": gettext_lazy("A page address has at most %(n)s characters."),
+    }
+
     def __init__(self, *args, owner, **kwargs):
         super().__init__(*args, **kwargs)
         self.owner = owner
-        _at_most(
-            self.fields["name"],
-            gettext("A view name has at most %(n)s characters."),
-            VIEW_NAME_CHARS,
-        )
-        _at_most(
-            self.fields["url"],
-            gettext("A page address has at most %(n)s characters."),
-            VIEW_URL_CHARS,
-        )
 
     def clean_name(self):
         name = _single_line(
@@ -306,16 +293,17 @@ class SavedViewForm(forms.ModelForm):
             raise forms.ValidationError(problem)
         return url
 
-    def validate_constraints(self, exclude=None):
-        return None
+
+def _given(request, name: str) -> list[str]:
+    """The first ``MAX_TAG_FILTERS`` non-blank values of a list filter, stripped."""
+    return [v.strip() for v in request.GET.getlist(name) if v.strip()][:MAX_TAG_FILTERS]
 
 
 def _scores_from(request, selection: Selection) -> None:
     """``score=name:value`` (``name:`` or ``name``: any value; several: all of them) and
     ``noscore=name`` (nobody scored it yet).  A score name that does not exist matches no
     session."""
-    wanted = [v.strip() for v in request.GET.getlist("score") if v.strip()][:MAX_TAG_FILTERS]
-    unscored = [v.strip() for v in request.GET.getlist("noscore") if v.strip()][:MAX_TAG_FILTERS]
+    wanted, unscored = _given(request, "score"), _given(request, "noscore")
     if not wanted and not unscored:
         return
     known = {s.name.lower(): s for s in Score.objects.all()}
@@ -338,8 +326,7 @@ def selection_from(request) -> Selection:
     """The annotation filters of a session list URL: ``tag`` (several: all of them),
     ``starred=1``, ``has_note=1``, ``score=``, ``noscore=``.  A tag name nobody uses matches
     no session."""
-    names = [n.strip() for n in request.GET.getlist("tag") if n.strip()][:MAX_TAG_FILTERS]
-    names = [n[:TAG_NAME_CHARS] for n in dict.fromkeys(names)]
+    names = [n[:TAG_NAME_CHARS] for n in dict.fromkeys(_given(request, "tag"))]
     selection = Selection(
         starred_by=request.user if truthy(request.GET.get("starred", "")) else None,
         has_note=truthy(request.GET.get("has_note", "")),

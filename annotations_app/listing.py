@@ -64,9 +64,6 @@ class AnnotationFiltersMixin:
             )
         return super().unknown_sort_note(sort)
 
-    def _other_filters(self) -> bool:
-        return any(v for k, v in self.request.GET.items() if k not in OWN_PARAMS)
-
     def get_count(self, filtered):
         if not self.selection.active:
             return super().get_count(self._without_scored(filtered))
@@ -76,8 +73,8 @@ class AnnotationFiltersMixin:
             "other filters."
         )
         # Over several profiles this runs once per profile: the note is said once.
-        if self._other_filters() and note not in self.notes:
-            self.notes.append(note)
+        if any(v for k, v in self.request.GET.items() if k not in OWN_PARAMS):
+            self._note_once(note)
         return CappedCount(value=n, capped=n > COUNT_CAP)
 
     def paginate(self, queryset, token, per_page):
@@ -92,6 +89,10 @@ class AnnotationFiltersMixin:
                 gettext("No score is named “%(name)s”: no session matches.") % {"name": name}
             )
         return crossdb.paginate(self.selection, queryset, self.keyset, token, per_page)
+
+    def _note_once(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
 
     def _merged(self) -> bool:
         """Whether the page spans several profiles (each one's rows prepared in turn)."""
@@ -119,11 +120,10 @@ class AnnotationFiltersMixin:
         if alias not in known:
             known[alias] = self.selection.excluded_ids()
             if known[alias] is not None and known[alias][1]:
-                note = gettext(
-                    "Only the first %(cap)s scored sessions are left out of this list."
-                ) % {"cap": number(crossdb.MAX_EXCLUDED)}
-                if note not in self.notes:
-                    self.notes.append(note)
+                self._note_once(
+                    gettext("Only the first %(cap)s scored sessions are left out of this list.")
+                    % {"cap": number(crossdb.MAX_EXCLUDED)}
+                )
         if known[alias] is None:
             return qs
         return qs.exclude(id__in=known[alias][0])
@@ -139,13 +139,14 @@ class AnnotationFiltersMixin:
             ids = known[alias]
             if len(ids) > MERGED_IDS_CAP:
                 ids = ids[:MERGED_IDS_CAP]
-                note = gettext(
-                    "Over several profiles, only the first %(cap)s sessions of a profile "
-                    "carrying these tags, stars, notes or scores are listed; choose one profile to see "
-                    "them all."
-                ) % {"cap": number(MERGED_IDS_CAP)}
-                if note not in self.notes:
-                    self.notes.append(note)
+                self._note_once(
+                    gettext(
+                        "Over several profiles, only the first %(cap)s sessions of a profile "
+                        "carrying these tags, stars, notes or scores are listed; choose one profile to see "
+                        "them all."
+                    )
+                    % {"cap": number(MERGED_IDS_CAP)}
+                )
             qs = qs.filter(id__in=ids)
         return qs
 

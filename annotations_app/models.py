@@ -18,14 +18,7 @@ TAG_DESCRIPTION_CHARS = 300
 NOTE_CHARS = 5_000
 VIEW_NAME_CHARS = 80
 VIEW_URL_CHARS = 2_000
-COLOURS = [
-    ("grey", "grey"),
-    ("blue", "blue"),
-    ("green", "green"),
-    ("amber", "amber"),
-    ("red", "red"),
-    ("purple", "purple"),
-]
+COLOURS = [(colour, colour) for colour in ("grey", "blue", "green", "amber", "red", "purple")]
 
 
 class Tag(models.Model):
@@ -46,17 +39,31 @@ class Tag(models.Model):
         return self.name
 
 
-class AnnotatedSession(models.Model):
+class SortKeys(models.Model):
+    """A session's store, id and sort keys: the anchor's own, copied onto a tag, star or score
+    so a list filtered by it walks one index in the list's order instead of sorting every
+    match."""
+
+    store = models.CharField(max_length=500)
+    session_id = models.CharField(max_length=200)
+    started_at = models.FloatField(null=True)
+    source = models.CharField(max_length=200, blank=True, default="")
+
+    class Meta:
+        abstract = True
+
+    def copy_keys(self, target: AnnotatedSession) -> None:
+        for name in ("store", "session_id", "started_at", "source"):
+            setattr(self, name, getattr(target, name))
+
+
+class AnnotatedSession(SortKeys):
     """One session of one store that carries at least one star, tag or note (or did).
 
     ``started_at`` and ``source`` copy the session's (written once by Hermes, so they stay
     true) to order these rows like the session list; ``title`` serves sessions that left the
     store; ``notes_count`` is kept as notes are written or removed, so nothing counts them."""
 
-    store = models.CharField(max_length=500)
-    session_id = models.CharField(max_length=200)
-    started_at = models.FloatField(null=True)
-    source = models.CharField(max_length=200, blank=True, default="")
     title = models.CharField(max_length=300, blank=True, default="")
     notes_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -74,25 +81,6 @@ class AnnotatedSession(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id} ({self.store})"
-
-
-class SortKeys(models.Model):
-    """The target's store, id and sort keys, copied onto a tag or star so a list filtered by it
-    walks one index in the list's order instead of sorting every match."""
-
-    store = models.CharField(max_length=500)
-    session_id = models.CharField(max_length=200)
-    started_at = models.FloatField(null=True)
-    source = models.CharField(max_length=200, blank=True, default="")
-
-    class Meta:
-        abstract = True
-
-    def copy_keys(self, target: AnnotatedSession) -> None:
-        self.store = target.store
-        self.session_id = target.session_id
-        self.started_at = target.started_at
-        self.source = target.source
 
 
 class SessionTag(SortKeys):

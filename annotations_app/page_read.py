@@ -18,8 +18,6 @@ from .models import AnnotatedSession, Score, SessionScore, SessionTag, Star, Tag
 
 @dataclass(frozen=True)
 class TagChip:
-    """What a tag badge shows."""
-
     name: str
     colour: str
     description: str

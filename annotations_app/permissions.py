@@ -5,20 +5,16 @@ vocabulary and may remove any note.  A note is edited by its author only.
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.utils.translation import gettext_lazy
 
 from accounts_app.roles import ANALYST, STAFF, Capability, has_capability
 
 ANNOTATE = Capability("annotate", ANALYST, gettext_lazy("tag sessions or write notes"))
 MANAGE_TAGS = Capability("manage_tags", STAFF, gettext_lazy("manage the tag vocabulary"))
-
-
-def can_annotate(user) -> bool:
-    return has_capability(user, ANNOTATE)
-
-
-def can_manage_tags(user) -> bool:
-    return has_capability(user, MANAGE_TAGS)
+can_annotate = partial(has_capability, capability=ANNOTATE)
+can_manage_tags = partial(has_capability, capability=MANAGE_TAGS)
 
 
 def can_edit_note(user, note) -> bool:

@@ -19,14 +19,8 @@ NONE = RowAnnotations()
 def for_sessions(session_ids: Iterable[str], user) -> dict[str, RowAnnotations]:
     """``{session id: RowAnnotations}`` for the annotated ones among ``session_ids``."""
     store = current_store()
-    found = for_keys([(store, sid) for sid in session_ids], user)
+    found = page_read.read([(store, sid) for sid in session_ids], user, None)[0]
     return {sid: row for (_store, sid), row in found.items()}
-
-
-def for_keys(keys: Iterable[tuple[str, str]], user) -> dict[tuple[str, str], RowAnnotations]:
-    """``{(store key, session id): RowAnnotations}`` for the annotated ones among ``keys`` (a
-    page over several profiles), in one statement."""
-    return page_annotations(keys, user, None)[0]
 
 
 def page_annotations(
@@ -105,10 +99,6 @@ def for_session(session_id: str, user) -> SessionAnnotations:
     return SessionAnnotations(target, tags, starred, notes)
 
 
-def all_tags() -> list[Tag]:
-    return list(Tag.objects.all())
-
-
 def tag_facets(store_keys: list[str] | None = None, user=None) -> list[tuple[Tag, int]]:
     """Every tag by name, with how many sessions of the current store (or of ``store_keys``)
     it is on; no query when the user's session says there is no tag."""
@@ -141,7 +131,7 @@ class SavedViewLink:
     owner_name: str
 
 
-def tags_by_session(session_ids: Iterable[str], user=None) -> dict[str, list[TagChip]]:
+def tags_by_session(session_ids: Iterable[str]) -> dict[str, list[TagChip]]:
     """Tags only (search hits), in one statement (:func:`page_read.hit_tags`)."""
     ids = list(set(session_ids))
     if not ids:

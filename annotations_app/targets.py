@@ -74,7 +74,3 @@ def targets_for(session_ids: Iterable[str]) -> dict[str, AnnotatedSession]:
 
 def target_for(session_id: str) -> AnnotatedSession | None:
     return targets_for([session_id]).get(session_id)
-
-
-def existing_target(session_id: str) -> AnnotatedSession | None:
-    return AnnotatedSession.objects.filter(store=current_store(), session_id=session_id).first()

@@ -49,6 +49,10 @@ def _back(request, fallback: str) -> str:
     return fallback
 
 
+def _form_errors(request, form) -> None:
+    messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+
+
 def _session_url(session_id: str) -> str:
     return reverse("sessions:detail", args=[session_id]) + "#annotations"
 
@@ -73,7 +77,7 @@ def add_tag(request, session_id: str):
         return forbidden(request, permissions.ANNOTATE)
     form = AddTagForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        _form_errors(request, form)
         return redirect(_back(request, _session_url(session_id)))
     tag = form.cleaned_data["tag"]
     if services.add_tag(request, [_target_or_404(session_id)], tag):
@@ -96,7 +100,7 @@ def add_new_tag(request, session_id: str):
     if tag is None:
         form = TagForm({"name": name, "colour": "grey", "description": ""})
         if not form.is_valid():
-            messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+            _form_errors(request, form)
             return redirect(_session_url(session_id))
         tag = form.instance
         services.save_tag(request, tag, created=True)
@@ -109,7 +113,9 @@ def add_new_tag(request, session_id: str):
 def remove_tag(request, session_id: str, tag_id: int):
     if not permissions.can_annotate(request.user):
         return forbidden(request, permissions.ANNOTATE)
-    target = targets.existing_target(session_id)
+    target = AnnotatedSession.objects.filter(
+        store=targets.current_store(), session_id=session_id
+    ).first()
     tag = Tag.objects.filter(pk=tag_id).first()
     if target is not None and tag is not None and services.remove_tag(request, target, tag):
         messages.success(request, gettext("Tag “%(name)s” removed.") % {"name": tag.name})
@@ -123,7 +129,7 @@ def bulk_tag(request):
     back = _back(request, reverse("sessions:list"))
     form = BulkTagForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        _form_errors(request, form)
         return redirect(back)
     tag = form.cleaned_data["tag"]
     found = targets.targets_for(form.cleaned_data["session"])
@@ -149,12 +155,7 @@ def add_note(request, session_id: str):
     target = _target_or_404(session_id)
     form = NoteForm(request.POST)
     if not form.is_valid():
-        return render(
-            request,
-            "annotations_app/note_form.html",
-            {"form": form, "session_id": session_id, "note": None},
-            status=400,
-        )
+        return _note_form(request, form, session_id, None)
     services.add_note(request, target, form.cleaned_data["text"])
     messages.success(request, gettext("Note added."))
     return redirect(_session_url(session_id))
@@ -171,12 +172,16 @@ def edit_note(request, note_id: int):
         services.edit_note(request, note, form.cleaned_data["text"])
         messages.success(request, gettext("Note saved."))
         return redirect(_session_url(session_id))
-    status = 400 if request.method == "POST" else 200
+    return _note_form(request, form, session_id, note)
+
+
+def _note_form(request, form, session_id: str, note: Note | None):
+    """The note form again: a 400 when a post was refused."""
     return render(
         request,
         "annotations_app/note_form.html",
         {"form": form, "session_id": session_id, "note": note},
-        status=status,
+        status=400 if request.method == "POST" else 200,
     )
 
 
@@ -192,24 +197,35 @@ def delete_note(request, note_id: int):
 
 
 # The tag vocabulary --------------------------------------------------------------------------
-@require_http_methods(["GET", "POST"])
-def tag_list(request):
+def _vocabulary(request, form_class, save, created: str, done: str, template: str, facets):
+    """A list of tags or scores, with the form that adds one (staff only)."""
     manage = permissions.can_manage_tags(request.user)
-    form = TagForm(request.POST or None) if manage else None
+    form = form_class(request.POST or None) if manage else None
     if request.method == "POST":
         if not manage:
             return forbidden(request, permissions.MANAGE_TAGS)
         if form.is_valid():
-            services.save_tag(request, form.instance, created=True)
-            messages.success(
-                request, gettext("Tag “%(name)s” created.") % {"name": form.instance.name}
-            )
-            return redirect("annotations:tags")
+            save(request, form.instance, created=True)
+            messages.success(request, created % {"name": form.instance.name})
+            return redirect(done)
     return render(
         request,
-        "annotations_app/tag_list.html",
-        {"facets": selectors.tag_facets(user=request.user), "form": form, "can_manage": manage},
+        template,
+        {"facets": facets(), "form": form, "can_manage": manage},
         status=400 if request.method == "POST" else 200,
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def tag_list(request):
+    return _vocabulary(
+        request,
+        TagForm,
+        services.save_tag,
+        gettext("Tag “%(name)s” created."),
+        "annotations:tags",
+        "annotations_app/tag_list.html",
+        lambda: selectors.tag_facets(user=request.user),
     )
 
 
@@ -318,23 +334,14 @@ def orphans(request):
 # Scores and review queues ---------------------------------------------------------------------
 @require_http_methods(["GET", "POST"])
 def score_list(request):
-    manage = permissions.can_manage_tags(request.user)
-    form = ScoreForm(request.POST or None) if manage else None
-    if request.method == "POST":
-        if not manage:
-            return forbidden(request, permissions.MANAGE_TAGS)
-        if form.is_valid():
-            services.save_score(request, form.instance, created=True)
-            messages.success(
-                request, gettext("Score “%(name)s” created.") % {"name": form.instance.name}
-            )
-            return redirect("review:scores")
-    facets = score_facets([targets.current_store()])
-    return render(
+    return _vocabulary(
         request,
+        ScoreForm,
+        services.save_score,
+        gettext("Score “%(name)s” created."),
+        "review:scores",
         "annotations_app/score_list.html",
-        {"facets": facets, "form": form, "can_manage": manage},
-        status=400 if request.method == "POST" else 200,
+        lambda: score_facets([targets.current_store()]),
     )
 
 
@@ -356,7 +363,7 @@ def score_session(request, session_id: str):
     back = _back(request, reverse("sessions:detail", args=[session_id]) + "#scores")
     form = ScoreValueForm(request.POST)
     if not form.is_valid():
-        messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+        _form_errors(request, form)
         return redirect(back)
     score, value = form.cleaned_data["score"], form.cleaned_data["value"]
     now = services.press_score(request, _target_or_404(session_id), score, value)
@@ -370,9 +377,9 @@ def score_session(request, session_id: str):
     return redirect(back)
 
 
-def _review_url(session_id: str, params) -> str:
+def _with_query(url: str, params) -> str:
     query = params.urlencode()
-    return reverse("review:session", args=[session_id]) + (f"?{query}" if query else "")
+    return url + (f"?{query}" if query else "")
 
 
 @require_GET
@@ -384,17 +391,16 @@ def review_next(request):
     queue = review.Queue(request, params)
     found = queue.next_after(request.GET.get("from") or None)
     if found.session_id is not None:
-        return redirect(_review_url(found.session_id, params))
+        return redirect(_with_query(reverse("review:session", args=[found.session_id]), params))
     return render(
         request,
         "annotations_app/review_done.html",
-        {"found": found, "valid": queue.valid, "list_url": _list_url(params)},
+        {
+            "found": found,
+            "valid": queue.valid,
+            "list_url": _with_query(reverse("sessions:list"), params),
+        },
     )
-
-
-def _list_url(params) -> str:
-    query = params.urlencode()
-    return reverse("sessions:list") + (f"?{query}" if query else "")
 
 
 @require_GET
@@ -408,7 +414,7 @@ def review_session(request, session_id: str):
     next_query["from"] = session_id
     context.update(
         position=review.Queue(request, params).position(session_id),
-        list_url=_list_url(params),
+        list_url=_with_query(reverse("sessions:list"), params),
         next_url=reverse("review:next") + "?" + next_query.urlencode(),
         # The transcript's "Show also" form keeps the queue (the list's query string).
         keep_params=[(key, value) for key, values in params.lists() for value in values],

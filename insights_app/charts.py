@@ -66,6 +66,13 @@ def _link(href: str | None, label: str, inner: str) -> str:
     )
 
 
+def _no_data(x: float, y: float) -> str:
+    return (
+        f'<text class="chart-empty" x="{x}" y="{y}" '
+        f'text-anchor="middle">{escape(gettext("No data in this window"))}</text>'
+    )
+
+
 # --- Horizontal bars (models, tools, platforms) --------------------------------------------
 
 
@@ -121,10 +128,7 @@ def hbar_chart(
             words += f" ({bar.note})"
         out.append(_link(bar.href, words, "".join(shapes)))
     if not bars:
-        out.append(
-            f'<text class="chart-empty" x="{BAR_WIDTH / 2}" y="{height / 2 + 4}" '
-            f'text-anchor="middle">{escape(gettext("No data in this window"))}</text>'
-        )
+        out.append(_no_data(BAR_WIDTH / 2, height / 2 + 4))
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every text and attribute above is escaped
 
@@ -174,9 +178,8 @@ def column_chart(
     every = max(1, round(n / 8))
     for i, col in enumerate(columns):
         x = left + i * step
-        h = col.value * scale
-        if h > 0:
-            bar = ""
+        bar = ""
+        if col.value * scale > 0:
             base = top + plot_h
             for part_css, value in [p for p in col.parts if p[1] > 0] or [(css, col.value)]:
                 ph = max(value * scale, 1)
@@ -186,9 +189,7 @@ def column_chart(
                     f'height="{_num(ph)}"/>'
                 )
                 base -= ph
-        else:
-            # An invisible full-height target keeps empty days hoverable and clickable.
-            bar = ""
+        # An invisible full-height target keeps empty days hoverable and clickable.
         target = (
             f'<rect class="chart-hit" x="{_num(x)}" y="{top}" width="{_num(step)}" '
             f'height="{plot_h}"/>'
@@ -201,10 +202,7 @@ def column_chart(
                 f'text-anchor="middle">{escape(col.tick)}</text>'
             )
     if not columns:
-        out.append(
-            f'<text class="chart-empty" x="{WIDTH / 2}" y="{height / 2}" '
-            f'text-anchor="middle">{escape(gettext("No data in this window"))}</text>'
-        )
+        out.append(_no_data(WIDTH / 2, height / 2))
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every text and attribute above is escaped
 
@@ -219,10 +217,6 @@ def heat_level(value: int, peak: int) -> int:
     if value <= 0 or peak <= 0:
         return 0
     return max(1, min(HEAT_LEVELS, -(-value * HEAT_LEVELS // peak)))
-
-
-def sessions_text(value: int) -> str:
-    return ngettext("%(n)s session", "%(n)s sessions", value) % {"n": value}
 
 
 def heatmap(
@@ -248,11 +242,12 @@ def heatmap(
         )
         for hour, value in enumerate(row):
             level = heat_level(value, peak)
+            sessions = ngettext("%(n)s session", "%(n)s sessions", value) % {"n": value}
             out.append(
                 f'<rect class="heat heat-{level}" x="{left + hour * cell}" y="{y}" '
                 f'width="{cell - gap}" height="{cell - gap}" rx="3">'
                 f"<title>{escape(weekdays[d])} {hour:02d}:00–{hour:02d}:59: "
-                f"{escape(sessions_text(value))}</title></rect>"
+                f"{escape(sessions)}</title></rect>"
             )
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every text and attribute above is escaped

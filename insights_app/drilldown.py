@@ -71,18 +71,18 @@ class Drill:
         query = urlencode({k: v for k, v in {**params, **ALL_FLAGS}.items() if v})
         return f"{base}?{query}"
 
-    def model(self, name: str) -> str:
+    def _in_window(self, lo: float | None = None, hi: float | None = None, **params) -> str:
+        """The sessions of the window (within ``[lo, hi)``), of its source and model."""
+        w = self.window
         return self._sessions(
-            {
-                **self._bounds(),
-                "source": self.window.source,
-                "model": self.window.model,
-                "used_model": name,
-            }
+            {**self._bounds(lo, hi), "source": w.source, "model": w.model, **params}
         )
 
+    def model(self, name: str) -> str:
+        return self._in_window(used_model=name)
+
     def source(self, name: str) -> str:
-        return self._sessions({**self._bounds(), "source": name, "model": self.window.model})
+        return self._in_window(source=name)
 
     def _day_head(self, day: dt.date) -> str:
         # The day's part of a query, encoded once per day (a year's report links each day
@@ -95,7 +95,6 @@ class Drill:
         return head
 
     def day(self, day: dt.date) -> str:
-        """:meth:`days` of one day."""
         head = self._day_head(day)
         base = _url("sessions:list", "/sessions/")
         return f"{base}?{head}&{_FLAGS}" if head else f"{base}?{_FLAGS}"
@@ -112,8 +111,7 @@ class Drill:
         return f"{base}?{head}&{tail}" if head else f"{base}?{tail}"
 
     def days(self, first: dt.date, last: dt.date) -> str:
-        bounds = self._bounds(day_start_epoch(first), day_end_epoch(last))
-        return self._sessions({**bounds, "source": self.window.source, "model": self.window.model})
+        return self._in_window(day_start_epoch(first), day_end_epoch(last))
 
     def skill(self, name: str) -> str:
         """The assistant messages that load or edit skill ``name``."""
@@ -140,9 +138,7 @@ class Drill:
             return None  # an id the URL pattern cannot carry (a slash): shown, not linked
 
     def all_sessions(self) -> str:
-        return self._sessions(
-            {**self._bounds(), "source": self.window.source, "model": self.window.model}
-        )
+        return self._in_window()
 
 
 def linked_rows(

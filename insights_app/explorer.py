@@ -19,15 +19,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.cache import cache
 from django.utils import timezone
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from hermes_explorer import store
 from sessions_app.timefmt import day_start_epoch, local_date
 
-from . import reports, stats
+from . import reports, stats, summary_store
 from .drilldown import Drill
-from .figures import models, pass_figures, platforms
+from .figures import compute, models, platforms
 from .figures.overview import overview
 from .figures.platforms import totals
 from .localtime import offset_segments
@@ -80,7 +81,7 @@ def previous_window(window: Window, now: float) -> Window | None:
 # The pass of the previous period: the overview's sums only.
 PREVIOUS_FIGURES = (platforms.ALL_SOURCES, models.TOTALS)
 # Overview fields that need the messages (roles): not computed for the previous period.
-_ROLE_FIELDS = ("user_messages", "assistant_messages", "tool_messages", "stored_messages")
+_ROLE_FIELDS = tuple(f"{role}_messages" for role in summary_store.ROLES)
 
 
 def previous_report(window: Window, now: float) -> Report:
@@ -88,7 +89,7 @@ def previous_report(window: Window, now: float) -> Report:
     them); reused while the file is unchanged."""
     signature = store.file_signature()
     key = reports.cache_key(signature, window, "overview-only") if signature else None
-    cached = reports.cached_report(key) if key else None
+    cached = cache.get(key) if key else None
     if cached is None:
         cached = reports.recent_report(window, "overview-only")
     if cached is not None:
@@ -99,13 +100,13 @@ def previous_report(window: Window, now: float) -> Report:
     scope = scope_of(window, now)
     scope, first, last = window_span(scope)
     if scope.sessions:
-        figures = pass_figures(scope, offset_segments(tz, first, last), PREVIOUS_FIGURES)
+        figures = compute(scope, offset_segments(tz, first, last), PREVIOUS_FIGURES)
         report.empty = False
-        roles = {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
+        roles = dict.fromkeys(summary_store.ROLES, 0)
         full = overview(totals(figures["platforms"]), roles, [figures["model_totals"]])
         report.overview = {k: v for k, v in full.items() if k not in _ROLE_FIELDS}
     if key:
-        reports.keep_report(key, report)
+        cache.set(key, report, reports.REPORT_TTL)
     reports.keep_latest(window, "overview-only", report)
     return report
 
@@ -212,6 +213,16 @@ def month_to_date_cost(window: Window, now: float) -> tuple[float, float]:
     return float(store.rows(sql, scope.params)[0][0] or 0.0), first
 
 
+def _cache_row(name: str, value, tokens: dict, drilldown: str) -> dict[str, Any]:
+    parts = {k: tokens[k] for k in ("input_tokens", "cache_read_tokens", "cache_write_tokens")}
+    return {
+        name: value,
+        "cache_hit_rate": hit_rate(*parts.values()),
+        **parts,
+        "drilldown": drilldown,
+    }
+
+
 def extras(report: Report, previous: Report | None, drill: Drill) -> Extras:
     """Every figure of this module for ``report`` (and the previous period's report)."""
     out = Extras(previous=previous)
@@ -225,27 +236,10 @@ def extras(report: Report, previous: Report | None, drill: Drill) -> Extras:
         o["total_input_tokens"], o["total_cache_read_tokens"], o["total_cache_write_tokens"]
     )
     out.cache_by_model = [
-        {
-            "model": m["model"],
-            "cache_hit_rate": hit_rate(
-                m["input_tokens"], m["cache_read_tokens"], m["cache_write_tokens"]
-            ),
-            "input_tokens": m["input_tokens"],
-            "cache_read_tokens": m["cache_read_tokens"],
-            "cache_write_tokens": m["cache_write_tokens"],
-            "drilldown": drill.model(m["model"]),
-        }
-        for m in report.models
+        _cache_row("model", m["model"], m, drill.model(m["model"])) for m in report.models
     ]
     out.cache_by_day = [
-        {
-            "day": d.day.isoformat(),
-            "cache_hit_rate": hit_rate(d.input_tokens, d.cache_read_tokens, d.cache_write_tokens),
-            "input_tokens": d.input_tokens,
-            "cache_read_tokens": d.cache_read_tokens,
-            "cache_write_tokens": d.cache_write_tokens,
-            "drilldown": drill.day(d.day),
-        }
+        _cache_row("day", d.day.isoformat(), vars(d), drill.day(d.day))
         for d in report.days_by_start
     ]
     out.cost_by_day_model = [

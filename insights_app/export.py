@@ -28,50 +28,46 @@ CSV_TABLES = (
     "cost_by_day_model",
     "reasoning_by_model",
 )
-# The explorer's tables: (Extras attribute, columns).
+# The explorer's tables: the Extras attribute of each, and its columns.
+_CACHE_COLUMNS = ["cache_hit_rate", "input_tokens", "cache_read_tokens", "cache_write_tokens"]
 EXPLORER_TABLES = {
-    "cache_by_model": (
-        "cache_by_model",
-        ["model", "cache_hit_rate", "input_tokens", "cache_read_tokens", "cache_write_tokens"],
-    ),
-    "cache_by_day": (
-        "cache_by_day",
-        ["day", "cache_hit_rate", "input_tokens", "cache_read_tokens", "cache_write_tokens"],
-    ),
-    "cost_by_day_model": ("cost_by_day_model", ["day", "model", "cost"]),
-    "reasoning_by_model": (
-        "reasoning_by_model",
-        ["model", "reasoning_tokens", "output_tokens", "share_of_output"],
-    ),
+    "cache_by_model": ["model", *_CACHE_COLUMNS],
+    "cache_by_day": ["day", *_CACHE_COLUMNS],
+    "cost_by_day_model": ["day", "model", "cost"],
+    "reasoning_by_model": ["model", "reasoning_tokens", "output_tokens", "share_of_output"],
 }
 
 
 def refusal(fmt: str, table: str) -> HttpResponse | None:
     """A 400 for an ``_export`` this page does not make (checked before any query); else None."""
+    tables = "|".join(CSV_TABLES)
     if fmt not in ("", "json", "csv"):
-        return HttpResponseBadRequest(
-            "Unknown _export format: use json, or csv with table=" + "|".join(CSV_TABLES) + ".",
-            content_type="text/plain; charset=utf-8",
-        )
-    if fmt == "csv" and table not in CSV_TABLES:
-        return HttpResponseBadRequest(
-            "CSV export needs table=" + "|".join(CSV_TABLES) + ".",
-            content_type="text/plain; charset=utf-8",
-        )
-    return None
+        message = f"Unknown _export format: use json, or csv with table={tables}."
+    elif fmt == "csv" and table not in CSV_TABLES:
+        message = f"CSV export needs table={tables}."
+    else:
+        return None
+    return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
 
 
 def json_response(
-    report: Report, linked: dict[str, list[dict[str, Any]]], sessions_url: str, extra: Extras
+    report: Report,
+    linked: dict[str, list[dict[str, Any]]],
+    sessions_url: str,
+    extra: Extras,
+    profiles: list[dict] | None,
 ) -> JsonResponse:
     """Hermes's report dictionary with the page's links, ``drilldown`` (the window's session
-    list) and ``explorer`` (our own figures)."""
+    list), ``explorer`` (our own figures) and, over several profiles, ``profiles`` (one row
+    per profile of the totals)."""
     data = report.as_hermes_dict()
     data["drilldown"] = sessions_url
     data["skills"] = {**data["skills"], "top_skills": linked["top_skills"]}
     data["explorer"] = extra.as_dict()
     for key in ("models", "platforms", "tools", "top_sessions", "daily_by_start_day"):
         data[key] = linked[key]
+    if profiles is not None:
+        data["profiles"] = profiles
     response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})
     response["Content-Disposition"] = f'inline; filename="{_filename(report, "report", "json")}"'
     return response
@@ -89,16 +85,13 @@ def _filename(report: Report, table: str, ext: str) -> str:
 def csv_response(report: Report, table: str, basis: str, extra: Extras) -> HttpResponse:
     """One table of the report as a CSV download, its text cells defused for spreadsheets."""
     if table in EXPLORER_TABLES:
-        attribute, header = EXPLORER_TABLES[table]
-        rows = [[row[k] for k in header] for row in getattr(extra, attribute)]
+        header = EXPLORER_TABLES[table]
+        rows = [[row[k] for k in header] for row in getattr(extra, table)]
     elif table == "models":
         header = [
             "model",
             "sessions",
-            "input_tokens",
-            "output_tokens",
-            "cache_read_tokens",
-            "cache_write_tokens",
+            *TOKEN_KEYS,
             "reasoning_tokens",
             "total_tokens",
             "api_calls",

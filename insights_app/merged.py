@@ -9,12 +9,18 @@ profiles' (linking into its profile).  :func:`breakdown` shows each profile's sh
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 from collections import Counter
 from typing import Any
 
+from django.core.cache import cache
+from django.db import DatabaseError
 from django.utils.http import urlencode
 
+from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
+from insights_app import explorer, reports, summaries, summary_store
+from insights_app.figures import tool_latency
 from insights_app.figures.activity import activity
 from insights_app.figures.days import DayRow
 from insights_app.figures.messages import skill_breakdown, tool_breakdown
@@ -27,10 +33,7 @@ _ADDED = (
     "total_sessions",
     "total_messages",
     "total_tool_calls",
-    "total_input_tokens",
-    "total_output_tokens",
-    "total_cache_read_tokens",
-    "total_cache_write_tokens",
+    *(f"total_{key}" for key in TOKEN_KEYS),
     "total_tokens",
     "estimated_cost",
     "actual_cost",
@@ -106,28 +109,19 @@ def _skills(reports: list[Report]) -> dict[str, Any]:
 
 
 def _top_sessions(parts: list[tuple[Store, Report]]) -> list[dict[str, Any]]:
-    best: dict[str, dict] = {}
-    order: list[str] = []
+    best: dict[str, dict] = {}  # in the order the metrics are first seen
     for store, report in parts:
         for top in report.top_sessions:
             metric = top["metric"]
-            if metric not in best:
-                order.append(metric)
             if metric not in best or (top["raw_value"] or 0) > (best[metric]["raw_value"] or 0):
                 best[metric] = {**top, "profile": store.name, "store": store}
-    return [best[m] for m in order]
+    return list(best.values())
 
 
 def _tool_latency(out: Report, parts: list[tuple[Store, Report]]) -> None:
     """Tool latency over every profile's calls (a median of medians is no median): read from
     each profile's stored summaries over the window, kept while the profiles' reports are
     the same ones.  The slowest calls name their profile."""
-    from django.core.cache import cache
-
-    from hermes_explorer import stores as registry
-    from insights_app import reports, summaries, summary_store
-    from insights_app.figures import tool_latency
-
     timed = [(store, r) for store, r in parts if r.tool_latency is not None]
     if not timed:
         out.tool_latency = None
@@ -182,14 +176,12 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
         _add_rows([r.platforms for r in reports], "platform").values(),
         key=lambda p: (-p["sessions"], p["platform"]),
     )
-    tools: Counter = Counter()
+    tools, result_rows = Counter(), Counter()
     for report in reports:
         for tool in report.tools:
             tools[tool["tool"]] += tool["count"]
-    out.tools = tool_breakdown(tools)
-    result_rows: Counter = Counter()
-    for report in reports:
         result_rows.update(report.tool_result_rows)
+    out.tools = tool_breakdown(tools)
     out.tool_result_rows = dict(result_rows)
     out.skills = _skills(reports)
     _tool_latency(out, parts)
@@ -212,24 +204,19 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
 
 def breakdown(parts: list[tuple[Store, Report]], query: dict[str, str]) -> list[dict[str, Any]]:
     """A row per profile: sessions, messages, tokens, cost, top model, and its links."""
-    rows = []
-    for store, report in parts:
-        o = report.overview or {}
-        top = report.models[0]["model"] if report.models else None
-        params = urlencode(query)
-        rows.append(
-            {
-                "profile": store.name,
-                "sessions": o.get("total_sessions", 0),
-                "messages": o.get("total_messages", 0),
-                "total_tokens": o.get("total_tokens", 0),
-                "estimated_cost": o.get("estimated_cost", 0.0),
-                "top_model": top,
-                "url": store_reverse("insights:index", (), store)
-                + (f"?{params}" if params else ""),
-            }
-        )
-    return rows
+    params = urlencode(query)
+    return [
+        {
+            "profile": store.name,
+            "sessions": report.overview.get("total_sessions", 0),
+            "messages": report.overview.get("total_messages", 0),
+            "total_tokens": report.overview.get("total_tokens", 0),
+            "estimated_cost": report.overview.get("estimated_cost", 0.0),
+            "top_model": report.models[0]["model"] if report.models else None,
+            "url": store_reverse("insights:index", (), store) + (f"?{params}" if params else ""),
+        }
+        for store, report in parts
+    ]
 
 
 def link_top_sessions(linked: dict[str, list[dict[str, Any]]]) -> None:
@@ -242,13 +229,6 @@ def link_top_sessions(linked: dict[str, list[dict[str, Any]]]) -> None:
 
 def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: list[str]):
     """``[(store, report, previous report or None)]`` of every store that could be read."""
-    import sqlite3
-
-    from django.db import DatabaseError
-
-    from hermes_explorer import stores as registry
-    from insights_app import explorer
-
     found = []
     for store in parts:
         try:
@@ -266,9 +246,6 @@ def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: li
 
 def month_to_date(parts, window, now: float) -> float:
     """The month-to-date cost of every profile (the projection's base)."""
-    from hermes_explorer import stores as registry
-    from insights_app import explorer
-
     total = 0.0
     for store in parts:
         with registry.using(store):

@@ -43,6 +43,7 @@ from sessions_app.templatetags.explorer import source_badge, time_html
 from sessions_app.timefmt import iso
 
 from . import stats
+from .figures.registry import TOKEN_KEYS
 from .forms import InsightsForm
 from .profiles import merged_sources
 from .window import scope_of, window_span
@@ -59,7 +60,6 @@ COLUMNS = [
     "first_session_at",
     "last_session_at",
 ]
-_TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 
 def people_sql(scope) -> str:
@@ -68,7 +68,7 @@ def people_sql(scope) -> str:
     c, u = scope.scol, scope.ucol
     if scope.has_usage:
         # Each counter: its usage rows plus the session's residual (never below them).
-        sums = [f"MAX(COALESCE({c(n)}, 0), COALESCE(SUM({u(n)}), 0))" for n in _TOKENS]
+        sums = [f"MAX(COALESCE({c(n)}, 0), COALESCE(SUM({u(n)}), 0))" for n in TOKEN_KEYS]
         cost = (
             f"MAX(COALESCE({c('estimated_cost_usd', 'NULL')}, 0.0),"
             f" COALESCE(SUM({u('estimated_cost_usd', 'NULL')}), 0.0))"
@@ -80,7 +80,7 @@ def people_sql(scope) -> str:
         join = "LEFT JOIN session_model_usage u ON u.session_id = s.id"
         group = f"GROUP BY {'+' if scope.narrow else ''}s.rowid"
     else:
-        sums = [f"COALESCE({c(n)}, 0)" for n in _TOKENS]
+        sums = [f"COALESCE({c(n)}, 0)" for n in TOKEN_KEYS]
         cost, join, group = f"COALESCE({c('estimated_cost_usd', 'NULL')}, 0.0)", "", ""
     name = c("display_name", "NULL")
     return f"""
@@ -96,10 +96,6 @@ def people_sql(scope) -> str:
         UNION ALL
         SELECT uid, dn, NULL, NULL, NULL, NULL, NULL, NULL, MAX(st)
         FROM per WHERE dn IS NOT NULL AND dn <> '' GROUP BY uid, dn"""
-
-
-def _metadata(value):
-    return redact(value) if value and redaction_enabled() else value
 
 
 # How long the users of a window are reused while the file does not change (a "last N days"
@@ -125,26 +121,15 @@ def _store_people(window, now: float, profile: str | None) -> dict[str, dict]:
     if not scope.shape.has_column("sessions", "user_id"):
         return people
     names: dict[str, tuple[float, str]] = {}
-    for uid, dn, platforms, n, messages, tokens, cost, first, last in store.rows(
-        people_sql(scope), list(scope.params)
-    ):
-        uid = _metadata(uid)
+    # Per user: sessions, messages, tokens, cost, first and last start.
+    for uid, dn, platforms, *counts in store.rows(people_sql(scope), list(scope.params)):
+        uid, last = redact(uid), counts[-1]
         if platforms is None:  # a display name and when it was last seen
             if uid not in names or (last or 0) > names[uid][0]:
-                names[uid] = (last or 0, _metadata(dn))
+                names[uid] = (last or 0, redact(dn))
             continue
         row = people.setdefault(uid, _empty(uid))
-        _add(
-            row,
-            set(platforms.split(",")),
-            {profile} - {None},
-            n,
-            messages,
-            tokens,
-            cost,
-            first,
-            last,
-        )
+        _add(row, set(platforms.split(",")), {profile} - {None}, *counts)
     for uid, (_at, dn) in names.items():
         if uid in people:
             people[uid]["display_name"] = dn
@@ -175,8 +160,8 @@ def _add(row, platforms, profiles, n, messages, tokens, cost, first, last) -> No
     row["estimated_cost_usd"] += cost or 0.0
     firsts = [v for v in (row["first_session_at"], first) if v is not None]
     lasts = [v for v in (row["last_session_at"], last) if v is not None]
-    row["first_session_at"] = min(firsts) if firsts else None
-    row["last_session_at"] = max(lasts) if lasts else None
+    row["first_session_at"] = min(firsts, default=None)
+    row["last_session_at"] = max(lasts, default=None)
 
 
 def people(window, parts, notes: list[str]) -> list[dict]:
@@ -258,11 +243,7 @@ class PeopleTable(KeysetTable):
     def render_sessions(self, value):
         return number(value)
 
-    def render_messages(self, value):
-        return number(value)
-
-    def render_tokens(self, value):
-        return number(value)
+    render_messages = render_tokens = render_sessions
 
     def render_estimated_cost_usd(self, value):
         return usd(value)
@@ -270,8 +251,7 @@ class PeopleTable(KeysetTable):
     def render_first_session_at(self, value):
         return time_html(value)
 
-    def render_last_session_at(self, value):
-        return time_html(value)
+    render_last_session_at = render_first_session_at
 
 
 def sorted_people(rows: list[dict], sort: str) -> tuple[list, str]:

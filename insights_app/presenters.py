@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter, defaultdict
 from typing import Any
 
 from django.utils.dates import WEEKDAYS_ABBR
@@ -51,10 +52,6 @@ def _bucket(size: str) -> str:
         "month": pgettext("chart bucket", "month"),
         "year": pgettext("chart bucket", "year"),
     }.get(size, size)
-
-
-def _with_unit(text: str, unit: str) -> str:
-    return f"{text} {unit}" if unit else text
 
 
 TOP_TOOLS_CHART = 15
@@ -131,7 +128,7 @@ def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
                 "n": len(series),
                 "first": series[0].label,
                 "last": series[-1].label,
-                "total": _with_unit(fmt(total), unit),
+                "total": f"{fmt(total)} {unit}" if unit else fmt(total),
                 "busiest": busiest,
                 "peak": fmt(peak),
             },
@@ -378,9 +375,9 @@ def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
     if report.empty:
         return None
     drill = Drill(window=report.window, now=report.now)
-    totals: dict[str, float] = {}
+    totals: Counter = Counter()
     for row in extra.cost_by_day_model:
-        totals[row["model"]] = totals.get(row["model"], 0.0) + row["cost"]
+        totals[row["model"]] += row["cost"]
     ranked = sorted(totals, key=lambda m: (-totals[m], m))
     css = {m: f"m-{i}" if i < STACKED_MODELS else "m-other" for i, m in enumerate(ranked)}
     legend = [(css[m], m) for m in ranked[:STACKED_MODELS]]
@@ -391,11 +388,9 @@ def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
     span = _span(report, report.days_by_start)
     out: dict[str, Any] = {"legend": legend}
     if span is not None:
-        per_day: dict[dt.date, dict[str, float]] = {}
+        per_day: dict[dt.date, Counter] = defaultdict(Counter)
         for row in extra.cost_by_day_model:
-            day = dt.date.fromisoformat(row["day"])
-            values = per_day.setdefault(day, {})
-            values[css[row["model"]]] = values.get(css[row["model"]], 0.0) + row["cost"]
+            per_day[dt.date.fromisoformat(row["day"])][css[row["model"]]] += row["cost"]
         size, series = charts.buckets(sorted(per_day.items()), *span)
         order = [c for c, _ in legend]
         out["cost_by_model"] = charts.column_chart(

@@ -1,15 +1,11 @@
 """The insights page over several profiles: what differs from one profile's page.
 
 The report is the sum of the profiles' (:mod:`insights_app.merged`); here are the month-to-date
-cost of every profile, the per-profile chart, every profile's sources, and the export's
-per-profile rows.
+cost of every profile, the per-profile chart and every profile's sources.
 """
 
 from __future__ import annotations
 
-import json
-
-from django.http import JsonResponse
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext
 
@@ -50,12 +46,3 @@ def profiles_chart(rows: list[dict]) -> SafeString:
             "Sessions of the window in each profile; each bar opens that profile's report."
         ),
     )
-
-
-def with_profiles(response: JsonResponse, rows: list[dict]) -> JsonResponse:
-    """The JSON report with a ``profiles`` list: one row per profile of the totals."""
-    data = json.loads(response.content)
-    data["profiles"] = rows
-    out = JsonResponse(data, json_dumps_params={"ensure_ascii": False})
-    out["Content-Disposition"] = response["Content-Disposition"]
-    return out

@@ -25,22 +25,13 @@ REPORT_TTL = 90
 LATEST_TTL = 86_400
 
 
-def cached_report(key: str) -> Report | None:
-    """The report kept under ``key`` in the shared cache."""
-    return cache.get(key)
-
-
-def keep_report(key: str, report: Report) -> None:
-    cache.set(key, report, REPORT_TTL)
-
-
 def cache_key(signature: tuple, window: Window, variant) -> str:
     """The cache key of a report of ``window`` (``variant``: what else shapes it)."""
     raw = repr((signature, window, variant)).encode()
     return "insights-report:" + hashlib.sha256(raw).hexdigest()
 
 
-def latest_key(window: Window, variant) -> str:
+def _latest_key(window: Window, variant) -> str:
     """The key of the latest complete report of ``window`` for this store, any version."""
     raw = repr((store.name(), window, variant)).encode()
     return "insights-latest:" + hashlib.sha256(raw).hexdigest()
@@ -48,16 +39,14 @@ def latest_key(window: Window, variant) -> str:
 
 def recent_report(window: Window, variant) -> Report | None:
     """The latest complete report of ``window`` of an earlier version of the file, if recent."""
-    found = caches["reports"].get(latest_key(window, variant))
-    if found is None:
-        return None
-    if time.time() - found.generated_at > settings.HERMES_INSIGHTS_STALE_SECONDS:
+    found = caches["reports"].get(_latest_key(window, variant))
+    if found is None or time.time() - found.generated_at > settings.HERMES_INSIGHTS_STALE_SECONDS:
         return None
     return found
 
 
 def keep_latest(window: Window, variant, report: Report) -> None:
-    caches["reports"].set(latest_key(window, variant), report, LATEST_TTL)
+    caches["reports"].set(_latest_key(window, variant), report, LATEST_TTL)
 
 
 def report_for(
@@ -80,10 +69,10 @@ def report_for(
     if signature is None:
         return build()
     key = cache_key(signature, window, activity_days)
-    report = cached_report(key)
+    report = cache.get(key)
     if report is None:
         # Message figures cut short: kept apart, the next view reads only those again.
-        partial = cached_report(key + ":partial")
+        partial = cache.get(key + ":partial")
         if partial is not None:
             report = with_messages(partial, collect_seconds=collect_seconds)
         else:
@@ -91,7 +80,7 @@ def report_for(
             if recent is not None:
                 return recent
             report = build()
-        keep_report(key if report.messages_complete else key + ":partial", report)
+        cache.set(key if report.messages_complete else key + ":partial", report, REPORT_TTL)
         if report.messages_complete:
             keep_latest(window, activity_days, report)
     return report

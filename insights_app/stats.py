@@ -174,26 +174,17 @@ def build_report(
     return report
 
 
-def set_tool_latency(report: Report, found) -> None:
-    """``found``: :func:`.figures.tool_latency.gather`'s times and slowest calls (None: the
-    file cannot pair or time calls)."""
-    report.tool_latency = None if found is None else tool_latency.latency_rows(*found)
-
-
 def _set_messages(report: Report, messages) -> None:
     report.sessions_uncounted = messages.sessions_uncounted
     report.summaries_build = messages.build
     report.tools = tool_breakdown(messages.tools)
     report.tool_result_rows = dict(messages.tool_rows)
     report.skills = skill_breakdown(messages.skills)
-    set_tool_latency(report, messages.latency)
-    roles = messages.roles
-    report.overview.update(
-        user_messages=roles["user"],
-        assistant_messages=roles["assistant"],
-        tool_messages=roles["tool"],
-        stored_messages=roles["stored"],
-    )
+    # The times and slowest calls of :func:`.figures.tool_latency.gather` (None: the file
+    # cannot pair or time calls).
+    found = messages.latency
+    report.tool_latency = None if found is None else tool_latency.latency_rows(*found)
+    report.overview.update({f"{role}_messages": n for role, n in messages.roles.items()})
 
 
 def with_messages(report: Report, *, collect_seconds: float | None = None) -> Report:

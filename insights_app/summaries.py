@@ -88,7 +88,6 @@ def _store() -> _Store:
 
 
 def file_key() -> int:
-    """The key of the state.db open now in the app database (summary_store)."""
     return _store().key
 
 
@@ -108,31 +107,19 @@ def refresh_high_water() -> int:
         return store.key  # this process saw it already: nothing appended since
     # Another process may have moved the mark since: it is shared.
     previous = summary_store.high_water(store.key)
-    if previous == current:
-        with _lock:
-            store.high_water = current
-        return store.key
-    if previous is not None and current is not None and current > previous:
-        changed = state_db.rows(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE id > %s AND id <= %s LIMIT %s)",
-            [previous, current, MAX_DIRTY_ROWS + 1],
-        )[0][0]
-        dirty = (
-            None
-            if changed > MAX_DIRTY_ROWS
-            else [
-                r[0]
-                for r in state_db.rows(
-                    "SELECT DISTINCT session_id FROM messages WHERE id > %s AND id <= %s",
-                    [previous, current],
-                )
-            ]
-        )
-    elif previous is None:
-        dirty = []  # nothing stored yet for this file, or a mark never set: nothing to drop
-    else:
-        dirty = None  # fewer rows than before: the file was rewritten
-    summary_store.advance(store.key, current, dirty)
+    if previous != current:
+        dirty = None  # fewer rows than before (the file was rewritten), or too many new ones
+        if previous is None:
+            dirty = []  # nothing stored yet for this file, or a mark never set: nothing to drop
+        elif current is not None and current > previous:
+            changed = state_db.rows(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE id > %s AND id <= %s LIMIT %s)",
+                [previous, current, MAX_DIRTY_ROWS + 1],
+            )[0][0]
+            if changed <= MAX_DIRTY_ROWS:
+                sql = "SELECT DISTINCT session_id FROM messages WHERE id > %s AND id <= %s"
+                dirty = [r[0] for r in state_db.rows(sql, [previous, current])]
+        summary_store.advance(store.key, current, dirty)
     with _lock:
         store.high_water = current
     return store.key
@@ -258,7 +245,6 @@ def read(session_ids: list[str]) -> list[tuple]:
 def summarise(
     session_ids: list[str], counts: dict[str, int | None], rows: list[tuple]
 ) -> dict[str, SessionSummary]:
-    """The summaries of these sessions from their rows (:func:`read`)."""
     found = {row[0]: row for row in rows}
     return {
         sid: _summary(counts.get(sid), row)

@@ -13,8 +13,10 @@ import logging
 import time
 from collections.abc import Callable
 
+from django.db.models import Q
+
 from . import summaries, summary_store
-from .window import Window, scope_of, window_chunks
+from .window import Scope, Window, scope_of, window_chunks
 
 log = logging.getLogger(__name__)
 
@@ -22,19 +24,28 @@ log = logging.getLogger(__name__)
 BACKGROUND_FROM = 1000
 
 
-def pending(key: int) -> list[tuple]:
-    """``(id, message_count, started_at, source, model)`` of every session whose stored
-    summary is missing or stale, newest first; summaries of sessions gone are dropped."""
-    scope = scope_of(Window(days=None), time.time())
+def window_sessions(scope: Scope) -> list[tuple]:
+    """``(id, message_count, started_at, source, model)`` of the window's sessions."""
     columns = f"s.id, s.message_count, s.started_at, s.source, {scope.scol('model', 'NULL')}"
-    rows = [row for rows in window_chunks(scope, columns) for row in rows]
-    rows.sort(key=lambda r: r[2] if isinstance(r[2], int | float) else float("-inf"), reverse=True)
-    stored = summary_store.counts(key, summary_store.window_q(None, None, None, None))
+    return [row for rows in window_chunks(scope, columns) for row in rows]
+
+
+def stale(key: int, window: Q, rows: list[tuple]) -> list[tuple]:
+    """Those of the window's session ``rows`` whose stored summary is missing or stale; the
+    stale ones and those of sessions no longer in the window are dropped."""
+    stored = summary_store.counts(key, window)
     ids = {r[0] for r in rows}
-    summary_store.drop(key, [sid for sid in stored if sid not in ids])
-    stale = [r for r in rows if r[0] not in stored or stored[r[0]] != r[1]]
-    summary_store.drop(key, [r[0] for r in stale if r[0] in stored])
-    return stale
+    found = [r for r in rows if r[0] not in stored or stored[r[0]] != r[1]]
+    gone = [sid for sid in stored if sid not in ids]
+    summary_store.drop(key, gone + [r[0] for r in found if r[0] in stored])
+    return found
+
+
+def pending(key: int) -> list[tuple]:
+    """:func:`stale` over every session of the file, newest first."""
+    rows = window_sessions(scope_of(Window(days=None), time.time()))
+    rows.sort(key=lambda r: r[2] if isinstance(r[2], int | float) else float("-inf"), reverse=True)
+    return stale(key, summary_store.window_q(None, None, None, None), rows)
 
 
 def build(

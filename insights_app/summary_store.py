@@ -36,6 +36,8 @@ IN_CHUNK = 500  # ids per IN (…)
 SAVE_BATCH = 1000
 # A build whose heartbeat is older than this is taken to have died (its process stopped).
 BUILD_STALE_SECONDS = 30.0
+# A summary's rows by role (``stored``: every row, any role), as StoredSummary's columns.
+ROLES = ("user", "assistant", "tool", "stored")
 
 
 def store_key() -> int:
@@ -77,14 +79,9 @@ class Totals:
 def totals(key: int, window: Q) -> Totals:
     """Stored sessions of the window, the sum of their counters, and their rows by role."""
     found = StoredSummary.objects.filter(window, store_key=key).aggregate(
-        n=Count("id"),
-        mc=Sum("message_count"),
-        user=Sum("user"),
-        assistant=Sum("assistant"),
-        tool=Sum("tool"),
-        stored=Sum("stored"),
+        n=Count("id"), mc=Sum("message_count"), **{role: Sum(role) for role in ROLES}
     )
-    roles = {k: int(found[k] or 0) for k in ("user", "assistant", "tool", "stored")}
+    roles = {role: int(found[role] or 0) for role in ROLES}
     return Totals(int(found["n"] or 0), int(found["mc"] or 0), roles)
 
 
@@ -133,16 +130,11 @@ def calls(key: int, window: Q):
     )
 
 
-def _chunks(ids: list[str]) -> Iterable[list[str]]:
-    for i in range(0, len(ids), IN_CHUNK):
-        yield ids[i : i + IN_CHUNK]
-
-
 def _drop(key: int, ids: list[str]) -> None:
     """Plain ``DELETE`` by the ``(store_key, session_id)`` indexes: the ORM's ``delete()``
     prepares every id of every chunk as a lookup, a second of a big store's first build."""
     with connection.cursor() as cursor:
-        for chunk in _chunks(ids):
+        for chunk in (ids[i : i + IN_CHUNK] for i in range(0, len(ids), IN_CHUNK)):
             marks = ", ".join(["%s"] * len(chunk))
             for model in (SummaryTool, SummarySkill, SummaryCall, StoredSummary):
                 table = connection.ops.quote_name(model._meta.db_table)
@@ -180,6 +172,7 @@ def _insert(model, columns: tuple[str, ...], rows: list[tuple]) -> None:
 
 
 _COMMON = ("store_key", "session_id", "started_at", "source", "model")
+_HEAD_COLUMNS = (*_COMMON, "message_count", *ROLES, "updated_at")
 
 
 def save(key: int, summaries: dict, attributes: dict[str, Attributes]) -> None:
@@ -203,19 +196,7 @@ def save(key: int, summaries: dict, attributes: dict[str, Attributes]) -> None:
             with transaction.atomic():
                 if attempt > 1:
                     _drop(key, list(summaries))
-                _insert(
-                    StoredSummary,
-                    (
-                        *_COMMON,
-                        "message_count",
-                        "user",
-                        "assistant",
-                        "tool",
-                        "stored",
-                        "updated_at",
-                    ),
-                    heads,
-                )
+                _insert(StoredSummary, _HEAD_COLUMNS, heads)
                 _insert(SummaryTool, (*_COMMON, "tool_name", "count", "result_rows"), tool_rows)
                 _insert(
                     SummarySkill, (*_COMMON, "skill", "loads", "edits", "last_used"), skill_rows

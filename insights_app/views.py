@@ -29,7 +29,7 @@ from . import explorer, export, presenters, reports
 from . import merged as merged_insights
 from .drilldown import Drill, linked_rows
 from .forms import InsightsForm
-from .profiles import merged_extras, merged_sources, profiles_chart, with_profiles
+from .profiles import merged_extras, merged_sources, profiles_chart
 from .stats import Report
 
 TEMPLATE = "insights_app/report_detail.html"
@@ -106,11 +106,8 @@ def _export(request, fmt: str, table: str, found: Found):
     allowed = can_see_content(request.user)
     linked, extra = _linked_and_extra(found, allowed)
     if fmt == "json":
-        report = found.report
-        response = export.json_response(report, linked, found.drill.all_sessions(), extra)
-        if found.profile_rows is not None:
-            response = with_profiles(response, found.profile_rows)
-        return response
+        sessions_url = found.drill.all_sessions()
+        return export.json_response(found.report, linked, sessions_url, extra, found.profile_rows)
     return export.csv_response(found.report, table, found.basis, extra)
 
 

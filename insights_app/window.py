@@ -14,7 +14,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from django.utils.translation import gettext, ngettext
+
 from hermes_explorer import store
+from sessions_app.formatting import date_text
 from sessions_app.timefmt import day_end_epoch, day_start_epoch
 
 DAY_SECONDS = 86_400
@@ -78,10 +81,6 @@ class Window:
     @property
     def display_label(self) -> str:
         """:attr:`label` in the page's language (the report's JSON keeps ``label``)."""
-        from django.utils.translation import gettext, ngettext
-
-        from sessions_app.formatting import date_text
-
         if self.is_epoch:
             return self.label
         if self.is_custom:
@@ -114,7 +113,6 @@ class Scope:
         ) and store.readers_block_writer()
 
     def scol(self, name: str, default: str = "0") -> str:
-        """``s.<name>`` when the file has the column, else a neutral literal."""
         return f"s.{name}" if self.shape.has_column("sessions", name) else default
 
     def ucol(self, name: str, default: str = "0") -> str:

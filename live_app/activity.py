@@ -75,39 +75,34 @@ def _candidate_ids(now: float, minutes: int) -> list[str]:
     shape = store.shape()
     since = now - minutes * 60
     open_since = now - OPEN_HORIZON
-    ids: list[str] = []
+    queries = []
     if shape.has_column("sessions", "last_activity_at"):
-        ids += [
-            r[0]
-            for r in store.rows(
+        queries.append(
+            (
                 "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) >= %s "
                 "ORDER BY COALESCE(last_activity_at, started_at) DESC LIMIT %s",
                 [since, LIMIT],
-                BUDGET,
             )
-        ]
+        )
     else:
-        ids += [
-            r[0]
-            for r in store.rows(
+        queries.append(
+            (
                 "SELECT session_id FROM messages WHERE id > "
                 "(SELECT COALESCE(MAX(id), 0) FROM messages) - %s "
                 "GROUP BY session_id HAVING MAX(timestamp) >= %s "
                 "ORDER BY MAX(timestamp) DESC LIMIT %s",
                 [RECENT_MESSAGE_IDS, since, LIMIT],
-                BUDGET,
             )
-        ]
+        )
     if shape.has_column("sessions", "ended_at"):
-        ids += [
-            r[0]
-            for r in store.rows(
+        queries.append(
+            (
                 "SELECT id FROM sessions WHERE started_at >= %s AND ended_at IS NULL "
                 "ORDER BY started_at DESC LIMIT %s",
                 [open_since, LIMIT],
-                BUDGET,
             )
-        ]
+        )
+    ids = [r[0] for sql, params in queries for r in store.rows(sql, params, BUDGET)]
     return list(dict.fromkeys(ids))
 
 
@@ -131,25 +126,23 @@ def _session_rows(ids: list[str]) -> list[LiveSession]:
         "(SELECT MAX(m.id) FROM messages m WHERE m.session_id = s.id) "
         f"FROM sessions s WHERE s.id IN ({marks})"
     )
-    out = []
-    for r in store.rows(sql, ids, BUDGET):
-        out.append(
-            LiveSession(
-                id=r[0],
-                source=r[1] or "",
-                title=redact(r[2] or ""),
-                model=redact(short_model(r[3])),
-                started_at=r[4],
-                ended_at=r[5],
-                activity=r[6],
-                message_count=r[7] or 0,
-                tool_call_count=r[8],
-                tokens=r[9] or 0,
-                cost=r[10],
-                last_message_id=r[11],
-            )
+    return [
+        LiveSession(
+            id=r[0],
+            source=r[1] or "",
+            title=redact(r[2] or ""),
+            model=redact(short_model(r[3])),
+            started_at=r[4],
+            ended_at=r[5],
+            activity=r[6],
+            message_count=r[7] or 0,
+            tool_call_count=r[8],
+            tokens=r[9] or 0,
+            cost=r[10],
+            last_message_id=r[11],
         )
-    return out
+        for r in store.rows(sql, ids, BUDGET)
+    ]
 
 
 def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:

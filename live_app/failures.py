@@ -24,13 +24,12 @@ from dataclasses import dataclass, field, replace
 
 from django.core.cache import cache, caches
 from django.core.cache.backends.base import InvalidCacheBackendError
-from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from hermes_explorer import store
 from redaction import redact
 from sessions_app.formatting import short_model
-from sessions_app.timefmt import day_end_epoch, day_start_epoch
+from sessions_app.timefmt import day_end_epoch, day_start_epoch, local_date
 
 BLOCK = 20_000
 BLOCK_TTL = 86_400
@@ -61,7 +60,6 @@ _TOOL_ERROR = f"""(
 
 
 def _col(shape, table: str, alias: str, name: str, default: str = "NULL") -> str:
-    """``alias.name`` when this file has the column, else ``default`` (a literal)."""
     return f"{alias}.{name}" if shape.has_column(table, name) else default
 
 
@@ -90,17 +88,19 @@ def _block_sql(shape) -> str:
     )
 
 
+def _block_key(identity: tuple, start: int) -> str:
+    return hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
+
+
 def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
     """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``, cached with
     the id read up to so a later view reads only what is new.  Keys are ``(hour, source,
     model, tool, kind)`` (the model short and redacted), values ``(count, ids)``: the ids of
     the failing messages (none for good tool results), the rows behind each count."""
-    end = start + BLOCK
-    raw = repr((identity, start, BLOCK)).encode()
-    key = "failures-rows:" + hashlib.sha256(raw).hexdigest()
+    key = "failures-rows:" + _block_key(identity, start)
     cached = failure_cache().get(key)
     upto, merged = cached if cached else (start, {})
-    want = min(end, top)
+    want = min(start + BLOCK, top)
     if upto < want:
         models: dict = {}
         for hour, source, model, tool, kind, count, ids in store.rows(
@@ -119,32 +119,33 @@ def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict
     model, tool, kind)``, per ``(hour, kind)``, first hour), cached beside the block: a few
     hundred entries instead of thousands."""
     want = min(start + BLOCK, top)
-    key = (
-        "failures-rows-digest:"
-        + hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
-    )
+    key = "failures-rows-digest:" + _block_key(identity, start)
     cached = failure_cache().get(key)
     if cached and cached[0] == want:
         return cached[1]
-    totals: Counter = Counter()
-    hourly: Counter = Counter()
-    first_hour = None
-    for (hour, source, model, tool, kind), (count, _ids) in _block(
-        start, top, identity, shape, budget
-    ).items():
-        if hour is None or kind is None:
-            continue
-        first_hour = hour if first_hour is None else min(first_hour, hour)
-        totals[(source, model, tool, kind)] += count
-        if kind != "tool_ok":
-            hourly[(hour, kind)] += count
+    groups = _block(start, top, identity, shape, budget)
+    totals, hourly = Counter(), Counter()
+    _add_groups(groups, totals, hourly)
+    first_hour = min(
+        (h for h, *_rest, kind in groups if h is not None and kind is not None), default=None
+    )
     digest = {"first_hour": first_hour, "totals": totals, "hourly": hourly}
     failure_cache().set(key, (want, digest), BLOCK_TTL)
     return digest
 
 
+def _add_groups(groups: dict, totals: Counter, hourly: Counter, wanted=None) -> None:
+    """A block's groups added to the counts per ``(source, model, tool, kind)`` and per
+    ``(hour, kind)``; ``wanted(hour, source, model, tool)`` picks the groups."""
+    for (hour, source, model, tool, kind), (count, _ids) in groups.items():
+        if hour is None or kind is None or (wanted and not wanted(hour, source, model, tool)):
+            continue
+        totals[(source, model, tool, kind)] += count
+        if kind != "tool_ok":
+            hourly[(hour, kind)] += count
+
+
 def failure_cache():
-    """The ``failures`` cache when configured, else the default one."""
     try:
         return caches["failures"]
     except InvalidCacheBackendError:
@@ -166,10 +167,6 @@ def _first_id_at(since: float, top: int, budget: float) -> int:
     return low
 
 
-def local_day(epoch: float) -> str:
-    return dt.datetime.fromtimestamp(epoch, tz=timezone.get_current_timezone()).date().isoformat()
-
-
 @dataclass(frozen=True)
 class Filters:
     days: int = 30
@@ -183,7 +180,6 @@ class Filters:
 
     @property
     def counted(self) -> Filters:
-        """The filters the counts use."""
         return replace(self, kind="", start=None, end=None)
 
 
@@ -253,6 +249,10 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
     hourly: Counter = Counter()
     start = (max(first - 1, 0) // BLOCK) * BLOCK
     filtered = bool(f.source or f.model or f.tool)
+
+    def wanted(hour, source, model, tool) -> bool:
+        return hour >= since_hour and (not filtered or _matches(f, source, model, tool))
+
     while start < top:
         if not filtered:
             digest = _digest(start, top, identity, shape, budget)
@@ -262,16 +262,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
                 hourly.update(digest["hourly"])
                 start += BLOCK
                 continue
-        for (hour, source, model, tool, kind), (count, _ids) in _block(
-            start, top, identity, shape, budget
-        ).items():
-            if hour is None or hour < since_hour or kind is None:
-                continue
-            if filtered and not _matches(f, source, model, tool):
-                continue
-            totals[(source, model, tool, kind)] += count
-            if kind != "tool_ok":
-                hourly[(hour, kind)] += count
+        _add_groups(_block(start, top, identity, shape, budget), totals, hourly, wanted)
         start += BLOCK
     kinds: Counter = Counter()
     calls = 0
@@ -294,7 +285,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
     days_of: dict[int, str] = {}
     for (hour, kind), count in hourly.items():
         if hour not in days_of:
-            days_of[hour] = local_day(hour * 3600)
+            days_of[hour] = local_date(hour * 3600).isoformat()
         daily[days_of[hour]][kind] += count
     sessions, failed_sessions = _sessions(f, since, shape, groups, kinds, daily, budget)
     report = Report(
@@ -321,8 +312,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
 
 def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
     """Sessions started in the window, and those that ended with a failure ``end_reason``."""
-    has_end = shape.has_column("sessions", "end_reason")
-    end = "s.end_reason" if has_end else "NULL"
+    end = _col(shape, "sessions", "s", "end_reason")
     total = failed = 0
     rows = store.rows(
         f"SELECT s.source, {_col(shape, 'sessions', 's', 'model')}, {end}, s.started_at, COUNT(*) "
@@ -333,9 +323,7 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
     )
     models: dict = {}
     for source, raw_model, end_reason, started_at, count in rows:
-        if raw_model not in models:
-            models[raw_model] = redact(short_model(raw_model))
-        source, model = source or "", models[raw_model]
+        source, model = source or "", _display_model(models, raw_model)
         if f.tool or not _matches(f, source, model, ""):
             continue
         total += count
@@ -348,16 +336,13 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
         if end_reason in END_FAILURES:
             failed += count
             kinds["session_error"] += count
-            daily[local_day(started_at)]["session_error"] += count
+            daily[local_date(started_at).isoformat()]["session_error"] += count
     return total, failed
 
 
 def _group(groups: dict[str, Group], value: str) -> Group:
     key = value or "(unnamed)"
-    group = groups.get(key)
-    if group is None:
-        group = groups[key] = Group(key)
-    return group
+    return groups.setdefault(key, Group(key))
 
 
 def _ranked(groups: dict[str, Group]) -> list[Group]:
@@ -434,13 +419,7 @@ def failing_messages(f: Filters, *, budget: float, now: float | None = None, lim
             chunk = []
             for mid, sid, ts, title_of in rows:
                 _hour, source, model, tool, kind = groups[mid]
-                chunk.append(
-                    {
-                        **_failure(kind, ts, sid, title_of, source, model),
-                        "message_id": mid,
-                        "tool": tool,
-                    }
-                )
+                chunk.append(_failure(kind, ts, sid, title_of, source, model, mid, tool))
             yield chunk
         limit = None if limit is None else limit - len(ids)
         start -= BLOCK
@@ -474,7 +453,9 @@ def failed_sessions(f: Filters, *, budget: float, now: float | None = None) -> l
     return out
 
 
-def _failure(kind: str, when, session_id: str, title, source, model: str) -> dict:
+def _failure(
+    kind: str, when, session_id: str, title, source, model: str, message_id=None, tool: str = ""
+) -> dict:
     """One failure as the list and the export show it (metadata only)."""
     return {
         "kind": kind,
@@ -482,8 +463,8 @@ def _failure(kind: str, when, session_id: str, title, source, model: str) -> dic
         "timestamp": when,
         "session_id": session_id,
         "title": redact(title or ""),
-        "message_id": None,
-        "tool": "",
+        "message_id": message_id,
+        "tool": tool,
         "model": model,
         "source": source or "",
         "end_reason": "",
@@ -502,7 +483,7 @@ def listing_for(f: Filters, *, budget: float) -> tuple[list[dict], list[dict]]:
         ]
         return messages, failed_sessions(f, budget=budget, now=now)[:LIST_LIMIT]
 
-    return kept("failures-list", f, build_listing)
+    return store.while_unchanged("failures-list", f, build_listing, PAGE_TTL)
 
 
 def warm(*, budget: float) -> None:
@@ -512,9 +493,7 @@ def warm(*, budget: float) -> None:
 
 def report_for(f: Filters, *, budget: float) -> Report:
     """The report, reused for a minute while the file is unchanged."""
-    return kept("failures-page", f.counted, lambda: build(f.counted, budget=budget))
-
-
-def kept(prefix: str, f: Filters, compute):
-    """``compute()``, reused for a minute while the file is unchanged."""
-    return store.while_unchanged(prefix, f, compute, PAGE_TTL)
+    counted = f.counted
+    return store.while_unchanged(
+        "failures-page", counted, lambda: build(counted, budget=budget), PAGE_TTL
+    )

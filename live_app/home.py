@@ -112,7 +112,7 @@ def latest_failures(*, budget: float) -> list[dict]:
         rows += failures.failed_sessions(week, budget=budget, now=now)[:LATEST]
         return sorted(rows, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
 
-    return failures.kept("home-failures", week, newest)
+    return store.while_unchanged("home-failures", week, newest, failures.PAGE_TTL)
 
 
 def _figures(today: dt.date, now: float, budget: float) -> dict:
@@ -160,7 +160,8 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
         for _part, sid, started, _m, _t, cost, source, model in top
     ]
     report = failures.report_for(failures.Filters(days=14), budget=budget)
-    failed = {dt.date.fromisoformat(day): sum(kinds.values()) for day, kinds in report.by_day}
+    for day, kinds in report.by_day:
+        by_day.setdefault(dt.date.fromisoformat(day), {})["failures"] = sum(kinds.values())
     table = []
     for metric in METRICS:
         cells = []
@@ -168,10 +169,7 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
             days = [
                 span.first + dt.timedelta(days=n) for n in range((span.last - span.first).days + 1)
             ]
-            if metric == "failures":
-                value = sum(failed.get(day, 0) for day in days)
-            else:
-                value = sum(by_day.get(day, {}).get(metric) or 0 for day in days)
+            value = sum(by_day.get(day, {}).get(metric) or 0 for day in days)
             cells.append({"period": span, "value": value, "href": _link(metric, span, now)})
         # Today against yesterday, this week against last: the change in per cent.
         for current, before in ((cells[0], cells[1]), (cells[2], cells[3])):
@@ -204,10 +202,6 @@ def _link(metric: str, span: Period, now: float) -> str:
         return Drill(Window(days=None), now).days(span.first, span.last)
     if metric == "failures":
         days = (local_date(now) - span.first).days + 1
-        return failures_link(days, span.first, span.last)
+        params = {"days": days, "start": span.first, "end": span.last}
+        return reverse("failures:index") + "?" + urlencode(params)
     return _insights(span)
-
-
-def failures_link(days: int, first: dt.date, last: dt.date) -> str:
-    params = {"days": days, "start": first, "end": last}
-    return reverse("failures:index") + "?" + urlencode(params)

@@ -7,6 +7,7 @@ shows message content."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 
@@ -23,7 +24,7 @@ from insights_app import charts
 from sessions_app.exports import stream_export
 from sessions_app.formatting import date_text
 from sessions_app.links import TranscriptLinks
-from sessions_app.timefmt import iso
+from sessions_app.timefmt import iso, local_date
 
 from .failures import (
     KIND_LABELS,
@@ -33,7 +34,6 @@ from .failures import (
     failed_sessions,
     failing_messages,
     listing_for,
-    local_day,
     report_for,
 )
 
@@ -78,16 +78,7 @@ def _day(value) -> dt.date | None:
 
 def _link(f: Filters, **changes) -> str:
     """``/failures/`` with these filters: where a count leads (the rows behind it)."""
-    params = {
-        "days": f.days,
-        "source": f.source,
-        "model": f.model,
-        "tool": f.tool,
-        "kind": f.kind,
-        "start": f.start,
-        "end": f.end,
-        **changes,
-    }
+    params = {**dataclasses.asdict(f), **changes}
     return _base(get_script_prefix()) + "?" + urlencode({k: v for k, v in params.items() if v})
 
 
@@ -103,15 +94,14 @@ def _chart(report):
         (dt.date.fromisoformat(day), {"failures": sum(kinds.values())})
         for day, kinds in report.by_day
     ]
-    first = dt.date.fromisoformat(local_day(report.since))
-    last = dt.date.fromisoformat(local_day(report.now))
+    first, last = local_date(report.since), local_date(report.now)
     _size, buckets = charts.buckets(rows, first, last)
     columns = [
         charts.Column(
-            label=b.label,
-            tick=b.tick,
-            value=b.values.get("failures", 0),
-            href=_link(report.filters, start=b.first, end=b.last),
+            b.label,
+            b.tick,
+            b.values.get("failures", 0),
+            _link(report.filters, start=b.first, end=b.last),
         )
         for b in buckets
     ]
@@ -125,12 +115,8 @@ def _chart(report):
 
 
 def _group_rows(report):
-    for name, groups in (
-        ("tool", report.by_tool),
-        ("model", report.by_model),
-        ("source", report.by_source),
-    ):
-        for g in groups:
+    for name in ("tool", "model", "source"):
+        for g in getattr(report, f"by_{name}"):
             yield name, g
 
 
@@ -237,11 +223,7 @@ def _csv_row(name, g) -> dict:
 def _as_json(report, listing) -> dict:
     return {
         "window": {"days": report.filters.days, "since": report.since, "until": report.now},
-        "filters": {
-            "source": report.filters.source,
-            "model": report.filters.model,
-            "tool": report.filters.tool,
-        },
+        "filters": {k: getattr(report.filters, k) for k in ("source", "model", "tool")},
         "failures": report.failures,
         "by_kind": {k: report.kinds.get(k, 0) for k in KIND_LABELS},
         "tool_calls": report.tool_calls,

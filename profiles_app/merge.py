@@ -56,10 +56,7 @@ def _compare(keyset: KeysetLike) -> Callable:
             if x == y:
                 continue
             # NULL keys sort first, as SQLite sorts them ascending.
-            if x is None or y is None:
-                less = x is None
-            else:
-                less = x < y
+            less = x is None if x is None or y is None else x < y
             return (-1 if less else 1) * (-1 if desc else 1)
         return (a[1] > b[1]) - (a[1] < b[1])
 
@@ -171,14 +168,10 @@ def paginate(
             following[name], preceding[name] = position, _flip(position)
         else:
             following[name], preceding[name] = _flip(position), position
-    next_positions = _without_absent(following)
-    prev_positions = _without_absent(preceding)
-    has_next = more if forward else True
-    has_prev = bool(token) and bool(positions) if forward else more
-    if has_next:
-        page.next_cursor = encode(keyset, "n", next_positions)
-    if has_prev:
-        page.prev_cursor = encode(keyset, "p", prev_positions)
+    if more or not forward:
+        page.next_cursor = encode(keyset, "n", _without_absent(following))
+    if (token and positions) if forward else more:
+        page.prev_cursor = encode(keyset, "p", _without_absent(preceding))
     return page
 
 

@@ -9,6 +9,7 @@ merge every profile go over the others themselves.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404
@@ -32,10 +33,6 @@ STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|metrics$|static/)")
 ANONYMOUS = re.compile(r"^/(?:accounts/login/|admin/|healthz$|metrics$|i18n/setlang/|static/)")
 
 
-def profile_prefix(name: str, base: str | None = None) -> str:
-    return f"{base if base is not None else '/'}p/{name}/"
-
-
 class StoreScopeMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -57,7 +54,7 @@ class StoreScopeMiddleware:
             if store is None:
                 raise Http404(gettext("No such profile."))
             request.path_info = match.group(2)
-            prefix = profile_prefix(store.name, base)
+            prefix = f"{base}p/{store.name}/"
         elif LEGACY.match(request.path_info):
             store = registry.default_store()
             if store not in visible:
@@ -87,19 +84,28 @@ def fallback_store(visible):
     return store
 
 
-def scoped_call(get_response, request, alias, prefix, base):
+@contextmanager
+def _scoped(alias, prefix, base):
     token = set_alias(alias)
     if prefix is not None:
         set_script_prefix(prefix)
     try:
-        response = get_response(request)
+        yield
     finally:
         reset_alias(token)
         if prefix is not None:
             set_script_prefix(base)
+
+
+def scoped_call(get_response, request, alias, prefix, base):
+    with _scoped(alias, prefix, base):
+        response = get_response(request)
     if getattr(response, "streaming", False):
         response.streaming_content = _scoped_stream(response.streaming_content, alias, prefix, base)
     return response
+
+
+_END = object()
 
 
 def _scoped_stream(content, alias, prefix, base):
@@ -107,17 +113,10 @@ def _scoped_stream(content, alias, prefix, base):
     it = iter(content)
     try:
         while True:
-            token = set_alias(alias)
-            if prefix is not None:
-                set_script_prefix(prefix)
-            try:
-                chunk = next(it)
-            except StopIteration:
+            with _scoped(alias, prefix, base):
+                chunk = next(it, _END)
+            if chunk is _END:
                 return
-            finally:
-                reset_alias(token)
-                if prefix is not None:
-                    set_script_prefix(base)
             yield chunk
     finally:
         close = getattr(it, "close", None)

@@ -51,12 +51,10 @@ class ProfileRestriction(models.Model):
         rows = cls.objects.filter(Q(user=user) | Q(group__user=user)).values_list(
             "profiles", flat=True
         )
-        rows = list(rows)
         if not rows:
             return None
         return frozenset().union(*(profile_names(profiles) for profiles in rows))
 
 
 def profile_names(text: str) -> frozenset[str]:
-    """The profile names of a restriction's comma-separated list."""
     return frozenset(p.strip() for p in text.split(",") if p.strip())

@@ -3,6 +3,8 @@ navigation.  Each reads the app's database only; none touches the state.db."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 from django import template
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -13,6 +15,7 @@ from profiles_app.links import in_store
 from sessions_app.formatting import per_language_count
 
 from .. import permissions, selectors
+from ..models import Tag
 
 register = template.Library()
 
@@ -39,7 +42,7 @@ def session_annotations(context, session_id: str):
         "found": found,
         "notes": notes,
         "can_annotate": annotate,
-        "addable": [t for t in selectors.all_tags() if t.pk not in have] if annotate else [],
+        "addable": [t for t in Tag.objects.all() if t.pk not in have] if annotate else [],
         "can_manage_tags": permissions.can_manage_tags(user),
         "scores": selectors.session_scores(session_id, user),
     }
@@ -104,26 +107,23 @@ def _note_count(count: int) -> str:
     return ngettext("%(count)s note", "%(count)s notes", count) % {"count": count}
 
 
-@register.simple_tag(takes_context=True)
-def hit_session_tags(context, result):
+@register.simple_tag
+def hit_session_tags(result):
     """``{session id: tag badges}`` for every hit of a search result, one query per profile
     (keyed ``(profile, session id)`` over several)."""
     hits = [
         *(getattr(result, "hits", None) or ()),
         *(getattr(result, "unindexed_hits", None) or ()),
     ]
-    user = getattr(context.get("request"), "user", None)
     by_store: dict = {}
     for hit in hits:
         by_store.setdefault(getattr(hit, "store", None), []).append(hit.session_id)
     out: dict = {}
     for store, ids in by_store.items():
-        if store is None:
-            tags = selectors.tags_by_session(ids, user)
-            out.update((sid, tag_chips(found)) for sid, found in tags.items() if found)
-            continue
         # A search over several profiles: each profile's tags, keyed as the hits look them up.
-        with stores.using(store):
-            tags = selectors.tags_by_session(ids, user)
-        out.update(((store.name, sid), tag_chips(found)) for sid, found in tags.items() if found)
+        with stores.using(store) if store is not None else nullcontext():
+            tags = selectors.tags_by_session(ids)
+        for sid, found in tags.items():
+            if found:
+                out[(store.name, sid) if store is not None else sid] = tag_chips(found)
     return out

@@ -35,8 +35,3 @@ def one_pass(
 ) -> tuple[dict[str, Any], T]:
     """Every figure of :data:`FIGURES`, by name (one statement), and what ``meanwhile`` returns."""
     return compute(scope, segments, FIGURES), meanwhile()
-
-
-def pass_figures(scope: Scope, segments: OffsetSegments, figures: tuple[Figure, ...]) -> dict:
-    """Every figure of ``figures``, by name, from one statement."""
-    return compute(scope, segments, figures)

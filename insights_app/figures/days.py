@@ -39,10 +39,7 @@ class DayRow:
             "day": self.day.isoformat(),
             "sessions": self.sessions,
             "messages": self.messages,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_read_tokens": self.cache_read_tokens,
-            "cache_write_tokens": self.cache_write_tokens,
+            **{k: getattr(self, k) for k in TOKEN_KEYS},
             "total_tokens": self.total_tokens,
             "cost": self.cost,
         }
@@ -71,10 +68,7 @@ def decode(scope: Scope, rows: list[Row]) -> list[DayRow]:
             EPOCH_DAY0 + dt.timedelta(days=int(key)),
             as_int(v["sessions"]),
             as_int(v["messages"]),
-            as_int(v["input_tokens"]),
-            as_int(v["output_tokens"]),
-            as_int(v["cache_read_tokens"]),
-            as_int(v["cache_write_tokens"]),
+            *(as_int(v[k]) for k in TOKEN_KEYS),
             as_float(v["cost"]),
         )
         for key, v in rows

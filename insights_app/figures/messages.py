@@ -23,15 +23,14 @@ from redaction import redact
 
 from .. import summaries as summaries_module
 from .. import summary_build, summary_store
-from ..window import Scope, Window, window_chunks
+from ..summary_build import window_sessions as _window_sessions
+from ..window import Scope, Window
 from . import tool_latency
 
 
 @dataclass
 class MessageFigures:
-    roles: dict[str, int] = field(
-        default_factory=lambda: {"user": 0, "assistant": 0, "tool": 0, "stored": 0}
-    )
+    roles: dict[str, int] = field(default_factory=lambda: dict.fromkeys(summary_store.ROLES, 0))
     tools: Counter = field(default_factory=Counter)
     tool_rows: Counter = field(default_factory=Counter)  # result rows per tool (ours)
     skills: list[dict[str, Any]] = field(default_factory=list)
@@ -41,12 +40,6 @@ class MessageFigures:
     sessions_uncounted: int = 0  # window sessions the deadline left out
     # (done, total) of a build running in the background, when one does.
     build: tuple[int, int] | None = None
-
-
-def _window_sessions(scope: Scope) -> list[tuple]:
-    """``(id, message_count, started_at, source, model)`` of the window's sessions."""
-    columns = f"s.id, s.message_count, s.started_at, s.source, {scope.scol('model', 'NULL')}"
-    return [row for rows in window_chunks(scope, columns) for row in rows]
 
 
 def message_figures(
@@ -85,7 +78,6 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
     )[0]
     have = summary_store.totals(key, q)
     missing = 0
-    build = None
     if (have.sessions, have.message_count) != (int(n or 0), int(mc or 0)):
         running = summary_store.build_progress(key)
         if running is not None:
@@ -98,12 +90,7 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
                 build=running,
                 latency=({}, {}) if tool_latency.can_time(scope.shape) else None,
             )
-        rows = _window_sessions(scope)
-        stored = summary_store.counts(key, q)
-        ids = {r[0] for r in rows}
-        gone = [sid for sid in stored if sid not in ids]
-        stale = [r for r in rows if r[0] not in stored or stored[r[0]] != r[1]]
-        summary_store.drop(key, gone + [r[0] for r in stale if r[0] in stored])
+        stale = summary_build.stale(key, q, _window_sessions(scope))
         if len(stale) >= summary_build.BACKGROUND_FROM:
             # Too many for this request: ``insights_warm`` computes them; the page says so.
             missing = len(stale)
@@ -117,9 +104,7 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
             )
             missing = collected.missing
         have = summary_store.totals(key, q)
-        if build is not None:
-            missing = max(0, int(n or 0) - have.sessions)
-    out = MessageFigures(sessions_uncounted=missing, build=build)
+    out = MessageFigures(sessions_uncounted=missing)
     out.roles = have.roles
     out.tools, out.tool_rows = summary_store.tools(key, q)
     out.skills = summary_store.skills(key, q)
@@ -133,28 +118,19 @@ def _tally(
 ) -> list[dict[str, Any]]:
     skills: dict[str, dict[str, Any]] = {}
     for s in summaries:
-        roles["user"] += s.user
-        roles["assistant"] += s.assistant
-        roles["tool"] += s.tool
-        roles["stored"] += s.stored
+        for role in summary_store.ROLES:
+            roles[role] += getattr(s, role)
         for name, count, rows in s.tools:
             tools[name] += count
             tool_rows[name] += rows
         for skill, loads, edits, last_used in s.skills:
-            entry = skills.get(skill)
-            if entry is None:
-                entry = skills[skill] = {
-                    "skill": skill,
-                    "view_count": 0,
-                    "manage_count": 0,
-                    "last_used_at": None,
-                }
+            entry = skills.setdefault(
+                skill, {"skill": skill, "view_count": 0, "manage_count": 0, "last_used_at": None}
+            )
             entry["view_count"] += loads
             entry["manage_count"] += edits
-            if last_used is not None and (
-                entry["last_used_at"] is None or last_used > entry["last_used_at"]
-            ):
-                entry["last_used_at"] = last_used
+            times = [t for t in (entry["last_used_at"], last_used) if t is not None]
+            entry["last_used_at"] = max(times, default=None)
     return list(skills.values())
 
 

@@ -28,6 +28,7 @@ from sessions_app.formatting import short_model
 
 from ..window import Scope
 from . import day_models
+from .per_session import USAGE
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
 
 COLUMNS = (
@@ -43,15 +44,9 @@ COLUMNS = (
     ("tool_calls", "SUM(tc)"),
 )
 _FLOATS = frozenset({"cost", "actual_cost"})
-# A session's residual per counter: what its own counter has beyond its usage rows.
+# Per counter but reasoning, a session's residual: what its counter has beyond its usage rows.
 _RESIDUAL = {
-    "in": "MAX(0, s_in - u_in)",
-    "out": "MAX(0, s_out - u_out)",
-    "cr": "MAX(0, s_cr - u_cr)",
-    "cw": "MAX(0, s_cw - u_cw)",
-    "api": "MAX(0, s_api - u_api)",
-    "cost": "MAX(0.0, s_cost - u_cost)",
-    "actual": "MAX(0.0, s_actual - u_actual)",
+    key: f"MAX({zero}, s_{key} - u_{key})" for _column, _short, key, zero in USAGE if key != "rs"
 }
 
 
@@ -107,10 +102,7 @@ def table(
             {
                 "model": name,
                 "sessions": 0,
-                "input_tokens": 0,
-                "output_tokens": 0,
-                "cache_read_tokens": 0,
-                "cache_write_tokens": 0,
+                **dict.fromkeys(TOKEN_KEYS, 0),
                 "reasoning_tokens": 0,
                 "total_tokens": 0,
                 "api_calls": 0,
@@ -138,16 +130,10 @@ FIGURE = Figure("models", parts, decode, usage_rows=True)
 def totals_parts(scope: Scope) -> list[Part]:
     # Over all models a session's rows plus residual are the larger of its counter and their
     # sum, so the totals need no grouping by model.
+    names = (*TOKEN_KEYS, "api_calls", "cost")
+    keys = ("in", "out", "cr", "cw", "api", "cost")
     summed = {
-        name: f"SUM(u_{key} + {_RESIDUAL[key]})"
-        for name, key in (
-            ("input_tokens", "in"),
-            ("output_tokens", "out"),
-            ("cache_read_tokens", "cr"),
-            ("cache_write_tokens", "cw"),
-            ("api_calls", "api"),
-            ("cost", "cost"),
-        )
+        name: f"SUM(u_{key} + {_RESIDUAL[key]})" for name, key in zip(names, keys, strict=True)
     }
     if scope.has_usage:
         reasoning = "SUM(u_rs)"  # residual reasoning is 0 where the file has usage rows
@@ -178,22 +164,17 @@ def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
     marks = ", ".join(["%s"] * len(named)) or "NULL"
     null_model = " OR s.model IS NULL" if None in fulls else ""
 
-    def rows_sum(col: str, default: str = "0") -> str:
-        return (
-            f"(SELECT COALESCE(SUM({u(col, default)}), 0) FROM session_model_usage u"
-            " WHERE u.session_id = s.id)"
-        )
-
-    over = [
-        ("s.input_tokens", rows_sum("input_tokens")),
-        ("s.output_tokens", rows_sum("output_tokens")),
-        (scope.scol("cache_read_tokens"), rows_sum("cache_read_tokens")),
-        (scope.scol("cache_write_tokens"), rows_sum("cache_write_tokens")),
-        (scope.scol("api_call_count"), rows_sum("api_call_count")),
-        (scope.scol("estimated_cost_usd", "NULL"), rows_sum("estimated_cost_usd", "NULL")),
-        (scope.scol("actual_cost_usd", "NULL"), rows_sum("actual_cost_usd", "NULL")),
-    ]
-    has_residual = " OR ".join(f"COALESCE({own}, 0) > {rows}" for own, rows in over)
+    # Per counter but reasoning (as :data:`_RESIDUAL`): its own against its usage rows' sum.
+    residuals = []
+    for column, _short, key, zero in USAGE:
+        if key != "rs":
+            default = "NULL" if zero == "0.0" else "0"
+            rows = (
+                f"(SELECT COALESCE(SUM({u(column, default)}), 0) FROM session_model_usage u"
+                " WHERE u.session_id = s.id)"
+            )
+            residuals.append(f"COALESCE({scope.scol(column, default)}, 0) > {rows}")
+    has_residual = " OR ".join(residuals)
     sql = f"""SELECT COUNT(DISTINCT sid) FROM (
         SELECT u.session_id AS sid FROM session_model_usage u
         WHERE u.model IN ({marks}) AND u.session_id IN ({scope.session_ids})

@@ -40,13 +40,13 @@ def parts(scope: Scope) -> list[Part]:
 
 def decode(scope: Scope, rows: list[Row]) -> dict[str, dict[str, Any]]:
     """Per source, its sums (numbers as int or float, first and last start as stored)."""
-    out = {}
-    for source, values in rows:
-        out[source] = {
+    return {
+        source: {
             k: v if k in _EPOCHS else as_float(v) if k in _FLOATS else as_int(v)
             for k, v in values.items()
         }
-    return out
+        for source, values in rows
+    }
 
 
 FIGURE = Figure("platforms", parts, decode)
@@ -78,17 +78,12 @@ def platform_rows(platforms: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
 
 def totals(platforms: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The sums over every source (earliest first start, latest last start)."""
-    out: dict[str, Any] = dict.fromkeys(KEYS, 0)
-    out["first_started"] = out["last_started"] = None
-    for row in platforms.values():
-        for key in KEYS:
-            value = row[key]
-            if key == "first_started":
-                if value is not None and (out[key] is None or value < out[key]):
-                    out[key] = value
-            elif key == "last_started":
-                if value is not None and (out[key] is None or value > out[key]):
-                    out[key] = value
-            else:
-                out[key] += value
-    return out
+    rows = platforms.values()
+    out: dict[str, Any] = {k: sum(r[k] for r in rows) for k in KEYS if k not in _EPOCHS}
+    firsts = [r["first_started"] for r in rows if r["first_started"] is not None]
+    lasts = [r["last_started"] for r in rows if r["last_started"] is not None]
+    return {
+        **out,
+        "first_started": min(firsts, default=None),
+        "last_started": max(lasts, default=None),
+    }

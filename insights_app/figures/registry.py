@@ -84,13 +84,6 @@ def statement(
 def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -> dict[str, Any]:
     """Every figure's value, by name, from one run of :func:`statement` (over a copy read in
     short statements, :mod:`.staged`, when the window needs it)."""
-    return decode(scope, figures, rows_by_figure(scope, segments, figures))
-
-
-def rows_by_figure(
-    scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]
-) -> dict[str, list[Row]]:
-    """The rows of :func:`statement` per figure, each a key and its columns by name."""
     if scope.read_in_chunks:
         sql, names = statement(scope, segments, figures, per_table=staged.PER_TABLE)
         found = staged.staged_rows(scope, segments, sql)
@@ -101,10 +94,6 @@ def rows_by_figure(
     for name, key, *values in found:
         # zip() stops at the figure's own columns: the NULL padding is dropped.
         rows[name].append((key, dict(zip(names[name], values, strict=False))))
-    return rows
-
-
-def decode(scope: Scope, figures: Sequence[Figure], rows: dict[str, list[Row]]) -> dict[str, Any]:
     return {figure.name: figure.decode(scope, rows[figure.name]) for figure in figures}
 
 

@@ -41,8 +41,7 @@ MODELS = (
 NATURAL = frozenset({"auth.group", "auth.user"})
 
 
-def model_of(label: str):
-    return apps.get_model(label)
+model_of = apps.get_model
 
 
 def file_of(folder: Path, label: str) -> Path:

@@ -11,15 +11,18 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from accounts_app.roles import GROUP_OF_ROLE, ROLES, STAFF, ensure_role_groups, role_of
+from accounts_app.roles import (
+    GROUP_OF_ROLE,
+    ROLE_OF_GROUP,
+    ROLES,
+    STAFF,
+    VIEWER,
+    ensure_role_groups,
+    role_of,
+)
 
-ROLE_ALIASES = {
-    "viewer": "viewer",
-    "viewers": "viewer",
-    "analyst": "analyst",
-    "analysts": "analyst",
-    "staff": "staff",
-}
+# A role by its name or its group's.
+ROLE_ALIASES = {**{role: role for role in ROLES}, **ROLE_OF_GROUP}
 
 
 class Command(BaseCommand):
@@ -39,13 +42,12 @@ class Command(BaseCommand):
         if action == "list":
             return self.list_roles()
         user = self._user(options["username"])
+        role = VIEWER
         if action == "grant":
             role = ROLE_ALIASES.get(options["role"].strip().lower())
             if role is None:
                 raise CommandError(f"Unknown role {options['role']!r}: use {', '.join(ROLES)}.")
-            self.set_role(user, role)
-        else:
-            self.set_role(user, "viewer")
+        self.set_role(user, role)
         self.stdout.write(f"{user.get_username()}: {role_of(user)}")
 
     def _user(self, username: str):
