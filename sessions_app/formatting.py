@@ -43,10 +43,6 @@ def per_language(build):
     return functools.wraps(build)(lambda *args: built(language(), *args))
 
 
-# The name annotations use for a phrase with a count.
-per_language_count = per_language
-
-
 def truncate_chars(text, length: int) -> str:
     """At most ``length`` characters, the last one "…" (Django's ``Truncator``)."""
     return Truncator(text).chars(length)

@@ -12,7 +12,7 @@ from django.utils.translation import ngettext
 
 from hermes_explorer import stores
 from profiles_app.links import in_store
-from sessions_app.formatting import per_language_count
+from sessions_app.formatting import per_language
 
 from .. import permissions, selectors
 from ..models import Tag
@@ -102,7 +102,7 @@ def note_indicator(count: int):
     )
 
 
-@per_language_count
+@per_language
 def _note_count(count: int) -> str:
     return ngettext("%(count)s note", "%(count)s notes", count) % {"count": count}
 
