@@ -128,7 +128,7 @@ def _in_characters(data: bytes, matches: list) -> list:
     offsets = sorted({at for start, end, _ in matches for at in (start, end)})
     chars, byte, char = {}, 0, 0
     for at in offsets:
-        char += len(data[byte:at].decode("utf-8", "surrogatepass"))
+        char += len(data[byte:at].decode())
         chars[at] = char
         byte = at
     return [(chars[start], chars[end], rules) for start, end, rules in matches]
@@ -140,7 +140,8 @@ def scan(text: str, low: str) -> tuple[set[Rule], list[tuple[int, int]]]:
     found: set[Rule] = set()
     spans: list[tuple[int, int]] = []
     for automaton, hay in ((_ON_LOWERED, low), (_ON_TEXT, text)):
-        data = hay.encode("utf-8", "surrogatepass")
+        # A lone surrogate (no UTF-8 form) is read as "?": one character, which no gate names.
+        data = hay.encode("utf-8", "replace")
         matches = _matches(automaton, data)
         if matches and len(data) != len(hay):
             matches = _in_characters(data, matches)

@@ -254,6 +254,19 @@ def test_gates_change_nothing_but_the_time(seed):
         assert redact_text_many(strings) == [redact_text(v) for v in strings]
 
 
+def test_gates_count_characters_after_multibyte_text_and_lone_surrogates():
+    """The gates read UTF-8 bytes; their spans are turned back into characters, so that an
+    escaped secret in a JSON literal after accents, emoji and CJK (or a lone surrogate, which
+    has no UTF-8 form) is decoded and hidden as in ASCII text."""
+    hidden = "\\u0073k-proj-" + OPENAI.removeprefix("sk-proj-")
+    for before in ("", "café ☕ 东京 " * 40, "\ud800 é " * 30):
+        text = before + '{"output": "key ' + hidden + ' end", "n": "é"}'
+        redacted, count = redact_text(text)
+        assert (redacted, count) == engine.redact_text(text, gated=False)
+        assert count == 1 and "[redacted: openai key]" in redacted, before[:20]
+        assert redacted.startswith(before)
+
+
 def test_each_shape_is_found_in_a_batch_too():
     texts = [
         f"OPENAI_API_KEY={OPENAI}",
