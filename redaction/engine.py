@@ -33,8 +33,11 @@ MAX_DEPTH = 4
 # the decoding of their literals (an accent or emoji cannot complete a shape, so stays cheap);
 # percent-escapes and character references too, decoded by :func:`decode.visible`.
 DECODE = Rule("", "")
-DECODE_GATE = re.compile(r"\\(?:/|u00[0-7]|u20[0-6]|u[fF][eE][fF][fF])")
-DECODE_GATES = (DECODE_GATE, re.compile(r"%[0-7][0-9A-Fa-f]"), re.compile(r"&#?[A-Za-z0-9]{2,31};"))
+DECODE_GATES = (
+    r"\\(?:/|u00[0-7]|u20[0-6]|u[fF][eE][fF][fF])",
+    r"%[0-7][0-9A-Fa-f]",
+    r"&#?[A-Za-z0-9]{2,31};",
+)
 
 
 @dataclass(frozen=True)
@@ -76,18 +79,39 @@ _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 _FLAGS = hyperscan.HS_FLAG_SOM_LEFTMOST | hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_UCP
 
 
-def _automaton(gates: dict[str, set]) -> tuple[hyperscan.Database, tuple[frozenset, ...]]:
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(
-        expressions=[gate.encode() for gate in gates],
-        ids=list(range(len(gates))),
-        elements=len(gates),
-        flags=[_FLAGS] * len(gates),
-    )
-    return database, tuple(frozenset(rules) for rules in gates.values())
+class _Automaton:
+    """Gates compiled together; :meth:`matches` gives (start, end, rules) of every match in
+    UTF-8 bytes (byte offsets)."""
+
+    def __init__(self, gates: dict[str, set]):
+        self.database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self.database.compile(
+            expressions=[gate.encode() for gate in gates],
+            ids=list(range(len(gates))),
+            elements=len(gates),
+            flags=[_FLAGS] * len(gates),
+        )
+        self.rules = tuple(frozenset(rules) for rules in gates.values())
+        # A scan needs scratch space of its own: one per thread (gthread workers serve several).
+        self._local = threading.local()
+
+    def matches(self, data: bytes) -> list[tuple[int, int, frozenset]]:
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = hyperscan.Scratch(self.database)
+        found: list[tuple[int, int, frozenset]] = []
+        rules = self.rules
+        self.database.scan(
+            data,
+            match_event_handler=lambda gate, start, end, _flags, _ctx: found.append(
+                (start, end, rules[gate])
+            ),
+            scratch=scratch,
+        )
+        return found
 
 
-def _automata(rules: Iterable[Rule]) -> tuple[tuple, tuple]:
+def _automata(rules: Iterable[Rule]) -> tuple[_Automaton, _Automaton]:
     on_lowered: dict[str, set] = defaultdict(set)
     on_text: dict[str, set] = defaultdict(set)
     for rule in rules:
@@ -96,31 +120,11 @@ def _automata(rules: Iterable[Rule]) -> tuple[tuple, tuple]:
         for gate in rule.raw_gates:
             on_text[gate].add(rule)
     for gate in DECODE_GATES:
-        on_text[gate.pattern].add(DECODE)
-    return _automaton(on_lowered), _automaton(on_text)
+        on_text[gate].add(DECODE)
+    return _Automaton(on_lowered), _Automaton(on_text)
 
 
 _ON_LOWERED, _ON_TEXT = _automata(RULES)
-# A scan needs scratch space of its own: one per thread (gthread workers serve several).
-_scratch = threading.local()
-
-
-def _matches(automaton: tuple, data: bytes) -> list[tuple[int, int, frozenset]]:
-    """(start, end, rules) of every gate match in ``data`` (byte offsets)."""
-    database, rules = automaton
-    scratch = getattr(_scratch, str(id(database)), None)
-    if scratch is None:
-        scratch = hyperscan.Scratch(database)
-        setattr(_scratch, str(id(database)), scratch)
-    found: list[tuple[int, int, frozenset]] = []
-    database.scan(
-        data,
-        match_event_handler=lambda gate, start, end, _flags, _ctx: found.append(
-            (start, end, rules[gate])
-        ),
-        scratch=scratch,
-    )
-    return found
 
 
 def _in_characters(data: bytes, matches: list) -> list:
@@ -142,7 +146,7 @@ def scan(text: str, low: str) -> tuple[set[Rule], list[tuple[int, int]]]:
     for automaton, hay in ((_ON_LOWERED, low), (_ON_TEXT, text)):
         # A lone surrogate (no UTF-8 form) is read as "?": one character, which no gate names.
         data = hay.encode("utf-8", "replace")
-        matches = _matches(automaton, data)
+        matches = automaton.matches(data)
         if matches and len(data) != len(hay):
             matches = _in_characters(data, matches)
         for start, end, rules in matches:
@@ -157,7 +161,7 @@ def scan_batch(joined: str, starts: list[int]) -> dict[int, tuple[set[Rule], lis
     between two texts counts for both."""
     found: dict[int, tuple[set[Rule], list]] = {}
     for automaton, hay in ((_ON_LOWERED, joined.lower()), (_ON_TEXT, joined)):
-        for start, end, rules in _matches(automaton, hay.encode("ascii")):
+        for start, end, rules in automaton.matches(hay.encode("ascii")):
             first = bisect.bisect_right(starts, start) - 1
             for k in range(first, bisect.bisect_right(starts, end - 1)):
                 opened, spans = found.setdefault(k, (set(), []))
