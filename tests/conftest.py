@@ -30,6 +30,17 @@ def _placeholder_store(django_db_blocker):
         StateDB.create(path, "current").close()
 
 
+@pytest.fixture
+def insights_now(monkeypatch):
+    """An empty cache and the insights clock at ``NASTY_NOW`` (the fixtures' "now")."""
+    from django.core.cache import cache
+
+    from tests.builders import NASTY_NOW
+
+    cache.clear()
+    monkeypatch.setattr("insights_app.stats.current_time", lambda: NASTY_NOW)
+
+
 def use_store(path) -> None:
     """Point the read-only ``hermes`` connection at another state.db file."""
     connection = connections["hermes"]

@@ -8,7 +8,6 @@ import json
 import sqlite3
 
 import pytest
-from django.core.cache import cache
 from django.db import connections
 
 from hermes_fixtures.ddl import RELEASE_LAYOUTS, SHAPES
@@ -96,9 +95,7 @@ def oracle(path, since: float) -> dict:
 
 
 @pytest.fixture(params=[*dict.fromkeys([*RELEASE_LAYOUTS, *SHAPES]), "random-7", BARE])
-def people_store(request, tmp_path, monkeypatch):
-    cache.clear()
-    monkeypatch.setattr("insights_app.stats.current_time", lambda: NASTY_NOW)
+def people_store(request, tmp_path, insights_now):
     name = getattr(request.param, "name", request.param)
     facts = build_people(tmp_path / f"{name}.db", request.param)
     use_store(facts["path"])
@@ -138,9 +135,7 @@ def test_people_match_direct_sql_on_every_layout(people_store):
 
 
 @pytest.mark.django_db(databases=["default", "hermes"])
-def test_display_names_filters_sort_and_csv(tmp_path, monkeypatch):
-    cache.clear()
-    monkeypatch.setattr("insights_app.stats.current_time", lambda: NASTY_NOW)
+def test_display_names_filters_sort_and_csv(tmp_path, insights_now):
     use_store(build_people(tmp_path / "current.db", "current")["path"])
     client = client_for("viewer")
     page = client.get("/people/?days=30&sort=-tokens")
@@ -165,13 +160,11 @@ def test_display_names_filters_sort_and_csv(tmp_path, monkeypatch):
 
 
 @pytest.mark.django_db(databases=PROFILE_DBS)
-def test_people_span_every_profile(tmp_path, settings, request, monkeypatch):
+def test_people_span_every_profile(tmp_path, settings, request, insights_now):
     """Without ``/p/…`` a user's rows of every profile are added up and the profiles named;
     under ``/p/<profile>/`` only that profile's."""
     from hermes_explorer.stores import REGISTRY
 
-    cache.clear()
-    monkeypatch.setattr("insights_app.stats.current_time", lambda: NASTY_NOW)
     home = tmp_path / ".hermes"
     (home / "profiles" / "bot").mkdir(parents=True)
     build_people(home / "state.db", "current")
@@ -197,9 +190,7 @@ def test_people_span_every_profile(tmp_path, settings, request, monkeypatch):
 @pytest.mark.parametrize(
     "sort", ["display_name", "-display_name", "user_id", "-estimated_cost_usd", "first_session_at"]
 )
-def test_every_sort_answers(tmp_path, monkeypatch, sort):
-    cache.clear()
-    monkeypatch.setattr("insights_app.stats.current_time", lambda: NASTY_NOW)
+def test_every_sort_answers(tmp_path, insights_now, sort):
     use_store(build_people(tmp_path / "current.db", "current")["path"])
     response = client_for("viewer").get(f"/people/?days=30&sort={sort}")
     assert response.status_code == 200

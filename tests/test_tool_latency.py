@@ -8,7 +8,6 @@ import sqlite3
 import statistics
 
 import pytest
-from django.core.cache import cache
 from django.db import connections
 
 from hermes_fixtures.ddl import RELEASE_LAYOUTS, SHAPES
@@ -84,10 +83,8 @@ def oracle(path, since: float) -> dict[str, list[float]]:
 
 # (No layout without ``timestamp``: every release has it, and the insights summaries read it.)
 @pytest.fixture(params=[*dict.fromkeys([*RELEASE_LAYOUTS, *SHAPES]), "random-2"])
-def latency_store(request, tmp_path, monkeypatch):
-    cache.clear()
+def latency_store(request, tmp_path, insights_now):
     summaries.forget_all()
-    monkeypatch.setattr("insights_app.stats.current_time", lambda: NASTY_NOW)
     name = getattr(request.param, "name", request.param)
     facts = build_latency(tmp_path / f"{name}.db", request.param)
     use_store(facts["path"])
@@ -134,14 +131,12 @@ def test_tool_latency_matches_direct_sql_on_every_layout(latency_store):
 
 
 @pytest.mark.django_db(databases=PROFILE_DBS)
-def test_profiles_combine_every_call(tmp_path, settings, request, monkeypatch):
+def test_profiles_combine_every_call(tmp_path, settings, request, insights_now):
     """Over several profiles the median and p95 come from all their calls (a median of
     medians is no median), and each slowest call names its profile."""
     from hermes_explorer.stores import REGISTRY
 
-    cache.clear()
     summaries.forget_all()
-    monkeypatch.setattr("insights_app.stats.current_time", lambda: NASTY_NOW)
     home = tmp_path / ".hermes"
     (home / "profiles" / "bot").mkdir(parents=True)
     build_latency(home / "state.db", "current")

@@ -71,11 +71,16 @@ def test_live_table_refreshes_and_a_followed_session_grows(browse, live_path):
     )
 
 
-def test_a_failure_leads_into_its_transcript(browse, tmp_path):
+def _failures_store(tmp_path) -> dict:
     cache.clear()
     caches["failures"].clear()
     facts = build_failures(tmp_path / "failures.db", "current")
     use_store(facts["path"])
+    return facts
+
+
+def test_a_failure_leads_into_its_transcript(browse, tmp_path):
+    facts = _failures_store(tmp_path)
     page = browse.page(role="analyst")
     page.goto("/failures/?days=30")
     expect(page.locator("svg.chart-svg").first).to_be_visible()
@@ -86,10 +91,7 @@ def test_a_failure_leads_into_its_transcript(browse, tmp_path):
 
 
 def test_a_failed_session_leads_from_the_list_to_its_page(browse, tmp_path):
-    cache.clear()
-    caches["failures"].clear()
-    facts = build_failures(tmp_path / "failures.db", "current")
-    use_store(facts["path"])
+    _failures_store(tmp_path)
     page = browse.page(role="viewer")
     page.goto("/failures/")
     # A count leads to the rows behind it: the failed sessions of source cli.
