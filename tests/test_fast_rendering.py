@@ -7,6 +7,7 @@ including hostile values.
 from __future__ import annotations
 
 import datetime as dt
+from html import escape
 
 import pytest
 from django.urls import reverse
@@ -108,6 +109,54 @@ def test_time_cells_match_the_format_html_version(value, zone, settings):
                 assert str(time_html(value, seconds=seconds, age=age)) == str(
                     _time_html_reference(value, seconds=seconds, age=age)
                 )
+
+
+AGE_SECONDS = [
+    0,
+    1,
+    59,
+    60,
+    61,
+    3_599,
+    3_600,
+    7_201,
+    86_399,
+    86_400,
+    90_061,
+    2_592_000,
+    31_536_000,
+    40_000_000,
+    100_000_000,
+    400_000_000,
+]
+
+
+@pytest.mark.parametrize("language", ["en", "fr"])
+def test_ages_are_what_naturaltime_writes(language, monkeypatch):
+    """The ages beneath start times read their phrases from a per-language memory: the same
+    text as Django's ``naturaltime`` for every unit, past and future, in both languages, and
+    again when asked a second time."""
+    from django.contrib.humanize.templatetags import humanize
+    from django.utils import timezone, translation
+
+    now = dt.datetime(2026, 11, 30, 14, 5, 7, tzinfo=dt.UTC)
+
+    class Fixed(dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return now if tz else now.replace(tzinfo=None)
+
+    monkeypatch.setattr(humanize, "datetime", Fixed)
+    with translation.override(language), timezone.override("UTC"):
+        for seconds in AGE_SECONDS:
+            for moment in (
+                now - dt.timedelta(seconds=seconds),
+                now + dt.timedelta(seconds=seconds),
+            ):
+                expected = str(humanize.naturaltime(moment))
+                for _ in range(2):
+                    html = str(time_html(moment.timestamp(), age=True))
+                    assert html.endswith(f'<span class="age">{escape(expected)}</span>'), html
 
 
 @pytest.mark.parametrize("source", ["telegram", "<x>", "", None, "A B", "ü"])
