@@ -95,9 +95,6 @@ class SessionListView(MergedListMixin, KeysetTableView):
         }
 
 
-session_list = require_GET(SessionListView.as_view())
-
-
 def _int_param(request, name: str, default: int = 1) -> int:
     try:
         return max(1, min(int(request.GET.get(name, default)), 10**9))
