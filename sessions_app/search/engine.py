@@ -123,54 +123,61 @@ def _query_error(result: SearchResult, exc: DatabaseError) -> None:
     )
 
 
-def _indexed_search(result: SearchResult, table: str, match: str) -> None:
+def _index_rows(result: SearchResult, table: str, match: str) -> list | None:
+    """A page (+1 row) of ``table MATCH match``, newest first when ranking would cost too much
+    or ran out of time; None when even that ran out (the result says so)."""
     req = result.request
     sort = req.sort
     try:
-        try:
-            if sort == "rank" and req.page == 1 and statements.too_many_to_rank(table, match, req):
-                # Ranking every match of a common word is what costs; newest first stops early.
-                result.notes.append(
-                    gettext(
-                        "More than %(n)s messages match: too many to rank by relevance quickly, "
-                        "so newest first. Add a word or a filter to rank them."
-                    )
-                    % {"n": number(statements.rank_match_cap())}
-                )
-                sort = "newest"
-                req = result.request = replace(req, before=None)
-            rows = statements.index_page(table, match, req, sort, statements.SEARCH_BUDGET)
-        except QueryTimeout:
-            if sort != "rank":
-                result.timed_out = True
-                result.error = gettext(
-                    "The search ran out of time (%(seconds)s s) before it found a page of "
-                    "matches. Narrow it: a rarer word, a session, a source or a shorter date "
-                    "range."
-                ) % {"seconds": plain(statements.SEARCH_BUDGET)}
-                return
+        if sort == "rank" and req.page == 1 and statements.too_many_to_rank(table, match, req):
+            # Ranking every match of a common word is what costs; newest first stops early.
             result.notes.append(
                 gettext(
-                    "Too many matches to rank by relevance in time: showing newest first instead."
+                    "More than %(n)s messages match: too many to rank by relevance quickly, so "
+                    "newest first. Add a word or a filter to rank them."
                 )
+                % {"n": number(statements.rank_match_cap())}
             )
             sort = "newest"
             req = result.request = replace(req, before=None)
-            try:
-                rows = statements.index_page(table, match, req, sort, RETRY_BUDGET)
-            except QueryTimeout:
-                result.timed_out = True
-                result.error = gettext(
-                    "The search ran out of time. Narrow it: a rarer word, a session, a source "
-                    "or a shorter date range."
-                )
-                return
+        rows = statements.index_page(table, match, req, sort, statements.SEARCH_BUDGET)
+    except QueryTimeout:
+        if sort != "rank":
+            result.timed_out = True
+            result.error = gettext(
+                "The search ran out of time (%(seconds)s s) before it found a page of matches. "
+                "Narrow it: a rarer word, a session, a source or a shorter date range."
+            ) % {"seconds": plain(statements.SEARCH_BUDGET)}
+            return None
+        result.notes.append(
+            gettext("Too many matches to rank by relevance in time: showing newest first instead.")
+        )
+        sort = "newest"
+        req = result.request = replace(req, before=None)
+        try:
+            rows = statements.index_page(table, match, req, sort, RETRY_BUDGET)
+        except QueryTimeout:
+            result.timed_out = True
+            result.error = gettext(
+                "The search ran out of time. Narrow it: a rarer word, a session, a source or "
+                "a shorter date range."
+            )
+            return None
+    result.sort = sort
+    return rows
+
+
+def _indexed_search(result: SearchResult, table: str, match: str) -> None:
+    try:
+        rows = _index_rows(result, table, match)
     except DatabaseError as exc:
         if not is_query_error(exc):
             raise
         _query_error(result, exc)
         return
-    result.sort = sort
+    if rows is None:
+        return
+    req, sort = result.request, result.sort
     more = len(rows) > req.per_page
     rows = rows[: req.per_page]
     readable = _readable(rows, result.terms)
