@@ -7,10 +7,10 @@ PostgreSQL (driver: psycopg 3), which several app servers can share.  The state.
 concerned: it stays on its own read-only SQLite backend, whatever this says.
 
 ``CACHE_URL`` names the cache every worker shares (insights reports, capped counts, facets,
-the per-store shape, the failures blocks): nothing in it is needed for correctness.  Unset, it is a file cache in the data directory,
-shared by the workers of this host and kept across restarts; ``redis://host:6379/0`` (or
-``rediss://``, ``unix://``) moves it to Redis through django-redis, which several
-hosts can share.
+the failures blocks): nothing in it is needed for correctness.  Unset, it is a file cache in
+the data directory, shared by the workers of this host and kept across restarts;
+``redis://host:6379/0`` (or ``rediss://``, ``unix://``) moves it to Redis through
+django-redis, which several hosts can share.
 """
 
 from __future__ import annotations
@@ -68,10 +68,11 @@ def caches(url: str, data_dir: Path) -> dict:
     """``CACHES``: a file cache per host when ``url`` is empty, else Redis for every alias.
 
     Four aliases: ``template_fragments`` (HTML of filter forms, keyed by everything it shows,
-    so kept in each process's memory whatever the shared cache is), ``default`` (short-lived reports and counts, each keyed by the file's
-    signature), ``failures`` (per-block counts of full message blocks, which never change,
-    kept for a day) and ``reports`` (the latest insights report of each window, whatever the
-    file's version, which ``insights_warm`` computes on its timer)."""
+    so kept in each process's memory whatever the shared cache is), ``default`` (short-lived
+    reports and counts, each keyed by the file's signature), ``failures`` (per-block counts of
+    full message blocks, which never change, kept for a day) and ``reports`` (the latest
+    insights report of each window, whatever the file's version, which ``insights_warm``
+    computes on its timer)."""
     fragments = {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "TIMEOUT": 3_600,
