@@ -103,10 +103,8 @@ def file_identity(alias: str | None = None) -> tuple:
 @contextlib.contextmanager
 def cursor(*, budget: float | None = None, alias: str | None = None) -> Iterator:
     """A cursor on the state.db; with ``budget``, every statement gets that many seconds."""
-    with contextlib.ExitStack() as stack:
-        if budget is not None:
-            stack.enter_context(query_budget(budget))
-        yield stack.enter_context(connections[alias or current_alias()].cursor())
+    with query_budget(budget), connections[alias or current_alias()].cursor() as cur:
+        yield cur
 
 
 def rows(
@@ -177,7 +175,7 @@ class ChunkClock:
             cap = SHORT_READ_CAP if self.short and n > self.minimum else None
             began = time.monotonic()
             try:
-                with statement_cap(cap) if cap is not None else contextlib.nullcontext():
+                with statement_cap(cap):
                     result = work(n)
             except QueryTimeout as exc:
                 if cap is None or not exc.capped:

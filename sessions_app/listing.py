@@ -8,8 +8,6 @@ filtered query to the export hook.
 
 from __future__ import annotations
 
-import contextlib
-
 from django.http import HttpResponse
 from django.utils.translation import gettext, gettext_noop
 from django_filters.views import FilterView
@@ -97,12 +95,9 @@ class KeysetTableView(SingleTableMixin, FilterView):
         return self.render_to_response(self.get_context_data(filter=self.filterset))
 
     def _fill_page(self) -> None:
-        budget = (
-            contextlib.nullcontext() if self.page_budget is None else query_budget(self.page_budget)
-        )
         per_page = self.get_per_page()
         try:
-            with budget:
+            with query_budget(self.page_budget):
                 filtered = self.filterset.qs
                 self.count = self.get_count(filtered)
                 self.page = self.paginate(

@@ -122,7 +122,7 @@ class MergedListMixin:
             if store.name in failed:
                 return []
             try:
-                with query_budget(budget) if budget is not None else contextlib.nullcontext():
+                with query_budget(budget):
                     self.shape = one_store.shape()
                     if self.sort not in self.get_sorts():
                         self.notes.append(
@@ -168,7 +168,7 @@ class MergedListMixin:
                 shown[layout] = self.rows_queryset()
             qs = shown[layout].using(store.alias).filter(pk__in=wanted)
             try:
-                with query_budget(budget) if budget is not None else contextlib.nullcontext():
+                with query_budget(budget):
                     found = {row.pk: row for row in qs}
             except QueryTimeout:
                 if budget is None:

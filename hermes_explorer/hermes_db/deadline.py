@@ -47,6 +47,10 @@ def current_budget() -> float:
 
 @contextlib.contextmanager
 def _set(var: contextvars.ContextVar, value) -> Iterator[None]:
+    # None leaves the block under whatever was set around it.
+    if value is None:
+        yield
+        return
     token = var.set(value)
     try:
         yield
@@ -54,13 +58,15 @@ def _set(var: contextvars.ContextVar, value) -> Iterator[None]:
         var.reset(token)
 
 
-def query_budget(seconds: float):
-    """Give every statement started inside the block ``seconds`` to finish."""
+def query_budget(seconds: float | None):
+    """Give every statement started inside the block ``seconds`` to finish (None: as around
+    the block)."""
     return _set(_budget, seconds)
 
 
 def statement_cap(seconds: float | None):
-    """Stop every statement started inside the block after ``seconds`` at most (None: no cap)."""
+    """Stop every statement started inside the block after ``seconds`` at most (None: as
+    around the block)."""
     return _set(_cap, seconds)
 
 
