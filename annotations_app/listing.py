@@ -201,7 +201,7 @@ class AnnotationFiltersMixin:
         facets = cells.facets if cells is not None else None
         scores = cells.score_facets if cells is not None else None
         if facets is None:  # no table (the page ran out of time): the facets alone
-            facets = selectors.tag_facets(self._facet_stores(), user)
+            facets = selectors.tag_facets(self._facet_stores())
         if scores is None:
             scores = score_facets(self._facet_stores())
         chosen = {f"{s.pk}:{v or ''}" for s, v in self.selection.scores}
