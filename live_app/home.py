@@ -109,7 +109,7 @@ def latest_failures(*, budget: float) -> list[dict]:
             for chunk in failures.failing_messages(week, budget=budget, now=now, limit=LATEST)
             for r in chunk
         ]
-        rows += failures.failed_sessions(week, budget=budget, now=now)[:LATEST]
+        rows += failures.failed_sessions(week, budget=budget, now=now, limit=LATEST)
         return sorted(rows, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
 
     return store.while_unchanged("home-failures", week, newest, failures.PAGE_TTL)
