@@ -478,19 +478,20 @@ def _failure(
     }
 
 
+def newest(f: Filters, *, budget: float, limit: int) -> tuple[list[dict], list[dict]]:
+    """The newest ``limit`` failing messages and failed sessions of the window and filters."""
+    now = time.time()
+    messages = [
+        r for chunk in failing_messages(f, budget=budget, now=now, limit=limit) for r in chunk
+    ]
+    return messages, failed_sessions(f, budget=budget, now=now, limit=limit)
+
+
 def listing_for(f: Filters, *, budget: float) -> tuple[list[dict], list[dict]]:
     """The page's newest failing messages and failed sessions, reused like the report."""
-
-    def build_listing():
-        now = time.time()
-        messages = [
-            r
-            for chunk in failing_messages(f, budget=budget, now=now, limit=LIST_LIMIT)
-            for r in chunk
-        ]
-        return messages, failed_sessions(f, budget=budget, now=now, limit=LIST_LIMIT)
-
-    return store.while_unchanged("failures-list", f, build_listing, PAGE_TTL)
+    return store.while_unchanged(
+        "failures-list", f, lambda: newest(f, budget=budget, limit=LIST_LIMIT), PAGE_TTL
+    )
 
 
 def warm(*, budget: float) -> None:
