@@ -204,11 +204,12 @@ class AnnotationFiltersMixin:
             facets = selectors.tag_facets(self._facet_stores())
         if scores is None:
             scores = score_facets(self._facet_stores())
-        chosen = {f"{s.pk}:{v or ''}" for s, v in self.selection.scores}
+        # (score id, value) pairs filtered on; value None: any value.
+        chosen = {(s.pk, v) for s, v in self.selection.scores}
         context.update(
             tag_facets=facets,
             score_facets=[
-                (s, [(v, n, f"{s.pk}:{v}" in chosen) for v, n in values], f"{s.pk}:" in chosen)
+                (s, [(v, n, (s.pk, v) in chosen) for v, n in values], (s.pk, None) in chosen)
                 for s, values in scores
             ],
             unscored={s.pk for s in self.selection.noscores},
