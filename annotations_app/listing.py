@@ -112,31 +112,34 @@ class AnnotationFiltersMixin:
         finally:
             self._unselected = False
 
-    def _without_scored(self, qs):
-        """``qs`` without the sessions a ``noscore`` filter leaves out (named by id, read
-        once per store)."""
-        known = self.__dict__.setdefault("_excluded_ids", {})
+    def _per_store(self, name: str, compute):
+        """``compute()``, once for each store the page reads."""
+        known = self.__dict__.setdefault(name, {})
         alias = current_alias()
         if alias not in known:
-            known[alias] = self.selection.excluded_ids()
-            if known[alias] is not None and known[alias][1]:
-                self._note_once(
-                    gettext("Only the first %(cap)s scored sessions are left out of this list.")
-                    % {"cap": number(crossdb.MAX_EXCLUDED)}
-                )
-        if known[alias] is None:
+            known[alias] = compute()
+        return known[alias]
+
+    def _without_scored(self, qs):
+        """``qs`` without the sessions a ``noscore`` filter leaves out (named by id)."""
+        excluded = self._per_store("_excluded_ids", self.selection.excluded_ids)
+        if excluded is None:
             return qs
-        return qs.exclude(id__in=known[alias][0])
+        ids, capped = excluded
+        if capped:
+            self._note_once(
+                gettext("Only the first %(cap)s scored sessions are left out of this list.")
+                % {"cap": number(crossdb.MAX_EXCLUDED)}
+            )
+        return qs.exclude(id__in=ids)
 
     def _only_selected(self, qs):
         qs = self._without_scored(qs)
         if self._merged() and self.selection.active and not getattr(self, "_unselected", False):
-            # Over several profiles: each profile's annotated sessions named by id, once.
-            known = self.__dict__.setdefault("_selected_ids", {})
-            alias = current_alias()
-            if alias not in known:
-                known[alias] = self.selection.session_ids(MERGED_IDS_CAP + 1)
-            ids = known[alias]
+            # Over several profiles: each profile's annotated sessions named by id.
+            ids = self._per_store(
+                "_selected_ids", lambda: self.selection.session_ids(MERGED_IDS_CAP + 1)
+            )
             if len(ids) > MERGED_IDS_CAP:
                 ids = ids[:MERGED_IDS_CAP]
                 self._note_once(
@@ -201,14 +204,15 @@ class AnnotationFiltersMixin:
         facets = cells.facets if cells is not None else None
         scores = cells.score_facets if cells is not None else None
         if facets is None:  # no table (the page ran out of time): the facets alone
-            facets = selectors.tag_facets(self._facet_stores(), user)
+            facets = selectors.tag_facets(self._facet_stores())
         if scores is None:
             scores = score_facets(self._facet_stores())
-        chosen = {f"{s.pk}:{v or ''}" for s, v in self.selection.scores}
+        # (score id, value) pairs filtered on; value None: any value.
+        chosen = {(s.pk, v) for s, v in self.selection.scores}
         context.update(
             tag_facets=facets,
             score_facets=[
-                (s, [(v, n, f"{s.pk}:{v}" in chosen) for v, n in values], f"{s.pk}:" in chosen)
+                (s, [(v, n, (s.pk, v) in chosen) for v, n in values], (s.pk, None) in chosen)
                 for s, values in scores
             ],
             unscored={s.pk for s in self.selection.noscores},

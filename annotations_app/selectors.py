@@ -99,10 +99,10 @@ def for_session(session_id: str, user) -> SessionAnnotations:
     return SessionAnnotations(target, tags, starred, notes)
 
 
-def tag_facets(store_keys: list[str] | None = None, user=None) -> list[tuple[Tag, int]]:
+def tag_facets(store_keys: list[str] | None = None) -> list[tuple[Tag, int]]:
     """Every tag by name, with how many sessions of the current store (or of ``store_keys``)
-    it is on; no query when the user's session says there is no tag."""
-    return page_annotations((), user, store_keys or [current_store()])[1]
+    it is on."""
+    return page_read.read((), None, store_keys or [current_store()])[1]
 
 
 def views_for(user) -> tuple[list[SavedView], list[SavedView]]:

@@ -148,9 +148,9 @@ def press_score(request, target: AnnotatedSession, score: Score, value: str) -> 
             mine.delete()
             _log(request, UNSCORE, target, f"score={score.name}; was={value}")
             return None
-        row = SessionScore(target=target, score=score, user=request.user, value=value)
-        row.copy_keys(target)
         if before is None:
+            row = SessionScore(target=target, score=score, user=request.user, value=value)
+            row.copy_keys(target)
             row.save()
         else:
             mine.update(value=value)

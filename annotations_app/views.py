@@ -225,7 +225,7 @@ def tag_list(request):
         gettext("Tag “%(name)s” created."),
         "annotations:tags",
         "annotations_app/tag_list.html",
-        lambda: selectors.tag_facets(user=request.user),
+        selectors.tag_facets,
     )
 
 

@@ -425,8 +425,11 @@ def failing_messages(f: Filters, *, budget: float, now: float | None = None, lim
         start -= BLOCK
 
 
-def failed_sessions(f: Filters, *, budget: float, now: float | None = None) -> list[dict]:
-    """The sessions of the window and filters that ended with a failure, newest first."""
+def failed_sessions(
+    f: Filters, *, budget: float, now: float | None = None, limit: int | None = None
+) -> list[dict]:
+    """The sessions of the window and filters that ended with a failure, newest first (the
+    first ``limit`` of them)."""
     shape = store.shape()
     if (
         not shape.has_column("sessions", "end_reason")
@@ -446,10 +449,14 @@ def failed_sessions(f: Filters, *, budget: float, now: float | None = None) -> l
     )
     models: dict = {}
     out = []
-    for sid, source, model, title, end_reason, started in rows:
-        row = _failure("session_error", started, sid, title, source, _display_model(models, model))
-        if _matches(f, row["source"], row["model"], ""):
-            out.append({**row, "end_reason": end_reason})
+    for sid, source, raw_model, title, end_reason, started in rows:
+        model = _display_model(models, raw_model)
+        if not _matches(f, source or "", model, ""):
+            continue
+        row = _failure("session_error", started, sid, title, source, model)
+        out.append({**row, "end_reason": end_reason})
+        if len(out) == limit:
+            break
     return out
 
 
@@ -471,19 +478,20 @@ def _failure(
     }
 
 
+def newest(f: Filters, *, budget: float, limit: int) -> tuple[list[dict], list[dict]]:
+    """The newest ``limit`` failing messages and failed sessions of the window and filters."""
+    now = time.time()
+    messages = [
+        r for chunk in failing_messages(f, budget=budget, now=now, limit=limit) for r in chunk
+    ]
+    return messages, failed_sessions(f, budget=budget, now=now, limit=limit)
+
+
 def listing_for(f: Filters, *, budget: float) -> tuple[list[dict], list[dict]]:
     """The page's newest failing messages and failed sessions, reused like the report."""
-
-    def build_listing():
-        now = time.time()
-        messages = [
-            r
-            for chunk in failing_messages(f, budget=budget, now=now, limit=LIST_LIMIT)
-            for r in chunk
-        ]
-        return messages, failed_sessions(f, budget=budget, now=now)[:LIST_LIMIT]
-
-    return store.while_unchanged("failures-list", f, build_listing, PAGE_TTL)
+    return store.while_unchanged(
+        "failures-list", f, lambda: newest(f, budget=budget, limit=LIST_LIMIT), PAGE_TTL
+    )
 
 
 def warm(*, budget: float) -> None:

@@ -102,17 +102,11 @@ def latest_failures(*, budget: float) -> list[dict]:
     for a minute while the file is unchanged."""
     week = failures.Filters(days=7)
 
-    def newest():
-        now = time.time()
-        rows = [
-            r
-            for chunk in failures.failing_messages(week, budget=budget, now=now, limit=LATEST)
-            for r in chunk
-        ]
-        rows += failures.failed_sessions(week, budget=budget, now=now)[:LATEST]
-        return sorted(rows, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
+    def merged():
+        messages, sessions = failures.newest(week, budget=budget, limit=LATEST)
+        return sorted(messages + sessions, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
 
-    return store.while_unchanged("home-failures", week, newest, failures.PAGE_TTL)
+    return store.while_unchanged("home-failures", week, merged, failures.PAGE_TTL)
 
 
 def _figures(today: dt.date, now: float, budget: float) -> dict:
