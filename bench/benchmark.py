@@ -502,6 +502,12 @@ def ensure_store(path: Path, sessions: int, messages: int, seed: int) -> None:
 
 
 QUEUE_SOURCES = ("telegram", "cron", "discord", "slack")
+SCORE_PAGE = "review: score a session (POST)"
+
+
+def named(name: str, words: list[str] | None) -> bool:
+    """Whether ``name`` holds one of ``words`` (``--pages``, ``--exports``; none: every name)."""
+    return not words or any(word in name for word in words)
 
 
 def pick_targets(store: Path) -> dict:
@@ -639,12 +645,7 @@ def first_views(
       ``baseline_root`` (a checkout of an earlier revision), that explorer too, on its own app
       database, restarted in turn with this one for each page."""
     out: dict = {"first_build": [], "after_restart": [], "speed": [log_speed("before")]}
-
-    def wanted(pages):
-        # --pages WORD…: only the pages whose name holds one of the words.
-        return [p for p in pages if not words or any(word in p[0] for word in words)]
-
-    for name, path in wanted(FIRST_PAGES):
+    for name, path in [p for p in FIRST_PAGES if named(p[0], words)]:
         workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-first-"))
         explorer = Explorer(store, workdir, free_port())
         try:
@@ -691,7 +692,7 @@ def first_views(
             server.start()
             server.manage("insights_warm")
             server.stop()
-        pages = wanted(restart_pages(targets))
+        pages = [p for p in restart_pages(targets) if named(p[0], words)]
         samples = {(who, name): [] for who, _ in servers for name, _ in pages}
         loads = []
         for restart in range(restarts):
@@ -924,8 +925,7 @@ def main() -> None:
     ensure_store(args.store, args.sessions, args.messages, args.seed)
     targets = pick_targets(args.store)
     pages = [] if args.no_pages else build_pages(targets)
-    if args.pages:
-        pages = [p for p in pages if any(word in p.name for word in args.pages)]
+    pages = [p for p in pages if named(p.name, args.pages)]
     workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-"))
     explorer = Explorer(args.store, workdir, free_port())
     datasette = None
@@ -1066,13 +1066,11 @@ def main() -> None:
             results["pages"].append(row)
             log(line)
 
-        if not args.no_pages and (not args.pages or any("review" in w for w in args.pages)):
+        if not args.no_pages and named(SCORE_PAGE, args.pages):
             times = score_presses(explorer, targets["queue_session"], max(args.runs, 11))
             med, p95 = statistics.median(times), percentile(times, 95)
-            results["pages"].append(
-                {"page": "review: score a session (POST)", "median_ms": round(med * 1000, 1)}
-            )
-            log(f"{'review: score a session (POST)':52} {med * 1000:9.1f} {p95 * 1000:7.1f}")
+            results["pages"].append({"page": SCORE_PAGE, "median_ms": round(med * 1000, 1)})
+            log(f"{SCORE_PAGE:52} {med * 1000:9.1f} {p95 * 1000:7.1f}")
 
         if not args.no_exports:
             exports = [
@@ -1096,8 +1094,7 @@ def main() -> None:
                 ),
                 ("dataset (discord sessions)", "/sessions/?_export=dataset&source=discord", None),
             ]
-            if args.exports:
-                exports = [e for e in exports if any(word in e[0] for word in args.exports)]
+            exports = [e for e in exports if named(e[0], args.exports)]
             log(
                 f"\n{'export':32} {'server':10} {'s':>7} {'MB':>8} {'MB/s':>7} {'MB/cpu-s':>9} "
                 f"{'RSS start MB':>13} {'RSS peak MB':>12} {'load':>5}"

@@ -15,7 +15,7 @@ import sqlite3
 import time
 
 import pytest
-from django.core.cache import cache, caches
+from django.core.cache import caches
 from django.db import connections
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -127,26 +127,24 @@ def oracle(path, lo: float, hi: float) -> dict:
     }
 
 
-@pytest.fixture(params=[*dict.fromkeys([*RELEASE_LAYOUTS, *SHAPES])])
-def home_store(request, tmp_path):
-    cache.clear()
-    caches["failures"].clear()
-    caches["reports"].clear()
-    facts = build_home(tmp_path / f"{request.param}.db", request.param)
+def _served(tmp_path, layout: str):
+    """Empty caches and the home store of ``layout`` served for one test."""
+    for alias in ("default", "failures", "reports"):
+        caches[alias].clear()
+    facts = build_home(tmp_path / f"{layout}.db", layout)
     use_store(facts["path"])
     yield facts
     connections["hermes"].close()
+
+
+@pytest.fixture(params=[*dict.fromkeys([*RELEASE_LAYOUTS, *SHAPES])])
+def home_store(request, tmp_path):
+    yield from _served(tmp_path, request.param)
 
 
 @pytest.fixture
 def current_home(tmp_path):
-    cache.clear()
-    caches["failures"].clear()
-    caches["reports"].clear()
-    facts = build_home(tmp_path / "current.db", "current")
-    use_store(facts["path"])
-    yield facts
-    connections["hermes"].close()
+    yield from _served(tmp_path, "current")
 
 
 def _figures(response) -> dict:

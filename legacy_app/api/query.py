@@ -85,9 +85,13 @@ class Plan:
         """Datasette's order on a sorted first page: the sort column alone."""
         return self.order[:1]
 
-    def count(self) -> Statement:
-        sql = f"select count(*) from {quote(self.table)}{self._where(self.filters)}"
+    def matching(self, selected: str) -> Statement:
+        """``selected`` over every row the filters match, whatever ``_next`` (as counted)."""
+        sql = f"select {selected} from {quote(self.table)}{self._where(self.filters)}"
         return Statement(sql, dict(self.binder.params))
+
+    def count(self) -> Statement:
+        return self.matching("count(*)")
 
     def base(self) -> Statement:
         """Every column of the matching rows after ``_next``, unordered (what facets count)."""

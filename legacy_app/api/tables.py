@@ -153,11 +153,7 @@ class Builder:
     def count(self) -> int | None:
         if self.recheck is None:
             return query.cached_count(self.plan.count(), self.run, budget=COUNT_BUDGET)
-        key = self.req.key[0]
-        statement = query.Statement(
-            f"select {column_sql(key)} from {quote(self.req.table.name)}{self.plan._where(self.plan.filters)}",
-            self.plan.count().params,
-        )
+        statement = self.plan.matching(column_sql(self.req.key[0]))
         deadline, total = time.monotonic() + RECHECK_BUDGET, 0
         try:
             for batch in query.iter_store(statement, budget=COUNT_BUDGET):
