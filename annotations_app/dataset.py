@@ -26,7 +26,6 @@ answered, the order Hermes runs them in.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 from collections import deque
@@ -174,15 +173,11 @@ def groups(rows: list[dict]):
         yield group
 
 
-def _scope(part):
-    return registry.using(part) if part is not None else contextlib.nullcontext()
-
-
 def _plans(view):
     """``(store or None, plan)`` of every store the list reads, narrowed like the list."""
     parts = export_parts(view.request)
     for part in parts if parts is not None else [None]:
-        with _scope(part):
+        with registry.using(part):
             plan = view._store_plan()
             if plan is not None:
                 plan = dataclasses.replace(plan, queryset=view._without_scored(plan.queryset))
@@ -198,7 +193,7 @@ def _records(view):
     for part, plan in _plans(view):
         chunks = plan.chunks()
         while True:
-            with _scope(part):
+            with registry.using(part):
                 chunk = next(chunks, None)
                 if chunk is None:
                     break
@@ -208,7 +203,7 @@ def _records(view):
             rows = [dict(zip(plan.columns, values, strict=False)) for values in chunk]
             for group in groups(rows):
                 ids = [row["id"] for row in group]
-                with _scope(part):
+                with registry.using(part):
                     messages, prompts = transcripts(ids), system_prompts(ids)
                 yield [
                     record(

@@ -251,8 +251,12 @@ def current() -> Store | None:
 
 
 @contextlib.contextmanager
-def using(store: Store | str) -> Iterator[Store]:
-    """Read ``store`` (a :class:`Store` or a profile name) inside the block."""
+def using(store: Store | str | None) -> Iterator[Store | None]:
+    """Read ``store`` (a :class:`Store` or a profile name) inside the block; None leaves the
+    store read around it."""
+    if store is None:
+        yield None
+        return
     found = by_name(store) if isinstance(store, str) else store
     if found is None:
         raise LookupError(f"no store named {store!r}")

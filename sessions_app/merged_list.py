@@ -8,7 +8,6 @@ own shape), counts are summed and capped, and a store that fails is named in a n
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 
 import django_tables2 as tables
@@ -58,7 +57,7 @@ def find_session(session_id: str, parts: list[Store] | None):
     from sessions_app.models import Session
 
     for part in parts or [None]:
-        with registry.using(part) if part else contextlib.nullcontext():
+        with registry.using(part):
             found = (
                 Session.objects.only_readable("id", "title", "source").filter(pk=session_id).first()
             )

@@ -3,8 +3,6 @@ navigation.  Each reads the app's database only; none touches the state.db."""
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 from django import template
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -121,7 +119,7 @@ def hit_session_tags(result):
     out: dict = {}
     for store, ids in by_store.items():
         # A search over several profiles: each profile's tags, keyed as the hits look them up.
-        with stores.using(store) if store is not None else nullcontext():
+        with stores.using(store):
             tags = selectors.tags_by_session(ids)
         for sid, found in tags.items():
             if found:
