@@ -2,7 +2,10 @@
 
 Staff manage **viewers and analysts only**: accounts of staff and superusers are read-only to
 them (passwords included), as are ``is_staff``, ``is_superuser`` and ``user_permissions``, and
-the only groups they can give are the viewer and analyst roles.  Superusers can do everything.
+the only groups they can give are the viewer and analyst roles.  Staff restricted to some
+profiles reach no further through the admin: they manage only accounts restricted within their
+own profiles, an account they create carries their restriction, they grant only profiles they
+see and never lift a restriction.  Superusers can do everything.
 Nobody adds, changes or deletes an audit event.  API tokens can be revoked; only their hash is
 kept.
 """
@@ -13,10 +16,11 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import Group
+from django.core.exceptions import ValidationError
 from django.db.models import Q
 
-from profiles_app.access import restricted_to
-from profiles_app.models import ProfileRestriction
+from profiles_app.access import allowed_names, restricted_to
+from profiles_app.models import ProfileRestriction, profile_names
 
 from . import tokens
 from .models import ApiToken, AuditEvent
@@ -27,11 +31,28 @@ REACHABLE_GROUPS = (GROUP_OF_ROLE[VIEWER], GROUP_OF_ROLE[ANALYST])
 ELEVATING_FIELDS = ("is_staff", "is_superuser", "user_permissions")
 
 
+def reach_of(actor) -> frozenset[str] | None:
+    """The profiles a restricted staff member may hand out; None when they are not limited."""
+    return None if actor.is_superuser else allowed_names(actor)
+
+
+def beyond_reach(actor) -> list[ProfileRestriction]:
+    """The restrictions naming a profile ``actor`` cannot see (not theirs to read or use)."""
+    reach = reach_of(actor)
+    if reach is None:
+        return []
+    return [row for row in ProfileRestriction.objects.all() if not row.names <= reach]
+
+
 def can_manage_account(actor, account) -> bool:
-    """Whether ``actor`` may change or delete ``account`` (its password included)."""
+    """Whether ``actor`` may change or delete ``account`` (its password included): restricted
+    staff only accounts that see no profile they do not (else a new password is a way in)."""
     if actor.is_superuser:
         return True
     if account.is_superuser or account.is_staff:
+        return False
+    reach, seen = reach_of(actor), ProfileRestriction.allowed_for(account)
+    if reach is not None and (seen is None or not seen <= reach):
         return False
     account._hermes_role = None  # judge the groups as they are now
     return role_of(account) != STAFF
@@ -59,7 +80,9 @@ class AccountAdmin(UserAdmin):
 
     def formfield_for_manytomany(self, db_field, request, **kwargs):
         if db_field.name == "groups" and not request.user.is_superuser:
-            kwargs["queryset"] = Group.objects.filter(name__in=REACHABLE_GROUPS)
+            beyond = [row.group_id for row in beyond_reach(request.user) if row.group_id]
+            reachable = Group.objects.filter(name__in=REACHABLE_GROUPS).exclude(pk__in=beyond)
+            kwargs["queryset"] = reachable
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
     def has_change_permission(self, request, obj=None):
@@ -71,13 +94,20 @@ class AccountAdmin(UserAdmin):
         return allowed and (obj is None or can_manage_account(request.user, obj))
 
     def save_related(self, request, form, formsets, change):
-        """Keep the groups the editor could not see in the form (they are not theirs to drop)."""
+        """Keep the groups the editor could not give (they are not theirs to drop); restricted
+        staff pin the account to what it saw before (a new one: to their own profiles), so
+        that no group change and no new account sees a profile they cannot."""
+        account, reach = form.instance, reach_of(request.user)
         kept = []
         if change and not request.user.is_superuser:
-            kept = list(form.instance.groups.exclude(name__in=REACHABLE_GROUPS))
+            kept = list(account.groups.exclude(pk__in=form.fields["groups"].queryset))
+        pinned = ProfileRestriction.allowed_for(account) if change else reach
         super().save_related(request, form, formsets, change)
         if kept:
-            form.instance.groups.add(*kept)
+            account.groups.add(*kept)
+        if reach is not None:
+            names = ",".join(sorted(pinned))
+            ProfileRestriction.objects.get_or_create(user=account, defaults={"profiles": names})
 
 
 @admin.register(AuditEvent)
@@ -165,6 +195,9 @@ def manageable_groups(request):
 
 @admin.register(ProfileRestriction)
 class ProfileRestrictionAdmin(admin.ModelAdmin):
+    """Restricted staff see only restrictions within their profiles, grant only those and never
+    lift one (no delete, no moving it to someone else)."""
+
     list_display = ("__str__", "user", "group", "profiles")
     search_fields = ("user__username", "group__name", "profiles")
     raw_id_fields = ("user", "group")
@@ -175,7 +208,29 @@ class ProfileRestrictionAdmin(admin.ModelAdmin):
             return found
         return found.filter(
             Q(user__in=manageable_users(request)) | Q(group__in=manageable_groups(request))
-        )
+        ).exclude(pk__in=[row.pk for row in beyond_reach(request.user)])
+
+    def get_form(self, request, obj=None, **kwargs):
+        form, reach = super().get_form(request, obj, **kwargs), reach_of(request.user)
+        if reach is None:
+            return form
+
+        class WithinReach(form):
+            def clean_profiles(self):
+                if not profile_names(self.cleaned_data["profiles"]) <= reach:
+                    raise ValidationError("Name only profiles you can see yourself.")
+                return self.cleaned_data["profiles"]
+
+        return WithinReach
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None and reach_of(request.user) is not None:
+            return ("user", "group")
+        return super().get_readonly_fields(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        allowed = super().has_delete_permission(request, obj)
+        return allowed and reach_of(request.user) is None
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if not request.user.is_superuser:
