@@ -8,7 +8,7 @@ from django.db.models import Q
 from hermes_explorer import stores
 from profiles_app.access import restricted_to
 
-from . import services
+from . import permissions, services
 from .forms import ScoreForm, TagForm
 from .models import Note, SavedView, Score, Tag
 
@@ -89,6 +89,10 @@ class ScoreAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         services.save_score(request, obj, created=not change)
+
+    def has_delete_permission(self, request, obj=None):
+        allowed = super().has_delete_permission(request, obj)
+        return allowed and (obj is None or permissions.can_delete_score(request, obj))
 
     def delete_model(self, request, obj):
         services.delete_score(request, obj)

@@ -1,6 +1,7 @@
 """Who may do what with annotations (on top of ``accounts_app.roles``): every role reads tags and
 notes and keeps personal stars; analysts also tag and write notes; staff manage the tag
-vocabulary and may remove any note.  A note is edited by its author only.
+vocabulary and may remove any note.  A note is edited by its author only.  A score with
+values given in a profile the staff member cannot see is not theirs to delete.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from functools import partial
 from django.utils.translation import gettext_lazy
 
 from accounts_app.roles import ANALYST, STAFF, Capability, has_capability
+from hermes_explorer import stores
+from profiles_app.access import restricted_to
 
 ANNOTATE = Capability("annotate", ANALYST, gettext_lazy("tag sessions or write notes"))
 MANAGE_TAGS = Capability("manage_tags", STAFF, gettext_lazy("manage the tag vocabulary"))
@@ -23,3 +26,15 @@ def can_edit_note(user, note) -> bool:
 
 def can_delete_note(user, note) -> bool:
     return can_edit_note(user, note) or can_manage_tags(user)
+
+
+def can_delete_score(request, score) -> bool:
+    if not can_manage_tags(request.user):
+        return False
+    names = restricted_to(request)
+    if names is None:
+        return True
+    given = score.session_scores.all()
+    if stores.multi():  # values are keyed by profile name; else the one store is seen or not
+        return not given.exclude(store__in=names).exists()
+    return bool(names) or not given.exists()

@@ -10,6 +10,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -350,6 +351,8 @@ def score_delete(request, score_id: int):
     if not permissions.can_manage_tags(request.user):
         return forbidden(request, permissions.MANAGE_TAGS)
     score = get_object_or_404(Score, pk=score_id)
+    if not permissions.can_delete_score(request, score):
+        raise PermissionDenied  # it was given in a profile they cannot see
     services.delete_score(request, score)
     messages.success(request, gettext("Score “%(name)s” deleted.") % {"name": score.name})
     return redirect("review:scores")
