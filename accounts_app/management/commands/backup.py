@@ -3,23 +3,30 @@ restrictions, annotations, saved queries) written to ``DIR`` from SQLite or Post
 
 One JSON-lines file per model in Django's serialization (users and groups by natural keys, so
 a restore lines them up with the install it goes into), and a ``manifest.json`` with row
-counts, migrations and time; ``manage.py restore DIR`` brings it back.  Summaries, cached
-reports and sign-in attempts are not backed up: they are recomputed or expire.
+counts, each file's SHA-256, migrations and time, signed with the app's secret key
+(``django.core.signing``): ``manage.py restore DIR`` brings back only what this install's key
+signed, file for file.  The directory is made 0700 and every file 0600 whatever the umask (they
+hold password hashes and the audit trail).  Summaries, cached reports and sign-in attempts are
+not backed up: they are recomputed or expire.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from pathlib import Path
 
 import django
 from django.apps import apps
-from django.core import serializers
+from django.core import serializers, signing
 from django.core.management.base import BaseCommand
 from django.db.migrations.recorder import MigrationRecorder
 from django.utils import timezone
 
-FORMAT = 1
+# 2: the manifest is signed and names every file's digest (1 was neither, and is refused).
+FORMAT = 2
+SALT = "hermes-explorer.backup"
 # In the order a restore loads them (what a row points at comes first).
 MODELS = (
     "auth.group",
@@ -48,6 +55,24 @@ def file_of(folder: Path, label: str) -> Path:
     return folder / f"{label}.jsonl"
 
 
+def digest(path: Path) -> str:
+    with path.open("rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
+
+
+def signature(manifest: dict) -> str:
+    """The signature of ``manifest`` (without its own) under this install's secret key."""
+    text = json.dumps(manifest, sort_keys=True)
+    return signing.Signer(salt=SALT).sign(text)[len(text) + 1 :]
+
+
+def private(path: Path):
+    """``path`` opened for writing, readable by its owner only (0600, whatever the umask)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(descriptor, 0o600)
+    return open(descriptor, "w", encoding="utf-8")
+
+
 class Command(BaseCommand):
     help = "Write the team's own data (accounts, annotations, saved views…) to a directory."
 
@@ -55,11 +80,12 @@ class Command(BaseCommand):
         parser.add_argument("directory", type=Path)
 
     def handle(self, *args, directory: Path, **options):
-        directory.mkdir(parents=True, exist_ok=True)
-        counts = {}
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        directory.chmod(0o700)
+        counts, files = {}, {}
         for label in MODELS:
             rows = model_of(label)._default_manager.order_by("pk")
-            with file_of(directory, label).open("w", encoding="utf-8") as out:
+            with private(file_of(directory, label)) as out:
                 serializers.serialize(
                     "jsonl",
                     rows.iterator(chunk_size=2000),
@@ -68,6 +94,7 @@ class Command(BaseCommand):
                     use_natural_primary_keys=label in NATURAL,
                 )
             counts[label] = rows.count()
+            files[label] = digest(file_of(directory, label))
         applied = {}
         for app, name in MigrationRecorder.Migration.objects.values_list("app", "name"):
             applied[app] = max(applied.get(app, ""), name)
@@ -77,7 +104,10 @@ class Command(BaseCommand):
             "django": django.get_version(),
             "migrations": applied,
             "models": counts,
+            "files": files,
         }
-        (directory / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        manifest["signature"] = signature(manifest)
+        with private(directory / "manifest.json") as out:
+            out.write(json.dumps(manifest, indent=2) + "\n")
         total = sum(counts.values())
         self.stdout.write(self.style.SUCCESS(f"Backed up {total:,} rows to {directory}."))
