@@ -5,9 +5,15 @@ edited, missing, extra or unreadable file, and never a traceback."""
 
 from __future__ import annotations
 
+import configparser
+import getpass
 import json
 import os
+import re
+import shutil
 import stat
+import subprocess
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -233,3 +239,25 @@ def test_a_backup_of_the_unsigned_format_is_refused_clearly(backup):
     manifest["format"] = 2
     (folder / "manifest.json").write_text(json.dumps(manifest))
     _refused(folder, "holds no signed backup manifest")
+
+
+UNIT = Path(__file__).resolve().parent.parent / "deploy" / "hermes-explorer-backup.service"
+
+
+def test_the_backup_unit_is_valid_and_writes_where_systemd_lets_it(tmp_path):
+    service = configparser.ConfigParser(interpolation=None, strict=False)
+    service.optionxform = str
+    service.read_string(UNIT.read_text())
+    options = service["Service"]
+    assert options.get("UMask") == "0077" and options.get("StateDirectoryMode") == "0700"
+    # The backups go to a directory systemd makes (and lets the sandbox write), owner-only.
+    target = re.search(r'backup "(/var/lib/[^/"]+)/', options["ExecStart"]).group(1)
+    assert target.removeprefix("/var/lib/") in options["StateDirectory"].split()
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze is not installed")
+    copy = tmp_path / UNIT.name
+    copy.write_text(UNIT.read_text().replace("<hermes-user>", getpass.getuser()))
+    found = subprocess.run(
+        ["systemd-analyze", "verify", str(copy)], capture_output=True, text=True, timeout=60
+    )
+    assert "Unknown key" not in found.stderr and "Unknown" not in found.stdout, found.stderr
