@@ -86,3 +86,21 @@ def test_a_request_through_a_proxy_is_not_the_loopback_monitor(current_store, he
         "stores_readable",
         "elapsed_ms",
     }
+
+
+@pytest.mark.django_db(databases=STORE_DBS)
+def test_every_staff_where_is_audited_like_a_comparison(current_store):
+    from accounts_app.models import AuditEvent
+
+    staff = client_for("staff")
+    for url in (
+        "/state/messages.json?_where=content+like+'sk-%25'",
+        "/state/messages.json?_where=\"CONTENT\">='sk-a'",
+        "/state/sessions.json?_where=length(system_prompt)>10",
+        "/state/messages?_where=content+like+'%25key%25'",
+    ):
+        before = AuditEvent.objects.filter(action=AuditEvent.FILTER).count()
+        assert staff.get(url).status_code == 200, url
+        events = AuditEvent.objects.filter(action=AuditEvent.FILTER)
+        assert events.count() == before + 1, url
+        assert "_where=" in events.first().detail and events.first().username == "user-staff"
