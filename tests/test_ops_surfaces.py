@@ -49,13 +49,13 @@ def test_metrics_name_only_the_profiles_restricted_staff_may_see(home):
     for hidden in ("default", "support", "cron"):
         assert f'profile="{hidden}"' not in seen
         assert f"@{hidden}" not in seen
-    assert 'alias="hermes"' not in seen  # the default profile's own alias
+    assert 'alias="hermes"' not in seen  # the alias of the settings' file: no store of hers
     # The monitor on the loopback address and unrestricted staff see every store.
     for reader in (Client(), everyone):
         every = reader.get("/metrics").content.decode()
         for profile in ("default", "coder", "support", "cron"):
             assert f'hermes_explorer_store_readable{{profile="{profile}"}} 1.0' in every
-        assert 'alias="hermes@support"' in every and 'alias="hermes"' in every
+        assert 'alias="hermes@support"' in every and 'alias="hermes@default"' in every
     # /healthz tells carol of her profile only, its default included.
     health = carol.get("/healthz").json()
     assert [s["profile"] for s in health["stores"]] == ["coder"]
@@ -104,3 +104,37 @@ def test_every_staff_where_is_audited_like_a_comparison(current_store):
         events = AuditEvent.objects.filter(action=AuditEvent.FILTER)
         assert events.count() == before + 1, url
         assert "_where=" in events.first().detail and events.first().username == "user-staff"
+
+
+@pytest.mark.django_db(databases=PROFILE_DBS)
+def test_the_api_under_a_profile_answers_json_errors_alike_for_hidden_and_made_up(home):
+    from accounts_app import tokens
+
+    signed_out = {
+        p: Client().get(f"/p/{p}/state/sessions.json") for p in ("coder", "default", "madeup")
+    }
+    for response in signed_out.values():
+        assert response.status_code == 401 and response["Content-Type"] == "application/json"
+        assert response.json() == signed_out["madeup"].json()
+        assert response.json()["ok"] is False and response.json()["status"] == 401
+    alice = make_user("analyst", "alice")
+    call_command("profiles", "restrict", "alice", "coder")
+    _token, text = tokens.create(alice)
+    browser = Client()
+    browser.force_login(alice)
+    # Pages under a hidden profile keep their HTML 404.
+    assert browser.get("/p/default/sessions/").status_code == 404
+    for client in (browser, Client(headers={"Authorization": f"Bearer {text}"})):
+        assert client.get("/p/coder/state/sessions.json").status_code == 200
+        hidden = client.get("/p/default/state/sessions.json?_size=1")
+        made_up = client.get("/p/madeup/state/sessions.json?_size=1")
+        for response in (hidden, made_up):
+            assert response.status_code == 404 and response["Content-Type"] == "application/json"
+            assert response.json() == {
+                "ok": False,
+                "error": "No such profile.",
+                "status": 404,
+                "title": None,
+            }
+        csv = client.get("/p/default/state/sessions.csv")
+        assert csv.status_code == 404 and csv.content == b"No such profile.\n"
