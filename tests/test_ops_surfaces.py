@@ -138,3 +138,72 @@ def test_the_api_under_a_profile_answers_json_errors_alike_for_hidden_and_made_u
             }
         csv = client.get("/p/default/state/sessions.csv")
         assert csv.status_code == 404 and csv.content == b"No such profile.\n"
+
+
+def run_gunicorn(tmp_path, extra_env: dict[str, str]) -> str:
+    """Start the real gunicorn with ``deploy/gunicorn.conf.py`` on a free port, ask it for a URL
+    with a query string (and a Referer that has one), stop it: everything it wrote."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    from tests import servers
+    from tests.builders import StateDB
+    from tests.cluster import ROOT, SECRET_KEY
+
+    store = tmp_path / "state.db"
+    if not store.exists():
+        StateDB.create(store, "current").close()
+    port = servers.free_port()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "DJANGO_SETTINGS_MODULE": "hermes_explorer.settings",
+        "DJANGO_DEBUG": "0",
+        "DJANGO_SECRET_KEY": SECRET_KEY,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+        "DJANGO_SECURE_COOKIES": "0",
+        "HERMES_STATE_DB": str(store),
+        "HERMES_EXPLORER_DATA_DIR": str(tmp_path / "data"),
+        "GUNICORN_PORT": str(port),
+        "GUNICORN_WORKERS": "1",
+        "GUNICORN_THREADS": "1",
+        **extra_env,
+    }
+    output = tmp_path / "gunicorn.out"
+    with open(output, "wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py"]
+            + ["hermes_explorer.wsgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            servers.wait_for_port(port, 60, proc=proc)
+            asked = urllib.request.Request(
+                f"http://127.0.0.1:{port}/healthz?q=tangerine-passphrase&content__gte=sk-a",
+                headers={"Referer": f"http://127.0.0.1:{port}/search/?q=vault-words"},
+            )
+            with urllib.request.urlopen(asked, timeout=30) as response:
+                assert response.status == 200
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(30)
+    return output.read_text()
+
+
+def test_gunicorn_logs_no_query_string_with_the_deployed_settings(tmp_path):
+    default = run_gunicorn(tmp_path, {})
+    assert "Booting worker" in default  # its own log is there
+    assert "/healthz" in default  # the app's request line
+    assert "GET /healthz HTTP/1.1" not in default  # no access log unless asked for
+    asked = run_gunicorn(tmp_path, {"GUNICORN_ACCESS_LOG": "-"})
+    assert '"GET /healthz HTTP/1.1" 200' in asked
+    for output in (default, asked):
+        for word in ("tangerine", "content__gte", "sk-a", "vault-words", "healthz?", "search/?"):
+            assert word not in output, word
