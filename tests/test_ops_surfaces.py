@@ -207,3 +207,43 @@ def test_gunicorn_logs_no_query_string_with_the_deployed_settings(tmp_path):
     for output in (default, asked):
         for word in ("tangerine", "content__gte", "sk-a", "vault-words", "healthz?", "search/?"):
             assert word not in output, word
+
+
+@pytest.mark.django_db(databases=STORE_DBS)
+def test_long_exports_are_bounded_host_wide_and_hold_their_slot_to_the_end(current_store, settings):
+    settings.HERMES_EXPORT_CONCURRENCY = 1
+    analyst = client_for("analyst")
+    running = analyst.get("/sessions/?_export=csv")
+    assert running.status_code == 200  # streaming, not read yet: it holds the one slot
+    for url in (
+        "/sessions/?_export=json",
+        "/sessions/?_export=jsonl",
+        "/sessions/?_export=dataset",
+        "/messages/?_export=csv",
+        "/state/messages.csv?_stream=on",
+        "/state/sessions.csv?_stream=on&_dl=1",
+    ):
+        busy = analyst.get(url)
+        assert busy.status_code == 429, url
+        assert busy["Retry-After"] == "10", url
+        assert b"Too many downloads" in busy.content, url
+    # Pages, one page of the old API's CSV and its JSON are not long exports.
+    assert analyst.get("/sessions/").status_code == 200
+    assert analyst.get("/state/sessions.csv").status_code == 200
+    assert analyst.get("/state/sessions.json").status_code == 200
+    # The slot is given back when the stream ends...
+    assert b"".join(running.streaming_content)
+    read = analyst.get("/sessions/?_export=dataset")
+    assert read.status_code == 200 and b"".join(read.streaming_content)
+    # ...and when the client goes away (the server closes the response), read or not.
+    for url in ("/state/messages.csv?_stream=on", "/messages/?_export=json"):
+        gone = analyst.get(url)
+        assert gone.status_code == 200
+        next(iter(gone.streaming_content), None)
+        gone.close()
+    unread = analyst.get("/sessions/?_export=jsonl")
+    assert unread.status_code == 200
+    unread.close()
+    last = analyst.get("/sessions/?_export=csv")
+    assert last.status_code == 200
+    last.close()
