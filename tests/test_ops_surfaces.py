@@ -247,3 +247,24 @@ def test_long_exports_are_bounded_host_wide_and_hold_their_slot_to_the_end(curre
     last = analyst.get("/sessions/?_export=csv")
     assert last.status_code == 200
     last.close()
+
+
+@pytest.mark.django_db(databases=STORE_DBS)
+@pytest.mark.parametrize(
+    "query",
+    [{}, {"source": "cli"}, {"id": ["20251231_220000_0a0b0c", "20251231_100000_e1e2e3"]}],
+    ids=["all", "filtered", "id"],
+)
+def test_the_dataset_holds_exactly_the_sessions_the_lists_json_export_holds(
+    current_store, query
+):
+    import json
+
+    analyst = client_for("analyst")
+    listed = analyst.get("/sessions/", {**query, "_export": "json"})
+    expected = [row["id"] for row in json.loads(b"".join(listed.streaming_content))]
+    dataset = analyst.get("/sessions/", {**query, "_export": "dataset"})
+    assert dataset.status_code == 200
+    lines = b"".join(dataset.streaming_content).decode().splitlines()
+    assert [json.loads(line)["metadata"]["session_id"] for line in lines] == expected
+    assert expected
