@@ -255,9 +255,7 @@ def test_long_exports_are_bounded_host_wide_and_hold_their_slot_to_the_end(curre
     [{}, {"source": "cli"}, {"id": ["20251231_220000_0a0b0c", "20251231_100000_e1e2e3"]}],
     ids=["all", "filtered", "id"],
 )
-def test_the_dataset_holds_exactly_the_sessions_the_lists_json_export_holds(
-    current_store, query
-):
+def test_the_dataset_holds_exactly_the_sessions_the_lists_json_export_holds(current_store, query):
     import json
 
     analyst = client_for("analyst")
