@@ -6,16 +6,22 @@ Requests by view, method and status and their duration (:class:`MetricsMiddlewar
 and their time by alias; exported bytes by kind; console runs by outcome; and, at scrape time,
 each store's readability, size and journal mode.
 
+Every label takes its values from a closed set, never from what a client sends: a method
+Django does not know is ``other``, a status outside HTTP's is ``other``, a view is a URL
+pattern's name, an alias is one of the configured databases.
+
 Not public: it answers staff (signed in, or a staff API token as ``Authorization: Bearer``)
-and a scraper on the loopback address reaching the server directly (no
-``X-Forwarded-For``); anyone else gets a 403.  Workers share their figures through
-``PROMETHEUS_MULTIPROC_DIR`` (set by ``deploy/gunicorn.conf.py``).
+and a scraper on the loopback address reaching the server directly (no forwarding header);
+anyone else gets a 403.  Staff restricted to some profiles see only those profiles' series
+(stores and statements per alias), filtered when the figures are written out.  Workers share
+their figures through ``PROMETHEUS_MULTIPROC_DIR`` (set by ``deploy/gunicorn.conf.py``).
 """
 
 from __future__ import annotations
 
 import os
 import time
+from http import HTTPStatus
 
 from django.db import connections
 from django.db.backends.signals import connection_created
@@ -42,6 +48,12 @@ QUERIES = Counter("hermes_explorer_db_queries", "Statements sent", ["alias"])
 QUERY_SECONDS = Counter("hermes_explorer_db_query_seconds", "Time in statements", ["alias"])
 EXPORT_BYTES = Counter("hermes_explorer_export_bytes", "Bytes of streamed downloads", ["kind"])
 CONSOLE_RUNS = Counter("hermes_explorer_console_runs", "SQL console statements", ["outcome"])
+
+# The request methods a label may name (any other is "other": a client may send any word).
+METHODS = frozenset(
+    {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"}
+)
+STATUSES = frozenset(str(s.value) for s in HTTPStatus)
 
 
 def _timed(execute, sql, params, many, context):
@@ -75,16 +87,20 @@ class MetricsMiddleware:
         response = self.get_response(request)
         match = getattr(request, "resolver_match", None)
         view = match.view_name if match is not None else "unresolved"
-        REQUESTS.labels(view, request.method, str(response.status_code)).inc()
+        method = request.method if request.method in METHODS else "other"
+        status = str(response.status_code)
+        REQUESTS.labels(view, method, status if status in STATUSES else "other").inc()
         LATENCY.labels(view).observe(time.perf_counter() - started)
         return response
 
 
 class _Stores:
-    """Each store's health, read when scraped."""
+    """The health of ``served`` (stores), read when scraped."""
+
+    def __init__(self, served):
+        self.served = served
 
     def collect(self):
-        from . import stores
         from .views import check_store
 
         readable = GaugeMetricFamily(
@@ -98,7 +114,7 @@ class _Stores:
             "The store's journal mode (1 for the mode it is in)",
             labels=["profile", "mode"],
         )
-        for one in stores.all_stores():
+        for one in self.served:
             found = check_store(one)
             readable.add_metric([one.name], 1 if found["readable"] else 0)
             if found.get("size") is not None:
@@ -108,8 +124,33 @@ class _Stores:
         yield from (readable, size, mode)
 
 
+class _Seen:
+    """The families of ``registries``; with ``served`` (the stores the reader may see), without
+    the samples whose ``alias`` or ``profile`` label names another store."""
+
+    def __init__(self, registries, served=None):
+        self.registries = registries
+        self.served = served
+        if served is not None:
+            self.profiles = {one.name for one in served}
+            self.aliases = {one.alias for one in served} | {"app"}
+
+    def collect(self):
+        for registry in self.registries:
+            for family in registry.collect():
+                if self.served is not None:
+                    family.samples = [s for s in family.samples if self.shown(s.labels)]
+                yield family
+
+    def shown(self, labels: dict) -> bool:
+        if "profile" in labels and labels["profile"] not in self.profiles:
+            return False
+        return labels.get("alias", "app") in self.aliases
+
+
 def metrics_view(request):
-    from .views import staff_or_local
+    from . import stores
+    from .views import served_to, staff_or_local
 
     if not staff_or_local(request):
         return HttpResponseForbidden("Metrics are for staff and the loopback address.\n")
@@ -117,8 +158,11 @@ def metrics_view(request):
     if os.path.isdir(os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
-    body = generate_latest(registry)
+    served = served_to(request)
     stores_registry = CollectorRegistry()
-    stores_registry.register(_Stores())
-    body += generate_latest(stores_registry)
+    stores_registry.register(_Stores(served))
+    # A reader who sees every store gets every series (the "hermes" alias of a store no longer
+    # served included); anyone else only the series of the stores they see.
+    every = set(served) == set(stores.all_stores())
+    body = generate_latest(_Seen([registry, stores_registry], None if every else served))
     return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

@@ -311,6 +311,8 @@ HERMES_SQL_MEMORY_MB = int(os.environ.get("HERMES_SQL_MEMORY_MB", "512"))
 HERMES_SQL_CONCURRENCY = int(os.environ.get("HERMES_SQL_CONCURRENCY", "2"))
 # Full-text searches at once on this host: costly searches cannot hold every worker.
 HERMES_SEARCH_CONCURRENCY = int(os.environ.get("HERMES_SEARCH_CONCURRENCY", "3"))
+# Streamed exports (CSV, JSON, JSONL, datasets, the old API's _stream=on) at once on this host.
+HERMES_EXPORT_CONCURRENCY = int(os.environ.get("HERMES_EXPORT_CONCURRENCY", "3"))
 
 # One line per request (accounts_app.request_log); JSON lines when HERMES_LOG_JSON is on.
 HERMES_LOG_JSON = env_bool("HERMES_LOG_JSON", False)

@@ -44,19 +44,36 @@ def check_store(one: stores.Store) -> dict:
         store.close(one.alias)
 
 
-def _listed(request, checked) -> list[dict]:
-    """Every store's health, named, for the profiles the request's user may see."""
-    visible = {one.name for one in getattr(request, "visible_stores", ())}
-    return [{"profile": n, **found} for n, found in checked.items() if n in visible]
+def served_to(request) -> tuple[stores.Store, ...]:
+    """The stores whose details the request may read: the signed-in user's profiles, or every
+    store for the monitor on the loopback address."""
+    if request.user.is_authenticated:
+        return tuple(getattr(request, "visible_stores", ()))
+    return stores.all_stores()
+
+
+# Headers a proxy adds (Caddy sets X-Forwarded-For, -Proto and -Host; others set Forwarded,
+# X-Real-IP and the like): a request carrying one came through a proxy, whatever its peer.
+FORWARDING_HEADERS = frozenset(
+    {"HTTP_FORWARDED", "HTTP_X_REAL_IP", "HTTP_X_CLIENT_IP", "HTTP_CLIENT_IP", "HTTP_VIA"}
+    | {"HTTP_TRUE_CLIENT_IP", "HTTP_CF_CONNECTING_IP", "HTTP_X_CLUSTER_CLIENT_IP"}
+)
+
+
+def forwarded(request) -> bool:
+    """Whether the request carries any forwarding header (``X-Forwarded-*`` included)."""
+    return any(
+        key in FORWARDING_HEADERS or key.startswith("HTTP_X_FORWARDED") for key in request.META
+    )
 
 
 def staff_or_local(request) -> bool:
     """Whether the health check may say more than "up": to staff, and to a monitor on the
-    loopback address reaching the server directly."""
+    loopback address reaching the server directly (no forwarding header of any kind)."""
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated and user.is_staff:
         return True
-    if "HTTP_X_FORWARDED_FOR" in request.META:
+    if forwarded(request):
         return False
     try:
         return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
@@ -85,14 +102,12 @@ def healthz(request):
     }
     if staff_or_local(request):
         body["demo"] = settings.HERMES_DEMO
-        default = stores.default_store(served)
+        shown = served_to(request)
+        default = stores.default_store(shown)
         if default is not None:
             body["state_db"] = checked[default.name]
-        body["stores"] = (
-            _listed(request, checked)
-            if request.user.is_authenticated
-            else [{"profile": n, **found} for n, found in checked.items()]
-        )
+        names = {one.name for one in shown}
+        body["stores"] = [{"profile": n, **f} for n, f in checked.items() if n in names]
         body["app_db"] = {"reachable": app_db}
         body["cache"] = {"reachable": cache_ok}
     body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)

@@ -106,12 +106,15 @@ def refusals(table: str, params: QueryDict, user) -> list[str]:
 
 def secret_comparisons(table: str, params: QueryDict) -> list[str]:
     """The parameters that compare, sort, count or search the stored text of a column that may
-    hold secrets (what staff, who may reveal, are audited for: an answer is a read)."""
+    hold secrets (what staff, who may reveal, are audited for: an answer is a read).  Every
+    ``_where`` counts: its SQL may name any column, under any spelling."""
     redacted = REDACTED_COLUMNS.get(table, frozenset())
     found = []
     for key in params:
         values = params.getlist(key)
-        if key in SORT_PARAMS or key == "_facet":
+        if key == "_where":
+            found += [f"{key}={v}" for v in values]
+        elif key in SORT_PARAMS or key == "_facet":
             columns = [sort_column(table, v) if key in SORT_PARAMS else v for v in values]
             if any(c in redacted for c in columns):
                 found += [f"{key}={v}" for v in values]

@@ -4,6 +4,10 @@ Under ``/p/<profile>/`` the prefix is taken off before the URL is resolved, the 
 is made current and the script prefix gains ``p/<profile>/``, so every ``reverse`` stays in the
 profile.  A profile that does not exist, or that the user may not see, is a 404.  Pages that
 merge every profile go over the others themselves.
+
+The old API under a profile (``/p/<profile>/state/<table>.json``) answers as the API does
+without one: a 401 to a visitor who is not signed in, and its 404 for a profile that does not
+exist or is hidden (JSON for ``.json``, a plain line for ``.csv``), the same for both.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import re
 from contextlib import contextmanager
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404
+from django.http import Http404, HttpResponse, JsonResponse
 from django.urls import get_script_prefix, set_script_prefix
 from django.utils.translation import gettext
 
@@ -27,6 +31,8 @@ PREFIX = re.compile(r"^/p/([^/]+)(/.*)$")
 SESSION_PATH = re.compile(r"^/sessions/([^/]+)/")
 # The old Datasette URLs address the default profile, whatever the user may see.
 LEGACY = re.compile(r"^/state(?:[/.]|$)")
+# The old API's URLs (scripts read them): they answer errors in their own format.
+API = re.compile(r"^/(?:state(?:/.*)?\.(?:json|csv)|-/versions\.json)$")
 # Pages that read no store: open to a user who may see no profile at all.
 STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|metrics$|static/)")
 # What a visitor who is not signed in may reach: nothing that reads or names a store.
@@ -38,7 +44,16 @@ class StoreScopeMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        match = PREFIX.match(request.path_info)
+        api = match is not None and API.match(match.group(2))
         if not request.user.is_authenticated:
+            if api:
+                return api_error(
+                    match.group(2),
+                    401,
+                    "Sign in: send Authorization: Bearer "
+                    "<token> (make one on your account page) or Basic credentials.",
+                )
             if not ANONYMOUS.match(request.path_info):
                 return redirect_to_login(request.get_full_path())
             request.store, request.store_scoped = None, False
@@ -46,11 +61,12 @@ class StoreScopeMiddleware:
             request._visible_stores = request.visible_stores = ()
             return self.get_response(request)
         visible = request.visible_stores = for_request(request)
-        match = PREFIX.match(request.path_info)
         base = get_script_prefix()
         prefix = None
         if match:
             store = registry.by_name(match.group(1), visible)
+            if store is None and api:
+                return api_error(match.group(2), 404, "No such profile.")
             if store is None:
                 raise Http404(gettext("No such profile."))
             request.path_info = match.group(2)
@@ -71,6 +87,21 @@ class StoreScopeMiddleware:
         request.profile_base = base
         alias = store.alias if store is not None else DEFAULT_ALIAS
         return scoped_call(self.get_response, request, alias, prefix, base)
+
+
+def api_error(path: str, status: int, message: str) -> HttpResponse:
+    """The old API's error answer: Datasette's error object for JSON, else one plain line."""
+    title = "Sign-in" if status == 401 else None
+    if path.endswith(".json"):
+        body = {"ok": False, "error": message, "status": status, "title": title}
+        response = JsonResponse(body, status=status)
+    else:
+        response = HttpResponse(
+            message + "\n", status=status, content_type="text/plain; charset=utf-8"
+        )
+    if status == 401:
+        response["WWW-Authenticate"] = 'Basic realm="Hermes Explorer", charset="UTF-8"'
+    return response
 
 
 def fallback_store(visible):

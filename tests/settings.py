@@ -5,6 +5,9 @@ import tempfile
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "tests-only-secret-key-not-for-production")
 os.environ.setdefault("DJANGO_DEBUG", "0")
+# Tests read many downloads' headers only, leaving the stream (and its export slot) to the
+# garbage collector; the test of the bound sets its own.
+os.environ.setdefault("HERMES_EXPORT_CONCURRENCY", "64")
 os.environ.setdefault("HERMES_EXPLORER_DATA_DIR", tempfile.mkdtemp(prefix="hermes-explorer-tests-"))
 # Under pytest-xdist each worker has a data directory of its own (its cache, its slots).
 if os.environ.get("PYTEST_XDIST_WORKER"):

@@ -14,9 +14,10 @@ import itertools
 
 from django.http import StreamingHttpResponse
 
-from hermes_explorer import store
+from hermes_explorer import host_slots, store
 from sessions_app.exports import buffered, csv_lines, wants_raw, wants_spreadsheet
 from sessions_app.exports.csv_fast import csv_column, csv_line
+from sessions_app.exports.http import BUSY, export_slot
 
 from . import tables
 from .errors import ApiError
@@ -77,14 +78,26 @@ def csv_response(request, info, *, user):
         path = f"/state/{info.name}/{key_path(key_values)}.blob"
         return request.build_absolute_uri(f"{path}?_blob_column={column}")
 
+    held = None
     if req.stream:
-        chunks = tables.stream(request, info, user=user)
-    else:
-        page = tables.table_page(request, info, user=user, with_extras=False)
-        values = [list(c) for c in zip(*page.rows, strict=True)] if page.rows else []
-        chunks = iter([(page.columns, values)])
-    # The first chunk is read now: a refusal or a timeout is still a proper error answer.
-    columns, values = next(chunks)
+        # A long download, bounded with the other exports of the host.
+        try:
+            held = export_slot()
+        except host_slots.Busy:
+            raise ApiError(BUSY, status=429, title="Busy") from None
+    try:
+        if req.stream:
+            chunks = tables.stream(request, info, user=user)
+        else:
+            page = tables.table_page(request, info, user=user, with_extras=False)
+            values = [list(c) for c in zip(*page.rows, strict=True)] if page.rows else []
+            chunks = iter([(page.columns, values)])
+        # The first chunk is read now: a refusal or a timeout is still a proper error answer.
+        columns, values = next(chunks)
+    except BaseException:
+        if held is not None:
+            held.release()
+        raise
     chunks = itertools.chain([(columns, values)], chunks)
     wanted = [c for c in (req.labels or []) if c in columns]
     wanted = [c for c in wanted if any(fk.column == c for fk in info.foreign_keys)]
@@ -132,12 +145,14 @@ def csv_response(request, info, *, user):
             del chunk
             yield ""  # flush a chunk as soon as it is written
 
-    return _response(pieces(), f"{info.name}.csv", download=req.download)
+    return _response(pieces(), f"{info.name}.csv", download=req.download, held=held)
 
 
-def _response(pieces, filename: str, *, download: bool) -> StreamingHttpResponse:
-    """``text/csv`` as an attachment with ``_dl=1``, else ``text/plain``."""
-    response = StreamingHttpResponse(buffered(pieces, label=filename, kind="old-api-csv"))
+def _response(pieces, filename: str, *, download: bool, held=None) -> StreamingHttpResponse:
+    """``text/csv`` as an attachment with ``_dl=1``, else ``text/plain``; a stream keeps
+    ``held`` (its export slot) until it ends or is closed."""
+    body = buffered(pieces, label=filename, kind="old-api-csv")
+    response = StreamingHttpResponse(host_slots.Holding(body, held) if held else body)
     response["Content-Type"] = f"text/{'csv' if download else 'plain'}; charset=utf-8"
     if download:
         response["Content-Disposition"] = f'attachment; filename="{filename}"'

@@ -24,6 +24,8 @@ import math
 
 from django.http import HttpResponse
 
+from hermes_explorer import host_slots
+
 from .errors import ApiError
 from .params import as_boolean, first
 from .tokens import key_path
@@ -123,11 +125,16 @@ def _plain(value):
 
 
 def error_response(error: ApiError, fmt: str | None):
-    """A refusal: Datasette's error object for ``.json``, one plain line for ``.csv``."""
+    """A refusal: Datasette's error object for ``.json``, one plain line for ``.csv``; a
+    "busy" (429) says when to retry."""
     if fmt == "csv":
-        return HttpResponse(
+        response = HttpResponse(
             error.message + "\n", status=error.status, content_type="text/plain; charset=utf-8"
         )
-    return HttpResponse(
-        dumps(error.as_dict()), status=error.status, content_type="application/json"
-    )
+    else:
+        response = HttpResponse(
+            dumps(error.as_dict()), status=error.status, content_type="application/json"
+        )
+    if error.status == 429:
+        response["Retry-After"] = str(host_slots.RETRY_SECONDS)
+    return response

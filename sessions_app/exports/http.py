@@ -1,4 +1,6 @@
-"""Export responses: the streamed download, its headers, and the 400 for invalid filters."""
+"""Export responses: the streamed download, its headers, the 400 for invalid filters, and the
+429 when the host already streams ``HERMES_EXPORT_CONCURRENCY`` exports (each holds a slot of
+:mod:`hermes_explorer.host_slots` from its first query to its end or its client's going)."""
 
 from __future__ import annotations
 
@@ -6,9 +8,11 @@ import itertools
 import logging
 from collections.abc import Iterable, Iterator
 
+from django.conf import settings
 from django.core.exceptions import BadRequest
 from django.http import HttpResponse, StreamingHttpResponse
 
+from hermes_explorer import host_slots
 from hermes_explorer.metrics import EXPORT_BYTES
 
 from ..querysets import PREVIEW_CHARS
@@ -71,9 +75,17 @@ def stream_export(
     ``columns`` order) as ``fmt``; ``preview_only`` marks the file as holding cut text."""
     if fmt not in FORMATS:
         raise BadRequest(f"Unknown export format {fmt!r}: use csv, json or jsonl.")
+    try:
+        held = export_slot()
+    except host_slots.Busy:
+        return busy_response()
     iterator = iter(chunks)
-    # Run the first query now: a bad filter or a timeout still gets a proper error page.
-    first = next(iterator, None)
+    try:
+        # Run the first query now: a bad filter or a timeout still gets a proper error page.
+        first = next(iterator, None)
+    except BaseException:
+        held.release()
+        raise
     rows = itertools.chain([first] if first is not None else [], iterator)
     name = safe_filename(filename)
     if preview_only and "-preview" not in name:
@@ -82,13 +94,31 @@ def stream_export(
     style = spreadsheet_style() if spreadsheet else "raw" if raw else "safe"
     pieces = encoders.ENCODERS[fmt](list(columns), rows, style)
     response = StreamingHttpResponse(
-        _encoded(pieces, label=name, kind=fmt), content_type=FORMATS[fmt]
+        host_slots.Holding(_encoded(pieces, label=name, kind=fmt), held),
+        content_type=FORMATS[fmt],
     )
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["X-Content-Type-Options"] = "nosniff"
     response["Cache-Control"] = "private, no-store"
     if preview_only:
         response["X-Export-Preview"] = f"text cut to {PREVIEW_CHARS} characters"
+    return response
+
+
+def export_slot() -> host_slots.Held:
+    """One of the host's ``HERMES_EXPORT_CONCURRENCY`` export slots, held for a whole stream
+    (give it to :class:`~hermes_explorer.host_slots.Holding`), or :class:`Busy`."""
+    return host_slots.take("export", settings.HERMES_EXPORT_CONCURRENCY)
+
+
+BUSY = "Too many downloads are running on this server right now: try again in a moment."
+
+
+def busy_response() -> HttpResponse:
+    """The 429 of an export that found every slot taken."""
+    response = HttpResponse(BUSY + "\n", status=429, content_type="text/plain; charset=utf-8")
+    response["Retry-After"] = str(host_slots.RETRY_SECONDS)
+    response["X-Content-Type-Options"] = "nosniff"
     return response
 
 
