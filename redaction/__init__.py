@@ -23,7 +23,7 @@ Limits:
       JSON strings are found by their quotes on one line, four levels deep at most.
     * It errs towards hiding: ``token = request.headers.get(…)`` loses the expression.
     * A preview cut inside a secret may leave a tail too short to recognise; search snippets
-      guard against that with the full text (``secret_pieces``).
+      are cut from redacted text (``sessions_app.search.redacted``).
     * It hides values in output, not from SQL: filters, searches and the console must not let
       a role test a value it cannot read.
 """

@@ -65,35 +65,3 @@ def test_the_profile_filter_narrows_the_search(home, staff_client):
     inside = staff_client.get("/p/cron/search/?q=common")
     assert inside.context["merged_profiles"] is None
     assert all(hit.store is None for hit in inside.context["result"].hits)
-
-
-def test_one_profile_that_cannot_rank_makes_every_profile_newest_first(
-    home, staff_client, monkeypatch
-):
-    """The largest store is asked first; when it cannot rank, the others are not ranked in
-    vain and the page says why it is newest first."""
-    from django.core.cache import cache
-
-    from hermes_explorer import store
-    from sessions_app.search import statements
-
-    cache.clear()
-    largest = max(home.messages, key=lambda p: (home.path(p).stat().st_size, p))
-    asked = []
-    real_index_page = statements.index_page
-
-    def index_page(table, match, req, sort, budget):
-        asked.append((store.path(), sort))
-        return real_index_page(table, match, req, sort, budget)
-
-    monkeypatch.setattr(statements, "index_page", index_page)
-    monkeypatch.setattr(
-        statements,
-        "rank_match_cap",
-        lambda: 1 if store.path() == str(home.path(largest)) else 10**6,
-    )
-    result = staff_client.get("/search/?q=common").context["result"]
-    assert result.sort == "newest"
-    assert any(note.startswith(f"{largest}: ") for note in result.notes)
-    assert not any(sort == "rank" for _path, sort in asked)
-    cache.clear()

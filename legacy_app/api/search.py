@@ -9,10 +9,11 @@ The index is the one Datasette recognised (``content="<table>"``), else ``messag
 ``messages``: Hermes declares its content without the quotes Datasette looked for, so
 Datasette ignored ``_search`` there; the explorer searches, which is what the URLs meant.
 
-No oracle: for roles that cannot reveal secrets a row matches only if the query also matches
-its *redacted* text, re-checked in a private in-memory index (:class:`Recheck`); a raw ``NOT``
-term is evaluated on the redacted text (:mod:`sessions_app.search.negation`).  A raw search
-has the search page's limits and deadline.
+No oracle: for roles that cannot reveal secrets the search is decided on the redacted text, as
+on the search page (:mod:`sessions_app.search.redacted`): the index finds candidates with the
+relaxed query (no ``NOT`` operand, ``NEAR`` as ``AND``), and a row matches only if the whole
+query matches its searchable text, re-checked in a private in-memory index (:class:`Recheck`).
+A raw search has the search page's limits and deadline.
 """
 
 from __future__ import annotations
@@ -22,14 +23,8 @@ import time
 from dataclasses import dataclass
 
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
-from redaction import redact_many
-from sessions_app.search.negation import (
-    has_negation,
-    index_options,
-    matching_redacted,
-    without_negations,
-)
 from sessions_app.search.query import advanced_limit_error
+from sessions_app.search.redacted import candidates, clean, index_options, matching, searchable
 
 from .errors import ApiError
 from .operators import Binder, column_sql, quote
@@ -66,21 +61,21 @@ class Search:
     clauses: list[str]
     descriptions: list[str]
     terms: list[tuple[str | None, str]]  # (column or None, the whole text of the search)
-    # A NOT term left out of the SQL (sessions_app.search.negation): every candidate rechecked.
-    negated: bool = False
+    # The SQL ran a relaxed query (no NOT operand, NEAR as AND): every candidate rechecked.
+    relaxed: bool = False
 
 
 def _raw_match(text: str, hidden: bool) -> tuple[str, bool]:
-    """What MATCH is given for a raw search, and whether a NOT term was left out of it."""
+    """What MATCH is given for a raw search, and whether it is relaxed from ``text``."""
     too_costly = advanced_limit_error(text)
     if too_costly:
         raise ApiError(too_costly)
-    if not hidden or not has_negation(text):
+    if not hidden:
         return text, False
-    positive = without_negations(text)
-    if positive is None:
+    relaxed = candidates(text)
+    if relaxed is None:
         raise ApiError("Cannot read this search: NOT needs a term on each side.")
-    return positive, True
+    return relaxed, relaxed != text
 
 
 def search_clauses(
@@ -110,9 +105,10 @@ def search_clauses(
     for column, text in wanted:
         if column is not None and column not in index.columns:
             raise ApiError("Cannot search by that column")
-        match, negated = _raw_match(text, hidden) if raw else (escape_fts(text), False)
+        text = clean(text) if hidden else text
+        match, relaxed = _raw_match(text, hidden) if raw else (escape_fts(text), False)
         full = text if raw else match
-        search.negated |= negated
+        search.relaxed |= relaxed
         target = fts if column is None else quote(column)
         search.clauses.append(
             f"rowid in (select rowid from {fts} where {target} match {binder.bind(match)})"
@@ -157,14 +153,12 @@ class Recheck:
             return set()
         deadline = deadline if deadline is not None else time.monotonic() + RECHECK_SECONDS
         rows = self._texts(ids, deadline)
-        columns = list(zip(*rows, strict=True)) if rows else []
-        redacted = [redact_many(c) for c in columns[1:]]
         # Not in the source: nothing to redact (and nothing a NOT could have hidden).
         kept = set(ids) - {r[0] for r in rows}
         dirty = []
-        for n, row in enumerate(rows):
-            values = [col[n] for col in redacted]
-            if values == list(row[1:]) and not self.search.negated:
+        for row in rows:
+            values = [searchable(v) if isinstance(v, str) else (v or "") for v in row[1:]]
+            if values == list(row[1:]) and not self.search.relaxed:
                 kept.add(row[0])
             else:
                 dirty.append((row[0], *values))
@@ -173,8 +167,10 @@ class Recheck:
         if dirty:
             found: set | None = None
             for column, match in self.search.terms:
-                ids_found = matching_redacted(
-                    match, dirty, self.columns, self.tokenize, column=column, deadline=deadline
+                ids_found = set(
+                    matching(
+                        match, dirty, self.columns, self.tokenize, column=column, deadline=deadline
+                    )
                 )
                 found = ids_found if found is None else found & ids_found
             kept |= found or set()

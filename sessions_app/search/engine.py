@@ -1,4 +1,5 @@
-"""Search messages with the best index this file has, within time budgets.
+"""Search messages with the best index this file has, within time budgets, decided on the
+redacted text (:mod:`.redacted`).
 
 A file may have any of Hermes's indexes: ``messages_fts`` (FTS5, ``unicode61``; inline, or
 external content through ``messages_fts_src``; rowid is ``messages.id``), and
@@ -6,11 +7,12 @@ external content through ``messages_fts_src``; rowid is ``messages.id``), and
 cron/subagent sessions).  ``messages_fts_cjk`` needs a tokenizer we lack, so no statement here
 names it.
 
-When no index can answer, a LIKE scan walks messages newest first in short id-range
-statements until it has a page or its budget is spent, and says how far it got.  Relevance
-order that runs out of time falls back to newest first.  Rows an index rebuild has not reached
-(``state_meta``'s ``fts_rebuild_progress`` to ``fts_rebuild_high_water``) are topped up by the
-same bounded scan and shown apart.
+The index (or, when no index can answer, a LIKE scan in short id-range statements) only
+proposes candidates, newest first; each is redacted and matched again, and what matches is a
+hit.  Newest first stops at a page of hits; best match ranks the newest :data:`RANKED_CAP`
+hits among themselves.  A walk out of time shows what it found and says how far it got.  Rows
+an index rebuild has not reached (``state_meta``'s ``fts_rebuild_progress`` to
+``fts_rebuild_high_water``) are scanned on the first page and shown apart.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from django.utils.translation import gettext
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
-from redaction import redact, redaction_enabled
+from redaction import redact
 
+from ..content import as_text
 from ..formatting import number, plain
 from . import statements
-from .negation import has_negation, index_options, matching_redacted, without_negations
 from .query import (
     MAX_QUERY_CHARS,
     TRIGRAM_MIN_CHARS,
@@ -40,15 +42,29 @@ from .query import (
     quote,
     words_match,
 )
-from .snippets import highlight, matches_only_in_secrets, render_snippet, secret_pieces
+from .redacted import (
+    SECRET,
+    candidates,
+    clean,
+    index_options,
+    matching,
+    query_error,
+    ranked,
+    searchable,
+)
+from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN, REDACTED, highlight, render_snippet
 from .statements import Hit, IndexState
 
-# Relevance order is paged by OFFSET, which costs what the skipped hits cost: stop somewhere.
+# Best match ranks this many of the newest hits (a common word's every match would cost).
 RANKED_CAP = 1000
-# Seconds: the newest-first retry after ranking ran out, a LIKE scan, the unindexed top-up.
-RETRY_BUDGET = 1.5
+# Seconds: an indexed walk, a LIKE scan, the unindexed top-up.
+SEARCH_BUDGET = statements.SEARCH_BUDGET
 SCAN_BUDGET = 2.0
 TOPUP_BUDGET = 1.0
+# Candidates read at once: the first batch a page's worth, each next one fourfold, up to this.
+MAX_BATCH = 2000
+EXCERPT_BEFORE = 60
+EXCERPT_CHARS = 240
 
 
 @dataclass
@@ -58,57 +74,124 @@ class SearchResult:
     sort: str = "rank"  # the order actually used
     hits: list[Hit] = field(default_factory=list)
     unindexed_hits: list[Hit] = field(default_factory=list)
-    # The words searched for: a hit whose match lies only inside a secret is dropped.
+    # The words searched for (highlighted in scan excerpts).
     terms: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     timed_out: bool = False
     next_page: int | None = None
     next_before: int | None = None
-    # A query run without its NOT terms: hits must match it whole, redacted (.negation).
-    whole_query: str | None = None
 
     @property
     def searched(self) -> bool:
         return bool(self.engine)
 
 
-def _snippet_hit(row) -> Hit:
-    """A hit of an indexed search: FTS5's snippet, highlighted where it matched."""
-    return statements.to_hit(
-        row, render_snippet(row[statements.SNIPPET], secret_pieces(*row[statements.SECRET_TEXTS]))
-    )
+@dataclass
+class Walk:
+    """Hits of one walk down the candidates: ``(row, searchable texts, snippet)`` each."""
+
+    found: list = field(default_factory=list)
+    finished: bool = True  # every candidate was looked at
+    resume_before: int | None = None  # where a walk out of time would go on
 
 
-def _excerpt_hit(row, terms: list[str]) -> Hit:
-    """A hit of a scan: an excerpt around the first term, every term highlighted."""
-    pieces = secret_pieces(*row[statements.SECRET_TEXTS])
-    return statements.to_hit(row, highlight(row[statements.SNIPPET], terms, pieces))
+def _texts(row) -> dict[str, str]:
+    """A candidate's searchable content, tool name and tool calls."""
+    return {
+        "content": searchable(as_text(row[statements.CONTENT])),
+        "tool_name": searchable(row[3]),
+        "tool_calls": searchable(row[statements.TOOL_CALLS]),
+    }
 
 
-def _readable(rows, terms: list[str]):
-    """The rows whose match does not lie only inside a redacted secret (no oracle)."""
-    return [
-        row for row in rows if not matches_only_in_secrets(terms, *row[statements.SECRET_TEXTS])
-    ]
+def _filtered(rows, req: SearchRequest) -> list:
+    """``rows`` whose tool name is the one asked for once redacted, as the page shows it."""
+    if not req.tool_name:
+        return rows
+    return [row for row in rows if (redact(row[3]) or "") == req.tool_name]
 
 
-def _matching_whole_query(rows, query: str):
-    """The rows whose redacted text matches ``query``, NOT terms included."""
-    index = store.shape().catalog.table("messages_fts")
-    columns = list(index.columns) if index is not None and index.columns else ["content"]
-    tokenize = index_options(index.sql).get("tokenize") if index is not None else None
-    texts = []
+def _documents(rows, index) -> list[tuple]:
+    """``(id, texts…)`` in the index's columns; an inline index's one column holds them all."""
+    docs = []
     for row in rows:
-        content, tool_calls = (redact(t) if t else "" for t in row[statements.SECRET_TEXTS])
-        tool_name = row[3] or ""
-        by_name = {"content": content, "tool_name": tool_name, "tool_calls": tool_calls}
-        if len(columns) == 1:
-            by_name = {columns[0]: " ".join(t for t in (content, tool_name, tool_calls) if t)}
-        texts.append((row[0], *(by_name.get(c, "") for c in columns)))
-    deadline = time.monotonic() + statements.SEARCH_BUDGET
-    found = matching_redacted(query, texts, columns, tokenize, deadline=deadline)
-    return [row for row in rows if row[0] in found]
+        texts = _texts(row)
+        if index.inline:
+            texts = {index.columns[0]: " ".join(t for t in texts.values() if t)}
+        docs.append((row[0], *(texts.get(c, "") for c in index.columns)))
+    return docs
+
+
+@dataclass(frozen=True)
+class Index:
+    """What the private index must copy of a store's FTS5 index: columns and tokenizer."""
+
+    columns: tuple[str, ...]
+    tokenize: str | None
+    inline: bool  # one column, filled with content, tool name and tool calls together
+
+    @classmethod
+    def of(cls, table: str) -> Index:
+        info = store.shape().catalog.table(table)
+        if info is None or not info.columns:
+            return cls(("content",), None, False)
+        options = index_options(info.sql)
+        inline = len(info.columns) == 1 and not options.get("content")
+        return cls(tuple(info.columns), options.get("tokenize"), inline)
+
+
+def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
+    """Up to ``need`` hits of ``match``, newest first: the index's candidates for the relaxed
+    query, each matched whole on its searchable text."""
+    index = Index.of(table)
+    relaxed = candidates(match)
+    if relaxed is None:
+        error = (
+            None if " NOT " in f" {match} " else query_error(match, index.columns, index.tokenize)
+        )
+        raise DatabaseError(error) if error else ValueError(match)
+    deadline = time.monotonic() + SEARCH_BUDGET
+    walk = Walk()
+    before, batch = req.before, req.per_page + 1
+    while len(walk.found) < need:
+        remaining = deadline - time.monotonic()
+        try:
+            if remaining <= 0.02:
+                raise QueryTimeout(SEARCH_BUDGET)
+            rows = statements.index_page(
+                table, relaxed, replace(req, before=before, per_page=batch), remaining
+            )
+        except QueryTimeout:
+            walk.finished, walk.resume_before = False, before
+            break
+        more = len(rows) > batch
+        last = rows[batch - 1][0] if more else None
+        rows = _filtered(rows[:batch], req)
+        docs = _documents(rows, index)
+        marks = (MARK_OPEN, MARK_CLOSE, ELLIPSIS)
+        snippets = matching(
+            match, docs, index.columns, index.tokenize, deadline=deadline, snippets=marks
+        )
+        if time.monotonic() > deadline:
+            walk.finished, walk.resume_before = False, before
+            break
+        walk.found += [
+            (row, doc, snippets[doc[0]])
+            for row, doc in zip(rows, docs, strict=True)
+            if doc[0] in snippets
+        ]
+        if len(walk.found) >= need:
+            walk.finished = len(walk.found) == need and not more
+            del walk.found[need:]
+        if not more or not walk.finished:
+            break
+        before, batch = last, min(batch * 4, MAX_BATCH)
+    return walk
+
+
+def _snippet_hit(row, snippet: str | None) -> Hit:
+    return statements.to_hit(row, render_snippet((snippet or "").replace(SECRET, REDACTED)))
 
 
 def _query_error(result: SearchResult, exc: DatabaseError) -> None:
@@ -123,78 +206,126 @@ def _query_error(result: SearchResult, exc: DatabaseError) -> None:
     )
 
 
-def _index_rows(result: SearchResult, table: str, match: str) -> list | None:
-    """A page (+1 row) of ``table MATCH match``, newest first when ranking would cost too much
-    or ran out of time; None when even that ran out (the result says so)."""
-    req = result.request
-    sort = req.sort
-    try:
-        if sort == "rank" and req.page == 1 and statements.too_many_to_rank(table, match, req):
-            # Ranking every match of a common word is what costs; newest first stops early.
-            result.notes.append(
-                gettext(
-                    "More than %(n)s messages match: too many to rank by relevance quickly, so "
-                    "newest first. Add a word or a filter to rank them."
-                )
-                % {"n": number(statements.rank_match_cap())}
-            )
-            sort = "newest"
-            req = result.request = replace(req, before=None)
-        rows = statements.index_page(table, match, req, sort, statements.SEARCH_BUDGET)
-    except QueryTimeout:
-        if sort != "rank":
-            result.timed_out = True
-            result.error = gettext(
-                "The search ran out of time (%(seconds)s s) before it found a page of matches. "
-                "Narrow it: a rarer word, a session, a source or a shorter date range."
-            ) % {"seconds": plain(statements.SEARCH_BUDGET)}
-            return None
-        result.notes.append(
-            gettext("Too many matches to rank by relevance in time: showing newest first instead.")
+def _out_of_time(result: SearchResult, walk: Walk, seconds: float) -> None:
+    """Say that a walk stopped before it looked at every candidate, and where to go on."""
+    result.timed_out = True
+    result.next_before = walk.resume_before
+    result.notes.append(
+        gettext(
+            "The search stopped after %(seconds)s s: older messages were not searched yet. "
+            "Continue with the link below, or narrow the search (a rarer word, a session, a "
+            "source or a shorter date range)."
         )
-        sort = "newest"
-        req = result.request = replace(req, before=None)
-        try:
-            rows = statements.index_page(table, match, req, sort, RETRY_BUDGET)
-        except QueryTimeout:
-            result.timed_out = True
-            result.error = gettext(
-                "The search ran out of time. Narrow it: a rarer word, a session, a source or "
-                "a shorter date range."
-            )
-            return None
-    result.sort = sort
-    return rows
+        % {"seconds": plain(seconds)}
+    )
 
 
 def _indexed_search(result: SearchResult, table: str, match: str) -> None:
+    req = result.request
+    ranking = req.sort == "rank"
     try:
-        rows = _index_rows(result, table, match)
+        walk = _walk_index(req, table, match, RANKED_CAP if ranking else req.per_page + 1)
+    except ValueError:
+        result.error = gettext("NOT needs a term on each side (for example: deploy NOT staging).")
+        return
     except DatabaseError as exc:
         if not is_query_error(exc):
             raise
         _query_error(result, exc)
         return
-    if rows is None:
-        return
-    req, sort = result.request, result.sort
-    more = len(rows) > req.per_page
-    rows = rows[: req.per_page]
-    readable = _readable(rows, result.terms)
-    if result.whole_query is not None:
-        readable = _matching_whole_query(readable, result.whole_query)
-    result.hits = [_snippet_hit(row) for row in readable]
-    if not more:
-        return
-    if sort == "newest":
-        result.next_before = rows[-1][0]
-    elif req.page * req.per_page < RANKED_CAP:
-        result.next_page = req.page + 1
-    else:
-        result.notes.append(
-            gettext("Relevance order stops after %(n)s hits: sort by newest first to go further.")
-            % {"n": number(RANKED_CAP)}
+    result.sort = "rank" if ranking else "newest"
+    found = walk.found
+    if ranking:
+        if len(found) >= RANKED_CAP or not walk.finished:
+            result.notes.append(
+                gettext(
+                    "Best match among the newest %(n)s matches: sort by newest first to see "
+                    "every match."
+                )
+                % {"n": number(len(found))}
+            )
+        index = Index.of(table)
+        by_id = {hit[0][0]: hit for hit in found}
+        order = ranked(
+            match,
+            [doc for _row, doc, _s in found],
+            index.columns,
+            index.tokenize,
+            deadline=time.monotonic() + SEARCH_BUDGET,
         )
+        start = (req.page - 1) * req.per_page
+        page = [by_id[i] for i in order[start : start + req.per_page]]
+        result.hits = [_snippet_hit(row, snippet) for row, _doc, snippet in page]
+        if len(order) > start + req.per_page:
+            result.next_page = req.page + 1
+        return
+    page = found[: req.per_page]
+    result.hits = [_snippet_hit(row, snippet) for row, _doc, snippet in page]
+    if len(found) > req.per_page:
+        result.next_before = page[-1][0][0]
+    elif not walk.finished:
+        _out_of_time(result, walk, SEARCH_BUDGET)
+
+
+def _contains(texts: dict[str, str], terms: list[str], columns: tuple[str, ...]) -> bool:
+    """Whether every term is in one of the columns' texts, as LIKE finds it (ASCII case)."""
+    lowered = [_ascii_lower(texts.get(c, "")) for c in columns]
+    return all(any(_ascii_lower(t) in text for text in lowered) for t in terms)
+
+
+_ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
+
+
+def _ascii_lower(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
+
+
+def _walk_scan(req, terms, columns, *, budget, need, above=0, below=None, match=None) -> Walk:
+    """Up to ``need`` hits newest first among messages with ``above < id < below`` that hold
+    every term (stored text, by LIKE), each kept when its searchable text holds them too, or
+    when given, matches the FTS5 query ``match`` (rows an index has not reached yet)."""
+    deadline = time.monotonic() + budget
+    walk = Walk()
+    below = statements.max_id() + 1 if below is None else below
+    while len(walk.found) < need:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0.02:
+            walk.finished, walk.resume_before = False, below
+            break
+        want = need - len(walk.found)
+        outcome = statements.scan(
+            req, terms, budget=remaining, limit=want, above=above, below=below, columns=columns
+        )
+        rows = _filtered(outcome.rows, req)
+        texts = [_texts(row) for row in rows]
+        if match is None:
+            walk.found += [
+                (row, t, None)
+                for row, t in zip(rows, texts, strict=True)
+                if _contains(t, terms, columns)
+            ]
+        else:
+            index = Index.of("messages_fts")
+            docs = _documents(rows, index)
+            hits = matching(match, docs, index.columns, index.tokenize, deadline=deadline)
+            walk.found += [
+                (row, t, None)
+                for row, t, doc in zip(rows, texts, docs, strict=True)
+                if doc[0] in hits
+            ]
+        if outcome.finished:
+            break
+        below = outcome.resume_before
+    return walk
+
+
+def _excerpt_hit(row, texts: dict[str, str], terms: list[str]) -> Hit:
+    """A hit of a scan: an excerpt of its searchable content around the first term."""
+    content = texts["content"]
+    at = _ascii_lower(content).find(_ascii_lower(terms[0])) if terms else -1
+    start = max(0, at - EXCERPT_BEFORE)
+    excerpt = content[start : start + EXCERPT_CHARS].replace(SECRET, REDACTED)
+    return statements.to_hit(row, highlight(excerpt, terms))
 
 
 def _scan_search(result: SearchResult, terms: list[str], columns: tuple[str, ...]) -> None:
@@ -203,33 +334,22 @@ def _scan_search(result: SearchResult, terms: list[str], columns: tuple[str, ...
     result.sort = "newest"
     if req.sort == "rank":
         result.notes.append(gettext("A scan has no relevance order: hits are newest first."))
-    outcome = statements.scan(
-        req, terms, budget=SCAN_BUDGET, limit=req.per_page + 1, below=req.before, columns=columns
+    walk = _walk_scan(
+        req, terms, columns, budget=SCAN_BUDGET, need=req.per_page + 1, below=req.before
     )
-    rows = outcome.rows
-    more = len(rows) > req.per_page
-    rows = rows[: req.per_page]
-    result.hits = [_excerpt_hit(row, terms) for row in _readable(rows, terms)]
-    if more:
-        result.next_before = rows[-1][0]
-    elif not outcome.finished:
-        result.timed_out = True
-        result.next_before = outcome.resume_before
-        result.notes.append(
-            gettext(
-                "The scan stopped after %(seconds)s s, at message #%(id)s: older messages were "
-                "not searched yet. Continue with the link below, or narrow the search (a "
-                "session, a source, a date range)."
-            )
-            % {"seconds": plain(SCAN_BUDGET), "id": number(outcome.resume_before)}
-        )
+    page = walk.found[: req.per_page]
+    result.hits = [_excerpt_hit(row, texts, terms) for row, texts, _ in page]
+    if len(walk.found) > req.per_page:
+        result.next_before = page[-1][0][0]
+    elif not walk.finished:
+        _out_of_time(result, walk, SCAN_BUDGET)
 
 
-def _top_up(result: SearchResult, terms: list[str], state: IndexState) -> None:
+def _top_up(result: SearchResult, match: str, state: IndexState) -> None:
     """Hits among rows the index does not hold yet, on the first page only."""
     req = result.request
     first_page = req.page == 1 and req.before is None
-    if not (state.rebuilding and first_page and terms):
+    if not (state.rebuilding and first_page):
         if state.rebuilding:
             result.notes.append(
                 gettext(
@@ -239,24 +359,26 @@ def _top_up(result: SearchResult, terms: list[str], state: IndexState) -> None:
                 % {"first": number(state.rebuild_from + 1), "last": number(state.rebuild_to)}
             )
         return
-    outcome = statements.scan(
+    walk = _walk_scan(
         req,
-        terms,
+        [],
+        ("content",),
         budget=TOPUP_BUDGET,
-        limit=req.per_page,
+        need=req.per_page,
         above=state.rebuild_from,
         below=state.rebuild_to + 1,
+        match=match,
     )
     seen = {hit.id for hit in result.hits}
     result.unindexed_hits = [
-        _excerpt_hit(row, terms) for row in _readable(outcome.rows, terms) if row[0] not in seen
+        _excerpt_hit(row, texts, result.terms) for row, texts, _ in walk.found if row[0] not in seen
     ]
     note = (
         gettext(
             "The search index is being rebuilt: messages %(span)s are not indexed yet, so "
             "they were scanned directly (listed apart)."
         )
-        if outcome.finished
+        if walk.finished
         else gettext(
             "The search index is being rebuilt: messages %(span)s are not indexed yet and "
             "could not all be scanned in time, so some recent matches may be missing."
@@ -268,7 +390,7 @@ def _top_up(result: SearchResult, terms: list[str], state: IndexState) -> None:
 
 def run_search(req: SearchRequest) -> SearchResult:
     """Search messages with the best index this file has; never raises on user text."""
-    text = req.text.strip()[:MAX_QUERY_CHARS]
+    text = clean(req.text).strip()[:MAX_QUERY_CHARS]
     req = replace(req, text=text)
     result = SearchResult(request=req, sort=req.sort)
     if not text:
@@ -333,17 +455,6 @@ def run_search(req: SearchRequest) -> SearchResult:
             gettext("Hermes marked the search index as stale: recent messages may be missing.")
         )
     match = text if req.mode == "advanced" else words_match(text)
-    if req.mode == "advanced" and redaction_enabled() and has_negation(text):
-        # NOT could test what a secret holds: SQLite runs the rest, each hit the whole query.
-        positive = without_negations(text)
-        if positive is None:
-            result.error = gettext(
-                "NOT needs a term on each side (for example: deploy NOT staging)."
-            )
-            return result
-        match, result.whole_query = positive, text
-        # A NOT term is no word searched for: dropping a hit for it would be the oracle too.
-        result.terms = terms = advanced_terms(positive)
     result.engine = "fts"
     _indexed_search(result, "messages_fts", match)
 
@@ -364,5 +475,5 @@ def run_search(req: SearchRequest) -> SearchResult:
         return result
 
     if not result.error:
-        _top_up(result, terms, state)
+        _top_up(result, match, state)
     return result

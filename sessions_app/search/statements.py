@@ -1,9 +1,9 @@
 """The SQL of search: an indexed page, a bounded LIKE scan, and what ``state_meta`` says.
 
-Every statement returns the columns of :func:`select_columns` (the hit's fields, the start of
-its content and tool calls for the snippet's secrets, its snippet), read by :func:`to_hit`.
-On a rollback-journal file an indexed page comes from short statements over id ranges
-(:mod:`.ranges`), and scans size their ranges by time.
+Every statement returns the columns of :func:`select_columns` (the hit's fields, and the start
+of its content and tool calls, which the engine redacts and matches again: :mod:`.redacted`),
+read by :func:`to_hit`.  Candidates come newest first: on a rollback-journal file from short
+statements over id ranges (:mod:`.ranges`); scans size their ranges by time.
 """
 
 from __future__ import annotations
@@ -22,22 +22,13 @@ from ..links import store_link
 from ..visibility import kind_of
 from . import ranges
 from .query import SearchRequest, like_pattern
-from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN
 
-# Above this many matching rows, relevance order is not attempted (see too_many_to_rank)...
-RANK_MATCH_CAP = 200_000
-# ...nor above this many on a rollback-journal file (FTS5 first counts each word's matches).
-SHORT_READ_RANK_MATCH_CAP = 50_000
 # Seconds: one indexed search statement (the engine gives scans and retries their own).
 SEARCH_BUDGET = 2.0
-SNIPPET_TOKENS = 16
-EXCERPT_BEFORE = 60
-EXCERPT_CHARS = 240
-# Characters of a hit's content and tool calls read to find the secrets a snippet may show.
+# Characters of a hit's content and tool calls read, redacted and matched again.
 REDACT_WINDOW = 65_536
-# Where a hit row holds the texts its secrets are looked for in, and its snippet or excerpt.
-SECRET_TEXTS = slice(10, 12)
-SNIPPET = 12
+# Where a hit row holds its content and tool calls.
+CONTENT, TOOL_CALLS = 10, 11
 
 
 @dataclass
@@ -67,7 +58,7 @@ class Hit:
 
 
 def select_columns(shape) -> str:
-    """The columns every hit statement starts with (the snippet or excerpt follows them)."""
+    """The columns of every hit statement."""
 
     def col(name: str) -> str:
         return f"m.{name}" if shape.has_column("messages", name) else "NULL"
@@ -76,7 +67,17 @@ def select_columns(shape) -> str:
     return (
         "m.id, m.session_id, m.role, m.tool_name, m.timestamp, "
         f"{col('active')}, {col('compacted')}, {col('display_kind')}, {title}, s.source, "
-        f"substr(m.content, 1, {REDACT_WINDOW}), substr(m.tool_calls, 1, {REDACT_WINDOW})"
+        f"{_window('m.content')}, substr(m.tool_calls, 1, {REDACT_WINDOW})"
+    )
+
+
+def _window(column: str) -> str:
+    """The first :data:`REDACT_WINDOW` characters of ``column``; SQLite's text functions stop
+    at a NUL, so multimodal content (``\\x00json:…``) is cut as bytes and its NUL put back."""
+    return (
+        f"CASE WHEN substr(CAST({column} AS BLOB), 1, 1) = x'00' THEN char(0) || "
+        f"substr(CAST(substr(CAST({column} AS BLOB), 2) AS TEXT), 1, {REDACT_WINDOW}) "
+        f"ELSE substr({column}, 1, {REDACT_WINDOW}) END"
     )
 
 
@@ -113,19 +114,16 @@ def to_hit(row, snippet: SafeString) -> Hit:
     return Hit(mid, session_id, role, tool_name, ts, title, source, snippet, visibility)
 
 
-def index_page(table: str, match: str, req: SearchRequest, sort: str, budget: float) -> list:
-    """One page (+1 row, to know whether there is another) of ``table MATCH match``.
+def index_page(table: str, match: str, req: SearchRequest, budget: float) -> list:
+    """Up to ``req.per_page`` + 1 rows of ``table MATCH match``, newest first (ids below
+    ``req.before``).
 
-    Across all messages the FTS table drives the join: newest first walks its rowids down,
-    relevance order lets FTS5 rank every match (``ORDER BY rank``, hence the budget; ``ORDER
-    BY bm25()`` would join every match first).  Within one session, newest first reads the
-    session's messages by their index and checks each by rowid; ranking ranks only the
-    matches inside the session's id range, which FTS5 seeks to directly.
+    Across all messages the FTS table drives the join, its rowids walked down; within one
+    session, the session's messages are read by their index and each checked by rowid.
     """
     shape = store.shape()
     where, filter_params = filters(req, shape)
-    snippet = f"snippet({table}, -1, %s, %s, %s, {SNIPPET_TOKENS})"
-    if req.session_id and sort == "newest":
+    if req.session_id:
         joins = (
             f"FROM messages m CROSS JOIN {table} ON {table}.rowid = m.id "
             "LEFT JOIN sessions s ON s.id = m.session_id"
@@ -135,44 +133,13 @@ def index_page(table: str, match: str, req: SearchRequest, sort: str, budget: fl
             f"FROM {table} JOIN messages m ON m.id = {table}.rowid "
             "LEFT JOIN sessions s ON s.id = m.session_id"
         )
-    sql = f"SELECT {select_columns(shape)}, {snippet} {joins} WHERE {table} MATCH %s"
+    sql = f"SELECT {select_columns(shape)} {joins} WHERE {table} MATCH %s"
     sql += "".join(f" AND {clause}" for clause in where)
-    params: list = [MARK_OPEN, MARK_CLOSE, ELLIPSIS, match, *filter_params]
+    params: list = [match, *filter_params]
+    # The order must name the driving table's key, or SQLite sorts every match.
+    key = "m.id" if req.session_id else f"{table}.rowid"
     if store.readers_block_writer():
-        return _page_in_ranges(table, match, req, sort, budget, joins, sql, params)
-    if req.session_id and sort != "newest":
-        low, high = req.session_range or session_id_range(req.session_id)
-        sql += f" AND {table}.rowid >= %s AND {table}.rowid <= %s"
-        params += [low, high]
-    if sort == "newest":
-        # The order must name the driving table's key, or SQLite sorts every match.
-        key = "m.id" if req.session_id else f"{table}.rowid"
-        if req.before is not None:
-            sql += f" AND {key} < %s"
-            params.append(req.before)
-        sql += f" ORDER BY {key} DESC LIMIT %s"
-        params.append(req.per_page + 1)
-    else:
-        sql += f" ORDER BY {table}.rank LIMIT %s OFFSET %s"
-        params += [req.per_page + 1, (req.page - 1) * req.per_page]
-    return store.rows(sql, params, budget)
-
-
-def _page_in_ranges(
-    table: str,
-    match: str,
-    req: SearchRequest,
-    sort: str,
-    budget: float,
-    joins: str,
-    sql: str,
-    params: list,
-) -> list:
-    """:func:`index_page` from short statements over id ranges (:mod:`.ranges`); ranked
-    pages first find the page's ids by rank alone, then read those rows."""
-    low, high = _id_range(req)
-    if sort == "newest":
-        key = "m.id" if req.session_id else f"{table}.rowid"
+        low, high = _id_range(req)
         upper = high + 1 if req.before is None else min(high + 1, req.before)
         page_sql = sql + f" AND {key} >= %s AND {key} < %s ORDER BY {key} DESC LIMIT %s"
 
@@ -182,37 +149,12 @@ def _page_in_ranges(
         return ranges.newest_first(
             newest, low=low, upper=upper, need=req.per_page + 1, budget=budget
         )
-    rank_sql = f"SELECT {table}.rowid, {table}.rank {joins} WHERE {table} MATCH %s"
-    where, filter_params = filters(req, store.shape())
-    rank_sql += "".join(f" AND {clause}" for clause in where)
-    rank_sql += f" AND {table}.rowid >= %s AND {table}.rowid < %s ORDER BY {table}.rank LIMIT %s"
-
-    def ranked(lo: int, hi: int, limit: int, seconds: float) -> list:
-        return store.rows(rank_sql, [match, *filter_params, lo, hi, limit], seconds)
-
-    offset = (req.page - 1) * req.per_page
-    best = ranges.best_ranked(
-        ranked,
-        low=low,
-        high=high,
-        need=offset + req.per_page + 1,
-        budget=budget,
-        rank_of=lambda row: row[1],
-    )
-    ids = [row[0] for row in best[offset:]]
-    if not ids:
-        return []
-    marks = ", ".join(["%s"] * len(ids))
-    found = store.rows(sql + f" AND {table}.rowid IN ({marks})", [*params, *ids], budget)
-    by_id = {row[0]: row for row in found}
-    return [by_id[i] for i in ids if i in by_id]
-
-
-def rank_match_cap() -> int:
-    """Matches above which relevance order is not tried on this file."""
-    if store.readers_block_writer():
-        return min(RANK_MATCH_CAP, SHORT_READ_RANK_MATCH_CAP)
-    return RANK_MATCH_CAP
+    if req.before is not None:
+        sql += f" AND {key} < %s"
+        params.append(req.before)
+    sql += f" ORDER BY {key} DESC LIMIT %s"
+    params.append(req.per_page + 1)
+    return store.rows(sql, params, budget)
 
 
 def _id_range(req: SearchRequest) -> tuple[int, int]:
@@ -229,44 +171,6 @@ def session_id_range(session_id: str) -> tuple[int, int]:
     )
     low, high = rows[0] if rows else (None, None)
     return (0, -1) if low is None else (int(low), int(high))
-
-
-MATCH_COUNT_TTL = 300
-
-
-def too_many_to_rank(table: str, match: str, req: SearchRequest) -> bool:
-    """Whether more than :func:`rank_match_cap` rows match (in the session's id range, if
-    any): ranking would not finish in time.  Counting costs a tenth of ranking, stops at the
-    cap, and is reused while the file is unchanged."""
-    cap = rank_match_cap()
-    try:
-        return store.while_unchanged(
-            "too-many-to-rank",
-            (table, match, req.session_id, cap, store.readers_block_writer()),
-            lambda: _count_above(table, match, req, cap),
-            MATCH_COUNT_TTL,
-        )
-    except QueryTimeout:
-        return True  # not an answer: counted again next time
-
-
-def _count_above(table: str, match: str, req: SearchRequest, cap: int) -> bool:
-    sql = f"SELECT rowid FROM {table} WHERE {table} MATCH %s"
-    params: list = [match]
-    if store.readers_block_writer():
-        low, high = _id_range(req)
-        ranged = f"SELECT count(*) FROM ({sql} AND rowid >= %s AND rowid < %s LIMIT %s)"
-
-        def count(lo: int, hi: int, limit: int, seconds: float) -> list:
-            return store.rows(ranged, [match, lo, hi, limit], seconds)
-
-        return ranges.count_over(count, low=low, high=high, cap=cap, budget=SEARCH_BUDGET) > cap
-    if req.session_id:
-        low, high = req.session_range or session_id_range(req.session_id)
-        sql += " AND rowid >= %s AND rowid <= %s"
-        params += [low, high]
-    rows = store.rows(f"SELECT count(*) FROM ({sql} LIMIT {cap + 1})", params, SEARCH_BUDGET)
-    return rows[0][0] > cap
 
 
 @dataclass
@@ -300,12 +204,8 @@ def scan(
     any_column = " OR ".join(f"m.{c} LIKE %s ESCAPE '\\'" for c in present)
     like_clauses = [f"({any_column})"] * len(terms)
     like_params = [like_pattern(term) for term in terms for _ in present]
-    excerpt = (
-        f"substr(m.content, max(1, instr(lower(m.content), lower(%s)) - {EXCERPT_BEFORE}),"
-        f" {EXCERPT_CHARS})"
-    )
     sql_head = (
-        f"SELECT {select_columns(shape)}, {excerpt} FROM messages m "
+        f"SELECT {select_columns(shape)} FROM messages m "
         "LEFT JOIN sessions s ON s.id = m.session_id WHERE m.id > %s AND m.id < %s"
     )
     tail = "".join(f" AND {c}" for c in [*where, *like_clauses]) + " ORDER BY m.id DESC LIMIT %s"
@@ -331,7 +231,7 @@ def scan(
 
         def one(chunk: int, upper=upper, remaining=remaining, want=want) -> list:
             lower = max(above, upper - chunk)
-            params = [terms[0], lower, upper, *filter_params, *like_params, want]
+            params = [lower, upper, *filter_params, *like_params, want]
             return store.rows(sql_head + tail, params, remaining)
 
         try:
