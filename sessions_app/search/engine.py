@@ -50,13 +50,13 @@ from .redacted import (
     matching,
     query_error,
     ranked,
-    searchable,
+    searchable_many,
 )
 from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN, REDACTED, highlight, render_snippet
 from .statements import Hit, IndexState
 
 # Best match ranks this many of the newest hits (a common word's every match would cost).
-RANKED_CAP = 1000
+RANKED_CAP = 200
 # Seconds: an indexed walk, a LIKE scan, the unindexed top-up.
 SEARCH_BUDGET = statements.SEARCH_BUDGET
 SCAN_BUDGET = 2.0
@@ -89,20 +89,23 @@ class SearchResult:
 
 @dataclass
 class Walk:
-    """Hits of one walk down the candidates: ``(row, searchable texts, snippet)`` each."""
+    """Hits of one walk down the candidates: ``(row, its searchable texts)`` each (as an
+    index's document after an indexed walk)."""
 
     found: list = field(default_factory=list)
     finished: bool = True  # every candidate was looked at
     resume_before: int | None = None  # where a walk out of time would go on
 
 
-def _texts(row) -> dict[str, str]:
-    """A candidate's searchable content, tool name and tool calls."""
-    return {
-        "content": searchable(as_text(row[statements.CONTENT])),
-        "tool_name": searchable(row[3]),
-        "tool_calls": searchable(row[statements.TOOL_CALLS]),
-    }
+def _texts(rows) -> list[dict[str, str]]:
+    """Each candidate's searchable content, tool name and tool calls."""
+    contents = searchable_many(as_text(row[statements.CONTENT]) for row in rows)
+    names = searchable_many(row[3] for row in rows)
+    calls = searchable_many(row[statements.TOOL_CALLS] for row in rows)
+    return [
+        {"content": c, "tool_name": n, "tool_calls": t}
+        for c, n, t in zip(contents, names, calls, strict=True)
+    ]
 
 
 def _filtered(rows, req: SearchRequest) -> list:
@@ -112,15 +115,11 @@ def _filtered(rows, req: SearchRequest) -> list:
     return [row for row in rows if (redact(row[3]) or "") == req.tool_name]
 
 
-def _documents(rows, index) -> list[tuple]:
+def _document(mid: int, texts: dict[str, str], index) -> tuple:
     """``(id, texts…)`` in the index's columns; an inline index's one column holds them all."""
-    docs = []
-    for row in rows:
-        texts = _texts(row)
-        if index.inline:
-            texts = {index.columns[0]: " ".join(t for t in texts.values() if t)}
-        docs.append((row[0], *(texts.get(c, "") for c in index.columns)))
-    return docs
+    if index.inline:
+        texts = {index.columns[0]: " ".join(t for t in texts.values() if t)}
+    return (mid, *(texts.get(c, "") for c in index.columns))
 
 
 @dataclass(frozen=True)
@@ -141,9 +140,20 @@ class Index:
         return cls(tuple(info.columns), options.get("tokenize"), inline)
 
 
+def _clean_whole(row, doc_texts: dict[str, str]) -> bool:
+    """Whether the store read exactly the candidate's searchable text: it holds no secret
+    (nor a marker) and was read whole.  The store's match then is the redacted text's."""
+    raw = {"content": row[statements.CONTENT], "tool_name": row[3]}
+    raw["tool_calls"] = row[statements.TOOL_CALLS]
+    return all(
+        len(raw[c] or "") < statements.REDACT_WINDOW and (raw[c] or "") == doc_texts[c] for c in raw
+    )
+
+
 def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
     """Up to ``need`` hits of ``match``, newest first: the index's candidates for the relaxed
-    query, each matched whole on its searchable text."""
+    query, each matched whole on its searchable text (a candidate without a secret, read whole,
+    already was, when the query was not relaxed)."""
     index = Index.of(table)
     relaxed = candidates(match)
     if relaxed is None:
@@ -168,26 +178,36 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         more = len(rows) > batch
         last = rows[batch - 1][0] if more else None
         rows = _filtered(rows[:batch], req)
-        docs = _documents(rows, index)
-        marks = (MARK_OPEN, MARK_CLOSE, ELLIPSIS)
-        snippets = matching(
-            match, docs, index.columns, index.tokenize, deadline=deadline, snippets=marks
-        )
+        texts = _texts(rows)
+        docs = [_document(row[0], t, index) for row, t in zip(rows, texts, strict=True)]
+        settled = {
+            row[0]
+            for row, t in zip(rows, texts, strict=True)
+            if relaxed == match and _clean_whole(row, t)
+        }
+        unsure = [doc for doc in docs if doc[0] not in settled]
+        settled |= set(matching(match, unsure, index.columns, index.tokenize, deadline=deadline))
         if time.monotonic() > deadline:
             walk.finished, walk.resume_before = False, before
             break
-        walk.found += [
-            (row, doc, snippets[doc[0]])
-            for row, doc in zip(rows, docs, strict=True)
-            if doc[0] in snippets
-        ]
+        walk.found += [(row, doc) for row, doc in zip(rows, docs, strict=True) if doc[0] in settled]
         if len(walk.found) >= need:
             walk.finished = len(walk.found) == need and not more
             del walk.found[need:]
         if not more or not walk.finished:
             break
-        before, batch = last, min(batch * 4, MAX_BATCH)
+        before = last
+        batch = min(MAX_BATCH, max(batch, 2 * (need - len(walk.found))))
     return walk
+
+
+def _snippet_hits(found: list, match: str, index: Index) -> list[Hit]:
+    """The hits of ``found`` (``(row, doc)``), each with its snippet cut from its searchable
+    text around the match."""
+    marks = (MARK_OPEN, MARK_CLOSE, ELLIPSIS)
+    docs = [doc for _row, doc in found]
+    snippets = matching(match, docs, index.columns, index.tokenize, snippets=marks)
+    return [_snippet_hit(row, snippets.get(doc[0])) for row, doc in found]
 
 
 def _snippet_hit(row, snippet: str | None) -> Hit:
@@ -234,7 +254,7 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
         _query_error(result, exc)
         return
     result.sort = "rank" if ranking else "newest"
-    found = walk.found
+    found, index = walk.found, Index.of(table)
     if ranking:
         if len(found) >= RANKED_CAP or not walk.finished:
             result.notes.append(
@@ -244,23 +264,22 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
                 )
                 % {"n": number(len(found))}
             )
-        index = Index.of(table)
-        by_id = {hit[0][0]: hit for hit in found}
+        by_id = {row[0]: (row, doc) for row, doc in found}
         order = ranked(
             match,
-            [doc for _row, doc, _s in found],
+            [doc for _row, doc in found],
             index.columns,
             index.tokenize,
             deadline=time.monotonic() + SEARCH_BUDGET,
         )
         start = (req.page - 1) * req.per_page
         page = [by_id[i] for i in order[start : start + req.per_page]]
-        result.hits = [_snippet_hit(row, snippet) for row, _doc, snippet in page]
+        result.hits = _snippet_hits(page, match, index)
         if len(order) > start + req.per_page:
             result.next_page = req.page + 1
         return
     page = found[: req.per_page]
-    result.hits = [_snippet_hit(row, snippet) for row, _doc, snippet in page]
+    result.hits = _snippet_hits(page, match, index)
     if len(found) > req.per_page:
         result.next_before = page[-1][0][0]
     elif not walk.finished:
@@ -297,22 +316,16 @@ def _walk_scan(req, terms, columns, *, budget, need, above=0, below=None, match=
             req, terms, budget=remaining, limit=want, above=above, below=below, columns=columns
         )
         rows = _filtered(outcome.rows, req)
-        texts = [_texts(row) for row in rows]
+        texts = _texts(rows)
         if match is None:
-            walk.found += [
-                (row, t, None)
-                for row, t in zip(rows, texts, strict=True)
-                if _contains(t, terms, columns)
-            ]
+            kept = {
+                row[0] for row, t in zip(rows, texts, strict=True) if _contains(t, terms, columns)
+            }
         else:
             index = Index.of("messages_fts")
-            docs = _documents(rows, index)
-            hits = matching(match, docs, index.columns, index.tokenize, deadline=deadline)
-            walk.found += [
-                (row, t, None)
-                for row, t, doc in zip(rows, texts, docs, strict=True)
-                if doc[0] in hits
-            ]
+            docs = [_document(row[0], t, index) for row, t in zip(rows, texts, strict=True)]
+            kept = set(matching(match, docs, index.columns, index.tokenize, deadline=deadline))
+        walk.found += [(row, t) for row, t in zip(rows, texts, strict=True) if row[0] in kept]
         if outcome.finished:
             break
         below = outcome.resume_before
@@ -338,7 +351,7 @@ def _scan_search(result: SearchResult, terms: list[str], columns: tuple[str, ...
         req, terms, columns, budget=SCAN_BUDGET, need=req.per_page + 1, below=req.before
     )
     page = walk.found[: req.per_page]
-    result.hits = [_excerpt_hit(row, texts, terms) for row, texts, _ in page]
+    result.hits = [_excerpt_hit(row, texts, terms) for row, texts in page]
     if len(walk.found) > req.per_page:
         result.next_before = page[-1][0][0]
     elif not walk.finished:
@@ -371,7 +384,7 @@ def _top_up(result: SearchResult, match: str, state: IndexState) -> None:
     )
     seen = {hit.id for hit in result.hits}
     result.unindexed_hits = [
-        _excerpt_hit(row, texts, result.terms) for row, texts, _ in walk.found if row[0] not in seen
+        _excerpt_hit(row, texts, result.terms) for row, texts in walk.found if row[0] not in seen
     ]
     note = (
         gettext(

@@ -30,7 +30,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 
-from redaction import redact
+from redaction import redact_many
 
 # A secret in searchable text: a private-use character, a token character to unicode61 (so a
 # word glued to a secret stays one word, as it was) that no query may hold (:func:`clean`).
@@ -38,6 +38,8 @@ SECRET = "\ue002"
 _PRIVATE = re.compile("[\ue000-\ue002]")
 _MARKER = re.compile(r"\[redacted(?:: [^\]\n]{1,60})?\]")
 SNIPPET_TOKENS = 16
+# Characters of each column the ranking reads (the cost of ranking is the text it indexes).
+RANK_WINDOW = 4096
 
 _TOKEN = re.compile(r'\s*(?:("(?:[^"]|"")*")|([A-Za-z0-9_\x1a\x80-\U0010ffff]+)|(.))', re.S)
 _SYMBOLS = set("()*^+:{},-")
@@ -72,9 +74,12 @@ def clean(query: str) -> str:
 
 def searchable(text: str | None) -> str:
     """What search reads of ``text``: redacted, each secret one :data:`SECRET` character."""
-    if not text:
-        return ""
-    return _MARKER.sub(SECRET, redact(text) or "")
+    return searchable_many([text])[0]
+
+
+def searchable_many(texts: Iterable[str | None]) -> list[str]:
+    """``[searchable(t) for t in texts]``, redacted in one batch."""
+    return [_MARKER.sub(SECRET, t) if t else "" for t in redact_many(texts)]
 
 
 def _primary_end(tokens: list[str], at: int) -> int | None:
@@ -219,11 +224,15 @@ def ranked(
     *,
     deadline: float | None = None,
 ) -> list:
-    """The ids of ``rows`` (which all match) best first by FTS5's rank over these rows alone
-    (ties: the newest first); ``rows`` newest first as they are when ranking fails."""
+    """The ids of ``rows`` (which all match), best first by FTS5's rank over these rows alone,
+    read up to :data:`RANK_WINDOW` characters a column (ties, and rows whose match lies beyond:
+    newest first, as ``rows`` come)."""
     conn = _connect(deadline)
     try:
-        conn.executemany(_index(conn, "ranked", columns, tokenize), rows)
+        conn.executemany(
+            _index(conn, "ranked", columns, tokenize),
+            [(row[0], *(text[:RANK_WINDOW] for text in row[1:])) for row in rows],
+        )
         found = conn.execute(
             "select rowid from ranked where ranked match ? order by rank, rowid desc", (match,)
         )
@@ -232,6 +241,5 @@ def ranked(
         order = []
     finally:
         conn.close()
-    if len(order) != len(rows):
-        return [row[0] for row in rows]
-    return order
+    placed = set(order)
+    return order + [row[0] for row in rows if row[0] not in placed]
