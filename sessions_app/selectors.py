@@ -29,6 +29,9 @@ COUNT_CAP = 10_000
 TRANSCRIPT_PAGE = 100
 # Characters of one message loaded into a transcript page; the rest is a click away.
 TRANSCRIPT_CUT = 20_000
+# Text cut for a page is read this much further, redacted, then cut: a secret that crosses the
+# cut is seen whole, and no tail too short to recognise is left.
+READ_PAST_CUT = PREVIEW_READ_CHARS
 LINEAGE_LIMIT = 200
 
 
@@ -321,16 +324,18 @@ def transcript_messages(session_id: str, visibility: Visibility):
 
 
 def transcript_rows(base):
-    """``base`` (transcript messages) with the long texts cut to ``TRANSCRIPT_CUT`` in SQL."""
+    """``base`` (transcript messages) with the long texts cut in SQL, ``READ_PAST_CUT`` past
+    ``TRANSCRIPT_CUT`` (:func:`redact_rows` redacts them, then cuts them to it)."""
     heavy = ["content", "reasoning", "reasoning_details", "api_content", "display_metadata"]
+    read = TRANSCRIPT_CUT + READ_PAST_CUT
     qs = base.defer(*heavy).annotate(
-        body=ContentHead("content", TRANSCRIPT_CUT),
+        body=ContentHead("content", read),
         body_length=ContentLength("content"),
     )
     # Releases before v6 record no reasoning, before v7 no reasoning_content.
     for column, name in (("reasoning", "reasoning_text"), ("reasoning_content", "reasoning_extra")):
         if base.has_column(column):
-            qs = qs.defer(column).annotate(**{name: Substr(column, 1, TRANSCRIPT_CUT)})
+            qs = qs.defer(column).annotate(**{name: Substr(column, 1, read)})
         else:
             qs = qs.annotate(**{name: Value(None, output_field=TextField())})
     return qs
@@ -358,16 +363,19 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
 
 def transcript_entries(messages: list) -> list[TranscriptEntry]:
     """The entries of consecutive transcript rows, each tool result under the call that asked
-    for it (by ``tool_call_id``), redacted."""
+    for it (by ``tool_call_id``): the stored texts redacted as the exports redact them, then
+    decoded and formatted (tool calls parsed and pretty-printed from the redacted JSON)."""
+    counts = redact_rows(messages)
     results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
     paired_ids: set[int] = set()
-    entries = []
+    by_id = {}
     for message in messages:
         entry = TranscriptEntry(
             message=message,
             text=as_text(message.body),
             truncated=(message.body_length or 0) > TRANSCRIPT_CUT,
             length=message.body_length or 0,
+            redacted=counts.get(message.id, 0),
         )
         if message.role == "assistant" and message.tool_calls:
             calls, entry.malformed_calls = parse_tool_calls(message.tool_calls)
@@ -376,33 +384,38 @@ def transcript_entries(messages: list) -> list[TranscriptEntry]:
                 if result is not None:
                     paired_ids.add(result.id)
                 entry.calls.append(PairedCall(call=call, result=result))
-        entries.append(entry)
-    redact_entries(entries)
-    by_id = {e.message.id: e for e in entries}
-    for e in entries:
+        by_id[message.id] = entry
+    for e in by_id.values():
         for paired in e.calls:
             if paired.result is not None:
                 paired.result = by_id[paired.result.id]
-    return [e for e in entries if e.message.id not in paired_ids]
+    return [e for e in by_id.values() if e.message.id not in paired_ids]
 
 
-def redact_entries(entries: list[TranscriptEntry]) -> None:
-    """Redact everything the transcript shows of these entries and count the secrets per
-    entry (for the reveal button); the gates run once over the whole page."""
-    if not redaction_enabled():
-        return
-    places = []
-    for entry in entries:
-        places.append((entry, entry, "text"))
-        for name in ("reasoning_text", "reasoning_extra", "tool_calls"):
-            value = getattr(entry.message, name, None)
-            if isinstance(value, str) and value:
-                places.append((entry, entry.message, name))
-        places.extend((entry, paired.call, "arguments") for paired in entry.calls)
-    cleaned = redact_text_many([getattr(owner, name) for _, owner, name in places])
-    for (entry, owner, name), (text, count) in zip(places, cleaned, strict=True):
-        setattr(owner, name, text)
-        entry.redacted += count
+# The stored texts a transcript row shows; all but ``tool_calls`` are cut (``transcript_rows``).
+TRANSCRIPT_TEXTS = ("body", "reasoning_text", "reasoning_extra", "tool_calls")
+
+
+def redact_rows(messages: list) -> dict[int, int]:
+    """Redact the stored texts of these rows in place, before anything decodes, cuts or
+    formats them, and count the secrets per row (for the reveal button); the gates run once
+    over the whole page.  Then the texts read past ``TRANSCRIPT_CUT`` are cut to it."""
+    places = [
+        (message, name)
+        for message in messages
+        for name in TRANSCRIPT_TEXTS
+        if isinstance(getattr(message, name, None), str) and getattr(message, name)
+    ]
+    counts: dict[int, int] = {}
+    if redaction_enabled():
+        cleaned = redact_text_many([getattr(message, name) for message, name in places])
+        for (message, name), (text, count) in zip(places, cleaned, strict=True):
+            setattr(message, name, text)
+            counts[message.id] = counts.get(message.id, 0) + count
+    for message, name in places:
+        if name != "tool_calls":
+            setattr(message, name, getattr(message, name)[:TRANSCRIPT_CUT])
+    return counts
 
 
 def message_position(session_id: str, message_id: int, visibility: Visibility) -> int:
