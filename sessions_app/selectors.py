@@ -15,7 +15,7 @@ from django.db.models.functions import Coalesce, Length, Substr
 from django.utils.translation import gettext
 
 from hermes_explorer import store
-from redaction import redact, redact_text_many, redaction_enabled
+from redaction import redact, redact_many, redact_text_many, redaction_enabled
 
 from .content import as_text, parse_tool_calls
 from .formatting import number
@@ -124,7 +124,7 @@ def session_detail(session_id: str) -> Session | None:
     qs = Session.objects.defer("system_prompt")
     if qs.has_column("system_prompt"):
         qs = qs.annotate(
-            system_prompt_head=Substr("system_prompt", 1, SYSTEM_PROMPT_HEAD),
+            system_prompt_head=Substr("system_prompt", 1, SYSTEM_PROMPT_HEAD + READ_PAST_CUT),
             system_prompt_length=Length("system_prompt"),
         )
     return qs.filter(pk=session_id).first()
@@ -143,16 +143,18 @@ def system_prompt_of(session: Session) -> SystemPrompt | None:
     """The session's system prompt: ``sessions.system_prompt`` (older writers), or
     ``system_prompts`` by ``sessions.system_prompt_hash`` (current writers)."""
     if getattr(session, "system_prompt_length", None):
-        return SystemPrompt(session.system_prompt_head, session.system_prompt_length)
+        return SystemPrompt(
+            redact(session.system_prompt_head)[:SYSTEM_PROMPT_HEAD], session.system_prompt_length
+        )
     shape = store.shape()
     digest = getattr(session, "system_prompt_hash", None)
     if not digest or not shape.has_table("system_prompts"):
         return None
     row = store.one(
         "SELECT substr(prompt, 1, %s), length(prompt) FROM system_prompts WHERE hash = %s",
-        [SYSTEM_PROMPT_HEAD, digest],
+        [SYSTEM_PROMPT_HEAD + READ_PAST_CUT, digest],
     )
-    return SystemPrompt(row[0], row[1]) if row and row[1] else None
+    return SystemPrompt(redact(row[0])[:SYSTEM_PROMPT_HEAD], row[1]) if row and row[1] else None
 
 
 # Characters of one field shown under "every recorded field" (the page links to exports).
@@ -160,17 +162,21 @@ FIELD_CHARS = 500
 
 
 def recorded_fields(session_id: str, *, hidden: frozenset[str] = frozenset()) -> list[tuple]:
-    """Every column this file records for the session (newer releases' too), long text cut in
-    SQL; ``hidden`` columns are not read."""
+    """Every column this file records for the session (newer releases' too), text redacted and
+    cut to ``FIELD_CHARS``; ``hidden`` columns are not read."""
     names = [c for c in store.shape().column_order.get("sessions", ()) if c not in hidden]
     if not names:
         return []
+    read = FIELD_CHARS + READ_PAST_CUT
     select = ", ".join(
-        f'CASE WHEN typeof("{c}") = \'text\' THEN substr("{c}", 1, {FIELD_CHARS}) ELSE "{c}" END'
+        f'CASE WHEN typeof("{c}") = \'text\' THEN substr("{c}", 1, {read}) ELSE "{c}" END'
         for c in names
     )
     row = store.one(f"SELECT {select} FROM sessions WHERE id = %s", [session_id])
-    return list(zip(names, row, strict=True)) if row else []
+    if not row:
+        return []
+    values = (v[:FIELD_CHARS] if isinstance(v, str) else v for v in redact_many(row))
+    return list(zip(names, values, strict=True))
 
 
 # Shown as stored (the counters and the call count read NULL as 0).
