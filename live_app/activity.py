@@ -131,7 +131,7 @@ def _session_rows(ids: list[str]) -> list[LiveSession]:
             id=r[0],
             source=r[1] or "",
             title=redact(r[2] or ""),
-            model=redact(short_model(r[3])),
+            model=short_model(redact(r[3])),
             started_at=r[4],
             ended_at=r[5],
             activity=r[6],

@@ -95,7 +95,7 @@ def _block_key(identity: tuple, start: int) -> str:
 def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
     """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``, cached with
     the id read up to so a later view reads only what is new.  Keys are ``(hour, source,
-    model, tool, kind)`` (the model short and redacted), values ``(count, ids)``: the ids of
+    model, tool, kind)`` (the model redacted, then shortened), values ``(count, ids)``: the ids of
     the failing messages (none for good tool results), the rows behind each count."""
     key = "failures-rows:" + _block_key(identity, start)
     cached = failure_cache().get(key)
@@ -354,7 +354,7 @@ def _ranked(groups: dict[str, Group]) -> list[Group]:
 
 def _display_model(models: dict, raw) -> str:
     if raw not in models:
-        models[raw] = redact(short_model(raw))
+        models[raw] = short_model(redact(raw))
     return models[raw]
 
 

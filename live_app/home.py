@@ -147,7 +147,7 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
             "session_id": sid,
             "title": redact(titles.get(sid) or ""),
             "source": source,
-            "model": redact(short_model(model)),
+            "model": short_model(redact(model)),
             "started_at": started,
             "cost": cost,
         }

@@ -76,7 +76,7 @@ class Session(HermesModel):
     cache_write_tokens = models.IntegerField(null=True)
     reasoning_tokens = models.IntegerField(null=True)
     billing_provider = MetadataText(null=True)
-    billing_base_url = models.TextField(null=True)
+    billing_base_url = MetadataText(null=True)
     billing_mode = models.TextField(null=True)
     actual_cost_usd = models.FloatField(null=True)
     cost_status = models.TextField(null=True)

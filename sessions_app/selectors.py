@@ -15,7 +15,7 @@ from django.db.models.functions import Coalesce, Length, Substr
 from django.utils.translation import gettext
 
 from hermes_explorer import store
-from redaction import redact, redact_text_many, redaction_enabled
+from redaction import redact, redact_many, redact_text_many, redaction_enabled
 
 from .content import as_text, parse_tool_calls
 from .formatting import number
@@ -29,6 +29,9 @@ COUNT_CAP = 10_000
 TRANSCRIPT_PAGE = 100
 # Characters of one message loaded into a transcript page; the rest is a click away.
 TRANSCRIPT_CUT = 20_000
+# Text cut for a page is read this much further, redacted, then cut: a secret that crosses the
+# cut is seen whole, and no tail too short to recognise is left.
+READ_PAST_CUT = PREVIEW_READ_CHARS
 LINEAGE_LIMIT = 200
 
 
@@ -121,7 +124,7 @@ def session_detail(session_id: str) -> Session | None:
     qs = Session.objects.defer("system_prompt")
     if qs.has_column("system_prompt"):
         qs = qs.annotate(
-            system_prompt_head=Substr("system_prompt", 1, SYSTEM_PROMPT_HEAD),
+            system_prompt_head=Substr("system_prompt", 1, SYSTEM_PROMPT_HEAD + READ_PAST_CUT),
             system_prompt_length=Length("system_prompt"),
         )
     return qs.filter(pk=session_id).first()
@@ -140,16 +143,18 @@ def system_prompt_of(session: Session) -> SystemPrompt | None:
     """The session's system prompt: ``sessions.system_prompt`` (older writers), or
     ``system_prompts`` by ``sessions.system_prompt_hash`` (current writers)."""
     if getattr(session, "system_prompt_length", None):
-        return SystemPrompt(session.system_prompt_head, session.system_prompt_length)
+        return SystemPrompt(
+            redact(session.system_prompt_head)[:SYSTEM_PROMPT_HEAD], session.system_prompt_length
+        )
     shape = store.shape()
     digest = getattr(session, "system_prompt_hash", None)
     if not digest or not shape.has_table("system_prompts"):
         return None
     row = store.one(
         "SELECT substr(prompt, 1, %s), length(prompt) FROM system_prompts WHERE hash = %s",
-        [SYSTEM_PROMPT_HEAD, digest],
+        [SYSTEM_PROMPT_HEAD + READ_PAST_CUT, digest],
     )
-    return SystemPrompt(row[0], row[1]) if row and row[1] else None
+    return SystemPrompt(redact(row[0])[:SYSTEM_PROMPT_HEAD], row[1]) if row and row[1] else None
 
 
 # Characters of one field shown under "every recorded field" (the page links to exports).
@@ -157,17 +162,21 @@ FIELD_CHARS = 500
 
 
 def recorded_fields(session_id: str, *, hidden: frozenset[str] = frozenset()) -> list[tuple]:
-    """Every column this file records for the session (newer releases' too), long text cut in
-    SQL; ``hidden`` columns are not read."""
+    """Every column this file records for the session (newer releases' too), text redacted and
+    cut to ``FIELD_CHARS``; ``hidden`` columns are not read."""
     names = [c for c in store.shape().column_order.get("sessions", ()) if c not in hidden]
     if not names:
         return []
+    read = FIELD_CHARS + READ_PAST_CUT
     select = ", ".join(
-        f'CASE WHEN typeof("{c}") = \'text\' THEN substr("{c}", 1, {FIELD_CHARS}) ELSE "{c}" END'
+        f'CASE WHEN typeof("{c}") = \'text\' THEN substr("{c}", 1, {read}) ELSE "{c}" END'
         for c in names
     )
     row = store.one(f"SELECT {select} FROM sessions WHERE id = %s", [session_id])
-    return list(zip(names, row, strict=True)) if row else []
+    if not row:
+        return []
+    values = (v[:FIELD_CHARS] if isinstance(v, str) else v for v in redact_many(row))
+    return list(zip(names, values, strict=True))
 
 
 # Shown as stored (the counters and the call count read NULL as 0).
@@ -321,16 +330,18 @@ def transcript_messages(session_id: str, visibility: Visibility):
 
 
 def transcript_rows(base):
-    """``base`` (transcript messages) with the long texts cut to ``TRANSCRIPT_CUT`` in SQL."""
+    """``base`` (transcript messages) with the long texts cut in SQL, ``READ_PAST_CUT`` past
+    ``TRANSCRIPT_CUT`` (:func:`redact_rows` redacts them, then cuts them to it)."""
     heavy = ["content", "reasoning", "reasoning_details", "api_content", "display_metadata"]
+    read = TRANSCRIPT_CUT + READ_PAST_CUT
     qs = base.defer(*heavy).annotate(
-        body=ContentHead("content", TRANSCRIPT_CUT),
+        body=ContentHead("content", read),
         body_length=ContentLength("content"),
     )
     # Releases before v6 record no reasoning, before v7 no reasoning_content.
     for column, name in (("reasoning", "reasoning_text"), ("reasoning_content", "reasoning_extra")):
         if base.has_column(column):
-            qs = qs.defer(column).annotate(**{name: Substr(column, 1, TRANSCRIPT_CUT)})
+            qs = qs.defer(column).annotate(**{name: Substr(column, 1, read)})
         else:
             qs = qs.annotate(**{name: Value(None, output_field=TextField())})
     return qs
@@ -358,16 +369,19 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
 
 def transcript_entries(messages: list) -> list[TranscriptEntry]:
     """The entries of consecutive transcript rows, each tool result under the call that asked
-    for it (by ``tool_call_id``), redacted."""
+    for it (by ``tool_call_id``): the stored texts redacted as the exports redact them, then
+    decoded and formatted (tool calls parsed and pretty-printed from the redacted JSON)."""
+    counts = redact_rows(messages)
     results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
     paired_ids: set[int] = set()
-    entries = []
+    by_id = {}
     for message in messages:
         entry = TranscriptEntry(
             message=message,
             text=as_text(message.body),
             truncated=(message.body_length or 0) > TRANSCRIPT_CUT,
             length=message.body_length or 0,
+            redacted=counts.get(message.id, 0),
         )
         if message.role == "assistant" and message.tool_calls:
             calls, entry.malformed_calls = parse_tool_calls(message.tool_calls)
@@ -376,33 +390,38 @@ def transcript_entries(messages: list) -> list[TranscriptEntry]:
                 if result is not None:
                     paired_ids.add(result.id)
                 entry.calls.append(PairedCall(call=call, result=result))
-        entries.append(entry)
-    redact_entries(entries)
-    by_id = {e.message.id: e for e in entries}
-    for e in entries:
+        by_id[message.id] = entry
+    for e in by_id.values():
         for paired in e.calls:
             if paired.result is not None:
                 paired.result = by_id[paired.result.id]
-    return [e for e in entries if e.message.id not in paired_ids]
+    return [e for e in by_id.values() if e.message.id not in paired_ids]
 
 
-def redact_entries(entries: list[TranscriptEntry]) -> None:
-    """Redact everything the transcript shows of these entries and count the secrets per
-    entry (for the reveal button); the gates run once over the whole page."""
-    if not redaction_enabled():
-        return
-    places = []
-    for entry in entries:
-        places.append((entry, entry, "text"))
-        for name in ("reasoning_text", "reasoning_extra", "tool_calls"):
-            value = getattr(entry.message, name, None)
-            if isinstance(value, str) and value:
-                places.append((entry, entry.message, name))
-        places.extend((entry, paired.call, "arguments") for paired in entry.calls)
-    cleaned = redact_text_many([getattr(owner, name) for _, owner, name in places])
-    for (entry, owner, name), (text, count) in zip(places, cleaned, strict=True):
-        setattr(owner, name, text)
-        entry.redacted += count
+# The stored texts a transcript row shows; all but ``tool_calls`` are cut (``transcript_rows``).
+TRANSCRIPT_TEXTS = ("body", "reasoning_text", "reasoning_extra", "tool_calls")
+
+
+def redact_rows(messages: list) -> dict[int, int]:
+    """Redact the stored texts of these rows in place, before anything decodes, cuts or
+    formats them, and count the secrets per row (for the reveal button); the gates run once
+    over the whole page.  Then the texts read past ``TRANSCRIPT_CUT`` are cut to it."""
+    places = [
+        (message, name)
+        for message in messages
+        for name in TRANSCRIPT_TEXTS
+        if isinstance(getattr(message, name, None), str) and getattr(message, name)
+    ]
+    counts: dict[int, int] = {}
+    if redaction_enabled():
+        cleaned = redact_text_many([getattr(message, name) for message, name in places])
+        for (message, name), (text, count) in zip(places, cleaned, strict=True):
+            setattr(message, name, text)
+            counts[message.id] = counts.get(message.id, 0) + count
+    for message, name in places:
+        if name != "tool_calls":
+            setattr(message, name, getattr(message, name)[:TRANSCRIPT_CUT])
+    return counts
 
 
 def message_position(session_id: str, message_id: int, visibility: Visibility) -> int:

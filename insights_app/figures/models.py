@@ -80,9 +80,9 @@ class ModelFigures:
 def decode(scope: Scope, rows: list[Row]) -> ModelFigures:
     """Hermes's models table and the cost per day and model, from the per-day, per-route rows."""
     parsed = [(*json.loads(key), values) for key, values in rows]
-    # One row per day and model: each full name is shortened and redacted once.
+    # One row per day and model: each full name is redacted, then shortened, once.
     fulls = dict.fromkeys(full for _, full, _ in parsed)
-    names = {full: redact(short_model(full, missing="unknown")) for full in fulls}
+    names = {full: short_model(redact(full), missing="unknown") for full in fulls}
     return ModelFigures(
         table(scope, [(full, values) for _, full, values in parsed], names),
         day_models.costs((day, names[full], values["cost"]) for day, full, values in parsed),
