@@ -387,7 +387,8 @@ def _with_query(url: str, params) -> str:
 
 @require_GET
 def review_next(request):
-    """The list's first session (after ``from=``) the user has not scored yet."""
+    """The list's first session (after ``from=``) the user has not scored yet (with the
+    queue's scores)."""
     if not permissions.can_annotate(request.user):
         return forbidden(request, permissions.ANNOTATE)
     params = review.list_params(request)
@@ -401,6 +402,8 @@ def review_next(request):
         {
             "found": found,
             "valid": queue.valid,
+            "review": queue.review,
+            "scores": queue.scores,
             "list_url": _with_query(reverse("sessions:list"), params),
         },
     )
