@@ -240,8 +240,6 @@ class ReviewForm(forms.Form):
         queryset=Score.objects.all(),
         to_field_name="name",
         required=False,
-        label=gettext_lazy("Scores to give"),
-        widget=forms.CheckboxSelectMultiple,
     )
 
 

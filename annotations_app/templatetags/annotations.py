@@ -84,18 +84,16 @@ def save_view_form(context):
 @register.simple_tag(takes_context=True)
 def review_queue(context, stores=None):
     """The form that starts a review of the current list: the list's query string as hidden
-    fields, the scores to collect, and ``/review/next/`` (of each of ``stores`` for a list
-    over several profiles)."""
-    from ..forms import ReviewForm
+    fields, the scores chosen to collect (``review=``), and ``/review/next/`` (of each of
+    ``stores`` for a list over several profiles)."""
     from ..review import list_params
 
     params = list_params(context["request"])
-    form = ReviewForm(params)
-    params.pop("review", None)
+    chosen = params.pop("review", [])
     return {
         "action": in_store(reverse("review:next")),
         "hidden": [(key, value) for key, values in params.lists() for value in values],
-        "form": form,
+        "chosen": chosen,
         "stores": [(s.name, in_store(reverse("review:next"), s)) for s in stores or ()],
     }
 
