@@ -52,8 +52,8 @@ class PeopleTable(KeysetTable):
     def render_join(self, value):
         return format_html_join(
             " ",
-            '<label><input type="checkbox" name="id" value="{}" form="{}"> {} · {}</label>',
-            ((id_value(key), JOIN_FORM_ID, key[2], key[1]) for key in sorted(value)),
+            '<label title="{}"><input type="checkbox" name="id" value="{}" form="{}"> {} · {}</label>',
+            ((key[0], id_value(key), JOIN_FORM_ID, key[2], key[1]) for key in sorted(value)),
         )
 
     def render_person(self, value):
