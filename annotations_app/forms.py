@@ -232,6 +232,17 @@ class ScoreValueForm(forms.Form):
         return data
 
 
+class ReviewForm(forms.Form):
+    """The scores a review queue collects (``review=quality``, repeatable): a session leaves the
+    queue once the reviewer has given each of them (none named: any score)."""
+
+    review = forms.ModelMultipleChoiceField(
+        queryset=Score.objects.all(),
+        to_field_name="name",
+        required=False,
+    )
+
+
 def view_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a saved view, or None: it must be a path of this app's pages."""
     if not url:

@@ -13,13 +13,18 @@ from __future__ import annotations
 
 import dataclasses
 
-from django.utils.translation import gettext
+import django_filters
+from django.db.models import Q
+from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_export, can_see_content
 from hermes_explorer.hermes_db.current import current_alias
+from insights_app.people_data import person_ids
+from sessions_app.filters import SessionFilter
 from sessions_app.formatting import number
 from sessions_app.selectors import COUNT_CAP, CappedCount
+from sessions_app.sqlfunctions import Redacted
 from sessions_app.views.sessions import SessionListView
 
 from . import crossdb, dataset, permissions, selectors
@@ -32,7 +37,7 @@ from .targets import current_store
 # Query parameters that are the annotation filters, the list's own navigation or the profiles
 # it spans.
 OWN_PARAMS = frozenset(
-    {"tag", "starred", "has_note", "score", "noscore", "sort", "cursor", "profile"}
+    {"tag", "starred", "has_note", "score", "noscore", "review", "sort", "cursor", "profile"}
 )
 # Sessions of one profile carrying the selection that a list over several profiles names.
 MERGED_IDS_CAP = 5_000
@@ -229,9 +234,33 @@ class AnnotationFiltersMixin:
         return context
 
 
+class PersonSessionFilter(SessionFilter):
+    """The session filters, whose user id may also name a person staff joined on
+    ``/people/``: their ids in this profile, each on its platform (compared as shown)."""
+
+    user_id = django_filters.CharFilter(
+        method="filter_user_id", label=gettext_lazy("User id or person")
+    )
+
+    def filter_user_id(self, queryset, name, value):
+        ids = person_ids(value)
+        if ids is None:
+            return super().filter_user_id(queryset, name, value)
+        wanted = Q(pk__in=[])
+        for source, uid in ids:
+            wanted |= Q(source=source, _user_seen=uid)
+        return (
+            queryset.filter(user_id__in=[uid for _, uid in ids])
+            .alias(_user_seen=Redacted("user_id"))
+            .filter(wanted)
+        )
+
+
 class AnnotatedSessionListView(AnnotationFiltersMixin, SessionListView):
     """``/sessions/``: the session list with the team's stars, tags and notes (filters,
     columns, facets, exports)."""
+
+    filterset_class = PersonSessionFilter
 
 
 session_list = require_GET(AnnotatedSessionListView.as_view())

@@ -1,8 +1,9 @@
 """Review queues: any session list, walked in its own order, skipping what the reviewer scored.
 
 There is no queue object: the list's query string is the queue.  ``/review/next/?<list>``
-opens the list's first session the user has not scored (any score); with ``from=<id>``, the
-next one after that session.  The walk is the list's own keyset paging from the current
+opens the list's first session the user has not scored; with ``review=<score>`` (repeatable),
+the first one the user has not given each of those scores (without: any score); with
+``from=<id>``, the next one after that session.  The walk is the list's own keyset paging from the current
 session (:meth:`~sessions_app.listing.KeysetTableView.paginate`, so tag, star and score
 filters walk the app's database as the list does), a batch of keys at a time, each batch
 checked against the user's scores in one app-database query: a click costs what the run of
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 
 from django.http import QueryDict
 
+from .forms import ReviewForm
 from .listing import AnnotatedSessionListView
 from .selectors import scored_by
 
@@ -54,7 +56,10 @@ class Queue:
         self.view.setup(listing)
         self.view.prepare(listing)
         form = self.view.filterset
-        self.valid = not form.is_bound or form.is_valid()
+        # The scores collected: the queue's own field, which the list ignores.
+        self.review = ReviewForm(params)
+        self.valid = self.review.is_valid() and (not form.is_bound or form.is_valid())
+        self.scores = list(self.review.cleaned_data["review"]) if self.valid else []
 
     def _keys(self):
         """The list's sessions, reading only the keys of its order."""
@@ -66,7 +71,7 @@ class Queue:
 
     def next_after(self, session_id: str | None) -> Next:
         """The first session after ``session_id`` (None: from the start) the user has not
-        scored, in the list's order."""
+        scored (with the queue's scores), in the list's order."""
         if not self.valid:
             return Next(None, 0, False)
         view, token = self.view, None
@@ -79,7 +84,7 @@ class Queue:
             page = view.paginate(self._keys(), token, BATCH)
             ids = [row.id for row in page.rows]
             looked += len(ids)
-            done = scored_by(self.user, ids)
+            done = scored_by(self.user, ids, self.scores)
             found = next((sid for sid in ids if sid not in done and sid != session_id), None)
             if found is not None:
                 return Next(found, looked, False)

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import Q
+from django.db.models import Count, Q
 
 from . import page_read
 from .models import AnnotatedSession, Note, SavedView, Score, SessionScore, Tag
@@ -72,13 +72,20 @@ def session_scores(session_id: str, user) -> list[ScoreGroup]:
     ]
 
 
-def scored_by(user, session_ids: Iterable[str]) -> set[str]:
-    """Those of ``session_ids`` (of the current store) that ``user`` gave any score."""
-    return set(
-        SessionScore.objects.filter(
-            user=user, store=current_store(), session_id__in=list(session_ids)
-        ).values_list("session_id", flat=True)
+def scored_by(user, session_ids: Iterable[str], scores=()) -> set[str]:
+    """Those of ``session_ids`` (of the current store) that ``user`` gave each of ``scores``
+    (none: any score)."""
+    given = SessionScore.objects.filter(
+        user=user, store=current_store(), session_id__in=list(session_ids)
     )
+    if scores:
+        given = (
+            given.filter(score__in=scores)
+            .values("session_id")
+            .annotate(given=Count("score"))
+            .filter(given=len(scores))
+        )
+    return set(given.values_list("session_id", flat=True))
 
 
 @dataclass

@@ -34,7 +34,11 @@ from .forms import (
 )
 from .models import AnnotatedSession, Note, SavedView, Score, Tag
 from .page_read import score_facets
+from .permissions import ANNOTATE, MANAGE_TAGS, requires
 
+# Every check of who may do what: one decorator (:func:`.permissions.requires`).
+annotate, manage = requires(ANNOTATE), requires(MANAGE_TAGS)
+NOTE = ("note_id", Note.objects.select_related("target"))
 ORPHANS_PER_PAGE = 50
 ORPHAN_CHECK_LIMIT = 5_000
 
@@ -73,9 +77,8 @@ def star(request, session_id: str):
 
 
 @require_POST
+@annotate
 def add_tag(request, session_id: str):
-    if not permissions.can_annotate(request.user):
-        return forbidden(request, permissions.ANNOTATE)
     form = AddTagForm(request.POST)
     if not form.is_valid():
         _form_errors(request, form)
@@ -91,10 +94,9 @@ def add_tag(request, session_id: str):
 
 
 @require_POST
+@manage
 def add_new_tag(request, session_id: str):
     """The tag of that name, made when staff tag with a new name."""
-    if not permissions.can_manage_tags(request.user):
-        return forbidden(request, permissions.MANAGE_TAGS)
     target = _target_or_404(session_id)
     name = request.POST.get("name", "").strip()
     tag = Tag.objects.filter(name__iexact=name).first() if name else None
@@ -111,9 +113,8 @@ def add_new_tag(request, session_id: str):
 
 
 @require_POST
+@annotate
 def remove_tag(request, session_id: str, tag_id: int):
-    if not permissions.can_annotate(request.user):
-        return forbidden(request, permissions.ANNOTATE)
     target = AnnotatedSession.objects.filter(
         store=targets.current_store(), session_id=session_id
     ).first()
@@ -124,9 +125,8 @@ def remove_tag(request, session_id: str, tag_id: int):
 
 
 @require_POST
+@annotate
 def bulk_tag(request):
-    if not permissions.can_annotate(request.user):
-        return forbidden(request, permissions.ANNOTATE)
     back = _back(request, reverse("sessions:list"))
     form = BulkTagForm(request.POST)
     if not form.is_valid():
@@ -150,9 +150,8 @@ def bulk_tag(request):
 
 
 @require_POST
+@annotate
 def add_note(request, session_id: str):
-    if not permissions.can_annotate(request.user):
-        return forbidden(request, permissions.ANNOTATE)
     target = _target_or_404(session_id)
     form = NoteForm(request.POST)
     if not form.is_valid():
@@ -163,10 +162,8 @@ def add_note(request, session_id: str):
 
 
 @require_http_methods(["GET", "POST"])
-def edit_note(request, note_id: int):
-    note = get_object_or_404(Note.objects.select_related("target"), pk=note_id)
-    if not permissions.can_edit_note(request.user, note):
-        return forbidden(request, permissions.ANNOTATE)
+@requires(ANNOTATE, permissions.can_edit_note, NOTE)
+def edit_note(request, note: Note):
     session_id = note.target.session_id
     form = NoteForm(request.POST or None, initial={"text": note.text})
     if request.method == "POST" and form.is_valid():
@@ -187,10 +184,8 @@ def _note_form(request, form, session_id: str, note: Note | None):
 
 
 @require_POST
-def delete_note(request, note_id: int):
-    note = get_object_or_404(Note.objects.select_related("target"), pk=note_id)
-    if not permissions.can_delete_note(request.user, note):
-        return forbidden(request, permissions.ANNOTATE)
+@requires(ANNOTATE, permissions.can_delete_note, NOTE)
+def delete_note(request, note: Note):
     session_id = note.target.session_id
     services.delete_note(request, note)
     messages.success(request, gettext("Note deleted."))
@@ -204,7 +199,7 @@ def _vocabulary(request, form_class, save, created: str, done: str, template: st
     form = form_class(request.POST or None) if manage else None
     if request.method == "POST":
         if not manage:
-            return forbidden(request, permissions.MANAGE_TAGS)
+            return forbidden(request, MANAGE_TAGS)
         if form.is_valid():
             save(request, form.instance, created=True)
             messages.success(request, created % {"name": form.instance.name})
@@ -231,9 +226,8 @@ def tag_list(request):
 
 
 @require_http_methods(["GET", "POST"])
+@manage
 def tag_edit(request, tag_id: int):
-    if not permissions.can_manage_tags(request.user):
-        return forbidden(request, permissions.MANAGE_TAGS)
     tag = get_object_or_404(Tag, pk=tag_id)
     form = TagForm(request.POST or None, instance=tag)
     if request.method == "POST" and form.is_valid():
@@ -249,9 +243,8 @@ def tag_edit(request, tag_id: int):
 
 
 @require_POST
+@manage
 def tag_delete(request, tag_id: int):
-    if not permissions.can_manage_tags(request.user):
-        return forbidden(request, permissions.MANAGE_TAGS)
     tag = get_object_or_404(Tag, pk=tag_id)
     services.delete_tag(request, tag)
     messages.success(request, gettext("Tag “%(name)s” deleted.") % {"name": tag.name})
@@ -297,10 +290,8 @@ def _referring_view(request) -> str:
 
 
 @require_POST
-def view_delete(request, view_id: int):
-    view = get_object_or_404(SavedView, pk=view_id)
-    if view.owner_id != request.user.pk and not permissions.can_manage_tags(request.user):
-        return forbidden(request, permissions.MANAGE_TAGS)
+@requires(MANAGE_TAGS, permissions.can_delete_view, ("view_id", SavedView.objects))
+def view_delete(request, view: SavedView):
     services.delete_view(request, view)
     messages.success(request, gettext("View “%(name)s” deleted.") % {"name": view.name})
     return redirect("annotations:views")
@@ -347,9 +338,8 @@ def score_list(request):
 
 
 @require_POST
+@manage
 def score_delete(request, score_id: int):
-    if not permissions.can_manage_tags(request.user):
-        return forbidden(request, permissions.MANAGE_TAGS)
     score = get_object_or_404(Score, pk=score_id)
     if not permissions.can_delete_score(request, score):
         raise PermissionDenied  # it was given in a profile they cannot see
@@ -359,10 +349,9 @@ def score_delete(request, score_id: int):
 
 
 @require_POST
+@annotate
 def score_session(request, session_id: str):
     """A press of a score's button: the user's value (pressed again: cleared)."""
-    if not permissions.can_annotate(request.user):
-        return forbidden(request, permissions.ANNOTATE)
     back = _back(request, reverse("sessions:detail", args=[session_id]) + "#scores")
     form = ScoreValueForm(request.POST)
     if not form.is_valid():
@@ -386,10 +375,10 @@ def _with_query(url: str, params) -> str:
 
 
 @require_GET
+@annotate
 def review_next(request):
-    """The list's first session (after ``from=``) the user has not scored yet."""
-    if not permissions.can_annotate(request.user):
-        return forbidden(request, permissions.ANNOTATE)
+    """The list's first session (after ``from=``) the user has not scored yet (with the
+    queue's scores)."""
     params = review.list_params(request)
     queue = review.Queue(request, params)
     found = queue.next_after(request.GET.get("from") or None)
@@ -401,16 +390,17 @@ def review_next(request):
         {
             "found": found,
             "valid": queue.valid,
+            "review": queue.review,
+            "scores": queue.scores,
             "list_url": _with_query(reverse("sessions:list"), params),
         },
     )
 
 
 @require_GET
+@annotate
 def review_session(request, session_id: str):
     """The session page with the queue's place, "Next to review" and the way back."""
-    if not permissions.can_annotate(request.user):
-        return forbidden(request, permissions.ANNOTATE)
     context = session_context(request, session_id)
     params = review.list_params(request)
     next_query = params.copy()

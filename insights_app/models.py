@@ -128,3 +128,35 @@ class SummaryMark(models.Model):
 
     def __str__(self) -> str:
         return f"{self.store_key:x} @ {self.high_water}"
+
+
+class Person(models.Model):
+    """One person behind several user ids (a Telegram id, a workspace login, a Slack id),
+    joined by staff so that ``/people/`` and the session list count them once."""
+
+    name = models.CharField(max_length=100, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PersonId(models.Model):
+    """One user id of a person: its profile (named as annotations name it), platform
+    (``sessions.source``) and the id as the pages show it (redacted)."""
+
+    person = models.ForeignKey(Person, on_delete=models.CASCADE, related_name="ids")
+    store = models.CharField(max_length=500)
+    source = models.CharField(max_length=200)
+    user_id = models.CharField(max_length=500)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["store", "source", "user_id"], name="person_id_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} ({self.source}, {self.store}) = {self.person}"

@@ -6,4 +6,5 @@ app_name = "people"
 
 urlpatterns = [
     path("", people.people_list, name="list"),
+    path("join", people.join, name="join"),
 ]

@@ -581,3 +581,46 @@ def test_every_annotation_action_has_a_name_in_the_audit_trail():
     assert codes <= set(named)
     assert named["note_delete"] == "deleted a note"
     assert AuditEvent(action="tag").get_action_display() == "tagged a session"
+
+
+# Every guarded view: the role it needs (the 403 page names what it needs), a missing row a 404.
+ANNOTATING = [
+    ("post", "annotations:add_tag", ["s001"]),
+    ("post", "annotations:remove_tag", ["s001", 1]),
+    ("post", "annotations:bulk_tag", []),
+    ("post", "annotations:add_note", ["s001"]),
+    ("post", "review:score", ["s001"]),
+    ("get", "review:next", []),
+    ("get", "review:session", ["s001"]),
+]
+MANAGING = [
+    ("post", "annotations:add_new_tag", ["s001"]),
+    ("get", "annotations:tag_edit", [1]),
+    ("post", "annotations:tag_delete", [1]),
+    ("post", "review:score_delete", [1]),
+]
+
+
+@pytest.mark.parametrize(
+    ("role", "method", "name", "args"),
+    [("viewer", *case) for case in ANNOTATING] + [("analyst", *case) for case in MANAGING],
+)
+def test_each_guarded_view_refuses_the_role_below_it(client, many_store, role, method, name, args):
+    user, _ = client_of(client, role)
+    response = getattr(user, method)(reverse(name, args=args))
+    assert response.status_code == 403
+    wanted = "tag sessions or write notes" if (method, name, args) in ANNOTATING else "manage"
+    assert wanted in response.content.decode()
+
+
+def test_a_missing_note_or_view_is_a_404_and_anothers_view_a_403(client, many_store):
+    staff, _ = client_of(client, "staff", "boss")
+    for name in ("annotations:edit_note", "annotations:delete_note", "annotations:view_delete"):
+        assert staff.post(reverse(name, args=[999])).status_code == 404
+    assert staff.get(reverse("annotations:delete_note", args=[999])).status_code == 405
+    owner = make_user("analyst", username="owner")
+    view = SavedView.objects.create(name="mine", url="/sessions/", owner=owner)
+    analyst, _ = client_of(client.__class__(), "analyst", "other")
+    response = analyst.post(reverse("annotations:view_delete", args=[view.pk]))
+    assert response.status_code == 403 and SavedView.objects.filter(pk=view.pk).exists()
+    assert staff.post(reverse("annotations:view_delete", args=[view.pk])).status_code == 302

@@ -196,3 +196,137 @@ def test_every_sort_answers(tmp_path, insights_now, sort):
     assert response.status_code == 200
     assert len(response.context["table"].rows) == 2
     connections["hermes"].close()
+
+
+# People are people: staff join one person's ids across platforms ------------------------------
+def _keys(client, query="days=30") -> dict[str, list]:
+    """``{user id: [profile, platform, user id]}`` as the staff page offers them to join."""
+    page = client.get(f"/people/?{query}")
+    return {
+        key[2] + "@" + key[1]: list(key)
+        for r in page.context["table"].rows
+        for key in r.record.keys
+    }
+
+
+def _join(client, name, *keys, query="days=30"):
+    return client.post(
+        "/people/join", {"name": name, "id": [json.dumps(k) for k in keys], "next": f"?{query}"}
+    )
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+def test_staff_join_a_persons_ids_and_every_figure_counts_them_once(tmp_path, insights_now):
+    use_store(build_people(tmp_path / "current.db", "current")["path"])
+    staff = client_for("staff")
+    keys = _keys(staff)
+    assert set(keys) == {"u1@telegram", "u1@discord", "u2@telegram"}
+    # u1 on telegram and u2 (a second telegram account) are Ann; u1 on discord stays as it is.
+    response = _join(staff, "Ann", keys["u1@telegram"], keys["u2@telegram"])
+    assert response.status_code == 302 and response["Location"] == "/people/?days=30"
+    analyst = client_for("analyst")
+    rows = {r["person"] or r["user_id"]: r for r in _json(analyst, "days=30")}
+    assert set(rows) == {"Ann", "u1"}
+    assert (rows["Ann"]["user_id"], rows["Ann"]["sessions"], rows["Ann"]["platforms"]) == (
+        "u1, u2",
+        2,
+        "telegram",
+    )
+    assert rows["u1"]["platforms"] == "discord" and rows["u1"]["person"] is None
+    assert [r["person"] for r in _json(analyst, "days=30&user=u2")] == ["Ann"]  # by any id
+    assert {r["person"] for r in _json(analyst, "days=30&user=ann")} == {"Ann", None}  # Annie
+    # The page shows the person's name and still each id, to a viewer too.
+    viewer = client_for("viewer")
+    page = viewer.get("/people/?days=30")
+    body = page.content.decode()
+    assert "/sessions/?user_id=Ann" in body and "/sessions/?user_id=u2" in body
+    assert 'name="id"' not in body and "Join the chosen ids" not in body  # staff only
+    assert viewer.post("/people/join", {"name": "X", "id": []}).status_code == 403
+    # The session list's user filter knows the person: their ids on their platforms.
+    listed = viewer.get("/sessions/?user_id=Ann").context["table"]
+    assert {r.record.id for r in listed.rows} == {"a", "c"}
+    assert {r.record.id for r in viewer.get("/sessions/?user_id=u1").context["table"].rows} == {
+        "a",
+        "b",
+    }
+    # Joining the discord id too, then separating everything: back to one row per id.
+    _join(staff, "Ann", keys["u1@discord"])
+    assert [r["sessions"] for r in _json(analyst, "days=30")] == [3]
+    _join(staff, "", *keys.values())
+    assert {r["user_id"]: r["person"] for r in _json(analyst, "days=30")} == {
+        "u1": None,
+        "u2": None,
+    }
+    from insights_app.models import Person
+
+    assert not Person.objects.exists()
+    connections["hermes"].close()
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+def test_a_bad_join_gets_a_message_and_changes_nothing(tmp_path, insights_now):
+    use_store(build_people(tmp_path / "current.db", "current")["path"])
+    staff = client_for("staff")
+    key = _keys(staff)["u1@telegram"]
+    for ids in ([], ["not json"], [json.dumps(["elsewhere", "telegram", "u1"])], ["[1, 2, 3]"]):
+        response = staff.post("/people/join", {"name": "Ann", "id": ids}, follow=True)
+        assert response.status_code == 200 and response.context["messages"]
+    assert (
+        staff.post("/people/join", {"name": "x" * 101, "id": [json.dumps(key)]}).status_code == 302
+    )
+    from insights_app.models import Person
+
+    assert not Person.objects.exists()
+    connections["hermes"].close()
+
+
+@pytest.mark.django_db(databases=PROFILE_DBS)
+def test_restricted_staff_join_only_ids_of_their_profiles(
+    tmp_path, settings, request, insights_now
+):
+    from hermes_explorer.stores import REGISTRY
+    from insights_app.models import PersonId
+    from profiles_app.models import ProfileRestriction
+    from tests.roles_helpers import make_user
+
+    home = tmp_path / ".hermes"
+    (home / "profiles" / "bot").mkdir(parents=True)
+    build_people(home / "state.db", "current")
+    build_people(home / "profiles" / "bot" / "state.db", "v10")
+    serve_home(settings, home, request)
+    try:
+        staff = client_for("staff")
+        keys = _keys(staff)
+        assert keys["u2@telegram"][0] in {"bot", "default"}
+        bot = ["bot", "telegram", "u2"]
+        mallory = make_user("staff", "mallory")
+        ProfileRestriction.objects.create(user=mallory, profiles="bot")
+        from django.test import Client
+
+        restricted = Client()
+        restricted.force_login(mallory)
+        _join(restricted, "Ann", ["default", "telegram", "u1"], bot)
+        assert not PersonId.objects.exists()
+        _join(restricted, "Ann", bot, ["bot", "telegram", "u1"])
+        assert set(PersonId.objects.values_list("store", flat=True)) == {"bot"}
+        # Over every profile, the default profile's u1 and u2 stay apart.
+        rows = {r["person"] or r["user_id"]: r for r in _json(client_for("analyst"), "days=30")}
+        assert rows["Ann"]["profiles"] == "bot" and rows["u2"]["profiles"] == "default"
+    finally:
+        REGISTRY.rescan()
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+def test_user_ids_sort_on_their_redacted_text(tmp_path, insights_now):
+    from tests.test_redaction import GITHUB
+
+    db = StateDB.create(tmp_path / "s.db", "current")
+    for sid, user in (("a", "a-user"), ("g", GITHUB), ("h", "h-user")):
+        db.session(sid, source="telegram", user_id=user, started_at=NASTY_NOW - DAY)
+    db.close()
+    use_store(str(tmp_path / "s.db"))
+    page = client_for("viewer").get("/people/?days=30&sort=user_id")
+    ids = [r.record.user_id for r in page.context["table"].rows]
+    assert GITHUB not in page.content.decode() and GITHUB not in ids
+    assert ids == sorted(ids) and ids[1:] == ["a-user", "h-user"]  # "[redacted…" first
+    connections["hermes"].close()

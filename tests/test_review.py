@@ -241,7 +241,8 @@ def test_a_queue_opens_the_first_session_you_have_not_scored_in_the_lists_order(
     press(client, order[0], quality, "bad")
     press(client, order[2], quality, "bad")
     list_page = client.get("/sessions/?source=cron").content.decode()
-    assert "/review/next/?source=cron" in list_page and "Review these" in list_page
+    assert 'action="/review/next/"' in list_page and "Review these" in list_page
+    assert '<input type="hidden" name="source" value="cron">' in list_page
     response = client.get("/review/next/?source=cron")
     assert response.status_code == 302
     assert response["Location"] == f"/review/sessions/{order[1]}/?source=cron"
@@ -258,6 +259,42 @@ def test_a_queue_opens_the_first_session_you_have_not_scored_in_the_lists_order(
     done = client.get(f"/review/next/?source=cron&from={order[-1]}")
     assert done.status_code == 200
     assert "Nothing left to review" in done.content.decode()
+
+
+def test_a_queue_by_score_keeps_what_you_scored_with_another_score(client, queue_store, quality):
+    """``review=quality`` collects quality: a session you gave only another score stays in
+    the queue, and it leaves once you gave each of the queue's scores."""
+    speed = Score.objects.create(name="speed", values=["fast", "slow"])
+    order = cron_order(queue_store)
+    signed_in(client, "analyst", "ana")
+    press(client, order[0], speed, "fast")
+    press(client, order[1], quality, "good")
+    list_page = client.get("/sessions/?source=cron&review=quality").content.decode()
+    assert 'name="review" value="quality"' in list_page and "Scores to give" in list_page
+    assert '<input type="hidden" name="review"' not in list_page  # a field, not a hidden one
+    # Any score (the default): both are done.
+    assert client.get("/review/next/?source=cron")["Location"].split("/")[3] == order[2]
+    queue = "source=cron&review=quality"
+    response = client.get(f"/review/next/?{queue}")
+    assert response["Location"] == f"/review/sessions/{order[0]}/?{queue}"
+    body = client.get(response["Location"]).content.decode()
+    assert f"from={order[0]}" in body and "review=quality" in body  # next keeps the scores
+    nxt = client.get(f"/review/next/?{queue}&from={order[0]}")
+    assert nxt["Location"].split("/")[3] == order[2]  # order[1] has its quality
+    both = "source=cron&review=quality&review=speed"
+    assert client.get(f"/review/next/?{both}")["Location"].split("/")[3] == order[0]
+    press(client, order[0], quality, "bad")
+    assert client.get(f"/review/next/?{both}")["Location"].split("/")[3] == order[1]
+    press(client, order[1], speed, "slow")
+    assert client.get(f"/review/next/?{both}")["Location"].split("/")[3] == order[2]
+    for sid in order[2:]:
+        press(client, sid, quality, "good")
+    done = client.get(f"/review/next/?{queue}").content.decode()
+    assert "Nothing left to review" in done and "collects the scores: quality" in done
+    unknown = client.get("/review/next/?review=nosuch")
+    assert unknown.status_code == 200 and "not one of the available choices" in (
+        unknown.content.decode()
+    )
 
 
 def test_a_queue_follows_the_lists_sort_and_annotation_filters(client, queue_store, quality):
@@ -454,7 +491,8 @@ def test_scores_queues_and_datasets_keep_to_their_profile(home, staff_client, qu
     listing = staff_client.get("/sessions/?source=telegram").content.decode()
     assert "Review these, profile by profile:" in listing
     for name in home.sessions:
-        assert f'href="/p/{name}/review/next/?source=telegram"' in listing
+        assert f'formaction="/p/{name}/review/next/"' in listing
+    assert '<input type="hidden" name="source" value="telegram">' in listing
     nxt = staff_client.get("/p/support/review/next/")
     assert nxt.status_code == 302 and nxt["Location"].startswith("/p/support/review/sessions/")
     assert SHARED_ID not in nxt["Location"]

@@ -82,13 +82,20 @@ def save_view_form(context):
 
 
 @register.simple_tag(takes_context=True)
-def review_url(context, store=None):
-    """``/review/next/`` with the current list's query string: its first session to review
-    (in ``store``'s share of a list over several profiles)."""
+def review_queue(context, stores=None):
+    """The form that starts a review of the current list: the list's query string as hidden
+    fields, the scores chosen to collect (``review=``), and ``/review/next/`` (of each of
+    ``stores`` for a list over several profiles)."""
     from ..review import list_params
 
-    query = list_params(context["request"]).urlencode()
-    return in_store(reverse("review:next"), store) + (f"?{query}" if query else "")
+    params = list_params(context["request"])
+    chosen = params.pop("review", [])
+    return {
+        "action": in_store(reverse("review:next")),
+        "hidden": [(key, value) for key, values in params.lists() for value in values],
+        "chosen": chosen,
+        "stores": [(s.name, in_store(reverse("review:next"), s)) for s in stores or ()],
+    }
 
 
 @register.simple_tag

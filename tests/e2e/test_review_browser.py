@@ -43,7 +43,7 @@ def test_define_a_score_review_two_sessions_and_download_the_dataset(browse, fac
     assert len(order) >= 2
 
     page.goto("/sessions/?source=telegram")
-    page.get_by_role("link", name="Review these").click()
+    page.get_by_role("button", name="Review these").click()
     expect(page).to_have_url(re.compile(rf"/review/sessions/{re.escape(order[0])}/\?source="))
     expect(page.locator(".review-position")).to_have_text(f"1 of {len(order)}")
     group = page.get_by_role("group", name="quality")

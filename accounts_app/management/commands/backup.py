@@ -1,5 +1,6 @@
 """``manage.py backup DIR``: the team's own data (accounts, roles, tokens, audit trail, profile
-restrictions, annotations, saved queries) written to ``DIR`` from SQLite or PostgreSQL alike.
+restrictions, annotations, people joined across platforms, saved queries) written to ``DIR`` from
+SQLite or PostgreSQL alike.
 
 One JSON-lines file per model in Django's serialization (users and groups by natural keys, so
 a restore lines them up with the install it goes into), and a ``manifest.json`` with row
@@ -42,6 +43,8 @@ MODELS = (
     "annotations_app.savedview",
     "annotations_app.score",
     "annotations_app.sessionscore",
+    "insights_app.person",
+    "insights_app.personid",
     "console_app.savedquery",
 )
 # Rows found by their natural key rather than their id.
