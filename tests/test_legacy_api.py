@@ -269,6 +269,59 @@ def test_a_stream_sends_every_row_once_in_order(api_store, monkeypatch):
     assert redact(f"deploy with OPENAI_API_KEY={API_KEY} please") in text
 
 
+@pytest.fixture
+def tied_store(tmp_path):
+    """Sessions whose ids run against their insertion order, tied on ``end_reason`` (and one
+    NULL): SQLite's order for the ties is not the key order."""
+    path = tmp_path / "tied.db"
+    with StateDB.create(path, "current") as db:
+        for sid, reason in [
+            ("s-c", "idle"),
+            ("s-a", "idle"),
+            ("s-d", None),
+            ("s-b", "idle"),
+            ("s-e", "compression"),
+        ]:
+            db.session(sid, end_reason=reason)
+    use_store(path)
+    yield path
+    connections["hermes"].close()
+
+
+@pytest.mark.parametrize(
+    ("query", "ids", "next_token"),
+    [
+        # Ascending: equal values with a greater key, then greater values.
+        ("_sort=end_reason&_next=idle,s-a&_size=3", ["s-b", "s-c"], None),
+        ("_sort=end_reason&_next=compression,s-e&_size=2", ["s-a", "s-b"], "idle,s-b"),
+        # NULLs come first ascending: after one, the rest of the NULLs by key, then the values.
+        ("_sort=end_reason&_next=$null,s-d&_size=5", ["s-e", "s-a", "s-b", "s-c"], None),
+        # Descending: equal values with a greater key (ascending), smaller values, then NULLs.
+        ("_sort_desc=end_reason&_next=idle,s-a&_size=2", ["s-b", "s-c"], "idle,s-c"),
+        ("_sort_desc=end_reason&_next=idle,s-c&_size=5", ["s-e", "s-d"], None),
+        ("_sort_desc=end_reason&_next=$null,s-a&_size=5", ["s-d"], None),
+    ],
+)
+def test_a_sorted_next_token_resumes_where_datasettes_does(tied_store, query, ids, next_token):
+    """A token ``<sort value>,<key>`` is a place in sort-then-key order, whichever page it
+    came from: the rows after it are Datasette's, even where the first page showed tied rows
+    in SQLite's order."""
+    data = as_json(client_for("staff").get(f"/state/sessions.json?{query}"))
+    assert column_of(data, "id") == ids
+    assert data["next"] == next_token
+
+
+def test_a_sorted_first_page_is_datasettes_statement(tied_store):
+    """The first sorted page is ordered by the sort column alone, as Datasette's was, and its
+    token names its last row."""
+    data = as_json(client_for("staff").get("/state/sessions.json?_sort=end_reason&_size=3"))
+    with sqlite3.connect(f"file:{tied_store}?mode=ro", uri=True) as conn:
+        rows = conn.execute("select id, end_reason from sessions order by end_reason limit 3")
+        expected = list(rows)
+    assert column_of(data, "id") == [sid for sid, _r in expected]
+    assert data["next"] == f"{expected[-1][1]},{expected[-1][0]}"
+
+
 def test_versions_and_database_json(api_store):
     viewer = client_for("viewer")
     versions = as_json(viewer.get("/-/versions.json"))

@@ -6,9 +6,10 @@ parameters as Datasette showed them.  They run on the store (:func:`run_store`),
 ``_where`` (staff's raw SQL), through the SQL console's runner
 (:func:`legacy_app.api.sql.run_console`).
 
-Order: the sort column, then the primary key (or rowid), as Datasette ordered from the second
-page on; its sorted first page (ties left to SQLite) is reproduced by ``legacy_app.api.tables``,
-which re-orders only the last group of ties so the ``next_url`` loop returns every row once.
+Order: the sort column, then the primary key (or rowid), as Datasette ordered every page after
+a ``_next`` token; its sorted first page was ordered by the sort column alone (ties in SQLite's
+order), and so is the explorer's (``Plan.sort_only``): a walk gives Datasette's rows, page by
+page, token by token.
 """
 
 from __future__ import annotations
@@ -58,25 +59,13 @@ class Plan:
             names.insert(0, "rowid")
         return ", ".join(names) or "rowid"
 
-    def page(
-        self,
-        limit: int,
-        *,
-        columns: list[str] | None = None,
-        order: list[str] | None = None,
-        where: list[str] | None = None,
-        expressions: list[str] | None = None,
-        offset: int = 0,
-    ) -> Statement:
-        columns = self.request.columns if columns is None else columns
+    def page(self, limit: int, *, order: list[str] | None = None) -> Statement:
         order = self.order if order is None else order
-        clauses = self.filters + self.after + (where or [])
-        selected = ", ".join([self.select_list(columns), *(expressions or [])])
         sql = (
-            f"select {selected} from {quote(self.table)}{self._where(clauses)}"
+            f"select {self.select_list(self.request.columns)} from {quote(self.table)}"
+            + self._where(self.filters + self.after)
             + (f" order by {', '.join(order)}" if order else "")
             + f" limit {int(limit)}"
-            + (f" offset {int(offset)}" if offset else "")
         )
         return Statement(sql, dict(self.binder.params))
 
@@ -115,7 +104,6 @@ def plan(
     *,
     extra: list[str] | None = None,
     binder=None,
-    shown=None,
     seen: frozenset[str] = frozenset(),
 ) -> Plan:
     """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``;
@@ -141,7 +129,6 @@ def plan(
             sort=request.sort,
             desc=request.sort_desc,
             binder=binder,
-            shown=shown,
             sort_sql=sort,
         )
     if sort:

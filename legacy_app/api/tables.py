@@ -65,10 +65,7 @@ class Builder:
             if len(req.key) != 1 or not (req.table.use_rowid or _is_rowid(req.table)):
                 raise ApiError("Search on this table is for staff only.", status=403)
             self.recheck = Recheck(catalog, self.search)
-        shown = None
-        if req.next and req.sorted and self.recheck is None:
-            shown = self.first_page_ties()
-        self.plan = self.plan_for(req.next, shown=shown)
+        self.plan = self.plan_for(req.next)
 
     def _search(self, binder: Binder):
         req = self.req
@@ -81,7 +78,7 @@ class Builder:
             hidden=not self.policy.staff,
         )
 
-    def plan_for(self, token: str | None, *, shown=None) -> query.Plan:
+    def plan_for(self, token: str | None) -> query.Plan:
         """The statement resuming after ``token`` (search values bound first, so every plan
         has the same parameter names)."""
         binder = Binder()
@@ -91,39 +88,8 @@ class Builder:
             replace(self.req, next=token),
             extra=self.extra,
             binder=binder,
-            shown=shown,
             seen=self.seen,
         )
-
-    def first_page_ties(self) -> list[tuple] | None:
-        """The keys of the first page's rows that tie with the token's sort value, when that
-        value ends the first page (None otherwise).  Datasette's sorted first page left ties in
-        SQLite's order and resumed in key order, repeating or skipping some; leaving these rows
-        out of the rest of the group keeps that first page and returns every row once."""
-        req = self.req
-        parts = tokens.components(req.next)
-        if len(parts) < 2:
-            return None
-        value = None if req.next.split(",")[0] == tokens.NULL else parts[0]
-        first = self.plan_for(None)
-        column = self.sort_sql
-        size = req.size
-        before = tokens.before(column, req.sort_desc, value, first.binder)
-        if before is not None:
-            # At least a page of rows before the value: it cannot end the first page.
-            probe = first.page(1, columns=[], order=[], where=[before], offset=size - 1)
-            if self.run(probe, budget=page_budget())[1]:
-                return None
-        same = f"{column} is null" if value is None else f"{column} = {first.binder.bind(value)}"
-        keys = [k for k in req.key if k != "rowid"]
-        names, rows = self.run(
-            first.page(size + 1, columns=keys, order=first.sort_only, expressions=[same]),
-            budget=page_budget(),
-        )
-        if len(rows) <= size or not rows[size - 1][-1]:
-            return None
-        at = [names.index(k) for k in req.key]
-        return [tuple(r[i] for i in at) for r in rows[:size] if r[-1]]
 
     def rows(self, limit: int) -> tuple[list[str], list[tuple]]:
         """Up to ``limit`` rows of the page (re-checked ones only, for roles that need it)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from urllib.parse import unquote_plus
 
 from .errors import ApiError
-from .operators import Binder, column_sql, key_equals, quote
+from .operators import Binder, quote
 
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _ENCODED = {b: (chr(b) if b in _SAFE else "+" if b == 0x20 else f"~{b:02X}") for b in range(256)}
@@ -61,20 +61,6 @@ def keys_after(names: list[str], values: list[str], binder: Binder) -> str:
     return "(" + " or ".join(ors) + ")"
 
 
-def before(column: str, desc: bool, value: str | None, binder: Binder) -> str | None:
-    """The rows that sort before ``value`` (None: none, as NULLs come first ascending)."""
-    if value is None:
-        return f"{column} is not null" if desc else None
-    mark = binder.bind(value)
-    return f"{column} > {mark}" if desc else f"({column} is null or {column} < {mark})"
-
-
-def _not_shown(key: list[str], shown: list[tuple], binder: Binder) -> str:
-    if len(key) == 1:
-        return f"{column_sql(key[0])} not in ({', '.join(binder.bind(k[0]) for k in shown)})"
-    return "not (" + " or ".join(f"({key_equals(key, k, binder)})" for k in shown) + ")"
-
-
 def after(
     token: str,
     *,
@@ -83,11 +69,9 @@ def after(
     sort: str | None,
     desc: bool,
     binder: Binder,
-    shown: list[tuple] | None = None,
     sort_sql: str | None = None,
 ) -> list[str]:
-    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions), leaving out
-    ``shown`` (``tables.Builder.first_page_ties``)."""
+    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions)."""
     parts = components(token)
     sort_value: str | None = None
     if sort and len(parts) > 1:
@@ -104,9 +88,6 @@ def after(
     if not key_clauses:
         raise ApiError(f"The _next token {token!r} does not name a row of this table.")
     keyed = " and ".join(key_clauses)
-    if shown:
-        named = tuple(parts) in {tuple(str(v) for v in k) for k in shown}
-        keyed = _not_shown(key, shown, binder) + ("" if named else f" and {keyed}")
     column = sort_sql or quote(sort)
     if sort_value is None:
         if desc:
