@@ -177,10 +177,12 @@ class Filters:
     kind: str = ""
     start: dt.date | None = None
     end: dt.date | None = None
+    # The profiles chosen (``?profile=``), kept in the page's links.
+    profile: tuple[str, ...] = ()
 
     @property
     def counted(self) -> Filters:
-        return replace(self, kind="", start=None, end=None)
+        return replace(self, kind="", start=None, end=None, profile=())
 
 
 @dataclass
@@ -296,9 +298,9 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
         tool_calls=calls,
         sessions=sessions,
         failed_sessions=failed_sessions,
-        by_tool=_ranked(groups["tool"]),
-        by_model=_ranked(groups["model"]),
-        by_source=_ranked(groups["source"]),
+        by_tool=ranked(groups["tool"]),
+        by_model=ranked(groups["model"]),
+        by_source=ranked(groups["source"]),
         by_day=sorted(daily.items()),
         recorded={
             "finish_reason": shape.has_column("messages", "finish_reason"),
@@ -345,7 +347,7 @@ def _group(groups: dict[str, Group], value: str) -> Group:
     return groups.setdefault(key, Group(key))
 
 
-def _ranked(groups: dict[str, Group]) -> list[Group]:
+def ranked(groups: dict[str, Group]) -> list[Group]:
     return sorted(
         (g for g in groups.values() if g.failures or g.tool_calls),
         key=lambda g: (-g.failures, g.key),
@@ -384,8 +386,11 @@ def _listed(f: Filters, key: tuple, low: float, high: float) -> bool:
     )
 
 
-def failing_messages(f: Filters, *, budget: float, now: float | None = None, limit=None):
-    """The failing messages of the window and filters, newest first, one list per block.
+def failing_messages(
+    f: Filters, *, budget: float, now: float | None = None, limit=None, below: int | None = None
+):
+    """The failing messages of the window and filters, newest first (by id), one list per
+    block; ``below``: only ids below it (where a page of the list ended).
 
     They are the ids the blocks keep behind each count (the same groups, so the list and
     the counts agree); only their metadata is read here, by primary key (never content)."""
@@ -395,15 +400,17 @@ def failing_messages(f: Filters, *, budget: float, now: float | None = None, lim
     low, _since, high = _list_bounds(f, now)
     shape, identity = store.shape(), store.file_identity()
     top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
+    cap = top if below is None else min(top, below - 1)
     floor = (max(_first_id_at(low, top, budget) - 1, 0) // BLOCK) * BLOCK
     title = _col(shape, "sessions", "s", "title")
-    start = ((top - 1) // BLOCK) * BLOCK
-    while top and start >= floor and (limit is None or limit > 0):
+    start = ((cap - 1) // BLOCK) * BLOCK
+    while cap > 0 and start >= floor and (limit is None or limit > 0):
         groups = {
             i: key
             for key, (_count, ids) in _block(start, top, identity, shape, budget).items()
             if _listed(f, key, low, high)
             for i in ids
+            if i <= cap
         }
         ids = sorted(groups, reverse=True)[:limit]
         for part in range(0, len(ids), 500):
@@ -426,10 +433,15 @@ def failing_messages(f: Filters, *, budget: float, now: float | None = None, lim
 
 
 def failed_sessions(
-    f: Filters, *, budget: float, now: float | None = None, limit: int | None = None
+    f: Filters,
+    *,
+    budget: float,
+    now: float | None = None,
+    limit: int | None = None,
+    after: list | None = None,
 ) -> list[dict]:
     """The sessions of the window and filters that ended with a failure, newest first (the
-    first ``limit`` of them)."""
+    first ``limit`` of them; ``after``: those after ``[started_at, id]`` in that order)."""
     shape = store.shape()
     if (
         not shape.has_column("sessions", "end_reason")
@@ -439,12 +451,16 @@ def failed_sessions(
         return []
     _low, since, high = _list_bounds(f, time.time() if now is None else now)
     marks = ", ".join(["%s"] * len(END_FAILURES))
+    past = ""
+    if after is not None:
+        past = " AND (s.started_at < %s OR (s.started_at = %s AND s.id < %s))"
+        after = [after[0], after[0], after[1]]
     rows = store.rows(
         f"SELECT s.id, s.source, {_col(shape, 'sessions', 's', 'model')}, "
         f"{_col(shape, 'sessions', 's', 'title')}, s.end_reason, s.started_at FROM sessions s "
-        f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}) "
+        f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}){past} "
         "ORDER BY s.started_at DESC, s.id DESC",
-        [since, high, *END_FAILURES],
+        [since, high, *END_FAILURES, *(after or [])],
         budget,
     )
     models: dict = {}
@@ -485,13 +501,6 @@ def newest(f: Filters, *, budget: float, limit: int) -> tuple[list[dict], list[d
         r for chunk in failing_messages(f, budget=budget, now=now, limit=limit) for r in chunk
     ]
     return messages, failed_sessions(f, budget=budget, now=now, limit=limit)
-
-
-def listing_for(f: Filters, *, budget: float) -> tuple[list[dict], list[dict]]:
-    """The page's newest failing messages and failed sessions, reused like the report."""
-    return store.while_unchanged(
-        "failures-list", f, lambda: newest(f, budget=budget, limit=LIST_LIMIT), PAGE_TTL
-    )
 
 
 def warm(*, budget: float) -> None:

@@ -386,11 +386,27 @@ def test_no_content_even_for_staff(current_failures, staff_client):
         "kind=%3Cb%3E",
         "start=2026-99-99&end=x",
         "start=0001-01-01&end=9999-12-31",
-        "_export=csv&rows=1&start=nope",
+        "mpos=garbage&spos=W10",
     ],
 )
 def test_bad_input_never_errors(current_failures, staff_client, query):
     assert staff_client.get("/failures/?" + query).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "query", ["days=abc", "days=0", "kind=%3Cb%3E", "start=nope", "mpos=damaged", "tool=" + "x" * 300]
+)
+def test_bad_input_is_a_form_error(current_failures, staff_client, query):
+    """The page names the field and shows the window of the valid fields; an export of bad
+    input is a JSON 400 naming the field."""
+    field = query.split("=")[0]
+    response = staff_client.get("/failures/?" + query)
+    assert response.status_code == 200
+    assert field in response.context["form"].errors
+    assert 'class="form-errors"' in response.content.decode()
+    assert response.context["report"].kinds["tool_error"] == 5  # the default window's
+    export = staff_client.get("/failures/?_export=csv&rows=1&" + query)
+    assert export.status_code == 400 and field in export.json()["errors"]
 
 
 def test_repeat_view_is_cached(current_failures, staff_client):
