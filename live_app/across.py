@@ -8,6 +8,7 @@ error, never a wrong page.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import sqlite3
@@ -148,12 +149,19 @@ def page(parts, which: str, f: Filters, at: dict, n: int, *, budget: float, note
     return taken, signing.dumps(following, salt=SALT) if more else None
 
 
+def _inside(store, call):
+    with registry.using(store):
+        return call()
+
+
 def every_row(parts, f: Filters, *, budget: float):
     """Every failure of ``parts``, a profile at a time: its failing messages a block at a time,
-    then its failed sessions (the export)."""
+    then its failed sessions (the export).  Each read is made inside its store: a streamed
+    response resumes this generator outside the view's store."""
     for store in parts:
         name = name_of(store)
-        with registry.using(store):
-            for chunk in failures.failing_messages(f, budget=budget):
-                yield [{**row, "profile": name} for row in chunk]
-            yield [{**row, "profile": name} for row in failures.failed_sessions(f, budget=budget)]
+        chunks = failures.failing_messages(f, budget=budget)
+        while (chunk := _inside(store, functools.partial(next, chunks, None))) is not None:
+            yield [{**row, "profile": name} for row in chunk]
+        sessions = _inside(store, lambda: failures.failed_sessions(f, budget=budget))
+        yield [{**row, "profile": name} for row in sessions]

@@ -109,6 +109,46 @@ def latest_failures(*, budget: float) -> list[dict]:
     return store.while_unchanged("home-failures", week, merged, failures.PAGE_TTL)
 
 
+def combine(parts: list[tuple]) -> dict:
+    """The figures of several profiles ``[(store, figures)]``: every cell the sum of the
+    profiles' (the change recomputed), the costliest sessions of them all (each naming its
+    profile); a field counts as recorded when every profile records it."""
+    for one, value in parts:
+        for s in value["costliest"]:
+            s["store"] = one
+    if len(parts) == 1:
+        return parts[0][1]
+    values = [value for _store, value in parts]
+    first = values[0]
+    table = []
+    for i, row in enumerate(first["table"]):
+        cells = []
+        for j, cell in enumerate(row["cells"]):
+            total = sum(v["table"][i]["cells"][j]["value"] for v in values)
+            cells.append({"period": cell["period"], "value": total, "href": cell["href"]})
+        _changes(cells)
+        table.append({"metric": row["metric"], "cells": cells})
+    costliest = sorted(
+        (s for v in values for s in v["costliest"]), key=lambda s: (-s["cost"], -s["started_at"])
+    )
+    return {
+        **first,
+        "table": table,
+        "costliest": costliest[:COSTLIEST],
+        "generated_at": min(v["generated_at"] for v in values),
+        "recorded": {k: all(v["recorded"][k] for v in values) for k in first["recorded"]},
+        "has_cost": all(v["has_cost"] for v in values),
+        "has_tool_calls": all(v["has_tool_calls"] for v in values),
+    }
+
+
+def _changes(cells: list[dict]) -> None:
+    """Today against yesterday, this week against last: the change in per cent."""
+    for current, before in ((cells[0], cells[1]), (cells[2], cells[3])):
+        if before["value"]:
+            current["change"] = round(100 * (current["value"] - before["value"]) / before["value"])
+
+
 def _figures(today: dt.date, now: float, budget: float) -> dict:
     spans = periods(today)
     first = spans[-1].first
@@ -165,12 +205,7 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
             ]
             value = sum(by_day.get(day, {}).get(metric) or 0 for day in days)
             cells.append({"period": span, "value": value, "href": _link(metric, span, now)})
-        # Today against yesterday, this week against last: the change in per cent.
-        for current, before in ((cells[0], cells[1]), (cells[2], cells[3])):
-            if before["value"]:
-                current["change"] = round(
-                    100 * (current["value"] - before["value"]) / before["value"]
-                )
+        _changes(cells)
         table.append({"metric": metric, "cells": cells})
     return {
         "periods": spans,

@@ -394,7 +394,8 @@ def test_bad_input_never_errors(current_failures, staff_client, query):
 
 
 @pytest.mark.parametrize(
-    "query", ["days=abc", "days=0", "kind=%3Cb%3E", "start=nope", "mpos=damaged", "tool=" + "x" * 300]
+    "query",
+    ["days=abc", "days=0", "kind=%3Cb%3E", "start=nope", "mpos=damaged", "tool=" + "x" * 300],
 )
 def test_bad_input_is_a_form_error(current_failures, staff_client, query):
     """The page names the field and shows the window of the valid fields; an export of bad
