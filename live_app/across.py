@@ -28,6 +28,8 @@ SALT = "failures-list"
 
 
 def name_of(store) -> str:
+    """A store's name (None: the current store's)."""
+    store = store or registry.current()
     return store.name if store is not None else ""
 
 

@@ -21,6 +21,7 @@ from django.utils.translation import gettext, pgettext
 from django.views.decorators.http import require_GET
 
 from hermes_explorer import store
+from hermes_explorer import stores as registry
 from insights_app import charts
 from sessions_app.exports import export_filename, requested_format, stream_export
 from sessions_app.formatting import date_text
@@ -111,7 +112,7 @@ def index(request):
     if fmt and request.GET.get("rows"):
         return stream_export(
             fmt=fmt,
-            columns=(["profile"] if multi else []) + ROW_COLUMNS,
+            columns=(["profile"] if registry.multi() else []) + ROW_COLUMNS,
             chunks=_export_chunks(parts, f, budget),
             filename=export_filename("failures", [f"{f.days}d", "rows"], fmt),
         )
