@@ -8,12 +8,13 @@ import time
 
 from django.conf import settings
 from django.shortcuts import render
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_see_content
 from hermes_explorer import store
 from sessions_app import selectors
-from sessions_app.merged_list import chosen_stores
+from sessions_app.merged_list import chosen_stores, requested_profiles
 from sessions_app.tables import SessionTable
 
 from . import across, home
@@ -38,6 +39,10 @@ def overview(request):
     parts = chosen_stores(request, notes) or [None]
     found = across.each(parts, lambda _store: home.figures(budget=budget), notes)
     figures = home.combine(found)
+    chosen = urlencode([("profile", name) for name in requested_profiles(request)])
+    for cell in (c for row in figures["table"] for c in row["cells"]) if chosen else ():
+        # The page behind a figure covers the profiles this one does.
+        cell["href"] += ("&" if "?" in cell["href"] else "?") + chosen
     failures = across.each(parts, lambda _store: home.latest_failures(budget=budget), notes)
     latest_failures = sorted(
         ({**row, "store": store} for store, rows in failures for row in rows),

@@ -152,3 +152,20 @@ def test_a_restricted_user_sees_only_their_profiles(three, staff_client, client)
     assert {r["profile"] for r in _rows(client, FAILURES)} <= set(allowed)
     assert client.get(f"/p/default{FAILURES}").status_code == 404
     assert time.time()
+
+
+def test_profiles_chosen_on_the_page_are_kept_in_its_links(three, staff_client):
+    chosen = "&profile=support&profile=coder"
+    failures = staff_client.get(FAILURES + chosen + "&_export=json").json()
+    alone = [
+        staff_client.get(f"/p/{p}{FAILURES}&_export=json").json() for p in ("support", "coder")
+    ]
+    assert _counts(failures) == _summed([_counts(a) for a in alone])
+    page = staff_client.get(FAILURES + chosen)
+    links = [link for _k, _label, _n, link in page.context["kinds"]]
+    assert all("profile=support&profile=coder" in link for link in links)
+    home = staff_client.get("/?profile=support")
+    assert _figures(home) == _figures(staff_client.get("/p/support/"))
+    for row in home.context["figures"]["table"]:
+        for cell in row["cells"]:
+            assert "profile=support" in cell["href"]
