@@ -163,7 +163,12 @@ def every_row(parts, f: Filters, *, budget: float):
     for store in parts:
         name = name_of(store)
         chunks = failures.failing_messages(f, budget=budget)
-        while (chunk := _inside(store, functools.partial(next, chunks, None))) is not None:
-            yield [{**row, "profile": name} for row in chunk]
-        sessions = _inside(store, lambda: failures.failed_sessions(f, budget=budget))
+        try:
+            while (chunk := _inside(store, functools.partial(next, chunks, None))) is not None:
+                yield [{**row, "profile": name} for row in chunk]
+            sessions = _inside(store, lambda: failures.failed_sessions(f, budget=budget))
+        except (DatabaseError, sqlite3.Error):
+            if store is None:
+                raise
+            continue  # unreadable: the page names it
         yield [{**row, "profile": name} for row in sessions]

@@ -107,7 +107,8 @@ def index(request):
     budget = settings.HERMES_INSIGHTS_TIMEOUT
     report = across.report(parts, f.counted, budget=budget, notes=notes)
     if report is None:
-        return render(request, "live_app/failure_list.html", {"form": form, "notes": notes})
+        context = {"form": form, "notes": notes, "filters": f}
+        return render(request, "live_app/failure_list.html", context)
     multi = parts != [None]
     if fmt and request.GET.get("rows"):
         return stream_export(

@@ -169,3 +169,20 @@ def test_profiles_chosen_on_the_page_are_kept_in_its_links(three, staff_client):
     for row in home.context["figures"]["table"]:
         for cell in row["cells"]:
             assert "profile=support" in cell["href"]
+
+
+def test_an_unreadable_profile_is_named_and_the_others_are_summed(three, staff_client):
+    corrupt = three / "profiles" / "corrupt" / "state.db"
+    corrupt.parent.mkdir(parents=True)
+    corrupt.write_text("this is not an sqlite file " * 100)
+    from hermes_explorer.stores import REGISTRY
+
+    REGISTRY.rescan()
+    for url in ("/", FAILURES):
+        response = staff_client.get(url)
+        assert response.status_code == 200, url
+        assert any("corrupt" in str(note) for note in response.context["notes"]), url
+    merged = staff_client.get(FAILURES + "&_export=json").json()
+    alone = [staff_client.get(f"/p/{p}{FAILURES}&_export=json").json() for p in LAYOUTS]
+    assert _counts(merged) == _summed([_counts(a) for a in alone])
+    assert len(_rows(staff_client, FAILURES)) == merged["failures"]
