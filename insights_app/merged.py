@@ -87,7 +87,7 @@ def _days(lists: list[list[DayRow] | None]) -> list[DayRow]:
     for rows in lists:
         for row in rows or []:
             into = by_day.setdefault(row.day, DayRow(day=row.day))
-            for name in ("sessions", "messages", *TOKEN_KEYS, "cost"):
+            for name in ("sessions", "messages", *TOKEN_KEYS, "cost", "tool_calls"):
                 setattr(into, name, getattr(into, name) + getattr(row, name))
     return [by_day[day] for day in sorted(by_day)]
 

@@ -7,9 +7,10 @@ a ``tool`` result that is an error (a JSON ``"error"``, ``"success": false``, a 
 ``end_reason`` names an error or a timeout.
 
 No index serves the message side, so it is scanned in fixed blocks of message ids (a block is
-a stretch of time).  Each block's counts, by hour, source, model, tool and kind, are kept in
-the ``failures`` file cache with the id read up to; a later view reads only the ids appended
-since, and a window adds up the blocks it covers.  Each group also keeps the ids of its
+a stretch of time).  Each block's counts, by hour, source, model, tool and kind, are kept as a
+row of the app's database (:class:`~live_app.models.FailureBlock`, keyed by the file and the
+block) with the id read up to; ``failures_warm`` fills them ahead, a later view reads only the
+ids appended since, and a window adds up the blocks it covers.  Each group also keeps the ids of its
 failing messages: the list behind any count (:func:`failing_messages`, the page's list and its
 one-row-per-failure export) is those ids read by primary key, from the same classification.
 """
@@ -17,22 +18,25 @@ one-row-per-failure export) is those ids read by primary key, from the same clas
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
+import logging
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 
-from django.core.cache import cache, caches
-from django.core.cache.backends.base import InvalidCacheBackendError
+from django.db import DatabaseError
 from django.utils.translation import gettext_noop
 
 from hermes_explorer import store
+from insights_app.summary_store import store_key
 from redaction import redact
 from sessions_app.formatting import short_model
 from sessions_app.timefmt import day_end_epoch, day_start_epoch, local_date
 
+from .models import FailureBlock
+
+log = logging.getLogger(__name__)
+
 BLOCK = 20_000
-BLOCK_TTL = 86_400
 PAGE_TTL = 60
 # Failures the page lists of each sort (the export has them all).
 LIST_LIMIT = 50
@@ -88,18 +92,37 @@ def _block_sql(shape) -> str:
     )
 
 
-def _block_key(identity: tuple, start: int) -> str:
-    return hashlib.sha256(repr((identity, start, BLOCK)).encode()).hexdigest()
+def _saved(start: int, **values) -> None:
+    """Keep a block's row (a failure to write only means reading the store again later)."""
+    try:
+        FailureBlock.objects.update_or_create(
+            store_key=store_key(), size=BLOCK, block=start, defaults=values
+        )
+    except DatabaseError as exc:
+        log.warning("failure counts not kept: %s", exc)
 
 
-def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
-    """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``, cached with
-    the id read up to so a later view reads only what is new.  Keys are ``(hour, source,
-    model, tool, kind)`` (the model redacted, then shortened), values ``(count, ids)``: the ids of
-    the failing messages (none for good tool results), the rows behind each count."""
-    key = "failures-rows:" + _block_key(identity, start)
-    cached = failure_cache().get(key)
-    upto, merged = cached if cached else (start, {})
+def _row(start: int, *fields):
+    try:
+        return (
+            FailureBlock.objects.filter(store_key=store_key(), size=BLOCK, block=start)
+            .values_list(*fields)
+            .first()
+        )
+    except DatabaseError:
+        return None
+
+
+def _block(start: int, top: int, shape, budget: float) -> dict:
+    """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``, kept in a
+    :class:`~live_app.models.FailureBlock` row with the id read up to, so a later view reads
+    only what is new.  Keys are ``(hour, source, model, tool, kind)`` (the model redacted,
+    then shortened), values ``(count, ids)``: the ids of the failing messages (none for good tool
+    results), the rows behind each count."""
+    found = _row(start, "upto", "groups")
+    upto, merged = start, {}
+    if found:
+        upto, merged = found[0], {tuple(g[:5]): (g[5], tuple(g[6])) for g in found[1]}
     want = min(start + BLOCK, top)
     if upto < want:
         models: dict = {}
@@ -110,28 +133,42 @@ def _block(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
             ids = () if kind == "tool_ok" else tuple(int(i) for i in ids.split(","))
             old = merged.get(group, (0, ()))
             merged[group] = (old[0] + count, old[1] + ids)
-        failure_cache().set(key, (want, merged), BLOCK_TTL)
+        groups = [[*key, count, list(ids)] for key, (count, ids) in merged.items()]
+        _saved(start, profile=store.name(), upto=want, groups=groups, digest=None)
     return merged
 
 
-def _digest(start: int, top: int, identity: tuple, shape, budget: float) -> dict:
+def _digest(start: int, top: int, shape, budget: float) -> dict:
     """A block's groups summed for an unfiltered window that holds all of it (per ``(source,
-    model, tool, kind)``, per ``(hour, kind)``, first hour), cached beside the block: a few
+    model, tool, kind)``, per ``(hour, kind)``, first hour), kept beside the block: a few
     hundred entries instead of thousands."""
     want = min(start + BLOCK, top)
-    key = "failures-rows-digest:" + _block_key(identity, start)
-    cached = failure_cache().get(key)
-    if cached and cached[0] == want:
-        return cached[1]
-    groups = _block(start, top, identity, shape, budget)
+    found = _row(start, "upto", "digest")
+    if found and found[0] == want and found[1] is not None:
+        kept = found[1]
+        return {
+            "first_hour": kept["first_hour"],
+            "totals": Counter({tuple(t[:4]): t[4] for t in kept["totals"]}),
+            "hourly": Counter({tuple(h[:2]): h[2] for h in kept["hourly"]}),
+        }
+    groups = _block(start, top, shape, budget)
     totals, hourly = Counter(), Counter()
     _add_groups(groups, totals, hourly)
     first_hour = min(
         (h for h, *_rest, kind in groups if h is not None and kind is not None), default=None
     )
-    digest = {"first_hour": first_hour, "totals": totals, "hourly": hourly}
-    failure_cache().set(key, (want, digest), BLOCK_TTL)
-    return digest
+    kept = {
+        "first_hour": first_hour,
+        "totals": [[*k, n] for k, n in totals.items()],
+        "hourly": [[*k, n] for k, n in hourly.items()],
+    }
+    try:
+        FailureBlock.objects.filter(
+            store_key=store_key(), size=BLOCK, block=start, upto=want
+        ).update(digest=kept)
+    except DatabaseError as exc:
+        log.warning("failure counts not kept: %s", exc)
+    return {"first_hour": first_hour, "totals": totals, "hourly": hourly}
 
 
 def _add_groups(groups: dict, totals: Counter, hourly: Counter, wanted=None) -> None:
@@ -143,13 +180,6 @@ def _add_groups(groups: dict, totals: Counter, hourly: Counter, wanted=None) -> 
         totals[(source, model, tool, kind)] += count
         if kind != "tool_ok":
             hourly[(hour, kind)] += count
-
-
-def failure_cache():
-    try:
-        return caches["failures"]
-    except InvalidCacheBackendError:
-        return cache
 
 
 def _first_id_at(since: float, top: int, budget: float) -> int:
@@ -177,10 +207,12 @@ class Filters:
     kind: str = ""
     start: dt.date | None = None
     end: dt.date | None = None
+    # The profiles chosen (``?profile=``), kept in the page's links.
+    profile: tuple[str, ...] = ()
 
     @property
     def counted(self) -> Filters:
-        return replace(self, kind="", start=None, end=None)
+        return replace(self, kind="", start=None, end=None, profile=())
 
 
 @dataclass
@@ -241,7 +273,6 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
     now = time.time() if now is None else now
     since = now - f.days * 86_400
     shape = store.shape()
-    identity = store.file_identity()
     top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
     first = _first_id_at(since, top, budget)
     since_hour = int(since // 3600)
@@ -255,14 +286,14 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
 
     while start < top:
         if not filtered:
-            digest = _digest(start, top, identity, shape, budget)
+            digest = _digest(start, top, shape, budget)
             if digest["first_hour"] is not None and digest["first_hour"] >= since_hour:
                 # The whole block is in the window: its sums, not its groups.
                 totals.update(digest["totals"])
                 hourly.update(digest["hourly"])
                 start += BLOCK
                 continue
-        _add_groups(_block(start, top, identity, shape, budget), totals, hourly, wanted)
+        _add_groups(_block(start, top, shape, budget), totals, hourly, wanted)
         start += BLOCK
     kinds: Counter = Counter()
     calls = 0
@@ -296,9 +327,9 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
         tool_calls=calls,
         sessions=sessions,
         failed_sessions=failed_sessions,
-        by_tool=_ranked(groups["tool"]),
-        by_model=_ranked(groups["model"]),
-        by_source=_ranked(groups["source"]),
+        by_tool=ranked(groups["tool"]),
+        by_model=ranked(groups["model"]),
+        by_source=ranked(groups["source"]),
         by_day=sorted(daily.items()),
         recorded={
             "finish_reason": shape.has_column("messages", "finish_reason"),
@@ -345,7 +376,7 @@ def _group(groups: dict[str, Group], value: str) -> Group:
     return groups.setdefault(key, Group(key))
 
 
-def _ranked(groups: dict[str, Group]) -> list[Group]:
+def ranked(groups: dict[str, Group]) -> list[Group]:
     return sorted(
         (g for g in groups.values() if g.failures or g.tool_calls),
         key=lambda g: (-g.failures, g.key),
@@ -384,8 +415,11 @@ def _listed(f: Filters, key: tuple, low: float, high: float) -> bool:
     )
 
 
-def failing_messages(f: Filters, *, budget: float, now: float | None = None, limit=None):
-    """The failing messages of the window and filters, newest first, one list per block.
+def failing_messages(
+    f: Filters, *, budget: float, now: float | None = None, limit=None, below: int | None = None
+):
+    """The failing messages of the window and filters, newest first (by id), one list per
+    block; ``below``: only ids below it (where a page of the list ended).
 
     They are the ids the blocks keep behind each count (the same groups, so the list and
     the counts agree); only their metadata is read here, by primary key (never content)."""
@@ -393,17 +427,19 @@ def failing_messages(f: Filters, *, budget: float, now: float | None = None, lim
         return
     now = time.time() if now is None else now
     low, _since, high = _list_bounds(f, now)
-    shape, identity = store.shape(), store.file_identity()
+    shape = store.shape()
     top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
+    cap = top if below is None else min(top, below - 1)
     floor = (max(_first_id_at(low, top, budget) - 1, 0) // BLOCK) * BLOCK
     title = _col(shape, "sessions", "s", "title")
-    start = ((top - 1) // BLOCK) * BLOCK
-    while top and start >= floor and (limit is None or limit > 0):
+    start = ((cap - 1) // BLOCK) * BLOCK
+    while cap > 0 and start >= floor and (limit is None or limit > 0):
         groups = {
             i: key
-            for key, (_count, ids) in _block(start, top, identity, shape, budget).items()
+            for key, (_count, ids) in _block(start, top, shape, budget).items()
             if _listed(f, key, low, high)
             for i in ids
+            if i <= cap
         }
         ids = sorted(groups, reverse=True)[:limit]
         for part in range(0, len(ids), 500):
@@ -426,10 +462,15 @@ def failing_messages(f: Filters, *, budget: float, now: float | None = None, lim
 
 
 def failed_sessions(
-    f: Filters, *, budget: float, now: float | None = None, limit: int | None = None
+    f: Filters,
+    *,
+    budget: float,
+    now: float | None = None,
+    limit: int | None = None,
+    after: list | None = None,
 ) -> list[dict]:
     """The sessions of the window and filters that ended with a failure, newest first (the
-    first ``limit`` of them)."""
+    first ``limit`` of them; ``after``: those after ``[started_at, id]`` in that order)."""
     shape = store.shape()
     if (
         not shape.has_column("sessions", "end_reason")
@@ -439,12 +480,16 @@ def failed_sessions(
         return []
     _low, since, high = _list_bounds(f, time.time() if now is None else now)
     marks = ", ".join(["%s"] * len(END_FAILURES))
+    past = ""
+    if after is not None:
+        past = " AND (s.started_at < %s OR (s.started_at = %s AND s.id < %s))"
+        after = [after[0], after[0], after[1]]
     rows = store.rows(
         f"SELECT s.id, s.source, {_col(shape, 'sessions', 's', 'model')}, "
         f"{_col(shape, 'sessions', 's', 'title')}, s.end_reason, s.started_at FROM sessions s "
-        f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}) "
+        f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}){past} "
         "ORDER BY s.started_at DESC, s.id DESC",
-        [since, high, *END_FAILURES],
+        [since, high, *END_FAILURES, *(after or [])],
         budget,
     )
     models: dict = {}
@@ -485,13 +530,6 @@ def newest(f: Filters, *, budget: float, limit: int) -> tuple[list[dict], list[d
         r for chunk in failing_messages(f, budget=budget, now=now, limit=limit) for r in chunk
     ]
     return messages, failed_sessions(f, budget=budget, now=now, limit=limit)
-
-
-def listing_for(f: Filters, *, budget: float) -> tuple[list[dict], list[dict]]:
-    """The page's newest failing messages and failed sessions, reused like the report."""
-    return store.while_unchanged(
-        "failures-list", f, lambda: newest(f, budget=budget, limit=LIST_LIMIT), PAGE_TTL
-    )
 
 
 def warm(*, budget: float) -> None:

@@ -10,9 +10,11 @@ figure has the definition of the page it links to:
   that is larger (what the models table adds up);
 * failures are the failures page's (:mod:`live_app.failures`), per local day.
 
-The period table and the costliest sessions come from one statement over the last two weeks
-of sessions and the failures page's cached counts; ``failures_warm`` computes them ahead on its
-timer (see :func:`figures`).  What runs now and the latest failures are read for each view
+The period table adds up the days of insights' own report of the last two weeks (cached, and
+kept as insights keeps its reports: :mod:`insights_app.reports`) and the failures page's counts
+(rows of the app database); the costliest sessions are one short statement over the week's
+sessions.  ``failures_warm`` computes them ahead on its timer (see :func:`figures`); over
+several profiles each profile's figures are computed so and summed (:func:`combine`).  What runs now and the latest failures are read for each view
 (a few indexed look-ups), the latter kept for a minute while the file is unchanged.
 """
 
@@ -30,6 +32,7 @@ from django.utils import timezone
 from django.utils.http import urlencode
 
 from hermes_explorer import store
+from insights_app import reports
 from insights_app.drilldown import Drill
 from insights_app.figures.per_session import per_session_cte
 from insights_app.localtime import offset_segments
@@ -109,34 +112,69 @@ def latest_failures(*, budget: float) -> list[dict]:
     return store.while_unchanged("home-failures", week, merged, failures.PAGE_TTL)
 
 
+def combine(parts: list[tuple]) -> dict:
+    """The figures of several profiles ``[(store, figures)]``: every cell the sum of the
+    profiles' (the change recomputed), the costliest sessions of them all (each naming its
+    profile); a field counts as recorded when every profile records it."""
+    for one, value in parts:
+        for s in value["costliest"]:
+            s["store"] = one
+    if len(parts) == 1:
+        return parts[0][1]
+    values = [value for _store, value in parts]
+    first = values[0]
+    table = []
+    for i, row in enumerate(first["table"]):
+        cells = []
+        for j, cell in enumerate(row["cells"]):
+            total = sum(v["table"][i]["cells"][j]["value"] for v in values)
+            cells.append({"period": cell["period"], "value": total, "href": cell["href"]})
+        _changes(cells)
+        table.append({"metric": row["metric"], "cells": cells})
+    costliest = sorted(
+        (s for v in values for s in v["costliest"]), key=lambda s: (-s["cost"], -s["started_at"])
+    )
+    return {
+        **first,
+        "table": table,
+        "costliest": costliest[:COSTLIEST],
+        "generated_at": min(v["generated_at"] for v in values),
+        "recorded": {k: all(v["recorded"][k] for v in values) for k in first["recorded"]},
+        "has_cost": all(v["has_cost"] for v in values),
+        "has_tool_calls": all(v["has_tool_calls"] for v in values),
+    }
+
+
+def _changes(cells: list[dict]) -> None:
+    """Today against yesterday, this week against last: the change in per cent."""
+    for current, before in ((cells[0], cells[1]), (cells[2], cells[3])):
+        if before["value"]:
+            current["change"] = round(100 * (current["value"] - before["value"]) / before["value"])
+
+
 def _figures(today: dt.date, now: float, budget: float) -> dict:
     spans = periods(today)
-    first = spans[-1].first
-    scope, lo, hi = window_span(scope_of(Window(from_epoch=day_start_epoch(first)), now))
+    window = Window(days=None, from_epoch=day_start_epoch(spans[-1].first))
+    # The per-day sums are insights' own report of the two weeks (cached and kept as
+    # insights keeps its reports); the costliest sessions one short statement over the week.
+    insights = reports.report_for(window)
+    by_day = {
+        d.day: {metric: getattr(d, metric) for metric in METRICS if metric != "failures"}
+        for d in insights.days_by_start
+    }
+    scope, lo, hi = window_span(scope_of(Window(from_epoch=day_start_epoch(spans[2].first)), now))
     per = per_session_cte(scope, offset_segments(timezone.get_current_timezone(), lo, hi))
-    # One pass over ``per`` (materialized once): the sums per local start day, then the
-    # week's costliest sessions.  A session's cost as insights adds it up: its usage rows plus
-    # what its own estimate holds beyond them.
-    rows = store.rows(
-        f"WITH {per} SELECT 0, lt / 86400, COUNT(*), SUM(messages), SUM(tool_calls), "
-        "SUM(MAX(s_cost, u_cost)), NULL, NULL FROM per WHERE lt IS NOT NULL GROUP BY 2 "
-        "UNION ALL SELECT * FROM (SELECT 1, id, started_at, NULL, NULL, "
-        "MAX(s_cost, u_cost) AS cost, source, model FROM per WHERE started_at >= %s AND cost > 0 "
-        "ORDER BY cost DESC, started_at DESC LIMIT %s)",
-        [*scope.params, day_start_epoch(spans[2].first), COSTLIEST],
+    top = store.rows(
+        f"WITH {per} SELECT id, started_at, MAX(s_cost, u_cost) AS cost, source, model "
+        "FROM per WHERE cost > 0 ORDER BY cost DESC, started_at DESC LIMIT %s",
+        [*scope.params, COSTLIEST],
         budget,
     )
-    by_day = {
-        EPOCH_DAY + dt.timedelta(days=r[1]): dict(zip(METRICS, r[2:6], strict=False))
-        for r in rows
-        if r[0] == 0
-    }
-    top = sorted((r for r in rows if r[0] == 1), key=lambda r: (-r[5], -(r[2] or 0)))
     titles = dict(
         store.rows(
             f"SELECT id, substr(title, 1, 200) FROM sessions WHERE id IN "
             f"({', '.join(['%s'] * len(top))})",
-            [r[1] for r in top],
+            [r[0] for r in top],
             budget,
         )
         if top and scope.shape.has_column("sessions", "title")
@@ -151,7 +189,7 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
             "started_at": started,
             "cost": cost,
         }
-        for _part, sid, started, _m, _t, cost, source, model in top
+        for sid, started, cost, source, model in top
     ]
     report = failures.report_for(failures.Filters(days=14), budget=budget)
     for day, kinds in report.by_day:
@@ -165,12 +203,7 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
             ]
             value = sum(by_day.get(day, {}).get(metric) or 0 for day in days)
             cells.append({"period": span, "value": value, "href": _link(metric, span, now)})
-        # Today against yesterday, this week against last: the change in per cent.
-        for current, before in ((cells[0], cells[1]), (cells[2], cells[3])):
-            if before["value"]:
-                current["change"] = round(
-                    100 * (current["value"] - before["value"]) / before["value"]
-                )
+        _changes(cells)
         table.append({"metric": metric, "cells": cells})
     return {
         "periods": spans,

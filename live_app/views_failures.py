@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+from dataclasses import replace
 
 from django.conf import settings
 from django.http import JsonResponse
@@ -20,22 +21,17 @@ from django.utils.translation import gettext, pgettext
 from django.views.decorators.http import require_GET
 
 from hermes_explorer import store
+from hermes_explorer import stores as registry
 from insights_app import charts
-from sessions_app.exports import stream_export
+from sessions_app.exports import export_filename, requested_format, stream_export
 from sessions_app.formatting import date_text
 from sessions_app.links import TranscriptLinks
+from sessions_app.merged_list import chosen_stores, requested_profiles
 from sessions_app.timefmt import iso, local_date
 
-from .failures import (
-    KIND_LABELS,
-    LIST_LIMIT,
-    MAX_DAYS,
-    Filters,
-    failed_sessions,
-    failing_messages,
-    listing_for,
-    report_for,
-)
+from . import across
+from .failures import KIND_LABELS, LIST_LIMIT, Filters
+from .forms import FailuresForm
 
 CSV_COLUMNS = ["group", "key", "failures", "tool_calls", "tool_errors_per_100_calls", "sessions"]
 CSV_COLUMNS += sorted(KIND_LABELS)
@@ -53,33 +49,11 @@ ROW_COLUMNS = [
 ]
 
 
-def _filters(request) -> Filters:
-    try:
-        days = int(request.GET.get("days") or 30)
-    except (TypeError, ValueError):
-        days = 30
-    clean = {k: (request.GET.get(k) or "").strip()[:200] for k in ("source", "model", "tool")}
-    kind = request.GET.get("kind") or ""
-    return Filters(
-        days=max(1, min(days, MAX_DAYS)),
-        kind=kind if kind in KIND_LABELS else "",
-        start=_day(request.GET.get("start")),
-        end=_day(request.GET.get("end")),
-        **clean,
-    )
-
-
-def _day(value) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat((value or "").strip()[:10])
-    except ValueError:
-        return None
-
-
 def _link(f: Filters, **changes) -> str:
     """``/failures/`` with these filters: where a count leads (the rows behind it)."""
     params = {**dataclasses.asdict(f), **changes}
-    return _base(get_script_prefix()) + "?" + urlencode({k: v for k, v in params.items() if v})
+    query = urlencode({k: v for k, v in params.items() if v}, doseq=True)
+    return _base(get_script_prefix()) + "?" + query
 
 
 @functools.lru_cache(maxsize=64)
@@ -122,35 +96,53 @@ def _group_rows(report):
 
 @require_GET
 def index(request):
-    f = _filters(request)
-    with_budget = settings.HERMES_INSIGHTS_TIMEOUT
-    report = report_for(f, budget=with_budget)
-    fmt = request.GET.get("_export", "")
+    notes: list[str] = []
+    parts = chosen_stores(request, notes) or [None]
+    form = FailuresForm(request.GET)
+    valid = form.is_valid()
+    f = replace(form.filters(), profile=tuple(requested_profiles(request)))
+    fmt = requested_format(request)
+    if fmt and not valid:
+        return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
+    budget = settings.HERMES_INSIGHTS_TIMEOUT
+    report = across.report(parts, f.counted, budget=budget, notes=notes)
+    if report is None:
+        context = {"form": form, "notes": notes, "filters": f}
+        return render(request, "live_app/failure_list.html", context)
+    multi = parts != [None]
     if fmt and request.GET.get("rows"):
         return stream_export(
             fmt=fmt,
-            columns=ROW_COLUMNS,
-            chunks=_export_chunks(f, with_budget),
-            filename=f"failures-{f.days}d-rows.{fmt}",
+            columns=(["profile"] if registry.multi() else []) + ROW_COLUMNS,
+            chunks=_export_chunks(parts, f, budget),
+            filename=export_filename("failures", [f"{f.days}d", "rows"], fmt),
         )
-    listing = listing_for(f, budget=with_budget)
+    failing, more_failing = across.page(
+        parts, "messages", f, form.position("mpos"), LIST_LIMIT, budget=budget, notes=notes
+    )
+    failed, more_failed = across.page(
+        parts, "sessions", f, form.position("spos"), LIST_LIMIT, budget=budget, notes=notes
+    )
     if fmt == "json":
-        return JsonResponse(_as_json(report, listing))
-    if fmt == "csv":
+        return JsonResponse(_as_json(report, (failing, failed)))
+    if fmt:
         return stream_export(
-            fmt="csv",
+            fmt=fmt,
             columns=CSV_COLUMNS,
             chunks=[[_csv_row(name, g) for name, g in _group_rows(report)]],
-            filename=f"failures-{f.days}d.csv",
+            filename=export_filename("failures", [f"{f.days}d"], fmt),
         )
     for name, g in _group_rows(report):
         value = "" if g.key == "(unnamed)" else g.key
         g.href = _link(f, **{name: value})
         g.kind_hrefs = {k: _link(f, **{name: value, "kind": k}) for k in g.by_kind}
+    here = {k: v for k, v in request.GET.lists() if k not in ("mpos", "spos")}
     return render(
         request,
         "live_app/failure_list.html",
         {
+            "form": form,
+            "notes": notes,
             "report": report,
             "filters": f,
             "chart": _chart(report),
@@ -159,16 +151,29 @@ def index(request):
                 (k, label, report.kinds.get(k, 0), _link(f, kind=k))
                 for k, label in KIND_LABELS.items()
             ],
-            "failing": _linked(listing[0]),
-            "failed_sessions": _linked(listing[1]),
+            "failing": _linked(failing),
+            "failed_sessions": _linked(failed),
+            "older_failing": _older(here, "mpos", more_failing, request.GET.get("spos")),
+            "older_failed": _older(here, "spos", more_failed, request.GET.get("mpos")),
+            "paged": bool(request.GET.get("mpos") or request.GET.get("spos")),
+            "first_page": "?" + urlencode(here, doseq=True),
+            "multi": multi,
             "list_limit": LIST_LIMIT,
             "narrowed": bool(f.kind or f.start or f.end),
             "kind_label": KIND_LABELS.get(f.kind, ""),
-            "unnarrowed_link": _link(f.counted),
-            "clear_link": _link(Filters(days=f.days)),
+            "unnarrowed_link": _link(f.counted, profile=f.profile),
+            "clear_link": _link(Filters(days=f.days, profile=f.profile)),
             "shape": store.shape(),
         },
     )
+
+
+def _older(here: dict, name: str, token: str | None, other: str | None) -> str | None:
+    """The link to a list's next (older) page; the other list stays where it is."""
+    if token is None:
+        return None
+    kept = {"mpos" if name == "spos" else "spos": other} if other else {}
+    return "?" + urlencode({**here, **kept, name: token}, doseq=True)
 
 
 def _linked(rows: list[dict]) -> list[dict]:
@@ -177,9 +182,9 @@ def _linked(rows: list[dict]) -> list[dict]:
     return [
         {
             **row,
-            "href": links.session(row["session_id"]),
+            "href": links.session(row["session_id"], row.get("store")),
             "message_href": row["message_id"] is not None
-            and links.message(row["session_id"], row["message_id"]),
+            and links.message(row["session_id"], row["message_id"], row.get("store")),
         }
         for row in rows
     ]
@@ -193,17 +198,16 @@ def _day_row(f: Filters, day: str, counts) -> tuple:
     return day, link, cells
 
 
-def _export_chunks(f: Filters, budget: float):
-    """Every failure of the window and filters, a block at a time, then the failed sessions."""
-    for chunk in failing_messages(f, budget=budget):
-        yield [_export_row(row) for row in chunk]
-    sessions = failed_sessions(f, budget=budget)
-    if sessions:
-        yield [_export_row(row) for row in sessions]
+def _export_chunks(parts, f: Filters, budget: float):
+    """Every failure of the window and filters in every profile of ``parts``."""
+    for chunk in across.every_row(parts, f, budget=budget):
+        if chunk:
+            yield [_export_row(row) for row in chunk]
 
 
 def _export_row(row: dict) -> dict:
-    return {**{k: row[k] for k in ROW_COLUMNS if k != "when"}, "when": iso(row["timestamp"])}
+    out = {k: row[k] for k in ROW_COLUMNS if k != "when"}
+    return {"profile": row.get("profile", ""), **out, "when": iso(row["timestamp"])}
 
 
 def _csv_row(name, g) -> dict:

@@ -8,14 +8,16 @@ import time
 
 from django.conf import settings
 from django.shortcuts import render
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_see_content
 from hermes_explorer import store
 from sessions_app import selectors
+from sessions_app.merged_list import chosen_stores, requested_profiles
 from sessions_app.tables import SessionTable
 
-from . import home
+from . import across, home
 from .activity import DEFAULT_MINUTES, live_sessions
 
 RUNNING_SHOWN = 5
@@ -33,7 +35,20 @@ def overview(request):
         exclude=("tokens", "cost", "duration"),
     )
     budget = settings.HERMES_INSIGHTS_TIMEOUT
-    figures = home.figures(budget=budget)
+    notes: list[str] = []
+    parts = chosen_stores(request, notes) or [None]
+    found = across.each(parts, lambda _store: home.figures(budget=budget), notes)
+    figures = home.combine(found)
+    chosen = urlencode([("profile", name) for name in requested_profiles(request)])
+    for cell in (c for row in figures["table"] for c in row["cells"]) if chosen else ():
+        # The page behind a figure covers the profiles this one does.
+        cell["href"] += ("&" if "?" in cell["href"] else "?") + chosen
+    failures = across.each(parts, lambda _store: home.latest_failures(budget=budget), notes)
+    latest_failures = sorted(
+        ({**row, "store": store} for store, rows in failures for row in rows),
+        key=lambda r: r["timestamp"] or 0,
+        reverse=True,
+    )[: home.LATEST]
     running = live_sessions(minutes=DEFAULT_MINUTES, with_content=False)
     return render(
         request,
@@ -41,7 +56,8 @@ def overview(request):
         {
             "figures": figures,
             "stale": time.time() - figures["generated_at"] > home.TTL,
-            "latest_failures": home.latest_failures(budget=budget),
+            "latest_failures": latest_failures,
+            "notes": notes,
             "running": running[:RUNNING_SHOWN],
             "running_count": len(running),
             "live_minutes": DEFAULT_MINUTES,

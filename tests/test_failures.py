@@ -386,11 +386,28 @@ def test_no_content_even_for_staff(current_failures, staff_client):
         "kind=%3Cb%3E",
         "start=2026-99-99&end=x",
         "start=0001-01-01&end=9999-12-31",
-        "_export=csv&rows=1&start=nope",
+        "mpos=garbage&spos=W10",
     ],
 )
 def test_bad_input_never_errors(current_failures, staff_client, query):
     assert staff_client.get("/failures/?" + query).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["days=abc", "days=0", "kind=%3Cb%3E", "start=nope", "mpos=damaged", "tool=" + "x" * 300],
+)
+def test_bad_input_is_a_form_error(current_failures, staff_client, query):
+    """The page names the field and shows the window of the valid fields; an export of bad
+    input is a JSON 400 naming the field."""
+    field = query.split("=")[0]
+    response = staff_client.get("/failures/?" + query)
+    assert response.status_code == 200
+    assert field in response.context["form"].errors
+    assert 'class="form-errors"' in response.content.decode()
+    assert response.context["report"].kinds["tool_error"] == 5  # the default window's
+    export = staff_client.get("/failures/?_export=csv&rows=1&" + query)
+    assert export.status_code == 400 and field in export.json()["errors"]
 
 
 def test_repeat_view_is_cached(current_failures, staff_client):
@@ -445,3 +462,38 @@ def test_titles_are_redacted_in_the_list_and_the_export(current_failures, staff_
     assert "key [redacted" in body and secret not in body
     home = staff_client.get("/").content.decode()
     assert secret not in home
+
+
+def test_counts_are_rows_failures_warm_fills_and_the_page_reads(current_failures, staff_client):
+    """``failures_warm`` keeps each block's counts as rows of the app database; after a
+    restart (every cache empty) the page reads them instead of scanning the messages, and
+    reads only the messages appended since (none of them missed)."""
+    import sqlite3
+
+    from django.core.management import call_command
+    from django.test.utils import CaptureQueriesContext
+
+    from live_app.models import FailureBlock
+
+    call_command("failures_warm", stdout=io.StringIO())
+    assert FailureBlock.objects.filter(upto__gt=0).exists()
+    for alias in ("default", "failures", "reports"):
+        caches[alias].clear()
+    with CaptureQueriesContext(connections["hermes"]) as queries:
+        report = staff_client.get("/failures/?days=30").context["report"]
+    assert report.kinds["tool_error"] == 5
+    assert not any("group_concat" in q["sql"] for q in queries)
+    conn = sqlite3.connect(current_failures["path"])
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) "
+        "VALUES ('s-d', 'tool', 'Error: late', ?)",
+        [time.time() - 60],
+    )
+    conn.commit()
+    conn.close()
+    cache.clear()
+    with CaptureQueriesContext(connections["hermes"]) as queries:
+        report = staff_client.get("/failures/?days=30").context["report"]
+    assert report.kinds["tool_error"] == 6
+    scans = [q["sql"] for q in queries if "group_concat" in q["sql"]]
+    assert len(scans) == 1

@@ -264,3 +264,21 @@ def test_failures_warm_computes_the_figures_ahead(current_home, staff_client):
     assert response.status_code == 200
     assert not any("per AS MATERIALIZED" in q["sql"] for q in queries)
     assert _figures(response)[("sessions", "today")] >= 1
+
+
+def test_the_period_table_is_read_from_insights_report(current_home, staff_client):
+    """The period table adds up the days of insights' own report of the two weeks: with that
+    report computed (as insights keeps it), the home page sums no sessions per day itself, and
+    its figures are that report's days."""
+    from insights_app import reports
+    from insights_app.window import Window
+
+    spans = periods(local_date(time.time()))
+    report = reports.report_for(Window(days=None, from_epoch=day_start_epoch(spans[-1].first)))
+    with CaptureQueriesContext(connections["hermes"]) as queries:
+        response = staff_client.get("/")
+    assert not any("lt / 86400" in q["sql"] for q in queries)
+    week = [d for d in report.days_by_start if d.day >= spans[2].first]
+    figures = _figures(response)
+    assert figures[("sessions", "week")] == sum(d.sessions for d in week)
+    assert figures[("tool_calls", "week")] == sum(d.tool_calls for d in week)

@@ -29,6 +29,7 @@ class DayRow:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost: float = 0.0
+    tool_calls: int = 0  # the sessions' tool-call counters (the home page's figure)
 
     @property
     def total_tokens(self) -> int:
@@ -53,6 +54,7 @@ COLUMNS = (
     ("cache_read_tokens", "SUM(MAX(s_cr, u_cr))"),
     ("cache_write_tokens", "SUM(MAX(s_cw, u_cw))"),
     ("cost", "SUM(MAX(s_cost, u_cost))"),
+    ("tool_calls", "SUM(tool_calls)"),
 )
 
 
@@ -70,6 +72,7 @@ def decode(scope: Scope, rows: list[Row]) -> list[DayRow]:
             as_int(v["messages"]),
             *(as_int(v[k]) for k in TOKEN_KEYS),
             as_float(v["cost"]),
+            as_int(v["tool_calls"]),
         )
         for key, v in rows
     ]
