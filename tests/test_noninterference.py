@@ -175,11 +175,12 @@ def probe_urls(twins) -> list[str]:
     return urls
 
 
-def session_page_urls(twins) -> list[str]:
-    """The session page with its toggles, its timeline and transcript exports, a message."""
-    sid, mid = twins.session_ids[0], twins.message_ids[1]
+def session_page_urls(twins, numbers=(0, 5)) -> list[str]:
+    """The session page with its toggles, its timeline and transcript exports, a message
+    (sessions 0 and 5 call a tool named by a secret; 3 is in a compression chain)."""
+    sid, mid = twins.session_ids[numbers[0]], twins.message_ids[4 * numbers[0] + 1]
     urls = [f"/review/sessions/{sid}/"]
-    for session in (sid, twins.session_ids[3], twins.session_ids[5]):
+    for session in (twins.session_ids[n] for n in numbers):
         base = f"/sessions/{session}/"
         urls += [base, base + "timeline/", base + "export.md", base + "export.json"]
         urls += [base + "export.md?chain=1", base + "export.json?chain=1"]
@@ -273,7 +274,8 @@ def cases(*default):
     cases(*[(lay, role, "en") for lay in LAYOUTS for role in ROLES], ("legacy", "analyst", "fr")),
 )
 def test_every_page_answers_the_same_from_both_twins(twins, layout, role, language):
-    check(client_for(role), twins[layout], page_urls(twins[layout]), language)
+    urls = page_urls(twins[layout]) + session_page_urls(twins[layout], (3,))
+    check(client_for(role), twins[layout], urls, language)
 
 
 @pytest.mark.xfail(strict=False, reason="session page: tool names in the transcript shown raw")
