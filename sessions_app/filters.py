@@ -13,10 +13,11 @@ from django.db.models import Exists, OuterRef, Q
 from django.db.models.expressions import RawSQL
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
+from django_filters.constants import EMPTY_VALUES
 
 from .facets import distinct_values, source_counts
 from .model_usage import used_model_sql
-from .models import Message, Session
+from .models import Message, MetadataText, Session
 from .skill_calls import SKILL_CALLS_SQL
 from .sqlfunctions import NoIndex, Redacted
 from .templatetags.explorer import role_label
@@ -116,10 +117,25 @@ def at_least(field_name: str, label: str, lookup_expr: str = "gte") -> django_fi
     )
 
 
+class SeenCharFilter(django_filters.CharFilter):
+    """A text filter that, on free text shown redacted (a :class:`MetadataText` column), also
+    compares the redacted value, so that a guess at a key pasted into a title, a user name or
+    a branch matches nothing (no oracle).  The plain test comes first: only the rows it keeps
+    are redacted."""
+
+    def filter(self, qs, value):
+        qs = super().filter(qs, value)
+        field = qs.model._meta.get_field(self.field_name)
+        if value in EMPTY_VALUES or not isinstance(field, MetadataText):
+            return qs
+        seen = f"_{self.field_name}_seen"
+        return qs.alias(**{seen: Redacted(self.field_name)}).filter(
+            **{f"{seen}__{self.lookup_expr}": value}
+        )
+
+
 def text_filter(field_name: str, label: str, lookup_expr: str = "exact", **extra):
-    return django_filters.CharFilter(
-        field_name=field_name, lookup_expr=lookup_expr, label=label, **extra
-    )
+    return SeenCharFilter(field_name=field_name, lookup_expr=lookup_expr, label=label, **extra)
 
 
 def model_named(value: str) -> Q:
@@ -143,8 +159,8 @@ class SessionFilter(SchemaAwareFilterSet):
     used_model = django_filters.CharFilter(
         method="filter_used_model", label=_("Used model"), widget=forms.HiddenInput
     )
-    title = django_filters.CharFilter(method="filter_title", label=_("Title"))
-    user_id = django_filters.CharFilter(method="filter_user_id", label=_("User id"))
+    title = text_filter("title", _("Title"), "icontains")
+    user_id = text_filter("user_id", _("User id"))
     end_reason = text_filter("end_reason", _("End reason"))
     cost_status = django_filters.ChoiceFilter(
         choices=COST_STATUSES,
@@ -244,23 +260,6 @@ class SessionFilter(SchemaAwareFilterSet):
                     _source_unindexed__in=values
                 )
         return queryset.filter(source__in=values)
-
-    # Free text shown redacted: the filters also compare the redacted value, so that a guess
-    # at a key pasted into a title or a user name matches nothing (no oracle).  The plain test
-    # comes first: only the rows it keeps are redacted.
-    def filter_title(self, queryset, name, value):
-        return (
-            queryset.filter(title__icontains=value)
-            .alias(_title_seen=Redacted("title"))
-            .filter(_title_seen__icontains=value)
-        )
-
-    def filter_user_id(self, queryset, name, value):
-        return (
-            queryset.filter(user_id=value)
-            .alias(_user_seen=Redacted("user_id"))
-            .filter(_user_seen=value)
-        )
 
     def filter_model(self, queryset, name, value):
         value = value.strip()

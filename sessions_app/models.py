@@ -49,7 +49,7 @@ def _redacted_metadata(value: str) -> str:
 class MetadataText(models.TextField):
     """Free text written into a metadata column (a title, a user or display name, a model
     route): shown to every role, so redacted as soon as it is read through the ORM.  Filters
-    compare the stored value (``SessionFilter.filter_title``)."""
+    compare the stored and the redacted value (``filters.SeenCharFilter``)."""
 
     def from_db_value(self, value, expression, connection):
         if value.__class__ is str and value and redaction_enabled():
@@ -84,7 +84,7 @@ class Session(HermesModel):
     pricing_version = models.TextField(null=True)
     # A plain column, not a ForeignKey: a pruned parent must read as an id, not raise.
     parent_session_id = models.TextField(null=True)
-    end_reason = models.TextField(null=True)
+    end_reason = MetadataText(null=True)
     model_config = models.TextField(null=True)
     system_prompt = models.TextField(null=True)
     # Current shape.

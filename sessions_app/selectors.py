@@ -283,8 +283,9 @@ LINEAGE_FIELDS = ("id", "parent", "depth", "title", "source", "started_at", "end
 
 def _lineage_row(row) -> dict:
     found = dict(zip(LINEAGE_FIELDS, row, strict=True))
-    if found["title"]:
-        found["title"] = redact(found["title"])
+    # Read by plain SQL, so redacted here as the ORM redacts MetadataText.
+    for name in ("title", "end_reason"):
+        found[name] = redact(found[name])
     return found
 
 
