@@ -245,7 +245,7 @@ class PersonSessionFilter(SessionFilter):
     def filter_user_id(self, queryset, name, value):
         ids = person_ids(value)
         if ids is None:
-            return super().filter_user_id(queryset, name, value)
+            return SessionFilter.base_filters["user_id"].filter(queryset, value)
         wanted = Q(pk__in=[])
         for source, uid in ids:
             wanted |= Q(source=source, _user_seen=uid)

@@ -66,6 +66,7 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
             )
             % {"table": table}
         )
+    info = policy.keyed_for(info, request.user)
     context = {
         "legacy_table": table,
         "budget": tables.page_budget(),

@@ -42,7 +42,6 @@ NOW = float(int(time.time()) // 3600 * 3600)  # the twins' sessions are in the d
 EXAMPLES = int(os.environ.get("HERMES_TWIN_EXAMPLES", "500"))
 LONG = EXAMPLES >= 5000  # the long mode also crawls with every probe
 PROBES = 40 if LONG else 4
-SEARCH_XFAIL = pytest.mark.xfail(strict=False, reason="search: decided on raw text")
 
 _CSRF = re.compile(rb'(name="csrfmiddlewaretoken" value=")[^"]*(")')
 
@@ -211,11 +210,6 @@ def more_page_urls(twins) -> list[str]:
 
 
 TABLES = ("sessions", "messages", "session_model_usage")
-# Its primary key holds metadata text (model, billing, task): row keys and ``_next`` raw.
-KEYED_BY_TEXT = "session_model_usage"
-KEYS_XFAIL = pytest.mark.xfail(
-    strict=False, reason="old API: session_model_usage row keys and _next hold its raw task"
-)
 OPERATORS = (
     "exact not contains endswith startswith gt gte lt lte like notlike glob in notin "
     "isnull notnull isblank notblank arraycontains arraynotcontains date"
@@ -278,7 +272,6 @@ def test_every_page_answers_the_same_from_both_twins(twins, layout, role, langua
     check(client_for(role), twins[layout], urls, language)
 
 
-@pytest.mark.xfail(strict=False, reason="session page: tool names in the transcript shown raw")
 @pytest.mark.parametrize(
     "layout, role, language",
     cases(*[(lay, role, "en") for lay in LAYOUTS for role in ROLES]),
@@ -300,15 +293,8 @@ def test_list_filters_answer_the_same_from_both_twins(twins, layout, role, langu
     cases(("current", "analyst", "en"), ("current", "viewer", "en"), ("legacy", "analyst", "fr")),
 )
 def test_the_old_api_answers_the_same_from_both_twins(twins, layout, role, language):
-    urls = [u for u in api_urls(twins[layout]) if KEYED_BY_TEXT not in u]
-    check(client_for(role), twins[layout], urls, language)
-
-
-@KEYS_XFAIL
-@pytest.mark.parametrize("layout, role, language", cases(("current", "analyst", "en")))
-def test_the_old_api_pages_a_table_keyed_by_text_alike(twins, layout, role, language):
-    urls = [u for u in api_urls(twins[layout]) if KEYED_BY_TEXT in u]
-    check(client_for(role), twins[layout], urls, language)
+    # session_model_usage's key holds text shown redacted: it is paged by rowid for them.
+    check(client_for(role), twins[layout], api_urls(twins[layout]), language)
 
 
 # --- Full-text search (decided by the search engine) ----------------------------------------
@@ -327,7 +313,6 @@ def search_urls(twins) -> list[str]:
     return urls
 
 
-@SEARCH_XFAIL
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("role", ROLES)
 def test_full_text_search_answers_the_same_from_both_twins(twins, layout, role):
@@ -398,7 +383,7 @@ def list_url(twins):
     )
     api = st.builds(
         lambda t, op, v, sort: f"/state/{t[0]}.json?{t[1]}__{op}={quote(v)}&{sort}={t[1]}",
-        st.sampled_from([(t, c) for t in TABLES if t != KEYED_BY_TEXT for c in TEXT_COLUMNS[t]]),
+        st.sampled_from([(t, c) for t in TABLES for c in TEXT_COLUMNS[t]]),
         st.sampled_from(
             [
                 "exact",
@@ -443,7 +428,6 @@ def _generated(twins, strategy, language="en"):
 CLIENT: list = []
 
 
-@SEARCH_XFAIL
 def test_generated_searches_answer_the_same_from_both_twins(twins):
     CLIENT[:] = [client_for("analyst")]
     found = _generated(twins["current"], search_url(twins["current"]))

@@ -14,13 +14,14 @@ probe answers the same whatever the rows hold.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.http import QueryDict
 
 from accounts_app import audit
 from accounts_app.models import AuditEvent
 from accounts_app.roles import can_reveal, can_use_sql
+from hermes_explorer.hermes_db.catalog import TableInfo
 from redaction import redact, redact_many
 
 from .. import access
@@ -59,6 +60,17 @@ class Policy:
         if column in self.redacted:
             return redact(value)
         return value
+
+
+def keyed_for(info: TableInfo, user) -> TableInfo:
+    """``info`` as ``user`` reads it: a table whose primary key holds text shown redacted (the
+    usage rows' model, billing route and task) is keyed by its rowid for a reader who cannot
+    reveal, since a key puts the stored text in row paths and ``_next`` tokens."""
+    if can_reveal(user) or not set(info.pks) & access.metadata_columns(info.name):
+        return info
+    if "WITHOUT ROWID" in info.sql.upper():
+        return info
+    return replace(info, pks=())
 
 
 def for_table(user, table: str) -> Policy:

@@ -24,8 +24,9 @@ from .operators import is_search_key
 logger = logging.getLogger(__name__)
 
 
-def served_table(name: str):
-    """The table a URL names, if the API serves it (full-text index tables and views: no)."""
+def served_table(name: str, user):
+    """The table a URL names, if the API serves it (full-text index tables and views: no), as
+    ``user`` reads it (:func:`policy.keyed_for`)."""
     catalog = store.shape().catalog
     info = catalog.table(name)
     if info is None:
@@ -39,7 +40,7 @@ def served_table(name: str):
             f"{name} belongs to a full-text index and is not served: search with "
             "/state/messages.json?_search=… instead.",
         )
-    return info
+    return policy.keyed_for(info, user)
 
 
 def _answer(fmt: str | None, build):
@@ -55,7 +56,7 @@ def _answer(fmt: str | None, build):
 
 def table(request, table: str, fmt: str):
     def build():
-        info = served_table(table)
+        info = served_table(table, request.user)
         refused = policy.refusals(table, request.GET, request.user)
         if refused:
             raise ApiError(" ".join(refused), title="Refused filter")
@@ -115,7 +116,7 @@ def row(request, table: str, pk: str):
         if store.shape().catalog.table(table) is None and table not in store.shape().catalog.views:
             # Datasette ran the row query and answered SQLite's error.
             raise ApiError(f"no such table: {table}", title="Invalid SQL")
-        info = served_table(table)
+        info = served_table(table, request.user)
         started = time.perf_counter()
         data = meta.row_data(info, pk, request.user)
         extras = (request.GET.get("_extras") or "").split(",")
