@@ -111,11 +111,12 @@ def escape_end(text: str, end: int) -> int:
 _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
 _UNUSUAL = re.compile("[\u200b-\u200d\u2060\ufeff\u3000\uff01-\uff5e]")
 # What is decoded before matching: a percent-escape of an ASCII character (a URL's query), an
-# HTML character reference (a page or an XML file), a JSON escape of a printable ASCII
-# character, zero-width characters (dropped) and fullwidth forms (read as ASCII).
+# HTML character reference (a page or an XML file), a JSON escape of a letter, a digit or
+# a character a key or a pair may hold ("+-./:=@_"), zero-width characters (dropped) and fullwidth forms (read as ASCII).
 ENCODED = re.compile(
     r"%[0-7][0-9A-Fa-f]|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,30});"
-    r"|\\u(?:00[2-7][0-9A-Fa-f]|[fF][fF](?:0[1-9A-Fa-f]|[1-5][0-9A-Fa-f])|3000)"
+    r"|\\u(?:00(?:2[bdefBDEF]|3[0-9aAdD]|[45][0-9a-fA-F]|6[1-9a-fA-F]|7[0-9aAeE])"
+    r"|[fF][fF](?:0[1-9a-fA-F]|[1-5][0-9a-fA-F])|3000)"
     "|[\u200b-\u200d\u2060\ufeff\u3000\uff01-\uff5e]"
 )
 

@@ -128,9 +128,12 @@ PAIR_VALUE = (
 # _BARE for a pattern on the text as it is (the literals it refuses, in either case).
 _BARE_RAW = "(?i:" + _BARE + ")"
 # How a name that says secret ends (for names and values given apart), and its gates.
-_NAME_END = r"(?:password|passwd|pass|pwd|secret|token|key|credentials?|pat(?<=[_\-]pat))"
+_NAME_END = (
+    r"(?:password|passwd|passphrase|pass|pwd|secret|token|key|credentials?|pat(?<=[_\-]pat))"
+)
 _NAME_GATE_ENDS = (
     "[_\\-]pat",
+    "phrase",
     "password",
     "passwd",
     "pass",
@@ -154,6 +157,7 @@ _LINE_BREAK = r"(?:\r?\n|(?:\\r)?\\n)"
 # (a JSON or Python list, at any depth of escaping); atomic, so that a long run of spaces is
 # not tried again in every length.
 _ARG = r"(?>[ \t]+|\\*[\"'][ \t]*,[ \t]*\\*[\"'])"
+_ARG_GATE = r"(?:[ \t]+|\\*[\"'][ \t]*,[ \t]*\\*[\"'])"
 # An argument's value: quoted, or bare to the next space or quote.
 _ARG_VALUE = (
     r"(?:\\*\"(?P<dq>(?!\[redacted)[^\"\\\n]{1,500})\\*\""
@@ -531,7 +535,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         ENV_SECRET_NAME
         + SEPARATOR
         + PAIR_VALUE.replace("(?P<bare>" + _BARE, "(?P<bare>" + _BARE_RAW),
-        gates=("_key", "pass", "_pwd", "_pat"),
+        gates=tuple(end + SEPARATOR_GATE for end in ("_key", "pass", "_pwd", "_pat")),
         glued=True,
         handler="pair",
     ),
@@ -592,7 +596,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"(?![a-z0-9_.\-]+:(?:\s|\\[nrt]|$))" + PAIR_VALUE + ")",
         gates=tuple(
             end + r"(?:\\*[\"'`])?[ \t]*:[ \t]*(?:[|>][+\-]?[0-9]?[ \t]*)?" + _LINE_BREAK
-            for end in (*_NAME_GATE_ENDS, "phrase")
+            for end in _NAME_GATE_ENDS
         ),
         lowered=True,
         glued=True,
@@ -649,7 +653,10 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         + _ARG
         + r")?(?!-)"
         + _ARG_VALUE,
-        gates=("sshpass", "login"),
+        gates=(
+            "sshpass",
+            "(?:docker|podman|nerdctl|buildah|skopeo|oras|registry)" + _ARG_GATE + "login",
+        ),
         lowered=True,
         glued=True,
         handler="pair",

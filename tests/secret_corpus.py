@@ -112,7 +112,10 @@ def documents(values: Values) -> Iterator[Line]:
 
 
 # Names of environment variables and settings given apart from their value.
-APART_NAMES = ("GITHUB_TOKEN", "DB_PASSWORD", "API_KEY", "STRIPE_SECRET", "GITHUB_PAT", "ApiKey")
+APART_NAMES = (
+    *("GITHUB_TOKEN", "DB_PASSWORD", "API_KEY", "STRIPE_SECRET", "GITHUB_PAT", "ApiKey"),
+    *("PASSPHRASE", "credentials", "Pass"),
+)
 
 
 def name_value_apart(values: Values) -> Iterator[Line]:
