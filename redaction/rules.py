@@ -4,8 +4,8 @@ Provider shapes follow gitleaks' default rules (v8.30) and detect-secrets' plugi
 named in each :class:`Rule`'s ``origin``, re-expressed: a rule keeps the token's prefix,
 alphabet and length, and drops what only serves scanning a repository (entropy thresholds,
 path allow-lists, trailing delimiters, which the engine's boundary check replaces).  Rules
-without an origin are our own: headers, ``NAME=value`` pairs, URLs with a password, LLM keys.
-Not taken over: gitleaks' keyword rules, which the ``NAME=value`` rule covers in their usual
+without an origin are our own: headers, values named as secrets (pairs in config files, YAML,
+netrc, command-line flags and argv arrays), URLs with a password, LLM keys.  Not taken over: gitleaks' keyword rules, which the ``NAME=value`` rule covers in their usual
 spelling without their false positives, and the prefixes of smaller services.
 
 A rule is data for :mod:`redaction.engine`:
@@ -27,7 +27,8 @@ A rule is data for :mod:`redaction.engine`:
     one); ``"cookie"`` (each cookie value hidden, names kept).
 
 ``tests/test_redaction.py`` runs every rule with and without gates over random strings and
-requires the same result.
+requires the same result; ``tests/test_redaction_corpus.py`` plants a value in every shape and
+spelling and checks it, and whatever detect-secrets flags there, is gone.
 """
 
 from __future__ import annotations
