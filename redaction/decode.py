@@ -9,9 +9,10 @@ there it hides in the decoded value, encoded again in place, so a JSON document 
 with the same layout.  Literals are found by their quotes, not by parsing, so non-JSON text
 and JSON cut short (a preview) are handled too.
 
-Zero-width characters (U+200B–U+200D, U+2060, U+FEFF), percent-escapes and character
-references would break every shape: :func:`visible` decodes them for matching, and a secret
-that contained them is hidden with them.
+Zero-width characters (U+200B–U+200D, U+2060, U+FEFF), percent-escapes, character
+references, ``\\u`` escapes of plain ASCII characters (``\\u0070assword``, wherever they
+are) and fullwidth forms (``password：X``) would break every shape: :func:`visible` reads them
+as the characters they stand for, and a secret that contained them is hidden with them.
 """
 
 from __future__ import annotations
@@ -107,12 +108,16 @@ def escape_end(text: str, end: int) -> int:
 
 
 # Invisible characters and encodings -------------------------------------------------------------
-_INVISIBLE = re.compile("[\u200b-\u200d\u2060\ufeff]")
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+_UNUSUAL = re.compile("[\u200b-\u200d\u2060\ufeff\u3000\uff01-\uff5e]")
 # What is decoded before matching: a percent-escape of an ASCII character (a URL's query), an
-# HTML character reference (a page or an XML file), and zero-width characters (dropped).
+# HTML character reference (a page or an XML file), a JSON escape of a letter, a digit or
+# a character a key or a pair may hold ("+-./:=@_"), zero-width characters (dropped) and fullwidth forms (read as ASCII).
 ENCODED = re.compile(
     r"%[0-7][0-9A-Fa-f]|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,30});"
-    "|[\u200b-\u200d\u2060\ufeff]"
+    r"|\\u(?:00(?:2[bdefBDEF]|3[0-9aAdD]|[45][0-9a-fA-F]|6[1-9a-fA-F]|7[0-9aAeE])"
+    r"|[fF][fF](?:0[1-9a-fA-F]|[1-5][0-9a-fA-F])|3000)"
+    "|[\u200b-\u200d\u2060\ufeff\u3000\uff01-\uff5e]"
 )
 
 
@@ -124,14 +129,28 @@ def _decoded_piece(piece: str) -> str | None:
     if piece[0] == "&":
         value = html.unescape(piece)
         return value if value != piece and len(value) == 1 else None
-    return ""
+    if piece[0] == "\\":  # a JSON escape: read as the character it stands for
+        piece = chr(int(piece[2:], 16))
+    if piece in _INVISIBLE:
+        return ""
+    if piece == "\u3000":
+        return " "
+    # A fullwidth form reads as its ASCII character; a quote or a backslash stays as it is
+    # (decoded, it would change where a JSON string ends).
+    value = chr(ord(piece) - 0xFEE0) if piece > "\uff00" else piece
+    return None if value in '"\\\x7f' else value
 
 
 def visible(text: str) -> tuple[str, Callable[[int, int], tuple[int, int]] | None]:
     """``text`` as a reader sees it: without zero-width characters, with percent-escapes and
     HTML character references decoded; and a function that maps a span of it back to ``text``
     (None when nothing changed)."""
-    if "%" not in text and "&" not in text and (text.isascii() or not _INVISIBLE.search(text)):
+    if (
+        "%" not in text
+        and "&" not in text
+        and "\\u" not in text
+        and (text.isascii() or not _UNUSUAL.search(text))
+    ):
         return text, None
     out: list[str] = []
     starts: list[int] = []  # where each character of ``out`` begins in ``text``
@@ -139,7 +158,7 @@ def visible(text: str) -> tuple[str, Callable[[int, int], tuple[int, int]] | Non
     position = 0
     for m in ENCODED.finditer(text):
         value = _decoded_piece(m.group())
-        if value is None:
+        if value is None or (value and m.group()[0] == "\\" and inside_escape(text, m.start())):
             continue
         out.append(text[position : m.start()])
         starts.extend(range(position, m.start()))

@@ -34,7 +34,7 @@ MAX_DEPTH = 4
 # percent-escapes and character references too, decoded by :func:`decode.visible`.
 DECODE = Rule("", "")
 DECODE_GATES = (
-    r"\\(?:/|u00[0-7]|u20[0-6]|u[fF][eE][fF][fF])",
+    r"\\(?:/|u00[0-7]|u20[0-6]|u[fF][eE][fF][fF]|u[fF][fF][0-5]|u3000)",
     r"%[0-7][0-9A-Fa-f]",
     r"&#?[A-Za-z0-9]{2,31};",
 )

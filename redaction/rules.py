@@ -4,8 +4,8 @@ Provider shapes follow gitleaks' default rules (v8.30) and detect-secrets' plugi
 named in each :class:`Rule`'s ``origin``, re-expressed: a rule keeps the token's prefix,
 alphabet and length, and drops what only serves scanning a repository (entropy thresholds,
 path allow-lists, trailing delimiters, which the engine's boundary check replaces).  Rules
-without an origin are our own: headers, ``NAME=value`` pairs, URLs with a password, LLM keys.
-Not taken over: gitleaks' keyword rules, which the ``NAME=value`` rule covers in their usual
+without an origin are our own: headers, values named as secrets (pairs in config files, YAML,
+netrc, command-line flags and argv arrays), URLs with a password, LLM keys.  Not taken over: gitleaks' keyword rules, which the ``NAME=value`` rule covers in their usual
 spelling without their false positives, and the prefixes of smaller services.
 
 A rule is data for :mod:`redaction.engine`:
@@ -27,7 +27,8 @@ A rule is data for :mod:`redaction.engine`:
     one); ``"cookie"`` (each cookie value hidden, names kept).
 
 ``tests/test_redaction.py`` runs every rule with and without gates over random strings and
-requires the same result.
+requires the same result; ``tests/test_redaction_corpus.py`` plants a value in every shape and
+spelling and checks it, and whatever detect-secrets flags there, is gone.
 """
 
 from __future__ import annotations
@@ -55,31 +56,43 @@ class Rule:
 # Pieces --------------------------------------------------------------------------------------
 _KEY = r"[A-Za-z0-9_\-]"
 _B64 = r"[A-Za-z0-9+/]"
-# Between a name and its value: a closing quote, spaces or tabs (aligned config files use
-# many), then "=" or ":" (also ":=", "=>", "==").
-SEPARATOR = r"[\"']?[ \t]{0,40}[=:][=>]?[ \t]{0,40}"
+# Between a name and its value: a closing quote or backtick, spaces or tabs (aligned config
+# files use many), then "=" or ":" (also ":=", "=>", "==").
+SEPARATOR = r"[\"'`]?[ \t]{0,40}[=:][=>]?[ \t]{0,40}"
 # The gate's form of a separator, which also accepts the escaped quote and tab of a JSON string
 # (at any depth: "\\\"" is a quote two levels down).
-SEPARATOR_GATE = r"(?:\\*[\"'])?(?:[ \t]|\\+t){0,40}[=:]"
+SEPARATOR_GATE = r"(?:\\*[\"'`])?(?:[ \t]|\\+t){0,40}[=:]"
 # After a header scheme word ("Bearer", "Basic"): white space, or its escape in a JSON string.
 _SPACE_GATE = r"(?:[\s\x1c-\x1f]|\\+[tnr])"
 # One gate for three rules that hold a dot followed by six token characters: Discord's bot
 # token (a second dot after them), Google's access token ("ya29." before them) and Vault's
 # ("hvs.", "hvb."); at most dots in text (".py", "e.g.") the first test already fails.
 _DOT_TOKEN = r"(?:\.[a-z0-9_\-]{6}\.[a-z0-9_\-]{27}|(?:a29|hv[sb])\.[a-z0-9_\-]{6})"
-# Names whose value is a secret, on the lower-cased text: a password word (``pass`` and
-# ``pwd`` only at the end of a longer name: ``PWD`` alone is the working directory), secret,
-# token, credentials, and a key whose name says what it guards (AUTH_KEY, SIGNING_KEY…).
+# Where a key begins: a line (indented or not, also after an escaped newline or tab), a quote,
+# a brace, a list's comma, a query's "?" or "&", a flag's "-".  Checked after the name (a
+# lookbehind over it), so that every branch of a name starts with a literal and the regex
+# engine skips ahead to it.
+_AT_KEY_START = "".join(
+    f"(?<![^\\s\"'`{{,;?&(\\-nt][ \\t]{{{n}}}pass)(?<![^\\\\][nt][ \\t]{{{n}}}pass)"
+    for n in range(5)
+)
+# Names whose value is a secret, on the lower-cased text: a password word (``pwd`` only at the
+# end of a longer name: ``PWD`` alone is the working directory; ``pass`` alone only where a key
+# begins, not in "first pass: …"), secret, token, credentials, a git host's personal access
+# token (GITHUB_PAT) and a key whose name says what it guards (AUTH_KEY, SIGNING_KEY…).
 SECRET_NAME = (
-    r"(?:pass(?:word|wd|phrase)|(?<=[a-z0-9][_\-])pass(?![a-z])|(?<=[a-z0-9][_\-])pwd|secret"
-    r"|token|credentials?"
+    r"(?:pass(?:word|wd|phrase)|pass(?![a-z])(?<=[a-z0-9][_\-]pass)|pwd(?<=[a-z0-9][_\-]pwd)"
+    r"|pass(?![a-z0-9_])" + _AT_KEY_START + r"|secret"
+    r"|token|credentials?|(?:git(?:hub|lab)?|gh|gl)[_\-]pat(?![a-z])"
     r"|(?:api|secret(?:[_\-]?access)?|private|access|account|auth|signing|encryption|master"
     r"|hmac|jwt|session|client|app|service|webhook|license|deploy|admin|root|ssh|gpg|pgp"
     r"|crypt|cipher|bot)[_\-]?key)"
 )
-# An upper-case environment name that ends in KEY, PASS, PASSWD or PWD (DB_PASS, SIGNING_KEY).
+# An upper-case environment name that ends in KEY, PASS, PASSWD, PWD or PAT (DB_PASS,
+# SIGNING_KEY, GITHUB_PAT), or is PASS or PASSWD itself.
 ENV_SECRET_NAME = (
-    r"(?<![A-Za-z0-9_])[A-Z0-9]+(?:_[A-Z0-9]+)*_(?:KEY|PASS|PASSWD|PWD)(?![A-Za-z0-9_])"
+    r"(?<![A-Za-z0-9_])(?:[A-Z0-9]+(?:_[A-Z0-9]+)*_(?:KEY|PASS|PASSWD|PWD|PAT)|PASS|PASSWD)"
+    r"(?![A-Za-z0-9_])"
 )
 # A bare value: not a number (max_token=4096), not a literal (null, true), not a header scheme
 # (its own rule), not a marker already.  It ends at a space or a quote, at "&", "," or ";" when
@@ -99,6 +112,7 @@ _PAIR_GATES = tuple(
         *("password", "passwd", "passphrase", "pass", "pwd", "cret", "ken", "credential"),
         "credentials",
         r"[a-z0-9][_\-]?key",
+        "[_\\-]pat",
     )
 )
 
@@ -107,6 +121,7 @@ PAIR_VALUE = (
     r"(?:"
     r"\"(?P<dq>(?!\[redacted)(?:[^\"\\\n]|\\.){1,500})\""
     r"|'(?P<sq>(?!\[redacted)[^'\n]{1,500})'"
+    r"|`(?P<bq>(?!\[redacted)[^`\n]{1,500})`"
     r"|(?P<bare>" + _BARE + r"(?:[ \t]{0,40}[=:][=>]?[ \t]{0,40}"
     r"(?:\"[^\"\n]{1,500}\"|'[^'\n]{1,500}'|[^\s\"'&,;<>]+))?)"
     r")"
@@ -114,8 +129,12 @@ PAIR_VALUE = (
 # _BARE for a pattern on the text as it is (the literals it refuses, in either case).
 _BARE_RAW = "(?i:" + _BARE + ")"
 # How a name that says secret ends (for names and values given apart), and its gates.
-_NAME_END = r"(?:password|passwd|pass|pwd|secret|token|key|credentials?)"
+_NAME_END = (
+    r"(?:password|passwd|passphrase|pass|pwd|secret|token|key|credentials?|pat(?<=[_\-]pat))"
+)
 _NAME_GATE_ENDS = (
+    "[_\\-]pat",
+    "phrase",
     "password",
     "passwd",
     "pass",
@@ -130,6 +149,22 @@ _NAME_GATE_ENDS = (
 # and a YAML list's dash; the gate is the same text, so it opens only where a pair can be.
 _NAME_VALUE_GAP = r"(?:[ \t]*,?[ \t]*|[ \t]*(?:\r?\n|\\r)?(?:\\n)?[ \t]*(?:- )?)(?:\\*[\"'])?"
 _NAME_VALUE_GATE = r"(?:\\*[\"'])?" + _NAME_VALUE_GAP + "value"
+
+# The "name" (or XML "key") of a name/value pair given apart, up to the name's first letter.
+_NAME_KEY = r"(?:name|key)(?:\\*[\"'])?[ \t]*[:=][ \t]*(?:\\*[\"'])?"
+# A line break, as it is or escaped in a JSON string.
+_LINE_BREAK = r"(?:\r?\n|(?:\\r)?\\n)"
+# Between two arguments: spaces on a command line, or the quotes and comma of an argv array
+# (a JSON or Python list, at any depth of escaping); atomic, so that a long run of spaces is
+# not tried again in every length.
+_ARG = r"(?>[ \t]+|\\*[\"'][ \t]*,[ \t]*\\*[\"'])"
+_ARG_GATE = r"(?:[ \t]+|\\*[\"'][ \t]*,[ \t]*\\*[\"'])"
+# An argument's value: quoted, or bare to the next space or quote.
+_ARG_VALUE = (
+    r"(?:\\*\"(?P<dq>(?!\[redacted)[^\"\\\n]{1,500})\\*\""
+    r"|'(?P<sq>(?!\[redacted)[^'\n]{1,500})'"
+    r"|(?P<bare>(?!\[redacted)[^\s\"'\\]{1,500}))"
+)
 
 # Provider keys and tokens: a fixed prefix, then the token's alphabet --------------------------
 PROVIDER_RULES: tuple[Rule, ...] = (
@@ -426,9 +461,10 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     # does not end it and an escaped backslash before the closing quote does not hide it).
     Rule(
         "private key",
-        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:[^\"\\]|\\[\s\S])*?"
-        r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|(?=\")|\Z)",
-        gates=("begin ",),
+        r"-----BEGIN[ \t]+(?:[A-Z0-9]+[ \t]+)*PRIVATE[ \t]+KEY(?:[ \t]+BLOCK)?-----"
+        r"(?:[^\"\\]|\\[\s\S])*?"
+        r"(?:-----END[ \t]+(?:[A-Z0-9]+[ \t]+)*PRIVATE[ \t]+KEY(?:[ \t]+BLOCK)?-----|(?=\")|\Z)",
+        gates=("begin(?:[ \\t]|\\\\+t)",),
         glued=True,
         origin="gitleaks private-key; detect-secrets PrivateKeyDetector",
     ),
@@ -500,7 +536,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         ENV_SECRET_NAME
         + SEPARATOR
         + PAIR_VALUE.replace("(?P<bare>" + _BARE, "(?P<bare>" + _BARE_RAW),
-        gates=("_key", "_pass", "_pwd"),
+        gates=tuple(end + SEPARATOR_GATE for end in ("_key", "pass", "_pwd", "_pat")),
         glued=True,
         handler="pair",
     ),
@@ -528,19 +564,99 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         glued=True,
         handler="pair",
     ),
-    # Command-line flags: --password X, --token X, --api-key X (also as an argv array:
-    # "--password", "X"); mysql -pX; sshpass -p X; curl -u user:pw.
+    # A name and its value given apart, the value first ({"value": "…", "name": "API_TOKEN"},
+    # "- value: …" then "name: API_TOKEN", <add value="…" key="ApiKey"/>).  Matched from the
+    # literal "value"; the gates need the name after it.
     Rule(
         "secret",
-        r"--(?:password|passwd|pass|token|auth[_\-]token|access[_\-]token|api[_\-]?key"
-        r"|private[_\-]key|secret|client[_\-]secret)"
-        r"(?:[ \t]+|(?:\\*\")[ \t]*,[ \t]*(?:\\*\"))"
-        r"(?P<bare>(?!-)(?!\[redacted)[^\s\"'\\]{1,500})",
+        r"value(?:\\*[\"'])?[ \t]*[:=][ \t]*(?:"
+        r"\\*\"(?P<dq>(?!\[redacted)[^\"\\\n]{1,500})\\*\""
+        r"|'(?P<sq>(?!\[redacted)[^'\n]{1,500})'"
+        r"|(?P<bare>(?!\[redacted)[^\s\"'\\,<>]{1,500}))"
+        + _NAME_VALUE_GAP
+        + _NAME_KEY
+        + r"[a-z0-9_.\-]{0,100}?"
+        + _NAME_END
+        + r"(?![a-z0-9])",
+        gates=tuple(_NAME_KEY + "[a-z0-9_.\\-]*" + end for end in _NAME_GATE_ENDS),
+        lowered=True,
+        glued=True,
+        handler="pair",
+    ),
+    # YAML: a key that names a secret at the start of a line, its value on the next, indented
+    # line, or a "|" or ">" block (every line of it).  A line that is itself a key ("token:"
+    # then "  name: x") is no value.
+    Rule(
+        "secret",
+        r"(?:(?m:^)|(?<=\\n)|(?<=\": \")|(?<=\":\"))[ \t]*(?:- )?(?:\\*[\"'`])?[a-z0-9_.\-]{0,60}"
+        + SECRET_NAME
+        + r"(?:\\*[\"'`])?[ \t]*:[ \t]*(?:"
+        r"[|>][+\-]?[0-9]?[ \t]*\r?\n(?P<ind>[ \t]+)"
+        r"(?P<blk>(?!\[redacted)[^\s][^\n]*(?:\r?\n(?P=ind)[^\n]*)*)"
+        r"|(?:[|>][+\-]?[0-9]?[ \t]*)?" + _LINE_BREAK + r"[ \t]+"
+        r"(?![a-z0-9_.\-]+:(?:\s|\\[nrt]|$))" + PAIR_VALUE + ")",
+        gates=tuple(
+            end + r"(?:\\*[\"'`])?[ \t]*:[ \t]*(?:[|>][+\-]?[0-9]?[ \t]*)?" + _LINE_BREAK
+            for end in _NAME_GATE_ENDS
+        ),
+        lowered=True,
+        glued=True,
+        handler="pair",
+    ),
+    # netrc: "machine h login u password X" (or "default …"), one field a line or all on one.
+    Rule(
+        "secret",
+        r"(?:machine[ \t]+[^\s\"'\\]{1,200}|default)"
+        r"(?:(?>(?:\s|\\[nrt])+)(?:login|account)[ \t]+[^\s\"'\\]{1,200})*"
+        r"(?>(?:\s|\\[nrt])+)(?:password|passwd)[ \t]+" + _ARG_VALUE,
+        gates=("password[ \\t]", "passwd[ \\t]"),
+        lowered=True,
+        glued=True,
+        handler="pair",
+    ),
+    # Command-line flags whose name ends in a secret word, with a space between or as an argv
+    # array: --password X, --db-password "X", --token X, --api-key X; "--password", "X".  With
+    # "=" (--password=X) they are pairs.
+    Rule(
+        "secret",
+        r"--(?:[a-z0-9]+[_\-]){0,3}(?:password|passwd|pass|pwd|token|secret|api[_\-]?key"
+        r"|private[_\-]key)" + _ARG + r"(?!-)" + _ARG_VALUE,
+        gates=("[_\\-]pass", "[_\\-]pwd", "[_\\-]token", "[_\\-i]key", "[_\\-]secret"),
+        lowered=True,
+        glued=True,
+        handler="pair",
+    ),
+    # Short flags: mysql -pX, -p'X' (attached only: "-p X" asks, X is the database); sshpass
+    # -p X and docker (podman, helm registry…) login -p X, attached or not; curl -u user:pw,
+    # -uuser:pw.  Each on a command line or as an argv array.
+    Rule(
+        "secret",
+        r"(?:mysql|mariadb)[^\n;&|]{0,200}?(?:[ \t]|\\*[\"'`])-p(?:"
+        r"\\*\"(?P<dq>(?!\[redacted)[^\"\\\n]{1,200})\\*\""
+        r"|'(?P<sq>(?!\[redacted)[^'\n]{1,200})'"
+        r"|(?P<bare>(?!\[redacted)[^\s\"'\\\-][^\s\"'\\]{0,200}))",
+        gates=("ysql", "mariadb"),
+        lowered=True,
+        glued=True,
+        handler="pair",
+    ),
+    Rule(
+        "secret",
+        r"(?:sshpass|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?:"
+        + _ARG
+        + "registry)?)"
+        + _ARG
+        + r"login(?:"
+        + _ARG
+        + r"[^\n;&|]{0,200}?)?)"
+        + _ARG
+        + r"-p(?:"
+        + _ARG
+        + r")?(?!-)"
+        + _ARG_VALUE,
         gates=(
-            "--pass",
-            "[_\\-]token",
-            "[_\\-i]key",
-            "[_\\-]secret",
+            "sshpass",
+            "(?:docker|podman|nerdctl|buildah|skopeo|oras|registry)" + _ARG_GATE + "login",
         ),
         lowered=True,
         glued=True,
@@ -548,24 +664,11 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "secret",
-        r"mysql(?:dump|admin)?[^\n]{0,200}?[ \t\"']-p"
-        r"(?P<bare>(?!\[redacted)[^\s\"'\\\-][^\s\"'\\]{0,200})",
-        gates=("ysql",),
-        glued=True,
-        handler="pair",
-    ),
-    Rule(
-        "secret",
-        r"sshpass[ \t]+-p[ \t]*(?P<bare>(?!\[redacted)[^\s\"'\\]{1,200})",
-        gates=("sshpass",),
-        glued=True,
-        handler="pair",
-    ),
-    Rule(
-        "secret",
-        r"curl[^\n]{0,300}?[ \t](?:-u|--user)(?:[ \t]+|=)[\"']?[^\s:\"'\\]{0,100}:"
+        r"curl[^\n]{0,300}?(?:[ \t]|\\*[\"'][ \t]*,[ \t]*\\*[\"'])(?:-u|--user)"
+        r"(?:" + _ARG + r"|=)?(?:\\*[\"'])?[^\s:\"'\\]{0,100}:"
         r"(?P<bare>(?!\[redacted)[^\s\"'\\@]{1,200})",
         gates=("curl",),
+        lowered=True,
         glued=True,
         handler="pair",
     ),
