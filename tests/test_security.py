@@ -24,7 +24,7 @@ from tests.builders import NASTY_NOW, StateDB, tool_call
 from tests.conftest import use_store
 from tests.roles_helpers import PASSWORD, client_for, make_user
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
 
 ROOT = Path(__file__).resolve().parent.parent
 RANK = {None: -1, "viewer": 0, "analyst": 1, "staff": 2}
