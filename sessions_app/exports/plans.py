@@ -137,7 +137,6 @@ class TablePlan:
             text_size=self._text_size,
             chunk_size=chunk_size or chunking.EXPORT_CHUNK_ROWS,
             max_chunk_bytes=chunking.EXPORT_CHUNK_BYTES,
-            read=chunking.fetched_rows,
         )
 
     def _keys_of(self, row: tuple) -> list:
@@ -178,16 +177,12 @@ def table_plan(
     # Resolved once: looking the zone up per value cost a third of the time of a row.
     iso = iso_converter(timezone.get_current_timezone())
     values = queryset.values_list(*names)
-    # Rows are read unconverted: the ORM's conversions are made here, a column at a time.
-    convert = chunking.column_converters(values)
 
     def to_rows(fetched: list[tuple]) -> list[tuple]:
         # A column at a time (zip() transposes in C); keys appended for the keyset are dropped.
         columns = list(zip(*fetched, strict=True))[:count]
         out: list = []
         for i, column in enumerate(columns):
-            if i in convert:
-                column = convert[i](column)
             if i in hide:
                 column = redact_many(column)
                 if cut is not None:
