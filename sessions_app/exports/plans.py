@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from django.db.models import F, TextField, Value
+from django.db.models import F, OuterRef, Subquery, TextField, Value
 from django.db.models.functions import Coalesce
-from django.db.models.sql.constants import INNER
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
@@ -253,16 +252,18 @@ def session_rows(queryset, keyset: Keyset) -> TablePlan:
 
 
 def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
-    """The plan of a message export; the session's title and source come from one join in
-    the same statement."""
-    qs = _outer_joined(
-        queryset,
-        export_session_title=(
-            F("session__title")
-            if Session.objects.all().has_column("title")
-            else Value(None, output_field=TextField())
-        ),
-        export_session_source=F("session__source"),
+    """The plan of a message export; the session's title and source come from a subquery
+    each in the same statement (not a join: a message whose session was pruned still
+    exports)."""
+    session = Session.objects.filter(pk=OuterRef("session_id")).order_by()
+
+    def of_session(column: str):
+        if not session.has_column(column):
+            return Value(None, output_field=TextField())
+        return Subquery(session.values(column)[:1])
+
+    qs = queryset.annotate(
+        export_session_title=of_session("title"), export_session_source=of_session("source")
     )
     fields = _present(qs, MESSAGE_FIELDS, virtual=_JOINED)
     sources = {"session_title": "export_session_title", "source": "export_session_source"}
@@ -283,21 +284,6 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
         text_fields=LONG_MESSAGE_FIELDS,
         cut=PREVIEW_CHARS if preview else None,
     )
-
-
-def _outer_joined(queryset, **annotations):
-    """``queryset`` annotated with ``annotations``, the joins they add made LEFT OUTER so a
-    message whose session was pruned still exports (a join already there stays).  Django
-    offers no public way to ask for an outer join on a non-null foreign key, so the added
-    joins are promoted on the query itself."""
-    before = set(queryset.query.alias_map)
-    annotated = queryset.annotate(**annotations)
-    query = annotated.query
-    for alias in set(query.alias_map) - before:
-        join = query.alias_map[alias]
-        if getattr(join, "join_type", None) == INNER:
-            query.alias_map[alias] = join.promote()
-    return annotated
 
 
 def export_messages(
