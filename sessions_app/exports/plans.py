@@ -242,10 +242,8 @@ def export_sessions(
 def session_rows(queryset, keyset: Keyset) -> TablePlan:
     """The plan of a session export: every column this file has, in ``keyset`` order."""
     qs = queryset
-    if (
-        any(k == "last_active" for k, _ in keyset.keys)
-        and "last_active" not in qs.query.annotations
-    ):
+    if any(k == "last_active" for k, _ in keyset.keys):
+        # The sort's key (annotated again, the same expression, when the queryset has it).
         qs = qs.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
     # model_config can carry a base URL with credentials: redacted like the session page.
     return table_plan(qs, keyset, _present(qs, SESSION_FIELDS), redacted=("model_config",))
