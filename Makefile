@@ -68,16 +68,12 @@ run: $(BIN)/.installed $(DATA_DIR)/secret_key catalogs
 
 ## test: set up, check the layering, and run the whole test suite on both cores (the browser
 ## tests drive Debian's Chromium), then the app-database and cache tests again on a real
-## PostgreSQL and Redis (throwaway servers)
-APPDB_TESTS ?= tests/test_appdb.py tests/test_accounts.py tests/test_script_auth.py \
-	tests/test_insights_summary_store.py tests/test_security.py tests/test_sql_console.py \
-	tests/test_annotations.py tests/test_review.py tests/test_home.py tests/test_backup.py \
-	tests/test_upgrade.py
+## PostgreSQL and Redis (throwaway servers): the tests marked `appdb`
 test: $(BIN)/.installed-dev chromium servers catalogs
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not serial"
 	$(BIN)/python -m pytest -m serial
-	$(BIN)/python -m pytest -p tests.real_servers -m "not browser" $(APPDB_TESTS)
+	$(BIN)/python -m pytest -p tests.real_servers -m "appdb and not browser"
 
 ## catalogs: the French (and any other) translation catalogs compiled to .mo by Django's
 ## compilemessages, with gettext's msgfmt (installed from apt when missing, as Chromium is)

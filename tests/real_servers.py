@@ -1,9 +1,9 @@
 """pytest plugin: run the tests against a real PostgreSQL (app database) and Redis (cache).
 
-``pytest -p tests.real_servers tests/test_appdb.py …`` starts a throwaway PostgreSQL and Redis
-(:mod:`tests.servers`) before Django reads its settings, points ``DATABASE_URL`` and
-``CACHE_URL`` at them, and stops them at the end.  Without ``-p`` nothing here runs: the
-default run is SQLite and the file cache.
+``pytest -p tests.real_servers -m appdb`` (the tests marked as touching the app database or the
+cache) starts a throwaway PostgreSQL and Redis (:mod:`tests.servers`) before Django reads its
+settings, points ``DATABASE_URL`` and ``CACHE_URL`` at them, and stops them at the end.  Without
+``-p`` nothing here runs: the default run is SQLite and the file cache.
 """
 
 from __future__ import annotations

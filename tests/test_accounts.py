@@ -15,6 +15,8 @@ from django.db.migrations.executor import MigrationExecutor
 
 from accounts_app.models import AuditEvent
 
+pytestmark = pytest.mark.appdb
+
 ROOT = Path(__file__).resolve().parent.parent
 APPS = ("accounts_app", "console_app", "insights_app", "sessions_app")
 

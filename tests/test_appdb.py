@@ -26,7 +26,7 @@ from hermes_explorer import app_data
 from tests.roles_helpers import PASSWORD, make_user
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
 
 
 # Configuration -----------------------------------------------------------------------------

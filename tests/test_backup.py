@@ -27,7 +27,7 @@ from console_app.models import SavedQuery
 from profiles_app.models import ProfileRestriction
 from tests.roles_helpers import make_user
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.appdb]
 
 
 def _team_data():

@@ -7,6 +7,7 @@ fences, formulas, a megabyte row, multimodal parts and an orphan message.
 
 from __future__ import annotations
 
+import ast
 import csv
 import datetime as dt
 import io
@@ -15,6 +16,7 @@ import random
 import sqlite3
 import tracemalloc
 import zoneinfo
+from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
@@ -515,6 +517,21 @@ def test_keyset_chunks_run_one_bounded_query_per_chunk(export_store, django_asse
         chunks = list(exports.keyset_chunks(subset, keyset, to_row=dict, chunk_size=2))
     assert [len(c) for c in chunks] == [2, 2, 2, 2, 2]
     assert [r["id"] for c in chunks for r in c] == ten
+
+
+def test_exports_use_only_the_public_queryset_api():
+    """No compiler, alias map or ``QuerySet.query`` internals: a Django upgrade may change them."""
+    private_names = {"query", "get_compiler", "alias_map", "promote", "setup_query"}
+    found = []
+    for path in sorted(Path(exports.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Attribute) and node.attr in private_names:
+                found.append(f"{path.name}:{node.lineno} .{node.attr}")
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "django.db.models.sql"
+            ):
+                found.append(f"{path.name}:{node.lineno} {node.module}")
+    assert found == []
 
 
 def test_session_export_over_http_costs_queries_per_chunk_not_per_row(

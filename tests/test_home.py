@@ -27,7 +27,7 @@ from tests.builders import StateDB, tool_call
 from tests.conftest import use_store
 from tests.roles_helpers import client_for
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
 
 DAY = 86_400.0
 AGES = (60, 1 * DAY, 3 * DAY, 8 * DAY, 12 * DAY, 20 * DAY)

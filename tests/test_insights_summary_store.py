@@ -25,7 +25,7 @@ from sessions_app.models import Session
 from tests.conftest import use_store
 from tests.test_insights import NOW, S2_START, build_fixture, by_name
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
 
 SUMMARY_SQL = re.compile(r"json_each\(")
 

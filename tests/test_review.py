@@ -21,7 +21,7 @@ from tests.roles_helpers import make_user
 from tests.test_annotations import START, all_pages, app_sql, expected_ids, make_tag, sql
 from tests.test_redaction import GITHUB, OPENAI
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
 
 
 @pytest.fixture

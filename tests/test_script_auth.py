@@ -17,7 +17,7 @@ from accounts_app import tokens
 from accounts_app.models import ApiToken
 from tests.roles_helpers import PASSWORD, make_user
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
 
 
 def basic(username: str, password: str) -> dict:

@@ -20,11 +20,12 @@ from django.urls import Resolver404, resolve
 from accounts_app.models import AuditEvent
 from accounts_app.roles import role_of
 from hermes_explorer.security import client_ip
+from sessions_app.selectors import message_for_reveal
 from tests.builders import NASTY_NOW, StateDB, tool_call
 from tests.conftest import use_store
 from tests.roles_helpers import PASSWORD, client_for, make_user
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
 
 ROOT = Path(__file__).resolve().parent.parent
 RANK = {None: -1, "viewer": 0, "analyst": 1, "staff": 2}
@@ -252,6 +253,25 @@ def test_reveal_needs_staff_and_a_csrf_token(secret_store, staff_user):
     strict.force_login(staff_user)
     assert strict.post(url).status_code == 403
     assert not AuditEvent.objects.exists()
+
+
+def test_the_reveal_page_shows_reasoning_and_tool_calls_unredacted(secret_store, staff_client):
+    sid, mid = secret_store["session_id"], secret_store["first"] + 1
+    body = staff_client.post(f"/sessions/{sid}/messages/{mid}/reveal").content.decode()
+    assert PASSWORD_VALUE in body and GITHUB in body
+    assert f"Message {mid}, unredacted" in body and "(no content)" in body
+    assert AuditEvent.objects.get(action=AuditEvent.REVEAL).message_id == mid
+
+
+def test_the_reveal_selector_reads_one_message_of_its_session_unredacted(secret_store):
+    sid = secret_store["session_id"]
+    message = message_for_reveal(session_id=sid, message_id=secret_store["first"] + 1)
+    assert (message.session_id, message.role, message.text) == (sid, "assistant", "")
+    assert PASSWORD_VALUE in message.reasoning_text
+    assert [c.name for c in message.calls] == ["terminal"] and GITHUB in message.calls[0].arguments
+    assert not message.malformed_calls and not message.truncated
+    assert message_for_reveal(session_id="other-session", message_id=message.id) is None
+    assert message_for_reveal(session_id=sid, message_id=999999) is None
 
 
 def test_reveal_of_an_unknown_message_is_404(secret_store, staff_client):

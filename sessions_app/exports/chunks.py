@@ -7,10 +7,9 @@ chunk's rows follow its time (:class:`hermes_explorer.store.ChunkClock`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 
 from django.conf import settings
-from django.core.exceptions import EmptyResultSet
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import query_budget
@@ -36,7 +35,6 @@ def keyset_chunks(
     to_rows: Callable[[list], list] | None = None,
     keys_of: Callable | None = None,
     text_size: Callable[[list], int] | None = None,
-    read: Callable[[object], list] = list,
 ) -> Iterator[list]:
     """The rows of ``queryset`` in ``keyset`` order, in lists of ``to_row(row)`` (or as fetched).
 
@@ -44,7 +42,7 @@ def keyset_chunks(
     spans chunks; the next starts strictly after the last row's keys, so no row is skipped or
     repeated.  Exports fetch tuples and convert a whole chunk at once: ``to_rows`` replaces
     ``to_row``, ``keys_of(row)`` reads the keys, ``text_size`` measures the text that bounds
-    the next chunk, and ``read(queryset)`` fetches a chunk (:func:`fetched_rows`)."""
+    the next chunk."""
     order = keyset.order_by()
     keys_of = keys_of or keyset.values_of
     size = max(1, chunk_size)
@@ -58,7 +56,7 @@ def keyset_chunks(
         def fetch(n: int, qs=qs, size=size) -> tuple[int, list]:
             # The smaller of the two bounds: time (the clock's ``n``) and bytes (``size``).
             limit = min(n, size)
-            return limit, read(qs[:limit])
+            return limit, list(qs[:limit])
 
         with query_budget(settings.HERMES_EXPORT_CHUNK_TIMEOUT):
             _, (limit, raw) = clock.run(fetch)
@@ -91,39 +89,3 @@ def keyset_chunks(
 
 def _text_bytes(rows: list[dict]) -> int:
     return sum(len(v) for row in rows for v in row.values() if isinstance(v, str))
-
-
-def fetched_rows(queryset) -> list[tuple]:
-    """The rows of a ``values_list()`` queryset read with one ``fetchall``, unconverted (the
-    caller converts a column at a time, :func:`column_converters`): the ORM's row-by-row
-    reading cost a fifth of a large export."""
-    try:
-        sql, params = queryset.query.get_compiler(queryset.db).as_sql()
-    except EmptyResultSet:
-        return []
-    with store.cursor(alias=queryset.db) as cursor:
-        cursor.execute(sql, list(params))
-        return cursor.fetchall()
-
-
-def column_converters(queryset) -> dict[int, Callable[[Sequence], list]]:
-    """For each position of a ``values_list()`` row the ORM converts (redacted metadata), the
-    conversion of a whole column, each distinct string once."""
-    compiler = queryset.query.clone().get_compiler(queryset.db)
-    compiler.setup_query()
-    found = compiler.get_converters([s[0] for s in compiler.select[: compiler.col_count]])
-    connection = compiler.connection
-
-    def column(convs: list, expression) -> Callable[[Sequence], list]:
-        def one(value):
-            for convert in convs:
-                value = convert(value, expression, connection)
-            return value
-
-        def convert_column(values: Sequence) -> list:
-            done = {v: one(v) for v in {v for v in values if v.__class__ is str}}
-            return [done[v] if v.__class__ is str else one(v) for v in values]
-
-        return convert_column
-
-    return {i: column(convs, expression) for i, (convs, expression) in found.items()}

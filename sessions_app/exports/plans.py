@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from django.db.models import F, TextField, Value
+from django.db.models import F, OuterRef, Subquery, TextField, Value
 from django.db.models.functions import Coalesce
-from django.db.models.sql.constants import INNER
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
@@ -137,7 +136,6 @@ class TablePlan:
             text_size=self._text_size,
             chunk_size=chunk_size or chunking.EXPORT_CHUNK_ROWS,
             max_chunk_bytes=chunking.EXPORT_CHUNK_BYTES,
-            read=chunking.fetched_rows,
         )
 
     def _keys_of(self, row: tuple) -> list:
@@ -178,16 +176,12 @@ def table_plan(
     # Resolved once: looking the zone up per value cost a third of the time of a row.
     iso = iso_converter(timezone.get_current_timezone())
     values = queryset.values_list(*names)
-    # Rows are read unconverted: the ORM's conversions are made here, a column at a time.
-    convert = chunking.column_converters(values)
 
     def to_rows(fetched: list[tuple]) -> list[tuple]:
         # A column at a time (zip() transposes in C); keys appended for the keyset are dropped.
         columns = list(zip(*fetched, strict=True))[:count]
         out: list = []
         for i, column in enumerate(columns):
-            if i in convert:
-                column = convert[i](column)
             if i in hide:
                 column = redact_many(column)
                 if cut is not None:
@@ -248,26 +242,26 @@ def export_sessions(
 def session_rows(queryset, keyset: Keyset) -> TablePlan:
     """The plan of a session export: every column this file has, in ``keyset`` order."""
     qs = queryset
-    if (
-        any(k == "last_active" for k, _ in keyset.keys)
-        and "last_active" not in qs.query.annotations
-    ):
+    if any(k == "last_active" for k, _ in keyset.keys):
+        # The sort's key (annotated again, the same expression, when the queryset has it).
         qs = qs.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
     # model_config can carry a base URL with credentials: redacted like the session page.
     return table_plan(qs, keyset, _present(qs, SESSION_FIELDS), redacted=("model_config",))
 
 
 def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
-    """The plan of a message export; the session's title and source come from one join in
-    the same statement."""
-    qs = _outer_joined(
-        queryset,
-        export_session_title=(
-            F("session__title")
-            if Session.objects.all().has_column("title")
-            else Value(None, output_field=TextField())
-        ),
-        export_session_source=F("session__source"),
+    """The plan of a message export; the session's title and source come from a subquery
+    each in the same statement (not a join: a message whose session was pruned still
+    exports)."""
+    session = Session.objects.filter(pk=OuterRef("session_id")).order_by()
+
+    def of_session(column: str):
+        if not session.has_column(column):
+            return Value(None, output_field=TextField())
+        return Subquery(session.values(column)[:1])
+
+    qs = queryset.annotate(
+        export_session_title=of_session("title"), export_session_source=of_session("source")
     )
     fields = _present(qs, MESSAGE_FIELDS, virtual=_JOINED)
     sources = {"session_title": "export_session_title", "source": "export_session_source"}
@@ -288,21 +282,6 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
         text_fields=LONG_MESSAGE_FIELDS,
         cut=PREVIEW_CHARS if preview else None,
     )
-
-
-def _outer_joined(queryset, **annotations):
-    """``queryset`` annotated with ``annotations``, the joins they add made LEFT OUTER so a
-    message whose session was pruned still exports (a join already there stays).  Django
-    offers no public way to ask for an outer join on a non-null foreign key, so the added
-    joins are promoted on the query itself."""
-    before = set(queryset.query.alias_map)
-    annotated = queryset.annotate(**annotations)
-    query = annotated.query
-    for alias in set(query.alias_map) - before:
-        join = query.alias_map[alias]
-        if getattr(join, "join_type", None) == INNER:
-            query.alias_map[alias] = join.promote()
-    return annotated
 
 
 def export_messages(
