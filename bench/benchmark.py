@@ -55,6 +55,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# Who the benchmark signs in as: "staff" (a superuser) or "analyst" (--analyst).
+ROLE = "staff"
 PY = sys.executable
 
 
@@ -132,6 +134,15 @@ class Explorer:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        if ROLE == "analyst":
+            # The same account, an analyst's rights: what most of the team signs in as.
+            demote = (
+                "from django.contrib.auth import get_user_model; "
+                "get_user_model().objects.filter(username='bench')"
+                ".update(is_superuser=False, is_staff=False)"
+            )
+            self.manage("shell", "-c", demote)
+            self.manage("roles", "grant", "bench", "analyst")
         gunicorn = str(Path(PY).with_name("gunicorn"))
         self.proc = subprocess.Popen(
             [gunicorn, "-c", "deploy/gunicorn.conf.py", "hermes_explorer.wsgi:application"],
@@ -920,7 +931,12 @@ def main() -> None:
         help="also serve the store from the explorer as of git revision REV (a throwaway "
         "worktree), timed in the same rounds: is any page slower than before?",
     )
+    parser.add_argument(
+        "--analyst", action="store_true", help="sign in as an analyst instead of a superuser"
+    )
     args = parser.parse_args()
+    global ROLE
+    ROLE = "analyst" if args.analyst else "staff"
 
     ensure_store(args.store, args.sessions, args.messages, args.seed)
     targets = pick_targets(args.store)

@@ -114,6 +114,8 @@ def _redact_structure(value):
         out = {}
         for key, item in value.items():
             secret = isinstance(key, str) and _SECRET_KEY.search(key.lower())
+            # A key may itself be a token (a map keyed by API keys).
+            key = _redact_text(key)[0] if isinstance(key, str) and key else key
             if secret and isinstance(item, (str, int, float)) and not isinstance(item, bool):
                 if not (isinstance(item, str) and item.startswith("[redacted")):
                     item = marker("secret") if item != "" else item

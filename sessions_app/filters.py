@@ -144,6 +144,10 @@ def model_named(value: str) -> Q:
 
 
 class SessionFilter(SchemaAwareFilterSet):
+    # Chosen sessions (``?id=a&id=b``): the page and every export of it hold exactly those.
+    id = OpenMultipleChoiceFilter(
+        field_name="id", lookup_expr="exact", label=_("Sessions"), widget=forms.MultipleHiddenInput
+    )
     source = OpenMultipleChoiceFilter(
         field_name="source",
         lookup_expr="exact",

@@ -266,3 +266,8 @@ def test_the_dataset_holds_exactly_the_sessions_the_lists_json_export_holds(curr
     lines = b"".join(dataset.streaming_content).decode().splitlines()
     assert [json.loads(line)["metadata"]["session_id"] for line in lines] == expected
     assert expected
+    if "id" in query:
+        # The chosen sessions, and only them, on the page and in every export.
+        assert sorted(expected) == sorted(query["id"])
+        page = analyst.get("/sessions/", query).content.decode()
+        assert all(sid in page for sid in query["id"])

@@ -390,3 +390,12 @@ def test_a_json_column_stays_json_whatever_the_text_redaction_does(monkeypatch):
         "password": "[redacted: secret]",
         "note": "ok",
     }
+
+
+def test_a_key_of_a_decoded_structure_that_is_a_token_is_redacted():
+    from redaction import redact_value
+
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    out = redact_value({token: {"owner": "ci"}, "plain": token})
+    assert token not in repr(out)
+    assert out["plain"].startswith("[redacted")

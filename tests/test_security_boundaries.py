@@ -528,8 +528,9 @@ def test_searches_beyond_the_hosts_bound_are_told_busy(current_store, settings, 
     with host_slots.slot("search", 1):
         page = analyst.get("/search/", {"q": "hello"})
         assert page.status_code == 429 and "Too many searches" in page.content.decode()
+        assert page["Retry-After"] == str(host_slots.RETRY_SECONDS)
         api = analyst.get("/state/messages.json", {"_search": "hello"})
-        assert api.status_code == 429
+        assert api.status_code == 429 and api["Retry-After"]
         # Pages that do not search are not held back.
         assert analyst.get("/sessions/").status_code == 200
     assert analyst.get("/search/", {"q": "hello"}).status_code == 200

@@ -125,7 +125,7 @@ def search_results(request: HttpRequest) -> HttpResponse:
         session_id = form.cleaned_data.get("session_id")
         if session_id:
             session = find_session(session_id, parts)
-    return render(
+    response = render(
         request,
         "sessions_app/search_results.html",
         {
@@ -139,3 +139,6 @@ def search_results(request: HttpRequest) -> HttpResponse:
         },
         status=status,
     )
+    if status == 429:
+        response["Retry-After"] = str(host_slots.RETRY_SECONDS)
+    return response
