@@ -29,6 +29,7 @@ from typing import TypeVar
 
 from hermes_explorer import store as state_db
 from hermes_explorer.hermes_db.deadline import QueryTimeout
+from sessions_app.toolcalls import call_sql
 
 from . import summary_store
 
@@ -49,11 +50,11 @@ class SessionSummary:
     assistant: int
     tool: int
     stored: int  # every row, any role
-    # Per tool name: the larger of its rows and calls (Hermes), and its rows alone.
+    # Per tool name: its calls (:mod:`sessions_app.toolcalls`), and its result rows.
     tools: tuple[tuple[str, int, int], ...]
     # (skill, loads, edits, last used epoch)
     skills: tuple[tuple[str, int, int, float | None], ...]
-    # (tool, seconds from its call, result's message id) of each result paired with its call
+    # (tool, seconds from its call, result's message id) of each timed call
     calls: tuple[tuple[str, float, int], ...] = ()
 
 
@@ -128,9 +129,9 @@ def refresh_high_water() -> int:
 # --- The SQL --------------------------------------------------------------------------------
 
 # One pass over a chunk of sessions' messages in their ``(session_id, …)`` index order (no sort
-# to group): per session, its rows by role, each tool row's ``tool_name``, and its calls.
+# to group): per session, its rows by role, each tool row's ``tool_name``, and its skill calls.
 # ``json_tree`` finds the ``name`` of each ``$[n].function`` of ``tool_calls``; a skill call
-# (``skill_view``, ``skill_manage``) is an object with its arguments' ``name`` and the
+# (``skill_view``, ``skill_manage``) becomes an object with its arguments' ``name`` and the
 # message's exact timestamp (``printf('%!.17g')``, ``%`` doubled for the driver).  Only valid
 # JSON reaches the JSON functions, and ``CASE`` (not ``AND``) fixes the order of evaluation.
 # The session's entries are joined into one JSON array, so no name can pass for a separator.
@@ -146,11 +147,9 @@ _EXACT_TIME = (
 )
 _CALLS = f"""NULLIF(rtrim(ltrim((
         SELECT json_group_array(
-            CASE WHEN j.atom IN ('skill_view', 'skill_manage')
-                 THEN json_object('n', j.atom, 's', {_SKILL}, 't', {_EXACT_TIME})
-                 ELSE j.atom END)
+            json_object('n', j.atom, 's', {_SKILL}, 't', {_EXACT_TIME}))
         FROM json_tree(CASE WHEN json_valid(m.tool_calls) THEN m.tool_calls END) AS j
-        WHERE j.key = 'name' AND j.type = 'text' AND j.atom <> ''
+        WHERE j.key = 'name' AND j.type = 'text' AND j.atom IN ('skill_view', 'skill_manage')
           AND j.path GLOB '$[[][0-9]*].function'
           AND NOT substr(j.path, 3, length(j.path) - 12) GLOB '*[^0-9]*'), '['), ']'), '')"""
 
@@ -165,26 +164,14 @@ SUMMARY_SQL = f"""
     GROUP BY m.session_id"""
 
 
-# Each tool result paired with its call: the nearest earlier assistant row of the session
-# whose ``tool_calls`` hold the result's ``tool_call_id`` as a JSON string (``instr``, on the
-# ``(session_id, id)`` index), and the seconds between the two rows.  The tool is the result's
-# ``tool_name``, or the call's function name when the row has none (CLI rows).  Only files
-# with ``timestamp`` and ``tool_call_id`` are asked (:func:`read`).
-_CALL_NAME = """(SELECT json_extract(j.value, '$.function.name') FROM json_each(
-        CASE WHEN json_valid(a.tool_calls) THEN a.tool_calls END) j
-        WHERE json_extract(j.value, '$.id') = t.tool_call_id LIMIT 1)"""
-CALLS_SQL = f"""
-    SELECT t.session_id, COALESCE(NULLIF(t.tool_name, ''), {_CALL_NAME}, '?'),
-           t.timestamp - a.timestamp, t.id
-    FROM messages t JOIN messages a ON a.id = (
-        SELECT c.id FROM messages c
-        WHERE c.session_id = t.session_id AND c.id < t.id AND c.role = 'assistant'
-          AND c.tool_calls IS NOT NULL
-          AND instr(c.tool_calls, '"' || t.tool_call_id || '"') > 0
-        ORDER BY c.id DESC LIMIT 1)
-    WHERE t.session_id IN (SELECT value FROM json_each(%s)) AND t.role = 'tool'
-      AND t.tool_call_id IS NOT NULL AND t.tool_call_id <> ''
-      AND t.timestamp IS NOT NULL AND a.timestamp IS NOT NULL"""
+# Every call of the chunk's sessions (:mod:`sessions_app.toolcalls`, the definition every page
+# shares): the session, the tool, the seconds from the call (NULL when untimed), the result.
+def calls_sql(shape) -> str:
+    sql = call_sql(shape)
+    return (
+        f"SELECT t.session_id, {sql.name}, {sql.seconds}, t.id FROM messages t {sql.joins}"
+        f" WHERE t.session_id IN (SELECT value FROM json_each(%s)) AND {sql.where}"
+    )
 
 
 _BLANK = " \t\n\r\x0b\x0c"
@@ -193,53 +180,50 @@ _loads = json.loads
 
 def _summary(count: int | None, row: tuple) -> SessionSummary:
     """One session's summary from its row of :data:`SUMMARY_SQL`."""
-    _, n_all, n_user, n_assistant, n_tool, tool_rows, calls, timed = row
+    _, n_all, n_user, n_assistant, n_tool, tool_rows, names, calls = row
     from_rows = Counter(_loads(tool_rows)) if tool_rows else Counter()
+    from_calls = Counter(name for name, _, _ in calls)
     skills: dict[str, list] = {}
-    if not calls:
-        from_calls: Counter = Counter()
-    elif "{" not in calls:  # names only: counted in C
-        from_calls = Counter(_loads(f"[{calls}]"))
-    else:
-        names = _loads(f"[{calls}]")
-        from_calls = Counter(n if type(n) is str else n["n"] for n in names)
-        for call in names:
-            if type(call) is str:
-                continue
-            skill = call["s"]
-            if type(skill) is not str or not skill.strip(_BLANK):
-                continue
-            entry = skills.setdefault(skill, [0, 0, None])
-            entry[0 if call["n"] == "skill_view" else 1] += 1
-            at = call["t"]
-            last = float(at) if type(at) is str else at
-            if last is not None and (entry[2] is None or last > entry[2]):
-                entry[2] = last
+    for call in _loads(f"[{names}]") if names else ():
+        skill = call["s"]
+        if type(skill) is not str or not skill.strip(_BLANK):
+            continue
+        entry = skills.setdefault(skill, [0, 0, None])
+        entry[0 if call["n"] == "skill_view" else 1] += 1
+        at = call["t"]
+        last = float(at) if type(at) is str else at
+        if last is not None and (entry[2] is None or last > entry[2]):
+            entry[2] = last
     tools = tuple(
         sorted(
-            (name, max(from_rows[name], from_calls[name]), from_rows[name])
+            (name, from_calls[name], from_rows[name])
             for name in from_rows.keys() | from_calls.keys()
         )
     )
     skill_rows = tuple(sorted((s, v[0], v[1], v[2]) for s, v in skills.items()))
     return SessionSummary(
-        count, n_user or 0, n_assistant or 0, n_tool or 0, n_all or 0, tools, skill_rows, timed
+        count,
+        n_user or 0,
+        n_assistant or 0,
+        n_tool or 0,
+        n_all or 0,
+        tools,
+        skill_rows,
+        tuple(c for c in calls if c[1] is not None),
     )
 
 
 def read(session_ids: list[str]) -> list[tuple]:
-    """The rows of :data:`SUMMARY_SQL` for these sessions, each with its session's timed calls
-    (:data:`CALLS_SQL`) appended (the part that reads the store, and leaves Python's lock
+    """The rows of :data:`SUMMARY_SQL` for these sessions, each with its session's calls
+    (:func:`calls_sql`) appended (the part that reads the store, and leaves Python's lock
     while it does)."""
     ids = json.dumps(session_ids)
     rows = state_db.rows(SUMMARY_SQL, [ids])
-    shape = state_db.shape()
-    if not all(shape.has_column("messages", c) for c in ("timestamp", "tool_call_id")):
-        return [(*row, ()) for row in rows]
-    timed: dict[str, list] = {}
-    for sid, name, seconds, message_id in state_db.rows(CALLS_SQL, [ids]):
-        timed.setdefault(sid, []).append((str(name), float(seconds), message_id))
-    return [(*row, tuple(timed.get(row[0], ()))) for row in rows]
+    calls: dict[str, list] = {}
+    for sid, name, seconds, message_id in state_db.rows(calls_sql(state_db.shape()), [ids]):
+        timed = None if seconds is None else float(seconds)
+        calls.setdefault(sid, []).append((str(name), timed, message_id))
+    return [(*row, tuple(calls.get(row[0], ()))) for row in rows]
 
 
 def summarise(
