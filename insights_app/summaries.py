@@ -50,11 +50,12 @@ class SessionSummary:
     assistant: int
     tool: int
     stored: int  # every row, any role
-    # Per tool name: its calls (:mod:`sessions_app.toolcalls`), and its result rows.
+    # Per tool name: the larger of its rows and calls (Hermes), and its rows alone.
     tools: tuple[tuple[str, int, int], ...]
     # (skill, loads, edits, last used epoch)
     skills: tuple[tuple[str, int, int, float | None], ...]
     # (tool, seconds from its call, result's message id) of each timed call
+    # (:mod:`sessions_app.toolcalls`)
     calls: tuple[tuple[str, float, int], ...] = ()
 
 
@@ -129,9 +130,9 @@ def refresh_high_water() -> int:
 # --- The SQL --------------------------------------------------------------------------------
 
 # One pass over a chunk of sessions' messages in their ``(session_id, …)`` index order (no sort
-# to group): per session, its rows by role, each tool row's ``tool_name``, and its skill calls.
+# to group): per session, its rows by role, each tool row's ``tool_name``, and its calls.
 # ``json_tree`` finds the ``name`` of each ``$[n].function`` of ``tool_calls``; a skill call
-# (``skill_view``, ``skill_manage``) becomes an object with its arguments' ``name`` and the
+# (``skill_view``, ``skill_manage``) is an object with its arguments' ``name`` and the
 # message's exact timestamp (``printf('%!.17g')``, ``%`` doubled for the driver).  Only valid
 # JSON reaches the JSON functions, and ``CASE`` (not ``AND``) fixes the order of evaluation.
 # The session's entries are joined into one JSON array, so no name can pass for a separator.
@@ -147,9 +148,11 @@ _EXACT_TIME = (
 )
 _CALLS = f"""NULLIF(rtrim(ltrim((
         SELECT json_group_array(
-            json_object('n', j.atom, 's', {_SKILL}, 't', {_EXACT_TIME}))
+            CASE WHEN j.atom IN ('skill_view', 'skill_manage')
+                 THEN json_object('n', j.atom, 's', {_SKILL}, 't', {_EXACT_TIME})
+                 ELSE j.atom END)
         FROM json_tree(CASE WHEN json_valid(m.tool_calls) THEN m.tool_calls END) AS j
-        WHERE j.key = 'name' AND j.type = 'text' AND j.atom IN ('skill_view', 'skill_manage')
+        WHERE j.key = 'name' AND j.type = 'text' AND j.atom <> ''
           AND j.path GLOB '$[[][0-9]*].function'
           AND NOT substr(j.path, 3, length(j.path) - 12) GLOB '*[^0-9]*'), '['), ']'), '')"""
 
@@ -180,50 +183,51 @@ _loads = json.loads
 
 def _summary(count: int | None, row: tuple) -> SessionSummary:
     """One session's summary from its row of :data:`SUMMARY_SQL`."""
-    _, n_all, n_user, n_assistant, n_tool, tool_rows, names, calls = row
+    _, n_all, n_user, n_assistant, n_tool, tool_rows, calls, timed = row
     from_rows = Counter(_loads(tool_rows)) if tool_rows else Counter()
-    from_calls = Counter(name for name, _, _ in calls)
     skills: dict[str, list] = {}
-    for call in _loads(f"[{names}]") if names else ():
-        skill = call["s"]
-        if type(skill) is not str or not skill.strip(_BLANK):
-            continue
-        entry = skills.setdefault(skill, [0, 0, None])
-        entry[0 if call["n"] == "skill_view" else 1] += 1
-        at = call["t"]
-        last = float(at) if type(at) is str else at
-        if last is not None and (entry[2] is None or last > entry[2]):
-            entry[2] = last
+    if not calls:
+        from_calls: Counter = Counter()
+    elif "{" not in calls:  # names only: counted in C
+        from_calls = Counter(_loads(f"[{calls}]"))
+    else:
+        names = _loads(f"[{calls}]")
+        from_calls = Counter(n if type(n) is str else n["n"] for n in names)
+        for call in names:
+            if type(call) is str:
+                continue
+            skill = call["s"]
+            if type(skill) is not str or not skill.strip(_BLANK):
+                continue
+            entry = skills.setdefault(skill, [0, 0, None])
+            entry[0 if call["n"] == "skill_view" else 1] += 1
+            at = call["t"]
+            last = float(at) if type(at) is str else at
+            if last is not None and (entry[2] is None or last > entry[2]):
+                entry[2] = last
     tools = tuple(
         sorted(
-            (name, from_calls[name], from_rows[name])
+            (name, max(from_rows[name], from_calls[name]), from_rows[name])
             for name in from_rows.keys() | from_calls.keys()
         )
     )
     skill_rows = tuple(sorted((s, v[0], v[1], v[2]) for s, v in skills.items()))
     return SessionSummary(
-        count,
-        n_user or 0,
-        n_assistant or 0,
-        n_tool or 0,
-        n_all or 0,
-        tools,
-        skill_rows,
-        tuple(c for c in calls if c[1] is not None),
+        count, n_user or 0, n_assistant or 0, n_tool or 0, n_all or 0, tools, skill_rows, timed
     )
 
 
 def read(session_ids: list[str]) -> list[tuple]:
-    """The rows of :data:`SUMMARY_SQL` for these sessions, each with its session's calls
+    """The rows of :data:`SUMMARY_SQL` for these sessions, each with its session's timed calls
     (:func:`calls_sql`) appended (the part that reads the store, and leaves Python's lock
     while it does)."""
     ids = json.dumps(session_ids)
     rows = state_db.rows(SUMMARY_SQL, [ids])
-    calls: dict[str, list] = {}
+    timed: dict[str, list] = {}
     for sid, name, seconds, message_id in state_db.rows(calls_sql(state_db.shape()), [ids]):
-        timed = None if seconds is None else float(seconds)
-        calls.setdefault(sid, []).append((str(name), timed, message_id))
-    return [(*row, tuple(calls.get(row[0], ()))) for row in rows]
+        if seconds is not None:
+            timed.setdefault(sid, []).append((str(name), float(seconds), message_id))
+    return [(*row, tuple(timed.get(row[0], ()))) for row in rows]
 
 
 def summarise(

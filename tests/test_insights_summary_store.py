@@ -98,16 +98,9 @@ def test_message_appended_to_an_old_session_refreshes_exactly_it(current, monkey
     first = report()
     restart()  # the new row arrives while no process runs
     writer = sqlite3.connect(current)
-    # A late call and its result (a call is a result answering a call: docs/tool-calls.md).
-    call = '[{"id": "late1", "type": "function", "function": {"name": "web_search"}}]'
     writer.execute(
-        "INSERT INTO messages (session_id, role, tool_calls, timestamp, active)"
-        " VALUES ('s2-telegram', 'assistant', ?, ?, 1)",
-        (call, S2_START + 49),
-    )
-    writer.execute(
-        "INSERT INTO messages (session_id, role, content, tool_name, tool_call_id, timestamp,"
-        " active) VALUES ('s2-telegram', 'tool', 'late', 'web_search', 'late1', ?, 1)",
+        "INSERT INTO messages (session_id, role, content, tool_name, timestamp, active)"
+        " VALUES ('s2-telegram', 'tool', 'late', 'web_search', ?, 1)",
         (S2_START + 50,),
     )
     writer.commit()
