@@ -26,6 +26,7 @@ from django.db.models import TextField, Value
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
+from hermes_explorer import store
 from redaction import redact
 
 from .content import call_id_and_name, call_objects
@@ -46,6 +47,7 @@ SPENT_LABELS = {
 KINDS = ("model", "tool", "user")
 SLOWEST = 10
 PER_PAGE = 200
+FIGURES_TTL = 600
 KEYSET = Keyset((("id", False),), name="id")
 PAGE_COLUMNS = ("id", "role", "tool_name", "tool_calls", "timestamp")
 EXPORT_COLUMNS = [
@@ -125,27 +127,83 @@ def _fields(qs, names):
     return [n if qs.has_column(n) else Value(None, output_field=TextField()) for n in names]
 
 
-def shown_calls(session_id: str, visibility: Visibility) -> dict[int, tuple]:
-    """The session's calls whose result is of a kind the toggles show: result id → (name
-    redacted, seconds or None, calls of its assistant message)."""
+def shown_calls(session_id: str, visibility: Visibility, ids=None) -> dict[int, tuple]:
+    """The session's calls (those with results ``ids`` only, when given) whose result is of a
+    kind the toggles show: result id → (name redacted, seconds or None, calls of its
+    assistant message)."""
     names = functools.cache(redact)
     out = {}
-    for message_id, name, seconds, together, *state in session_calls(session_id):
+    for message_id, name, seconds, together, *state in session_calls(session_id, ids):
         kind = kind_of(*state)
         if kind == LIVE or getattr(visibility, kind):
             out[message_id] = (names(str(name)), seconds, together)
     return out
 
 
+@dataclass
+class _Figures:
+    """What the timeline says of the whole session, in no language or time zone (cached)."""
+
+    totals: dict[str, float]
+    counts: dict[str, int]
+    runs: list[list]  # [kind, seconds, steps, first message id] of each run of one kind
+    slowest: list[tuple]  # (waited, message id, role, tool name, at)
+    tools: list[dict]
+    parallel: bool
+    span_s: float | None
+
+
+def _whole(qs, calls: dict[int, tuple], on_row=None) -> _Figures:
+    """One pass over the transcript rows ``qs``: each row's wait (given to ``on_row``), the
+    totals, the runs of one kind and the slowest steps."""
+    totals, counts = dict.fromkeys(KINDS, 0.0), dict.fromkeys(KINDS, 0)
+    runs: list[list] = []
+    timed: list[tuple] = []
+    first = previous = None
+    n_times = 0
+    for message_id, role, tool_name, at in qs.values_list(
+        *_fields(qs, ("id", "role", "tool_name", "timestamp"))
+    ):
+        waited = None if at is None or previous is None else at - previous
+        if at is not None:
+            first = at if first is None else first
+            previous, n_times = at, n_times + 1
+        if on_row is not None:
+            on_row(message_id, role, tool_name, at, waited)
+        kind = SPENT_ON.get(role)
+        if kind is None or waited is None:
+            continue
+        totals[kind] += waited
+        counts[kind] += 1
+        call = calls.get(message_id)
+        timed.append((waited, message_id, role, tool_name or (call and call[0]), at))
+        if runs and runs[-1][0] == kind:
+            runs[-1][1] += max(waited, 0.0)
+            runs[-1][2] += 1
+        else:
+            runs.append([kind, max(waited, 0.0), 1, message_id])
+    return _Figures(
+        totals=totals,
+        counts=counts,
+        runs=runs,
+        slowest=heapq.nlargest(SLOWEST, timed, _first),
+        tools=_tools(calls.values()),
+        parallel=any(together > 1 for _, _, together in calls.values() if together),
+        span_s=(previous - first) if n_times > 1 else None,
+    )
+
+
 def session_timeline(
     session_id: str, visibility: Visibility, cursor: str | None = None, *, every_row=False
 ) -> Timeline:
     """The session's figures over all its transcript rows, with the page of rows after
-    ``cursor`` (every row when ``every_row``)."""
+    ``cursor`` (every row when ``every_row``).  The figures are kept while the file is
+    unchanged: each page of a long session reuses them."""
     qs = transcript_messages(session_id, visibility).order_by("id")
-    calls = shown_calls(session_id, visibility)
     to_iso = iso_converter(timezone.get_current_timezone())
     names = functools.cache(redact)
+    steps: list[Step] = []
+    calls: dict[int, tuple] = {}
 
     def step(message_id, role, tool_name, at, waited) -> Step:
         name = tool_name and names(tool_name)
@@ -156,65 +214,48 @@ def session_timeline(
             s.tool_s, s.parallel_calls = call[1], call[2]
         return s
 
-    # One pass: each row's wait, the totals, the runs of one kind and the slowest steps.
-    totals, counts = dict.fromkeys(KINDS, 0.0), dict.fromkeys(KINDS, 0)
-    runs: list[list] = []
-    waits: dict[int, float | None] = {}
-    timed: list[tuple] = []
-    steps: list[Step] = []
-    first = previous = None
-    n_times = 0
-    for message_id, role, tool_name, at in qs.values_list(
-        *_fields(qs, ("id", "role", "tool_name", "timestamp"))
-    ):
-        waited = None if at is None or previous is None else at - previous
-        if at is not None:
-            first = at if first is None else first
-            previous, n_times = at, n_times + 1
-        waits[message_id] = waited
-        if every_row:
-            steps.append(step(message_id, role, tool_name, at, waited))
-        kind = SPENT_ON.get(role)
-        if kind is None or waited is None:
-            continue
-        totals[kind] += waited
-        counts[kind] += 1
-        timed.append((waited, message_id, role, tool_name, at))
-        if runs and runs[-1][0] == kind:
-            runs[-1][1] += max(waited, 0.0)
-            runs[-1][2] += 1
-        else:
-            runs.append([kind, max(waited, 0.0), 1, message_id])
     page = None
-    if not every_row:
-        # The rows shown, read again a page at a time with what only they need.
-        page = KEYSET.paginate(
-            qs.values(*[c for c in PAGE_COLUMNS if qs.has_column(c)]),
-            cursor,
-            PER_PAGE,
+    if every_row:
+        calls = shown_calls(session_id, visibility)
+        figures = _whole(qs, calls, lambda *row: steps.append(step(*row)))
+    else:
+        figures = store.while_unchanged(
+            "timeline",
+            (session_id, visibility.as_param()),
+            lambda: _whole(qs, shown_calls(session_id, visibility)),
+            FIGURES_TTL,
         )
+        # The rows shown, read a page at a time with what only they need, and the time of
+        # the row before the page (the first row's wait).
+        page = KEYSET.paginate(
+            qs.values(*[c for c in PAGE_COLUMNS if qs.has_column(c)]), cursor, PER_PAGE
+        )
+        calls = shown_calls(session_id, visibility, [row["id"] for row in page.rows])
+        previous = None
+        if page.rows and qs.has_column("timestamp"):
+            before = qs.filter(id__lt=page.rows[0]["id"], timestamp__isnull=False)
+            previous = before.order_by("-id").values_list("timestamp", flat=True).first()
         for row in page.rows:
-            message_id, role = row["id"], row["role"]
-            s = step(
-                message_id, role, row.get("tool_name"), row.get("timestamp"), waits.get(message_id)
-            )
+            message_id, role, at = row["id"], row["role"], row.get("timestamp")
+            waited = None if at is None or previous is None else at - previous
+            previous = previous if at is None else at
+            s = step(message_id, role, row.get("tool_name"), at, waited)
             steps.append(s)
             if role == "assistant" and row.get("tool_calls"):
                 objects = call_objects(row["tool_calls"])[0]
                 s.calls = [names(call_id_and_name(item)[1]) for item in objects]
-    slowest = [step(i, r, n, at, w) for w, i, r, n, at in heapq.nlargest(SLOWEST, timed, _first)]
     return Timeline(
         steps=steps,
         page=page,
         missing=missing_columns(),
-        totals=totals,
-        counts=counts,
-        tools=_tools(calls.values()),
-        slowest=slowest,
-        parallel=any(together > 1 for _, _, together in calls.values() if together),
-        span_s=(previous - first) if n_times > 1 else None,
-        segments=_segments(runs),
-        stacked=_stacked(totals),
+        totals=figures.totals,
+        counts=figures.counts,
+        tools=figures.tools,
+        slowest=[step(i, r, n, at, w) for w, i, r, n, at in figures.slowest],
+        parallel=figures.parallel,
+        span_s=figures.span_s,
+        segments=_segments(figures.runs),
+        stacked=_stacked(figures.totals),
     )
 
 

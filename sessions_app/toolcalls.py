@@ -110,12 +110,16 @@ def call_sql(shape=None, t: str = "t", a: str = "a", outer: bool = False) -> Cal
     )
 
 
-def session_calls(session_id: str) -> list[tuple]:
-    """Every call of one session: ``(result id, name, seconds, together, active, compacted,
-    display_kind)`` in id order (the name as stored: redact it before showing it)."""
+def session_calls(session_id: str, ids=None) -> list[tuple]:
+    """Every call of one session (whose results are ``ids``, when given): ``(result id, name,
+    seconds, together, active, compacted, display_kind)`` in id order (the name as stored:
+    redact it before showing it)."""
     sql = call_sql()
+    only = ""
+    if ids is not None:
+        only = f" AND t.id IN ({', '.join(['%s'] * len(ids))})" if ids else " AND 0"
     return store.rows(
         f"SELECT t.id, {sql.columns} FROM messages t {sql.joins}"
-        f" WHERE t.session_id = %s AND {sql.where} ORDER BY t.id",
-        [session_id],
+        f" WHERE t.session_id = %s AND {sql.where}{only} ORDER BY t.id",
+        [session_id, *(ids or ())],
     )
