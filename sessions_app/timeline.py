@@ -48,6 +48,8 @@ KINDS = ("model", "tool", "user")
 SLOWEST = 10
 PER_PAGE = 200
 FIGURES_TTL = 600
+# The cache's label for the figures: a new shape of :class:`_Figures` needs a new label.
+FIGURES_KEY = "timeline-figures-1"
 KEYSET = Keyset((("id", False),), name="id")
 PAGE_COLUMNS = ("id", "role", "tool_name", "tool_calls", "timestamp")
 EXPORT_COLUMNS = [
@@ -146,7 +148,7 @@ class _Figures:
 
     totals: dict[str, float]
     counts: dict[str, int]
-    runs: list[list]  # [kind, seconds, steps, first message id] of each run of one kind
+    geometry: list[tuple]  # the chart's segments (:func:`_geometry`)
     slowest: list[tuple]  # (waited, message id, role, tool name, at)
     tools: list[dict]
     parallel: bool
@@ -185,7 +187,7 @@ def _whole(qs, calls: dict[int, tuple], on_row=None) -> _Figures:
     return _Figures(
         totals=totals,
         counts=counts,
-        runs=runs,
+        geometry=_geometry(runs),
         slowest=heapq.nlargest(SLOWEST, timed, _first),
         tools=_tools(calls.values()),
         parallel=any(together > 1 for _, _, together in calls.values() if together),
@@ -220,7 +222,7 @@ def session_timeline(
         figures = _whole(qs, calls, lambda *row: steps.append(step(*row)))
     else:
         figures = store.while_unchanged(
-            "timeline",
+            FIGURES_KEY,
             (session_id, visibility.as_param()),
             lambda: _whole(qs, shown_calls(session_id, visibility)),
             FIGURES_TTL,
@@ -254,7 +256,7 @@ def session_timeline(
         slowest=[step(i, r, n, at, w) for w, i, r, n, at in figures.slowest],
         parallel=figures.parallel,
         span_s=figures.span_s,
-        segments=_segments(figures.runs),
+        segments=_segments(figures.geometry),
         stacked=_stacked(figures.totals),
     )
 
@@ -291,25 +293,32 @@ def _stacked(totals: dict[str, float]) -> list[dict]:
     return out
 
 
-def _segments(runs: list[list]) -> list[dict]:
+def _geometry(runs: list[list]) -> list[tuple]:
     """Runs of consecutive waits of one kind ``[kind, seconds, steps, first message id]`` as
-    segments of the bar, ``x`` and ``width`` in chart units (negative waits, clock drift,
-    take no room)."""
+    segments of the bar, ``(kind, x, width, seconds, steps, first message id)`` with ``x``
+    and ``width`` in chart units (negative waits, clock drift, take no room); those too
+    narrow to see are left out."""
     total = sum(r[1] for r in runs) or 1.0
-    out, x, comma = [], 0.0, french()
+    out, x = [], 0.0
     for kind, seconds, steps, message_id in runs:
         width = seconds / total * CHART_WIDTH
         if width >= MIN_WIDTH:
-            out.append(
-                {
-                    "kind": kind,
-                    "x": f"{x:.2f}",
-                    "width": f"{width:.2f}",
-                    "seconds": seconds,
-                    "text": seconds_text(seconds, comma),
-                    "steps": steps,
-                    "message_id": message_id,
-                }
-            )
+            out.append((kind, x, width, seconds, steps, message_id))
         x += width
     return out
+
+
+def _segments(geometry: list[tuple]) -> list[dict]:
+    comma = french()
+    return [
+        {
+            "kind": kind,
+            "x": f"{x:.2f}",
+            "width": f"{width:.2f}",
+            "seconds": seconds,
+            "text": seconds_text(seconds, comma),
+            "steps": steps,
+            "message_id": message_id,
+        }
+        for kind, x, width, seconds, steps, message_id in geometry
+    ]
