@@ -46,7 +46,7 @@ SPENT_LABELS = {
 }
 KINDS = ("model", "tool", "user")
 SLOWEST = 10
-PER_PAGE = 200
+PER_PAGE = 100
 FIGURES_TTL = 600
 # The cache's label for the figures: a new shape of :class:`_Figures` needs a new label.
 FIGURES_KEY = "timeline-figures-1"

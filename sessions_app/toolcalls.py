@@ -96,8 +96,10 @@ def call_sql(shape=None, t: str = "t", a: str = "a", outer: bool = False) -> Cal
     state = {c: f"{t}.{c}" if has(c) else "NULL" for c in ("active", "compacted", "display_kind")}
     if not has("tool_call_id"):
         return CallSQL("", " AND ".join(where), f"COALESCE({named}, '?')", "NULL", "1", **state)
-    joins = f"{'LEFT ' if outer else ''}JOIN messages {a} ON {t}.role = 'tool' AND {a}.id = ("
-    joins += _NEAREST.format(t=t) + ")"
+    # ``CASE``: the search runs only for results with a call id (SQLite computes the key of
+    # the join before any other term, and a search for no id walks the whole session).
+    joins = f"{'LEFT ' if outer else ''}JOIN messages {a} ON {a}.id = CASE WHEN {t}.role = 'tool'"
+    joins += f" AND {t}.tool_call_id <> '' THEN (" + _NEAREST.format(t=t) + ") END"
     where += [f"{t}.tool_call_id IS NOT NULL", f"{t}.tool_call_id <> ''", f"{a}.id IS NOT NULL"]
     seconds = f"{t}.timestamp - {a}.timestamp" if has("timestamp") else "NULL"
     return CallSQL(
