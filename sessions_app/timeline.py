@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import TextField, Value
 from django.utils import timezone
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext, gettext_noop
 
 from hermes_explorer import store
 from redaction import redact
@@ -288,7 +288,15 @@ def _stacked(totals: dict[str, float]) -> list[dict]:
         width = max(totals[kind], 0.0) / whole * CHART_WIDTH
         if width > 0:
             text = seconds_text(totals[kind], comma)
-            out.append({"kind": kind, "x": f"{x:.2f}", "width": f"{width:.2f}", "text": text})
+            out.append(
+                {
+                    "kind": kind,
+                    "label": gettext(SPENT_LABELS[kind]),
+                    "x": f"{x:.2f}",
+                    "width": f"{width:.2f}",
+                    "text": text,
+                }
+            )
         x += width
     return out
 
@@ -310,9 +318,11 @@ def _geometry(runs: list[list]) -> list[tuple]:
 
 def _segments(geometry: list[tuple]) -> list[dict]:
     comma = french()
+    labels = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
     return [
         {
             "kind": kind,
+            "label": labels[kind],
             "x": f"{x:.2f}",
             "width": f"{width:.2f}",
             "seconds": seconds,
