@@ -38,7 +38,7 @@ SAVE_BATCH = 1000
 BUILD_STALE_SECONDS = 30.0
 # A summary's rows by role (``stored``: every row, any role), as StoredSummary's columns.
 ROLES = ("user", "assistant", "tool", "stored")
-# 2: tools and tool calls counted as ``sessions_app.toolcalls`` defines a call.
+# 2: tool calls (latency, failures) counted as ``sessions_app.toolcalls`` defines them.
 KEPT_VERSION = 2
 
 
