@@ -512,6 +512,49 @@ def ensure_store(path: Path, sessions: int, messages: int, seed: int) -> None:
     log(f"built in {time.monotonic() - started:.0f}s, {path.stat().st_size / 1e9:.2f} GB")
 
 
+BIG_SESSION = "bench-big-session"
+
+
+def ensure_big_session(path: Path, n: int) -> None:
+    """Add to the store, once, a session of ``n`` messages: the largest session's rows again
+    and again, each time later (the demo generator's sessions stay at a few thousand)."""
+    conn = sqlite3.connect(path)
+    if conn.execute("SELECT 1 FROM sessions WHERE id = ?", [BIG_SESSION]).fetchone() is None:
+        log(f"adding a session of {n:,} messages ({BIG_SESSION}) …")
+        src = conn.execute("SELECT id FROM sessions ORDER BY message_count DESC LIMIT 1").fetchone()
+        cols = [r[1] for r in conn.execute("PRAGMA table_info(sessions)")]
+        values = {"id": BIG_SESSION, "title": BIG_SESSION, "message_count": n}
+        conn.execute(
+            f"INSERT INTO sessions ({', '.join(cols)}) SELECT"
+            f" {', '.join('?' if c in values else c for c in cols)} FROM sessions WHERE id = ?",
+            [values[c] for c in cols if c in values] + [src[0]],
+        )
+        span = conn.execute(
+            "SELECT MAX(timestamp) - MIN(timestamp) + 60 FROM messages WHERE session_id = ?", src
+        ).fetchone()[0]
+        cols = [r[1] for r in conn.execute("PRAGMA table_info(messages)") if r[1] != "id"]
+        k = 0
+        while (
+            have := conn.execute(
+                "SELECT COUNT(*) FROM messages WHERE session_id = ?", [BIG_SESSION]
+            ).fetchone()[0]
+        ) < n:
+            made = {
+                "session_id": "?",
+                "timestamp": f"timestamp + {k * span}",
+                "message_uid": f"message_uid || '-{k}'",
+            }
+            conn.execute(
+                f"INSERT INTO messages ({', '.join(cols)}) SELECT"
+                f" {', '.join(made.get(c, c) for c in cols)} FROM messages"
+                " WHERE session_id = ? ORDER BY id LIMIT ?",
+                [BIG_SESSION, src[0], n - have],
+            )
+            k += 1
+        conn.commit()
+    conn.close()
+
+
 QUEUE_SOURCES = ("telegram", "cron", "discord", "slack")
 SCORE_PAGE = "review: score a session (POST)"
 
@@ -524,7 +567,11 @@ def named(name: str, words: list[str] | None) -> bool:
 def pick_targets(store: Path) -> dict:
     conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     q = lambda sql, *a: conn.execute(sql, a).fetchone()  # noqa: E731
-    big = q("SELECT id, message_count FROM sessions ORDER BY message_count DESC LIMIT 1")
+    big = q(
+        "SELECT id, message_count FROM sessions WHERE id <> ? ORDER BY message_count DESC LIMIT 1",
+        BIG_SESSION,
+    )
+    huge = q("SELECT COUNT(*) FROM messages WHERE session_id = ?", BIG_SESSION)[0]
     mid = q(
         "SELECT id FROM sessions WHERE message_count BETWEEN 40 AND 200 "
         "ORDER BY started_at DESC LIMIT 1 OFFSET 100"
@@ -552,6 +599,7 @@ def pick_targets(store: Path) -> dict:
         "queue_session": queue[0] if queue else big[0],
         "big_session": big[0],
         "big_messages": big[1],
+        "huge_messages": huge,
         "session": mid[0] if mid else big[0],
         "deep_started": deep[0],
         "deep_id": deep[1],
@@ -840,6 +888,11 @@ def build_pages(t: dict) -> list[Page]:
             f"/state/messages?session_id={big}&_sort=id",
         ),
         Page(f"session timeline ({t['big_messages']:,} msgs)", f"/sessions/{big}/timeline/"),
+        *(
+            [Page(f"session timeline ({huge:,} msgs)", f"/sessions/{BIG_SESSION}/timeline/")]
+            if (huge := t["huge_messages"])
+            else []
+        ),
         Page(
             "messages of one session",
             f"/messages/?session_id={s}",
@@ -883,6 +936,13 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=20_000)
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--big-session",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add to the store (once) a session of N messages, and time its timeline",
+    )
     parser.add_argument("--runs", type=int, default=11, help="timed runs per page")
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--compare-datasette", action="store_true")
@@ -939,6 +999,8 @@ def main() -> None:
     ROLE = "analyst" if args.analyst else "staff"
 
     ensure_store(args.store, args.sessions, args.messages, args.seed)
+    if args.big_session:
+        ensure_big_session(args.store, args.big_session)
     targets = pick_targets(args.store)
     pages = [] if args.no_pages else build_pages(targets)
     pages = [p for p in pages if named(p.name, args.pages)]

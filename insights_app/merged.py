@@ -185,6 +185,7 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
     out.tool_result_rows = dict(result_rows)
     out.skills = _skills(reports)
     _tool_latency(out, parts)
+    tool_latency.add_calls(out.tools, out.tool_latency)
     out.heatmap = [[sum(r.heatmap[d][h] for r in reports) for h in range(24)] for d in range(7)]
     out.days_by_start = _days([r.days_by_start for r in reports])
     if any(r.days_by_activity is not None for r in reports):

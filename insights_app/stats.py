@@ -184,6 +184,7 @@ def _set_messages(report: Report, messages) -> None:
     # cannot pair or time calls).
     found = messages.latency
     report.tool_latency = None if found is None else tool_latency.latency_rows(*found)
+    tool_latency.add_calls(report.tools, report.tool_latency)
     report.overview.update({f"{role}_messages": n for role, n in messages.roles.items()})
 
 

@@ -29,6 +29,7 @@ from typing import TypeVar
 
 from hermes_explorer import store as state_db
 from hermes_explorer.hermes_db.deadline import QueryTimeout
+from sessions_app.toolcalls import call_sql
 
 from . import summary_store
 
@@ -53,7 +54,8 @@ class SessionSummary:
     tools: tuple[tuple[str, int, int], ...]
     # (skill, loads, edits, last used epoch)
     skills: tuple[tuple[str, int, int, float | None], ...]
-    # (tool, seconds from its call, result's message id) of each result paired with its call
+    # (tool, seconds from its call, result's message id) of each timed call
+    # (:mod:`sessions_app.toolcalls`)
     calls: tuple[tuple[str, float, int], ...] = ()
 
 
@@ -165,26 +167,14 @@ SUMMARY_SQL = f"""
     GROUP BY m.session_id"""
 
 
-# Each tool result paired with its call: the nearest earlier assistant row of the session
-# whose ``tool_calls`` hold the result's ``tool_call_id`` as a JSON string (``instr``, on the
-# ``(session_id, id)`` index), and the seconds between the two rows.  The tool is the result's
-# ``tool_name``, or the call's function name when the row has none (CLI rows).  Only files
-# with ``timestamp`` and ``tool_call_id`` are asked (:func:`read`).
-_CALL_NAME = """(SELECT json_extract(j.value, '$.function.name') FROM json_each(
-        CASE WHEN json_valid(a.tool_calls) THEN a.tool_calls END) j
-        WHERE json_extract(j.value, '$.id') = t.tool_call_id LIMIT 1)"""
-CALLS_SQL = f"""
-    SELECT t.session_id, COALESCE(NULLIF(t.tool_name, ''), {_CALL_NAME}, '?'),
-           t.timestamp - a.timestamp, t.id
-    FROM messages t JOIN messages a ON a.id = (
-        SELECT c.id FROM messages c
-        WHERE c.session_id = t.session_id AND c.id < t.id AND c.role = 'assistant'
-          AND c.tool_calls IS NOT NULL
-          AND instr(c.tool_calls, '"' || t.tool_call_id || '"') > 0
-        ORDER BY c.id DESC LIMIT 1)
-    WHERE t.session_id IN (SELECT value FROM json_each(%s)) AND t.role = 'tool'
-      AND t.tool_call_id IS NOT NULL AND t.tool_call_id <> ''
-      AND t.timestamp IS NOT NULL AND a.timestamp IS NOT NULL"""
+# Every call of the chunk's sessions (:mod:`sessions_app.toolcalls`, the definition every page
+# shares): the session, the tool, the seconds from the call (NULL when untimed), the result.
+def calls_sql(shape) -> str:
+    sql = call_sql(shape)
+    return (
+        f"SELECT t.session_id, {sql.name}, {sql.seconds}, t.id FROM messages t {sql.joins}"
+        f" WHERE t.session_id IN (SELECT value FROM json_each(%s)) AND {sql.where}"
+    )
 
 
 _BLANK = " \t\n\r\x0b\x0c"
@@ -229,16 +219,14 @@ def _summary(count: int | None, row: tuple) -> SessionSummary:
 
 def read(session_ids: list[str]) -> list[tuple]:
     """The rows of :data:`SUMMARY_SQL` for these sessions, each with its session's timed calls
-    (:data:`CALLS_SQL`) appended (the part that reads the store, and leaves Python's lock
+    (:func:`calls_sql`) appended (the part that reads the store, and leaves Python's lock
     while it does)."""
     ids = json.dumps(session_ids)
     rows = state_db.rows(SUMMARY_SQL, [ids])
-    shape = state_db.shape()
-    if not all(shape.has_column("messages", c) for c in ("timestamp", "tool_call_id")):
-        return [(*row, ()) for row in rows]
     timed: dict[str, list] = {}
-    for sid, name, seconds, message_id in state_db.rows(CALLS_SQL, [ids]):
-        timed.setdefault(sid, []).append((str(name), float(seconds), message_id))
+    for sid, name, seconds, message_id in state_db.rows(calls_sql(state_db.shape()), [ids]):
+        if seconds is not None:
+            timed.setdefault(sid, []).append((str(name), float(seconds), message_id))
     return [(*row, tuple(timed.get(row[0], ()))) for row in rows]
 
 

@@ -38,11 +38,14 @@ SAVE_BATCH = 1000
 BUILD_STALE_SECONDS = 30.0
 # A summary's rows by role (``stored``: every row, any role), as StoredSummary's columns.
 ROLES = ("user", "assistant", "tool", "stored")
+# 2: tool calls (latency, failures) counted as ``sessions_app.toolcalls`` defines them.
+KEPT_VERSION = 2
 
 
 def store_key() -> int:
-    """The state.db file open now, as a key: the first 63 bits of a hash of its identity."""
-    digest = hashlib.sha256(repr(state_db.file_identity()).encode()).digest()
+    """The state.db file open now, as a key: the first 63 bits of a hash of its identity and
+    of the version of what is kept (a new version computes every summary and count again)."""
+    digest = hashlib.sha256(repr((state_db.file_identity(), KEPT_VERSION)).encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 

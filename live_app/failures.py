@@ -31,6 +31,7 @@ from insights_app.summary_store import store_key
 from redaction import redact
 from sessions_app.formatting import short_model
 from sessions_app.timefmt import day_end_epoch, day_start_epoch, local_date
+from sessions_app.toolcalls import CallSQL, call_sql
 
 from .models import FailureBlock
 
@@ -67,9 +68,10 @@ def _col(shape, table: str, alias: str, name: str, default: str = "NULL") -> str
     return f"{alias}.{name}" if shape.has_column(table, name) else default
 
 
-def _kind_sql(shape) -> tuple[str, str]:
+def _kind_sql(shape, calls: CallSQL) -> tuple[str, str]:
     """A message row's failure kind (``tool_ok`` for a good tool result, NULL for no kind) and
-    the rows that can have one: the one definition the counts and the list share."""
+    the rows that can have one: tool results that are calls (``calls``, the definition every
+    page shares, :mod:`sessions_app.toolcalls`) and assistant rows of a bad finish."""
     has_finish = shape.has_column("messages", "finish_reason")
     bad_finish = "m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error')"
     finish = f"WHEN {bad_finish} THEN 'finish_' || m.finish_reason " if has_finish else ""
@@ -77,17 +79,17 @@ def _kind_sql(shape) -> tuple[str, str]:
         f"CASE WHEN m.role = 'tool' THEN CASE WHEN {_TOOL_ERROR} THEN 'tool_error' "
         f"ELSE 'tool_ok' END {finish}END"
     )
-    return kind, "m.role = 'tool'" + (f" OR ({bad_finish})" if has_finish else "")
+    return kind, f"({calls.where})" + (f" OR ({bad_finish})" if has_finish else "")
 
 
 def _block_sql(shape) -> str:
-    kind, wanted = _kind_sql(shape)
+    calls = call_sql(shape, t="m", outer=True)
+    kind, wanted = _kind_sql(shape, calls)
     return (
         "SELECT CAST(m.timestamp / 3600 AS INTEGER), s.source, "
         f"{_col(shape, 'sessions', 's', 'model')}, "
-        f"CASE WHEN m.role = 'tool' THEN COALESCE({_col(shape, 'messages', 'm', 'tool_name')}, '') "
-        f"ELSE '' END, {kind}, COUNT(*), group_concat(m.id) "
-        "FROM messages m JOIN sessions s ON s.id = m.session_id "
+        f"CASE WHEN m.role = 'tool' THEN {calls.name} ELSE '' END, {kind}, COUNT(*), "
+        f"group_concat(m.id) FROM messages m {calls.joins} JOIN sessions s ON s.id = m.session_id "
         f"WHERE m.id > %s AND m.id <= %s AND ({wanted}) GROUP BY 1, 2, 3, 4, 5"
     )
 

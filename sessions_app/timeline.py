@@ -1,35 +1,42 @@
 """Where a session's time went: each message with the wait before it and what the wait was.
 
 The wait before an ``assistant`` row is the model thinking, before a ``tool`` row a tool
-running, before a ``user`` row the person answering (other roles: nothing).  A tool result is
-also paired with the assistant message that called it (``tool_call_id`` against the ids in
-that message's ``tool_calls``): ``tool_s`` is the time from the call to its result.  Calls made
-by one assistant message run in parallel, so their ``tool_s`` overlap and add up to more than
-the wall time; each such result says how many calls ran together.
+running, before a ``user`` row the person answering (other roles: nothing).  A tool result that
+is a call (:mod:`sessions_app.toolcalls`, the definition every page shares) carries ``tool_s``,
+the time from the assistant message that called it to the result.  Calls made by one assistant
+message run in parallel, so their ``tool_s`` overlap and add up to more than the wall time;
+each such result says how many calls ran together.
 
 The rows are the transcript's (same ``?show=`` toggles, :mod:`sessions_app.visibility`), in id
-order, read in one statement on the ``(session_id, id)`` index without any message text.
-Files without ``timestamp`` cannot time anything, files without ``tool_call_id`` cannot pair a
-result with its call: :attr:`Timeline.missing` names what the file lacks.
+order.  The totals, the chart, the slowest steps and the tools are computed in one pass over
+the whole session's ids, roles and times (no message text); the rows themselves are shown a
+keyset page at a time, and an export gets every row.  The tools count the calls whose result
+row is of a kind the toggles show: with every kind shown, every call of the session.  Files
+without ``timestamp`` cannot time anything, files without ``tool_call_id`` cannot pair a result
+with its call: :attr:`Timeline.missing` names what the file lacks.
 """
 
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
+import heapq
 from dataclasses import dataclass, field
 
+from django.db.models import TextField, Value
 from django.utils import timezone
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext, gettext_noop
 
+from hermes_explorer import store
 from redaction import redact
 
 from .content import call_id_and_name, call_objects
 from .exports.isotime import iso_converter
 from .formatting import french, seconds_text
 from .models import Message
+from .pagination import Keyset, KeysetPage
 from .selectors import transcript_messages
-from .visibility import Visibility
+from .toolcalls import session_calls
+from .visibility import LIVE, Visibility, kind_of
 
 SPENT_ON = {"assistant": "model", "tool": "tool", "user": "user"}
 SPENT_LABELS = {
@@ -39,6 +46,12 @@ SPENT_LABELS = {
 }
 KINDS = ("model", "tool", "user")
 SLOWEST = 10
+PER_PAGE = 100
+FIGURES_TTL = 600
+# The cache's label for the figures: a new shape of :class:`_Figures` needs a new label.
+FIGURES_KEY = "timeline-figures-1"
+KEYSET = Keyset((("id", False),), name="id")
+PAGE_COLUMNS = ("id", "role", "tool_name", "tool_calls", "timestamp")
 EXPORT_COLUMNS = [
     "message_id",
     "role",
@@ -60,14 +73,14 @@ MIN_WIDTH = 0.5
 class Step:
     message_id: int
     role: str | None
-    tool_name: str | None
+    tool_name: str | None  # redacted
     at: float | None
     at_iso: str | None
     waited_s: float | None
     spent_on: str | None
     tool_s: float | None = None
     parallel_calls: int | None = None  # calls of the assistant message that asked for it
-    calls: list[str] = field(default_factory=list)  # names, on assistant rows
+    calls: list[str] = field(default_factory=list)  # names (redacted), on assistant rows
     link: str | None = None  # the message in its transcript, for roles that read content
 
     def as_row(self) -> dict:
@@ -86,11 +99,12 @@ class Step:
 
 @dataclass
 class Timeline:
-    steps: list[Step]
+    steps: list[Step]  # the page's rows (every row for an export)
+    page: KeysetPage | None  # the page shown, None for an export
     missing: list[str]  # columns the file lacks that the timeline needs
     totals: dict[str, float]
     counts: dict[str, int]
-    tools: list[dict]  # per tool: calls, seconds, slowest (paired results only)
+    tools: list[dict]  # per tool: calls, seconds, slowest (timed calls the toggles show)
     slowest: list[Step]
     parallel: bool  # some results overlap
     span_s: float | None  # first message to last
@@ -105,87 +119,164 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-def _columns() -> list[str]:
-    qs = Message.objects.all()
-    wanted = ("id", "role", "tool_name", "tool_call_id", "tool_calls", "timestamp")
-    return [c for c in wanted if qs.has_column(c)]
-
-
 def missing_columns() -> list[str]:
     qs = Message.objects.all()
     return [c for c in ("timestamp", "tool_call_id") if not qs.has_column(c)]
 
 
-def session_timeline(session_id: str, visibility: Visibility) -> Timeline:
-    """Every transcript message of the session with its wait, and the figures over them."""
-    columns = _columns()
-    to_iso = iso_converter(timezone.get_current_timezone())
-    rows = transcript_messages(session_id, visibility).order_by("id").values_list(*columns)
-    steps: list[Step] = []
-    # call id → (time of the assistant message, tool name, calls in that message)
-    calls: dict[str, tuple[float | None, str, int]] = {}
-    # Each tool name redacted once.
+def _fields(qs, names):
+    """``names`` as columns of ``values_list``, NULL for those the file lacks."""
+    return [n if qs.has_column(n) else Value(None, output_field=TextField()) for n in names]
+
+
+def shown_calls(session_id: str, visibility: Visibility, ids=None) -> dict[int, tuple]:
+    """The session's calls (those with results ``ids`` only, when given) whose result is of a
+    kind the toggles show: result id → (name redacted, seconds or None, calls of its
+    assistant message)."""
     names = functools.cache(redact)
-    previous: float | None = None
-    for values in rows:
-        row = dict(zip(columns, values, strict=True))
-        at, role = row.get("timestamp"), row["role"]
+    out = {}
+    for message_id, name, seconds, together, *state in session_calls(session_id, ids):
+        kind = kind_of(*state)
+        if kind == LIVE or getattr(visibility, kind):
+            out[message_id] = (names(str(name)), seconds, together)
+    return out
+
+
+@dataclass
+class _Figures:
+    """What the timeline says of the whole session, in no language or time zone (cached)."""
+
+    totals: dict[str, float]
+    counts: dict[str, int]
+    geometry: list[tuple]  # the chart's segments (:func:`_geometry`)
+    slowest: list[tuple]  # (waited, message id, role, tool name, at)
+    tools: list[dict]
+    parallel: bool
+    span_s: float | None
+
+
+def _whole(qs, calls: dict[int, tuple], on_row=None) -> _Figures:
+    """One pass over the transcript rows ``qs``: each row's wait (given to ``on_row``), the
+    totals, the runs of one kind and the slowest steps."""
+    totals, counts = dict.fromkeys(KINDS, 0.0), dict.fromkeys(KINDS, 0)
+    runs: list[list] = []
+    timed: list[tuple] = []
+    first = previous = None
+    n_times = 0
+    for message_id, role, tool_name, at in qs.values_list(
+        *_fields(qs, ("id", "role", "tool_name", "timestamp"))
+    ):
         waited = None if at is None or previous is None else at - previous
-        step = Step(
-            row["id"], role, row.get("tool_name"), at, to_iso(at), waited, SPENT_ON.get(role)
+        if at is not None:
+            first = at if first is None else first
+            previous, n_times = at, n_times + 1
+        if on_row is not None:
+            on_row(message_id, role, tool_name, at, waited)
+        kind = SPENT_ON.get(role)
+        if kind is None or waited is None:
+            continue
+        totals[kind] += waited
+        counts[kind] += 1
+        call = calls.get(message_id)
+        timed.append((waited, message_id, role, tool_name or (call and call[0]), at))
+        if runs and runs[-1][0] == kind:
+            runs[-1][1] += max(waited, 0.0)
+            runs[-1][2] += 1
+        else:
+            runs.append([kind, max(waited, 0.0), 1, message_id])
+    return _Figures(
+        totals=totals,
+        counts=counts,
+        geometry=_geometry(runs),
+        slowest=heapq.nlargest(SLOWEST, timed, _first),
+        tools=_tools(calls.values()),
+        parallel=any(together > 1 for _, _, together in calls.values() if together),
+        span_s=(previous - first) if n_times > 1 else None,
+    )
+
+
+def session_timeline(
+    session_id: str, visibility: Visibility, cursor: str | None = None, *, every_row=False
+) -> Timeline:
+    """The session's figures over all its transcript rows, with the page of rows after
+    ``cursor`` (every row when ``every_row``).  The figures are kept while the file is
+    unchanged: each page of a long session reuses them."""
+    qs = transcript_messages(session_id, visibility).order_by("id")
+    to_iso = iso_converter(timezone.get_current_timezone())
+    names = functools.cache(redact)
+    steps: list[Step] = []
+    calls: dict[int, tuple] = {}
+
+    def step(message_id, role, tool_name, at, waited) -> Step:
+        name = tool_name and names(tool_name)
+        s = Step(message_id, role, name, at, to_iso(at), waited, SPENT_ON.get(role))
+        call = calls.get(message_id)
+        if call is not None:
+            s.tool_name = s.tool_name or call[0]
+            s.tool_s, s.parallel_calls = call[1], call[2]
+        return s
+
+    page = None
+    if every_row:
+        calls = shown_calls(session_id, visibility)
+        figures = _whole(qs, calls, lambda *row: steps.append(step(*row)))
+    else:
+        figures = store.while_unchanged(
+            FIGURES_KEY,
+            (session_id, visibility.as_param()),
+            lambda: _whole(qs, shown_calls(session_id, visibility)),
+            FIGURES_TTL,
         )
-        if role == "assistant" and row.get("tool_calls"):
-            # (id, function name) of each call; nothing from malformed JSON.
-            parsed = [call_id_and_name(item) for item in call_objects(row["tool_calls"])[0]]
-            for call_id, raw_name in parsed:
-                name = names(raw_name)
-                step.calls.append(name)
-                if call_id:
-                    calls[call_id] = (at, name, len(parsed))
-        elif role == "tool":
-            found = calls.get(row.get("tool_call_id") or "")
-            if found is not None:
-                called_at, name, together = found
-                step.tool_name = step.tool_name or name
-                if at is not None and called_at is not None:
-                    step.tool_s = at - called_at
-                step.parallel_calls = together
-        steps.append(step)
-        previous = at
-    return _figures(steps)
+        # The rows shown, read a page at a time with what only they need, and the time of
+        # the row before the page (the first row's wait).
+        page = KEYSET.paginate(
+            qs.values(*[c for c in PAGE_COLUMNS if qs.has_column(c)]), cursor, PER_PAGE
+        )
+        calls = shown_calls(session_id, visibility, [row["id"] for row in page.rows])
+        previous = None
+        if page.rows and qs.has_column("timestamp"):
+            before = qs.filter(id__lt=page.rows[0]["id"], timestamp__isnull=False)
+            previous = before.order_by("-id").values_list("timestamp", flat=True).first()
+        for row in page.rows:
+            message_id, role, at = row["id"], row["role"], row.get("timestamp")
+            waited = None if at is None or previous is None else at - previous
+            previous = previous if at is None else at
+            s = step(message_id, role, row.get("tool_name"), at, waited)
+            steps.append(s)
+            if role == "assistant" and row.get("tool_calls"):
+                objects = call_objects(row["tool_calls"])[0]
+                s.calls = [names(call_id_and_name(item)[1]) for item in objects]
+    return Timeline(
+        steps=steps,
+        page=page,
+        missing=missing_columns(),
+        totals=figures.totals,
+        counts=figures.counts,
+        tools=figures.tools,
+        slowest=[step(i, r, n, at, w) for w, i, r, n, at in figures.slowest],
+        parallel=figures.parallel,
+        span_s=figures.span_s,
+        segments=_segments(figures.geometry),
+        stacked=_stacked(figures.totals),
+    )
 
 
-def _figures(steps: list[Step]) -> Timeline:
-    totals = dict.fromkeys(KINDS, 0.0)
-    counts = dict.fromkeys(KINDS, 0)
-    per_tool: dict[str, list[float]] = defaultdict(list)
-    for step in steps:
-        if step.spent_on is not None and step.waited_s is not None:
-            totals[step.spent_on] += step.waited_s
-            counts[step.spent_on] += 1
-        if step.tool_s is not None:
-            per_tool[step.tool_name or "?"].append(step.tool_s)
-    tools = sorted(
+def _first(item: tuple) -> float:
+    return item[0]
+
+
+def _tools(calls) -> list[dict]:
+    """Per tool: its timed calls, their total and the slowest; most time first."""
+    per_tool: dict[str, list[float]] = {}
+    for name, seconds, _ in calls:
+        if seconds is not None:
+            per_tool.setdefault(name, []).append(seconds)
+    return sorted(
         (
             {"tool": name, "calls": len(times), "seconds": sum(times), "slowest": max(times)}
             for name, times in per_tool.items()
         ),
         key=lambda t: (-t["seconds"], t["tool"]),
-    )
-    timed = [s for s in steps if s.waited_s is not None and s.spent_on is not None]
-    slowest = sorted(timed, key=lambda s: -s.waited_s)[:SLOWEST]
-    times = [s.at for s in steps if s.at is not None]
-    return Timeline(
-        steps=steps,
-        missing=missing_columns(),
-        totals=totals,
-        counts=counts,
-        tools=tools,
-        slowest=slowest,
-        parallel=any((s.parallel_calls or 0) > 1 for s in steps),
-        span_s=(times[-1] - times[0]) if len(times) > 1 else None,
-        segments=_segments(timed),
-        stacked=_stacked(totals),
     )
 
 
@@ -197,37 +288,47 @@ def _stacked(totals: dict[str, float]) -> list[dict]:
         width = max(totals[kind], 0.0) / whole * CHART_WIDTH
         if width > 0:
             text = seconds_text(totals[kind], comma)
-            out.append({"kind": kind, "x": f"{x:.2f}", "width": f"{width:.2f}", "text": text})
-        x += width
-    return out
-
-
-def _segments(timed: list[Step]) -> list[dict]:
-    """Consecutive waits of one kind as one segment of the bar, its ``x`` and ``width`` in
-    chart units; negative waits (clock drift) take no room."""
-    runs: list[list] = []
-    for step in timed:
-        seconds = max(step.waited_s, 0.0)
-        if runs and runs[-1][0] == step.spent_on:
-            runs[-1][1] += seconds
-            runs[-1][2] += 1
-        else:
-            runs.append([step.spent_on, seconds, 1, step.message_id])
-    total = sum(r[1] for r in runs) or 1.0
-    out, x, comma = [], 0.0, french()
-    for kind, seconds, steps, message_id in runs:
-        width = seconds / total * CHART_WIDTH
-        if width >= MIN_WIDTH:
             out.append(
                 {
                     "kind": kind,
+                    "label": gettext(SPENT_LABELS[kind]),
                     "x": f"{x:.2f}",
                     "width": f"{width:.2f}",
-                    "seconds": seconds,
-                    "text": seconds_text(seconds, comma),
-                    "steps": steps,
-                    "message_id": message_id,
+                    "text": text,
                 }
             )
         x += width
     return out
+
+
+def _geometry(runs: list[list]) -> list[tuple]:
+    """Runs of consecutive waits of one kind ``[kind, seconds, steps, first message id]`` as
+    segments of the bar, ``(kind, x, width, seconds, steps, first message id)`` with ``x``
+    and ``width`` in chart units (negative waits, clock drift, take no room); those too
+    narrow to see are left out."""
+    total = sum(r[1] for r in runs) or 1.0
+    out, x = [], 0.0
+    for kind, seconds, steps, message_id in runs:
+        width = seconds / total * CHART_WIDTH
+        if width >= MIN_WIDTH:
+            out.append((kind, x, width, seconds, steps, message_id))
+        x += width
+    return out
+
+
+def _segments(geometry: list[tuple]) -> list[dict]:
+    comma = french()
+    labels = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
+    return [
+        {
+            "kind": kind,
+            "label": labels[kind],
+            "x": f"{x:.2f}",
+            "width": f"{width:.2f}",
+            "seconds": seconds,
+            "text": seconds_text(seconds, comma),
+            "steps": steps,
+            "message_id": message_id,
+        }
+        for kind, x, width, seconds, steps, message_id in geometry
+    ]

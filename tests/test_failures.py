@@ -484,9 +484,15 @@ def test_counts_are_rows_failures_warm_fills_and_the_page_reads(current_failures
     assert report.kinds["tool_error"] == 5
     assert not any("group_concat" in q["sql"] for q in queries)
     conn = sqlite3.connect(current_failures["path"])
+    # A late call and its failing result (a result answering a call: docs/tool-calls.md).
     conn.execute(
-        "INSERT INTO messages (session_id, role, content, timestamp) "
-        "VALUES ('s-d', 'tool', 'Error: late', ?)",
+        "INSERT INTO messages (session_id, role, tool_calls, timestamp) "
+        """VALUES ('s-d', 'assistant', '[{"id": "late1", "function": {"name": "x"}}]', ?)""",
+        [time.time() - 61],
+    )
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, tool_call_id, timestamp) "
+        "VALUES ('s-d', 'tool', 'Error: late', 'late1', ?)",
         [time.time() - 60],
     )
     conn.commit()

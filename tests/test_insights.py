@@ -996,6 +996,7 @@ def test_json_export_uses_hermes_field_names(page):
         "drilldown": "/messages/?tool_name=skill_view&role=tool&session_started_from_epoch=1764633600.0&show=compacted&show=rewound&show=hidden",
         "drilldown_count": 1,
         "calls_without_result": 3,
+        "calls": 0,  # no result here answers a call by its id (docs/tool-calls.md)
     }
 
 

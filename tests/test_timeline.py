@@ -213,3 +213,40 @@ def test_tool_names_are_redacted_as_metadata(tmp_path):
     ):
         assert key.encode() not in body and b"redacted" in body
     connections["hermes"].close()
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+def test_rows_come_a_page_at_a_time_and_the_figures_cover_the_session(tmp_path):
+    """A page shows ``PER_PAGE`` rows and links the next by keyset; the totals, the chart and
+    the slowest steps are the whole session's on every page, and an export has every row."""
+    from sessions_app.timeline import PER_PAGE
+
+    db = StateDB.create(tmp_path / "long.db", "current")
+    db.session("long", started_at=T0)
+    n = PER_PAGE + 30
+    for i in range(n):
+        role = ("user", "assistant")[i % 2]
+        db.message("long", role, f"m{i}", timestamp=T0 + i * 2 + (500 if i == n - 1 else 0))
+    db.commit()
+    db.close()
+    use_store(tmp_path / "long.db")
+    client = client_for("analyst")
+    export = client.get("/sessions/long/timeline/?_export=json")
+    every = json.loads(b"".join(export.streaming_content))
+    assert len(every) == n
+    first = client.get("/sessions/long/timeline/")
+    rows, timeline = first.context["rows"], first.context["timeline"]
+    assert [r["id"] for r in rows] == [r["message_id"] for r in every[:PER_PAGE]]
+    assert timeline.counts["user"] + timeline.counts["model"] == n - 1  # the first waits on none
+    assert timeline.slowest[0].message_id == every[-1]["message_id"]  # on the second page
+    assert timeline.span_s == pytest.approx((n - 1) * 2 + 500)
+    cursor = first.context["page"].next_cursor
+    assert cursor and f"cursor={cursor}" in first.content.decode()
+    second = client.get(f"/sessions/long/timeline/?cursor={cursor}")
+    assert [r["id"] for r in second.context["rows"]] == [r["message_id"] for r in every[PER_PAGE:]]
+    # Each row keeps its own wait across the page break.
+    assert second.context["rows"][0]["waited"] == "2.0\xa0s"
+    assert second.context["timeline"].totals == timeline.totals
+    damaged = client.get("/sessions/long/timeline/?cursor=%%%")
+    assert damaged.status_code == 200 and "damaged" in damaged.content.decode()
+    connections["hermes"].close()

@@ -98,3 +98,12 @@ def latency_rows(times: dict[str, Iterable[float]], slowest: dict[str, list[Call
             }
         )
     return sorted(rows, key=lambda r: (-r["calls"], r["tool"]))
+
+
+def add_calls(tools: list[dict], latency: list[dict] | None) -> None:
+    """Each row of Hermes's tool list (``count``: the larger of a tool's result rows and the
+    calls its assistant rows name) with ``calls``: its calls as ``docs/tool-calls.md``
+    defines them, timed (the latency's count); None when the file cannot pair or time them."""
+    calls = {row["tool"]: row["calls"] for row in latency or ()}
+    for tool in tools:
+        tool["calls"] = None if latency is None else calls.get(tool["tool"], 0)

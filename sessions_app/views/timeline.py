@@ -1,14 +1,11 @@
-"""``/sessions/<id>/timeline/``: where the session's time went (:mod:`sessions_app.timeline`);
-``?_export=csv|json|jsonl`` gives one row per message."""
+"""``/sessions/<id>/timeline/``: where the session's time went (:mod:`sessions_app.timeline`),
+a keyset page of rows at a time (``?cursor=``); ``?_export=csv|json|jsonl`` gives one row per
+message, every row."""
 
 from __future__ import annotations
 
-import functools
-from html import escape
-
 from django.http import Http404
 from django.shortcuts import render
-from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
@@ -28,9 +25,9 @@ def timeline(request, session_id: str):
     if session is None:
         raise Http404(gettext("No session with this id in the state.db."))
     visibility = Visibility.from_params(request.GET.getlist("show"))
-    found = session_timeline(session.id, visibility)
     fmt = exports.requested_format(request)
     if fmt is not None:
+        found = session_timeline(session.id, visibility, every_row=True)
         current = stores.current() if stores.multi() else None
         bits = [current.name if current is not None else "", session.id]
         return exports.stream_export(
@@ -41,76 +38,50 @@ def timeline(request, session_id: str):
             spreadsheet=exports.wants_spreadsheet(request),
             raw=exports.wants_raw(request),
         )
-    if can_see_content(request.user):
-        links, show = TranscriptLinks(), f"?show={visibility.as_param()}"
-        for step in found.steps:
-            step.link = (links.message(session.id, step.message_id) or "") + show
+    found = session_timeline(session.id, visibility, request.GET.get("cursor"))
+    links = TranscriptLinks() if can_see_content(request.user) else None
+    show = f"?show={visibility.as_param()}"
     return render(
         request,
         "sessions_app/session_timeline.html",
         {
             "session": session,
             "timeline": found,
+            "page": found.page,
             "visibility": visibility,
-            "steps_html": steps_html(found.steps),
-            "bars_html": bars_html(found.segments, 4) + bars_html(found.stacked, 44),
+            "rows": shown_rows(found.steps, session.id, links, show),
+            "slowest": shown_rows(found.slowest, session.id, links, show),
         },
     )
 
 
-def steps_html(steps: list[Step]) -> SafeString:
-    """The rows of the table of every message, built with f-strings and ``html.escape`` like
-    the session tables' cells (:mod:`sessions_app.tables`).  Measured in one process on the
-    2,000-message session of the benchmark store: the same rows from template tags took about
-    970 ms, these 30 to 60 ms (the page's target is 50 ms)."""
-    spent = {
-        kind: f'<span class="key t-{kind}"></span> {escape(gettext(label))}'
-        for kind, label in SPENT_LABELS.items()
-    }
-    spent[None] = ""
-    together = escape(gettext("calls of one message, running at the same time"))
-    french = formatting.french()
-    # Names and roles repeat: each is escaped once.  Times and seconds are digits and signs.
-    text = functools.cache(escape)
+def shown_rows(steps: list[Step], session_id: str, links, show: str) -> list[dict]:
+    """What the template writes of each step, its texts made once here: formatting each value
+    with template filters costs many times more on a page of hundreds of rows."""
+    comma = formatting.french()
     roles = role_labels()[0]
-
+    spent = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
     out = []
     for s in steps:
-        number = f'<a href="{escape(s.link)}">{s.message_id}</a>' if s.link else s.message_id
-        if s.tool_name:
-            tool = f"<code>{text(s.tool_name)}</code>"
-        elif s.calls:
-            tool = f'<span class="muted">→ {text(", ".join(s.calls))}</span>'
-        else:
-            tool = ""
-        at = "—"
+        at_text = ""
         if s.at_iso:
             day, clock = s.at_iso[:10], s.at_iso[11:19]
-            shown = f"{day[8:10]}/{day[5:7]}/{day[:4]} {clock}" if french else f"{day} {clock}"
-            at = f'<time datetime="{s.at_iso}">{shown}</time>'
-        tool_s = ""
-        if s.tool_s is not None:
-            tool_s = formatting.seconds_text(s.tool_s, french)
-            if (s.parallel_calls or 0) > 1:
-                tool_s += f' <span class="muted" title="{together}">‖{s.parallel_calls}</span>'
+            at_text = f"{day[8:10]}/{day[5:7]}/{day[:4]} {clock}" if comma else f"{day} {clock}"
+        link = links.message(session_id, s.message_id) if links is not None else None
         out.append(
-            f'<tr id="m{s.message_id}"><td>{number}</td>'
-            f"<td>{text(roles.get(s.role, s.role or ''))}</td><td>{tool}</td><td>{at}</td>"
-            f'<td class="num">{formatting.seconds_text(s.waited_s, french)}</td>'
-            f"<td>{spent[s.spent_on]}</td>"
-            f'<td class="num">{tool_s}</td></tr>'
+            {
+                "id": s.message_id,
+                "link": f"{link}{show}" if link else None,
+                "role": roles.get(s.role, s.role or ""),
+                "tool": s.tool_name,
+                "calls": ", ".join(s.calls),
+                "at_iso": s.at_iso,
+                "at": at_text,
+                "waited": formatting.seconds_text(s.waited_s, comma),
+                "spent_on": s.spent_on,
+                "spent": spent.get(s.spent_on, ""),
+                "tool_s": "" if s.tool_s is None else formatting.seconds_text(s.tool_s, comma),
+                "together": s.parallel_calls if (s.parallel_calls or 0) > 1 else None,
+            }
         )
-    return mark_safe("\n".join(out))  # noqa: S308 - every value is escaped above
-
-
-def bars_html(segments: list[dict], y: int) -> SafeString:
-    """A bar of the chart at ``y``: its segments (``<rect>``, kind and time on hover), built
-    like the rows."""
-    labels = {kind: escape(gettext(label)) for kind, label in SPENT_LABELS.items()}
-    return mark_safe(  # noqa: S308 - only numbers and escaped labels
-        "".join(
-            f'<rect class="t-{s["kind"]}" x="{s["x"]}" y="{y}" width="{s["width"]}" height="28">'
-            f"<title>{labels[s['kind']]} · {escape(s['text'])}</title></rect>"
-            for s in segments
-        )
-    )
+    return out
