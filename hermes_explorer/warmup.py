@@ -22,12 +22,14 @@ from django.contrib.staticfiles.storage import staticfiles_storage
 from django.core.cache import caches
 from django.db import DatabaseError, connections, router
 from django.forms.renderers import get_default_renderer
-from django.template import TemplateSyntaxError, engines
+from django.template import TemplateDoesNotExist, TemplateSyntaxError, engines
 from django.template.loader_tags import ExtendsNode, IncludeNode
 from django.urls import URLResolver, get_resolver
 from django.urls.resolvers import get_ns_resolver
 from django.utils import formats, timezone, translation
 from django.utils.module_loading import import_string
+
+from . import stores
 
 TEMPLATE_SUFFIXES = (".html", ".txt")
 
@@ -88,7 +90,7 @@ def _templates() -> None:
             seen.add(name)
             try:
                 template = engine.get_template(name)
-            except TemplateSyntaxError:
+            except (TemplateDoesNotExist, TemplateSyntaxError):
                 continue  # reported by the page that renders it, as before
             for node in template.nodelist.get_nodes_by_type((ExtendsNode, IncludeNode)):
                 named = node.parent_name if isinstance(node, ExtendsNode) else node.template
@@ -100,6 +102,7 @@ def _backends() -> None:
     """The database, cache, router, session and static-file machinery, imported and set up;
     each store's shape read (then its connection closed)."""
     router.routers  # noqa: B018
+    stores.REGISTRY.stores()  # each profile's alias
     for alias in connections:
         connection = connections[alias]
         connection.ops.compiler("SQLCompiler")
