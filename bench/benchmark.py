@@ -15,7 +15,9 @@ virtualenv, serves the same file the way the team's old setup did, and times the
 URLs in the same rounds (explorer and Datasette alternate), printing explorer/Datasette ratios.
 Before the rounds, ``--first-views N`` (default 5) measures what warm-up rounds hide: the first
 build of the insights summaries and the first failures view on a new app database, and the
-first view of insights (30 and 365 days) and failures after each of N restarts of gunicorn.
+first view of insights (30 and 365 days), failures, the home page, the session and message
+lists, a session page and searches after each of N restarts of gunicorn: each page the first
+request of a new worker, from a user whose session cookie was made before the restart.
 With ``--compare-postgres-redis`` a second explorer serves the same store with its app database
 on a throwaway PostgreSQL and its cache on Redis (``tests/servers.py``), timed in the same rounds,
 and the ratio to the default (SQLite + file cache) is printed per page.  With ``--baseline REV``
@@ -84,6 +86,23 @@ def wait_for(port: int, path: str = "/", timeout: float = 60) -> None:
     raise RuntimeError(f"server on port {port} did not answer within {timeout}s")
 
 
+DEPLOYED = Path("deploy") / "gunicorn.conf.py"
+# A gunicorn configuration: the deployed one, and a file named after each worker's pid written
+# once the worker has loaded the application (gunicorn's post_worker_init hook).
+READY_HOOK = """
+import os
+
+exec(compile(open({deployed!r}).read(), {deployed!r}, "exec"))
+_deployed_hook = globals().get("post_worker_init")
+
+
+def post_worker_init(worker):
+    if _deployed_hook is not None:
+        _deployed_hook(worker)
+    open(os.path.join({ready!r}, str(worker.pid)), "w").close()
+"""
+
+
 class Explorer:
     """gunicorn serving the explorer from ``root`` (this checkout, or a baseline's)."""
 
@@ -143,13 +162,7 @@ class Explorer:
             )
             self.manage("shell", "-c", demote)
             self.manage("roles", "grant", "bench", "analyst")
-        gunicorn = str(Path(PY).with_name("gunicorn"))
-        self.proc = subprocess.Popen(
-            [gunicorn, "-c", "deploy/gunicorn.conf.py", "hermes_explorer.wsgi:application"],
-            cwd=self.root,
-            env=self.env,
-            start_new_session=True,
-        )
+        self.serve()
         wait_for(self.port, "/healthz")
         self.login()
 
@@ -180,18 +193,38 @@ class Explorer:
             raise RuntimeError("could not sign in to the explorer")
         self.cookie = f"sessionid={session.group(1)}; csrftoken={csrf}"
 
-    def restart(self) -> None:
-        """Stop gunicorn and start it again on the same app data: a deploy."""
-        self.stop()
+    def serve(self) -> None:
+        """Start gunicorn with the deployed settings of ``root``, plus a hook that leaves a file
+        per worker once it has loaded the application: :meth:`restart` then knows the workers
+        are ready without sending any of them a request."""
+        ready = Path(self.env["HERMES_EXPLORER_DATA_DIR"]).parent / f"ready-{self.port}"
+        shutil.rmtree(ready, ignore_errors=True)
+        ready.mkdir(parents=True)
+        config = ready.with_suffix(".conf.py")
+        config.write_text(READY_HOOK.format(deployed=str(self.root / DEPLOYED), ready=str(ready)))
         gunicorn = str(Path(PY).with_name("gunicorn"))
+        self.ready = ready
         self.proc = subprocess.Popen(
-            [gunicorn, "-c", "deploy/gunicorn.conf.py", "hermes_explorer.wsgi:application"],
+            [gunicorn, "-c", str(config), "hermes_explorer.wsgi:application"],
             cwd=self.root,
             env=self.env,
             start_new_session=True,
         )
-        wait_for(self.port, "/healthz")
-        self.login()
+
+    def restart(self) -> None:
+        """Stop gunicorn and start it again on the same app data, as a deploy does, and wait
+        for its workers to be ready: the next request is the first one a new worker serves,
+        from a user whose session cookie was made before the restart (no new sign-in)."""
+        self.stop()
+        self.serve()
+        # The deployed number of workers (deploy/gunicorn.conf.py).
+        workers = int(self.env.get("GUNICORN_WORKERS") or max(2, os.cpu_count() or 1))
+        deadline = time.monotonic() + 120
+        while len(list(self.ready.iterdir())) < workers:
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise RuntimeError(f"gunicorn on port {self.port}: workers not ready")
+            time.sleep(0.05)
+        time.sleep(0.5)  # from the hook to the worker's accept loop
 
     def worker_pids(self) -> list[int]:
         out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True)
@@ -633,12 +666,14 @@ FIRST_PAGES = (
 
 def restart_pages(t: dict) -> list[tuple[str, str]]:
     """The pages timed on their first view after each restart: the insights and failures
-    pages, then the pages a user opens first (lists, a transcript, a search)."""
+    pages, then the pages a user opens first (the home page, lists, a transcript, a search),
+    each the first request of a new worker, from a user signed in before the restart."""
     return [
         *FIRST_PAGES,
         ("overview", "/"),
         ("sessions, newest", "/sessions/"),
         ("messages, newest", "/messages/"),
+        ("messages, one session", f"/messages/?session_id={urllib.parse.quote(t['session'])}"),
         ("session page", f"/sessions/{urllib.parse.quote(t['session'])}/"),
         ("search, rare word", f"/search/?q={t['rare']}"),
         ("search, common word", f"/search/?q={t['common']}"),
