@@ -407,11 +407,13 @@ def list_url(twins):
     return st.one_of(session_filter, api, messages)
 
 
-def _generated(twins, strategy, language="en"):
+def _generated(client, twins, strategy, language="en"):
     found = []
 
+    # The run's queries are shared by the two generated tests and the six (layout, role)
+    # cases of each: EXAMPLES in all.
     @settings(
-        max_examples=EXAMPLES // 2,
+        max_examples=-(-EXAMPLES // (2 * len(LAYOUTS) * len(ROLES))),
         deadline=None,
         derandomize=True,
         suppress_health_check=list(HealthCheck),
@@ -419,24 +421,23 @@ def _generated(twins, strategy, language="en"):
     )
     @given(strategy)
     def run(url):
-        found.extend(differences(CLIENT[0], twins, [url], language))
+        found.extend(differences(client, twins, [url], language))
 
     run()
     return found
 
 
-CLIENT: list = []
-
-
-def test_generated_searches_answer_the_same_from_both_twins(twins):
-    CLIENT[:] = [client_for("analyst")]
-    found = _generated(twins["current"], search_url(twins["current"]))
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("role", ROLES)
+def test_generated_searches_answer_the_same_from_both_twins(twins, layout, role):
+    found = _generated(client_for(role), twins[layout], search_url(twins[layout]))
     assert not found, f"{len(found)} differ:\n" + "\n\n".join(found[:10])
 
 
-def test_generated_list_queries_answer_the_same_from_both_twins(twins):
-    CLIENT[:] = [client_for("analyst")]
-    found = _generated(twins["current"], list_url(twins["current"]), "fr")
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("role", ROLES)
+def test_generated_list_queries_answer_the_same_from_both_twins(twins, layout, role):
+    found = _generated(client_for(role), twins[layout], list_url(twins[layout]), "fr")
     assert not found, f"{len(found)} differ:\n" + "\n\n".join(found[:10])
 
 
