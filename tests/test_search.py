@@ -579,3 +579,17 @@ def test_or_with_a_guess_at_a_key_keeps_the_hit_whatever_the_guess(staff_client,
                 tuple(hit_ids(get(staff_client, q=f"zzrtneedle OR {guess}*", mode="advanced")))
             )
     assert len(answers) == 1 and len(next(iter(answers))) == 2
+
+
+def test_a_hit_shows_its_tool_name_redacted(staff_client, tmp_path):
+    key = "rk_live_" + "68OOOr0NuspDwsDOx08ON39A"
+    path = tmp_path / "tool-named-like-a-key.db"
+    db = StateDB.create(path, "current")
+    db.session("s1", source="cli", title="Tools")
+    db.message("s1", "tool", "zorblax finished", tool_name=key, tool_call_id="call_1")
+    db.close()
+    use_store(path)
+    response = get(staff_client, q="zorblax")
+    assert len(hit_ids(response)) == 1
+    assert key[:12] not in response.content.decode().split("<main", 1)[1]
+    assert response.context["result"].hits[0].tool_name.startswith("[redacted")

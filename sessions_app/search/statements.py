@@ -109,7 +109,8 @@ def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
 def to_hit(row, snippet: SafeString) -> Hit:
     """The hit of a statement row, with its rendered snippet."""
     mid, session_id, role, tool_name, ts, active, compacted, kind, title, source = row[:10]
-    title = redact(title) if title else title
+    # Metadata text, shown redacted for every role (a tool may be named like a key).
+    title, tool_name = redact(title), redact(tool_name)
     visibility = kind_of(active, compacted, kind)
     return Hit(mid, session_id, role, tool_name, ts, title, source, snippet, visibility)
 
