@@ -16,6 +16,8 @@ import string
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from tests.test_redaction_shapes import _strings as decoded_strings
+
 ALNUM = string.ascii_letters + string.digits
 
 
@@ -297,25 +299,6 @@ PLACES = {
     ),
     "\\u escapes": lambda text: '{"model_config": "' + _u_escaped(text) + '"}',
 }
-
-
-def decoded_strings(text: str) -> list[str]:
-    """``text`` and every string decoded from it: JSON documents, JSON inside their strings."""
-    out, pending = [], [text]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, dict):
-            pending += [*item.keys(), *item.values()]
-        elif isinstance(item, list):
-            pending += item
-        elif isinstance(item, str):
-            out.append(item)
-            if item.strip()[:1] in ("[", "{"):
-                try:
-                    pending.append(json.loads(item))
-                except ValueError:
-                    pass
-    return out
 
 
 def leaked(output: str, value: str) -> bool:
