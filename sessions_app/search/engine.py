@@ -306,6 +306,7 @@ def _walk_scan(req, terms, columns, *, budget, need, above=0, below=None, match=
     deadline = time.monotonic() + budget
     walk = Walk()
     below = statements.max_id() + 1 if below is None else below
+    index = Index.of("messages_fts") if match is not None else None
     while len(walk.found) < need:
         remaining = deadline - time.monotonic()
         if remaining <= 0.02:
@@ -322,7 +323,6 @@ def _walk_scan(req, terms, columns, *, budget, need, above=0, below=None, match=
                 row[0] for row, t in zip(rows, texts, strict=True) if _contains(t, terms, columns)
             }
         else:
-            index = Index.of("messages_fts")
             docs = [_document(row[0], t, index) for row, t in zip(rows, texts, strict=True)]
             kept = set(matching(match, docs, index.columns, index.tokenize, deadline=deadline))
         walk.found += [(row, t) for row, t in zip(rows, texts, strict=True) if row[0] in kept]
