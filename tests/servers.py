@@ -182,3 +182,78 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def postgres_missing() -> str | None:
+    """Why a PostgreSQL server (and a standby of it) cannot run here, or None when it can."""
+    missing = [n for n in ("initdb", "pg_ctl", "pg_basebackup") if postgres_bin(n) is None]
+    if missing:
+        return "missing " + ", ".join(missing) + " (run `make servers`)"
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            return "running as root without a `postgres` user to run PostgreSQL as"
+    return None
+
+
+class PostgresStandby(PostgresServer):
+    """A streaming hot standby of a running :class:`PostgresServer`: ``pg_basebackup -R`` into
+    a data directory of its own, started read-only on another free port."""
+
+    def __init__(self, primary: PostgresServer) -> None:
+        super().__init__()
+        self.primary = primary
+
+    def start(self) -> PostgresStandby:
+        self._run(
+            postgres_bin("pg_basebackup"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(self.primary.port),
+            "-U",
+            PG_USER,
+            "-D",
+            str(self.data),
+            "-R",
+            "-X",
+            "stream",
+            "--checkpoint=fast",
+            "--no-sync",
+        )
+        options = (
+            f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c hot_standby=on "
+            "-c fsync=off -c wal_receiver_status_interval=1s"
+        )
+        self._run(
+            postgres_bin("pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.dir / "postgres.log"),
+            "-w",
+            "start",
+        )
+        return self
+
+    def catch_up(self, seconds: float = 30.0) -> None:
+        """Wait until the standby has replayed everything the primary had written by now
+        (inserted WAL, not only flushed: the primary commits asynchronously)."""
+        import psycopg
+
+        with psycopg.connect(self.primary.url, autocommit=True) as primary:
+            target = primary.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
+        deadline = time.monotonic() + seconds
+        with psycopg.connect(self.url, autocommit=True) as standby:
+            while True:
+                caught_up = standby.execute(
+                    "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", [target]
+                ).fetchone()[0]
+                if caught_up:
+                    return
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the standby did not replay up to {target} in {seconds} s")
+                time.sleep(0.05)
