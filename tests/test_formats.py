@@ -87,6 +87,33 @@ def test_a_third_language_needs_only_its_format_module(german):
     assert spreadsheet_style() == "spreadsheet_semicolon"
 
 
+def test_english_and_french_charts_months_and_cells():
+    """What English and French pages wrote before their formats moved to the format modules."""
+    day, week = dt.date(2026, 11, 30), dt.date(2025, 1, 1)
+    with translation.override("en"):
+        assert charts.buckets([], week, dt.date(2026, 4, 20))[1][1].label == "week of Jan 06, 2025"
+        assert charts.buckets([], day, day)[1][0].label == "Mon Nov 30, 2026"
+        assert explorer.month_label("2026-11") == "2026-11"
+        assert explorer.notable_value(
+            {"metric": "longest", "raw_value": 11100, "value": "3h 5m"}
+        ) == ("3h 5m")
+        assert spreadsheet_style() == "spreadsheet"
+        assert formatting.iso_text("2026-11-30T14:05:09+01:00") == "2026-11-30 14:05:09"
+    with translation.override("fr"):
+        assert charts.buckets([], week, dt.date(2026, 4, 20))[1][1].label == (
+            "semaine du 6\xa0jan.\xa02025"
+        )
+        assert explorer.month_label("2026-11") == "novembre 2026"
+        assert explorer.month_label("2026-13") == "2026-13"
+        assert explorer.notable_value({"metric": "longest", "raw_value": 11100, "value": "x"}) == (
+            "3\xa0h 05\xa0min"
+        )
+        assert spreadsheet_style() == "spreadsheet_semicolon"
+        assert formatting.iso_text("2026-11-30T14:05:09+01:00") == "30/11/2026 14:05:09"
+        assert formatting.seconds_text(4.25, formatting.page_formats()) == "4,2\xa0s"
+        assert str(explorer.time_html(0, seconds=True)).endswith(">01/01/1970 00:00:00</time>")
+
+
 def test_every_language_names_every_format_of_the_explorer():
     from hermes_explorer.formats.en import formats as english
 
