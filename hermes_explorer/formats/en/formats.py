@@ -13,6 +13,6 @@ CHART_DAY_FORMAT = "D M d, Y"
 DAY_TICK_FORMAT = "M d"
 MONTH_TICK_FORMAT = "M y"
 MONTH_LABEL_FORMAT = "Y-m"
-MONEY_FORMAT = "$%s"
+MONEY_FORMAT = "$%s"  # %s: the amount, its digits as above
 COMPACT_SUFFIXES = ("k", "M", "B")  # thousands, millions, billions
 DURATION_UNITS = ("h", "m", "s")
