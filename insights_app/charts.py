@@ -21,11 +21,8 @@ from django.utils.translation import gettext, ngettext
 from sessions_app.formatting import (
     chart_day_label,
     compact,
-    french,
-    long_date_text,
+    date_format,
     month_text,
-    short_day_text,
-    short_month_text,
 )
 
 _ids = itertools.count(1)
@@ -311,11 +308,10 @@ def buckets(
         if size == "day":
             label, tick = chart_day_label(shown)
         elif size == "week":
-            week_of = shown.strftime("%b %d, %Y") if not french() else long_date_text(shown)
-            label = gettext("week of %(day)s") % {"day": week_of}
-            tick = short_day_text(shown)
+            label = gettext("week of %(day)s") % {"day": date_format(shown, "WEEK_DATE_FORMAT")}
+            tick = date_format(shown, "DAY_TICK_FORMAT")
         elif size == "month":
-            label, tick = month_text(start), short_month_text(start)
+            label, tick = month_text(start), date_format(start, "MONTH_TICK_FORMAT")
         else:
             label, tick = str(start.year), str(start.year)
         bucket = Bucket(first=shown, last=end, label=label, tick=tick)

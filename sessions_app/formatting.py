@@ -1,22 +1,21 @@
 """Hermes values written for people: model names, counts, money, durations and times.
 
 One definition each, for the template filters, tables and insights.  Each follows the active
-language (``1,234.5`` and ``$12.34``; ``1 234,5`` and ``12,34 $US``) with plain string
-operations: the list pages call these for every row, where Django's generic formatting costs
-several times more.
+language's format module (``hermes_explorer/formats``: ``1,234.5`` and ``$12.34``; ``1 234,5``
+and ``12,34 $US``), read once per language, with plain string operations: the list pages call
+these for every row, where Django's generic formatting costs several times more.
 """
 
 from __future__ import annotations
 
+import collections
 import datetime as dt
 import functools
+import operator
 
-from django.utils import translation
-from django.utils.dates import MONTHS, MONTHS_AP, WEEKDAYS_ABBR
+from django.utils import dateformat, translation
+from django.utils.formats import get_format
 from django.utils.text import Truncator
-
-# A non-breaking space groups digits and joins a number to its unit in French.
-NBSP = "\xa0"
 
 
 def language() -> str:
@@ -24,9 +23,47 @@ def language() -> str:
     return translation.get_language() or "en"
 
 
-def french() -> bool:
-    """Whether the page writes numbers and times the French way."""
-    return language().startswith("fr")
+def hermes_words() -> bool:
+    """Whether the page is in English, the language of the figures Hermes writes itself."""
+    return language().startswith("en")
+
+
+# Django's date format letters that ``strftime`` writes the same, several times faster.
+_STRFTIME = {"d": "%d", "m": "%m", "Y": "%Y", "y": "%y", "H": "%H", "i": "%M", "s": "%S", "%": "%%"}
+Formats = collections.namedtuple(
+    "Formats", "decimal thousands money compact units date minutes seconds"
+)
+
+
+def _date_writer(pattern: str):
+    """``write(date)`` for a Django date format: ``strftime`` when it has its letters only."""
+    if "\\" in pattern or any(c.isalpha() and c not in _STRFTIME for c in pattern):
+        return functools.partial(dateformat.format, format_string=pattern)
+    return operator.methodcaller("strftime", "".join(_STRFTIME.get(c, c) for c in pattern))
+
+
+@functools.lru_cache(maxsize=64)
+def _formats(lang: str) -> Formats:
+    get = functools.partial(get_format, lang=lang)
+    minutes = get("SHORT_DATETIME_FORMAT")
+    return Formats(
+        *map(get, ("DECIMAL_SEPARATOR", "THOUSAND_SEPARATOR", "MONEY_FORMAT")),
+        tuple(zip((1e9, 1e6, 1e3), reversed(get("COMPACT_SUFFIXES")), strict=True)),
+        tuple(get("DURATION_UNITS")),
+        *map(_date_writer, (get("SHORT_DATE_FORMAT"), minutes, minutes + ":s")),
+    )
+
+
+def page_formats() -> Formats:
+    """The page language's formats (``hermes_explorer/formats``, read with Django's
+    ``get_format`` once per language), ready for the functions here."""
+    return _formats(language())
+
+
+def date_format(value: dt.date, name: str) -> str:
+    """``value`` in the page language's date format ``name`` (``LONG_DATE_FORMAT``...), with
+    Django's ``date`` syntax and catalog of month and day names."""
+    return dateformat.format(value, get_format(name))
 
 
 # The session list asks the catalog for the same few words ~1,300 times a page; kept per
@@ -48,38 +85,37 @@ def truncate_chars(text, length: int) -> str:
     return Truncator(text).chars(length)
 
 
-def _frenchify(text: str) -> str:
-    """``1,234.5`` → ``1 234,5``."""
-    return text.replace(",", NBSP).replace(".", ",")
-
-
 def number(value, digits: int | None = None) -> str:
     """An integer with grouped thousands, or a float with ``digits`` decimals."""
-    text = f"{value:,}" if digits is None else f"{value:,.{digits}f}"
-    return _frenchify(text) if french() else text
+    text, formats = f"{value:_}" if digits is None else f"{value:_.{digits}f}", page_formats()
+    return text.replace(".", formats.decimal).replace("_", formats.thousands)
 
 
 def decimal(value, digits: int = 1) -> str:
     """A number with ``digits`` decimals and no grouping (percentages, rates)."""
-    text = f"{value:.{digits}f}"
-    return text.replace(".", ",") if french() else text
+    return f"{value:.{digits}f}".replace(".", page_formats().decimal)
 
 
 def plain(value) -> str:
     """A number as short as it goes (``2.5``, ``3``): seconds of a deadline."""
-    text = f"{value:g}"
-    return text.replace(".", ",") if french() else text
+    return f"{value:g}".replace(".", page_formats().decimal)
 
 
 def datetime_text(moment: dt.datetime, *, seconds: bool = False) -> str:
     """``2026-11-30 14:05`` in English, ``30/11/2026 14:05`` in French (already local)."""
-    pattern = "%d/%m/%Y %H:%M" if french() else "%Y-%m-%d %H:%M"
-    return moment.strftime(pattern + (":%S" if seconds else ""))
+    formats = page_formats()
+    return (formats.seconds if seconds else formats.minutes)(moment)
+
+
+def iso_text(iso: str) -> str:
+    """A local ISO 8601 time (``2026-11-30T14:05:09+01:00``) as :func:`datetime_text` writes
+    it, to the second."""
+    return page_formats().seconds(dt.datetime.fromisoformat(iso[:19]))
 
 
 def date_text(day: dt.date) -> str:
     """``2026-11-30`` in English, ``30/11/2026`` in French."""
-    return day.strftime("%d/%m/%Y") if french() else day.isoformat()
+    return page_formats().date(day)
 
 
 def short_model(model: str | None, *, missing: str = "") -> str:
@@ -96,8 +132,7 @@ def compact(value):
         n = float(value)
     except (TypeError, ValueError):
         return value
-    suffixes = (NBSP + "Md", NBSP + "M", NBSP + "k") if french() else ("B", "M", "k")
-    for size, suffix in zip((1e9, 1e6, 1e3), suffixes, strict=True):
+    for size, suffix in page_formats().compact:
         if abs(n) >= size:
             return decimal(n / size) + suffix
     return f"{int(n)}" if n == int(n) else decimal(n)
@@ -108,12 +143,11 @@ def usd(value, digits=4) -> str:
     if value is None or value == "":
         return "—"
     try:
-        text = f"{float(value):,.{int(digits)}f}"
+        text = f"{float(value):_.{int(digits)}f}"
     except (TypeError, ValueError):
         return "—"
-    if french():
-        return _frenchify(text) + NBSP + "$US"
-    return "$" + text
+    formats = page_formats()
+    return formats.money % text.replace(".", formats.decimal).replace("_", formats.thousands)
 
 
 def money(value: float) -> str:
@@ -133,7 +167,7 @@ def duration(seconds) -> str:
         return "—"
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
-    h, m, s = (NBSP + "h", NBSP + "min", NBSP + "s") if french() else ("h", "m", "s")
+    h, m, s = page_formats().units
     if hours:
         return f"{hours}{h} {minutes:02d}{m}"
     if minutes:
@@ -141,15 +175,14 @@ def duration(seconds) -> str:
     return f"{secs}{s}"
 
 
-def seconds_text(value: float | None, comma: bool | None = None) -> str:
+def seconds_text(value: float | None, formats: Formats | None = None) -> str:
     """``4.2 s`` under a minute (``4,2 s`` in French), else ``3m 07s``; "—" when unknown.
-    ``comma``: whether the page is French, when the caller knows it (a table of many)."""
+    ``formats``: :func:`page_formats`, when the caller has it (a table of many)."""
     if value is None:
         return "—"
     if abs(value) >= 60:
         return duration(value)
-    text = f"{value:.1f}\xa0s"
-    return text.replace(".", ",") if (french() if comma is None else comma) else text
+    return f"{value:.1f}\xa0s".replace(".", (formats or page_formats()).decimal)
 
 
 def duration_compact(seconds: float) -> str:
@@ -166,37 +199,17 @@ def duration_compact(seconds: float) -> str:
     return f"{hours / 24:.1f}d"
 
 
-# Day and month names from Django's catalog; English keeps the C-locale ``strftime`` names.
+# Day and month names from Django's catalog.
 def long_date_text(day: dt.date) -> str:
     """``Nov 30, 2026`` / ``30 nov. 2026``."""
-    if not french():
-        return f"{day:%b} {day.day}, {day.year}"
-    return f"{day.day}{NBSP}{MONTHS_AP[day.month]}{NBSP}{day.year}"
+    return date_format(day, "LONG_DATE_FORMAT")
 
 
 def month_text(day: dt.date) -> str:
     """``November 2026`` / ``novembre 2026``."""
-    if not french():
-        return day.strftime("%B %Y")
-    return f"{MONTHS[day.month]} {day.year}"
+    return date_format(day, "YEAR_MONTH_FORMAT")
 
 
 def chart_day_label(day: dt.date) -> tuple[str, str]:
     """A day's full label and axis tick: ``Mon Nov 30, 2026`` and ``Nov 30``."""
-    if not french():
-        return day.strftime("%a %b %d, %Y"), day.strftime("%b %d")
-    return f"{WEEKDAYS_ABBR[day.weekday()]} {long_date_text(day)}", short_day_text(day)
-
-
-def short_day_text(day: dt.date) -> str:
-    """``Nov 30`` / ``30 nov.`` (an axis tick)."""
-    if not french():
-        return day.strftime("%b %d")
-    return f"{day.day}{NBSP}{MONTHS_AP[day.month]}"
-
-
-def short_month_text(day: dt.date) -> str:
-    """``Nov 26`` / ``nov. 26`` (an axis tick)."""
-    if not french():
-        return day.strftime("%b %y")
-    return f"{MONTHS_AP[day.month]} {day:%y}"
+    return date_format(day, "CHART_DAY_FORMAT"), date_format(day, "DAY_TICK_FORMAT")

@@ -31,7 +31,7 @@ from redaction import redact
 
 from .content import call_id_and_name, call_objects
 from .exports.isotime import iso_converter
-from .formatting import french, seconds_text
+from .formatting import page_formats, seconds_text
 from .models import Message
 from .pagination import Keyset, KeysetPage
 from .selectors import transcript_messages
@@ -283,11 +283,11 @@ def _tools(calls) -> list[dict]:
 def _stacked(totals: dict[str, float]) -> list[dict]:
     """The totals per kind side by side on one bar of ``CHART_WIDTH`` units."""
     whole = sum(max(v, 0.0) for v in totals.values()) or 1.0
-    out, x, comma = [], 0.0, french()
+    out, x, formats = [], 0.0, page_formats()
     for kind in KINDS:
         width = max(totals[kind], 0.0) / whole * CHART_WIDTH
         if width > 0:
-            text = seconds_text(totals[kind], comma)
+            text = seconds_text(totals[kind], formats)
             out.append(
                 {
                     "kind": kind,
@@ -317,7 +317,7 @@ def _geometry(runs: list[list]) -> list[tuple]:
 
 
 def _segments(geometry: list[tuple]) -> list[dict]:
-    comma = french()
+    formats = page_formats()
     labels = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
     return [
         {
@@ -326,7 +326,7 @@ def _segments(geometry: list[tuple]) -> list[dict]:
             "x": f"{x:.2f}",
             "width": f"{width:.2f}",
             "seconds": seconds,
-            "text": seconds_text(seconds, comma),
+            "text": seconds_text(seconds, formats),
             "steps": steps,
             "message_id": message_id,
         }

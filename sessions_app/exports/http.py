@@ -123,10 +123,11 @@ def busy_response() -> HttpResponse:
 
 
 def spreadsheet_style() -> str:
-    """The spreadsheet CSV of the page's language: ``;`` and a decimal comma in French."""
-    from ..formatting import french
+    """The spreadsheet CSV of the page's language: ``;`` between fields where it writes a
+    decimal comma (French)."""
+    from ..formatting import page_formats
 
-    return SEMICOLON_STYLE if french() else "spreadsheet"
+    return SEMICOLON_STYLE if page_formats().decimal == "," else "spreadsheet"
 
 
 def invalid_filters_response(form) -> HttpResponse:

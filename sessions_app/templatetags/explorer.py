@@ -238,7 +238,7 @@ def time_html(epoch_value, *, seconds: bool = False, age: bool = False, empty="â
     if moment is None:
         return empty
     local = timezone.localtime(moment)
-    stamp = local.strftime("%d/%m/%Y %H:%M:%S" if formatting.french() else "%Y-%m-%d %H:%M:%S")
+    stamp = formatting.datetime_text(local, seconds=True)
     html = (
         f'<time datetime="{escape(local.isoformat(timespec="seconds"))}" '
         f'title="{escape(stamp)} {escape(local.tzname() or "")}">'
@@ -368,14 +368,11 @@ def month_label(value):
     """``2026-11`` as the page writes a month: as it is in English, ``novembre 2026`` in French."""
     import datetime as dt
 
-    if not formatting.french():
-        return value
-
     try:
         first = dt.date.fromisoformat(f"{value}-01")
     except (TypeError, ValueError):
         return value
-    return formatting.month_text(first)
+    return formatting.date_format(first, "MONTH_LABEL_FORMAT")
 
 
 @register.filter
@@ -391,7 +388,7 @@ def long_day(value):
 @register.filter
 def notable_value(top):
     """Hermes's text for a notable session's figure (``12 msgs``), in the page's language."""
-    if not formatting.french():
+    if formatting.hermes_words():
         return top.get("value", "")
     metric, raw = top.get("metric"), top.get("raw_value")
     if raw is None:

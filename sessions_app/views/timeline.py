@@ -58,15 +58,12 @@ def timeline(request, session_id: str):
 def shown_rows(steps: list[Step], session_id: str, links, show: str) -> list[dict]:
     """What the template writes of each step, its texts made once here: formatting each value
     with template filters costs many times more on a page of hundreds of rows."""
-    comma = formatting.french()
+    formats = formatting.page_formats()
     roles = role_labels()[0]
     spent = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
     out = []
     for s in steps:
-        at_text = ""
-        if s.at_iso:
-            day, clock = s.at_iso[:10], s.at_iso[11:19]
-            at_text = f"{day[8:10]}/{day[5:7]}/{day[:4]} {clock}" if comma else f"{day} {clock}"
+        at_text = formatting.iso_text(s.at_iso) if s.at_iso else ""
         link = links.message(session_id, s.message_id) if links is not None else None
         out.append(
             {
@@ -77,10 +74,10 @@ def shown_rows(steps: list[Step], session_id: str, links, show: str) -> list[dic
                 "calls": ", ".join(s.calls),
                 "at_iso": s.at_iso,
                 "at": at_text,
-                "waited": formatting.seconds_text(s.waited_s, comma),
+                "waited": formatting.seconds_text(s.waited_s, formats),
                 "spent_on": s.spent_on,
                 "spent": spent.get(s.spent_on, ""),
-                "tool_s": "" if s.tool_s is None else formatting.seconds_text(s.tool_s, comma),
+                "tool_s": "" if s.tool_s is None else formatting.seconds_text(s.tool_s, formats),
                 "together": s.parallel_calls if (s.parallel_calls or 0) > 1 else None,
             }
         )
