@@ -30,6 +30,17 @@ def _placeholder_store(django_db_blocker):
         StateDB.create(path, "current").close()
 
 
+@pytest.fixture(autouse=True)
+def _english_first():
+    """Every test starts in the default language: a French request leaves French active in the
+    thread (LocaleMiddleware does not deactivate it), which a later test must not inherit."""
+    from django.utils import translation
+
+    translation.activate("en")
+    yield
+    translation.deactivate()
+
+
 @pytest.fixture
 def insights_now(monkeypatch):
     """An empty cache and the insights clock at ``NASTY_NOW`` (the fixtures' "now")."""
