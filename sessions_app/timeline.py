@@ -204,7 +204,7 @@ def session_page(
     session_id: str, visibility: Visibility, cursor: str | None
 ) -> tuple[list[Step], KeysetPage]:
     """The keyset page of transcript rows after ``cursor``, read with what only they need, and
-    the time of the row before the page (the first row's wait)."""
+    the time of the row before the page, if any (the first row's wait)."""
     qs = transcript_messages(session_id, visibility).order_by("id")
     page = KEYSET.paginate(
         qs.values(*[c for c in PAGE_COLUMNS if qs.has_column(c)]), cursor, PER_PAGE
@@ -212,7 +212,7 @@ def session_page(
     names = functools.cache(redact)
     step = _stepper(shown_calls(session_id, visibility, [row["id"] for row in page.rows]), names)
     previous, steps = None, []
-    if page.rows and qs.has_column("timestamp"):
+    if page.prev_cursor and qs.has_column("timestamp"):  # the first page has no row before
         before = qs.filter(id__lt=page.rows[0]["id"], timestamp__isnull=False)
         previous = before.order_by("-id").values_list("timestamp", flat=True).first()
     for row in page.rows:

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 from django.db import connections
+from django.test.utils import CaptureQueriesContext
 
 from hermes_fixtures.ddl import LAYOUTS, RELEASE_LAYOUTS, SHAPES
 from tests.builders import NASTY_NOW, StateDB, tool_call
@@ -270,8 +271,11 @@ def test_the_totals_are_rendered_once_per_language_and_role_while_the_file_is_un
     analyst, viewer = client_for("analyst"), client_for("viewer")
     first = analyst.get("/sessions/tl/timeline/")
     assert section in [t.name for t in first.templates]
-    again = analyst.get("/sessions/tl/timeline/")
+    with CaptureQueriesContext(connections["hermes"]) as queries:
+        again = analyst.get("/sessions/tl/timeline/")
     assert section not in [t.name for t in again.templates]
+    # The session, the page's rows and their calls (the first page has no row before it).
+    assert len(queries) == 3
     assert _totals(again) == _totals(first) and "/messages/" in _totals(first)
     french = analyst.get("/sessions/tl/timeline/", HTTP_ACCEPT_LANGUAGE="fr")
     assert "0.8\xa0s" in _totals(first) and "0,8\xa0s" in _totals(french)
