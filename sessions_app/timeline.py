@@ -9,11 +9,12 @@ each such result says how many calls ran together.
 
 The rows are the transcript's (same ``?show=`` toggles, :mod:`sessions_app.visibility`), in id
 order.  The totals, the chart, the slowest steps and the tools are computed in one pass over
-the whole session's ids, roles and times (no message text); the rows themselves are shown a
-keyset page at a time, and an export gets every row.  The tools count the calls whose result
+the whole session's ids, roles and times (no message text), which the page renders once and
+keeps while the file is unchanged; the rows themselves are shown a keyset page at a time, and
+an export gets every row.  The tools count the calls whose result
 row is of a kind the toggles show: with every kind shown, every call of the session.  Files
 without ``timestamp`` cannot time anything, files without ``tool_call_id`` cannot pair a result
-with its call: :attr:`Timeline.missing` names what the file lacks.
+with its call: :func:`missing_columns` names what the file lacks.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from django.db.models import TextField, Value
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_noop
 
-from hermes_explorer import store
 from redaction import redact
 
 from .content import call_id_and_name, call_objects
@@ -47,9 +47,6 @@ SPENT_LABELS = {
 KINDS = ("model", "tool", "user")
 SLOWEST = 10
 PER_PAGE = 100
-FIGURES_TTL = 600
-# The cache's label for the figures: a new shape of :class:`_Figures` needs a new label.
-FIGURES_KEY = "timeline-figures-1"
 KEYSET = Keyset((("id", False),), name="id")
 PAGE_COLUMNS = ("id", "role", "tool_name", "tool_calls", "timestamp")
 EXPORT_COLUMNS = [
@@ -99,9 +96,7 @@ class Step:
 
 @dataclass
 class Timeline:
-    steps: list[Step]  # the page's rows (every row for an export)
-    page: KeysetPage | None  # the page shown, None for an export
-    missing: list[str]  # columns the file lacks that the timeline needs
+    steps: list[Step]  # every row, for an export
     totals: dict[str, float]
     counts: dict[str, int]
     tools: list[dict]  # per tool: calls, seconds, slowest (timed calls the toggles show)
@@ -120,6 +115,7 @@ def _rounded(value: float | None) -> float | None:
 
 
 def missing_columns() -> list[str]:
+    """The columns the timeline needs that the file lacks."""
     qs = Message.objects.all()
     return [c for c in ("timestamp", "tool_call_id") if not qs.has_column(c)]
 
@@ -142,22 +138,12 @@ def shown_calls(session_id: str, visibility: Visibility, ids=None) -> dict[int, 
     return out
 
 
-@dataclass
-class _Figures:
-    """What the timeline says of the whole session, in no language or time zone (cached)."""
-
-    totals: dict[str, float]
-    counts: dict[str, int]
-    geometry: list[tuple]  # the chart's segments (:func:`_geometry`)
-    slowest: list[tuple]  # (waited, message id, role, tool name, at)
-    tools: list[dict]
-    parallel: bool
-    span_s: float | None
-
-
-def _whole(qs, calls: dict[int, tuple], on_row=None) -> _Figures:
-    """One pass over the transcript rows ``qs``: each row's wait (given to ``on_row``), the
-    totals, the runs of one kind and the slowest steps."""
+def session_timeline(session_id: str, visibility: Visibility, *, every_row=False) -> Timeline:
+    """The session's figures, in one pass over all its transcript rows: each row's wait, the
+    totals, the runs of one kind and the slowest steps (and every row, when ``every_row``)."""
+    qs = transcript_messages(session_id, visibility).order_by("id")
+    calls = shown_calls(session_id, visibility)
+    step, steps = _stepper(calls, functools.cache(redact)), []
     totals, counts = dict.fromkeys(KINDS, 0.0), dict.fromkeys(KINDS, 0)
     runs: list[list] = []
     timed: list[tuple] = []
@@ -170,8 +156,8 @@ def _whole(qs, calls: dict[int, tuple], on_row=None) -> _Figures:
         if at is not None:
             first = at if first is None else first
             previous, n_times = at, n_times + 1
-        if on_row is not None:
-            on_row(message_id, role, tool_name, at, waited)
+        if every_row:
+            steps.append(step(message_id, role, tool_name, at, waited))
         kind = SPENT_ON.get(role)
         if kind is None or waited is None:
             continue
@@ -184,28 +170,23 @@ def _whole(qs, calls: dict[int, tuple], on_row=None) -> _Figures:
             runs[-1][2] += 1
         else:
             runs.append([kind, max(waited, 0.0), 1, message_id])
-    return _Figures(
+    return Timeline(
+        steps=steps,
         totals=totals,
         counts=counts,
-        geometry=_geometry(runs),
-        slowest=heapq.nlargest(SLOWEST, timed, _first),
         tools=_tools(calls.values()),
+        slowest=[step(i, r, n, at, w) for w, i, r, n, at in heapq.nlargest(SLOWEST, timed, _first)],
         parallel=any(together > 1 for _, _, together in calls.values() if together),
         span_s=(previous - first) if n_times > 1 else None,
+        segments=_segments(_geometry(runs)),
+        stacked=_stacked(totals),
     )
 
 
-def session_timeline(
-    session_id: str, visibility: Visibility, cursor: str | None = None, *, every_row=False
-) -> Timeline:
-    """The session's figures over all its transcript rows, with the page of rows after
-    ``cursor`` (every row when ``every_row``).  The figures are kept while the file is
-    unchanged: each page of a long session reuses them."""
-    qs = transcript_messages(session_id, visibility).order_by("id")
+def _stepper(calls: dict[int, tuple], names):
+    """A function making a :class:`Step` of a row and its wait, with its call among ``calls``
+    (:func:`shown_calls`); tool names redacted by ``names``."""
     to_iso = iso_converter(timezone.get_current_timezone())
-    names = functools.cache(redact)
-    steps: list[Step] = []
-    calls: dict[int, tuple] = {}
 
     def step(message_id, role, tool_name, at, waited) -> Step:
         name = tool_name and names(tool_name)
@@ -216,49 +197,34 @@ def session_timeline(
             s.tool_s, s.parallel_calls = call[1], call[2]
         return s
 
-    page = None
-    if every_row:
-        calls = shown_calls(session_id, visibility)
-        figures = _whole(qs, calls, lambda *row: steps.append(step(*row)))
-    else:
-        figures = store.while_unchanged(
-            FIGURES_KEY,
-            (session_id, visibility.as_param()),
-            lambda: _whole(qs, shown_calls(session_id, visibility)),
-            FIGURES_TTL,
-        )
-        # The rows shown, read a page at a time with what only they need, and the time of
-        # the row before the page (the first row's wait).
-        page = KEYSET.paginate(
-            qs.values(*[c for c in PAGE_COLUMNS if qs.has_column(c)]), cursor, PER_PAGE
-        )
-        calls = shown_calls(session_id, visibility, [row["id"] for row in page.rows])
-        previous = None
-        if page.rows and qs.has_column("timestamp"):
-            before = qs.filter(id__lt=page.rows[0]["id"], timestamp__isnull=False)
-            previous = before.order_by("-id").values_list("timestamp", flat=True).first()
-        for row in page.rows:
-            message_id, role, at = row["id"], row["role"], row.get("timestamp")
-            waited = None if at is None or previous is None else at - previous
-            previous = previous if at is None else at
-            s = step(message_id, role, row.get("tool_name"), at, waited)
-            steps.append(s)
-            if role == "assistant" and row.get("tool_calls"):
-                objects = call_objects(row["tool_calls"])[0]
-                s.calls = [names(call_id_and_name(item)[1]) for item in objects]
-    return Timeline(
-        steps=steps,
-        page=page,
-        missing=missing_columns(),
-        totals=figures.totals,
-        counts=figures.counts,
-        tools=figures.tools,
-        slowest=[step(i, r, n, at, w) for w, i, r, n, at in figures.slowest],
-        parallel=figures.parallel,
-        span_s=figures.span_s,
-        segments=_segments(figures.geometry),
-        stacked=_stacked(figures.totals),
+    return step
+
+
+def session_page(
+    session_id: str, visibility: Visibility, cursor: str | None
+) -> tuple[list[Step], KeysetPage]:
+    """The keyset page of transcript rows after ``cursor``, read with what only they need, and
+    the time of the row before the page, if any (the first row's wait)."""
+    qs = transcript_messages(session_id, visibility).order_by("id")
+    page = KEYSET.paginate(
+        qs.values(*[c for c in PAGE_COLUMNS if qs.has_column(c)]), cursor, PER_PAGE
     )
+    names = functools.cache(redact)
+    step = _stepper(shown_calls(session_id, visibility, [row["id"] for row in page.rows]), names)
+    previous, steps = None, []
+    if page.prev_cursor and qs.has_column("timestamp"):  # the first page has no row before
+        before = qs.filter(id__lt=page.rows[0]["id"], timestamp__isnull=False)
+        previous = before.order_by("-id").values_list("timestamp", flat=True).first()
+    for row in page.rows:
+        message_id, role, at = row["id"], row["role"], row.get("timestamp")
+        waited = None if at is None or previous is None else at - previous
+        previous = previous if at is None else at
+        s = step(message_id, role, row.get("tool_name"), at, waited)
+        steps.append(s)
+        if role == "assistant" and row.get("tool_calls"):
+            objects = call_objects(row["tool_calls"])[0]
+            s.calls = [names(call_id_and_name(item)[1]) for item in objects]
+    return steps, page
 
 
 def _first(item: tuple) -> float:

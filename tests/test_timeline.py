@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 from django.db import connections
+from django.test.utils import CaptureQueriesContext
 
 from hermes_fixtures.ddl import LAYOUTS, RELEASE_LAYOUTS, SHAPES
 from tests.builders import NASTY_NOW, StateDB, tool_call
@@ -111,6 +112,13 @@ def _rows(client, query=""):
     return json.loads(b"".join(response.streaming_content))
 
 
+def _totals(response) -> str:
+    """The page's totals section, as written."""
+    page = response.content.decode()
+    start = page.index('<section aria-labelledby="totals-h">')
+    return page[start : page.index("</section>", start)]
+
+
 @pytest.mark.django_db(databases=["default", "hermes"])
 def test_timeline_matches_direct_sql_on_every_layout(timeline_store):
     facts, columns = timeline_store, timeline_store["columns"]
@@ -158,7 +166,7 @@ def test_totals_slowest_and_toggles(tmp_path):
     client = client_for("analyst")
     response = client.get("/sessions/tl/timeline/")
     timeline = response.context["timeline"]
-    rows = [r for r in timeline.rows() if r["waited_s"] is not None]
+    rows = [r for r in _rows(client) if r["waited_s"] is not None]
     for kind in ("model", "tool", "user"):
         want = sum(r["waited_s"] for r in rows if r["spent_on"] == kind)
         assert timeline.totals[kind] == pytest.approx(want, abs=1e-2)
@@ -246,7 +254,41 @@ def test_rows_come_a_page_at_a_time_and_the_figures_cover_the_session(tmp_path):
     assert [r["id"] for r in second.context["rows"]] == [r["message_id"] for r in every[PER_PAGE:]]
     # Each row keeps its own wait across the page break.
     assert second.context["rows"][0]["waited"] == "2.0\xa0s"
-    assert second.context["timeline"].totals == timeline.totals
+    assert _totals(second) == _totals(first)
     damaged = client.get("/sessions/long/timeline/?cursor=%%%")
     assert damaged.status_code == 200 and "damaged" in damaged.content.decode()
+    connections["hermes"].close()
+
+
+@pytest.mark.django_db(databases=["default", "hermes"])
+def test_the_totals_are_rendered_once_per_language_and_role_while_the_file_is_unchanged(tmp_path):
+    """Paging through a session, or coming back to it, reuses the rendered totals section of
+    the whole session; another language, role (links or none) or toggle has its own, and a
+    new message in the file renders them anew."""
+    facts = build_timeline(tmp_path / "current.db", "current")
+    use_store(facts["path"])
+    section = "sessions_app/_timeline_totals.html"
+    analyst, viewer = client_for("analyst"), client_for("viewer")
+    first = analyst.get("/sessions/tl/timeline/")
+    assert section in [t.name for t in first.templates]
+    with CaptureQueriesContext(connections["hermes"]) as queries:
+        again = analyst.get("/sessions/tl/timeline/")
+    assert section not in [t.name for t in again.templates]
+    # The session, the page's rows and their calls (the first page has no row before it).
+    assert len(queries) == 3
+    assert _totals(again) == _totals(first) and "/messages/" in _totals(first)
+    french = analyst.get("/sessions/tl/timeline/", HTTP_ACCEPT_LANGUAGE="fr")
+    assert "0.8\xa0s" in _totals(first) and "0,8\xa0s" in _totals(french)
+    assert "/messages/" not in _totals(viewer.get("/sessions/tl/timeline/"))
+    hidden = analyst.get("/sessions/tl/timeline/?show=compacted,hidden")
+    assert section in [t.name for t in hidden.templates]
+    conn = sqlite3.connect(facts["path"])
+    conn.execute(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES ('tl', 'user', ?, ?)",
+        ["one more", T0 + 3 * DAY],
+    )
+    conn.commit()
+    conn.close()
+    changed = analyst.get("/sessions/tl/timeline/")
+    assert section in [t.name for t in changed.templates] and _totals(changed) != _totals(first)
     connections["hermes"].close()

