@@ -1,0 +1,282 @@
+"""A profile kept in a PostgreSQL schema: its sources, the read-only door, its faults.
+
+Against a real throwaway PostgreSQL (``tests/hermes_pg.py``): the nasty fixture of each shape
+loaded into ``hermes_<shape>``, a SELECT-only role, and the server's superuser (a role that
+could write, which the explorer must refuse to use for writing all the same).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import psycopg
+import pytest
+from django.db import DatabaseError, connections
+
+from hermes_explorer import hermes_pg, store, stores
+from hermes_explorer.stores import REGISTRY, discover_home, parse_list
+from sessions_app.models import Session
+from tests.builders import StateDB
+from tests.hermes_pg import hermes_pg as hermes_pg_server  # noqa: F401
+from tests.profile_home import allow_new_aliases
+
+pytestmark = pytest.mark.django_db(databases="__all__")
+
+
+@pytest.fixture
+def pg(hermes_pg_server):  # noqa: F811
+    return hermes_pg_server
+
+
+@pytest.fixture
+def serve(settings, request):
+    """``serve(name=source, …)``: the explorer serving exactly these stores for one test."""
+    allow_new_aliases(
+        request.getfixturevalue("monkeypatch"), request.getfixturevalue("django_db_blocker")
+    )
+
+    def serving(**sources):
+        settings.HERMES_STORES = ",".join(f"{n}={s}" for n, s in sources.items())
+        settings.HERMES_SINGLE_FILE = False
+        REGISTRY.rescan()
+        return {s.name: s for s in stores.all_stores()}
+
+    yield serving
+    for one in stores.all_stores():
+        connections[one.alias].close()
+    REGISTRY.rescan()
+
+
+def at(url: str, schema: str) -> str:
+    return f"{url}?schema={schema}"
+
+
+def snapshot(pg) -> tuple:
+    """What the superuser sees of the current shape's schema: tables, rows, the revision."""
+    with psycopg.connect(pg.url) as conn:
+        tables = conn.execute(
+            "SELECT string_agg(relname, ',' ORDER BY relname) FROM pg_class"
+            " WHERE relnamespace = 'hermes_current'::regnamespace"
+        ).fetchone()
+        counts = conn.execute(
+            "SELECT (SELECT count(*) FROM hermes_current.messages),"
+            " (SELECT count(*) FROM hermes_current.sessions),"
+            " (SELECT revision FROM hermes_current.state_change_revision),"
+            " (SELECT count(*) FROM pg_largeobject_metadata),"
+            " (SELECT last_value FROM hermes_current.messages_id_seq)"
+        ).fetchone()
+        schemas = conn.execute("SELECT count(*) FROM pg_namespace").fetchone()
+    return tables, counts, schemas
+
+
+# --- sources -------------------------------------------------------------------------------
+
+
+def test_a_list_mixes_files_and_schemas_and_the_schema_comes_off_the_url():
+    url = "postgresql://explorer:s3cret@db:5432/hermes?schema=hermes_team&sslmode=require"
+    assert parse_list(f"bot=/srv/a.db,team={url}") == [("bot", "/srv/a.db"), ("team", url)]
+    conninfo, schema = hermes_pg.split_source(url)
+    assert (conninfo, schema) == (
+        "postgresql://explorer:s3cret@db:5432/hermes?sslmode=require",
+        "hermes_team",
+    )
+    config = hermes_pg.database_settings(url, {"TIME_ZONE": None})
+    assert (config["HOST"], config["PORT"], config["NAME"], config["USER"]) == (
+        "db",
+        5432,
+        "hermes",
+        "explorer",
+    )
+    assert config["OPTIONS"] == {"sslmode": "require"} and config["HERMES_SCHEMA"] == "hermes_team"
+    assert not config["HERMES_PROBLEM"]
+    # Shown without its password; a schema name Hermes would refuse is a problem, not a query.
+    assert hermes_pg.shown(url) == url.replace(":s3cret@", ":***@")
+    assert (
+        "invalid schema"
+        in hermes_pg.database_settings("postgresql://db/h?schema=x;drop", {})["HERMES_PROBLEM"]
+    )
+
+
+def write_profile(directory, config: str | None = None, env: str | None = None, db: bool = False):
+    directory.mkdir(parents=True, exist_ok=True)
+    if config is not None:
+        (directory / "config.yaml").write_text(config)
+    if env is not None:
+        (directory / ".env").write_text(env)
+    if db:
+        StateDB.create(directory / "state.db", "current").close()
+
+
+def test_discovery_reads_each_profiles_config_yaml_and_env(tmp_path, monkeypatch):
+    home = tmp_path / ".hermes"
+    url = "postgresql://explorer@db:5432/hermes"
+    write_profile(home, "model: x\n", db=True)
+    # Moved to PostgreSQL: the old state.db stays, frozen; the configuration decides.
+    write_profile(
+        home / "profiles" / "team",
+        "database:\n  backend: postgres\n  schema: hermes_team\n",
+        f'export HERMES_DATABASE_URL="{url}"\n',
+        db=True,
+    )
+    # No schema: derived as Hermes does; no .env: the process environment's URL.
+    write_profile(home / "profiles" / "Ops.Bot", "database:\n  backend: postgres\n")
+    monkeypatch.setenv("HERMES_DATABASE_URL", "postgresql://other@db2/hermes")
+    write_profile(home / "profiles" / "broken", "database: [backend: postgres\n", db=True)
+    write_profile(home / "profiles" / "nourl", "database: {backend: postgres}\n", "X=1\n")
+    problems: dict[str, str] = {}
+    found = dict(discover_home(str(home), problems))
+    assert found["default"] == str(home / "state.db")
+    assert found["team"] == f"{url}?schema=hermes_team"
+    digest = hashlib.sha256(str((home / "profiles" / "Ops.Bot" / "state.db").resolve()).encode())
+    assert (
+        found["Ops.Bot"]
+        == f"postgresql://other@db2/hermes?schema=hermes_ops_bot_{digest.hexdigest()[:12]}"
+    )
+    assert found["nourl"].startswith("postgresql://other@db2/hermes?schema=hermes_nourl_")
+    assert set(problems) == {"broken"} and "config.yaml" in problems["broken"]
+    monkeypatch.delenv("HERMES_DATABASE_URL")
+    problems.clear()
+    discover_home(str(home), problems)
+    assert set(problems) == {"broken", "nourl", "Ops.Bot"}
+    assert "HERMES_DATABASE_URL" in problems["nourl"]
+    assert stores.derived_schema("A" * 40 + "-x", home / "s.db").startswith(
+        "hermes_" + "a" * 35 + "_"
+    )
+
+
+def test_a_malformed_config_is_that_profile_unavailable_with_the_reason(
+    settings, request, tmp_path, client, staff_user
+):
+    home = tmp_path / ".hermes"
+    write_profile(home, db=True)
+    write_profile(home / "profiles" / "broken", "database:\n  backend: [postgres\n", db=True)
+    allow_new_aliases(
+        request.getfixturevalue("monkeypatch"), request.getfixturevalue("django_db_blocker")
+    )
+    settings.HERMES_HOME, settings.HERMES_STORES, settings.HERMES_SINGLE_FILE = str(home), "", False
+    REGISTRY.rescan()
+    broken = stores.by_name("broken")
+    status = REGISTRY.status(broken)
+    assert not status.readable and "config.yaml cannot be read" in status.reason
+    assert REGISTRY.status(stores.by_name("default")).readable
+    client.force_login(staff_user)
+    page = client.get("/p/broken/sessions/")
+    assert page.status_code == 503 and b"configuration" in page.content
+    assert client.get("/p/default/sessions/").status_code == 200
+    health = client.get("/healthz").json()
+    assert {s["profile"]: s["readable"] for s in health["stores"]} == {
+        "default": True,
+        "broken": False,
+    }
+    REGISTRY.rescan()
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def test_a_schema_reads_through_the_same_door_as_a_file(pg, serve):
+    facts = pg.stores["current"]
+    served = serve(file=facts.path, team=at(pg.reader_url, "hermes_current"))
+    team = served["team"]
+    assert team.postgres and not served["file"].postgres and team.alias == "hermes@team"
+    for one in served.values():
+        with stores.using(one):
+            (n,) = store.one("SELECT count(*) FROM messages")
+            assert n == facts.message_count
+            assert Session.objects.count() == len(facts.session_ids)
+    with stores.using(team):
+        shape = store.shape()
+        assert shape.fts_layout == "postgres tsvector"
+        assert shape.has_column("messages", "search_vector") and shape.schema_version is not None
+        assert shape.catalog.table("sessions").pks == ("id",)
+        assert store.journal_mode() == "mvcc" and not store.readers_block_writer()
+        assert store.writes() == ""
+        assert "s3cret" not in store.name()
+    status = REGISTRY.status(team)
+    assert status.readable and status.writes == "" and status.size is None
+
+
+def test_the_change_key_is_the_schemas_revision(pg, serve):
+    served = serve(team=at(pg.reader_url, "hermes_current"))
+    with stores.using(served["team"]):
+        before = store.file_signature()
+        assert before is not None
+        assert store.while_unchanged("t", (), lambda: 1, 60) == 1
+        assert store.while_unchanged("t", (), lambda: 2, 60) == 1
+        with psycopg.connect(pg.url) as conn:
+            conn.execute("UPDATE hermes_current.state_change_revision SET revision = revision + 1")
+        try:
+            assert store.file_signature() != before
+            assert store.while_unchanged("t", (), lambda: 3, 60) == 3
+        finally:
+            with psycopg.connect(pg.url) as conn:
+                conn.execute(
+                    "UPDATE hermes_current.state_change_revision SET revision = revision - 1"
+                )
+
+
+# --- read-only -------------------------------------------------------------------------------
+
+WRITES = [
+    "INSERT INTO messages (session_id, role, content) VALUES ('x', 'user', 'x')",
+    "UPDATE sessions SET title = 'x'",
+    "DELETE FROM messages",
+    "CREATE TABLE intruder (x int)",
+    "TRUNCATE messages",
+    "COPY messages (content) FROM STDIN",
+    "SELECT nextval('messages_id_seq')",
+    "SET TRANSACTION READ WRITE; INSERT INTO sessions (id) VALUES ('x')",
+    "DROP SCHEMA hermes_current CASCADE",
+]
+# A first statement that tries to open the door for the next one.
+OPENERS = [
+    "SET default_transaction_read_only = off",
+    "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE",
+    "BEGIN READ WRITE",
+    "SELECT set_config('default_transaction_read_only', 'off', false)",
+    "SELECT set_config('transaction_read_only', 'off', false)",
+    "SET TRANSACTION READ WRITE",
+    "COMMIT",
+]
+
+
+@pytest.mark.parametrize("role", ["superuser", "reader"])
+def test_every_write_is_refused_and_the_schema_is_unchanged(pg, serve, role):
+    url = pg.url if role == "superuser" else pg.reader_url
+    served = serve(team=at(url, "hermes_current"))
+    before = snapshot(pg)
+    with stores.using(served["team"]):
+        session = Session.objects.first()
+        session.title = "changed"
+        with pytest.raises(DatabaseError):
+            session.save()
+        for sql in WRITES:
+            with pytest.raises(DatabaseError):
+                store.rows(sql)
+        # PostgreSQL lets a read-only transaction make a large object: it is rolled back.
+        store.rows("SELECT lo_create(0)")
+        for opener in OPENERS:
+            with pytest.raises(DatabaseError):
+                try:
+                    store.rows(opener)
+                except DatabaseError:
+                    pass
+                store.rows("INSERT INTO sessions (id) VALUES ('intruder')")
+    assert snapshot(pg) == before
+
+
+def test_a_role_that_could_write_is_named_on_pages_and_in_healthz(pg, serve, client, staff_user):
+    served = serve(team=at(pg.url, "hermes_current"), reader=at(pg.reader_url, "hermes_current"))
+    assert "superuser" in REGISTRY.status(served["team"]).writes
+    assert REGISTRY.status(served["reader"]).writes == ""
+    client.force_login(staff_user)
+    health = client.get("/healthz").json()
+    by_name = {s["profile"]: s for s in health["stores"]}
+    assert (
+        "superuser" in by_name["team"]["writes"]
+        and "CREATE on the schema" in by_name["team"]["writes"]
+    )
+    assert "writes" not in by_name["reader"]
+    page = client.get("/p/team/annotations/tags/")
+    assert page.status_code == 200 and b"SELECT-only role" in page.content
+    assert b"SELECT-only role" not in client.get("/p/reader/annotations/tags/").content
