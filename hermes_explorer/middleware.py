@@ -43,6 +43,7 @@ _UNREACHABLE = gettext_noop(
 _CONFIGURATION = gettext_noop("The profile's configuration does not say how to read it.")
 STORE_FAULTS |= {
     "connection failed": _UNREACHABLE,
+    "connection timeout expired": _UNREACHABLE,
     "server closed the connection": _UNREACHABLE,
     "terminating connection": _UNREACHABLE,
     "the connection is closed": _UNREACHABLE,

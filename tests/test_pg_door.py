@@ -8,14 +8,19 @@ could write, which the explorer must refuse to use for writing all the same).
 from __future__ import annotations
 
 import hashlib
+import socket
+import time
 
 import psycopg
 import pytest
 from django.db import DatabaseError, connections
 
 from hermes_explorer import hermes_pg, store, stores
+from hermes_explorer.hermes_db.deadline import QueryTimeout
+from hermes_explorer.hermes_pg import base as pg_base
 from hermes_explorer.stores import REGISTRY, discover_home, parse_list
 from sessions_app.models import Session
+from tests import servers
 from tests.builders import StateDB
 from tests.hermes_pg import hermes_pg as hermes_pg_server  # noqa: F401
 from tests.profile_home import allow_new_aliases
@@ -280,3 +285,108 @@ def test_a_role_that_could_write_is_named_on_pages_and_in_healthz(pg, serve, cli
     page = client.get("/p/team/annotations/tags/")
     assert page.status_code == 200 and b"SELECT-only role" in page.content
     assert b"SELECT-only role" not in client.get("/p/reader/annotations/tags/").content
+
+
+# --- faults ----------------------------------------------------------------------------------
+
+
+def other_role(pg, name: str, *grants: str) -> str:
+    """A LOGIN role ``name`` with only ``grants`` on the current shape's schema: its URL."""
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [name]).fetchone() is None:
+            conn.execute(f"CREATE ROLE {name} LOGIN")
+        for grant in grants:
+            conn.execute(f"GRANT {grant} TO {name}")
+    return pg.server.url.replace("//explorer@", f"//{name}@", 1)
+
+
+@pytest.fixture
+def silent_port():
+    """A port that accepts connections and never answers (a server hung or far away)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        yield listener.getsockname()[1]
+
+
+def faulty_sources(pg, silent_port) -> dict[str, str]:
+    down = servers.free_port()
+    return {
+        "down": f"postgresql://explorer@127.0.0.1:{down}/explorer?schema=hermes_current",
+        "hung": f"postgresql://explorer@127.0.0.1:{silent_port}/explorer?schema=hermes_current",
+        "noschema": at(pg.reader_url, "hermes_nowhere"),
+        "denied": at(other_role(pg, "hermes_stranger"), "hermes_current"),
+        "notables": at(
+            other_role(pg, "hermes_looker", "USAGE ON SCHEMA hermes_current"), "hermes_current"
+        ),
+    }
+
+
+REASONS = {
+    "down": "cannot be reached",
+    "hung": "cannot be reached",
+    "noschema": "schema does not exist",
+    "denied": "permission denied",
+    "notables": "permission denied",
+}
+
+
+def test_each_fault_is_that_profile_unavailable_with_its_reason(
+    pg, serve, silent_port, client, staff_user
+):
+    served = serve(ok=at(pg.reader_url, "hermes_current"), **faulty_sources(pg, silent_port))
+    for name, why in REASONS.items():
+        began = time.monotonic()
+        status = REGISTRY.status(served[name], fresh=True)
+        assert not status.readable and why in status.reason, (name, status)
+        # libpq waits 2 s at least for a connection; nothing waits longer.
+        assert time.monotonic() - began < 3.5, name
+    assert REGISTRY.status(served["ok"]).readable
+    client.force_login(staff_user)
+    for name in REASONS:
+        page = client.get(f"/p/{name}/sessions/")
+        assert page.status_code == 503, name
+    health = client.get("/healthz")
+    assert health.status_code == 200
+    readable = {s["profile"]: s["readable"] for s in health.json()["stores"]}
+    assert readable == {"ok": True, **{name: False for name in REASONS}}
+    metrics = client.get("/metrics").content.decode()
+    assert 'hermes_explorer_store_readable{profile="ok"} 1.0' in metrics
+    for name in REASONS:
+        assert f'hermes_explorer_store_readable{{profile="{name}"}} 0.0' in metrics
+
+
+def test_a_server_too_old_is_refused_and_says_what_is_supported(pg, serve, monkeypatch):
+    monkeypatch.setattr(pg_base, "MIN_VERSION", (99,))
+    served = serve(old=at(pg.reader_url, "hermes_current"), file=pg.stores["current"].path)
+    status = REGISTRY.status(served["old"], fresh=True)
+    assert not status.readable and "too old" in status.reason and "14 and later" in status.reason
+    with stores.using(served["old"]), pytest.raises(DatabaseError, match=r"99 or later.*found 1"):
+        store.shape()
+    assert REGISTRY.status(served["file"]).readable
+
+
+def test_a_statement_past_its_budget_is_stopped_with_the_sqlite_timeout(pg, serve):
+    served = serve(team=at(pg.reader_url, "hermes_current"))
+    with stores.using(served["team"]):
+        store.shape()
+        began = time.monotonic()
+        with pytest.raises(QueryTimeout) as caught:
+            store.rows("SELECT pg_sleep(5)", budget=0.3)
+        assert time.monotonic() - began < 1.5 and caught.value.budget == 0.3
+        # The connection is fine afterwards, and the next statement has its own budget.
+        assert store.one("SELECT count(*) FROM sessions")[0] == len(
+            pg.stores["current"].session_ids
+        )
+
+
+def test_a_dropped_connection_is_replaced_on_the_next_request(pg, serve):
+    served = serve(team=at(pg.reader_url, "hermes_current"))
+    alias = served["team"].alias
+    with stores.using(served["team"]):
+        store.shape()
+        pid = store.one("SELECT pg_backend_pid()")[0]
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute("SELECT pg_terminate_backend(%s)", [pid])
+        connections[alias].close_if_unusable_or_obsolete()
+        assert store.one("SELECT pg_backend_pid()")[0] != pid
