@@ -8,11 +8,13 @@ could write, which the explorer must refuse to use for writing all the same).
 from __future__ import annotations
 
 import hashlib
+import io
 import socket
 import time
 
 import psycopg
 import pytest
+from django.core.management import call_command
 from django.db import DatabaseError, connections
 
 from hermes_explorer import hermes_pg, store, stores
@@ -390,3 +392,22 @@ def test_a_dropped_connection_is_replaced_on_the_next_request(pg, serve):
             conn.execute("SELECT pg_terminate_backend(%s)", [pid])
         connections[alias].close_if_unusable_or_obsolete()
         assert store.one("SELECT pg_backend_pid()")[0] != pid
+
+
+def test_the_profile_switcher_and_list_say_each_profiles_kind(pg, serve, client, staff_user):
+    serve(
+        file=pg.stores["current"].path,
+        team=at(pg.reader_url.replace("@", ":s3cret@", 1), "hermes_current"),
+    )
+    client.force_login(staff_user)
+    page = client.get("/annotations/tags/").content.decode()
+    switcher = page[page.index('class="profile-switcher"') :]
+    assert 'p/file/annotations/tags/">file</a> <small class="muted">SQLite file</small>' in switcher
+    assert (
+        'p/team/annotations/tags/">team</a> <small class="muted">PostgreSQL schema</small>'
+        in switcher
+    )
+    listing = io.StringIO()
+    call_command("profiles", "list", stdout=listing)
+    assert "profile team (PostgreSQL schema): postgresql://hermes_reader:***@" in listing.getvalue()
+    assert f"profile file (SQLite file): {pg.stores['current'].path}" in listing.getvalue()
