@@ -54,6 +54,12 @@ class ReadOnlyCursor(pg_base.Cursor):
             with contextlib.suppress(psycopg.Error):
                 conn.rollback()
 
+    def executemany(self, *args, **kwargs):
+        raise NotSupportedError("A store is only read one statement at a time.")
+
+    # Both would run outside the read-only transaction and the deadline.
+    copy = stream = executemany
+
     def _execute_send(self, query, *, force_extended=False, binary=None):
         super()._execute_send(query, force_extended=not self._prelude, binary=binary)
 
