@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import socket
 import time
 
@@ -260,6 +261,11 @@ def test_every_write_is_refused_and_the_schema_is_unchanged(pg, serve, role):
         for sql in WRITES:
             with pytest.raises(DatabaseError):
                 store.rows(sql)
+        # Ways around execute() are closed.
+        with connections[served["team"].alias].cursor() as cur:
+            for call in (cur.executemany, cur.copy, cur.stream):
+                with pytest.raises(DatabaseError):
+                    call("INSERT INTO sessions (id) VALUES (%s)", [["intruder"]])
         # PostgreSQL lets a read-only transaction make a large object: it is rolled back.
         store.rows("SELECT lo_create(0)")
         for opener in OPENERS:
@@ -411,3 +417,46 @@ def test_the_profile_switcher_and_list_say_each_profiles_kind(pg, serve, client,
     call_command("profiles", "list", stdout=listing)
     assert "profile team (PostgreSQL schema): postgresql://hermes_reader:***@" in listing.getvalue()
     assert f"profile file (SQLite file): {pg.stores['current'].path}" in listing.getvalue()
+
+
+# --- the session list --------------------------------------------------------------------------
+
+
+def test_the_session_list_renders_from_a_schema_as_from_its_file(pg, serve, client, staff_user):
+    facts = pg.stores["current"]
+    serve(file=facts.path, team=at(pg.reader_url, "hermes_current"))
+    client.force_login(staff_user)
+    pages = {name: client.get(f"/p/{name}/sessions/?_export=json") for name in ("file", "team")}
+    assert {name: page.status_code for name, page in pages.items()} == {"file": 200, "team": 200}
+    rows = {
+        name: [{**row, "profile": None} for row in json.loads(b"".join(page.streaming_content))]
+        for name, page in pages.items()
+    }
+    assert rows["team"] == rows["file"] and rows["team"]
+    html = client.get("/p/team/sessions/")
+    assert html.status_code == 200 and facts.unicode_title in html.content.decode()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "source=cli&source=telegram&source=discord",
+        "sort=-message_count",
+        "sort=title",
+        "model=x",
+        "started_after=2025-01-01",
+        "has_parent=true",
+    ],
+)
+def test_the_session_lists_filters_and_sorts_read_a_schema(pg, serve, client, staff_user, query):
+    serve(file=pg.stores["current"].path, team=at(pg.reader_url, "hermes_current"))
+    client.force_login(staff_user)
+    got = {
+        name: client.get(f"/p/{name}/sessions/?{query}&_export=json") for name in ("file", "team")
+    }
+    assert {name: page.status_code for name, page in got.items()} == {"file": 200, "team": 200}
+    ids = {
+        name: [row["id"] for row in json.loads(b"".join(page.streaming_content))]
+        for name, page in got.items()
+    }
+    assert ids["team"] == ids["file"]
