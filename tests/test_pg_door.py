@@ -202,6 +202,8 @@ def test_a_schema_reads_through_the_same_door_as_a_file(pg, serve):
         assert "s3cret" not in store.name()
     status = REGISTRY.status(team)
     assert status.readable and status.writes == "" and status.size is None
+    # The PostgreSQL layout has its own full-text index, and no daily usage table.
+    assert status.shape == "Hermes schema v31 (older layout, no daily usage)"
 
 
 def test_the_change_key_is_the_schemas_revision(pg, serve):
