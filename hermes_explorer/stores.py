@@ -105,11 +105,9 @@ def read_env(path: Path) -> dict[str, str]:
         name, eq, value = line.strip().removeprefix("export ").partition("=")
         if eq and not name.startswith("#"):
             value = value.strip()
-            found[name.strip()] = (
-                value[1:-1]
-                if value[:1] in "'\"" and value[-1:] == value[:1] and len(value) > 1
-                else value
-            )
+            if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            found[name.strip()] = value
     return found
 
 
