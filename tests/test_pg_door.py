@@ -15,6 +15,7 @@ import time
 
 import psycopg
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import DatabaseError, connections
 
@@ -447,6 +448,8 @@ def test_the_session_list_renders_from_a_schema_as_from_its_file(pg, serve, clie
         "sort=title",
         "model=x",
         "started_after=2025-01-01",
+        "title=a",
+        "user_id=318273645510098944",
         "has_parent=true",
     ],
 )
@@ -462,3 +465,22 @@ def test_the_session_lists_filters_and_sorts_read_a_schema(pg, serve, client, st
         for name, page in got.items()
     }
     assert ids["team"] == ids["file"]
+
+
+def test_title_and_user_filters_never_confirm_a_secret_on_a_schema(pg, serve, client, tmp_path):
+    openai = "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe" * 2
+    github = "ghp_" + "Q1w2E3r4T5" * 4
+    path = tmp_path / "meta.db"
+    with StateDB.create(path, "current") as db:
+        db.session("20260101_090000_me7a01", title=f"debug {openai}", user_id=github)
+        db.message("20260101_090000_me7a01", "user", "the usual words")
+        db.refresh_counters()
+    pg.load(path, "hermes_meta")
+    serve(meta=at(pg.reader_url, "hermes_meta"))
+    client.force_login(get_user_model().objects.create_user("viewer", password="pw-viewer-123"))
+    for params in ({"title": openai[:20]}, {"title": openai[8:30]}, {"user_id": github}):
+        response = client.get("/sessions/", params)
+        assert response.status_code == 200
+        assert list(response.context["table"].data) == [], params
+    # What the reader can see still filters.
+    assert len(list(client.get("/sessions/", {"title": "DEBUG"}).context["table"].data)) == 1
