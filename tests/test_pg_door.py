@@ -484,3 +484,24 @@ def test_title_and_user_filters_never_confirm_a_secret_on_a_schema(pg, serve, cl
         assert list(response.context["table"].data) == [], params
     # What the reader can see still filters.
     assert len(list(client.get("/sessions/", {"title": "DEBUG"}).context["table"].data)) == 1
+
+
+def test_a_page_held_up_by_a_lock_says_it_ran_out_of_time_within_its_budget(
+    pg, serve, settings, client, staff_user
+):
+    served = serve(team=at(pg.reader_url, "hermes_current"), file=pg.stores["current"].path)
+    settings.HERMES_QUERY_TIMEOUT = 0.5
+    client.force_login(staff_user)
+    with psycopg.connect(pg.url) as holder:
+        # A migration of Hermes holds the table: every read of it waits.
+        holder.execute("LOCK TABLE hermes_current.sessions IN ACCESS EXCLUSIVE MODE")
+        began = time.monotonic()
+        page = client.get("/p/team/sessions/")
+        assert time.monotonic() - began < 2.5
+        assert page.status_code == 503 and b"0.5" in page.content
+        assert client.get("/p/file/sessions/").status_code == 200
+        holder.rollback()
+    with stores.using(served["team"]):
+        assert store.one("SELECT count(*) FROM sessions")[0] == len(
+            pg.stores["current"].session_ids
+        )

@@ -103,14 +103,19 @@ class DatabaseWrapper(pg_base.DatabaseWrapper):
         conn = super().get_new_connection(conn_params)
         conn.hermes_schema = self.settings_dict["HERMES_SCHEMA"]
         found = divmod(conn.info.server_version, 10000)
-        if found < MIN_VERSION:
-            conn.close()
-            raise NotSupportedError(
-                f"PostgreSQL {MIN_VERSION[0]} or later is required (found {found[0]}.{found[1]})."
+        try:
+            if found < MIN_VERSION:
+                raise NotSupportedError(
+                    f"PostgreSQL {MIN_VERSION[0]} or later is required "
+                    f"(found {found[0]}.{found[1]})."
+                )
+            self.hermes_shape, self.hermes_problem, self.hermes_writes = inspect(
+                conn, conn.hermes_schema
             )
-        self.hermes_shape, self.hermes_problem, self.hermes_writes = inspect(
-            conn, conn.hermes_schema
-        )
+        except BaseException:
+            # Django keeps no connection that failed to open: nothing else would close it.
+            conn.close()
+            raise
         return conn
 
     def hermes_shape_now(self):
