@@ -89,7 +89,7 @@ def path(alias: str | None = None) -> str:
 def file_signature(alias: str | None = None) -> tuple | None:
     """(name, device, inode, size, mtime) of the state.db and of its WAL; None if unreadable.
     Every commit changes one of the two, so an unchanged signature means unchanged data.
-    A schema's is its change revision."""
+    A schema's is ``(name, its change revision as text)``."""
     connection = connections[alias or current_alias()]
     if hasattr(connection, "hermes_change_key"):
         key = connection.hermes_change_key()

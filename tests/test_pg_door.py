@@ -505,3 +505,9 @@ def test_a_page_held_up_by_a_lock_says_it_ran_out_of_time_within_its_budget(
         assert store.one("SELECT count(*) FROM sessions")[0] == len(
             pg.stores["current"].session_ids
         )
+
+
+def test_the_live_page_reads_a_schema(pg, serve, client, staff_user):
+    serve(team=at(pg.reader_url, "hermes_current"))
+    client.force_login(staff_user)
+    assert client.get("/p/team/live/").status_code == 200

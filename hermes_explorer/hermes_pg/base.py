@@ -130,11 +130,12 @@ class DatabaseWrapper(pg_base.DatabaseWrapper):
         # Readers never keep Hermes from committing (MVCC): statements need not be cut short.
         return "mvcc"
 
-    def hermes_change_key(self):
-        """The schema's change revision: the same value means the same conversations."""
+    def hermes_change_key(self) -> str | None:
+        """The schema's change revision, as text: the same value means the same conversations
+        (None when the schema has none, or cannot be read)."""
         with contextlib.suppress(DatabaseError):
             if self.hermes_shape_now().has_table("state_change_revision"):
                 with self.cursor() as cur:
                     cur.execute("SELECT * FROM state_change_revision")
-                    return tuple(cur.fetchall())
+                    return f"revision {cur.fetchall()!r}"
         return None
