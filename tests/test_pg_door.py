@@ -281,10 +281,15 @@ def test_every_write_is_refused_and_the_schema_is_unchanged(pg, serve, role):
     assert snapshot(pg) == before
 
 
-def test_a_role_that_could_write_is_named_on_pages_and_in_healthz(pg, serve, client, staff_user):
+def test_a_role_that_could_write_is_named_on_pages_and_in_healthz(
+    pg, serve, client, staff_user, caplog
+):
     served = serve(team=at(pg.url, "hermes_current"), reader=at(pg.reader_url, "hermes_current"))
     assert "superuser" in REGISTRY.status(served["team"]).writes
     assert REGISTRY.status(served["reader"]).writes == ""
+    # Logged when the connection opens, once per connection.
+    warned = [r.getMessage() for r in caplog.records if "could write" in r.getMessage()]
+    assert len(warned) == 1 and "hermes_current" in warned[0] and "superuser" in warned[0]
     client.force_login(staff_user)
     health = client.get("/healthz").json()
     by_name = {s["profile"]: s for s in health["stores"]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 
 import psycopg
@@ -14,6 +15,8 @@ from psycopg.pq import TransactionStatus
 from ..hermes_db.base import DatabaseCreation, NotAHermesStore
 from ..hermes_db.deadline import Deadline, current_budget
 from .shape import inspect
+
+logger = logging.getLogger(__name__)
 
 # The oldest server read (Django 5.2's own floor; Hermes itself writes on 17 and later).
 MIN_VERSION = (14,)
@@ -116,6 +119,12 @@ class DatabaseWrapper(pg_base.DatabaseWrapper):
             # Django keeps no connection that failed to open: nothing else would close it.
             conn.close()
             raise
+        if self.hermes_writes:
+            logger.warning(
+                "the PostgreSQL role of schema %s could write to it (%s): use a SELECT-only role",
+                conn.hermes_schema,
+                self.hermes_writes,
+            )
         return conn
 
     def hermes_shape_now(self):
