@@ -85,11 +85,11 @@ def hermes_pg(request) -> HermesPostgres:
         pytest.skip(why)
     if not _shared:
         hpg = HermesPostgres(servers.PostgresServer(), Path(tempfile.mkdtemp(prefix="hermes-pg-")))
-        _shared.append(hpg)
         request.config.add_cleanup(hpg.stop)
         hpg.server.start()
         for shape in SHAPES:
             path = hpg.workdir / f"{shape}.db"
             hpg.stores[shape] = build_nasty_db(path, shape)
             hpg.load(path, schema_for(shape))
+        _shared.append(hpg)  # only once it is complete
     return _shared[0]

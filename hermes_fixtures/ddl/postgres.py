@@ -48,11 +48,11 @@ TABLES = (
 
 def _pg_decl(column: Column) -> str:
     """The SQLite declaration with PostgreSQL types: REAL is a double, INTEGER counters
-    (``*_count``, ``*_tokens``) are BIGINT, other integers (flags) stay INTEGER."""
+    (``*_count``, ``*_tokens*``) are BIGINT, other integers (flags) stay INTEGER."""
     kind, _, rest = column.decl.partition(" ")
     if kind == "REAL":
         kind = "DOUBLE PRECISION"
-    elif kind == "INTEGER" and column.name.endswith(("_count", "_tokens")):
+    elif kind == "INTEGER" and ("_tokens" in column.name or column.name.endswith("_count")):
         kind = "BIGINT"
     return f"{column.name} {kind} {rest}".rstrip()
 
