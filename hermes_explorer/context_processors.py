@@ -2,7 +2,7 @@
 
 from django.conf import settings
 
-from . import store
+from . import store, stores
 
 
 def explorer(request):
@@ -12,4 +12,11 @@ def explorer(request):
         "hermes_state_db": store.name() if user is not None and user.is_staff else None,
         "header_profile": getattr(getattr(request, "store", None), "name", None) or "default",
         "hermes_demo": settings.HERMES_DEMO,
+        # A PostgreSQL role that could write (from the store's last probe).
+        "store_warning": stores.writes_warning(writes) if (writes := _writes(request)) else "",
     }
+
+
+def _writes(request) -> str:
+    current = getattr(request, "store", None)
+    return stores.REGISTRY.status(current).writes if current and current.postgres else ""

@@ -36,6 +36,27 @@ STORE_FAULTS = {
         "The state.db could not be read (a WAL reader needs the -wal/-shm files or a writable directory)."
     ),
 }
+# ...and PostgreSQL (and the profile's configuration) when a schema is the problem.
+_UNREACHABLE = gettext_noop(
+    "The PostgreSQL server cannot be reached (down, restarting, or a wrong address)."
+)
+_CONFIGURATION = gettext_noop("The profile's configuration does not say how to read it.")
+STORE_FAULTS |= {
+    "connection failed": _UNREACHABLE,
+    "connection timeout expired": _UNREACHABLE,
+    "server closed the connection": _UNREACHABLE,
+    "terminating connection": _UNREACHABLE,
+    "the connection is closed": _UNREACHABLE,
+    "or later is required": gettext_noop(
+        "The PostgreSQL server is too old: the explorer reads PostgreSQL 14 and later."
+    ),
+    "no such schema": gettext_noop("The profile's PostgreSQL schema does not exist."),
+    "permission denied": gettext_noop(
+        "The PostgreSQL role may not read this profile (permission denied)."
+    ),
+    "config.yaml": _CONFIGURATION,
+    "invalid schema name": _CONFIGURATION,
+}
 
 
 def describe_store_fault(exc: BaseException) -> str | None:

@@ -62,9 +62,10 @@ HERMES_SINGLE_FILE = bool(HERMES_STATE_DB) and not HERMES_STORES
 if HERMES_DEMO:
     HERMES_HOME = str(DATA_DIR / "demo-home")
 if HERMES_STORES:
-    # The ``hermes`` alias reads the store named "default", else the first one listed.
+    # The ``hermes`` alias reads the state.db named "default", else the first one listed (a
+    # PostgreSQL schema always has an alias of its own).
     _listed = [part.partition("=") for part in HERMES_STORES.split(",") if "=" in part]
-    _paths = {name.strip(): path.strip() for name, _eq, path in _listed}
+    _paths = {n.strip(): p.strip() for n, _eq, p in _listed if not p.strip().startswith("postg")}
     HERMES_STATE_DB = _paths.get("default") or next(iter(_paths.values()), "")
 elif not HERMES_STATE_DB:
     HERMES_STATE_DB = str(Path(HERMES_HOME) / "state.db")

@@ -1,4 +1,5 @@
-"""The one door to a Hermes state.db: its shape, its rows, its path and its time budget.
+"""The one door to a Hermes store (a state.db, or a PostgreSQL schema through ``hermes_pg``):
+its shape, its rows, its path and its time budget.
 
 Every query to a state.db goes through this module (the ORM reaches the same connection
 through the router).  Code asks :func:`shape` what the file has before it names a column, and
@@ -25,6 +26,7 @@ from typing import TypeVar
 from django.core.cache import caches
 from django.db import connections
 
+from . import hermes_pg
 from .hermes_db.current import current_alias
 from .hermes_db.deadline import QueryTimeout, query_budget, statement_cap
 from .hermes_db.shape import StoreShape
@@ -55,8 +57,9 @@ def journal_mode(alias: str | None = None) -> str:
 
 
 def readers_block_writer(alias: str | None = None) -> bool:
-    """Whether a running statement keeps Hermes from committing: any mode but WAL."""
-    return journal_mode(alias) != "wal"
+    """Whether a running statement keeps Hermes from committing: any mode but WAL (and
+    PostgreSQL's MVCC)."""
+    return journal_mode(alias) not in ("wal", "mvcc")
 
 
 def uncut_statement_budget(seconds: float, alias: str | None = None) -> float:
@@ -64,9 +67,18 @@ def uncut_statement_budget(seconds: float, alias: str | None = None) -> float:
     return min(seconds, UNCUT_READ_CAP) if readers_block_writer(alias) else seconds
 
 
+def writes(alias: str | None = None) -> str:
+    """How the store's PostgreSQL role could write to it, in words ("" when it cannot)."""
+    return getattr(connections[alias or current_alias()], "hermes_writes", "")
+
+
 def name(alias: str | None = None) -> str:
-    """The alias's configured NAME (a path or a ``file:`` URI), as the backend opens it."""
-    return str(connections[alias or current_alias()].settings_dict["NAME"])
+    """The alias's configured NAME (a path or a ``file:`` URI), as the backend opens it; for a
+    schema, its URL without the password."""
+    config = connections[alias or current_alias()].settings_dict
+    if config["ENGINE"] == hermes_pg.ENGINE:
+        return hermes_pg.shown(config["HERMES_SOURCE"][0])
+    return str(config["NAME"])
 
 
 def path(alias: str | None = None) -> str:
@@ -76,7 +88,12 @@ def path(alias: str | None = None) -> str:
 
 def file_signature(alias: str | None = None) -> tuple | None:
     """(name, device, inode, size, mtime) of the state.db and of its WAL; None if unreadable.
-    Every commit changes one of the two, so an unchanged signature means unchanged data."""
+    Every commit changes one of the two, so an unchanged signature means unchanged data.
+    A schema's is ``(name, its change revision as text)``."""
+    connection = connections[alias or current_alias()]
+    if hasattr(connection, "hermes_change_key"):
+        key = connection.hermes_change_key()
+        return None if key is None else (name(alias), key)
     file_path = path(alias)
     parts: list = [name(alias)]
     for candidate in (file_path, file_path + "-wal"):

@@ -1,21 +1,27 @@
 """Every Hermes store the explorer serves: one per profile, found on disk or listed.
 
 Hermes keeps ``$HERMES_HOME/state.db`` for the default profile and
-``$HERMES_HOME/profiles/<name>/state.db`` for each named one.  The registry serves
-``HERMES_STORES="name=/path/a.db,…"`` (exactly these files), else ``HERMES_STATE_DB`` (one
-file, profile ``default``), else every store under ``HERMES_HOME`` (``~/.hermes`` when it
+``$HERMES_HOME/profiles/<name>/state.db`` for each named one, unless the profile's
+``config.yaml`` says ``database.backend: postgres``: its conversations are then in a PostgreSQL
+schema (``database.schema``, else the name Hermes derives), reached by ``HERMES_DATABASE_URL``
+from the profile's ``.env`` or else the environment, whether or not an old state.db remains.
+The registry serves ``HERMES_STORES="name=/path/a.db,other=postgresql://u@host/db?schema=s,…"``
+(exactly these; ``schema`` is taken off the URL, the rest is libpq's), else ``HERMES_STATE_DB``
+(one file, profile ``default``), else every store under ``HERMES_HOME`` (``~/.hermes`` when it
 exists), scanned again every ``HERMES_STORES_RESCAN`` seconds.
 
 Each store is its own read-only Django alias made from the ``hermes`` alias's settings (the
-same read-only layers, its own shape and deadline); code reads whichever is *current*
-(:mod:`hermes_explorer.hermes_db.current`) and :func:`using` switches.  A store that is
-missing, corrupt or locked is reported unavailable with the reason; the others keep working.
+same read-only layers, its own shape and deadline; ``hermes_pg`` for a schema); code reads
+whichever is *current* (:mod:`hermes_explorer.hermes_db.current`) and :func:`using` switches.
+A store that is missing, corrupt, locked, down or misconfigured is reported unavailable with
+the reason; the others keep working.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 import os
 import re
 import sqlite3
@@ -25,13 +31,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from django.conf import settings
 from django.db import DatabaseError, connections
 from django.utils.translation import gettext, gettext_noop
 
+from . import hermes_pg
 from . import store as one_store
 from .hermes_db.current import DEFAULT_ALIAS, current_alias
 from .hermes_db.current import using as using_alias
+from .hermes_db.deadline import query_budget
 from .middleware import describe_fault_at
 
 DEFAULT_PROFILE = "default"
@@ -44,11 +53,23 @@ PROBE_BUDGET = 1.0
 @dataclass(frozen=True)
 class Store:
     name: str
+    # A state.db path, or a ``postgresql://`` URL with its ``schema``.
     path: str
     alias: str
+    # Why the configuration names no readable store ("" when it does).
+    problem: str = ""
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def postgres(self) -> bool:
+        return hermes_pg.is_postgres(self.path)
+
+    @property
+    def location(self) -> str:
+        """Where it is, fit to show (a URL without its password)."""
+        return hermes_pg.shown(self.path)
 
 
 @dataclass(frozen=True)
@@ -58,6 +79,8 @@ class Status:
     shape: str = ""
     journal_mode: str = ""
     size: int | None = None
+    # How the PostgreSQL role could write to the store ("" when it cannot).
+    writes: str = ""
 
 
 def parse_list(spec: str) -> list[tuple[str, str]]:
@@ -71,25 +94,74 @@ def parse_list(spec: str) -> list[tuple[str, str]]:
     return list(found.items())
 
 
-def discover_home(home: str) -> list[tuple[str, str]]:
-    """The root store (profile ``default``) and each ``profiles/<name>/state.db``, by name."""
+def read_env(path: Path) -> dict[str, str]:
+    """``NAME=value`` lines of a ``.env`` file (``export`` and quotes allowed); {} if absent."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return {}
+    found = {}
+    for line in lines:
+        name, eq, value = line.strip().removeprefix("export ").partition("=")
+        if eq and not name.startswith("#"):
+            value = value.strip()
+            if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            found[name.strip()] = value
+    return found
+
+
+def derived_schema(name: str, state_db: Path) -> str:
+    """The schema Hermes derives for a profile: ``hermes_<name>_<12 hex of its state.db>``."""
+    digest = hashlib.sha256(str(state_db.resolve()).encode()).hexdigest()[:12]
+    return f"hermes_{re.sub(r'[^a-z0-9_]', '_', name.lower())[:35]}_{digest}"
+
+
+def profile_source(name: str, directory: Path) -> tuple[str, str] | None:
+    """``(source, problem)`` of the profile kept in ``directory``: its state.db, or the URL of
+    its PostgreSQL schema as its ``config.yaml`` says; None when it has neither."""
+    state_db = directory / "state.db"
+    config = directory / "config.yaml"
+    try:
+        settings_ = yaml.safe_load(config.read_text(encoding="utf-8")) if config.is_file() else {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        return str(state_db), f"config.yaml cannot be read: {exc}"
+    database = (settings_ or {}).get("database") if isinstance(settings_, dict) else None
+    if settings_ and not isinstance(settings_, dict) or not isinstance(database, dict | None):
+        return str(state_db), "config.yaml is malformed (database: is not a mapping)"
+    if str((database or {}).get("backend", "sqlite")).lower() not in ("postgres", "postgresql"):
+        return (str(state_db), "") if state_db.is_file() else None
+    url = read_env(directory / ".env").get("HERMES_DATABASE_URL") or os.environ.get(
+        "HERMES_DATABASE_URL", ""
+    )
+    schema = str(database.get("schema") or derived_schema(name, state_db))
+    if not hermes_pg.is_postgres(url):
+        return (
+            f"postgresql:///?schema={schema}",
+            "config.yaml says PostgreSQL but no HERMES_DATABASE_URL is set",
+        )
+    return f"{url}{'&' if '?' in url else '?'}schema={schema}", ""
+
+
+def discover_home(home: str, problems: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """The root store (profile ``default``) and each ``profiles/<name>/``'s, by name: a
+    state.db path or a PostgreSQL URL; ``problems`` gets what is wrong with any of them."""
     found: list[tuple[str, str]] = []
-    root = Path(home) / "state.db"
-    if root.is_file():
-        found.append((DEFAULT_PROFILE, str(root)))
+    dirs = [(DEFAULT_PROFILE, Path(home))]
     try:
         entries = sorted(os.scandir(Path(home) / "profiles"), key=lambda e: e.name)
     except OSError:
         entries = []
     for entry in entries:
-        if entry.name == DEFAULT_PROFILE or not PROFILE_NAME.match(entry.name):
-            continue
-        candidate = Path(entry.path) / "state.db"
-        try:
-            if entry.is_dir() and candidate.is_file():
-                found.append((entry.name, str(candidate)))
-        except OSError:
-            continue
+        with contextlib.suppress(OSError):
+            if entry.name != DEFAULT_PROFILE and PROFILE_NAME.match(entry.name) and entry.is_dir():
+                dirs.append((entry.name, Path(entry.path)))
+    for name, directory in dirs:
+        source = profile_source(name, directory)
+        if source is not None:
+            found.append((name, source[0]))
+            if source[1] and problems is not None:
+                problems[name] = source[1]
     return found
 
 
@@ -106,17 +178,23 @@ def _primary_name() -> str:
     return str(connections.settings[DEFAULT_ALIAS]["NAME"])
 
 
-def _alias_for(name: str, path: str) -> str:
+def _alias_for(name: str, path: str, problem: str = "") -> str:
     """The alias reading ``path``: ``hermes`` for the file it names, else one of its own."""
-    if path == _primary_name():
+    postgres = problem or hermes_pg.is_postgres(path)
+    if path == _primary_name() and not postgres:
         return DEFAULT_ALIAS
     alias = f"{DEFAULT_ALIAS}@{name}"
     config = connections.settings.get(alias)
-    if config is None or config["NAME"] != path:
+    if config is None or config.get("HERMES_SOURCE") != (path, problem):
         fresh = copy.deepcopy(connections.settings[DEFAULT_ALIAS])
-        fresh["NAME"] = path
-        # Like ``hermes``, a file Django's test machinery must never create nor flush.
-        fresh["TEST"] = {**fresh.get("TEST", {}), "MIRROR": DEFAULT_ALIAS}
+        if postgres:
+            # A schema, or a profile whose configuration is wrong (its reads fail with why).
+            fresh = hermes_pg.database_settings(path, fresh, problem)
+        else:
+            fresh["NAME"] = path
+            # Like ``hermes``, a file Django's test machinery must never create nor flush.
+            fresh["TEST"] = {**fresh.get("TEST", {}), "MIRROR": DEFAULT_ALIAS}
+        fresh["HERMES_SOURCE"] = (path, problem)
         if config is not None:
             # The same profile now names another file (the configuration changed).
             with contextlib.suppress(Exception):
@@ -154,16 +232,22 @@ class Registry:
     def _scan(self, how: str) -> tuple[Store, ...]:
         if how == "file":
             return (Store(DEFAULT_PROFILE, _primary_name(), DEFAULT_ALIAS),)
+        problems: dict[str, str] = {}
         if how == "list":
             pairs = parse_list(settings.HERMES_STORES)
         else:
-            pairs = discover_home(settings.HERMES_HOME)
+            pairs = discover_home(settings.HERMES_HOME, problems)
             # A profile seen before whose file went away stays listed, as unavailable.
             found = dict(pairs)
             pairs += [(n, p) for n, p in self._seen.items() if n not in found]
             pairs.sort(key=lambda pair: (pair[0] != DEFAULT_PROFILE, pair[0]))
         self._seen.update(pairs)
-        return tuple(Store(name, path, _alias_for(name, path)) for name, path in pairs)
+        return tuple(
+            Store(
+                name, path, _alias_for(name, path, problems.get(name, "")), problems.get(name, "")
+            )
+            for name, path in pairs
+        )
 
     def rescan(self) -> None:
         """Forget the last scan (tests, and a profile just created on purpose)."""
@@ -198,17 +282,28 @@ def fault_reason(exc: BaseException, store: Store) -> str:
 
 def probe(store: Store) -> Status:
     """Open ``store`` and read one row: readable, or the reason it is not."""
-    if not os.path.exists(store.path):
+    if store.problem:
+        return Status(False, reason=store.problem)
+    if not store.postgres and not os.path.exists(store.path):
         return Status(False, reason=gettext_noop("The state.db file is missing."))
     try:
-        with using_alias(store.alias):
+        with using_alias(store.alias), query_budget(PROBE_BUDGET):
             label = one_store.shape().label
-            one_store.one("SELECT 1 FROM sessions LIMIT 1", budget=PROBE_BUDGET)
+            one_store.one("SELECT 1 FROM sessions LIMIT 1")
             journal = one_store.journal_mode()
-        size = os.path.getsize(store.path)
+            writes = one_store.writes()
+        size = None if store.postgres else os.path.getsize(store.path)
     except (DatabaseError, sqlite3.Error, OSError) as exc:
         return Status(False, reason=fault_reason(exc, store))
-    return Status(True, shape=label, journal_mode=journal, size=size)
+    return Status(True, shape=label, journal_mode=journal, size=size, writes=writes)
+
+
+def writes_warning(writes: str) -> str:
+    """What a page says of a store whose PostgreSQL role could write, in the page's language."""
+    return gettext(
+        "The PostgreSQL role of this profile could write to it (%(how)s): "
+        "give the explorer a SELECT-only role."
+    ) % {"how": writes}
 
 
 def unavailable_note(store: Store, reason: str) -> str:

@@ -21,19 +21,24 @@ logger = logging.getLogger(__name__)
 
 
 def check_store(one: stores.Store) -> dict:
-    """Whether ``one`` reads right now: shape, journal mode and size, or the error."""
+    """Whether ``one`` reads right now: shape, journal mode and size (and how a PostgreSQL
+    role could write), or the error."""
     try:
         with stores.using(one):
             shape = store.shape()
             store.rows("SELECT id FROM sessions ORDER BY started_at DESC LIMIT 1")
             found = {
                 "readable": True,
+                "kind": "postgresql" if one.postgres else "sqlite",
                 "shape": shape.label,
-                # "wal", or a rollback journal ("delete"), where reads are cut short for Hermes.
+                # "wal", or a rollback journal ("delete"), where reads are cut short for Hermes;
+                # "mvcc" on PostgreSQL.
                 "journal_mode": store.journal_mode(),
             }
+            if store.writes():
+                found["writes"] = store.writes()
         try:
-            found["size"] = os.path.getsize(one.path)
+            found["size"] = None if one.postgres else os.path.getsize(one.path)
         except OSError:
             found["size"] = None
         return found

@@ -52,10 +52,11 @@ def _table_context(request) -> dict:
 
 
 def _changed_at(signature) -> float | None:
-    """When the file (or its WAL) last changed: the newest mtime in its signature."""
+    """When the file (or its WAL) last changed: the newest mtime in its signature (None for a
+    PostgreSQL schema, whose signature is a change revision)."""
     if not signature:
         return None
-    stamps = [part[3] for part in signature[1:] if part]
+    stamps = [part[3] for part in signature[1:] if isinstance(part, tuple)]
     return max(stamps) / 1e9 if stamps else None
 
 

@@ -29,9 +29,14 @@ def profiles(request):
     base = getattr(request, "profile_base", "/")
     scoped = getattr(request, "store_scoped", False)
     current = request.store.name if scoped and request.store is not None else None
-    choices = [(gettext("All profiles"), base.rstrip("/") + path + query, current is None)]
+    choices = [(gettext("All profiles"), base.rstrip("/") + path + query, current is None, "")]
     choices += [
-        (s.name, f"{base}p/{quote(s.name, safe='')}{path}{query}", s.name == current)
+        (s.name, f"{base}p/{quote(s.name, safe='')}{path}{query}", s.name == current, kind(s))
         for s in visible
     ]
     return {"profiles": visible, "profile_choices": choices, "current_profile": current}
+
+
+def kind(store) -> str:
+    """Where a profile's conversations are, in the page's language."""
+    return gettext("PostgreSQL schema") if store.postgres else gettext("SQLite file")

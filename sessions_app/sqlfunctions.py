@@ -3,6 +3,8 @@
 NOTE: multimodal content is stored as ``"\\x00json:" + JSON``, and tool output can hold NUL
 bytes. SQLite's ``substr()`` and ``length()`` stop at the first NUL character (``''`` and
 ``0`` for multimodal rows), so these expressions cut such values through a BLOB cast instead.
+PostgreSQL text holds no NUL (Hermes marks such values with ``\x01`` there): plain ``left()``
+and ``length()`` (``as_postgresql``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,10 @@ class ContentHead(Func):
         )
         return super().as_sql(compiler, connection, template=template, **extra_context)
 
+    def as_postgresql(self, compiler, connection, **extra_context):
+        template = f"left(%(expressions)s, {self.length})"
+        return super().as_sql(compiler, connection, template=template, **extra_context)
+
 
 class ContentLength(Func):
     """Length of a text column (in bytes for values holding a NUL, where ``length()`` stops)."""
@@ -54,6 +60,9 @@ class ContentLength(Func):
             "THEN length(CAST(%(expressions)s AS BLOB)) ELSE length(%(expressions)s) END"
         )
         return super().as_sql(compiler, connection, template=template, **extra_context)
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        return super().as_sql(compiler, connection, function="length", **extra_context)
 
 
 class Redacted(Func):
@@ -70,3 +79,7 @@ class NoIndex(Func):
     a common source."""
 
     template = "+%(expressions)s"
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        # PostgreSQL's planner needs no steering (and has no unary + on text).
+        return compiler.compile(self.source_expressions[0])

@@ -42,7 +42,8 @@ class StoreShape:
     columns: dict[str, frozenset[str]] = field(default_factory=dict)
     # The same columns in the table's own order (for "every recorded field").
     column_order: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    fts_layout: str | None = None  # "external", "inline" or None when there is no index
+    # "external", "inline", "postgres tsvector" or None when there is no index
+    fts_layout: str | None = None
     has_trigram: bool = False
     # Every table and view of the file, for the old Datasette API (see catalog.py).
     catalog: Catalog = field(default_factory=Catalog)
@@ -67,11 +68,13 @@ class StoreShape:
 
     def not_recorded(self) -> list[str]:
         """What this file does not record, in readers' words (most noticeable first)."""
-        return [
-            what
-            for what, table, column in OPTIONAL_DATA
-            if not (self.has_column(table, column) if column else self.has_table(table))
-        ]
+        return [what for what, table, column in OPTIONAL_DATA if not self._records(table, column)]
+
+    def _records(self, table: str, column: str | None) -> bool:
+        if table == "messages_fts":
+            # Any full-text layout: FTS5 tables, or PostgreSQL's tsvector column.
+            return self.fts_layout is not None
+        return self.has_column(table, column) if column else self.has_table(table)
 
     @property
     def label(self) -> str:

@@ -64,7 +64,8 @@ class Command(BaseCommand):
 
     def list_all(self) -> None:
         for store in registry.all_stores():
-            self.stdout.write(f"profile {store.name}: {store.path}")
+            kind = "PostgreSQL schema" if store.postgres else "SQLite file"
+            self.stdout.write(f"profile {store.name} ({kind}): {store.location}")
         for row in ProfileRestriction.objects.select_related("user", "group"):
             who = f"user {row.user.get_username()}" if row.user else f"group {row.group.name}"
             self.stdout.write(f"{who}: only {', '.join(sorted(row.names))}")

@@ -1,0 +1,150 @@
+"""The Django database backend for a PostgreSQL store (see the package docstring)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+
+import psycopg
+from django.db import DatabaseError, NotSupportedError
+from django.db.backends.postgresql import base as pg_base
+from django.db.backends.postgresql.features import DatabaseFeatures as PGFeatures
+from psycopg.pq import TransactionStatus
+
+from ..hermes_db.base import DatabaseCreation, NotAHermesStore
+from ..hermes_db.deadline import Deadline, current_budget
+from .shape import inspect
+
+logger = logging.getLogger(__name__)
+
+# The oldest server read (Django 5.2's own floor; Hermes itself writes on 17 and later).
+MIN_VERSION = (14,)
+
+
+class StoreUnavailable(DatabaseError):
+    """A configured profile that cannot be read at all (its configuration says why)."""
+
+
+class ReadOnlyCursor(pg_base.Cursor):
+    """Django's client-binding cursor, each statement alone in a read-only transaction under
+    its deadline, sent with the extended protocol (so one statement per call)."""
+
+    _prelude = False
+
+    def execute(self, query, params=None, **kwargs):
+        conn = self.connection
+        if conn.info.transaction_status != TransactionStatus.IDLE:
+            conn.rollback()
+        deadline = Deadline()
+        deadline.start()
+        ms = max(1, math.ceil(deadline.budget * 1000))
+        schema = conn.hermes_schema
+        self._prelude = True
+        try:
+            super().execute(
+                f"BEGIN READ ONLY; SET LOCAL statement_timeout = {ms}; "
+                f"SET LOCAL search_path = {schema}, pg_catalog"
+            )
+        finally:
+            self._prelude = False
+        try:
+            return super().execute(query, params, **kwargs)
+        except psycopg.errors.QueryCanceled as exc:
+            raise deadline.timeout() from exc
+        finally:
+            # The rows are in: nothing the statement set survives it.
+            with contextlib.suppress(psycopg.Error):
+                conn.rollback()
+
+    def executemany(self, *args, **kwargs):
+        raise NotSupportedError("A store is only read one statement at a time.")
+
+    # Both would run outside the read-only transaction and the deadline.
+    copy = stream = executemany
+
+    def _execute_send(self, query, *, force_extended=False, binary=None):
+        super()._execute_send(query, force_extended=not self._prelude, binary=binary)
+
+
+class DatabaseFeatures(PGFeatures):
+    # Never written: no test transaction wraps it (as for the SQLite stores).
+    supports_transactions = False
+    minimum_database_version = MIN_VERSION
+
+
+class DatabaseWrapper(pg_base.DatabaseWrapper):
+    features_class = DatabaseFeatures
+    creation_class = DatabaseCreation
+    # Filled on each new connection (see shape.inspect).
+    hermes_shape = None
+    hermes_problem = ""
+    hermes_writes = ""
+
+    def get_connection_params(self):
+        if self.settings_dict.get("HERMES_PROBLEM"):
+            raise StoreUnavailable(self.settings_dict["HERMES_PROBLEM"])
+        params = super().get_connection_params()
+        schema = self.settings_dict["HERMES_SCHEMA"]
+        params["cursor_factory"] = ReadOnlyCursor
+        # libpq's floor is 2 s; past the budget a page fails anyway.
+        params["connect_timeout"] = max(2, math.ceil(current_budget()))
+        params["options"] = " ".join(
+            filter(
+                None,
+                [
+                    params.get("options", ""),
+                    "-c default_transaction_read_only=on",
+                    f"-c search_path={schema},pg_catalog",
+                    f"-c TimeZone={self.timezone_name}",
+                ],
+            )
+        )
+        return params
+
+    def get_new_connection(self, conn_params):
+        conn = super().get_new_connection(conn_params)
+        conn.hermes_schema = self.settings_dict["HERMES_SCHEMA"]
+        found = divmod(conn.info.server_version, 10000)
+        try:
+            if found < MIN_VERSION:
+                raise NotSupportedError(
+                    f"PostgreSQL {MIN_VERSION[0]} or later is required "
+                    f"(found {found[0]}.{found[1]})."
+                )
+            self.hermes_shape, self.hermes_problem, self.hermes_writes = inspect(
+                conn, conn.hermes_schema
+            )
+        except BaseException:
+            # Django keeps no connection that failed to open: nothing else would close it.
+            conn.close()
+            raise
+        if self.hermes_writes:
+            logger.warning(
+                "the PostgreSQL role of schema %s could write to it (%s): use a SELECT-only role",
+                conn.hermes_schema,
+                self.hermes_writes,
+            )
+        return conn
+
+    def hermes_shape_now(self):
+        """The shape of the schema (connects if needed); a missing or forbidden schema, or
+        one without Hermes's two tables, is refused."""
+        self.ensure_connection()
+        if self.hermes_problem:
+            raise NotAHermesStore(self.hermes_problem)
+        return self.hermes_shape
+
+    def hermes_journal_mode_now(self) -> str:
+        # Readers never keep Hermes from committing (MVCC): statements need not be cut short.
+        return "mvcc"
+
+    def hermes_change_key(self) -> str | None:
+        """The schema's change revision, as text: the same value means the same conversations
+        (None when the schema has none, or cannot be read)."""
+        with contextlib.suppress(DatabaseError):
+            if self.hermes_shape_now().has_table("state_change_revision"):
+                with self.cursor() as cur:
+                    cur.execute("SELECT * FROM state_change_revision")
+                    return f"revision {cur.fetchall()!r}"
+        return None
