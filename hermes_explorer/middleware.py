@@ -9,11 +9,12 @@ from __future__ import annotations
 import logging
 import os
 
-from django.db import DatabaseError
+from django.db import DatabaseError, connections
 from django.shortcuts import render
 from django.utils.translation import gettext_noop
 
 from . import store
+from .hermes_db.current import current_alias
 from .hermes_db.deadline import QueryTimeout
 
 logger = logging.getLogger(__name__)
@@ -96,4 +97,8 @@ class StateDBErrorMiddleware:
                     {"explanation": explanation, "detail": str(exception)},
                     status=503,
                 )
+            if connections[current_alias()].vendor == "postgresql":
+                # A page whose SQL has no PostgreSQL version yet: say so, never a 500.
+                logger.error("%s does not read PostgreSQL yet", request.path, exc_info=exception)
+                return render(request, "errors/not_on_postgres.html", status=501)
         return None

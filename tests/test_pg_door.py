@@ -516,3 +516,50 @@ def test_the_live_page_reads_a_schema(pg, serve, client, staff_user):
     serve(team=at(pg.reader_url, "hermes_current"))
     client.force_login(staff_user)
     assert client.get("/p/team/live/").status_code == 200
+
+
+PAGE_FAMILIES = [
+    "/p/team/",
+    "/p/team/sessions/",
+    "/p/team/sessions/?_export=csv",
+    "/p/team/sessions/{sid}/",
+    "/p/team/sessions/{sid}/timeline/",
+    "/p/team/sessions/{sid}/export.md",
+    "/p/team/messages/",
+    "/p/team/messages/?role=user",
+    "/p/team/search/?q=hello",
+    "/p/team/insights/?days=all",
+    "/p/team/people/?days=all",
+    "/p/team/failures/?days=30",
+    "/p/team/live/",
+    "/p/team/state/sessions",
+    "/p/team/state/sessions.json",
+    "/p/team/state/messages.json?_search=hello",
+    "/p/team/state/messages.csv",
+]
+
+
+@pytest.mark.parametrize("url", PAGE_FAMILIES)
+def test_no_page_answers_500_on_a_schema(pg, serve, client, staff_user, url):
+    """Every page family answers a PostgreSQL profile with its rows, or (where its SQL has no
+    PostgreSQL version yet) a page that says so: never a 500."""
+    serve(team=at(pg.reader_url, "hermes_current"))
+    client.force_login(staff_user)
+    sid = pg.stores["current"].session_ids[0]
+    page = client.get(url.format(sid=sid))
+    assert page.status_code in (200, 501), page.status_code
+    if page.status_code == 501:
+        assert b"cannot read a PostgreSQL profile yet" in page.content
+
+
+@pytest.mark.parametrize("url", ["/", "/failures/?days=30", "/insights/?days=all", "/sessions/"])
+def test_pages_over_every_profile_still_answer_beside_a_schema(
+    pg, serve, client, staff_user, tmp_path, url
+):
+    """A page over "All profiles" answers with the SQLite profiles' figures when a PostgreSQL
+    profile beside them cannot be read by it yet."""
+    path = tmp_path / "state.db"
+    StateDB.create(path, "current").close()
+    serve(file=str(path), team=at(pg.reader_url, "hermes_current"))
+    client.force_login(staff_user)
+    assert client.get(url).status_code == 200
