@@ -16,12 +16,13 @@ import re
 from contextlib import contextmanager
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404
 from django.urls import get_script_prefix, set_script_prefix
 from django.utils.translation import gettext
 
 from hermes_explorer import stores as registry
 from hermes_explorer.hermes_db.current import DEFAULT_ALIAS, reset_alias, set_alias
+from hermes_explorer.http_policy import API_PATH, SIGN_IN, api_error
 
 from .access import for_request
 from .locate import land
@@ -31,8 +32,6 @@ PREFIX = re.compile(r"^/p/([^/]+)(/.*)$")
 SESSION_PATH = re.compile(r"^/sessions/([^/]+)/")
 # The old Datasette URLs address the default profile, whatever the user may see.
 LEGACY = re.compile(r"^/state(?:[/.]|$)")
-# The old API's URLs (scripts read them): they answer errors in their own format.
-API = re.compile(r"^/(?:state(?:/.*)?\.(?:json|csv)|-/versions\.json)$")
 # Pages that read no store: open to a user who may see no profile at all.
 STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|metrics$|static/)")
 # What a visitor who is not signed in may reach: nothing that reads or names a store.
@@ -45,15 +44,10 @@ class StoreScopeMiddleware:
 
     def __call__(self, request):
         match = PREFIX.match(request.path_info)
-        api = match is not None and API.match(match.group(2))
+        api = match is not None and API_PATH.match(match.group(2))
         if not request.user.is_authenticated:
             if api:
-                return api_error(
-                    match.group(2),
-                    401,
-                    "Sign in: send Authorization: Bearer "
-                    "<token> (make one on your account page) or Basic credentials.",
-                )
+                return api_error(match.group(2), 401, SIGN_IN, title="Sign-in", challenge=True)
             if not ANONYMOUS.match(request.path_info):
                 return redirect_to_login(request.get_full_path())
             request.store, request.store_scoped = None, False
@@ -87,21 +81,6 @@ class StoreScopeMiddleware:
         request.profile_base = base
         alias = store.alias if store is not None else DEFAULT_ALIAS
         return scoped_call(self.get_response, request, alias, prefix, base)
-
-
-def api_error(path: str, status: int, message: str) -> HttpResponse:
-    """The old API's error answer: Datasette's error object for JSON, else one plain line."""
-    title = "Sign-in" if status == 401 else None
-    if path.endswith(".json"):
-        body = {"ok": False, "error": message, "status": status, "title": title}
-        response = JsonResponse(body, status=status)
-    else:
-        response = HttpResponse(
-            message + "\n", status=status, content_type="text/plain; charset=utf-8"
-        )
-    if status == 401:
-        response["WWW-Authenticate"] = 'Basic realm="Hermes Explorer", charset="UTF-8"'
-    return response
 
 
 def fallback_store(visible):
