@@ -11,7 +11,6 @@ from sessions_app.formatting import per_language
 
 from . import permissions, selectors
 from .models import Score
-from .page_read import score_facets
 from .targets import current_store
 from .templatetags.annotations import note_indicator, tag_chips
 
@@ -40,12 +39,12 @@ class AnnotationCells:
         self.store = current_store()
         if keys is None:
             keys = [(self.store, r.id) for r in rows]
-        self.by_id, self.facets = selectors.page_annotations(keys, user, facet_stores)
+        self.by_id, self.facets = selectors.read(keys, user, facet_stores)
         self.selectable = permissions.can_annotate(user)
         # The score facet (every score, with its values' counts) when the tag facet is asked;
         # the scores column is shown once the team has defined a score.
         if facet_stores is not None:
-            self.score_facets = score_facets(facet_stores)
+            self.score_facets = selectors.score_facets(facet_stores)
             self.scored = bool(self.score_facets)
         else:
             self.score_facets = None

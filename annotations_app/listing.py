@@ -31,7 +31,6 @@ from . import crossdb, dataset, permissions, selectors
 from .columns import BULK_FORM_ID, AnnotationCells
 from .exports import extend_plan
 from .forms import selection_from
-from .page_read import score_facets
 from .targets import current_store
 
 # Query parameters that are the annotation filters, the list's own navigation or the profiles
@@ -211,7 +210,7 @@ class AnnotationFiltersMixin:
         if facets is None:  # no table (the page ran out of time): the facets alone
             facets = selectors.tag_facets(self._facet_stores())
         if scores is None:
-            scores = score_facets(self._facet_stores())
+            scores = selectors.score_facets(self._facet_stores())
         # (score id, value) pairs filtered on; value None: any value.
         chosen = {(s.pk, v) for s, v in self.selection.scores}
         context.update(
