@@ -3,7 +3,8 @@
 Each store's report is computed (and cached) as on its own page; the report of all is their
 sum, figure by figure: rows of the same model, source, tool, skill or day are summed, averages
 and shares recomputed from the sums, and each notable session is the most notable of the
-profiles' (linking into its profile).  :func:`breakdown` shows each profile's share.
+profiles' (linking into its profile).  :func:`breakdown` shows each profile's share,
+:func:`profiles_chart` draws it.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from typing import Any
 from django.core.cache import cache
 from django.db import DatabaseError
 from django.utils.http import urlencode
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext
 
 from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
-from insights_app import explorer, reports, summaries, summary_store
+from insights_app import charts, explorer, reports, summaries, summary_store
+from insights_app.drilldown import Drill
 from insights_app.figures import tool_latency
 from insights_app.figures.activity import activity
 from insights_app.figures.days import DayRow
@@ -27,6 +31,7 @@ from insights_app.figures.messages import skill_breakdown, tool_breakdown
 from insights_app.figures.registry import TOKEN_KEYS
 from insights_app.stats import Report
 from profiles_app.links import store_reverse
+from sessions_app.search.merged import merged_choices
 
 # Overview fields that are sums of the profiles' own.
 _ADDED = (
@@ -252,3 +257,33 @@ def month_to_date(parts, window, now: float) -> float:
         with registry.using(store):
             total += explorer.month_to_date_cost(window, now)[0]
     return total
+
+
+def merged_sources(parts: list[Store]) -> list[str]:
+    return [value for value, _label in merged_choices(parts)]
+
+
+def merged_extras(
+    report: Report, previous: Report | None, drill: Drill, parts: list[Store]
+) -> explorer.Extras:
+    """The explorer's figures of a combined report; the projection from every profile."""
+    extra = explorer.extras(report, previous, drill)
+    if extra.projection:
+        mtd = month_to_date(parts, report.window, report.now)
+        days, in_month = extra.projection["days_elapsed"], extra.projection["days_in_month"]
+        extra.projection = {
+            **extra.projection,
+            "month_to_date_cost": mtd,
+            "projected_cost": mtd / days * in_month if days else 0.0,
+        }
+    return extra
+
+
+def profiles_chart(rows: list[dict]) -> SafeString:
+    return charts.hbar_chart(
+        [charts.Bar(r["profile"], r["sessions"], r["url"]) for r in rows],
+        title=gettext("Sessions per profile"),
+        desc=gettext(
+            "Sessions of the window in each profile; each bar opens that profile's report."
+        ),
+    )

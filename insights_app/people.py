@@ -25,11 +25,11 @@ from sessions_app.facets import distinct_values
 from sessions_app.merged_list import chosen_stores
 from sessions_app.timefmt import iso
 
+from .merged import merged_sources
 from .models import Person, PersonId
 from .people_data import COLUMNS, people, store_key
 from .people_forms import JoinForm, PeopleForm
 from .people_tables import JOIN_FORM_ID, PeopleTable
-from .profiles import merged_sources
 
 JOIN = Capability("join_people", STAFF, gettext_lazy("join user ids into a person"))
 
