@@ -37,8 +37,7 @@ from functools import partial
 
 from django.conf import settings
 
-from .engine import marker, redact_batch
-from .engine import redact_text as _redact_text
+from .engine import marker, redact_batch, redact_text
 from .rules import SECRET_NAME
 
 __all__ = [
@@ -56,14 +55,8 @@ def redaction_enabled() -> bool:
     return bool(settings.HERMES_REDACT_SECRETS)
 
 
-def redact_text(text: str) -> tuple[str, int]:
-    """``text`` with secrets replaced, and how many were replaced (whatever the setting)."""
-    return _redact_text(text)
-
-
-def redact_text_many(texts: Iterable) -> list[tuple[str, int]]:
-    """``[redact_text(t) for t in texts]``, the gates run once over the batch."""
-    return redact_batch(texts, counted=True)
+# ``[redact_text(t) for t in texts]`` (whatever the setting), the gates run once over the batch.
+redact_text_many = partial(redact_batch, counted=True)
 
 
 def redact(text):
@@ -71,7 +64,7 @@ def redact(text):
     non-empty string comes back unchanged)."""
     if not isinstance(text, str) or not text or not redaction_enabled():
         return text
-    return _redact_text(text)[0]
+    return redact_text(text)[0]
 
 
 def redact_many(values: Iterable) -> list:
@@ -89,7 +82,7 @@ def redact_value(value, *, kind: str = "text"):
     if not redaction_enabled():
         return value
     if isinstance(value, str):
-        out = _redact_text(value)[0] if value else value
+        out = redact_text(value)[0] if value else value
         if kind == "json" and out is not value:
             out = _still_json(value, out)
         return out
@@ -107,7 +100,7 @@ _SECRET_KEY = re.compile(SECRET_NAME + r"\Z")
 
 def _redact_structure(value):
     if isinstance(value, str):
-        return _redact_text(value)[0] if value else value
+        return redact_text(value)[0] if value else value
     if isinstance(value, list):
         return [_redact_structure(v) for v in value]
     if isinstance(value, dict):
@@ -115,7 +108,7 @@ def _redact_structure(value):
         for key, item in value.items():
             secret = isinstance(key, str) and _SECRET_KEY.search(key.lower())
             # A key may itself be a token (a map keyed by API keys).
-            key = _redact_text(key)[0] if isinstance(key, str) and key else key
+            key = redact_text(key)[0] if isinstance(key, str) and key else key
             if secret and isinstance(item, (str, int, float)) and not isinstance(item, bool):
                 if not (isinstance(item, str) and item.startswith("[redacted")):
                     item = marker("secret") if item != "" else item
