@@ -37,13 +37,10 @@ def _annotator(user):
 def extend_plan(plan, user, selection: Selection | None = None):
     """``plan`` (a session export) with the annotation columns, and only the sessions carrying
     an active ``selection``."""
-    annotate = _annotator(user)
-    inner = plan.to_rows
-
-    def to_rows(fetched):
-        return annotate(inner(fetched))
-
-    plan = dataclasses.replace(plan, columns=[*plan.columns, *COLUMNS], to_rows=to_rows)
+    annotate, inner = _annotator(user), plan.to_rows
+    plan = dataclasses.replace(
+        plan, columns=[*plan.columns, *COLUMNS], to_rows=lambda fetched: annotate(inner(fetched))
+    )
     if selection is not None and selection.active:
         return SelectedPlan(plan, selection)
     return plan

@@ -36,6 +36,14 @@ def day_choices() -> list[tuple[str, str]]:
     ]
 
 
+def _in_range(day: dt.date) -> None:
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise forms.ValidationError(
+            gettext("Pick a day between %(first)s and %(last)s.")
+            % {"first": FIRST_DAY.isoformat(), "last": LAST_DAY.isoformat()}
+        )
+
+
 BASIS_CHOICES = [
     ("start", gettext_lazy("By start day (as Hermes counts)")),
     ("activity", gettext_lazy("By activity day (usage on the day it happened)")),
@@ -51,10 +59,16 @@ class InsightsForm(forms.Form):
         widget=forms.Select,
     )
     start = forms.DateField(
-        required=False, label=gettext_lazy("From"), widget=forms.DateInput(attrs={"type": "date"})
+        required=False,
+        label=gettext_lazy("From"),
+        widget=forms.DateInput(attrs={"type": "date"}),
+        validators=[_in_range],
     )
     end = forms.DateField(
-        required=False, label=gettext_lazy("To"), widget=forms.DateInput(attrs={"type": "date"})
+        required=False,
+        label=gettext_lazy("To"),
+        widget=forms.DateInput(attrs={"type": "date"}),
+        validators=[_in_range],
     )
     source = forms.CharField(required=False, label=gettext_lazy("Source"), max_length=200)
     model = forms.CharField(
@@ -104,21 +118,6 @@ class InsightsForm(forms.Form):
                 % {"max": number(MAX_DAYS)}
             )
         return value
-
-    def _clean_day(self, name: str) -> dt.date | None:
-        value = self.cleaned_data.get(name)
-        if value is not None and not FIRST_DAY <= value <= LAST_DAY:
-            raise forms.ValidationError(
-                gettext("Pick a day between %(first)s and %(last)s.")
-                % {"first": FIRST_DAY.isoformat(), "last": LAST_DAY.isoformat()}
-            )
-        return value
-
-    def clean_start(self) -> dt.date | None:
-        return self._clean_day("start")
-
-    def clean_end(self) -> dt.date | None:
-        return self._clean_day("end")
 
     def clean(self):
         cleaned = super().clean()

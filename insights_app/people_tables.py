@@ -44,9 +44,9 @@ class PeopleTable(KeysetTable):
         tables.Table.__init__(self, sorted(data, key=lambda r: r.user_id), **kwargs)
         self.sessions_url = sessions_url
 
-    def _sessions(self, user_id: str):
+    def render_person(self, value):
         return format_html(
-            '<a href="{}?{}">{}</a>', self.sessions_url, urlencode({"user_id": user_id}), user_id
+            '<a href="{}?{}">{}</a>', self.sessions_url, urlencode({"user_id": value}), value
         )
 
     def render_join(self, value):
@@ -56,11 +56,8 @@ class PeopleTable(KeysetTable):
             ((key[0], id_value(key), JOIN_FORM_ID, key[2], key[1]) for key in sorted(value)),
         )
 
-    def render_person(self, value):
-        return self._sessions(value)
-
     def render_user_id(self, record):
-        return format_html_join(", ", "{}", ((self._sessions(i),) for i in sorted(record.ids)))
+        return format_html_join(", ", "{}", ((self.render_person(i),) for i in sorted(record.ids)))
 
     def render_platforms(self, value):
         return format_html_join(" ", "{}", ((source_badge(p),) for p in sorted(value)))
