@@ -27,7 +27,7 @@ from insights_app.drilldown import Drill
 from insights_app.figures import tool_latency
 from insights_app.figures.activity import activity
 from insights_app.figures.days import DayRow
-from insights_app.figures.messages import skill_breakdown, tool_breakdown
+from insights_app.figures.messages import add_skill, skill_breakdown, tool_breakdown
 from insights_app.figures.registry import TOKEN_KEYS
 from insights_app.stats import Report
 from profiles_app.links import store_reverse
@@ -100,17 +100,9 @@ def _days(lists: list[list[DayRow] | None]) -> list[DayRow]:
 def _skills(reports: list[Report]) -> dict[str, Any]:
     merged: dict[str, dict] = {}
     for report in reports:
-        for skill in report.skills.get("top_skills", []):
-            into = merged.setdefault(skill["skill"], {**skill, "view_count": 0, "manage_count": 0})
-            into["view_count"] += skill["view_count"]
-            into["manage_count"] += skill["manage_count"]
-            last = [t for t in (into.get("last_used_at"), skill.get("last_used_at")) if t]
-            into["last_used_at"] = max(last) if last else None
-    rows = [
-        {k: v for k, v in s.items() if k not in ("total_count", "percentage")}
-        for s in merged.values()
-    ]
-    return skill_breakdown(rows)
+        for s in report.skills.get("top_skills", []):
+            add_skill(merged, s["skill"], s["view_count"], s["manage_count"], s["last_used_at"])
+    return skill_breakdown(list(merged.values()))
 
 
 def _top_sessions(parts: list[tuple[Store, Report]]) -> list[dict[str, Any]]:
