@@ -240,11 +240,11 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
     return page
 
 
-def export_chunks(selection: Selection, sessions: QuerySet, keyset, *, batch: int = MAX_BATCH):
+def export_chunks(selection: Selection, sessions: QuerySet, keyset):
     """Lists of rows of ``sessions`` (``values_list``) carrying the annotations, in ``keyset``
     order, one query in each database per batch."""
     for _chunk, rows, _last in _batches(
-        selection, sessions, keyset, None, reverse=False, sizes=itertools.repeat(batch)
+        selection, sessions, keyset, None, reverse=False, sizes=itertools.repeat(MAX_BATCH)
     ):
         if rows:
             yield rows

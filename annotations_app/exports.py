@@ -34,14 +34,14 @@ def _annotator(user):
     return annotate
 
 
-def extend_plan(plan, user, selection: Selection | None = None):
+def extend_plan(plan, user, selection: Selection):
     """``plan`` (a session export) with the annotation columns, and only the sessions carrying
     an active ``selection``."""
     annotate, inner = _annotator(user), plan.to_rows
     plan = dataclasses.replace(
         plan, columns=[*plan.columns, *COLUMNS], to_rows=lambda fetched: annotate(inner(fetched))
     )
-    if selection is not None and selection.active:
+    if selection.active:
         return SelectedPlan(plan, selection)
     return plan
 

@@ -28,7 +28,7 @@ FIGURES: tuple[Figure, ...] = (
 
 
 def one_pass(
-    scope: Scope, segments: OffsetSegments, meanwhile: Callable[[], T] = lambda: None
+    scope: Scope, segments: OffsetSegments, meanwhile: Callable[[], T]
 ) -> tuple[dict[str, Any], T]:
     """Every figure of :data:`FIGURES`, by name (one statement), and what ``meanwhile`` returns."""
     return compute(scope, segments, FIGURES), meanwhile()
