@@ -41,7 +41,7 @@ from sessions_app.exports.merged import export_parts
 from sessions_app.exports.request import session_filename_bits
 from sessions_app.models import Message
 
-from .exports import SelectedPlan
+from .crossdb import SelectedPlan
 from .selectors import NONE, for_sessions
 from .targets import current_store
 

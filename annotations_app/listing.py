@@ -30,7 +30,6 @@ from sessions_app.sqlfunctions import Redacted
 from sessions_app.views.sessions import SessionListView
 
 from . import crossdb, dataset, permissions, selectors
-from .exports import extend_plan
 from .forms import selection_from
 from .models import Score
 from .targets import current_store
@@ -259,7 +258,7 @@ class AnnotationFiltersMixin:
         def annotated(plan):
             plan = extend(plan) if extend is not None else plan
             plan = dataclasses.replace(plan, queryset=self._without_scored(plan.queryset))
-            return extend_plan(plan, user, selection)
+            return crossdb.extend_plan(plan, user, selection)
 
         return super().export(extend=annotated)
 
