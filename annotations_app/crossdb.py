@@ -1,18 +1,11 @@
 """The session list filtered by annotations: a join across two databases, a page at a time.
 
-The sessions live in the state.db, their tags, stars, notes and scores in the app's database;
-neither database can see the other. Loading every matching id from the app's database into the
-state.db's page query (``WHERE id IN (10,000 ids)``) would make a page cost what the tag costs,
-so the list instead walks the annotation rows **in the list's own keyset order** — each tag,
-star and score carries a copy of its session's ``started_at`` and ``source`` (written once by
-Hermes), indexed as ``(tag, store, started_at, session_id)`` — a batch at a time, and asks the
-state.db only for the sessions of that batch (by primary key, with the page's other filters).
-The rows found come back in the same order, so a page is the first ``per_page`` of them and the
-cursor of the next page is the last row's keys, exactly as for an unfiltered list.
-
-Batches grow to ``MAX_BATCH`` ids, and a page stops after ``MAX_WALK`` annotation rows even if
-not full; its "next" link carries on and the page says so.  "Last active" changes while a
-session runs, so it cannot be copied: that sort shows newest first and says so.
+The sessions live in the state.db, their annotations in the app's database.  Rather than put
+every matching id into the state.db's query, the list walks the annotation rows **in its own
+keyset order** (each tag, star and score copies its session's ``started_at`` and ``source``)
+a batch at a time, and asks the state.db only for that batch's sessions; a page stops after
+``MAX_WALK`` rows and says so.  "Last active" changes while a session runs, so it cannot be
+copied: that sort shows newest first.  Session exports get their annotation columns here too.
 """
 
 from __future__ import annotations

@@ -1,31 +1,10 @@
 """Secrets stay secret: one redaction pipeline for every output path.
 
-Tool outputs hold environment dumps, config files and HTTP traces, so a transcript, a title or
-a user id may hold API keys, tokens, passwords and private keys.  Every path that shows or
-exports stored text passes it through this package, which replaces each secret with a marker
-such as ``[redacted: openai key]`` and leaves the rest of the text as it was.
-
-What each role may learn about a secret: a *viewer* nothing (nor the columns hidden from
-viewers); an *analyst* its kind only, never its value (no filter, search or sort may confirm
-one); *staff* the value, one message at a time through an audited "reveal".
-``HERMES_REDACT_SECRETS=0`` turns redaction off for everyone (a single-user install).
-
-The pipeline decodes first and redacts last (:mod:`.decode`: JSON string literals, down to
-JSON inside JSON strings, are decoded, matched and encoded again; zero-width characters are
-ignored inside a secret).  The shapes (:mod:`.rules`) follow gitleaks and detect-secrets, plus
-headers, URLs with a password and ``NAME = value`` pairs; literal gates keep it fast
-(:mod:`.engine`).
-
-Limits:
-    * It finds shapes, not meaning: a password in prose, a key with no known prefix outside a
-      ``NAME=value`` pair, or a secret split across messages is not found.
-    * JSON escapes, percent-escapes and HTML character references are decoded, base64 is not;
-      JSON strings are found by their quotes on one line, four levels deep at most.
-    * It errs towards hiding: ``token = request.headers.get(…)`` loses the expression.
-    * A preview cut inside a secret may leave a tail too short to recognise; search snippets
-      are cut from redacted text (``sessions_app.search.redacted``).
-    * It hides values in output, not from SQL: filters, searches and the console must not let
-      a role test a value it cannot read.
+Every path that shows or exports stored text passes it through this package, which replaces
+each secret with a marker such as ``[redacted: openai key]``: decoded first (:mod:`.decode`),
+matched against the shapes of :mod:`.rules` behind literal gates (:mod:`.engine`).  A viewer
+learns nothing of a secret, an analyst its kind, staff its value through an audited reveal;
+``HERMES_REDACT_SECRETS=0`` turns redaction off.  Its limits: ``docs/security.md``.
 """
 
 from __future__ import annotations
