@@ -242,15 +242,6 @@ def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: li
     return found
 
 
-def month_to_date(parts, window, now: float) -> float:
-    """The month-to-date cost of every profile (the projection's base)."""
-    total = 0.0
-    for store in parts:
-        with registry.using(store):
-            total += explorer.month_to_date_cost(window, now)[0]
-    return total
-
-
 def merged_sources(parts: list[Store]) -> list[str]:
     return [value for value, _label in merged_choices(parts)]
 
@@ -258,10 +249,14 @@ def merged_sources(parts: list[Store]) -> list[str]:
 def merged_extras(
     report: Report, previous: Report | None, drill: Drill, parts: list[Store]
 ) -> explorer.Extras:
-    """The explorer's figures of a combined report; the projection from every profile."""
+    """The explorer's figures of a combined report; the projection from every profile's
+    month-to-date cost."""
     extra = explorer.extras(report, previous, drill)
     if extra.projection:
-        mtd = month_to_date(parts, report.window, report.now)
+        mtd = 0.0
+        for store in parts:
+            with registry.using(store):
+                mtd += explorer.month_to_date_cost(report.window, report.now)[0]
         days, in_month = extra.projection["days_elapsed"], extra.projection["days_in_month"]
         extra.projection = {
             **extra.projection,
