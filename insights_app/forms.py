@@ -10,20 +10,16 @@ from __future__ import annotations
 import datetime as dt
 
 from django import forms
-from django.utils.translation import gettext, gettext_lazy, ngettext
+from django.utils.translation import gettext, gettext_lazy
 
 from sessions_app.formatting import number, per_language
 
-from .window import DEFAULT_DAYS, PRESET_DAYS, Window
+from .window import DEFAULT_DAYS, PRESET_DAYS, Window, last_days
 
 MAX_DAYS = 36_500
 # Days outside these make no sense for a state.db (and overflow date arithmetic at the ends).
 FIRST_DAY = dt.date(1970, 1, 1)
 LAST_DAY = dt.date(2199, 12, 31)
-
-
-def last_days(days: int) -> str:
-    return ngettext("Last %(n)s day", "Last %(n)s days", days) % {"n": days}
 
 
 @per_language
