@@ -6,6 +6,7 @@
   would answer 405, which breaks link checkers and monitors.
 * ``Cache-Control: private, no-store`` on every response (static files aside): conversation
   data must not stay in a cache after sign-out.
+* An error on the old API's URLs is answered in its format (:func:`api_error`).
 """
 
 from __future__ import annotations
