@@ -10,10 +10,11 @@ report never pins the WAL and stops at its deadline with what it has.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -61,23 +62,17 @@ class _Store:
     high_water: int | None = None
 
 
-_stores: OrderedDict[tuple, _Store] = OrderedDict()
 _lock = threading.Lock()
 
 
+@functools.lru_cache(maxsize=MAX_STORES)
+def _store_of(identity: tuple) -> _Store:
+    """One file's entry (by its identity), for the last ``MAX_STORES`` files read."""
+    return _Store(key=summary_store.store_key())
+
+
 def _store() -> _Store:
-    key = state_db.file_identity()
-    with _lock:
-        store = _stores.get(key)
-        if store is not None:
-            _stores.move_to_end(key)
-            return store
-    fresh = _Store(key=summary_store.store_key())
-    with _lock:
-        store = _stores.setdefault(key, fresh)
-        while len(_stores) > MAX_STORES:
-            _stores.popitem(last=False)
-        return store
+    return _store_of(state_db.file_identity())
 
 
 def file_key() -> int:
@@ -86,8 +81,7 @@ def file_key() -> int:
 
 def forget_all() -> None:
     """Drop what this process knows (tests: "a restart"; the app database keeps the rest)."""
-    with _lock:
-        _stores.clear()
+    _store_of.cache_clear()
 
 
 def refresh_high_water() -> int:
