@@ -58,6 +58,15 @@ def can_manage_account(actor, account) -> bool:
     return role_of(account) != STAFF
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Rows listed and shown, never added or changed in the admin."""
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    has_add_permission = has_change_permission
+
+
 User = get_user_model()
 if admin.site.is_registered(User):
     admin.site.unregister(User)
@@ -111,7 +120,7 @@ class AccountAdmin(UserAdmin):
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(ReadOnlyAdmin):
     list_display = (
         "created_at",
         "username",
@@ -133,10 +142,7 @@ class AuditEventAdmin(admin.ModelAdmin):
             return found
         return found.filter(Q(profile__in=names) | Q(profile="", session_id=""))
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    has_add_permission = has_delete_permission = has_change_permission
+    has_delete_permission = ReadOnlyAdmin.has_change_permission
 
 
 @admin.register(ApiToken)

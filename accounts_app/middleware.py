@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.deprecation import MiddlewareMixin
 
+from hermes_explorer.http_policy import API_PATH, api_error
+
 from .roles import (
-    API_PATH,
     GROUP_OF_ROLE,
     VIEWER,
     Capability,
@@ -26,13 +26,7 @@ def forbidden(request, capability: Capability):
             f"Your role ({role or 'none'}) cannot {capability.description}: ask a staff member "
             f"for the {GROUP_OF_ROLE[capability.minimum]} group."
         )
-        if request.path_info.endswith(".csv"):
-            return HttpResponse(
-                message + "\n", status=403, content_type="text/plain; charset=utf-8"
-            )
-        return JsonResponse(
-            {"ok": False, "error": message, "status": 403, "title": "Forbidden"}, status=403
-        )
+        return api_error(request.path_info, 403, message, title="Forbidden")
     return render(
         request,
         "errors/forbidden_role.html",

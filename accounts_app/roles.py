@@ -97,10 +97,6 @@ PATH_RULES: tuple[tuple[re.Pattern, Capability], ...] = (
 )
 
 
-# URLs of the old Datasette API (answered with JSON or plain text, never an HTML page).
-API_PATH = re.compile(r"^/(?:state(?:/[^?]*)?\.(?:json|csv)|-/versions\.json)$")
-
-
 def required_capability(request) -> Capability | None:
     """The capability this request needs beyond being signed in (None: any role)."""
     match = getattr(request, "resolver_match", None)

@@ -22,13 +22,12 @@ import re
 
 from django.conf import settings
 from django.contrib.auth import authenticate
-from django.http import HttpResponse, JsonResponse
+
+from hermes_explorer.http_policy import API_PATH, SIGN_IN, api_error
 
 from . import tokens
-from .roles import API_PATH
 
 DOWNLOAD_PATH = re.compile(r"\.(?:csv|json|jsonl|md|txt)$")
-REALM = 'Basic realm="Hermes Explorer", charset="UTF-8"'
 
 
 def is_script_url(request) -> bool:
@@ -44,16 +43,7 @@ def is_script_url(request) -> bool:
 
 
 def _refusal(request, status: int, message: str, *, challenge: bool = False):
-    if request.path_info.endswith(".json"):
-        response = JsonResponse(
-            {"ok": False, "error": message, "status": status, "title": "Sign-in"}, status=status
-        )
-    else:
-        response = HttpResponse(
-            message + "\n", status=status, content_type="text/plain; charset=utf-8"
-        )
-    if challenge:
-        response["WWW-Authenticate"] = REALM
+    response = api_error(request.path_info, status, message, title="Sign-in", challenge=challenge)
     response["Cache-Control"] = "no-store"
     return response
 
@@ -116,11 +106,5 @@ class ScriptAuthMiddleware:
         elif header:
             return _refusal(request, 401, "Use Basic or Bearer authorization.", challenge=True)
         elif not request.user.is_authenticated and API_PATH.search(request.path_info):
-            return _refusal(
-                request,
-                401,
-                "Sign in: send Authorization: Bearer <token> (make one on your account page) "
-                "or Basic credentials.",
-                challenge=True,
-            )
+            return _refusal(request, 401, SIGN_IN, challenge=True)
         return self.get_response(request)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.db.models import Q
 
+from accounts_app.admin import ReadOnlyAdmin
 from hermes_explorer import stores
 from profiles_app.access import restricted_to
 
@@ -31,7 +32,7 @@ class TagAdmin(admin.ModelAdmin):
 
 
 @admin.register(Note)
-class NoteAdmin(admin.ModelAdmin):
+class NoteAdmin(ReadOnlyAdmin):
     """Notes are written on the session page; here staff read them and remove any."""
 
     list_display = ("author_name", "created_at", "target")
@@ -46,11 +47,6 @@ class NoteAdmin(admin.ModelAdmin):
         # Annotations are keyed by profile name when several profiles are served.
         return found.filter(target__store__in=names)
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    has_add_permission = has_change_permission
-
     def delete_model(self, request, obj):
         services.delete_note(request, obj)
 
@@ -60,7 +56,7 @@ class NoteAdmin(admin.ModelAdmin):
 
 
 @admin.register(SavedView)
-class SavedViewAdmin(admin.ModelAdmin):
+class SavedViewAdmin(ReadOnlyAdmin):
     list_display = ("name", "owner", "shared", "url")
     readonly_fields = ("name", "owner", "shared", "url", "created_at")
 
@@ -74,11 +70,6 @@ class SavedViewAdmin(admin.ModelAdmin):
         for name in hidden:
             found = found.exclude(url__startswith=f"/p/{name}/")
         return found
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    has_add_permission = has_change_permission
 
 
 @admin.register(Score)

@@ -1,22 +1,16 @@
 """The session list filtered by annotations: a join across two databases, a page at a time.
 
-The sessions live in the state.db, their tags, stars, notes and scores in the app's database;
-neither database can see the other. Loading every matching id from the app's database into the
-state.db's page query (``WHERE id IN (10,000 ids)``) would make a page cost what the tag costs,
-so the list instead walks the annotation rows **in the list's own keyset order** — each tag,
-star and score carries a copy of its session's ``started_at`` and ``source`` (written once by
-Hermes), indexed as ``(tag, store, started_at, session_id)`` — a batch at a time, and asks the
-state.db only for the sessions of that batch (by primary key, with the page's other filters).
-The rows found come back in the same order, so a page is the first ``per_page`` of them and the
-cursor of the next page is the last row's keys, exactly as for an unfiltered list.
-
-Batches grow to ``MAX_BATCH`` ids, and a page stops after ``MAX_WALK`` annotation rows even if
-not full; its "next" link carries on and the page says so.  "Last active" changes while a
-session runs, so it cannot be copied: that sort shows newest first and says so.
+The sessions live in the state.db, their annotations in the app's database.  Rather than put
+every matching id into the state.db's query, the list walks the annotation rows **in its own
+keyset order** (each tag, star and score copies its session's ``started_at`` and ``source``)
+a batch at a time, and asks the state.db only for that batch's sessions; a page stops after
+``MAX_WALK`` rows and says so.  "Last active" changes while a session runs, so it cannot be
+copied: that sort shows newest first.  Session exports get their annotation columns here too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from dataclasses import dataclass, field
 
@@ -27,6 +21,7 @@ from sessions_app.formatting import number
 from sessions_app.pagination import BadCursor, KeysetPage
 
 from .models import AnnotatedSession, Score, SessionScore, SessionTag, Star, Tag
+from .selectors import NONE, for_sessions
 from .targets import current_store
 
 # Sessions of a store scored for a score that a ``noscore`` filter leaves out of the list by id.
@@ -240,11 +235,62 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
     return page
 
 
-def export_chunks(selection: Selection, sessions: QuerySet, keyset, *, batch: int = MAX_BATCH):
+def export_chunks(selection: Selection, sessions: QuerySet, keyset):
     """Lists of rows of ``sessions`` (``values_list``) carrying the annotations, in ``keyset``
     order, one query in each database per batch."""
     for _chunk, rows, _last in _batches(
-        selection, sessions, keyset, None, reverse=False, sizes=itertools.repeat(batch)
+        selection, sessions, keyset, None, reverse=False, sizes=itertools.repeat(MAX_BATCH)
     ):
         if rows:
             yield rows
+
+
+# The annotation columns of session exports, added a chunk at a time (one app-database lookup
+# per chunk, none without annotations); ``starred`` is the downloading user's star.
+EXPORT_COLUMNS = ("tags", "starred", "notes_count", "scores")
+
+
+def _annotator(user):
+    if not AnnotatedSession.objects.filter(store=current_store()).exists():
+        blank = ("", 0, 0, "")
+        return lambda rows: [(*row, *blank) for row in rows]
+
+    def annotate(rows):
+        found = for_sessions([row[0] for row in rows], user)
+        out = []
+        for row in rows:
+            a = found.get(row[0], NONE)
+            out.append((*row, a.tag_names, int(a.starred), a.notes_count, a.score_summary))
+        return out
+
+    return annotate
+
+
+def extend_plan(plan, user, selection: Selection):
+    """``plan`` (a session export) with the annotation columns, and only the sessions carrying
+    an active ``selection``."""
+    annotate, inner = _annotator(user), plan.to_rows
+    plan = dataclasses.replace(
+        plan,
+        columns=[*plan.columns, *EXPORT_COLUMNS],
+        to_rows=lambda fetched: annotate(inner(fetched)),
+    )
+    if selection.active:
+        return SelectedPlan(plan, selection)
+    return plan
+
+
+class SelectedPlan:
+    """A session export plan whose rows come a batch of annotated sessions at a time
+    (:func:`annotations_app.crossdb.export_chunks`); the rest is the wrapped plan's."""
+
+    def __init__(self, plan, selection: Selection) -> None:
+        self.plan = plan
+        self.selection = selection
+
+    def __getattr__(self, name):
+        return getattr(self.plan, name)
+
+    def chunks(self, chunk_size: int | None = None):
+        for fetched in export_chunks(self.selection, self.plan.queryset, self.plan.keyset):
+            yield self.plan.to_rows(fetched)

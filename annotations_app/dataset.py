@@ -1,23 +1,11 @@
 """``?_export=dataset`` on a session list: the listed sessions as a chat-format dataset.
 
-One JSON line per session, in the list's order, every page: ``{"messages": [...],
-"metadata": {...}}``.  ``messages`` is the OpenAI chat format that fine-tuning and evaluation
-tools read: the stored system prompt as a ``system`` message, then the transcript's live rows
-(active, not hidden) in id order as ``user``, ``assistant`` (with its ``tool_calls`` as stored)
-and ``tool`` (with the ``tool_call_id`` it answers) messages; multimodal content stays a list
-of parts.  ``metadata`` names the session (``session_id``, ``profile``, ``source``,
-``model``, ``started_at``) and carries the team's ``tags`` and ``scores`` tallies.
-
-The sessions come from the list's own export plan (its filters, sort, annotation filters and
-profiles, in short keyset chunks); their messages from the transcript's own visibility rules
-(``transcript_visible``: live rows, no hidden scaffolding, no superseded copies), one
-statement for a group of consecutive sessions of about ``GROUP_MESSAGES`` messages, so
-memory is bounded by a group (or by one longer session: a session is one line).  Text,
-tool calls and system prompts are redacted a column of a group at a time, the session's
-columns as metadata (by the plan), tag and score names and values as text.  Measured on the
-benchmark store (1,301 sessions, 30.5 MB, a loaded machine): 3.3 MB/s reading each session
-through the transcript reader, 10.6–25.9 MB/s (≥ 33 MB per server CPU-second) a group at a
-time; 35–47 MB/s at a load average of 1.9.
+One JSON line per session, in the list's order: ``{"messages": [...], "metadata": {...}}``,
+``messages`` in the OpenAI chat format (the system prompt, then the transcript's live rows as
+``user``, ``assistant`` with its ``tool_calls`` and ``tool`` with its ``tool_call_id``),
+``metadata`` naming the session with the team's tags and score tallies.  The sessions come
+from the list's own export plan, their messages a group of about ``GROUP_MESSAGES`` at a time
+(bounded memory), redacted a column at a time.
 
 NOTE: files written before ``tool_call_id`` existed (and CLI tool rows that lack it) name no
 call on their tool rows: a result then answers the oldest call of the conversation not yet
@@ -41,7 +29,7 @@ from sessions_app.exports.merged import export_parts
 from sessions_app.exports.request import session_filename_bits
 from sessions_app.models import Message
 
-from .exports import SelectedPlan
+from .crossdb import SelectedPlan
 from .selectors import NONE, for_sessions
 from .targets import current_store
 

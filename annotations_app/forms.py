@@ -8,7 +8,7 @@ from django import forms
 from django.urls import Resolver404, resolve
 from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
-from hermes_explorer.params import truthy
+from hermes_explorer.params import flag
 from sessions_app.formatting import number
 
 from .crossdb import Selection
@@ -339,8 +339,8 @@ def selection_from(request) -> Selection:
     no session."""
     names = [n[:TAG_NAME_CHARS] for n in dict.fromkeys(_given(request, "tag"))]
     selection = Selection(
-        starred_by=request.user if truthy(request.GET.get("starred", "")) else None,
-        has_note=truthy(request.GET.get("has_note", "")),
+        starred_by=request.user if flag(request, "starred") else None,
+        has_note=flag(request, "has_note"),
     )
     if names:
         known = {t.name.lower(): t for t in Tag.objects.filter(name__in=names)}

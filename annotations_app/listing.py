@@ -15,6 +15,8 @@ import dataclasses
 
 import django_filters
 from django.db.models import Q
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET
 
@@ -22,17 +24,16 @@ from accounts_app.roles import can_export, can_see_content
 from hermes_explorer.hermes_db.current import current_alias
 from insights_app.people_data import person_ids
 from sessions_app.filters import SessionFilter
-from sessions_app.formatting import number
+from sessions_app.formatting import number, per_language
 from sessions_app.selectors import COUNT_CAP, CappedCount
 from sessions_app.sqlfunctions import Redacted
 from sessions_app.views.sessions import SessionListView
 
 from . import crossdb, dataset, permissions, selectors
-from .columns import BULK_FORM_ID, AnnotationCells
-from .exports import extend_plan
 from .forms import selection_from
-from .page_read import score_facets
+from .models import Score
 from .targets import current_store
+from .templatetags.annotations import note_indicator, tag_chips
 
 # Query parameters that are the annotation filters, the list's own navigation or the profiles
 # it spans.
@@ -41,6 +42,65 @@ OWN_PARAMS = frozenset(
 )
 # Sessions of one profile carrying the selection that a list over several profiles names.
 MERGED_IDS_CAP = 5_000
+# The bulk-tag form's id: each row's checkbox joins it through ``form=``.
+BULK_FORM_ID = "bulk-tag"
+EMPTY = mark_safe("")
+
+
+@per_language
+def _words() -> dict[str, str]:
+    """The words every row repeats, escaped, in the page's language (once per language)."""
+    return {
+        "star": f'<span class="starred" title="{escape(gettext("Starred by you"))}" '
+        f'aria-label="{escape(gettext("Starred"))}">★</span> ',
+        "select": escape(gettext("Select session %(id)s")),
+    }
+
+
+class AnnotationCells:
+    """The annotations of a page's rows, by ``(store key, session id)`` (two profiles may
+    share a session id)."""
+
+    def __init__(self, rows, user, keys=None, facet_stores=None) -> None:
+        """``rows`` of the store read now, or ``keys`` (``(store key, session id)`` pairs of
+        several stores); with ``facet_stores``, their tag facet in the same statement."""
+        self.store = current_store()
+        if keys is None:
+            keys = [(self.store, r.id) for r in rows]
+        self.by_id, self.facets = selectors.read(keys, user, facet_stores)
+        self.selectable = permissions.can_annotate(user)
+        # The score facet (every score, with its values' counts) when the tag facet is asked;
+        # the scores column is shown once the team has defined a score.
+        if facet_stores is not None:
+            self.score_facets = selectors.score_facets(facet_stores)
+            self.scored = bool(self.score_facets)
+        else:
+            self.score_facets = None
+            self.scored = Score.objects.exists()
+        self.words = _words()
+
+    def select_cell(self, record):
+        # Plain escaping rather than format_html: two cells a row, fifty rows a page.
+        value = escape(record.id)
+        return mark_safe(
+            f'<input type="checkbox" name="session" value="{value}" form="{BULK_FORM_ID}" '
+            f'aria-label="{self.words["select"] % {"id": value}}">'
+        )
+
+    def _found(self, record):
+        # A row of a list over several profiles names its profile (the store key there).
+        return self.by_id.get((getattr(record, "store_name", None) or self.store, record.id))
+
+    def scores_cell(self, record):
+        found = self._found(record)
+        return escape(found.score_summary) if found is not None else EMPTY
+
+    def tags_cell(self, record):
+        found = self._found(record)
+        if found is None:
+            return EMPTY
+        star = self.words["star"] if found.starred else ""
+        return mark_safe(f"{star}{tag_chips(found.tags)} {note_indicator(found.notes_count)}")
 
 
 class AnnotationFiltersMixin:
@@ -198,7 +258,7 @@ class AnnotationFiltersMixin:
         def annotated(plan):
             plan = extend(plan) if extend is not None else plan
             plan = dataclasses.replace(plan, queryset=self._without_scored(plan.queryset))
-            return extend_plan(plan, user, selection)
+            return crossdb.extend_plan(plan, user, selection)
 
         return super().export(extend=annotated)
 
@@ -211,7 +271,7 @@ class AnnotationFiltersMixin:
         if facets is None:  # no table (the page ran out of time): the facets alone
             facets = selectors.tag_facets(self._facet_stores())
         if scores is None:
-            scores = score_facets(self._facet_stores())
+            scores = selectors.score_facets(self._facet_stores())
         # (score id, value) pairs filtered on; value None: any value.
         chosen = {(s.pk, v) for s, v in self.selection.scores}
         context.update(

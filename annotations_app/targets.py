@@ -9,22 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from hermes_explorer import store, stores
+from hermes_explorer import store
+from profiles_app.links import store_key as current_store
 from redaction import redact_text
 
 from .models import AnnotatedSession
 
 TITLE_CHARS = 300
-
-
-def current_store() -> str:
-    """The key of the store read now: its profile name when several are served (annotations
-    follow a moved file), else the file's name."""
-    if stores.multi():
-        current = stores.current()
-        if current is not None:
-            return current.name
-    return store.name()
 
 
 def _session_keys(session_ids: list[str]) -> dict[str, tuple]:

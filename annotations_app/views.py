@@ -33,7 +33,6 @@ from .forms import (
     view_url_problem,
 )
 from .models import AnnotatedSession, Note, SavedView, Score, Tag
-from .page_read import score_facets
 from .permissions import ANNOTATE, MANAGE_TAGS, requires
 
 # Every check of who may do what: one decorator (:func:`.permissions.requires`).
@@ -333,7 +332,7 @@ def score_list(request):
         gettext("Score “%(name)s” created."),
         "review:scores",
         "annotations_app/score_list.html",
-        lambda: score_facets([targets.current_store()]),
+        lambda: selectors.score_facets([targets.current_store()]),
     )
 
 

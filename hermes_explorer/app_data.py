@@ -60,10 +60,6 @@ def database(url: str, data_dir: Path, *, conn_max_age: int = DEFAULT_CONN_MAX_A
     return config
 
 
-def _redis_prefix(alias: str) -> str:
-    return "hermes-explorer" if alias == "default" else f"hermes-explorer-{alias}"
-
-
 def caches(url: str, data_dir: Path) -> dict:
     """``CACHES``: a file cache per host when ``url`` is empty, else Redis for every alias.
 
@@ -78,20 +74,7 @@ def caches(url: str, data_dir: Path) -> dict:
         "TIMEOUT": 3_600,
         "OPTIONS": {"MAX_ENTRIES": 2_000},
     }
-    if not url:
-        return {
-            "template_fragments": fragments,
-            **{
-                alias: {
-                    "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-                    "LOCATION": data_dir / "cache" / alias,
-                    "TIMEOUT": timeout,
-                    "OPTIONS": {"MAX_ENTRIES": entries},
-                }
-                for alias, (timeout, entries) in SHARED_CACHES.items()
-            },
-        }
-    if not url.startswith(REDIS_SCHEMES):
+    if url and not url.startswith(REDIS_SCHEMES):
         raise ImproperlyConfigured("CACHE_URL: only redis://, rediss:// or unix:// URLs are read.")
     # django-redis, with an unreachable Redis read as a miss (IGNORE_EXCEPTIONS: nothing the
     # explorer needs for correctness is only in the cache) and short socket timeouts. Redis
@@ -105,10 +88,19 @@ def caches(url: str, data_dir: Path) -> dict:
             "SOCKET_TIMEOUT": 0.5,
         },
     }
-    return {
-        "template_fragments": fragments,
-        **{
-            alias: {**redis, "TIMEOUT": timeout, "KEY_PREFIX": _redis_prefix(alias)}
-            for alias, (timeout, _entries) in SHARED_CACHES.items()
-        },
+    shared = {
+        alias: {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": data_dir / "cache" / alias,
+            "TIMEOUT": timeout,
+            "OPTIONS": {"MAX_ENTRIES": entries},
+        }
+        if not url
+        else {
+            **redis,
+            "TIMEOUT": timeout,
+            "KEY_PREFIX": "hermes-explorer" + ("" if alias == "default" else f"-{alias}"),
+        }
+        for alias, (timeout, entries) in SHARED_CACHES.items()
     }
+    return {"template_fragments": fragments, **shared}

@@ -6,14 +6,38 @@
   would answer 405, which breaks link checkers and monitors.
 * ``Cache-Control: private, no-store`` on every response (static files aside): conversation
   data must not stay in a cache after sign-out.
+* An error on the old API's URLs is answered in its format (:func:`api_error`).
 """
 
 from __future__ import annotations
 
-from django.http import HttpResponseNotAllowed
+import re
+
+from django.http import HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.utils.cache import patch_cache_control
 
 ALLOWED_METHODS = ("GET", "HEAD", "POST", "OPTIONS")
+# URLs of the old Datasette API (scripts read them): they answer errors in their own format.
+API_PATH = re.compile(r"^/(?:state(?:/[^?]*)?\.(?:json|csv)|-/versions\.json)$")
+SIGN_IN = (
+    "Sign in: send Authorization: Bearer <token> (make one on your account page) "
+    "or Basic credentials."
+)
+
+
+def api_error(path: str, status: int, message: str, *, title=None, challenge=False):
+    """The old API's error answer: Datasette's error object for ``.json``, else one plain line
+    (``challenge``: with the Basic sign-in challenge)."""
+    if path.endswith(".json"):
+        body = {"ok": False, "error": message, "status": status, "title": title}
+        response = JsonResponse(body, status=status)
+    else:
+        response = HttpResponse(
+            message + "\n", status=status, content_type="text/plain; charset=utf-8"
+        )
+    if challenge:
+        response["WWW-Authenticate"] = 'Basic realm="Hermes Explorer", charset="UTF-8"'
+    return response
 
 
 class HttpPolicyMiddleware:

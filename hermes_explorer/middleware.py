@@ -11,6 +11,7 @@ import os
 
 from django.db import DatabaseError, connections
 from django.shortcuts import render
+from django.utils.deprecation import MiddlewareMixin
 from django.utils.translation import gettext_noop
 
 from . import store
@@ -72,13 +73,7 @@ def describe_fault_at(exc: BaseException, path: str) -> str | None:
     return describe_store_fault(exc)
 
 
-class StateDBErrorMiddleware:
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        return self.get_response(request)
-
+class StateDBErrorMiddleware(MiddlewareMixin):
     def process_exception(self, request, exception):
         if isinstance(exception, QueryTimeout):
             return render(

@@ -14,7 +14,7 @@ from typing import Any
 from django.urls import NoReverseMatch, reverse
 from django.utils.http import urlencode
 
-from profiles_app.links import store_reverse
+from sessions_app.links import store_link
 from sessions_app.timefmt import day_end_epoch, day_start_epoch
 
 from .stats import Report
@@ -132,10 +132,8 @@ class Drill:
         return f"{_url('messages:list', '/messages/')}?{query}"
 
     def session(self, session_id: str) -> str | None:
-        try:
-            return store_reverse("sessions:detail", [session_id])
-        except NoReverseMatch:
-            return None  # an id the URL pattern cannot carry (a slash): shown, not linked
+        # None for an id the URL pattern cannot carry (a slash): shown, not linked.
+        return store_link("sessions:detail", [session_id])
 
     def all_sessions(self) -> str:
         return self._in_window()

@@ -4,7 +4,7 @@
   window, and each overview figure's change (none for all time and open-ended ranges).
 * **Cache-hit rate**: cache-read tokens over input + cache read + cache write, overall, per
   model and per start day.
-* **Daily cost by model**: :mod:`.figures.day_models`.
+* **Daily cost by model**: :func:`.figures.models.day_costs`.
 * **Average cost per active day** and a **projection to the end of the month**: the cost of
   the sessions started this month, per day so far (today counted whole), times the days in
   the month; labelled an estimate.
@@ -29,8 +29,7 @@ from sessions_app.timefmt import day_start_epoch, local_date
 from . import reports, stats, summary_store
 from .drilldown import Drill
 from .figures import compute, models, platforms
-from .figures.overview import overview
-from .figures.platforms import totals
+from .figures.platforms import overview, totals
 from .localtime import offset_segments
 from .stats import Report
 from .window import DAY_SECONDS, Window, scope_of, window_span

@@ -10,20 +10,16 @@ from __future__ import annotations
 import datetime as dt
 
 from django import forms
-from django.utils.translation import gettext, gettext_lazy, ngettext
+from django.utils.translation import gettext, gettext_lazy
 
 from sessions_app.formatting import number, per_language
 
-from .window import DEFAULT_DAYS, PRESET_DAYS, Window
+from .window import DEFAULT_DAYS, PRESET_DAYS, Window, last_days
 
 MAX_DAYS = 36_500
 # Days outside these make no sense for a state.db (and overflow date arithmetic at the ends).
 FIRST_DAY = dt.date(1970, 1, 1)
 LAST_DAY = dt.date(2199, 12, 31)
-
-
-def last_days(days: int) -> str:
-    return ngettext("Last %(n)s day", "Last %(n)s days", days) % {"n": days}
 
 
 @per_language
@@ -34,6 +30,14 @@ def day_choices() -> list[tuple[str, str]]:
         ("all", gettext("All time")),
         ("custom", gettext("Custom range")),
     ]
+
+
+def _in_range(day: dt.date) -> None:
+    if not FIRST_DAY <= day <= LAST_DAY:
+        raise forms.ValidationError(
+            gettext("Pick a day between %(first)s and %(last)s.")
+            % {"first": FIRST_DAY.isoformat(), "last": LAST_DAY.isoformat()}
+        )
 
 
 BASIS_CHOICES = [
@@ -51,10 +55,16 @@ class InsightsForm(forms.Form):
         widget=forms.Select,
     )
     start = forms.DateField(
-        required=False, label=gettext_lazy("From"), widget=forms.DateInput(attrs={"type": "date"})
+        required=False,
+        label=gettext_lazy("From"),
+        widget=forms.DateInput(attrs={"type": "date"}),
+        validators=[_in_range],
     )
     end = forms.DateField(
-        required=False, label=gettext_lazy("To"), widget=forms.DateInput(attrs={"type": "date"})
+        required=False,
+        label=gettext_lazy("To"),
+        widget=forms.DateInput(attrs={"type": "date"}),
+        validators=[_in_range],
     )
     source = forms.CharField(required=False, label=gettext_lazy("Source"), max_length=200)
     model = forms.CharField(
@@ -104,21 +114,6 @@ class InsightsForm(forms.Form):
                 % {"max": number(MAX_DAYS)}
             )
         return value
-
-    def _clean_day(self, name: str) -> dt.date | None:
-        value = self.cleaned_data.get(name)
-        if value is not None and not FIRST_DAY <= value <= LAST_DAY:
-            raise forms.ValidationError(
-                gettext("Pick a day between %(first)s and %(last)s.")
-                % {"first": FIRST_DAY.isoformat(), "last": LAST_DAY.isoformat()}
-            )
-        return value
-
-    def clean_start(self) -> dt.date | None:
-        return self._clean_day("start")
-
-    def clean_end(self) -> dt.date | None:
-        return self._clean_day("end")
 
     def clean(self):
         cleaned = super().clean()

@@ -3,7 +3,8 @@
 Each store's report is computed (and cached) as on its own page; the report of all is their
 sum, figure by figure: rows of the same model, source, tool, skill or day are summed, averages
 and shares recomputed from the sums, and each notable session is the most notable of the
-profiles' (linking into its profile).  :func:`breakdown` shows each profile's share.
+profiles' (linking into its profile).  :func:`breakdown` shows each profile's share,
+:func:`profiles_chart` draws it.
 """
 
 from __future__ import annotations
@@ -16,17 +17,21 @@ from typing import Any
 from django.core.cache import cache
 from django.db import DatabaseError
 from django.utils.http import urlencode
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext
 
 from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
-from insights_app import explorer, reports, summaries, summary_store
+from insights_app import charts, explorer, reports, summaries, summary_store
+from insights_app.drilldown import Drill
 from insights_app.figures import tool_latency
 from insights_app.figures.activity import activity
 from insights_app.figures.days import DayRow
-from insights_app.figures.messages import skill_breakdown, tool_breakdown
+from insights_app.figures.messages import add_skill, skill_breakdown, tool_breakdown
 from insights_app.figures.registry import TOKEN_KEYS
 from insights_app.stats import Report
 from profiles_app.links import store_reverse
+from sessions_app.search.merged import merged_choices
 
 # Overview fields that are sums of the profiles' own.
 _ADDED = (
@@ -95,17 +100,9 @@ def _days(lists: list[list[DayRow] | None]) -> list[DayRow]:
 def _skills(reports: list[Report]) -> dict[str, Any]:
     merged: dict[str, dict] = {}
     for report in reports:
-        for skill in report.skills.get("top_skills", []):
-            into = merged.setdefault(skill["skill"], {**skill, "view_count": 0, "manage_count": 0})
-            into["view_count"] += skill["view_count"]
-            into["manage_count"] += skill["manage_count"]
-            last = [t for t in (into.get("last_used_at"), skill.get("last_used_at")) if t]
-            into["last_used_at"] = max(last) if last else None
-    rows = [
-        {k: v for k, v in s.items() if k not in ("total_count", "percentage")}
-        for s in merged.values()
-    ]
-    return skill_breakdown(rows)
+        for s in report.skills.get("top_skills", []):
+            add_skill(merged, s["skill"], s["view_count"], s["manage_count"], s["last_used_at"])
+    return skill_breakdown(list(merged.values()))
 
 
 def _top_sessions(parts: list[tuple[Store, Report]]) -> list[dict[str, Any]]:
@@ -245,10 +242,35 @@ def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: li
     return found
 
 
-def month_to_date(parts, window, now: float) -> float:
-    """The month-to-date cost of every profile (the projection's base)."""
-    total = 0.0
-    for store in parts:
-        with registry.using(store):
-            total += explorer.month_to_date_cost(window, now)[0]
-    return total
+def merged_sources(parts: list[Store]) -> list[str]:
+    return [value for value, _label in merged_choices(parts)]
+
+
+def merged_extras(
+    report: Report, previous: Report | None, drill: Drill, parts: list[Store]
+) -> explorer.Extras:
+    """The explorer's figures of a combined report; the projection from every profile's
+    month-to-date cost."""
+    extra = explorer.extras(report, previous, drill)
+    if extra.projection:
+        mtd = 0.0
+        for store in parts:
+            with registry.using(store):
+                mtd += explorer.month_to_date_cost(report.window, report.now)[0]
+        days, in_month = extra.projection["days_elapsed"], extra.projection["days_in_month"]
+        extra.projection = {
+            **extra.projection,
+            "month_to_date_cost": mtd,
+            "projected_cost": mtd / days * in_month if days else 0.0,
+        }
+    return extra
+
+
+def profiles_chart(rows: list[dict]) -> SafeString:
+    return charts.hbar_chart(
+        [charts.Bar(r["profile"], r["sessions"], r["url"]) for r in rows],
+        title=gettext("Sessions per profile"),
+        desc=gettext(
+            "Sessions of the window in each profile; each bar opens that profile's report."
+        ),
+    )

@@ -1,18 +1,23 @@
 """``/people/``: who talks to the agents, one row per person of the window
-(:mod:`.people_data`), filtered, sorted and exported; staff join a person's ids here."""
+(:mod:`.people_data`), filtered, sorted (by django-tables2) and exported; staff join a
+person's ids here."""
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
+import django_tables2 as tables
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.http import urlencode
 from django.utils.translation import gettext, gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
-from django_tables2 import RequestConfig
 
 from accounts_app.middleware import forbidden
 from accounts_app.roles import STAFF, Capability, has_capability
@@ -22,16 +27,151 @@ from hermes_explorer.hermes_db.deadline import query_budget
 from profiles_app.access import restricted_to
 from sessions_app import exports
 from sessions_app.facets import distinct_values
+from sessions_app.formatting import number, usd
 from sessions_app.merged_list import chosen_stores
+from sessions_app.tables import KeysetTable
+from sessions_app.templatetags.explorer import source_badge, time_html
 from sessions_app.timefmt import iso
 
+from .forms import InsightsForm
+from .merged import merged_sources
 from .models import Person, PersonId
 from .people_data import COLUMNS, people, store_key
-from .people_forms import JoinForm, PeopleForm
-from .people_tables import JOIN_FORM_ID, PeopleTable
-from .profiles import merged_sources
 
 JOIN = Capability("join_people", STAFF, gettext_lazy("join user ids into a person"))
+
+
+class PeopleForm(InsightsForm):
+    user = forms.CharField(
+        required=False,
+        label=gettext_lazy("User, person or name contains"),
+        max_length=200,
+    )
+
+    def __init__(self, data=None, **kwargs):
+        super().__init__(data, activity_days=False, **kwargs)
+
+    def matches(self, row: dict) -> bool:
+        wanted = (self.cleaned_data.get("user") or "").casefold()
+        return not wanted or any(
+            wanted in (row[k] or "").casefold() for k in ("user_id", "display_name", "person")
+        )
+
+
+def id_value(key: tuple[str, str, str]) -> str:
+    """A joinable id as a form value: ``[profile, platform, user id]`` in JSON."""
+    return json.dumps(list(key))
+
+
+class IdsField(forms.MultipleChoiceField):
+    """Ids of :func:`id_value`, each a profile the user may see (``visible``)."""
+
+    def __init__(self, *args, visible, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.visible = visible
+
+    def valid_value(self, value) -> bool:
+        try:
+            key = json.loads(value)
+        except ValueError:
+            return False
+        return (
+            isinstance(key, list)
+            and len(key) == 3
+            and all(isinstance(part, str) and 0 < len(part) <= 500 for part in key)
+            and self.visible(key[0])
+        )
+
+    def clean(self, value):
+        return [tuple(json.loads(one)) for one in super().clean(value)]
+
+
+class JoinForm(forms.Form):
+    """Staff join the chosen ids into the person of that name (made when new); without a
+    name, the chosen ids leave their person."""
+
+    name = forms.CharField(
+        required=False,
+        max_length=Person._meta.get_field("name").max_length,
+        label=gettext_lazy("Person"),
+        help_text=gettext_lazy("Empty: the chosen ids are no longer joined."),
+    )
+
+    def __init__(self, data=None, *, visible):
+        super().__init__(data)
+        self.fields["id"] = IdsField(
+            visible=visible,
+            error_messages={"invalid_choice": gettext_lazy("That id cannot be joined here.")},
+        )
+
+    def clean_name(self):
+        return " ".join(self.cleaned_data["name"].split())  # one line, single spaces
+
+
+NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
+JOIN_FORM_ID = "join-people"
+
+
+class PeopleTable(KeysetTable):
+    """The people of the window, sorted by django-tables2 (``sort=``, then user id) on the
+    values as read: user ids and display names are redacted text, so they sort as the reader
+    sees them.  The body is built as the session tables build theirs."""
+
+    join = tables.Column(verbose_name=gettext_lazy("Join"), accessor="keys", orderable=False)
+    person = tables.Column(verbose_name=gettext_lazy("Person"))
+    user_id = tables.Column(verbose_name=gettext_lazy("User"))
+    display_name = tables.Column(verbose_name=gettext_lazy("Display name"))
+    platforms = tables.Column(verbose_name=gettext_lazy("Platforms"), orderable=False)
+    profiles = tables.Column(verbose_name=gettext_lazy("Profiles"), orderable=False)
+    sessions = tables.Column(verbose_name=gettext_lazy("Sessions"), attrs=NUM)
+    messages = tables.Column(verbose_name=gettext_lazy("Messages"), attrs=NUM)
+    tokens = tables.Column(verbose_name=gettext_lazy("Tokens"), attrs=NUM)
+    estimated_cost_usd = tables.Column(verbose_name=gettext_lazy("Estimated cost"), attrs=NUM)
+    first_session_at = tables.Column(verbose_name=gettext_lazy("First session"))
+    last_session_at = tables.Column(verbose_name=gettext_lazy("Last session"))
+
+    class Meta(KeysetTable.Meta):
+        attrs = {"class": "data-table people"}
+        order_by = "-last_session_at"
+
+    def __init__(self, data, *, sessions_url: str, **kwargs):
+        # Not the keyset pages' presorted rows: these are ordered here.
+        tables.Table.__init__(self, sorted(data, key=lambda r: r.user_id), **kwargs)
+        self.sessions_url = sessions_url
+
+    def render_person(self, value):
+        return format_html(
+            '<a href="{}?{}">{}</a>', self.sessions_url, urlencode({"user_id": value}), value
+        )
+
+    def render_join(self, value):
+        return format_html_join(
+            " ",
+            '<label title="{}"><input type="checkbox" name="id" value="{}" form="{}"> {} · {}</label>',
+            ((key[0], id_value(key), JOIN_FORM_ID, key[2], key[1]) for key in sorted(value)),
+        )
+
+    def render_user_id(self, record):
+        return format_html_join(", ", "{}", ((self.render_person(i),) for i in sorted(record.ids)))
+
+    def render_platforms(self, value):
+        return format_html_join(" ", "{}", ((source_badge(p),) for p in sorted(value)))
+
+    def render_profiles(self, value):
+        return ", ".join(sorted(value))
+
+    def render_sessions(self, value):
+        return number(value)
+
+    render_messages = render_tokens = render_sessions
+
+    def render_estimated_cost_usd(self, value):
+        return usd(value)
+
+    def render_first_session_at(self, value):
+        return time_html(value)
+
+    render_last_session_at = render_first_session_at
 
 
 def _export_row(row: dict) -> dict:
@@ -72,7 +212,7 @@ def people_list(request):
     table = PeopleTable(
         [SimpleNamespace(**row) for row in rows], sessions_url=reverse("sessions:list")
     )
-    RequestConfig(request, paginate=False).configure(table)
+    tables.RequestConfig(request, paginate=False).configure(table)
     can_join = has_capability(request.user, JOIN)
     table.exclude = (() if can_join else ("join",)) + (("profiles",) if parts is None else ())
     context = {

@@ -22,6 +22,7 @@ from django.db import DatabaseError
 
 from hermes_explorer import store
 from hermes_explorer import stores as registry
+from profiles_app.links import store_key
 from redaction import redact, redaction_enabled
 
 from . import stats
@@ -85,13 +86,6 @@ def people_sql(scope) -> str:
 # window slides with the clock: as the insights report's ``REPORT_TTL``).  Measured on the
 # benchmark store in the same rounds: see docs/performance.md.
 PEOPLE_TTL = 60
-
-
-def store_key() -> str:
-    """The store read now as annotations and joined ids name it: its profile name when
-    several are served, else the file's name."""
-    current = registry.current() if registry.multi() else None
-    return current.name if current is not None else store.name()
 
 
 def store_ids(window, now: float) -> list[dict]:

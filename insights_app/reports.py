@@ -25,16 +25,15 @@ REPORT_TTL = 90
 LATEST_TTL = 86_400
 
 
-def cache_key(signature: tuple, window: Window, variant) -> str:
+def cache_key(signature, window: Window, variant, kind: str = "insights-report") -> str:
     """The cache key of a report of ``window`` (``variant``: what else shapes it)."""
     raw = repr((signature, window, variant)).encode()
-    return "insights-report:" + hashlib.sha256(raw).hexdigest()
+    return f"{kind}:" + hashlib.sha256(raw).hexdigest()
 
 
 def _latest_key(window: Window, variant) -> str:
     """The key of the latest complete report of ``window`` for this store, any version."""
-    raw = repr((store.name(), window, variant)).encode()
-    return "insights-latest:" + hashlib.sha256(raw).hexdigest()
+    return cache_key(store.name(), window, variant, "insights-latest")
 
 
 def recent_report(window: Window, variant) -> Report | None:

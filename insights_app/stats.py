@@ -19,8 +19,7 @@ from .figures import one_pass, tool_latency
 from .figures.activity import activity
 from .figures.days import DayRow, days_by_activity
 from .figures.messages import message_figures, skill_breakdown, tool_breakdown
-from .figures.overview import overview
-from .figures.platforms import platform_rows, totals
+from .figures.platforms import overview, platform_rows, totals
 from .localtime import offset_segments
 from .window import Window, scope_of, window_span
 

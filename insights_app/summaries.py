@@ -1,28 +1,20 @@
 """Per-session message summaries (role counts, tools, skills), computed in SQL and stored.
 
-Counting messages by role and tools by name reads every message of the window (over a second
-for one month of a busy install), but a session's messages almost never change once written,
-so each session's summary is computed once and stored as rows in the app's database
-(:mod:`insights_app.summary_store`), where a report adds them up over its window.
-
-Freshness, without trusting any counter: ``messages.id`` only grows, so the highest id seen
-(the *high-water mark*) is kept, and on each report the rows ``id > high_water`` name the
-sessions whose summaries are dropped (a lower maximum means the file was replaced: all are
-dropped).  Each summary also records the session's ``message_count``; a different count makes
-it stale too.
-
-Summaries are computed in chunks of sessions, one short statement each, so a cold report
-never pins the WAL and stops at the deadline with what it has (the next report continues).
-On a rollback-journal file a chunk holds about as many messages as a short statement reads
-(:class:`hermes_explorer.store.ChunkClock`).
+A session's messages almost never change once written, so each session's summary is computed
+once and stored in the app's database (:mod:`insights_app.summary_store`), where a report adds
+them up over its window.  Freshness: the highest ``messages.id`` seen is kept (rows past it
+name the sessions to recompute; a lower maximum drops all) and each summary records its
+session's ``message_count``.  Summaries are computed in short chunks of sessions, so a cold
+report never pins the WAL and stops at its deadline with what it has.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -70,23 +62,17 @@ class _Store:
     high_water: int | None = None
 
 
-_stores: OrderedDict[tuple, _Store] = OrderedDict()
 _lock = threading.Lock()
 
 
+@functools.lru_cache(maxsize=MAX_STORES)
+def _store_of(identity: tuple) -> _Store:
+    """One file's entry (by its identity), for the last ``MAX_STORES`` files read."""
+    return _Store(key=summary_store.store_key())
+
+
 def _store() -> _Store:
-    key = state_db.file_identity()
-    with _lock:
-        store = _stores.get(key)
-        if store is not None:
-            _stores.move_to_end(key)
-            return store
-    fresh = _Store(key=summary_store.store_key())
-    with _lock:
-        store = _stores.setdefault(key, fresh)
-        while len(_stores) > MAX_STORES:
-            _stores.popitem(last=False)
-        return store
+    return _store_of(state_db.file_identity())
 
 
 def file_key() -> int:
@@ -95,8 +81,7 @@ def file_key() -> int:
 
 def forget_all() -> None:
     """Drop what this process knows (tests: "a restart"; the app database keeps the rest)."""
-    with _lock:
-        _stores.clear()
+    _store_of.cache_clear()
 
 
 def refresh_high_water() -> int:

@@ -48,17 +48,12 @@ def pending(key: int) -> list[tuple]:
     return stale(key, summary_store.window_q(None, None, None, None), rows)
 
 
-def build(
-    key: int,
-    *,
-    claim: bool = True,
-    progress: Callable[[int, int], None] | None = None,
-) -> int:
-    """Compute and store every missing or stale summary, newest first, a chunk at a time;
-    returns how many.  With ``claim``, only if no other build of this file is alive."""
+def build(key: int, *, progress: Callable[[int, int], None] | None = None) -> int:
+    """Compute and store every missing or stale summary, newest first, a chunk at a time, if no
+    other build of this file is alive; returns how many."""
     summaries.refresh_high_water()
     todo = pending(key)
-    if claim and not summary_store.claim_build(key, len(todo)):
+    if not summary_store.claim_build(key, len(todo)):
         return 0
     counts = {r[0]: r[1] for r in todo}
     attributes = {r[0]: summary_store.Attributes(*r[2:5]) for r in todo}
@@ -67,8 +62,7 @@ def build(
     def saved(n: int) -> None:
         nonlocal done
         done += n
-        if claim:
-            summary_store.build_advanced(key, n)
+        summary_store.build_advanced(key, n)
         if progress is not None:
             progress(done, len(todo))
 
@@ -78,6 +72,5 @@ def build(
             saver.add(summaries.summarise(chunk, counts, rows))
         saver.flush()
     finally:
-        if claim:
-            summary_store.build_finished(key)
+        summary_store.build_finished(key)
     return done

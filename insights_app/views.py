@@ -29,7 +29,6 @@ from . import explorer, export, presenters, reports
 from . import merged as merged_insights
 from .drilldown import Drill, linked_rows
 from .forms import InsightsForm
-from .profiles import merged_extras, merged_sources, profiles_chart
 from .stats import Report
 
 TEMPLATE = "insights_app/report_detail.html"
@@ -58,7 +57,7 @@ def index(request):
     shape = store.shape()
     notes: list[str] = []
     parts = chosen_stores(request, notes)
-    sources = distinct_values("source") if parts is None else merged_sources(parts)
+    sources = distinct_values("source") if parts is None else merged_insights.merged_sources(parts)
     form = InsightsForm(request.GET or None, sources=sources, activity_days=shape.has_daily_usage)
     if form.is_bound and not form.is_valid():
         if fmt:
@@ -118,7 +117,7 @@ def _linked_and_extra(found: Found, messages_allowed: bool):
     if found.served is None:
         return linked, explorer.extras_for(report, previous, drill)
     merged_insights.link_top_sessions(linked)
-    return linked, merged_extras(report, previous, drill, found.served)
+    return linked, merged_insights.merged_extras(report, previous, drill, found.served)
 
 
 def _page(request, form, shape, found: Found, notes):
@@ -169,7 +168,7 @@ def _body(request, found: Found, context: dict) -> str:
         body_context["explorer_charts"] = presenters.explorer_charts(report, extra)
         if found.profile_rows is not None:
             body_context["profile_rows"] = found.profile_rows
-            body_context["profile_chart"] = profiles_chart(found.profile_rows)
+            body_context["profile_chart"] = merged_insights.profiles_chart(found.profile_rows)
         body = render_to_string(BODY_TEMPLATE, body_context, request)
         if report.messages_complete:
             cache.set(key, body, reports.REPORT_TTL)

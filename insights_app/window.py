@@ -89,7 +89,11 @@ class Window:
             return gettext("%(start)s to %(end)s") % {"start": start, "end": end}
         if self.days is None:
             return gettext("All time")
-        return ngettext("Last %(n)s day", "Last %(n)s days", self.days) % {"n": self.days}
+        return last_days(self.days)
+
+
+def last_days(days: int) -> str:
+    return ngettext("Last %(n)s day", "Last %(n)s days", days) % {"n": days}
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 from django.urls import get_script_prefix, reverse
 
+from hermes_explorer import store as one_store
 from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
 
@@ -43,3 +44,10 @@ def in_store(url: str, store: Store | None = None) -> str:
 
 def store_reverse(viewname: str, args=(), store: Store | None = None) -> str:
     return in_store(reverse(viewname, args=list(args)), store)
+
+
+def store_key() -> str:
+    """The store read now as annotations and joined ids name it: its profile name when
+    several are served (they follow a moved file), else the file's name."""
+    current = registry.current() if registry.multi() else None
+    return current.name if current is not None else one_store.name()

@@ -8,31 +8,41 @@ merge every profile go over the others themselves.
 The old API under a profile (``/p/<profile>/state/<table>.json``) answers as the API does
 without one: a 401 to a visitor who is not signed in, and its 404 for a profile that does not
 exist or is hidden (JSON for ``.json``, a plain line for ``.csv``), the same for both.
+
+With several stores served, the old ``/sessions/<id>/`` form without a profile lands on the
+one visible store that has the session (:func:`land`), offers a choice when several do, and
+is a 404 when none does.
 """
 
 from __future__ import annotations
 
 import re
+import sqlite3
 from contextlib import contextmanager
+from dataclasses import dataclass
+from urllib.parse import quote
 
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpResponse, JsonResponse
+from django.db import DatabaseError
+from django.http import Http404, HttpResponseRedirect
+from django.shortcuts import render
 from django.urls import get_script_prefix, set_script_prefix
 from django.utils.translation import gettext
 
+from hermes_explorer import store as one_store
 from hermes_explorer import stores as registry
 from hermes_explorer.hermes_db.current import DEFAULT_ALIAS, reset_alias, set_alias
+from hermes_explorer.http_policy import API_PATH, SIGN_IN, api_error
+from hermes_explorer.stores import Store
+from redaction import redact
 
 from .access import for_request
-from .locate import land
 
 PREFIX = re.compile(r"^/p/([^/]+)(/.*)$")
 # A session's pages without the profile (bookmarks from before there were several).
 SESSION_PATH = re.compile(r"^/sessions/([^/]+)/")
 # The old Datasette URLs address the default profile, whatever the user may see.
 LEGACY = re.compile(r"^/state(?:[/.]|$)")
-# The old API's URLs (scripts read them): they answer errors in their own format.
-API = re.compile(r"^/(?:state(?:/.*)?\.(?:json|csv)|-/versions\.json)$")
 # Pages that read no store: open to a user who may see no profile at all.
 STORELESS = re.compile(r"^/(?:accounts/|admin/|healthz$|metrics$|static/)")
 # What a visitor who is not signed in may reach: nothing that reads or names a store.
@@ -45,15 +55,10 @@ class StoreScopeMiddleware:
 
     def __call__(self, request):
         match = PREFIX.match(request.path_info)
-        api = match is not None and API.match(match.group(2))
+        api = match is not None and API_PATH.match(match.group(2))
         if not request.user.is_authenticated:
             if api:
-                return api_error(
-                    match.group(2),
-                    401,
-                    "Sign in: send Authorization: Bearer "
-                    "<token> (make one on your account page) or Basic credentials.",
-                )
+                return api_error(match.group(2), 401, SIGN_IN, title="Sign-in", challenge=True)
             if not ANONYMOUS.match(request.path_info):
                 return redirect_to_login(request.get_full_path())
             request.store, request.store_scoped = None, False
@@ -87,21 +92,6 @@ class StoreScopeMiddleware:
         request.profile_base = base
         alias = store.alias if store is not None else DEFAULT_ALIAS
         return scoped_call(self.get_response, request, alias, prefix, base)
-
-
-def api_error(path: str, status: int, message: str) -> HttpResponse:
-    """The old API's error answer: Datasette's error object for JSON, else one plain line."""
-    title = "Sign-in" if status == 401 else None
-    if path.endswith(".json"):
-        body = {"ok": False, "error": message, "status": status, "title": title}
-        response = JsonResponse(body, status=status)
-    else:
-        response = HttpResponse(
-            message + "\n", status=status, content_type="text/plain; charset=utf-8"
-        )
-    if status == 401:
-        response["WWW-Authenticate"] = 'Basic realm="Hermes Explorer", charset="UTF-8"'
-    return response
 
 
 def fallback_store(visible):
@@ -153,3 +143,57 @@ def _scoped_stream(content, alias, prefix, base):
         close = getattr(it, "close", None)
         if close is not None:
             close()
+
+
+# Seconds one store may take to say whether it has the session.
+LOOKUP_BUDGET = 1.0
+
+
+@dataclass(frozen=True)
+class Holder:
+    store: Store
+    title: str | None
+    started_at: float | None
+    url: str
+
+
+def holders(session_id: str, among) -> list[tuple[Store, tuple]]:
+    """``(store, (title, started_at))`` for each store of ``among`` that has the session."""
+    found = []
+    for store in among:
+        try:
+            with registry.using(store):
+                shape = one_store.shape()
+                title = "title" if shape.has_column("sessions", "title") else "NULL"
+                row = one_store.one(
+                    f"SELECT {title}, started_at FROM sessions WHERE id = ?",
+                    [session_id],
+                    budget=LOOKUP_BUDGET,
+                )
+        except (DatabaseError, sqlite3.Error) as exc:
+            registry.REGISTRY.failed(store, exc)
+            continue
+        if row is not None:
+            found.append((store, row))
+    return found
+
+
+def land(request, session_id: str, among) -> HttpResponseRedirect:
+    """The redirect, the chooser page or a 404 for ``/sessions/<id>/…`` without a profile."""
+    found = holders(session_id, among)
+    if not found:
+        raise Http404(gettext("No session with this id in the state.db."))
+    base = get_script_prefix()
+    rest = request.get_full_path()[len(base) :]
+    targets = [
+        Holder(store, redact(row[0]), row[1], f"{base}p/{quote(store.name, safe='')}/{rest}")
+        for store, row in found
+    ]
+    if len(targets) == 1:
+        return HttpResponseRedirect(targets[0].url)
+    return render(
+        request,
+        "profiles_app/session_chooser.html",
+        {"session_id": session_id, "holders": targets},
+        status=300,
+    )

@@ -1,31 +1,10 @@
 """Secrets stay secret: one redaction pipeline for every output path.
 
-Tool outputs hold environment dumps, config files and HTTP traces, so a transcript, a title or
-a user id may hold API keys, tokens, passwords and private keys.  Every path that shows or
-exports stored text passes it through this package, which replaces each secret with a marker
-such as ``[redacted: openai key]`` and leaves the rest of the text as it was.
-
-What each role may learn about a secret: a *viewer* nothing (nor the columns hidden from
-viewers); an *analyst* its kind only, never its value (no filter, search or sort may confirm
-one); *staff* the value, one message at a time through an audited "reveal".
-``HERMES_REDACT_SECRETS=0`` turns redaction off for everyone (a single-user install).
-
-The pipeline decodes first and redacts last (:mod:`.decode`: JSON string literals, down to
-JSON inside JSON strings, are decoded, matched and encoded again; zero-width characters are
-ignored inside a secret).  The shapes (:mod:`.rules`) follow gitleaks and detect-secrets, plus
-headers, URLs with a password and ``NAME = value`` pairs; literal gates keep it fast
-(:mod:`.engine`).
-
-Limits:
-    * It finds shapes, not meaning: a password in prose, a key with no known prefix outside a
-      ``NAME=value`` pair, or a secret split across messages is not found.
-    * JSON escapes, percent-escapes and HTML character references are decoded, base64 is not;
-      JSON strings are found by their quotes on one line, four levels deep at most.
-    * It errs towards hiding: ``token = request.headers.get(…)`` loses the expression.
-    * A preview cut inside a secret may leave a tail too short to recognise; search snippets
-      are cut from redacted text (``sessions_app.search.redacted``).
-    * It hides values in output, not from SQL: filters, searches and the console must not let
-      a role test a value it cannot read.
+Every path that shows or exports stored text passes it through this package, which replaces
+each secret with a marker such as ``[redacted: openai key]``: decoded first (:mod:`.decode`),
+matched against the shapes of :mod:`.rules` behind literal gates (:mod:`.engine`).  A viewer
+learns nothing of a secret, an analyst its kind, staff its value through an audited reveal;
+``HERMES_REDACT_SECRETS=0`` turns redaction off.  Its limits: ``docs/security.md``.
 """
 
 from __future__ import annotations
@@ -37,8 +16,7 @@ from functools import partial
 
 from django.conf import settings
 
-from .engine import marker, redact_batch
-from .engine import redact_text as _redact_text
+from .engine import marker, redact_batch, redact_text
 from .rules import SECRET_NAME
 
 __all__ = [
@@ -56,14 +34,8 @@ def redaction_enabled() -> bool:
     return bool(settings.HERMES_REDACT_SECRETS)
 
 
-def redact_text(text: str) -> tuple[str, int]:
-    """``text`` with secrets replaced, and how many were replaced (whatever the setting)."""
-    return _redact_text(text)
-
-
-def redact_text_many(texts: Iterable) -> list[tuple[str, int]]:
-    """``[redact_text(t) for t in texts]``, the gates run once over the batch."""
-    return redact_batch(texts, counted=True)
+# ``[redact_text(t) for t in texts]`` (whatever the setting), the gates run once over the batch.
+redact_text_many = partial(redact_batch, counted=True)
 
 
 def redact(text):
@@ -71,7 +43,7 @@ def redact(text):
     non-empty string comes back unchanged)."""
     if not isinstance(text, str) or not text or not redaction_enabled():
         return text
-    return _redact_text(text)[0]
+    return redact_text(text)[0]
 
 
 def redact_many(values: Iterable) -> list:
@@ -89,7 +61,7 @@ def redact_value(value, *, kind: str = "text"):
     if not redaction_enabled():
         return value
     if isinstance(value, str):
-        out = _redact_text(value)[0] if value else value
+        out = redact_text(value)[0] if value else value
         if kind == "json" and out is not value:
             out = _still_json(value, out)
         return out
@@ -107,7 +79,7 @@ _SECRET_KEY = re.compile(SECRET_NAME + r"\Z")
 
 def _redact_structure(value):
     if isinstance(value, str):
-        return _redact_text(value)[0] if value else value
+        return redact_text(value)[0] if value else value
     if isinstance(value, list):
         return [_redact_structure(v) for v in value]
     if isinstance(value, dict):
@@ -115,7 +87,7 @@ def _redact_structure(value):
         for key, item in value.items():
             secret = isinstance(key, str) and _SECRET_KEY.search(key.lower())
             # A key may itself be a token (a map keyed by API keys).
-            key = _redact_text(key)[0] if isinstance(key, str) and key else key
+            key = redact_text(key)[0] if isinstance(key, str) and key else key
             if secret and isinstance(item, (str, int, float)) and not isinstance(item, bool):
                 if not (isinstance(item, str) and item.startswith("[redacted")):
                     item = marker("secret") if item != "" else item

@@ -194,7 +194,7 @@ class SessionTable(KeysetTable):
         exclude = list(kwargs.pop("exclude", ()))
         if not shape.has_column("sessions", "tool_call_count"):
             exclude.append("tool_call_count")
-        # ``annotations``: an annotations_app.columns.AnnotationCells, or None for no columns.
+        # ``annotations``: an annotations_app.listing.AnnotationCells, or None for no columns.
         self.annotations = annotations
         if annotations is None:
             exclude += ["select", "tags", "scores"]

@@ -380,11 +380,11 @@ def test_a_json_column_stays_json_whatever_the_text_redaction_does(monkeypatch):
     encoded again."""
     import redaction as redaction
 
-    real = redaction._redact_text
+    real = redaction.redact_text
     stored = json.dumps({"password": "hunter2 x", "note": "ok"})
     # A text redaction that breaks the document it is given, and only that.
     monkeypatch.setattr(
-        redaction, "_redact_text", lambda text: (text[:-3], 1) if text == stored else real(text)
+        redaction, "redact_text", lambda text: (text[:-3], 1) if text == stored else real(text)
     )
     assert json.loads(redaction.redact_json_text(stored)) == {
         "password": "[redacted: secret]",

@@ -1,11 +1,8 @@
 """The figures of the insights report, each a module that can be changed on its own.
 
-In one pass over the window's sessions (:mod:`.registry`, :mod:`.per_session`): ``platforms``
-(per source, and the overview's totals), ``days`` (per local start day), ``heatmap`` (per
-weekday and hour), ``models`` (Hermes's models table, and the cost per day and model,
-:mod:`.day_models`), ``top_sessions`` (the notable sessions).  Computed apart: roles, tools and
-skills (:mod:`.messages`), usage per activity day (:func:`.days.days_by_activity`), and the
-overview (:mod:`.overview`).
+In one pass over the window's sessions (:mod:`.registry`, :mod:`.per_session`): ``platforms``,
+``days``, ``heatmap``, ``models`` and ``top_sessions``.  Computed apart: roles, tools and
+skills (:mod:`.messages`), usage per activity day and the overview.
 """
 
 from __future__ import annotations
@@ -31,7 +28,7 @@ FIGURES: tuple[Figure, ...] = (
 
 
 def one_pass(
-    scope: Scope, segments: OffsetSegments, meanwhile: Callable[[], T] = lambda: None
+    scope: Scope, segments: OffsetSegments, meanwhile: Callable[[], T]
 ) -> tuple[dict[str, Any], T]:
     """Every figure of :data:`FIGURES`, by name (one statement), and what ``meanwhile`` returns."""
     return compute(scope, segments, FIGURES), meanwhile()

@@ -123,15 +123,20 @@ def _tally(
         for name, count, rows in s.tools:
             tools[name] += count
             tool_rows[name] += rows
-        for skill, loads, edits, last_used in s.skills:
-            entry = skills.setdefault(
-                skill, {"skill": skill, "view_count": 0, "manage_count": 0, "last_used_at": None}
-            )
-            entry["view_count"] += loads
-            entry["manage_count"] += edits
-            times = [t for t in (entry["last_used_at"], last_used) if t is not None]
-            entry["last_used_at"] = max(times, default=None)
+        for skill in s.skills:
+            add_skill(skills, *skill)
     return list(skills.values())
+
+
+def add_skill(skills: dict, skill: str, loads: int, edits: int, last_used: float | None) -> None:
+    """Count a skill's loads and edits (and its last use) into ``skills``' row of it."""
+    entry = skills.setdefault(
+        skill, {"skill": skill, "view_count": 0, "manage_count": 0, "last_used_at": None}
+    )
+    entry["view_count"] += loads
+    entry["manage_count"] += edits
+    times = [t for t in (entry["last_used_at"], last_used) if t is not None]
+    entry["last_used_at"] = max(times, default=None)
 
 
 def tool_breakdown(counts: Counter) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ calls go to its own model.  Without ``session_model_usage`` the table comes from
 sessions' counters.
 
 The pass groups by local start day and full model name, so the same rows also give the daily
-cost by model (:mod:`.day_models`); they are merged by short name here, with one more
+cost by model (:func:`day_costs`); they are merged by short name here, with one more
 statement only when several routes share a short name (a session counts once).
 
 Hermes re-prices usage rows without ``cost_status`` or ``cost_source`` from its price table;
@@ -18,7 +18,9 @@ we have none and use the stored estimate (or $0).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +29,7 @@ from redaction import redact
 from sessions_app.formatting import short_model
 
 from ..window import Scope
-from . import day_models
+from .days import EPOCH_DAY0
 from .per_session import USAGE
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
 
@@ -85,7 +87,7 @@ def decode(scope: Scope, rows: list[Row]) -> ModelFigures:
     names = {full: short_model(redact(full), missing="unknown") for full in fulls}
     return ModelFigures(
         table(scope, [(full, values) for _, full, values in parsed], names),
-        day_models.costs((day, names[full], values["cost"]) for day, full, values in parsed),
+        day_costs((day, names[full], values["cost"]) for day, full, values in parsed),
     )
 
 
@@ -122,6 +124,23 @@ def table(
     for entry in merged.values():
         entry["total_tokens"] = sum(entry[k] for k in TOKEN_KEYS)
     return sorted(merged.values(), key=lambda m: (-m["total_tokens"], -m["sessions"], m["model"]))
+
+
+def day_costs(rows: Iterable[tuple[int | None, str, Any]]) -> list[dict[str, Any]]:
+    """The explorer's ``{"day", "model", "cost"}`` per start day and short model name, non-zero
+    costs only (a session without a start has no day): a day's models add up to its cost in
+    ``days``, a model's days to its cost in the models table."""
+    merged: dict[tuple, float] = {}
+    for day_number, name, cost in rows:
+        if day_number is None:
+            continue
+        day = EPOCH_DAY0 + dt.timedelta(days=int(day_number))
+        merged[(day, name)] = merged.get((day, name), 0.0) + as_float(cost)
+    return [
+        {"day": day.isoformat(), "model": name, "cost": cost}
+        for (day, name), cost in sorted(merged.items())
+        if cost
+    ]
 
 
 FIGURE = Figure("models", parts, decode, usage_rows=True)

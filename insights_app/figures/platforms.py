@@ -1,6 +1,7 @@
 """Figure ``platforms``: the window's sessions per source, with their counters summed.
 
-Hermes's platforms table, and the totals of the overview (the sum over sources).
+Hermes's platforms table, the totals of the overview (the sum over sources), and Hermes's
+overview block made of them and the models table.
 """
 
 from __future__ import annotations
@@ -86,4 +87,44 @@ def totals(platforms: dict[str, dict[str, Any]]) -> dict[str, Any]:
         **out,
         "first_started": min(firsts, default=None),
         "last_started": max(lasts, default=None),
+    }
+
+
+def overview(
+    totals: dict[str, Any], roles: dict[str, int], models: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Hermes's overview block: token and cost totals over models (auxiliary usage included)
+    when there are any, else the sessions' counters."""
+    rows = models or [totals]
+    tokens = {k: sum(as_int(r.get(k)) for r in rows) for k in TOKEN_KEYS}
+    total_tokens = sum(tokens.values())
+    cost = sum(m["cost"] for m in models) if models else totals["cost"]
+    n = totals["sessions"]
+    durations = totals["durations"]
+    return {
+        "total_sessions": n,
+        "total_messages": totals["messages"],
+        "total_tool_calls": totals["tool_calls"],
+        **{f"total_{k}": tokens[k] for k in TOKEN_KEYS},
+        "total_tokens": total_tokens,
+        "estimated_cost": cost,
+        "actual_cost": totals["actual_cost"],
+        "total_hours": totals["duration_sum"] / 3600 if durations else 0,
+        "avg_session_duration": totals["duration_sum"] / durations if durations else 0,
+        "avg_messages_per_session": totals["messages"] / n if n else 0,
+        "avg_tokens_per_session": total_tokens / n if n else 0,
+        "user_messages": roles["user"],
+        "assistant_messages": roles["assistant"],
+        "tool_messages": roles["tool"],
+        "date_range_start": totals["first_started"],
+        "date_range_end": totals["last_started"],
+        "included_cost_sessions": totals["included"],
+        "unknown_cost_sessions": totals["unknown"],
+        # Ours.
+        "total_reasoning_tokens": sum(m["reasoning_tokens"] for m in models),
+        # The sessions' own counters (usage rows may leave reasoning out).
+        "stored_reasoning_tokens": totals["reasoning_tokens"],
+        "total_api_calls": sum(m["api_calls"] for m in models),
+        "stored_messages": roles["stored"],
+        "sessions_with_duration": durations,
     }

@@ -13,18 +13,24 @@ module and list it in :data:`insights_app.figures.FIGURES`.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.backends.sqlite3.base import FORMAT_QMARK_REGEX
+
 from hermes_explorer import store
 
 from ..localtime import OffsetSegments
-from ..window import Scope
-from . import staged
-from .per_session import per_session_cte, usage_cte
+from ..window import Scope, window_chunks
+from .per_session import COLUMNS, per_session, per_session_cte, usage_cte
 
 TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+# The in-memory tables the staged statement reads (:func:`staged_rows`).
+PER_TABLE = "per_rows"
+USAGE_TABLE = "session_model_usage"
 
 # A decoded row: the part's key and its columns by name.
 Row = tuple[Any, dict[str, Any]]
@@ -83,10 +89,10 @@ def statement(
 
 def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -> dict[str, Any]:
     """Every figure's value, by name, from one run of :func:`statement` (over a copy read in
-    short statements, :mod:`.staged`, when the window needs it)."""
+    short statements, :func:`staged_rows`, when the window needs it)."""
     if scope.read_in_chunks:
-        sql, names = statement(scope, segments, figures, per_table=staged.PER_TABLE)
-        found = staged.staged_rows(scope, segments, sql)
+        sql, names = statement(scope, segments, figures, per_table=PER_TABLE)
+        found = staged_rows(scope, segments, sql)
     else:
         sql, names = statement(scope, segments, figures)
         found = store.rows(sql, scope.params)
@@ -95,6 +101,40 @@ def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -
         # zip() stops at the figure's own columns: the NULL padding is dropped.
         rows[name].append((key, dict(zip(names[name], values, strict=False))))
     return {figure.name: figure.decode(scope, rows[figure.name]) for figure in figures}
+
+
+def staged_rows(scope: Scope, segments: OffsetSegments, sql: str) -> list[tuple]:
+    """The rows of the pass ``sql`` over a copy of the window's rows (``PER_TABLE``), on a
+    rollback-journal file: there Hermes cannot commit while our statement runs, so the
+    per-session rows and their usage rows are read in short keyset chunks into a private
+    in-memory database, where the pass runs holding no lock on the state.db (sums are added
+    in another order: a cost may differ in its last binary digits)."""
+    per = per_session(scope, segments)
+    usage = scope.shape.column_order.get(USAGE_TABLE, ()) if scope.has_usage else ()
+    memory = sqlite3.connect(":memory:")
+    try:
+        memory.execute(f"CREATE TABLE {PER_TABLE} ({_names(COLUMNS)})")
+        insert_per = f"INSERT INTO {PER_TABLE} VALUES ({', '.join('?' * len(COLUMNS))})"
+        if usage:
+            memory.execute(f"CREATE TABLE {USAGE_TABLE} ({_names(usage)})")
+            insert_usage = f"INSERT INTO {USAGE_TABLE} VALUES ({', '.join('?' * len(usage))})"
+            read_usage = (
+                f"SELECT {_names(usage)} FROM {USAGE_TABLE}"
+                " WHERE session_id IN (SELECT value FROM json_each(%s))"
+            )
+        for rows in window_chunks(scope, per.columns, join=per.join, grouped=per.grouped):
+            memory.executemany(insert_per, rows)
+            if usage:
+                ids = json.dumps([row[0] for row in rows if row[0] is not None])
+                memory.executemany(insert_usage, store.rows(read_usage, [ids]))
+        # Written for the state.db's connection ("%%"); no parameters remain here.
+        return memory.execute(FORMAT_QMARK_REGEX.sub("?", sql).replace("%%", "%")).fetchall()
+    finally:
+        memory.close()
+
+
+def _names(columns) -> str:
+    return ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
 
 
 def as_int(value) -> int:

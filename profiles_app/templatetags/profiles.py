@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from django import template
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch
 
-from profiles_app.links import in_store
+from profiles_app.links import store_reverse
 
 register = template.Library()
 
@@ -13,6 +13,6 @@ register = template.Library()
 @register.simple_tag
 def store_url(viewname, *args, store=None):
     try:
-        return in_store(reverse(viewname, args=list(args)), store)
+        return store_reverse(viewname, args, store)
     except NoReverseMatch:
         return ""
