@@ -119,10 +119,6 @@ class Session(HermesModel):
 
     # Display helpers (no queries).
     @property
-    def started(self) -> datetime | None:
-        return from_epoch(self.started_at)
-
-    @property
     def ended(self) -> datetime | None:
         return from_epoch(self.ended_at)
 
@@ -194,10 +190,6 @@ class Message(HermesModel):
 
     def __str__(self) -> str:
         return f"{self.role} #{self.id} in {self.session_id}"
-
-    @property
-    def when(self) -> datetime | None:
-        return from_epoch(self.timestamp)
 
     @property
     def visibility(self) -> str:

@@ -7,7 +7,6 @@ or counts.  Cells are f-strings of escaped values, not hundreds of small templat
 
 from __future__ import annotations
 
-import functools
 import inspect
 from html import escape
 
@@ -34,12 +33,6 @@ from .templatetags.explorer import (
 )
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
-
-
-@functools.lru_cache(maxsize=256)
-def _parameters(function) -> frozenset[str]:
-    # Cached per function: signature inspection costs more than a row.
-    return frozenset(inspect.signature(function).parameters)
 
 
 _PLANS: dict[tuple, tuple] = {}
@@ -79,7 +72,7 @@ class KeysetTable(tables.Table):
 
     def _column_plan(self, bound) -> tuple:
         render = getattr(type(self), f"render_{bound.name}", None)
-        takes = _parameters(render) if render else frozenset()
+        takes = inspect.signature(render).parameters if render else {}
         td = bound.attrs["td"]
         return (
             format_html("<td {}>", td.as_html()) if td else mark_safe("<td>"),
