@@ -28,18 +28,15 @@ response).  The names imported below are the API other views call.
 """
 
 from .chunks import keyset_chunks
-from .csv_fast import FORMULA_STARTS, csv_lines, neutralise_formula
+from .csv_fast import csv_lines, neutralise_formula
 from .encoders import json_text
 from .http import buffered, invalid_filters_response, stream_export
-from .isotime import iso_converter
 from .plans import (
     TablePlan,
     export_messages,
     export_session_list,
-    export_sessions,
     message_rows,
     session_rows,
-    table_plan,
 )
 from .request import (
     export_filename,
@@ -56,18 +53,14 @@ __all__ = [
     "export_filename",
     "export_messages",
     "export_session_list",
-    "export_sessions",
     "invalid_filters_response",
-    "iso_converter",
     "json_text",
     "keyset_chunks",
     "message_rows",
     "neutralise_formula",
-    "FORMULA_STARTS",
     "requested_format",
     "session_rows",
     "stream_export",
-    "table_plan",
     "wants_preview",
     "wants_raw",
     "wants_spreadsheet",
