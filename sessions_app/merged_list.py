@@ -78,13 +78,6 @@ def ran_out_note(store: Store) -> str:
     return gettext("Profile %(profile)s ran out of time for this filter.") % {"profile": store.name}
 
 
-def profile_column() -> tuple[str, tables.Column]:
-    return (
-        "profile",
-        tables.Column(accessor="store_name", verbose_name=gettext_lazy("Profile"), orderable=False),
-    )
-
-
 class KeyRow(dict):
     """One row of a store as the merge sees it: key values and primary key (a dict with a
     ``store`` attribute)."""
@@ -205,7 +198,10 @@ class MergedListMixin:
     def get_table_kwargs(self):
         kwargs = super().get_table_kwargs()
         if self.merged_parts is not None:
-            kwargs["extra_columns"] = [profile_column()]
+            column = tables.Column(
+                accessor="store_name", verbose_name=gettext_lazy("Profile"), orderable=False
+            )
+            kwargs["extra_columns"] = [("profile", column)]
             kwargs["sequence"] = ("profile", "...")
         return kwargs
 

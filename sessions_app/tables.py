@@ -261,10 +261,6 @@ class SessionTable(KeysetTable):
 
 
 # Messages ---------------------------------------------------------------------------------
-def no_time() -> SafeString:
-    return format_html('<span class="muted">{}</span>', gettext("no time"))
-
-
 class MessageTable(KeysetTable):
     """One row per message; "Time" sorts by id (insertion order, the only order an index
     answers on the whole table).  Links are set beforehand (``links.link_message_rows``)."""
@@ -297,7 +293,7 @@ class MessageTable(KeysetTable):
         super().__init__(*args, **kwargs)
         # The same words on every row: looked up once per page.
         self._copy_words = (escape(gettext("Copy message id")), escape(gettext("Copy")))
-        self._no_time = no_time()
+        self._no_time = format_html('<span class="muted">{}</span>', gettext("no time"))
 
     def render_id(self, record):
         mid = escape(str(record.id))

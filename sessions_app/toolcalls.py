@@ -19,7 +19,7 @@ is a call, named by its ``tool_name``, untimed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 from hermes_explorer import store
 
@@ -67,16 +67,8 @@ class CallSQL:
 
     @property
     def columns(self) -> str:
-        return ", ".join(
-            (
-                self.name,
-                self.seconds,
-                self.together,
-                self.active,
-                self.compacted,
-                self.display_kind,
-            )
-        )
+        """Every column, in field order (after ``joins`` and ``where``)."""
+        return ", ".join(astuple(self)[2:])
 
 
 def call_sql(shape=None, t: str = "t", a: str = "a", outer: bool = False) -> CallSQL:

@@ -166,7 +166,7 @@ def table_plan(
     fields = list(fields)
     sources = sources or {}
     selected = [sources.get(f, f) for f in fields]
-    names = _with_keys(selected, keyset)
+    names = selected + [k for k, _ in keyset.keys if k not in selected]
     count = len(fields)
     times = frozenset(i for i, f in enumerate(fields) if f in TIME_FIELDS)
     redacted = set(redacted)
@@ -209,10 +209,6 @@ def _present(queryset, fields: Sequence[str], virtual: Iterable[str] = ()) -> li
     meta = queryset.model._meta
     virtual = set(virtual)
     return [f for f in fields if f in virtual or queryset.has_column(meta.get_field(f).column)]
-
-
-def _with_keys(names: list[str], keyset: Keyset) -> list[str]:
-    return names + [k for k, _ in keyset.keys if k not in names]
 
 
 def _stream_plan(request, plan: TablePlan, fmt: str, filename: str, *, preview: bool = False):
