@@ -10,10 +10,8 @@ metadata (:func:`metadata_columns`) is shown, filtered and sorted redacted for e
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, replace
 
-from django.apps import apps
 from django.http import QueryDict
 
 from accounts_app import audit
@@ -21,7 +19,7 @@ from accounts_app.models import AuditEvent
 from accounts_app.roles import can_reveal, can_see_content, can_use_sql
 from hermes_explorer.hermes_db.catalog import TableInfo
 from redaction import redact, redact_many
-from sessions_app.models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS, MetadataText
+from sessions_app.models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS, metadata_columns
 
 from .operators import PRESENCE_OPS, column_and_op, is_filter_key, is_search_key
 from .params import FACET_TYPES
@@ -47,18 +45,6 @@ def sort_column(table: str, value: str) -> str:
     if value == "rowid" and table == "messages":
         return "id"
     return value
-
-
-@functools.cache
-def metadata_columns(table: str) -> frozenset[str]:
-    """Free-text metadata columns: shown to every role redacted, and filtered redacted too."""
-    return frozenset(
-        f.column
-        for model in apps.get_app_config("sessions_app").get_models()
-        if model._meta.db_table == table
-        for f in model._meta.concrete_fields
-        if isinstance(f, MetadataText)
-    )
 
 
 def hidden_columns(table: str, user) -> frozenset[str]:
