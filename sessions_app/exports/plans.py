@@ -223,18 +223,6 @@ def _stream_plan(request, plan: TablePlan, fmt: str, filename: str, *, preview: 
     )
 
 
-def export_sessions(
-    request, queryset, keyset: Keyset, *, filename_bits=(), extend=None
-) -> StreamingHttpResponse:
-    """The sessions of ``queryset`` in ``keyset`` order, every column this file has;
-    ``extend`` (plan → plan) adds another app's columns."""
-    fmt = requested_format(request) or "csv"
-    plan = session_rows(queryset, keyset)
-    if extend is not None:
-        plan = extend(plan)
-    return _stream_plan(request, plan, fmt, export_filename("sessions", filename_bits, fmt))
-
-
 def session_rows(queryset, keyset: Keyset) -> TablePlan:
     """The plan of a session export: every column this file has, in ``keyset`` order."""
     qs = queryset
@@ -292,10 +280,13 @@ def export_messages(
 
 
 def export_session_list(request, filterset, keyset: Keyset, *, extend=None):
-    """``/sessions/?…&_export=``: the page's filterset, sort and table queryset, all pages."""
+    """``/sessions/?…&_export=``: the page's filterset, sort and table queryset, all pages,
+    every column this file has; ``extend`` (plan → plan) adds another app's columns."""
     if filterset.is_bound and not filterset.is_valid():
         return invalid_filters_response(filterset.form)
-    qs = sessions_for_table(filterset.qs, sort=keyset.name)
-    return export_sessions(
-        request, qs, keyset, filename_bits=session_filename_bits(filterset), extend=extend
-    )
+    fmt = requested_format(request) or "csv"
+    plan = session_rows(sessions_for_table(filterset.qs, sort=keyset.name), keyset)
+    if extend is not None:
+        plan = extend(plan)
+    filename = export_filename("sessions", session_filename_bits(filterset), fmt)
+    return _stream_plan(request, plan, fmt, filename)
