@@ -30,8 +30,6 @@ from .errors import ApiError
 from .params import as_boolean, first
 from .tokens import key_path
 
-SHAPES = ("arrays", "objects", "object", "array", "arrayfirst")
-
 
 class Encoder(json.JSONEncoder):
     def default(self, o):
