@@ -14,6 +14,7 @@ A store that fails is named in a note; the others are shown.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import math
 import os
@@ -38,11 +39,8 @@ def merged_choices(parts: list[Store]) -> list[tuple[str, str]]:
     """The sources of every store, for the search form's source filter."""
     found: set[str] = set()
     for store in parts:
-        try:
-            with registry.using(store):
-                found.update(distinct_values("source"))
-        except (DatabaseError, sqlite3.Error):
-            continue
+        with contextlib.suppress(DatabaseError, sqlite3.Error), registry.using(store):
+            found.update(distinct_values("source"))
     return [(s, s) for s in sorted(found)]
 
 
