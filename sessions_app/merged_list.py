@@ -26,13 +26,8 @@ from .selectors import COUNT_CAP, CappedCount
 
 def requested_profiles(request) -> list[str]:
     """The names of ``?profile=`` (repeated, or comma-separated), in order, once each."""
-    names: list[str] = []
-    for value in request.GET.getlist("profile"):
-        for name in value.split(","):
-            name = name.strip()
-            if name and name not in names:
-                names.append(name)
-    return names
+    names = (n.strip() for value in request.GET.getlist("profile") for n in value.split(","))
+    return list(dict.fromkeys(n for n in names if n))
 
 
 def chosen_stores(request, notes: list[str] | None = None) -> list[Store] | None:
