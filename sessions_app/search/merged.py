@@ -48,7 +48,7 @@ def decode_positions(token: str | None) -> dict[str, int] | None:
     if not token:
         return {}
     try:
-        positions = signing.loads(token, salt=SALT)
+        positions = signing.Signer(salt=SALT, sep=".").unsign_object(token)
     except signing.BadSignature:
         return None
     if not isinstance(positions, dict) or not all(
@@ -169,5 +169,5 @@ def _newest(req, parts, pos, result: SearchResult, many: bool) -> SearchResult:
             following[name] = last_taken[name]
     more = bool(leftover) or any(further[n] for n in further if n not in leftover)
     result.next_before = None
-    result.next_pos = signing.dumps(following, salt=SALT) if more else None
+    result.next_pos = signing.Signer(salt=SALT, sep=".").sign_object(following) if more else None
     return result
