@@ -21,7 +21,6 @@ class NamedQuery:
     description: str = ""
     canned: bool = True
     created_by: str = ""
-    pk: int | None = None
 
 
 CANNED_QUERIES: tuple[NamedQuery, ...] = (
@@ -114,7 +113,6 @@ def _from_saved(saved: SavedQuery) -> NamedQuery:
         description=saved.description,
         canned=False,
         created_by=saved.created_by.get_username() if saved.created_by else "",
-        pk=saved.pk,
     )
 
 

@@ -72,6 +72,13 @@ class ConsoleForm(forms.Form):
 
 
 class SaveQueryForm(forms.ModelForm):
+    slug = forms.SlugField(
+        max_length=80,
+        required=False,
+        label=gettext_lazy("Slug"),
+        help_text=gettext_lazy("Used in the link /sql/?query=<slug>; made from the name if empty."),
+    )
+
     class Meta:
         model = SavedQuery
         fields = ["name", "slug", "description", "sql"]
@@ -81,18 +88,8 @@ class SaveQueryForm(forms.ModelForm):
         }
         labels = {
             "name": gettext_lazy("Name"),
-            "slug": gettext_lazy("Slug"),
             "description": gettext_lazy("Description"),
         }
-        help_texts = {
-            "slug": gettext_lazy(
-                "Used in the link /sql/?query=<slug>; made from the name if empty."
-            )
-        }
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["slug"].required = False
 
     def clean_sql(self):
         sql = self.cleaned_data["sql"]

@@ -17,7 +17,6 @@ statement runs in a fresh child process (``child.py``):
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
@@ -99,16 +98,13 @@ def run(
     convert: Callable[[list], list] | None = None,
 ) -> Result:
     """Run ``sql`` for the page: every row (few, cut), each batch through ``convert``."""
-    check_statement(sql)
     started = time.monotonic()
     rows: list = []
-    with _slot(), _noted(limits), _Child(sql, params, path=path, limits=limits) as child:
-        columns = child.columns()
-        for payload in child.row_frames():
-            batch = json.loads(payload)["rows"]
-            rows.extend(convert(batch) if convert else batch)
+    child = _execute(
+        sql, params, path, limits, lambda p: rows.extend((convert or list)(json.loads(p)["rows"]))
+    )
     return Result(
-        columns=columns,
+        columns=child.column_names,
         rows=rows,
         truncated=bool(child.truncated),
         elapsed_ms=round((time.monotonic() - started) * 1000, 1),
@@ -134,41 +130,36 @@ class Spooled:
 
 def spool(sql: str, params: dict[str, str], *, path: str, limits: Limits) -> Spooled:
     """Run ``sql`` for a download: its rows go to a temporary file (see the module docstring)."""
-    check_statement(sql)
     file = tempfile.TemporaryFile(prefix="hermes-console-")
     try:
-        with _slot(), _noted(limits), _Child(sql, params, path=path, limits=limits) as child:
-            columns = child.columns()
-            for payload in child.row_frames():
-                file.write(len(payload).to_bytes(4, "big"))
-                file.write(payload)
+        child = _execute(
+            sql, params, path, limits, lambda p: file.write(len(p).to_bytes(4, "big") + p)
+        )
     except BaseException:
         file.close()
         raise
     file.seek(0)
-    return Spooled(columns=columns, truncated=child.truncated, file=file)
+    return Spooled(columns=child.column_names, truncated=child.truncated, file=file)
 
 
-@contextlib.contextmanager
-def _noted(limits: Limits) -> Iterator[None]:
-    """Say ``limits.timeout_note`` with a time-out."""
+def _execute(sql: str, params: dict[str, str], path: str, limits: Limits, take) -> _Child:
+    """Run ``sql`` in a child, holding one of the host's ``HERMES_SQL_CONCURRENCY`` console
+    slots (ConsoleBusy when none is free): ``take(frame)`` for each encoded rows frame; a
+    time-out says ``limits.timeout_note``."""
+    check_statement(sql)
     try:
-        yield
+        with host_slots.slot("console", settings.HERMES_SQL_CONCURRENCY):
+            with _Child(sql, params, path=path, limits=limits) as child:
+                child.column_names = child.columns()
+                for payload in child.row_frames():
+                    take(payload)
+    except host_slots.Busy as busy:
+        raise ConsoleBusy(busy.count) from None
     except ConsoleTimeout as exc:
         if not limits.timeout_note:
             raise
         raise ConsoleTimeout(exc.budget, limits.timeout_note) from None
-
-
-# Concurrency -----------------------------------------------------------------------------------
-@contextlib.contextmanager
-def _slot() -> Iterator[None]:
-    """Hold one of the host's ``HERMES_SQL_CONCURRENCY`` console slots, or raise ConsoleBusy."""
-    try:
-        with host_slots.slot("console", settings.HERMES_SQL_CONCURRENCY):
-            yield
-    except host_slots.Busy as busy:
-        raise ConsoleBusy(busy.count) from None
+    return child
 
 
 # The child -------------------------------------------------------------------------------------
@@ -178,6 +169,7 @@ class _Child:
     def __init__(self, sql: str, params: dict[str, str], *, path: str, limits: Limits):
         self.sql, self.limits = sql, limits
         self.truncated: str | bool = False
+        self.column_names: list[str] = []
         self.row_cap: int | None = None
         self.deadline = time.monotonic() + limits.timeout + KILL_GRACE
         self._buffer = bytearray()

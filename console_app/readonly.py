@@ -135,11 +135,9 @@ class ReadOnlyAuthorizer:
         if action == sqlite3.SQLITE_SELECT:
             self.reading = True
             return None
-        if action == sqlite3.SQLITE_READ:
-            if (arg1 or "").lower() == CJK_TABLE:
-                return CJK_EXPLANATION
-            return None
-        if action == sqlite3.SQLITE_RECURSIVE:
+        if action == sqlite3.SQLITE_READ and (arg1 or "").lower() == CJK_TABLE:
+            return CJK_EXPLANATION
+        if action in (sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE):
             return None
         if action == sqlite3.SQLITE_FUNCTION:
             name = (arg2 or "").lower()

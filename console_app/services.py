@@ -59,30 +59,17 @@ def statement_limits(timeout: float, **limits) -> isolation.Limits:
     return isolation.Limits(timeout=budget, timeout_note=note, **limits)
 
 
-def page_limits() -> isolation.Limits:
-    return statement_limits(
-        settings.HERMES_SQL_TIMEOUT,
-        max_rows=settings.HERMES_SQL_MAX_ROWS,
-        max_bytes=settings.HERMES_SQL_MAX_BYTES,
-        cell_chars=CELL_CHARS,
-        max_cells=MAX_CELLS,
-    )
-
-
-def export_limits() -> isolation.Limits:
-    return statement_limits(
-        settings.HERMES_EXPORT_CHUNK_TIMEOUT,
-        max_rows=settings.HERMES_SQL_EXPORT_MAX_ROWS,
-        max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES,
-    )
-
-
 def run_for_page(request, sql: str, params: dict[str, str]) -> Outcome:
     """Run ``sql`` under the page's limits (audited, whatever happens)."""
     try:
-        result = isolation.run(
-            sql, params, path=store.name(), limits=page_limits(), convert=display_rows
+        limits = statement_limits(
+            settings.HERMES_SQL_TIMEOUT,
+            max_rows=settings.HERMES_SQL_MAX_ROWS,
+            max_bytes=settings.HERMES_SQL_MAX_BYTES,
+            cell_chars=CELL_CHARS,
+            max_cells=MAX_CELLS,
         )
+        result = isolation.run(sql, params, path=store.name(), limits=limits, convert=display_rows)
     except ConsoleError as exc:
         CONSOLE_RUNS.labels("refused").inc()
         return Outcome.failed(exc)
@@ -105,7 +92,12 @@ def export_response(
     """The result of ``sql`` as a download (audited; formulas defused unless ``raw``);
     raises ConsoleError when it cannot run."""
     try:
-        spooled = isolation.spool(sql, params, path=store.name(), limits=export_limits())
+        limits = statement_limits(
+            settings.HERMES_EXPORT_CHUNK_TIMEOUT,
+            max_rows=settings.HERMES_SQL_EXPORT_MAX_ROWS,
+            max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES,
+        )
+        spooled = isolation.spool(sql, params, path=store.name(), limits=limits)
     finally:
         record_run(request, sql, params)
     response = stream_export(

@@ -145,11 +145,11 @@ def _link(links: TranscriptLinks, table: str, column: str, value, row, at: dict)
     return None
 
 
-def _to_session(session_id: str) -> HttpResponse:
+def _redirect(name: str, args: list, missing: str) -> HttpResponse:
     try:
-        return redirect(store_reverse("sessions:detail", [session_id]))
+        return redirect(store_reverse(name, args))
     except NoReverseMatch as exc:
-        raise Http404(gettext("No such session.")) from exc
+        raise Http404(missing) from exc
 
 
 def _to_message(message_id: str) -> HttpResponse:
@@ -160,10 +160,8 @@ def _to_message(message_id: str) -> HttpResponse:
     message = Message.objects.only("id", "session").filter(pk=pk).first()
     if message is None:
         raise Http404(gettext("No such message in this state.db."))
-    try:
-        return redirect(store_reverse("sessions:message", [message.session_id, message.id]))
-    except NoReverseMatch as exc:
-        raise Http404(gettext("This message's session id cannot be linked.")) from exc
+    missing = gettext("This message's session id cannot be linked.")
+    return _redirect("sessions:message", [message.session_id, message.id], missing)
 
 
 @require_safe
@@ -173,7 +171,7 @@ def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> Ht
         return api_views.row(request, table, pk)
     pk = tilde_decode(pk)
     if table == "sessions":
-        return _to_session(pk)
+        return _redirect("sessions:detail", [pk], gettext("No such session."))
     if table == "messages":
         return _to_message(pk)
     raise Http404(

@@ -74,36 +74,30 @@ def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
 def _candidate_ids(now: float, minutes: int) -> list[str]:
     shape = store.shape()
     since = now - minutes * 60
-    open_since = now - OPEN_HORIZON
-    queries = []
     if shape.has_column("sessions", "last_activity_at"):
-        queries.append(
-            (
-                "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) >= %s "
-                "ORDER BY COALESCE(last_activity_at, started_at) DESC LIMIT %s",
-                [since, LIMIT],
-            )
+        rows = store.rows(
+            "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) >= %s "
+            "ORDER BY COALESCE(last_activity_at, started_at) DESC LIMIT %s",
+            [since, LIMIT],
+            BUDGET,
         )
     else:
-        queries.append(
-            (
-                "SELECT session_id FROM messages WHERE id > "
-                "(SELECT COALESCE(MAX(id), 0) FROM messages) - %s "
-                "GROUP BY session_id HAVING MAX(timestamp) >= %s "
-                "ORDER BY MAX(timestamp) DESC LIMIT %s",
-                [RECENT_MESSAGE_IDS, since, LIMIT],
-            )
+        rows = store.rows(
+            "SELECT session_id FROM messages WHERE id > "
+            "(SELECT COALESCE(MAX(id), 0) FROM messages) - %s "
+            "GROUP BY session_id HAVING MAX(timestamp) >= %s "
+            "ORDER BY MAX(timestamp) DESC LIMIT %s",
+            [RECENT_MESSAGE_IDS, since, LIMIT],
+            BUDGET,
         )
     if shape.has_column("sessions", "ended_at"):
-        queries.append(
-            (
-                "SELECT id FROM sessions WHERE started_at >= %s AND ended_at IS NULL "
-                "ORDER BY started_at DESC LIMIT %s",
-                [open_since, LIMIT],
-            )
+        rows += store.rows(
+            "SELECT id FROM sessions WHERE started_at >= %s AND ended_at IS NULL "
+            "ORDER BY started_at DESC LIMIT %s",
+            [now - OPEN_HORIZON, LIMIT],
+            BUDGET,
         )
-    ids = [r[0] for sql, params in queries for r in store.rows(sql, params, BUDGET)]
-    return list(dict.fromkeys(ids))
+    return list(dict.fromkeys(r[0] for r in rows))
 
 
 def _session_rows(ids: list[str]) -> list[LiveSession]:

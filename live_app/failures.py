@@ -1,18 +1,9 @@
-"""What went wrong: failures as Hermes records them, counted by tool, model, source and day.
+"""What went wrong: failures as Hermes records them (``docs/failures.md``), counted by tool,
+model, source and day.
 
-Hermes stores no "failed" flag; a failure is read from what it stores (``docs/failures.md``):
-a ``tool`` result that is an error (a JSON ``"error"``, ``"success": false``, a non-zero
-``"exit_code"``, or text starting with ``Error``), an ``assistant`` row whose
-``finish_reason`` is ``length``, ``content_filter`` or ``error``, and a session whose
-``end_reason`` names an error or a timeout.
-
-No index serves the message side, so it is scanned in fixed blocks of message ids (a block is
-a stretch of time).  Each block's counts, by hour, source, model, tool and kind, are kept as a
-row of the app's database (:class:`~live_app.models.FailureBlock`, keyed by the file and the
-block) with the id read up to; ``failures_warm`` fills them ahead, a later view reads only the
-ids appended since, and a window adds up the blocks it covers.  Each group also keeps the ids of its
-failing messages: the list behind any count (:func:`failing_messages`, the page's list and its
-one-row-per-failure export) is those ids read by primary key, from the same classification.
+The message side is scanned in fixed blocks of message ids whose counts (and failing ids) are
+kept as :class:`~live_app.models.FailureBlock` rows, completed with what was appended since;
+a window adds up the blocks it covers, and the list behind a count reads those ids by key.
 """
 
 from __future__ import annotations

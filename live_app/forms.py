@@ -23,19 +23,14 @@ class FailuresForm(forms.Form):
     mpos = forms.CharField(required=False)
     spos = forms.CharField(required=False)
 
-    def _positions(self, name: str) -> dict:
-        try:
-            return across.positions(self.cleaned_data.get(name) or "")
-        except signing.BadSignature:
-            raise forms.ValidationError(
-                gettext("This page link is damaged; showing the first page.")
-            ) from None
-
-    def clean_mpos(self) -> dict:
-        return self._positions("mpos")
-
-    def clean_spos(self) -> dict:
-        return self._positions("spos")
+    def clean(self):
+        data = super().clean()
+        for name in ("mpos", "spos"):
+            try:
+                data[name] = across.positions(data.get(name) or "")
+            except signing.BadSignature:
+                self.add_error(name, gettext("This page link is damaged; showing the first page."))
+        return data
 
     def filters(self) -> Filters:
         """The filters of the valid fields (the defaults for the others)."""

@@ -9,7 +9,7 @@ from django.core.cache import cache
 from hermes_explorer import store
 from redaction import redact
 
-from .models import METADATA_TEXT_COLUMNS
+from .models import metadata_columns
 
 FACET_TTL = 300
 FACET_LIMIT = 500
@@ -36,7 +36,7 @@ def distinct_values(column: str, *, table: str = "sessions") -> list[str]:
             f'WHERE "{column}" IS NOT NULL AND "{column}" != \'\' LIMIT {FACET_LIMIT}'
         )
         values = {str(row[0]) for row in cursor.fetchall()}
-        if table == "sessions" and column in METADATA_TEXT_COLUMNS:
+        if table == "sessions" and column in metadata_columns(table):
             # Free text shown to every role: a pasted key never reaches a filter's choices.
             values = {redact(v) for v in values}
         return sorted(values)

@@ -60,7 +60,7 @@ class OpenMultipleChoiceFilter(django_filters.MultipleChoiceFilter):
 
 
 class SchemaAwareFilterSet(django_filters.FilterSet):
-    """Drops filters whose column this file does not have."""
+    """Drops filters whose column this file does not have, and offers the file's sources."""
 
     # filter name → column it needs (only where the name differs or the column is optional)
     needs_column: dict[str, str] = {}
@@ -72,6 +72,7 @@ class SchemaAwareFilterSet(django_filters.FilterSet):
         for name, column in self.needs_column.items():
             if name in self.filters and not shape.has_column(table, column):
                 del self.filters[name]
+        self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
 
 
 def date_from(queryset, name, value):
@@ -256,10 +257,6 @@ class SessionFilter(SchemaAwareFilterSet):
             return queryset.filter(**{value: 1})
         return queryset.none()
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
-
     # When the page walks the started_at index (time sorts), a common source is cheaper to
     # check row by row along that index than to collect and sort through the source index.
     time_ordered = True
@@ -363,7 +360,6 @@ class MessageFilter(SchemaAwareFilterSet):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
         role = (self.data.get("role") or "") if self.data else ""
         self.filters["role"].extra["choices"] = role_choices(role)
         shape = self.queryset.shape

@@ -34,6 +34,11 @@ class KeysetTableView(SingleTableMixin, FilterView):
     table_pagination = False  # the keyset page is the pagination
     strict = False
 
+    def get_filterset_kwargs(self, filterset_class):
+        # Always bound, so the defaults (visibility, archived and hidden left out) apply
+        # without a filter given.
+        return {**super().get_filterset_kwargs(filterset_class), "data": self.request.GET}
+
     def get_sorts(self) -> dict[str, Keyset]:
         raise NotImplementedError
 

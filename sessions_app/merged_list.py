@@ -26,13 +26,8 @@ from .selectors import COUNT_CAP, CappedCount
 
 def requested_profiles(request) -> list[str]:
     """The names of ``?profile=`` (repeated, or comma-separated), in order, once each."""
-    names: list[str] = []
-    for value in request.GET.getlist("profile"):
-        for name in value.split(","):
-            name = name.strip()
-            if name and name not in names:
-                names.append(name)
-    return names
+    names = (n.strip() for value in request.GET.getlist("profile") for n in value.split(","))
+    return list(dict.fromkeys(n for n in names if n))
 
 
 def chosen_stores(request, notes: list[str] | None = None) -> list[Store] | None:
@@ -76,13 +71,6 @@ def sum_counts(counts: list[CappedCount], cap: int = COUNT_CAP) -> CappedCount:
 
 def ran_out_note(store: Store) -> str:
     return gettext("Profile %(profile)s ran out of time for this filter.") % {"profile": store.name}
-
-
-def profile_column() -> tuple[str, tables.Column]:
-    return (
-        "profile",
-        tables.Column(accessor="store_name", verbose_name=gettext_lazy("Profile"), orderable=False),
-    )
 
 
 class KeyRow(dict):
@@ -205,7 +193,10 @@ class MergedListMixin:
     def get_table_kwargs(self):
         kwargs = super().get_table_kwargs()
         if self.merged_parts is not None:
-            kwargs["extra_columns"] = [profile_column()]
+            column = tables.Column(
+                accessor="store_name", verbose_name=gettext_lazy("Profile"), orderable=False
+            )
+            kwargs["extra_columns"] = [("profile", column)]
             kwargs["sequence"] = ("profile", "...")
         return kwargs
 

@@ -11,6 +11,7 @@ import functools
 import json
 from datetime import datetime
 
+from django.apps import apps
 from django.db import models
 
 from hermes_explorer import store
@@ -119,10 +120,6 @@ class Session(HermesModel):
 
     # Display helpers (no queries).
     @property
-    def started(self) -> datetime | None:
-        return from_epoch(self.started_at)
-
-    @property
     def ended(self) -> datetime | None:
         return from_epoch(self.ended_at)
 
@@ -196,10 +193,6 @@ class Message(HermesModel):
         return f"{self.role} #{self.id} in {self.session_id}"
 
     @property
-    def when(self) -> datetime | None:
-        return from_epoch(self.timestamp)
-
-    @property
     def visibility(self) -> str:
         """live, compacted (archived by compaction), rewound, or hidden scaffolding."""
         return kind_of(self.active, self.compacted, self.display_kind)
@@ -224,11 +217,6 @@ SECRET_SESSION_COLUMNS = ("system_prompt", "model_config", "origin_json")
 
 
 # Hermes's token counters, on sessions and on usage rows; a "total" is the first four.
-# The session columns read as MetadataText (redacted for every role), derived from the fields.
-METADATA_TEXT_COLUMNS = frozenset(
-    f.column for f in Session._meta.concrete_fields if isinstance(f, MetadataText)
-)
-
 TOKEN_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 USAGE_COUNTERS = (*TOKEN_COUNTERS, "reasoning_tokens")
 
@@ -287,3 +275,16 @@ class SessionModelUsage(UsageCounters):
     @property
     def model_short(self) -> str:
         return short_model(self.model)
+
+
+@functools.cache
+def metadata_columns(table: str) -> frozenset[str]:
+    """The :class:`MetadataText` columns of a state.db table: free text shown to every role,
+    redacted, and filtered and sorted on its redacted value."""
+    return frozenset(
+        f.column
+        for model in apps.get_app_config("sessions_app").get_models()
+        if model._meta.db_table == table
+        for f in model._meta.concrete_fields
+        if isinstance(f, MetadataText)
+    )

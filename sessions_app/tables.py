@@ -7,7 +7,6 @@ or counts.  Cells are f-strings of escaped values, not hundreds of small templat
 
 from __future__ import annotations
 
-import functools
 import inspect
 from html import escape
 
@@ -34,12 +33,6 @@ from .templatetags.explorer import (
 )
 
 NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
-
-
-@functools.lru_cache(maxsize=256)
-def _parameters(function) -> frozenset[str]:
-    # Cached per function: signature inspection costs more than a row.
-    return frozenset(inspect.signature(function).parameters)
 
 
 _PLANS: dict[tuple, tuple] = {}
@@ -79,7 +72,7 @@ class KeysetTable(tables.Table):
 
     def _column_plan(self, bound) -> tuple:
         render = getattr(type(self), f"render_{bound.name}", None)
-        takes = _parameters(render) if render else frozenset()
+        takes = inspect.signature(render).parameters if render else {}
         td = bound.attrs["td"]
         return (
             format_html("<td {}>", td.as_html()) if td else mark_safe("<td>"),
@@ -268,10 +261,6 @@ class SessionTable(KeysetTable):
 
 
 # Messages ---------------------------------------------------------------------------------
-def no_time() -> SafeString:
-    return format_html('<span class="muted">{}</span>', gettext("no time"))
-
-
 class MessageTable(KeysetTable):
     """One row per message; "Time" sorts by id (insertion order, the only order an index
     answers on the whole table).  Links are set beforehand (``links.link_message_rows``)."""
@@ -304,7 +293,7 @@ class MessageTable(KeysetTable):
         super().__init__(*args, **kwargs)
         # The same words on every row: looked up once per page.
         self._copy_words = (escape(gettext("Copy message id")), escape(gettext("Copy")))
-        self._no_time = no_time()
+        self._no_time = format_html('<span class="muted">{}</span>', gettext("no time"))
 
     def render_id(self, record):
         mid = escape(str(record.id))

@@ -1,25 +1,14 @@
-"""What a tool call is, in SQL, once for every page that counts or times calls
-(``docs/tool-calls.md``).
+"""What a tool call is, in SQL, once for every page that counts or times calls (the definition
+and its reasons: ``docs/tool-calls.md``).
 
-A call is a ``tool`` row (the result) answering a call of an assistant row: the nearest earlier
-assistant row of its session whose ``tool_calls`` JSON (a list of calls, or one call) holds an
-object whose ``id`` is the result's ``tool_call_id``.  It is named by the result's
-``tool_name``, or else by that call's function name (CLI rows), or ``?``.  Its time is the
-result's ``timestamp`` minus the assistant row's; the calls of one assistant row run together.
-
-A call counts once however many copies compaction made of its result: an inactive row with a
-``message_uid`` is left out when its session holds a live row with that uid, or an earlier row
-with it.  Rewound and hidden results count (the tool ran and took its time); each result
-carries its row's ``active``, ``compacted`` and ``display_kind`` so a page can show only the
-kinds its toggles show (:func:`sessions_app.visibility.kind_of`).
-
-A file without ``tool_call_id`` cannot pair a result with its call: there every ``tool`` row
-is a call, named by its ``tool_name``, untimed.
+A call is a ``tool`` row answering the nearest earlier assistant row of its session whose
+``tool_calls`` holds its ``tool_call_id``; it counts once however many copies compaction made.
+A file without ``tool_call_id`` counts every ``tool`` row as an untimed call.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
 from hermes_explorer import store
 
@@ -67,16 +56,8 @@ class CallSQL:
 
     @property
     def columns(self) -> str:
-        return ", ".join(
-            (
-                self.name,
-                self.seconds,
-                self.together,
-                self.active,
-                self.compacted,
-                self.display_kind,
-            )
-        )
+        """Every column, in field order (after ``joins`` and ``where``)."""
+        return ", ".join(astuple(self)[2:])
 
 
 def call_sql(shape=None, t: str = "t", a: str = "a", outer: bool = False) -> CallSQL:

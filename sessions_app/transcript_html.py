@@ -26,10 +26,6 @@ BODY_HEAD = 3000
 _v = text_html
 
 
-def _slug(value) -> str:
-    return slugify(str(value))
-
-
 @per_language
 def entry_words() -> dict[str, str]:
     """The words every entry repeats, escaped, once per language (slots take escaped values)."""
@@ -129,7 +125,7 @@ class EntryRenderer:
         words = self.words
         role = self.roles.get(m.role, m.role)
         head = [
-            f'\n<li id="m{_v(m.id)}" class="msg role-{_slug(m.role)} vis-{_v(visibility)}">\n'
+            f'\n<li id="m{_v(m.id)}" class="msg role-{slugify(str(m.role))} vis-{_v(visibility)}">\n'
             '  <div class="msg-head">\n'
             f'    <span class="role">{_v(role or "?")}</span>\n'
             "    ",
@@ -175,7 +171,7 @@ class EntryRenderer:
             else:
                 summary = f'<span class="muted">{words["no_result"]}</span>'
             head.append(
-                f'\n  <details class="tool-call" id="call-{_slug(call.call_id)}">\n'
+                f'\n  <details class="tool-call" id="call-{slugify(str(call.call_id))}">\n'
                 f'    <summary><span class="tool-badge">{_v(call.name)}</span> {summary}'
                 "</summary>\n"
                 f'    <div class="tool-args"><h4>{words["arguments"]}</h4>'

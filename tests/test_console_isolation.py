@@ -14,7 +14,7 @@ from django.test import Client
 from django.urls import reverse
 
 from accounts_app.models import AuditEvent
-from console_app import isolation
+from hermes_explorer import host_slots
 from tests.conftest import use_store
 
 # Timing-sensitive: run apart from the parallel run (make test's second pass).
@@ -207,7 +207,7 @@ def test_long_text_is_cut_by_the_child_and_still_redacted(console):
 # Workers ------------------------------------------------------------------------------------
 def test_one_statement_more_than_the_slots_is_told_the_console_is_busy(console, settings):
     settings.HERMES_SQL_CONCURRENCY = 2
-    with isolation._slot(), isolation._slot():
+    with host_slots.slot("console", 2), host_slots.slot("console", 2):
         response, elapsed = _post(console, "SELECT 1")
     assert response.status_code == 503
     assert "already running 2 statements" in response.context["error"]

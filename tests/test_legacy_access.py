@@ -16,7 +16,7 @@ import pytest
 from django.db import connections
 from django.http import QueryDict
 
-from legacy_app import access
+from legacy_app.api import policy as access
 from legacy_app.api.operators import OPERATORS, PRESENCE_OPS
 from redaction import redact
 from tests.builders import NASTY_NOW, StateDB

@@ -12,6 +12,8 @@ from django.db import connections
 from django.urls import reverse
 
 from sessions_app import search
+from sessions_app.search import snippets
+from sessions_app.search.query import words_match
 from tests.builders import StateDB
 from tests.conftest import use_store
 
@@ -160,11 +162,15 @@ def test_snippets_never_render_planted_markup(staff_client, store, q):
 
 
 def test_snippet_markers_in_content_do_not_become_markup():
-    html = search.render_snippet(f"a {search.MARK_OPEN}b{search.MARK_CLOSE} <script>x</script>")
+    html = snippets.render_snippet(
+        f"a {snippets.MARK_OPEN}b{snippets.MARK_CLOSE} <script>x</script>"
+    )
     assert html == "a <mark>b</mark> &lt;script&gt;x&lt;/script&gt;"
-    lopsided = search.render_snippet(f"{search.MARK_OPEN}<b>{search.MARK_OPEN}x{search.MARK_CLOSE}")
+    lopsided = snippets.render_snippet(
+        f"{snippets.MARK_OPEN}<b>{snippets.MARK_OPEN}x{snippets.MARK_CLOSE}"
+    )
     assert "<mark>" not in lopsided and "&lt;b&gt;" in lopsided
-    assert search.highlight("<i>Deploy</i> deploy", ["deploy"]) == (
+    assert snippets.highlight("<i>Deploy</i> deploy", ["deploy"]) == (
         "&lt;i&gt;<mark>Deploy</mark>&lt;/i&gt; <mark>deploy</mark>"
     )
 
@@ -239,9 +245,7 @@ def test_every_fts_special_character_gives_a_page_not_an_error(staff_client, sto
 
 def test_plain_words_are_quoted_so_operators_are_just_words(staff_client, store):
     # In the default mode "NOT" and "AND" are words to find, not operators.
-    assert (
-        search.words_match('quokkafjord AND "x" NEAR(y') == '"quokkafjord" "AND" """x""" "NEAR(y"'
-    )
+    assert words_match('quokkafjord AND "x" NEAR(y') == '"quokkafjord" "AND" """x""" "NEAR(y"'
     # "-tidy" and "NOT tidy" are words to find here, not exclusions.
     assert hit_ids(get(staff_client, q=f"{store.rare_word} -tidy")) == [store.rare_message_id]
     assert hit_ids(get(staff_client, q=f"{store.rare_word} tidy NOT")) == []  # no word "not"

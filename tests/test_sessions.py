@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import sqlite3
 from urllib.parse import urlencode
 
@@ -230,6 +232,18 @@ def test_previous_page_returns_the_page_before(staff_client, grid_store):
     second = staff_client.get("/sessions/?cursor=" + first.context["page"].next_cursor)
     back = staff_client.get("/sessions/?cursor=" + second.context["page"].prev_cursor)
     assert table_ids(back) == table_ids(first)
+
+
+def test_a_cursor_written_by_hand_is_not_followed(staff_client, grid_store):
+    """Cursors are signed by the install: a real position written by hand (the JSON a cursor
+    holds) gives the first page and a note, as a damaged link does."""
+    first = staff_client.get("/sessions/")
+    last = first.context["page"].rows[-1]
+    payload = {"k": first.context["sort"], "d": "n", "v": [last.started_at, last.id]}
+    forged = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode().rstrip("=")
+    response = staff_client.get("/sessions/?cursor=" + forged)
+    assert table_ids(response) == table_ids(first)
+    assert "damaged" in response.content.decode()
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from django.http import StreamingHttpResponse
 
 from hermes_explorer import host_slots, store
 from sessions_app.exports import buffered, csv_lines, wants_raw, wants_spreadsheet
-from sessions_app.exports.csv_fast import csv_column, csv_line
+from sessions_app.exports.csv_fast import csv_column, csv_line, records
 from sessions_app.exports.http import BUSY, export_slot
 
 from . import tables
@@ -44,13 +44,6 @@ def _style(request) -> str:
     if wants_spreadsheet(request):
         return "spreadsheet"
     return "raw" if wants_raw(request) else "safe"
-
-
-def _records(values, style: str) -> list[str]:
-    cells = [csv_column(column, style=style) for column in values]
-    if len(cells) == 1:
-        return [c or '""' for c in cells[0]]  # a lone empty field, as csv.writer writes it
-    return list(map(",".join, zip(*cells, strict=True)))
 
 
 def _blobs(columns, values, key, blob_url):
@@ -139,7 +132,7 @@ def csv_response(request, info, *, user):
                 continue
             chunk = _blobs(names, chunk, key, blob_url)
             _names, chunk = _expanded_columns(names, chunk, expanded)
-            lines = _records(chunk, style)
+            lines = records([csv_column(column, style=style) for column in chunk])
             lines.append("")  # the last line end, without copying the chunk's text again
             yield "\r\n".join(lines)
             del chunk

@@ -5,6 +5,7 @@ long, as Datasette's were; full-text index tables are listed (``hidden``) but ne
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import sys
@@ -86,17 +87,13 @@ def _sqlite_details() -> dict:
         version = conn.execute("select sqlite_version()").fetchone()[0]
         fts = []
         for name in ("FTS5", "FTS4", "FTS3"):
-            try:
+            with contextlib.suppress(sqlite3.OperationalError):
                 conn.execute(f"create virtual table v{name} using {name} (data)")
                 fts.append(name)
-            except sqlite3.OperationalError:
-                continue
         extensions = {}
-        try:
+        with contextlib.suppress(sqlite3.Error):
             conn.execute("select json('{}')")
             extensions["json1"] = None
-        except sqlite3.Error:
-            pass
         options = [r[0] for r in conn.execute("pragma compile_options").fetchall()]
     finally:
         conn.close()

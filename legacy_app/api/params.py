@@ -30,10 +30,8 @@ def first(params: QueryDict, key: str, default: str | None = None) -> str | None
     return values[0] if values else default
 
 
-def as_boolean(value: str | None) -> bool | None:
+def as_boolean(value: str) -> bool | None:
     """``on/true/1`` and ``off/false/0`` (any case); None for anything else."""
-    if value is None:
-        return None
     return BOOLEAN_WORDS.get(value.lower())
 
 

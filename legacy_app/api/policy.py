@@ -1,15 +1,11 @@
-"""What each role gets from the API: the same rules as the pages.
+"""What each role may ask of the old URLs and gets from them: the same rules as the pages.
 
-* **Viewers** read metadata only: content columns (``access.CONTENT_COLUMNS``) keep their
-  place in ``columns``, so scripts indexing rows still find every column, but their values
-  are ``null``; content tables (``messages``) are refused by the role middleware.
-* **Analysts** read content with every column that may hold a secret
-  (``access.REDACTED_COLUMNS``) redacted, a column of the page at a time.
-* **Staff** get redacted values too (reveals are audited, on the page); ``_where`` and
-  ``?sql=`` are theirs alone.
-
-Filters, sorts and facets are checked before any query runs (:func:`refusals`), so a refused
-probe answers the same whatever the rows hold.
+Viewers read metadata only (content columns keep their place, ``null``); analysts and staff
+get every column that may hold a secret redacted, and ``_where`` and ``?sql=`` are staff's.
+A filter or sort is an oracle on what it compares, so columns a role cannot read, and
+compared (not presence) tests of redacted columns by roles that cannot reveal, are refused
+before any query runs: every probe of a refused column gets the same answer.  Free-text
+metadata (:func:`metadata_columns`) is shown, filtered and sorted redacted for every role.
 """
 
 from __future__ import annotations
@@ -20,13 +16,40 @@ from django.http import QueryDict
 
 from accounts_app import audit
 from accounts_app.models import AuditEvent
-from accounts_app.roles import can_reveal, can_use_sql
+from accounts_app.roles import can_reveal, can_see_content, can_use_sql
 from hermes_explorer.hermes_db.catalog import TableInfo
 from redaction import redact, redact_many
+from sessions_app.models import SECRET_MESSAGE_COLUMNS, SECRET_SESSION_COLUMNS, metadata_columns
 
-from .. import access
-from .operators import is_search_key
+from .operators import PRESENCE_OPS, column_and_op, is_filter_key, is_search_key
 from .params import FACET_TYPES
+
+SORT_PARAMS = ("_sort", "_sort_desc")
+# Columns only roles that read content may see (the session page shows them to no one else).
+CONTENT_COLUMNS = {
+    "sessions": frozenset({"system_prompt", "model_config", "origin_json"}),
+    "messages": frozenset(SECRET_MESSAGE_COLUMNS),
+    # Where the current layout keeps the system prompts themselves.
+    "system_prompts": frozenset({"prompt"}),
+}
+# Columns whose text the explorer shows redacted.
+REDACTED_COLUMNS = {
+    "sessions": frozenset(SECRET_SESSION_COLUMNS),
+    "messages": frozenset(SECRET_MESSAGE_COLUMNS),
+    "system_prompts": frozenset({"prompt"}),
+}
+
+
+def sort_column(table: str, value: str) -> str:
+    """The column a ``_sort`` value names (an INTEGER PRIMARY KEY is the rowid)."""
+    if value == "rowid" and table == "messages":
+        return "id"
+    return value
+
+
+def hidden_columns(table: str, user) -> frozenset[str]:
+    """The columns of ``table`` this user cannot read."""
+    return frozenset() if can_see_content(user) else CONTENT_COLUMNS.get(table, frozenset())
 
 
 @dataclass(frozen=True)
@@ -66,7 +89,7 @@ def keyed_for(info: TableInfo, user) -> TableInfo:
     """``info`` as ``user`` reads it: a table whose primary key holds text shown redacted (the
     usage rows' model, billing route and task) is keyed by its rowid for a reader who cannot
     reveal, since a key puts the stored text in row paths and ``_next`` tokens."""
-    if can_reveal(user) or not set(info.pks) & access.metadata_columns(info.name):
+    if can_reveal(user) or not set(info.pks) & metadata_columns(info.name):
         return info
     if "WITHOUT ROWID" in info.sql.upper():
         return info
@@ -75,8 +98,8 @@ def keyed_for(info: TableInfo, user) -> TableInfo:
 
 def for_table(user, table: str) -> Policy:
     return Policy(
-        hidden=access.hidden_columns(table, user),
-        redacted=access.REDACTED_COLUMNS.get(table, frozenset()) | access.metadata_columns(table),
+        hidden=hidden_columns(table, user),
+        redacted=REDACTED_COLUMNS.get(table, frozenset()) | metadata_columns(table),
         staff=can_reveal(user),
         may_use_sql=can_use_sql(user),
     )
@@ -89,24 +112,68 @@ def sql_rows(rows: list) -> list[list]:
     return [list(r) for r in zip(*cols, strict=True)]
 
 
+def secret_comparisons(table: str, params: QueryDict) -> list[str]:
+    """The parameters that compare, sort, count or search the stored text of a column that may
+    hold secrets (what staff, who may reveal, are audited for: an answer is a read).  Every
+    ``_where`` counts: its SQL may name any column, under any spelling."""
+    redacted = REDACTED_COLUMNS.get(table, frozenset())
+    found = []
+    for key in params:
+        values = params.getlist(key)
+        if key == "_where":
+            found += [f"{key}={v}" for v in values]
+        elif key in SORT_PARAMS or key == "_facet":
+            columns = [sort_column(table, v) if key in SORT_PARAMS else v for v in values]
+            if any(c in redacted for c in columns):
+                found += [f"{key}={v}" for v in values]
+        elif is_search_key(key) and redacted:
+            found += [f"{key}={v}" for v in values]
+        elif is_filter_key(key):
+            column, op = column_and_op(key)
+            if column in redacted and op not in PRESENCE_OPS:
+                found += [f"{key}={v}" for v in values]
+    return found
+
+
 def audit_secret_reads(request, table: str) -> None:
     """Staff comparing, sorting, counting or searching stored secret text: audited as a reveal."""
     if not can_reveal(request.user):
         return
-    asked = access.secret_comparisons(table, request.GET)
+    asked = secret_comparisons(table, request.GET)
     if asked:
         audit.record(request, AuditEvent.FILTER, detail=f"/state/{table}?" + "&".join(asked))
 
 
 def refusals(table: str, params: QueryDict, user) -> list[str]:
-    """Why ``user`` may not ask these parameters (empty: nothing refused): filters, sorts and
-    facets follow ``legacy_app.access``, ``_where`` is staff's, and roles that cannot reveal
-    may not combine a search with facets (they would count matches inside redacted text)."""
-    reasons = access.refusals(table, params, user)
+    """Why ``user`` may not ask these parameters of ``table`` (empty: nothing refused): filters
+    and sorts of columns it cannot read or compare, facets of those, ``_where``, and a search
+    with facets (they would count matches inside redacted text)."""
     if can_reveal(user):
-        return reasons
-    hidden = access.hidden_columns(table, user)
-    redacted = access.REDACTED_COLUMNS.get(table, frozenset())
+        return []
+    hidden = hidden_columns(table, user)
+    redacted = REDACTED_COLUMNS.get(table, frozenset())
+    reasons: list[str] = []
+    for key in params:
+        if key in SORT_PARAMS:
+            # Sorting compares values too.
+            asked = [(sort_column(table, v), True, f"Sorting by {v}") for v in params.getlist(key)]
+        elif not is_filter_key(key):
+            continue
+        else:
+            column, op = column_and_op(key)
+            asked = [(column, op not in PRESENCE_OPS, f"The filter “{key}”")]
+        for column, compares, what in asked:
+            if column in hidden:
+                reasons.append(
+                    f"{what} is refused: your role cannot read {column}, "
+                    "so it can neither filter nor sort by it."
+                )
+            elif column in redacted and compares:
+                reasons.append(
+                    f"{what} is refused: {column} may hold redacted secrets, so your role can "
+                    f"only ask whether it is empty ({column}__isnull, __notnull, __isblank, "
+                    "__notblank)."
+                )
     for key in params:
         if key == "_where":
             reasons.append("_where is refused: only staff may add SQL to a table URL.")

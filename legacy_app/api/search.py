@@ -1,19 +1,10 @@
-"""``_search``, ``_search_<column>`` and ``_searchmode=raw`` with Datasette's semantics.
+"""``_search``, ``_search_<column>`` and ``_searchmode=raw`` with Datasette's semantics
+(``docs/old-urls.md``): ``rowid in (select rowid from <fts> where <fts> match :search)``, words
+escaped unless raw, over the index Datasette recognised or else ``messages_fts``.
 
-Datasette matched ``rowid in (select rowid from <fts> where <fts> match :search)``, so rows
-keep the table's order and paging.  Unless ``_searchmode=raw``, each word became a quoted
-token, a ``"quoted phrase"`` stayed one, an unbalanced quote was closed.
-``_search_<column>`` matched one column of the index.
-
-The index is the one Datasette recognised (``content="<table>"``), else ``messages_fts`` for
-``messages``: Hermes declares its content without the quotes Datasette looked for, so
-Datasette ignored ``_search`` there; the explorer searches, which is what the URLs meant.
-
-No oracle: for roles that cannot reveal secrets the search is decided on the redacted text, as
-on the search page (:mod:`sessions_app.search.redacted`): the index finds candidates with the
-relaxed query (no ``NOT`` operand, ``NEAR`` as ``AND``), and a row matches only if the whole
-query matches its searchable text, re-checked in a private in-memory index (:class:`Recheck`).
-A raw search has the search page's limits and deadline.
+No oracle: for roles that cannot reveal secrets the index finds candidates with the relaxed
+query and a row matches only if the whole query matches its redacted text, re-checked in a
+private in-memory index (:class:`Recheck`), as on the search page.
 """
 
 from __future__ import annotations
@@ -162,8 +153,6 @@ class Recheck:
                 kept.add(row[0])
             else:
                 dirty.append((row[0], *values))
-        if time.monotonic() > deadline:
-            raise ApiError("The search ran out of time while checking redacted text.")
         if dirty:
             found: set | None = None
             for column, match in self.search.terms:

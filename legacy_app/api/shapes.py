@@ -30,8 +30,6 @@ from .errors import ApiError
 from .params import as_boolean, first
 from .tokens import key_path
 
-SHAPES = ("arrays", "objects", "object", "array", "arrayfirst")
-
 
 class Encoder(json.JSONEncoder):
     def default(self, o):
@@ -103,7 +101,12 @@ def json_response(data: dict, params, *, status: int = 200, query_ms: float | No
             pks = data["primary_keys"]
             if not pks:
                 raise ApiError("_shape=object not available for tables with no primary keys")
-            body = {key_path([_plain(row[pk]) for pk in pks]): row for row in data["rows"]}
+            body = {
+                key_path(
+                    [row[pk]["value"] if isinstance(row[pk], dict) else row[pk] for pk in pks]
+                ): row
+                for row in data["rows"]
+            }
         elif shape == "array":
             body = data["rows"]
     elif shape != "arrays":
@@ -118,10 +121,6 @@ def json_response(data: dict, params, *, status: int = 200, query_ms: float | No
     if next_url:
         response["Link"] = f'<{next_url}>; rel="next"'
     return response
-
-
-def _plain(value):
-    return value["value"] if isinstance(value, dict) else value
 
 
 def error_response(error: ApiError, fmt: str | None):

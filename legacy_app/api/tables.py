@@ -18,7 +18,6 @@ from hermes_explorer import store
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
 from redaction import redact
 
-from .. import access
 from . import policy as policies
 from . import query, tokens
 from .errors import ApiError
@@ -58,7 +57,7 @@ class Builder:
         self.run = run_console if req.wheres else query.run_store
         # Free-text metadata is filtered and sorted as shown (redacted) on the store; the
         # console's SQL (staff) compares the stored text.
-        self.seen = frozenset() if req.wheres else access.metadata_columns(req.table.name)
+        self.seen = frozenset() if req.wheres else policies.metadata_columns(req.table.name)
         self.sort_sql = query.sort_sql(req, self.seen)
         self.recheck = None
         if self.search and not pol.staff:

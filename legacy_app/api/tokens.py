@@ -26,8 +26,6 @@ def tilde_encode(value: str) -> str:
 
 def tilde_decode(value: str) -> str:
     # A literal "%" must survive: it is protected before "~" becomes "%".
-    if "~" not in value and "+" not in value:
-        return value
     return unquote_plus(value.replace("%", "%25").replace("~", "%"))
 
 

@@ -11,7 +11,7 @@ import logging
 import time
 
 from django.conf import settings
-from django.http import HttpResponse, JsonResponse
+from django.http import JsonResponse
 from django.views.decorators.http import require_safe
 
 from accounts_app.roles import can_use_sql
@@ -44,14 +44,17 @@ def served_table(name: str, user):
 
 
 def _answer(fmt: str | None, build):
-    """Run ``build`` and turn any refusal or store failure into the format's error."""
+    """Run ``build`` and turn any refusal or store failure into the format's error; no answer
+    is kept by a cache."""
     try:
-        return build()
+        response = build()
     except ApiError as error:
-        return shapes.error_response(error, fmt)
+        response = shapes.error_response(error, fmt)
     except Exception:  # noqa: BLE001 - a script gets a JSON answer, and the log the traceback
         logger.exception("old API request failed")
-        return shapes.error_response(ApiError("Internal error", status=500), fmt)
+        response = shapes.error_response(ApiError("Internal error", status=500), fmt)
+    response.setdefault("Cache-Control", "private, no-store")
+    return response
 
 
 def table(request, table: str, fmt: str):
@@ -80,7 +83,7 @@ def table(request, table: str, fmt: str):
         elapsed = (time.perf_counter() - started) * 1000
         return shapes.json_response(page.data, request.GET, query_ms=elapsed)
 
-    return _no_store(_answer(fmt, build))
+    return _answer(fmt, build)
 
 
 def database(request, fmt: str):
@@ -108,7 +111,7 @@ def database(request, fmt: str):
             raise ApiError("The database has no CSV: add ?sql=… or open a table.")
         return shapes.json_response(meta.database_data(request.user), request.GET)
 
-    return _no_store(_answer(fmt, build))
+    return _answer(fmt, build)
 
 
 def row(request, table: str, pk: str):
@@ -127,14 +130,9 @@ def row(request, table: str, pk: str):
         elapsed = (time.perf_counter() - started) * 1000
         return shapes.json_response(data, request.GET, query_ms=elapsed)
 
-    return _no_store(_answer("json", build))
+    return _answer("json", build)
 
 
 @require_safe
 def versions(request):
     return JsonResponse(meta.versions_data())
-
-
-def _no_store(response: HttpResponse) -> HttpResponse:
-    response.setdefault("Cache-Control", "private, no-store")
-    return response

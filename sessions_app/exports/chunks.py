@@ -74,7 +74,7 @@ def keyset_chunks(
         del raw
         if max_chunk_bytes:
             if not text_size:
-                used = _text_bytes(rows)
+                used = sum(len(v) for row in rows for v in row.values() if isinstance(v, str))
             if used > max_chunk_bytes:
                 size = max(1, int(size * max_chunk_bytes / used))
             elif size < chunk_size:
@@ -85,7 +85,3 @@ def keyset_chunks(
         yield handed.pop()
         if not full:
             return
-
-
-def _text_bytes(rows: list[dict]) -> int:
-    return sum(len(v) for row in rows for v in row.values() if isinstance(v, str))

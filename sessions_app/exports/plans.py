@@ -166,7 +166,7 @@ def table_plan(
     fields = list(fields)
     sources = sources or {}
     selected = [sources.get(f, f) for f in fields]
-    names = _with_keys(selected, keyset)
+    names = selected + [k for k, _ in keyset.keys if k not in selected]
     count = len(fields)
     times = frozenset(i for i, f in enumerate(fields) if f in TIME_FIELDS)
     redacted = set(redacted)
@@ -211,10 +211,6 @@ def _present(queryset, fields: Sequence[str], virtual: Iterable[str] = ()) -> li
     return [f for f in fields if f in virtual or queryset.has_column(meta.get_field(f).column)]
 
 
-def _with_keys(names: list[str], keyset: Keyset) -> list[str]:
-    return names + [k for k, _ in keyset.keys if k not in names]
-
-
 def _stream_plan(request, plan: TablePlan, fmt: str, filename: str, *, preview: bool = False):
     return stream_export(
         fmt=fmt,
@@ -225,18 +221,6 @@ def _stream_plan(request, plan: TablePlan, fmt: str, filename: str, *, preview: 
         raw=wants_raw(request),
         preview_only=preview,
     )
-
-
-def export_sessions(
-    request, queryset, keyset: Keyset, *, filename_bits=(), extend=None
-) -> StreamingHttpResponse:
-    """The sessions of ``queryset`` in ``keyset`` order, every column this file has;
-    ``extend`` (plan → plan) adds another app's columns."""
-    fmt = requested_format(request) or "csv"
-    plan = session_rows(queryset, keyset)
-    if extend is not None:
-        plan = extend(plan)
-    return _stream_plan(request, plan, fmt, export_filename("sessions", filename_bits, fmt))
 
 
 def session_rows(queryset, keyset: Keyset) -> TablePlan:
@@ -296,10 +280,13 @@ def export_messages(
 
 
 def export_session_list(request, filterset, keyset: Keyset, *, extend=None):
-    """``/sessions/?…&_export=``: the page's filterset, sort and table queryset, all pages."""
+    """``/sessions/?…&_export=``: the page's filterset, sort and table queryset, all pages,
+    every column this file has; ``extend`` (plan → plan) adds another app's columns."""
     if filterset.is_bound and not filterset.is_valid():
         return invalid_filters_response(filterset.form)
-    qs = sessions_for_table(filterset.qs, sort=keyset.name)
-    return export_sessions(
-        request, qs, keyset, filename_bits=session_filename_bits(filterset), extend=extend
-    )
+    fmt = requested_format(request) or "csv"
+    plan = session_rows(sessions_for_table(filterset.qs, sort=keyset.name), keyset)
+    if extend is not None:
+        plan = extend(plan)
+    filename = export_filename("sessions", session_filename_bits(filterset), fmt)
+    return _stream_plan(request, plan, fmt, filename)

@@ -6,22 +6,14 @@ fallbacks, notes: :func:`run_search`), ``statements`` (the SQL, and ``state_meta
 """
 
 from .engine import RANKED_CAP, SearchResult, run_search
-from .query import MODES, PER_PAGE, SORTS, SearchRequest, words_match
-from .snippets import MARK_CLOSE, MARK_OPEN, highlight, render_snippet
-from .statements import Hit
+from .query import MODES, PER_PAGE, SORTS, SearchRequest
 
 __all__ = [
-    "MARK_CLOSE",
-    "MARK_OPEN",
     "MODES",
     "PER_PAGE",
     "RANKED_CAP",
     "SORTS",
-    "Hit",
     "SearchRequest",
     "SearchResult",
-    "highlight",
-    "render_snippet",
     "run_search",
-    "words_match",
 ]

@@ -1,18 +1,13 @@
 """Search messages with the best index this file has, within time budgets, decided on the
 redacted text (:mod:`.redacted`).
 
-A file may have any of Hermes's indexes: ``messages_fts`` (FTS5, ``unicode61``; inline, or
-external content through ``messages_fts_src``; rowid is ``messages.id``), and
-``messages_fts_trigram`` (substrings and CJK, three characters or more; no tool rows nor
-cron/subagent sessions).  ``messages_fts_cjk`` needs a tokenizer we lack, so no statement here
-names it.
-
-The index (or, when no index can answer, a LIKE scan in short id-range statements) only
-proposes candidates, newest first; each is redacted and matched again, and what matches is a
-hit.  Newest first stops at a page of hits; best match ranks the newest :data:`RANKED_CAP`
-hits among themselves.  A walk out of time shows what it found and says how far it got.  Rows
-an index rebuild has not reached (``state_meta``'s ``fts_rebuild_progress`` to
-``fts_rebuild_high_water``) are scanned on the first page and shown apart.
+A file may have ``messages_fts`` (FTS5, ``unicode61``; inline, or external content through
+``messages_fts_src``; rowid is ``messages.id``) and ``messages_fts_trigram`` (substrings and
+CJK, three characters or more; no tool rows nor cron/subagent sessions); ``messages_fts_cjk``
+needs a tokenizer we lack.  With no index that can answer, a LIKE scan in short id-range
+statements proposes the candidates.  Best match ranks the newest :data:`RANKED_CAP` hits; a
+walk out of time shows what it found and says how far it got; rows an index rebuild has not
+reached (``state_meta``) are scanned on the first page and shown apart.
 """
 
 from __future__ import annotations

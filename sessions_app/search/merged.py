@@ -14,15 +14,14 @@ A store that fails is named in a note; the others are shown.
 
 from __future__ import annotations
 
-import base64
-import binascii
+import contextlib
 import heapq
-import json
 import math
 import os
 import sqlite3
 from dataclasses import replace
 
+from django.core import signing
 from django.db import DatabaseError
 from django.utils.translation import gettext
 
@@ -33,32 +32,24 @@ from sessions_app.facets import distinct_values
 from sessions_app.search import SearchRequest, SearchResult
 
 DONE = 0
+SALT = "sessions_app.search.merged"
 
 
 def merged_choices(parts: list[Store]) -> list[tuple[str, str]]:
     """The sources of every store, for the search form's source filter."""
     found: set[str] = set()
     for store in parts:
-        try:
-            with registry.using(store):
-                found.update(distinct_values("source"))
-        except (DatabaseError, sqlite3.Error):
-            continue
+        with contextlib.suppress(DatabaseError, sqlite3.Error), registry.using(store):
+            found.update(distinct_values("source"))
     return [(s, s) for s in sorted(found)]
-
-
-def encode_positions(positions: dict[str, int]) -> str:
-    raw = json.dumps(positions, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 def decode_positions(token: str | None) -> dict[str, int] | None:
     if not token:
         return {}
     try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        positions = json.loads(raw)
-    except (ValueError, binascii.Error):
+        positions = signing.Signer(salt=SALT, sep=".").unsign_object(token)
+    except signing.BadSignature:
         return None
     if not isinstance(positions, dict) or not all(
         isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**62
@@ -178,5 +169,5 @@ def _newest(req, parts, pos, result: SearchResult, many: bool) -> SearchResult:
             following[name] = last_taken[name]
     more = bool(leftover) or any(further[n] for n in further if n not in leftover)
     result.next_before = None
-    result.next_pos = encode_positions(following) if more else None
+    result.next_pos = signing.Signer(salt=SALT, sep=".").sign_object(following) if more else None
     return result

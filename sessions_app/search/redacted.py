@@ -1,26 +1,11 @@
 """Search decided on the redacted text: what a reader is told matches is what they can read.
 
-A full-text index holds the stored text, secrets included, so whatever it answers (which rows
-match, how they rank, where a snippet is cut, how many there are) can tell a guess at a secret.
-Every search therefore runs in two steps:
-
-1. The store's index finds *candidates* with a relaxed query (:func:`candidates`): the user's
-   query without its ``NOT`` operands and with ``NEAR`` groups loosened to ``AND``.  Everything
-   left is monotonic in the words a row holds, and a row's searchable text (below) holds no
-   word its stored text lacks, so the candidates hold every row that truly matches, whatever
-   the secrets are.
-2. Each candidate's *searchable* text (:func:`searchable`: redacted, every secret one
-   :data:`SECRET` character no query can name) is matched against the whole query in a private
-   in-memory FTS5 index with the store's columns and tokenizer (:func:`matching`), which also
-   cuts the snippets and, over the matches alone, ranks them (:func:`ranked`).
-
-So two stores that differ only inside secrets give the same hits, in the same order, with the
-same snippets.  A query cannot name the redaction markers either: a secret is one placeholder
-character, not the words ``[redacted: openai key]``.
-
-FTS5's syntax (sqlite.org/fts5.html, section 3): quoted strings, barewords, ``*`` after a
-term, ``^`` before one, ``+`` in phrases, ``NEAR(…)``, column filters, parentheses, ``AND``,
-``OR`` and ``NOT``, which binds tightest (its right operand is one phrase, ``NEAR`` or group).
+The store's index only proposes *candidates*, found with a relaxed query (:func:`candidates`:
+no ``NOT`` operands, ``NEAR`` as ``AND``, so every true match is among them); each candidate's
+*searchable* text (:func:`searchable`: redacted, every secret one :data:`SECRET` character) is
+then matched against the whole query in a private in-memory FTS5 index with the store's
+columns and tokenizer (:func:`matching`), which also cuts snippets and ranks (:func:`ranked`).
+Why this leaks nothing about a secret: ``docs/security.md``.
 """
 
 from __future__ import annotations

@@ -52,10 +52,6 @@ class Hit:
         """The message inside its transcript (right page, anchored)."""
         return store_link("sessions:message", [self.session_id, self.id], self.store)
 
-    @property
-    def session_url(self) -> str | None:
-        return store_link("sessions:detail", [self.session_id], self.store)
-
 
 def select_columns(shape) -> str:
     """The columns of every hit statement."""

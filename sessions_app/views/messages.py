@@ -46,6 +46,7 @@ def export_filename_bits(filterset) -> list[str]:
 
 
 class MessageListView(MergedListMixin, KeysetTableView):
+    model = Message
     filterset_class = MessageFilter
     table_class = MessageTable
     template_name = "sessions_app/message_list.html"
@@ -58,13 +59,6 @@ class MessageListView(MergedListMixin, KeysetTableView):
         if request.GET.get("q", "").strip():
             return search_redirect(request)
         return super().get(request, *args, **kwargs)
-
-    def get_queryset(self):
-        return Message.objects.all()
-
-    def get_filterset_kwargs(self, filterset_class):
-        # Always bound: visibility applies even when no filter is given.
-        return {**super().get_filterset_kwargs(filterset_class), "data": self.request.GET}
 
     def get_sorts(self):
         return selectors.MESSAGE_SORTS

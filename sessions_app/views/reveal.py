@@ -25,14 +25,4 @@ def reveal_message(request, session_id: str, message_id: int):
     if message is None:
         raise Http404(gettext("No such message in this session."))
     audit.record(request, AuditEvent.REVEAL, session_id=session_id, message_id=message.id)
-    return render(
-        request,
-        "sessions_app/revealed_message_detail.html",
-        {
-            "message": message,
-            "text": message.text,
-            "truncated": message.truncated,
-            "calls": message.calls,
-            "malformed_calls": message.malformed_calls,
-        },
-    )
+    return render(request, "sessions_app/revealed_message_detail.html", {"message": message})

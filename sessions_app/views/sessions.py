@@ -28,18 +28,12 @@ from ..visibility import Visibility
 
 
 class SessionListView(MergedListMixin, KeysetTableView):
+    model = Session
     filterset_class = SessionFilter
     table_class = SessionTable
     template_name = "sessions_app/session_list.html"
     default_sort = selectors.DEFAULT_SESSION_SORT
     invalid_note = gettext_noop("Some filters are not valid; fix them to see sessions.")
-
-    def get_queryset(self):
-        return Session.objects.all()
-
-    def get_filterset_kwargs(self, filterset_class):
-        # Always bound, so the default (archived and hidden left out) applies without a query.
-        return {**super().get_filterset_kwargs(filterset_class), "data": self.request.GET}
 
     def get_sorts(self):
         return selectors.session_sort_options(self.shape)
