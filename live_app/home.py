@@ -41,7 +41,7 @@ from redaction import redact
 from sessions_app.formatting import short_model
 from sessions_app.timefmt import day_start_epoch, local_date
 
-from . import failures
+from . import across, failures
 
 TTL = 60
 LATEST = 5
@@ -110,6 +110,36 @@ def latest_failures(*, budget: float) -> list[dict]:
         return sorted(messages + sessions, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
 
     return store.while_unchanged("home-failures", week, merged, failures.PAGE_TTL)
+
+
+def newest(found: list[tuple], key: str, order, limit: int | None = None) -> list:
+    """The rows ``key`` of every profile's part in ``found`` (``[(store, part)]``), each
+    knowing its store (``store``, ``store_name``), newest first by ``order``."""
+    rows = []
+    for one, part in found:
+        for row in part[key]:
+            if isinstance(row, dict):
+                row = {**row, "store": one}
+            else:
+                row.store, row.store_name = one, across.name_of(one)
+            rows.append(row)
+    return sorted(rows, key=order, reverse=True)[:limit]
+
+
+def by_source(parts) -> list[dict]:
+    """Sessions, messages and cost per source summed over profiles, most sessions first; a
+    cost is shown when some profile records one."""
+    summed: dict[str, dict] = {}
+    for rows in parts:
+        for row in rows:
+            into = summed.setdefault(
+                row["source"], {"source": row["source"], "sessions": 0, "messages": 0, "cost": None}
+            )
+            into["sessions"] += row["sessions"]
+            into["messages"] += row["messages"] or 0
+            if row["cost"] is not None:
+                into["cost"] = (into["cost"] or 0) + row["cost"]
+    return sorted(summed.values(), key=lambda r: -r["sessions"])
 
 
 def combine(parts: list[tuple]) -> dict:
