@@ -35,7 +35,6 @@ def overview(request):
         return {
             "figures": home.figures(budget=budget),
             "failures": home.latest_failures(budget=budget),
-            "sources": selectors.source_overview(),
             "latest": selectors.latest_sessions(LATEST_SESSIONS),
             "running": live_sessions(minutes=DEFAULT_MINUTES, with_content=False),
         }
@@ -70,7 +69,7 @@ def overview(request):
             "running": running[:RUNNING_SHOWN],
             "running_count": len(running),
             "live_minutes": DEFAULT_MINUTES,
-            "sources": home.by_source(part["sources"] for _one, part in found),
+            "sources": home.by_source(part["figures"]["sources"] for _one, part in found),
             "latest": latest,
             "shape": shape,
             "named": named,
