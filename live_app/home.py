@@ -127,11 +127,12 @@ def newest(found: list[tuple], key: str, order, limit: int | None = None) -> lis
     knowing its store (``store``, ``store_name``), newest first by ``order``."""
     rows = []
     for one, part in found:
+        name = across.name_of(one)
         for row in part[key]:
             if isinstance(row, dict):
                 row = {**row, "store": one}
             else:
-                row.store, row.store_name = one, across.name_of(one)
+                row.store, row.store_name = one, name
             rows.append(row)
     return sorted(rows, key=order, reverse=True)[:limit]
 
