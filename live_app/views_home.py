@@ -41,9 +41,10 @@ def overview(request):
 
     # Each profile read once; one that cannot be read is named in the notes.
     found = across.each(parts, read, notes)
-    figures = home.combine([(one, part["figures"]) for one, part in found])
+    # None when no profile could be read: the notes say why, the figures are left out.
+    figures = home.combine([(one, part["figures"]) for one, part in found]) if found else None
     chosen = urlencode([("profile", name) for name in requested_profiles(request)])
-    for cell in (c for row in figures["table"] for c in row["cells"]) if chosen else ():
+    for cell in (c for row in figures["table"] for c in row["cells"]) if chosen and found else ():
         # The page behind a figure covers the profiles this one does.
         cell["href"] += ("&" if "?" in cell["href"] else "?") + chosen
     latest_failures = home.newest(found, "failures", lambda r: r["timestamp"] or 0, home.LATEST)
@@ -63,7 +64,7 @@ def overview(request):
         "live_app/overview.html",
         {
             "figures": figures,
-            "stale": time.time() - figures["generated_at"] > home.TTL,
+            "stale": found and time.time() - figures["generated_at"] > home.TTL,
             "latest_failures": latest_failures,
             "notes": notes,
             "running": running[:RUNNING_SHOWN],

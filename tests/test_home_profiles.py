@@ -125,3 +125,17 @@ def test_an_unreadable_profile_is_named_and_the_others_shown(profiles, staff_cli
     assert response.status_code == 200
     assert [n for n in response.context["notes"] if "corrupt" in str(n)] != []
     _check(staff_client, staff_client, tuple(LAYOUTS))
+
+
+def test_a_page_of_only_unreadable_profiles_says_so(profiles, staff_client):
+    corrupt = profiles / "profiles" / "corrupt" / "state.db"
+    corrupt.parent.mkdir(parents=True)
+    corrupt.write_text("this is not an sqlite file " * 100)
+    from hermes_explorer.stores import REGISTRY
+
+    REGISTRY.rescan()
+    response = staff_client.get("/?profile=corrupt")
+    assert response.status_code == 200
+    assert [n for n in response.context["notes"] if "corrupt" in str(n)] != []
+    assert response.context["figures"] is None and not response.context["running"]
+    assert "How are we doing?" not in response.content.decode()
