@@ -670,7 +670,7 @@ def restart_pages(t: dict) -> list[tuple[str, str]]:
     each the first request of a new worker, from a user signed in before the restart."""
     return [
         *FIRST_PAGES,
-        ("overview", "/"),
+        ("home (overview)", "/"),
         ("sessions, newest", "/sessions/"),
         ("messages, newest", "/messages/"),
         ("messages, one session", f"/messages/?session_id={urllib.parse.quote(t['session'])}"),
@@ -902,7 +902,7 @@ def build_pages(t: dict) -> list[Page]:
     deep_next = urllib.parse.quote(f"{t['deep_started']},{t['deep_rowid']}")
     queue = "&".join(f"source={name}" for name in QUEUE_SOURCES)
     return [
-        Page("overview", "/", "/state"),
+        Page("home (overview)", "/", "/state"),
         Page("sessions: newest", "/sessions/", "/state/sessions?_sort_desc=started_at"),
         Page(
             "sessions: telegram, newest",

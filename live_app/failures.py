@@ -477,12 +477,14 @@ def failed_sessions(
     if after is not None:
         past = " AND (s.started_at < %s OR (s.started_at = %s AND s.id < %s))"
         after = [after[0], after[0], after[1]]
+    # Without a filter read here, the first ``limit`` rows are the answer: read those alone.
+    cut = [limit] if limit is not None and not (f.source or f.model) else []
     rows = store.rows(
         f"SELECT s.id, s.source, {_col(shape, 'sessions', 's', 'model')}, "
         f"{_col(shape, 'sessions', 's', 'title')}, s.end_reason, s.started_at FROM sessions s "
         f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}){past} "
-        "ORDER BY s.started_at DESC, s.id DESC",
-        [since, high, *END_FAILURES, *(after or [])],
+        "ORDER BY s.started_at DESC, s.id DESC" + (" LIMIT %s" if cut else ""),
+        [since, high, *END_FAILURES, *(after or []), *cut],
         budget,
     )
     models: dict = {}

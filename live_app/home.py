@@ -13,9 +13,12 @@ figure has the definition of the page it links to:
 The period table adds up the days of insights' own report of the last two weeks (cached, and
 kept as insights keeps its reports: :mod:`insights_app.reports`) and the failures page's counts
 (rows of the app database); the costliest sessions are one short statement over the week's
-sessions.  ``failures_warm`` computes them ahead on its timer (see :func:`figures`); over
-several profiles each profile's figures are computed so and summed (:func:`combine`).  What runs now and the latest failures are read for each view
-(a few indexed look-ups), the latter kept for a minute while the file is unchanged.
+sessions, the sessions per source one grouping of every session.  ``failures_warm`` computes
+them ahead on its timer (see :func:`figures`): a view reads no more of the store on a store ten
+times bigger.  Over several profiles each profile's figures are computed so and summed
+(:func:`combine`, :func:`by_source`).  What runs now, the latest sessions and the latest
+failures are read for each view (a few indexed look-ups, each bounded), the failures kept for a
+minute while the file is unchanged.
 """
 
 from __future__ import annotations
@@ -39,15 +42,19 @@ from insights_app.localtime import offset_segments
 from insights_app.window import Window, scope_of, window_span
 from redaction import redact
 from sessions_app.formatting import short_model
+from sessions_app.selectors import source_overview
 from sessions_app.timefmt import day_start_epoch, local_date
 
-from . import failures
+from . import across, failures
 
 TTL = 60
 LATEST = 5
 COSTLIEST = 5
 METRICS = ("sessions", "messages", "tool_calls", "cost", "failures")
 EPOCH_DAY = dt.date(1970, 1, 1)
+# What the kept figures hold (2: sessions per source): figures kept by another version are
+# computed again.
+KEPT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -84,11 +91,14 @@ def figures(*, budget: float, now: float | None = None) -> dict:
             value = warm(budget=budget, now=now)
         return value
 
-    return store.while_unchanged("home", today, recent_or_computed, TTL)
+    return store.while_unchanged("home", (today, KEPT_VERSION), recent_or_computed, TTL)
 
 
 def _latest_key(today: dt.date) -> str:
-    return "home-latest:" + hashlib.sha256(repr((store.name(), today)).encode()).hexdigest()
+    return (
+        "home-latest:"
+        + hashlib.sha256(repr((store.name(), today, KEPT_VERSION)).encode()).hexdigest()
+    )
 
 
 def warm(*, budget: float, now: float | None = None) -> dict:
@@ -110,6 +120,37 @@ def latest_failures(*, budget: float) -> list[dict]:
         return sorted(messages + sessions, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
 
     return store.while_unchanged("home-failures", week, merged, failures.PAGE_TTL)
+
+
+def newest(found: list[tuple], key: str, order, limit: int | None = None) -> list:
+    """The rows ``key`` of every profile's part in ``found`` (``[(store, part)]``), each
+    knowing its store (``store``, ``store_name``), newest first by ``order``."""
+    rows = []
+    for one, part in found:
+        name = across.name_of(one)
+        for row in part[key]:
+            if isinstance(row, dict):
+                row = {**row, "store": one}
+            else:
+                row.store, row.store_name = one, name
+            rows.append(row)
+    return sorted(rows, key=order, reverse=True)[:limit]
+
+
+def by_source(parts) -> list[dict]:
+    """Sessions, messages and cost per source summed over profiles, most sessions first; a
+    cost is shown when some profile records one."""
+    summed: dict[str, dict] = {}
+    for rows in parts:
+        for row in rows:
+            into = summed.setdefault(
+                row["source"], {"source": row["source"], "sessions": 0, "messages": 0, "cost": None}
+            )
+            into["sessions"] += row["sessions"]
+            into["messages"] += row["messages"] or 0
+            if row["cost"] is not None:
+                into["cost"] = (into["cost"] or 0) + row["cost"]
+    return sorted(summed.values(), key=lambda r: -r["sessions"])
 
 
 def combine(parts: list[tuple]) -> dict:
@@ -214,6 +255,7 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
         "has_cost": scope.shape.has_column("sessions", "estimated_cost_usd"),
         "has_tool_calls": scope.shape.has_column("sessions", "tool_call_count"),
         "week_insights": _insights(spans[2]),
+        "sources": source_overview(),
     }
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.core.cache import cache
 from django.db.models import Count, F, FloatField, OuterRef, Subquery, Sum, TextField, Value
 from django.db.models.functions import Coalesce, Length, Substr
 from django.utils.translation import gettext
@@ -90,17 +89,9 @@ def sessions_for_keys(queryset, *, sort: str):
     return queryset
 
 
-OVERVIEW_TTL = 60
-
-
 def source_overview() -> list[dict]:
-    """Sessions, messages and estimated cost per source, cached for a minute (tens of ms on
-    50k sessions) and replaced when a new session appears (its rowid is in the key)."""
-    (newest,) = store.one("SELECT MAX(rowid) FROM sessions")
-    return cache.get_or_set(f"overview:{store.name()}:{newest}", _source_overview, OVERVIEW_TTL)
-
-
-def _source_overview() -> list[dict]:
+    """Sessions, messages and estimated cost per source, most sessions first.  A scan of every
+    session: the home page computes it ahead with its other figures (``live_app.home``)."""
     sessions = Session.objects.order_by()
     # Costs are recorded from v5 on.
     cost = (

@@ -266,6 +266,40 @@ def test_failures_warm_computes_the_figures_ahead(current_home, staff_client):
     assert _figures(response)[("sessions", "today")] >= 1
 
 
+def test_sessions_per_source_are_computed_ahead_with_the_figures(current_home, staff_client):
+    """No view groups every session by source: ``failures_warm`` computes the sums with the
+    other figures, and the page shows them as of then (a new session counts from the next)."""
+    from django.core.management import call_command
+
+    call_command("failures_warm", stdout=io.StringIO())
+    expected = {
+        source: (n, m)
+        for source, n, m in sqlite3.connect(current_home["path"]).execute(
+            "SELECT source, COUNT(*), SUM(message_count) FROM sessions GROUP BY source"
+        )
+    }
+    new_version(current_home["path"])
+    with CaptureQueriesContext(connections["hermes"]) as queries:
+        response = staff_client.get("/")
+    assert not any("GROUP BY" in q["sql"] and "COUNT" in q["sql"] for q in queries)
+    got = {r["source"]: (r["sessions"], r["messages"]) for r in response.context["sources"]}
+    assert got == expected
+    assert 'href="/sessions/?source=telegram"' in response.content.decode()
+
+
+def test_the_latest_failed_sessions_are_read_a_few_at_a_time(current_home, staff_client):
+    """The newest failed sessions are read with a LIMIT: the page stops at the few it shows
+    instead of fetching every failed session of the week."""
+    new_version(current_home["path"])
+    with CaptureQueriesContext(connections["hermes"]) as queries:
+        response = staff_client.get("/")
+    failed = [q["sql"] for q in queries if "end_reason IN" in q["sql"]]
+    assert failed and all("LIMIT" in sql for sql in failed)
+    assert ("session_error", "h-0") in {
+        (e["kind"], e["session_id"]) for e in response.context["latest_failures"]
+    }
+
+
 def test_the_period_table_is_read_from_insights_report(current_home, staff_client):
     """The period table adds up the days of insights' own report of the two weeks: with that
     report computed (as insights keeps it), the home page sums no sessions per day itself, and

@@ -36,14 +36,14 @@ PAGES = {
     "old sessions table": "/state/sessions?message_count__gte=4",
     "old messages table": "/state/messages?id__gt=400&_size=5",
 }
-# Statements on a warm page: the overview's newest-rowid probe, its latest sessions and the two
-# look-ups of what is running now (its figures are cached per file signature); a list
+# Statements on a warm page: the overview's latest sessions and the two look-ups of what is
+# running now (its figures, sessions per source among them, are cached per file signature); a list
 # page's rows (its capped count is cached); search's index state (current files keep it in
 # ``state_meta``), the newest id (where unindexed rows would start) and one batch of candidates
 # newest first (matched and ranked again on their redacted text, in memory); the old tables'
 # page (its count is cached).
 EXPECTED = {
-    "overview": 4,
+    "overview": 3,
     "sessions": 1,
     "sessions, one source": 1,
     "sessions by source": 1,
