@@ -73,6 +73,13 @@ def ran_out_note(store: Store) -> str:
     return gettext("Profile %(profile)s ran out of time for this filter.") % {"profile": store.name}
 
 
+def profile_column() -> tuple[str, tables.Column]:
+    return (
+        "profile",
+        tables.Column(accessor="store_name", verbose_name=gettext_lazy("Profile"), orderable=False),
+    )
+
+
 class KeyRow(dict):
     """One row of a store as the merge sees it: key values and primary key (a dict with a
     ``store`` attribute)."""
@@ -193,10 +200,7 @@ class MergedListMixin:
     def get_table_kwargs(self):
         kwargs = super().get_table_kwargs()
         if self.merged_parts is not None:
-            column = tables.Column(
-                accessor="store_name", verbose_name=gettext_lazy("Profile"), orderable=False
-            )
-            kwargs["extra_columns"] = [("profile", column)]
+            kwargs["extra_columns"] = [profile_column()]
             kwargs["sequence"] = ("profile", "...")
         return kwargs
 

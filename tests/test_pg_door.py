@@ -563,3 +563,11 @@ def test_pages_over_every_profile_still_answer_beside_a_schema(
     serve(file=str(path), team=at(pg.reader_url, "hermes_current"))
     client.force_login(staff_user)
     assert client.get(url).status_code == 200
+
+
+@pytest.mark.parametrize("url", ["/", "/sessions/", "/healthz", "/metrics", "/live/", "/sql/"])
+def test_an_explorer_of_schemas_only_answers(pg, serve, client, staff_user, url):
+    """With no SQLite file at all (every profile a schema), the pages over all profiles answer."""
+    serve(team=at(pg.reader_url, "hermes_current"), other=at(pg.reader_url, "hermes_legacy"))
+    client.force_login(staff_user)
+    assert client.get(url).status_code in (200, 501)
