@@ -23,13 +23,13 @@ from dataclasses import dataclass, field, replace
 from django.db import DatabaseError
 from django.utils.translation import gettext
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from redaction import redact
 
 from ..content import as_text
 from ..formatting import number, plain
-from . import statements
+from . import pg, statements
 from .query import (
     MAX_QUERY_CHARS,
     TRIGRAM_MIN_CHARS,
@@ -132,7 +132,11 @@ class Index:
 
     @classmethod
     def of(cls, table: str) -> Index:
-        info = store.shape().catalog.table(table)
+        shape = store.shape()
+        if dialect.postgres():
+            # Hermes's vector covers content, tool name and tool calls: FTS5's view layout.
+            return cls(tuple(c for c in pg.COLUMNS if shape.has_column("messages", c)), None, False)
+        info = shape.catalog.table(table)
         if info is None or not info.columns:
             return cls(("content",), None, False)
         options = index_options(info.sql)
@@ -162,6 +166,8 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         )
         raise DatabaseError(error) if error else ValueError(match)
     deadline = time.monotonic() + SEARCH_BUDGET
+    # A store's FTS5 index matched the query itself; PostgreSQL's candidates only hold its words.
+    exact = not dialect.postgres()
     walk = Walk()
     before, batch = req.before, req.per_page + 1
     while len(walk.found) < need:
@@ -183,7 +189,7 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         settled = {
             row[0]
             for row, t in zip(rows, texts, strict=True)
-            if relaxed == match and _clean_whole(row, t)
+            if relaxed == match and exact and _clean_whole(row, t)
         }
         unsure = [doc for doc in docs if doc[0] not in settled]
         settled |= set(matching(match, unsure, index.columns, index.tokenize, deadline=deadline))

@@ -11,17 +11,19 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from django.db import DatabaseError
 from django.utils.safestring import SafeString
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from hermes_explorer.stores import Store
 from redaction import redact
 
 from ..links import store_link
 from ..visibility import kind_of
-from . import ranges
+from . import pg, ranges
 from .query import SearchRequest, like_pattern
+from .redacted import query_error
 
 # Seconds: one indexed search statement (the engine gives scans and retries their own).
 SEARCH_BUDGET = 2.0
@@ -67,17 +69,7 @@ def select_columns(shape) -> str:
     return (
         "m.id, m.session_id, m.role, m.tool_name, m.timestamp, "
         f"{col('active')}, {col('compacted')}, {col('display_kind')}, {title}, s.source, "
-        f"{_window('m.content')}, substr(m.tool_calls, 1, {REDACT_WINDOW})"
-    )
-
-
-def _window(column: str) -> str:
-    """The first :data:`REDACT_WINDOW` characters of ``column``; SQLite's text functions stop
-    at a NUL, so multimodal content (``\\x00json:…``) is cut as bytes and its NUL put back."""
-    return (
-        f"CASE WHEN substr(CAST({column} AS BLOB), 1, 1) = x'00' THEN char(0) || "
-        f"substr(CAST(substr(CAST({column} AS BLOB), 2) AS TEXT), 1, {REDACT_WINDOW}) "
-        f"ELSE substr({column}, 1, {REDACT_WINDOW}) END"
+        f"{dialect.text_window('m.content', REDACT_WINDOW)}, substr(m.tool_calls, 1, {REDACT_WINDOW})"
     )
 
 
@@ -124,6 +116,23 @@ def index_page(table: str, match: str, req: SearchRequest, budget: float) -> lis
     """
     shape = store.shape()
     where, filter_params = filters(req, shape)
+    if dialect.postgres():
+        columns = [c for c in pg.COLUMNS if shape.has_column("messages", c)]
+        error = query_error(match, columns)
+        if error:
+            raise DatabaseError(error)  # what FTS5 would have said of it
+        clause, match_params = pg.candidate_clause(match, columns)
+        sql = (
+            f"SELECT {select_columns(shape)} FROM messages m "
+            f"LEFT JOIN sessions s ON s.id = m.session_id WHERE {clause}"
+        )
+        sql += "".join(f" AND {c}" for c in where)
+        params = [*match_params, *filter_params]
+        if req.before is not None:
+            sql += " AND m.id < %s"
+            params.append(req.before)
+        sql += " ORDER BY m.id DESC LIMIT %s"
+        return _read(sql, [*params, req.per_page + 1], budget)
     if req.session_id:
         joins = (
             f"FROM messages m CROSS JOIN {table} ON {table}.rowid = m.id "
@@ -156,6 +165,15 @@ def index_page(table: str, match: str, req: SearchRequest, budget: float) -> lis
     sql += f" ORDER BY {key} DESC LIMIT %s"
     params.append(req.per_page + 1)
     return store.rows(sql, params, budget)
+
+
+def _read(sql: str, params: list, budget: float) -> list:
+    """The rows of a hit statement, their text as a SQLite file holds it."""
+    found = store.rows(sql, params, budget)
+    if not dialect.postgres():
+        return found
+    text = (3, CONTENT, TOOL_CALLS)
+    return [tuple(pg.decoded(v) if i in text else v for i, v in enumerate(r)) for r in found]
 
 
 def _id_range(req: SearchRequest) -> tuple[int, int]:
@@ -202,7 +220,8 @@ def scan(
     shape = store.shape()
     where, filter_params = filters(req, shape)
     present = [c for c in columns if shape.has_column("messages", c)]
-    any_column = " OR ".join(f"m.{c} LIKE %s ESCAPE '\\'" for c in present)
+    like = dialect.like_ascii_case()
+    any_column = " OR ".join(f"m.{c} {like} %s ESCAPE '\\'" for c in present)
     like_clauses = [f"({any_column})"] * len(terms)
     like_params = [like_pattern(term) for term in terms for _ in present]
     sql_head = (
@@ -233,7 +252,7 @@ def scan(
         def one(chunk: int, upper=upper, remaining=remaining, want=want) -> list:
             lower = max(above, upper - chunk)
             params = [lower, upper, *filter_params, *like_params, want]
-            return store.rows(sql_head + tail, params, remaining)
+            return _read(sql_head + tail, params, remaining)
 
         try:
             chunk, found = clock.run(one)
@@ -260,7 +279,8 @@ class IndexState:
 
 def index_state() -> IndexState:
     """What ``state_meta`` says about the FTS index (nothing, on files without it)."""
-    if not store.shape().has_table("state_meta"):
+    if not store.shape().has_table("state_meta") or dialect.postgres():
+        # (A PostgreSQL schema's vector is a generated column: never behind.)
         return IndexState()
     rows = store.rows(
         "SELECT key, value FROM state_meta WHERE key IN "
