@@ -212,3 +212,42 @@ def test_messages_q_on_a_schema_is_its_search(hermes_pg, serve):  # noqa: F811
     response = analyst.get(f"/p/team/messages/?q={facts.rare_word}", follow=True)
     assert response.status_code == 200
     assert [hit.id for hit in response.context["result"].hits] == [facts.rare_message_id]
+
+
+def api_ids(client, profile: str, **params) -> tuple[list[int], int | None]:
+    """The ids of every row of ``/state/messages.json``, page after page, and its count."""
+    url = f"/p/{profile}/state/messages.json?" + urlencode(dict(params, _size=5))
+    ids: list[int] = []
+    for _ in range(100):
+        response = client.get(url)
+        assert response.status_code == 200, (response.status_code, response.content[:300])
+        data = response.json()
+        ids += [row[0] for row in data["rows"]]
+        if not data.get("next_url"):
+            return ids, data.get("filtered_table_rows_count")
+        url = "/" + data["next_url"].split("://", 1)[-1].split("/", 1)[1]
+    raise AssertionError("API pages did not end")
+
+
+@pytest.mark.parametrize("role", ["analyst", "staff"])
+def test_the_old_api_search_finds_on_a_schema_what_it_finds_on_the_file(
+    hermes_pg,  # noqa: F811
+    serve,
+    role,
+):
+    """``_search`` (Datasette's quoting), ``_searchmode=raw`` and ``_search_<column>`` list the
+    same rows, with the same count, on the schema as on its file."""
+    facts = hermes_pg.stores["current"]
+    serve(file=facts.path, team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema('current')}")
+    reader = client_for(role)
+    asked = [
+        {"_search": facts.rare_word},
+        {"_search": f"{facts.common_word} review"},
+        {"_search": '"query plan"'},
+        {"_search": "backup OR quokka*", "_searchmode": "raw"},
+        {"_search": "backup NOT disk", "_searchmode": "raw"},
+        {"_search_content": "backup"},
+        {"_search": "zzznothing"},
+    ]
+    for params in asked:
+        assert api_ids(reader, "team", **params) == api_ids(reader, "file", **params), params
