@@ -251,3 +251,31 @@ def test_the_old_api_search_finds_on_a_schema_what_it_finds_on_the_file(
     ]
     for params in asked:
         assert api_ids(reader, "team", **params) == api_ids(reader, "file", **params), params
+
+
+def test_words_match_in_any_case_and_without_diacritics_as_on_the_file(
+    hermes_pg,  # noqa: F811
+    serve,
+    tmp_path,
+):
+    """FTS5 compares words without case nor diacritics: a schema's candidates leave none of
+    those matches out, whatever the server's locale."""
+    path = tmp_path / "accents.db"
+    db = StateDB.create(path, "current")
+    db.session("s1", source="cli", title="Accents")
+    texts = [
+        "Résumé of the CAFÉ meeting",
+        "cafe au lait, resume later",
+        "ΑΘΗΝΑ and Αθήνα in Greek",
+        "see settings.py and https://example.com/docs/page or mail ops@example.org",
+    ]
+    for text in texts:
+        db.message("s1", "user", text)
+    db.close()
+    hermes_pg.load(path, "accents")
+    serve(file=str(path), team=f"{hermes_pg.reader_url}?schema=accents")
+    analyst = client_for("analyst")
+    for q in ["resume", "CAFÉ", "café", "αθηνα", "ΑΘΉΝΑ", "py", "example docs", "ops"]:
+        on_file = every_hit(analyst, "file", q=q)
+        assert on_file[0], q
+        assert every_hit(analyst, "team", q=q) == on_file, q

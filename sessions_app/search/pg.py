@@ -4,9 +4,9 @@ Hermes's ``messages.search_vector`` (``'simple'`` configuration) cannot propose 
 the recheck (:func:`.redacted.matching`, FTS5's ``unicode61`` words) will keep: PostgreSQL's
 parser keeps host names, e-mail addresses, file names and paths whole (``settings.py`` is one
 lexeme there, two words to FTS5), and the vector covers only the first 8,192 characters.  So the
-candidates are the rows whose stored text holds every word of the relaxed query by ``ILIKE``
-(:func:`candidate_clause`): a word FTS5 finds in the redacted text is a substring of the stored
-text, so no true match is left out, and the recheck decides, as on a SQLite file.
+candidates are the rows whose stored text holds every word of the relaxed query, in any case and
+with or without diacritics (:func:`candidate_clause`): a word FTS5 finds in the redacted text is
+in the stored text, so no true match is left out, and the recheck decides, as on a SQLite file.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import base64
 import json
 import re
+import unicodedata
 
-from .query import like_pattern
 from .redacted import _tokens
 
 JSON_MARKER, BYTES_MARKER, SQLITE_JSON = "\x01json:", "\x01bytes:", "\x00json:"
@@ -46,15 +46,41 @@ def decoded(value):
     return parsed if isinstance(parsed, str) else SQLITE_JSON + payload
 
 
+def _variants() -> dict[str, set[str]]:
+    """Each ASCII letter with the Latin letters FTS5 takes for it once it removes diacritics,
+    in both cases."""
+    found: dict[str, set[str]] = {}
+    for code in [*range(0xC0, 0x250), *range(0x1E00, 0x1F00)]:
+        base = unicodedata.normalize("NFD", chr(code))[0].lower()
+        if base.isascii() and base.isalpha():
+            found.setdefault(base, {base, base.upper()}).add(chr(code))
+    return found
+
+
+_VARIANTS = _variants()
+
+
+def _pattern(word: str) -> str:
+    """A regular expression for ``word`` in any case, with or without diacritics (as FTS5's
+    ``unicode61`` compares words), whatever the database's locale."""
+    out = []
+    for ch in word:
+        base = unicodedata.normalize("NFD", ch.lower())[0]
+        chars = {ch, *(c for c in (ch.lower(), ch.upper()) if len(c) == 1)}
+        chars |= _VARIANTS.get(base, set())
+        out.append(ch if len(chars) == 1 else "[" + "".join(sorted(chars)) + "]")
+    return "".join(out)
+
+
 def _word_clause(word: str, columns) -> tuple[str, list]:
-    clause = " OR ".join(f"m.{c} ILIKE %s" for c in columns)
-    return f"({clause})", [like_pattern(word)] * len(columns)
+    clause = " OR ".join(f"m.{c} ~ %s" for c in columns)
+    return f"({clause})", [_pattern(word)] * len(columns)
 
 
 def candidate_clause(relaxed: str, columns=COLUMNS) -> tuple[str, list]:
     """A ``WHERE`` clause over ``messages m`` true of every row whose text may match the
-    relaxed FTS5 query ``relaxed`` (see :func:`.redacted.candidates`): each phrase's words by
-    ``ILIKE`` in any column, the query's ``AND``, ``OR`` and parentheses kept, column filters,
+    relaxed FTS5 query ``relaxed`` (see :func:`.redacted.candidates`): each phrase's words
+    (:func:`_pattern`) in any column, the query's ``AND``, ``OR`` and parentheses kept, column filters,
     prefixes and initial-token marks loosened to "anywhere"."""
     tokens = _tokens(relaxed) or []
     parts: list[str] = []
