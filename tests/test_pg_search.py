@@ -203,12 +203,16 @@ def test_a_search_out_of_time_on_a_schema_says_so(hermes_pg, serve, monkeypatch)
     assert any("stopped after 0.3 s" in note for note in result.notes)
 
 
-def test_messages_q_on_a_schema_is_its_search(hermes_pg, serve):  # noqa: F811
-    """``/messages/?q=`` on a PostgreSQL profile leads to that profile's search, which lists
-    the rare word's message."""
+def test_messages_q_and_substrings_on_a_schema(hermes_pg, serve):  # noqa: F811
+    """A substring search on a PostgreSQL profile scans its messages and says why;
+    ``/messages/?q=`` there leads to that profile's search, which lists the rare word's
+    message."""
     facts = hermes_pg.stores["current"]
     serve(team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema('current')}")
     analyst = client_for("analyst")
+    substring = search(analyst, "team", q=facts.rare_word[2:8], mode="substring")
+    assert [hit.id for hit in substring.hits] == [facts.rare_message_id]
+    assert "Scanning messages directly: a PostgreSQL profile has no substring" in substring.notes[0]
     response = analyst.get(f"/p/team/messages/?q={facts.rare_word}", follow=True)
     assert response.status_code == 200
     assert [hit.id for hit in response.context["result"].hits] == [facts.rare_message_id]

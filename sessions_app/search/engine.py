@@ -436,7 +436,9 @@ def run_search(req: SearchRequest) -> SearchResult:
             _indexed_search(result, "messages_fts_trigram", quote(text))
         else:
             why = (
-                gettext("this state.db has no substring (trigram) index")
+                gettext("a PostgreSQL profile has no substring (trigram) index")
+                if dialect.postgres()
+                else gettext("this state.db has no substring (trigram) index")
                 if not shape.has_trigram
                 else gettext("the substring index needs %(n)s characters or more")
                 % {"n": TRIGRAM_MIN_CHARS}
