@@ -203,6 +203,34 @@ def test_a_search_out_of_time_on_a_schema_says_so(hermes_pg, serve, monkeypatch)
     assert any("stopped after 0.3 s" in note for note in result.notes)
 
 
+def test_a_walk_out_of_time_goes_on_where_it_stopped(hermes_pg, serve, monkeypatch):  # noqa: F811
+    """Candidates are read in id ranges, newest first: a page out of time shows what it found
+    and its "continue" link goes on below where it stopped, so following the links lists
+    every hit the file lists, once each, in the same order."""
+    facts = hermes_pg.stores["current"]
+    serve(file=facts.path, team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema('current')}")
+    analyst = client_for("analyst")
+    expected = every_hit(analyst, "file", q=facts.common_word, sort="newest")[0]
+    monkeypatch.setattr("sessions_app.search.statements.SCAN_FIRST_IDS", 40)
+    monkeypatch.setattr("sessions_app.search.engine.SEARCH_BUDGET", 0.35)
+    slow = pg.candidate_clause
+
+    def sleepy(*args):
+        clause, params = slow(*args)
+        return f"{clause} AND (SELECT true FROM pg_sleep(0.1))", params
+
+    monkeypatch.setattr(pg, "candidate_clause", sleepy)
+    params, found, stops = {"q": facts.common_word, "sort": "newest"}, [], 0
+    for _ in range(200):
+        result = search(analyst, "team", **params)
+        found += [hit.id for hit in result.hits]
+        stops += result.timed_out
+        if not result.next_before:
+            break
+        params = dict(params, before=result.next_before)
+    assert stops and found == expected
+
+
 def test_messages_q_and_substrings_on_a_schema(hermes_pg, serve):  # noqa: F811
     """A substring search on a PostgreSQL profile scans its messages and says why;
     ``/messages/?q=`` there leads to that profile's search, which lists the rare word's

@@ -182,6 +182,7 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
             walk.finished, walk.resume_before = False, before
             break
         more = len(rows) > batch
+        stopped = None if more else getattr(rows, "stopped_at", None)
         last = rows[batch - 1][0] if more else None
         rows = _filtered(rows[:batch], req)
         texts = _texts(rows)
@@ -197,6 +198,9 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
             walk.finished, walk.resume_before = False, before
             break
         walk.found += [(row, doc) for row, doc in zip(rows, docs, strict=True) if doc[0] in settled]
+        if stopped is not None and len(walk.found) < need:  # a walk in id ranges, out of time
+            walk.finished, walk.resume_before = False, stopped
+            break
         if len(walk.found) >= need:
             walk.finished = len(walk.found) == need and not more
             del walk.found[need:]

@@ -29,6 +29,10 @@ from .redacted import query_error
 SEARCH_BUDGET = 2.0
 # Characters of a hit's content and tool calls read, redacted and matched again.
 REDACT_WINDOW = 65_536
+# The share of a walk's time a PostgreSQL page reads candidates in (the rest rechecks them).
+READ_SHARE = 0.75
+# Message ids a scan's first statement covers (the next ones grow while quick).
+SCAN_FIRST_IDS = 5_000
 # Where a hit row holds its content and tool calls.
 CONTENT, TOOL_CALLS = 10, 11
 
@@ -121,18 +125,15 @@ def index_page(table: str, match: str, req: SearchRequest, budget: float) -> lis
         error = query_error(match, columns)
         if error:
             raise DatabaseError(error)  # what FTS5 would have said of it
-        clause, match_params = pg.candidate_clause(match, columns)
-        sql = (
-            f"SELECT {select_columns(shape)} FROM messages m "
-            f"LEFT JOIN sessions s ON s.id = m.session_id WHERE {clause}"
+        outcome = scan(
+            req,
+            [],
+            budget=budget * READ_SHARE,
+            limit=req.per_page + 1,
+            below=req.before,
+            match=pg.candidate_clause(match, columns),
         )
-        sql += "".join(f" AND {c}" for c in where)
-        params = [*match_params, *filter_params]
-        if req.before is not None:
-            sql += " AND m.id < %s"
-            params.append(req.before)
-        sql += " ORDER BY m.id DESC LIMIT %s"
-        return _read(sql, [*params, req.per_page + 1], budget)
+        return Candidates(outcome.rows, stopped_at=outcome.resume_before)
     if req.session_id:
         joins = (
             f"FROM messages m CROSS JOIN {table} ON {table}.rowid = m.id "
@@ -192,6 +193,14 @@ def session_id_range(session_id: str) -> tuple[int, int]:
     return (0, -1) if low is None else (int(low), int(high))
 
 
+class Candidates(list):
+    """Candidate rows; ``stopped_at``: the id below which a walk out of time would go on."""
+
+    def __init__(self, rows, stopped_at: int | None = None):
+        super().__init__(rows)
+        self.stopped_at = stopped_at
+
+
 @dataclass
 class ScanOutcome:
     rows: list
@@ -213,17 +222,20 @@ def scan(
     above: int = 0,
     below: int | None = None,
     columns: tuple[str, ...] = ("content", "tool_name", "tool_calls"),
+    match: tuple[str, list] | None = None,
 ) -> ScanOutcome:
-    """Messages with ``above < id < below`` whose text contains every term, newest first, one
-    id range a statement, so a scan out of time returns what it found and where it stopped.
-    One session's messages are scanned in one statement."""
+    """Messages with ``above < id < below`` whose text contains every term (or, given,
+    satisfies the clause ``match``: SQL and its values), newest first, one id range a
+    statement, so a scan out of time returns what it found and where it stopped.  One
+    session's messages are scanned in one statement."""
     shape = store.shape()
     where, filter_params = filters(req, shape)
     present = [c for c in columns if shape.has_column("messages", c)]
     like = dialect.like_ascii_case()
     any_column = " OR ".join(f"m.{c} {like} %s ESCAPE '\\'" for c in present)
-    like_clauses = [f"({any_column})"] * len(terms)
+    like_clauses = [f"({any_column})"] * len(terms) if match is None else [match[0]]
     like_params = [like_pattern(term) for term in terms for _ in present]
+    like_params += match[1] if match else []
     sql_head = (
         f"SELECT {select_columns(shape)} FROM messages m "
         "LEFT JOIN sessions s ON s.id = m.session_id WHERE m.id > %s AND m.id < %s"
@@ -234,9 +246,9 @@ def scan(
     whole = max(upper - above, 1)
     # Ranges grow fourfold while quick; on a rollback-journal file they follow time instead.
     clock = store.ChunkClock(
-        5_000 if not req.session_id else whole,
+        SCAN_FIRST_IDS if not req.session_id else whole,
         maximum=2_000_000 if not req.session_id else None,
-        first=5_000,
+        first=SCAN_FIRST_IDS,
         grow_below=budget / 20,
         growth=4,
     )
