@@ -311,3 +311,17 @@ def test_words_match_in_any_case_and_without_diacritics_as_on_the_file(
         on_file = every_hit(analyst, "file", q=q)
         assert on_file[0], q
         assert every_hit(analyst, "team", q=q) == on_file, q
+
+
+@pytest.mark.parametrize("sort", ["rank", "newest"])
+def test_a_search_over_every_profile_reads_the_schema_too(hermes_pg, serve, sort):  # noqa: F811
+    """``/search/`` over all profiles lists the rare word's message of the file and of the
+    schema loaded from it, each under its own profile, with no note of a failed store."""
+    facts = hermes_pg.stores["current"]
+    serve(file=facts.path, team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema('current')}")
+    response = client_for("analyst").get(f"/search/?q={facts.rare_word}&sort={sort}")
+    assert response.status_code == 200
+    result = response.context["result"]
+    found = sorted((hit.store.name, hit.id) for hit in result.hits)
+    assert found == [("file", facts.rare_message_id), ("team", facts.rare_message_id)]
+    assert not result.error
