@@ -82,6 +82,9 @@ def corpus(facts) -> list[dict]:
         {"q": "review", "role": "user"},
         {"q": "export", "role": "tool"},
         {"q": "select"},
+        {"q": "photo sent"},  # multimodal content, decoded before it is matched
+        {"q": "cat jpg"},
+        {"q": facts.megabyte_tail_word},
         {"q": f"{rare} OR backup", "mode": "advanced"},
         {"q": "backup NOT disk", "mode": "advanced"},
         {"q": f"{common} NOT (pages OR review)", "mode": "advanced"},
@@ -119,7 +122,8 @@ def test_a_schema_finds_what_its_file_finds(hermes_pg, serve, shape):  # noqa: F
             assert not on_schema[1], params
         else:
             assert on_schema == on_file, params
-    assert every_hit(analyst, "team", q=facts.rare_word)[0]
+    assert every_hit(analyst, "team", q=facts.rare_word)[0] == [facts.rare_message_id]
+    assert facts.multimodal_message_id in every_hit(analyst, "team", q="photo sent")[0]
 
 
 def test_a_demo_store_finds_the_same_on_its_schema(hermes_pg, serve, tmp_path):  # noqa: F811
