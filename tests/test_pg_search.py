@@ -168,7 +168,14 @@ def _twin(path, secret: str) -> None:
         ("ab-cd", "substring", 0),
     ],
 )
-def test_a_secret_is_no_oracle_on_a_schema(hermes_pg, serve, tmp_path, q, mode, found):  # noqa: F811
+def test_a_secret_is_no_oracle_on_a_schema(
+    hermes_pg,  # noqa: F811
+    serve,
+    tmp_path,
+    q,
+    mode,
+    found,
+):
     """Two schemas that differ only inside a key answer alike, and a term only inside the key
     finds nothing: the schema's search is decided on the redacted text too."""
     sources = {}

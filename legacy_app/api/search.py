@@ -88,8 +88,8 @@ def _vector_index(catalog: Catalog, table: str) -> TableInfo | None:
 
 
 def _vector_clause(match: str, index: TableInfo, column: str | None, binder: Binder) -> str:
-    """The rows that may match ``match`` (their words by ``ILIKE``, in ``column`` when named),
-    for the recheck to decide."""
+    """The rows that may match ``match`` (its words, in ``column`` when named: see
+    :func:`sessions_app.search.pg.candidate_clause`), for the recheck to decide."""
     error = query_error(match, index.columns)
     relaxed = None if error else candidates(match)
     if relaxed is None:

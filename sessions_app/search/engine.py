@@ -13,6 +13,10 @@ hit.  Newest first stops at a page of hits; best match ranks the newest :data:`R
 hits among themselves.  A walk out of time shows what it found and says how far it got.  Rows
 an index rebuild has not reached (``state_meta``'s ``fts_rebuild_progress`` to
 ``fts_rebuild_high_water``) are scanned on the first page and shown apart.
+
+A PostgreSQL schema has no FTS5 index: its candidates are every message holding the query's
+words (:mod:`.pg`), read in id ranges, newest first, and all of them are matched again, with
+the columns of Hermes's ``search_vector`` (content, tool name, tool calls).
 """
 
 from __future__ import annotations

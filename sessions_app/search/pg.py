@@ -80,8 +80,8 @@ def _word_clause(word: str, columns) -> tuple[str, list]:
 def candidate_clause(relaxed: str, columns=COLUMNS) -> tuple[str, list]:
     """A ``WHERE`` clause over ``messages m`` true of every row whose text may match the
     relaxed FTS5 query ``relaxed`` (see :func:`.redacted.candidates`): each phrase's words
-    (:func:`_pattern`) in any column, the query's ``AND``, ``OR`` and parentheses kept, column filters,
-    prefixes and initial-token marks loosened to "anywhere"."""
+    (:func:`_pattern`) in any column, the query's ``AND``, ``OR`` and parentheses kept,
+    column filters, prefixes and initial-token marks loosened to "anywhere"."""
     tokens = _tokens(relaxed) or []
     parts: list[str] = []
     params: list = []

@@ -3,7 +3,9 @@
 Every statement returns the columns of :func:`select_columns` (the hit's fields, and the start
 of its content and tool calls, which the engine redacts and matches again: :mod:`.redacted`),
 read by :func:`to_hit`.  Candidates come newest first: on a rollback-journal file from short
-statements over id ranges (:mod:`.ranges`); scans size their ranges by time.
+statements over id ranges (:mod:`.ranges`); scans size their ranges by time.  A PostgreSQL
+schema has no FTS5 index: its candidates are a scan for the query's words (:mod:`.pg`), read
+back as a SQLite file holds its text.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ def select_columns(shape) -> str:
     return (
         "m.id, m.session_id, m.role, m.tool_name, m.timestamp, "
         f"{col('active')}, {col('compacted')}, {col('display_kind')}, {title}, s.source, "
-        f"{dialect.text_window('m.content', REDACT_WINDOW)}, substr(m.tool_calls, 1, {REDACT_WINDOW})"
+        f"{dialect.text_window('m.content', REDACT_WINDOW)}, "
+        f"substr(m.tool_calls, 1, {REDACT_WINDOW})"
     )
 
 
