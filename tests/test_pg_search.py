@@ -80,6 +80,9 @@ def corpus(facts) -> list[dict]:
         {"q": "scan sessions"},
         {"q": "東京"},
         {"q": "review", "role": "user"},
+        {"q": "turn", "session_id": facts.big_session_id},
+        {"q": common, "source": "telegram", "date_from": "2000-01-01"},
+        {"q": "System note", "show": "hidden"},
         {"q": "export", "role": "tool"},
         {"q": "select"},
         {"q": "photo sent"},  # multimodal content, decoded before it is matched
