@@ -26,3 +26,25 @@ def pick(sqlite: str, postgresql: str, alias: str | None = None) -> str:
 def greatest(a: str, b: str, alias: str | None = None) -> str:
     """The larger of two values (SQLite's two-argument ``MAX``)."""
     return pick(f"MAX({a}, {b})", f"GREATEST({a}, {b})", alias)
+
+
+# Search (sessions_app.search) ----------------------------------------------------------------
+
+
+def text_window(column: str, chars: int, alias: str | None = None) -> str:
+    """The first ``chars`` characters of ``column``.  SQLite's text functions stop at a NUL,
+    so its multimodal content (``\\x00json:…``) is cut as bytes and its NUL put back;
+    PostgreSQL text holds no NUL."""
+    return pick(
+        f"CASE WHEN substr(CAST({column} AS BLOB), 1, 1) = x'00' THEN char(0) || "
+        f"substr(CAST(substr(CAST({column} AS BLOB), 2) AS TEXT), 1, {chars}) "
+        f"ELSE substr({column}, 1, {chars}) END",
+        f"substr({column}, 1, {chars})",
+        alias,
+    )
+
+
+def like_ascii_case(alias: str | None = None) -> str:
+    """A pattern match that ignores ASCII case, as SQLite's ``LIKE`` does (PostgreSQL's
+    ``ILIKE`` ignores every case: the caller rechecks ASCII case where it matters)."""
+    return pick("LIKE", "ILIKE", alias)

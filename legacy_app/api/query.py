@@ -14,11 +14,12 @@ page, token by token.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from hermes_explorer.middleware import describe_store_fault
 
@@ -138,8 +139,13 @@ def plan(
 
 
 def _store_sql(sql: str) -> str:
-    # Django's cursor formats the statement: a "%" (in a quoted name) must be doubled.
-    return sql.replace("%", "%%")
+    # Django's cursor formats the statement: a "%" (in a quoted name) must be doubled; on
+    # PostgreSQL a bound ``:pN`` is written ``%(pN)s``.
+    sql = sql.replace("%", "%%")
+    return _BOUND.sub(r"%(\1)s", sql) if dialect.postgres() else sql
+
+
+_BOUND = re.compile(r"(?<![:\w]):(p\d+)\b")
 
 
 def run_store(statement: Statement, *, budget: float) -> tuple[list[str], list[tuple]]:

@@ -13,9 +13,18 @@ import re
 import time
 from dataclasses import dataclass
 
+from hermes_explorer import dialect
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
+from sessions_app.search import pg
 from sessions_app.search.query import advanced_limit_error
-from sessions_app.search.redacted import candidates, clean, index_options, matching, searchable
+from sessions_app.search.redacted import (
+    candidates,
+    clean,
+    index_options,
+    matching,
+    query_error,
+    searchable,
+)
 
 from .errors import ApiError
 from .operators import Binder, column_sql, quote
@@ -54,6 +63,32 @@ class Search:
     terms: list[tuple[str | None, str]]  # (column or None, the whole text of the search)
     # The SQL ran a relaxed query (no NOT operand, NEAR as AND): every candidate rechecked.
     relaxed: bool = False
+    # Decided on the redacted text (the reader cannot read every secret).
+    hidden: bool = True
+
+
+def _vector_index(catalog: Catalog, table: str) -> TableInfo | None:
+    """On a PostgreSQL schema, the columns Hermes's ``search_vector`` covers, searched as an
+    index with these columns would be (:mod:`sessions_app.search.pg`); None elsewhere."""
+    info = catalog.table(table)
+    if table != "messages" or not dialect.postgres() or info is None:
+        return None
+    if "search_vector" not in info.columns:
+        return None
+    return TableInfo(name=table, columns=tuple(c for c in pg.COLUMNS if c in info.columns))
+
+
+def _vector_clause(match: str, index: TableInfo, column: str | None, binder: Binder) -> str:
+    """The rows that may match ``match`` (its words, in ``column`` when named: see
+    :func:`sessions_app.search.pg.candidate_clause`), for the recheck to decide."""
+    error = query_error(match, index.columns)
+    relaxed = None if error else candidates(match)
+    if relaxed is None:
+        raise ApiError(f"Cannot read this search: {error or 'NOT needs a term on each side.'}")
+    where, params = pg.candidate_clause(relaxed, [column] if column else index.columns)
+    pieces = where.split("%s")
+    bound = "".join(p + binder.bind(v) for p, v in zip(pieces, params, strict=False))
+    return f"id in (select m.id from messages m where {bound}{pieces[-1]})"
 
 
 def _raw_match(text: str, hidden: bool) -> tuple[str, bool]:
@@ -80,12 +115,13 @@ def search_clauses(
 ) -> Search | None:
     """The WHERE clauses of the search arguments; None when there is nothing to search or no
     index.  ``hidden``: the reader cannot read every secret."""
-    name = index_for(catalog, table)
+    vector = _vector_index(catalog, table)
+    name = index_for(catalog, table) if vector is None else table
     if not args or name is None:
         return None
-    index = catalog.table(name)
+    index = vector or catalog.table(name)
     fts = quote(name)
-    search = Search(index=index, clauses=[], descriptions=[], terms=[])
+    search = Search(index=index, clauses=[], descriptions=[], terms=[], hidden=hidden)
     wanted = (
         [(None, args["_search"])]
         if "_search" in args
@@ -101,9 +137,13 @@ def search_clauses(
         full = text if raw else match
         search.relaxed |= relaxed
         target = fts if column is None else quote(column)
-        search.clauses.append(
-            f"rowid in (select rowid from {fts} where {target} match {binder.bind(match)})"
-        )
+        if vector is not None:
+            search.clauses.append(_vector_clause(match, index, column, binder))
+            search.relaxed = True  # the words of the query, not the query: rechecked
+        else:
+            search.clauses.append(
+                f"rowid in (select rowid from {fts} where {target} match {binder.bind(match)})"
+            )
         search.descriptions.append(
             f'search matches "{text}"'
             if column is None
@@ -124,7 +164,10 @@ class Recheck:
         self.tokenize = options.get("tokenize")
         if content and catalog.table(content) is None and content not in catalog.views:
             content = ""  # the source is gone: read the index's own copy
-        if content:
+        self.stored = pg.decoded if dialect.postgres() else (lambda value: value)
+        if search.index.name == "messages":  # a PostgreSQL schema's vector: the rows
+            self.source, self.rowid = "messages", "id"
+        elif content:
             self.source, self.rowid = content, options.get("content_rowid") or "rowid"
         else:
             self.source, self.rowid = search.index.name, "rowid"
@@ -148,7 +191,9 @@ class Recheck:
         kept = set(ids) - {r[0] for r in rows}
         dirty = []
         for row in rows:
-            values = [searchable(v) if isinstance(v, str) else (v or "") for v in row[1:]]
+            values = [self.stored(v) if isinstance(v, str) else (v or "") for v in row[1:]]
+            if self.search.hidden:
+                values = [searchable(v) for v in values]
             if values == list(row[1:]) and not self.search.relaxed:
                 kept.add(row[0])
             else:

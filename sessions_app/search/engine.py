@@ -8,6 +8,10 @@ needs a tokenizer we lack.  With no index that can answer, a LIKE scan in short 
 statements proposes the candidates.  Best match ranks the newest :data:`RANKED_CAP` hits; a
 walk out of time shows what it found and says how far it got; rows an index rebuild has not
 reached (``state_meta``) are scanned on the first page and shown apart.
+
+A PostgreSQL schema has no FTS5 index: its candidates are every message holding the query's
+words (:mod:`.pg`), read in id ranges, newest first, and all of them are matched again, with
+the columns of Hermes's ``search_vector`` (content, tool name, tool calls).
 """
 
 from __future__ import annotations
@@ -18,13 +22,13 @@ from dataclasses import dataclass, field, replace
 from django.db import DatabaseError
 from django.utils.translation import gettext
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from redaction import redact
 
 from ..content import as_text
 from ..formatting import number, plain
-from . import statements
+from . import pg, statements
 from .query import (
     MAX_QUERY_CHARS,
     TRIGRAM_MIN_CHARS,
@@ -127,7 +131,11 @@ class Index:
 
     @classmethod
     def of(cls, table: str) -> Index:
-        info = store.shape().catalog.table(table)
+        shape = store.shape()
+        if dialect.postgres():
+            # Hermes's vector covers content, tool name and tool calls: FTS5's view layout.
+            return cls(tuple(c for c in pg.COLUMNS if shape.has_column("messages", c)), None, False)
+        info = shape.catalog.table(table)
         if info is None or not info.columns:
             return cls(("content",), None, False)
         options = index_options(info.sql)
@@ -157,6 +165,8 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         )
         raise DatabaseError(error) if error else ValueError(match)
     deadline = time.monotonic() + SEARCH_BUDGET
+    # A store's FTS5 index matched the query itself; PostgreSQL's candidates only hold its words.
+    exact = not dialect.postgres()
     walk = Walk()
     before, batch = req.before, req.per_page + 1
     while len(walk.found) < need:
@@ -171,6 +181,7 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
             walk.finished, walk.resume_before = False, before
             break
         more = len(rows) > batch
+        stopped = None if more else getattr(rows, "stopped_at", None)
         last = rows[batch - 1][0] if more else None
         rows = _filtered(rows[:batch], req)
         texts = _texts(rows)
@@ -178,7 +189,7 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         settled = {
             row[0]
             for row, t in zip(rows, texts, strict=True)
-            if relaxed == match and _clean_whole(row, t)
+            if relaxed == match and exact and _clean_whole(row, t)
         }
         unsure = [doc for doc in docs if doc[0] not in settled]
         settled |= set(matching(match, unsure, index.columns, index.tokenize, deadline=deadline))
@@ -186,6 +197,9 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
             walk.finished, walk.resume_before = False, before
             break
         walk.found += [(row, doc) for row, doc in zip(rows, docs, strict=True) if doc[0] in settled]
+        if stopped is not None and len(walk.found) < need:  # a walk in id ranges, out of time
+            walk.finished, walk.resume_before = False, stopped
+            break
         if len(walk.found) >= need:
             walk.finished = len(walk.found) == need and not more
             del walk.found[need:]
@@ -425,7 +439,9 @@ def run_search(req: SearchRequest) -> SearchResult:
             _indexed_search(result, "messages_fts_trigram", quote(text))
         else:
             why = (
-                gettext("this state.db has no substring (trigram) index")
+                gettext("a PostgreSQL profile has no substring (trigram) index")
+                if dialect.postgres()
+                else gettext("this state.db has no substring (trigram) index")
                 if not shape.has_trigram
                 else gettext("the substring index needs %(n)s characters or more")
                 % {"n": TRIGRAM_MIN_CHARS}

@@ -3,7 +3,9 @@
 Every statement returns the columns of :func:`select_columns` (the hit's fields, and the start
 of its content and tool calls, which the engine redacts and matches again: :mod:`.redacted`),
 read by :func:`to_hit`.  Candidates come newest first: on a rollback-journal file from short
-statements over id ranges (:mod:`.ranges`); scans size their ranges by time.
+statements over id ranges (:mod:`.ranges`); scans size their ranges by time.  A PostgreSQL
+schema has no FTS5 index: its candidates are a scan for the query's words (:mod:`.pg`), read
+back as a SQLite file holds its text.
 """
 
 from __future__ import annotations
@@ -11,22 +13,28 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from django.db import DatabaseError
 from django.utils.safestring import SafeString
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from hermes_explorer.stores import Store
 from redaction import redact
 
 from ..links import store_link
 from ..visibility import kind_of
-from . import ranges
+from . import pg, ranges
 from .query import SearchRequest, like_pattern
+from .redacted import query_error
 
 # Seconds: one indexed search statement (the engine gives scans and retries their own).
 SEARCH_BUDGET = 2.0
 # Characters of a hit's content and tool calls read, redacted and matched again.
 REDACT_WINDOW = 65_536
+# The share of a walk's time a PostgreSQL page reads candidates in (the rest rechecks them).
+READ_SHARE = 0.75
+# Message ids a scan's first statement covers (the next ones grow while quick).
+SCAN_FIRST_IDS = 5_000
 # Where a hit row holds its content and tool calls.
 CONTENT, TOOL_CALLS = 10, 11
 
@@ -63,17 +71,8 @@ def select_columns(shape) -> str:
     return (
         "m.id, m.session_id, m.role, m.tool_name, m.timestamp, "
         f"{col('active')}, {col('compacted')}, {col('display_kind')}, {title}, s.source, "
-        f"{_window('m.content')}, substr(m.tool_calls, 1, {REDACT_WINDOW})"
-    )
-
-
-def _window(column: str) -> str:
-    """The first :data:`REDACT_WINDOW` characters of ``column``; SQLite's text functions stop
-    at a NUL, so multimodal content (``\\x00json:…``) is cut as bytes and its NUL put back."""
-    return (
-        f"CASE WHEN substr(CAST({column} AS BLOB), 1, 1) = x'00' THEN char(0) || "
-        f"substr(CAST(substr(CAST({column} AS BLOB), 2) AS TEXT), 1, {REDACT_WINDOW}) "
-        f"ELSE substr({column}, 1, {REDACT_WINDOW}) END"
+        f"{dialect.text_window('m.content', REDACT_WINDOW)}, "
+        f"substr(m.tool_calls, 1, {REDACT_WINDOW})"
     )
 
 
@@ -120,6 +119,20 @@ def index_page(table: str, match: str, req: SearchRequest, budget: float) -> lis
     """
     shape = store.shape()
     where, filter_params = filters(req, shape)
+    if dialect.postgres():
+        columns = [c for c in pg.COLUMNS if shape.has_column("messages", c)]
+        error = query_error(match, columns)
+        if error:
+            raise DatabaseError(error)  # what FTS5 would have said of it
+        outcome = scan(
+            req,
+            [],
+            budget=budget * READ_SHARE,
+            limit=req.per_page + 1,
+            below=req.before,
+            match=pg.candidate_clause(match, columns),
+        )
+        return Candidates(outcome.rows, stopped_at=outcome.resume_before)
     if req.session_id:
         joins = (
             f"FROM messages m CROSS JOIN {table} ON {table}.rowid = m.id "
@@ -154,6 +167,15 @@ def index_page(table: str, match: str, req: SearchRequest, budget: float) -> lis
     return store.rows(sql, params, budget)
 
 
+def _read(sql: str, params: list, budget: float) -> list:
+    """The rows of a hit statement, their text as a SQLite file holds it."""
+    found = store.rows(sql, params, budget)
+    if not dialect.postgres():
+        return found
+    text = (3, CONTENT, TOOL_CALLS)
+    return [tuple(pg.decoded(v) if i in text else v for i, v in enumerate(r)) for r in found]
+
+
 def _id_range(req: SearchRequest) -> tuple[int, int]:
     """The message ids a search covers: its session's, else every one."""
     if req.session_id:
@@ -168,6 +190,14 @@ def session_id_range(session_id: str) -> tuple[int, int]:
     )
     low, high = rows[0] if rows else (None, None)
     return (0, -1) if low is None else (int(low), int(high))
+
+
+class Candidates(list):
+    """Candidate rows; ``stopped_at``: the id below which a walk out of time would go on."""
+
+    def __init__(self, rows, stopped_at: int | None = None):
+        super().__init__(rows)
+        self.stopped_at = stopped_at
 
 
 @dataclass
@@ -191,16 +221,20 @@ def scan(
     above: int = 0,
     below: int | None = None,
     columns: tuple[str, ...] = ("content", "tool_name", "tool_calls"),
+    match: tuple[str, list] | None = None,
 ) -> ScanOutcome:
-    """Messages with ``above < id < below`` whose text contains every term, newest first, one
-    id range a statement, so a scan out of time returns what it found and where it stopped.
-    One session's messages are scanned in one statement."""
+    """Messages with ``above < id < below`` whose text contains every term (or, given,
+    satisfies the clause ``match``: SQL and its values), newest first, one id range a
+    statement, so a scan out of time returns what it found and where it stopped.  One
+    session's messages are scanned in one statement."""
     shape = store.shape()
     where, filter_params = filters(req, shape)
     present = [c for c in columns if shape.has_column("messages", c)]
-    any_column = " OR ".join(f"m.{c} LIKE %s ESCAPE '\\'" for c in present)
-    like_clauses = [f"({any_column})"] * len(terms)
+    like = dialect.like_ascii_case()
+    any_column = " OR ".join(f"m.{c} {like} %s ESCAPE '\\'" for c in present)
+    like_clauses = [f"({any_column})"] * len(terms) if match is None else [match[0]]
     like_params = [like_pattern(term) for term in terms for _ in present]
+    like_params += match[1] if match else []
     sql_head = (
         f"SELECT {select_columns(shape)} FROM messages m "
         "LEFT JOIN sessions s ON s.id = m.session_id WHERE m.id > %s AND m.id < %s"
@@ -211,9 +245,9 @@ def scan(
     whole = max(upper - above, 1)
     # Ranges grow fourfold while quick; on a rollback-journal file they follow time instead.
     clock = store.ChunkClock(
-        5_000 if not req.session_id else whole,
+        SCAN_FIRST_IDS if not req.session_id else whole,
         maximum=2_000_000 if not req.session_id else None,
-        first=5_000,
+        first=SCAN_FIRST_IDS,
         grow_below=budget / 20,
         growth=4,
     )
@@ -229,7 +263,7 @@ def scan(
         def one(chunk: int, upper=upper, remaining=remaining, want=want) -> list:
             lower = max(above, upper - chunk)
             params = [lower, upper, *filter_params, *like_params, want]
-            return store.rows(sql_head + tail, params, remaining)
+            return _read(sql_head + tail, params, remaining)
 
         try:
             chunk, found = clock.run(one)
@@ -256,7 +290,8 @@ class IndexState:
 
 def index_state() -> IndexState:
     """What ``state_meta`` says about the FTS index (nothing, on files without it)."""
-    if not store.shape().has_table("state_meta"):
+    if not store.shape().has_table("state_meta") or dialect.postgres():
+        # (A PostgreSQL schema's vector is a generated column: never behind.)
         return IndexState()
     rows = store.rows(
         "SELECT key, value FROM state_meta WHERE key IN "

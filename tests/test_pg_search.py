@@ -1,0 +1,341 @@
+"""Full-text search on a profile kept in PostgreSQL: the same hits as on the SQLite file the
+schema was loaded from, decided on the redacted text there too.
+
+Each nasty layout (and a demo store) is served twice, as its file (``/p/file/``) and as its
+schema (``/p/team/``); the same search on both must list the same messages, in every mode and
+sort, page after page.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import pytest
+from django.db import connections
+
+from hermes_explorer import stores
+from hermes_explorer.stores import REGISTRY
+from hermes_fixtures.demo import build_demo_db
+from sessions_app.search import pg
+from tests.builders import StateDB
+from tests.hermes_pg import hermes_pg  # noqa: F401
+from tests.profile_home import allow_new_aliases
+from tests.roles_helpers import client_for
+
+pytestmark = pytest.mark.django_db(databases="__all__")
+
+
+@pytest.fixture
+def serve(settings, request):
+    """``serve(name=source, …)``: the explorer serving exactly these stores for one test."""
+    allow_new_aliases(
+        request.getfixturevalue("monkeypatch"), request.getfixturevalue("django_db_blocker")
+    )
+
+    def serving(**sources):
+        settings.HERMES_STORES = ",".join(f"{n}={s}" for n, s in sources.items())
+        settings.HERMES_SINGLE_FILE = False
+        REGISTRY.rescan()
+        return {s.name: s for s in stores.all_stores()}
+
+    yield serving
+    for one in stores.all_stores():
+        connections[one.alias].close()
+    REGISTRY.rescan()
+
+
+def search(client, profile: str, **params):
+    response = client.get(f"/p/{profile}/search/?" + urlencode(params, doseq=True))
+    assert response.status_code == 200, response.status_code
+    return response.context["result"]
+
+
+def every_hit(client, profile: str, **params) -> tuple[list[int], list[str]]:
+    """The ids of every hit, page after page (and the hits apart), and the first page's
+    error, if any."""
+    ids: list[int] = []
+    for _ in range(100):
+        result = search(client, profile, **params)
+        ids += [hit.id for hit in result.hits] + [hit.id for hit in result.unindexed_hits]
+        if result.error:
+            return ids, [result.error]
+        if result.next_page:
+            params = dict(params, page=result.next_page)
+        elif result.next_before:
+            params = dict(params, before=result.next_before, sort=result.sort)
+        else:
+            return ids, []
+    raise AssertionError("search pages did not end")
+
+
+def corpus(facts) -> list[dict]:
+    """Searches of every kind: words, AND/OR/NOT, prefixes, phrases, column filters, CJK,
+    substrings, filters; each in both orders."""
+    rare, common = facts.rare_word, facts.common_word
+    asked = [
+        {"q": rare},
+        {"q": common},
+        {"q": f"{common} {rare}"},
+        {"q": "backup disk"},
+        {"q": "scan sessions"},
+        {"q": "東京"},
+        {"q": "review", "role": "user"},
+        {"q": "turn", "session_id": facts.big_session_id},
+        {"q": common, "source": "telegram", "date_from": "2000-01-01"},
+        {"q": "System note", "show": "hidden"},
+        {"q": "export", "role": "tool"},
+        {"q": "select"},
+        {"q": "photo sent"},  # multimodal content, decoded before it is matched
+        {"q": "cat jpg"},
+        {"q": facts.megabyte_tail_word},
+        {"q": f"{rare} OR backup", "mode": "advanced"},
+        {"q": "backup NOT disk", "mode": "advanced"},
+        {"q": f"{common} NOT (pages OR review)", "mode": "advanced"},
+        {"q": "tele*", "mode": "advanced"},
+        {"q": f"{rare[:5]}* OR quer*", "mode": "advanced"},
+        {"q": '"query plan"', "mode": "advanced"},
+        {"q": '"plan query"', "mode": "advanced"},
+        {"q": "NEAR(backup server, 8)", "mode": "advanced"},
+        {"q": "content: backup AND (disk OR job)", "mode": "advanced"},
+        {"q": "tool_name: terminal", "mode": "advanced"},
+        {"q": "deploy AND", "mode": "advanced"},
+        {"q": "ery pl", "mode": "substring"},
+        {"q": "東京", "mode": "substring"},
+        {"q": "<script>", "mode": "substring"},
+    ]
+    return [dict(one, sort=sort) for one in asked for sort in ("rank", "newest")]
+
+
+@pytest.mark.parametrize("shape", ["current", "legacy", "doc"])
+def test_a_schema_finds_what_its_file_finds(hermes_pg, serve, shape):  # noqa: F811
+    """Every search of the corpus lists the same messages, in the same order, on the schema
+    and on the file it was loaded from, for a reader who cannot reveal secrets."""
+    facts = hermes_pg.stores[shape]
+    serve(file=facts.path, team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema(shape)}")
+    analyst = client_for("analyst")
+    trigram = search(analyst, "file", q="ery pl", mode="substring").engine == "trigram"
+    for params in corpus(facts):
+        on_file, on_schema = (every_hit(analyst, p, **params) for p in ("file", "team"))
+        if params.get("mode") == "substring" and trigram:
+            # The file's trigram index leaves out tool rows and cron/subagent sessions; a
+            # schema has none, so its substring search scans every message.
+            assert set(on_file[0]) <= set(on_schema[0]), params
+        elif "no such column" in "".join(on_file[1]):
+            # An older file indexes one column; a schema's vector has Hermes's three.
+            assert not on_schema[1], params
+        else:
+            assert on_schema == on_file, params
+    assert every_hit(analyst, "team", q=facts.rare_word)[0] == [facts.rare_message_id]
+    assert facts.multimodal_message_id in every_hit(analyst, "team", q="photo sent")[0]
+
+
+def test_a_demo_store_finds_the_same_on_its_schema(hermes_pg, serve, tmp_path):  # noqa: F811
+    """A demo store, loaded both ways: its everyday words find the same messages."""
+    path = tmp_path / "demo.db"
+    build_demo_db(path, sessions=25, messages=900, seed=7, shape="current")
+    hermes_pg.load(path, "demo_search")
+    serve(file=str(path), team=f"{hermes_pg.reader_url}?schema=demo_search")
+    analyst = client_for("analyst")
+    asked = ["error", "test", "deploy", "the file", "fix OR bug", "conf*", "error NOT test"]
+    for q in asked:
+        for sort in ("rank", "newest"):
+            params = {"q": q, "mode": "advanced", "sort": sort}
+            assert every_hit(analyst, "team", **params) == every_hit(analyst, "file", **params)
+
+
+SECRET_BODY = "Q7x9ZkLmN2pR4sT6vW8yB1cD3fG5hJ0k"
+# Same length, other characters, and another number of unicode61 tokens.
+TWIN_SECRETS = (SECRET_BODY, "ab-cd-ef-gh-ij-kl-mn-op-qr-st-uv")
+
+
+def _twin(path, secret: str) -> None:
+    db = StateDB.create(path, "current")
+    db.session("s1", source="cli", title="Keys")
+    db.message("s1", "user", f"zzrtneedle deploy OPENAI_API_KEY=sk-proj-{secret} done zzrtneedle")
+    db.message("s1", "user", "zzrtneedle plain words, nothing hidden")
+    db.close()
+
+
+@pytest.mark.parametrize(
+    "q, mode, found",
+    [
+        ("zzrtneedle OR Q7x*", "advanced", 2),
+        ("zzrtneedle OR abc*", "advanced", 2),
+        ("zzrtneedle NOT proj", "advanced", 2),
+        ("NEAR(deploy done, 2)", "advanced", 0),  # the key is one word between them
+        ('"OPENAI_API_KEY done"', "advanced", 0),
+        ("zzrtneedle done", "words", 1),
+        ("proj", "words", 0),
+        (SECRET_BODY, "words", 0),
+        (SECRET_BODY[:12], "substring", 0),
+        ("ab-cd", "substring", 0),
+    ],
+)
+def test_a_secret_is_no_oracle_on_a_schema(
+    hermes_pg,  # noqa: F811
+    serve,
+    tmp_path,
+    q,
+    mode,
+    found,
+):
+    """Two schemas that differ only inside a key answer alike, and a term only inside the key
+    finds nothing: the schema's search is decided on the redacted text too."""
+    sources = {}
+    for n, secret in enumerate(TWIN_SECRETS):
+        path = tmp_path / f"twin-{n}.db"
+        _twin(path, secret)
+        hermes_pg.load(path, f"twin_{n}")
+        sources[f"twin{n}"] = f"{hermes_pg.reader_url}?schema=twin_{n}"
+    serve(**sources)
+    analyst = client_for("analyst")
+    for sort in ("rank", "newest"):
+        pages = []
+        for n, secret in enumerate(TWIN_SECRETS):
+            result = search(analyst, f"twin{n}", q=q, mode=mode, sort=sort)
+            assert len(result.hits) == found, (q, sort)
+            shown = "".join(hit.snippet for hit in result.hits)
+            assert secret[:8] not in shown
+            pages.append([(hit.id, hit.snippet.replace(secret, "")) for hit in result.hits])
+        assert pages[0] == pages[1]
+
+
+def test_a_search_out_of_time_on_a_schema_says_so(hermes_pg, serve, monkeypatch):  # noqa: F811
+    """A candidate statement the server cancels at its budget ends the walk with what it found
+    and a note that older messages were not searched (never an error page)."""
+    facts = hermes_pg.stores["current"]
+    serve(team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema('current')}")
+    monkeypatch.setattr("sessions_app.search.engine.SEARCH_BUDGET", 0.3)
+    slow = pg.candidate_clause
+    monkeypatch.setattr(
+        pg,
+        "candidate_clause",
+        lambda *a: (f"{slow(*a)[0]} AND (SELECT true FROM pg_sleep(2))", slow(*a)[1]),
+    )
+    result = search(client_for("analyst"), "team", q=facts.common_word, sort="newest")
+    assert result.timed_out and not result.error and not result.hits
+    assert any("stopped after 0.3 s" in note for note in result.notes)
+
+
+def test_a_walk_out_of_time_goes_on_where_it_stopped(hermes_pg, serve, monkeypatch):  # noqa: F811
+    """Candidates are read in id ranges, newest first: a page out of time shows what it found
+    and its "continue" link goes on below where it stopped, so following the links lists
+    every hit the file lists, once each, in the same order."""
+    facts = hermes_pg.stores["current"]
+    serve(file=facts.path, team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema('current')}")
+    analyst = client_for("analyst")
+    expected = every_hit(analyst, "file", q=facts.common_word, sort="newest")[0]
+    monkeypatch.setattr("sessions_app.search.statements.SCAN_FIRST_IDS", 40)
+    monkeypatch.setattr("sessions_app.search.engine.SEARCH_BUDGET", 0.35)
+    slow = pg.candidate_clause
+
+    def sleepy(*args):
+        clause, params = slow(*args)
+        return f"{clause} AND (SELECT true FROM pg_sleep(0.1))", params
+
+    monkeypatch.setattr(pg, "candidate_clause", sleepy)
+    params, found, stops = {"q": facts.common_word, "sort": "newest"}, [], 0
+    for _ in range(200):
+        result = search(analyst, "team", **params)
+        found += [hit.id for hit in result.hits]
+        stops += result.timed_out
+        if not result.next_before:
+            break
+        params = dict(params, before=result.next_before)
+    assert stops and found == expected
+
+
+def test_messages_q_and_substrings_on_a_schema(hermes_pg, serve):  # noqa: F811
+    """A substring search on a PostgreSQL profile scans its messages and says why;
+    ``/messages/?q=`` there leads to that profile's search, which lists the rare word's
+    message."""
+    facts = hermes_pg.stores["current"]
+    serve(team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema('current')}")
+    analyst = client_for("analyst")
+    substring = search(analyst, "team", q=facts.rare_word[2:8], mode="substring")
+    assert [hit.id for hit in substring.hits] == [facts.rare_message_id]
+    assert "Scanning messages directly: a PostgreSQL profile has no substring" in substring.notes[0]
+    response = analyst.get(f"/p/team/messages/?q={facts.rare_word}", follow=True)
+    assert response.status_code == 200
+    assert [hit.id for hit in response.context["result"].hits] == [facts.rare_message_id]
+
+
+def api_ids(client, profile: str, **params) -> tuple[list[int], int | None]:
+    """The ids of every row of ``/state/messages.json``, page after page, and its count."""
+    url = f"/p/{profile}/state/messages.json?" + urlencode(dict(params, _size=5))
+    ids: list[int] = []
+    for _ in range(100):
+        response = client.get(url)
+        assert response.status_code == 200, (response.status_code, response.content[:300])
+        data = response.json()
+        ids += [row[0] for row in data["rows"]]
+        if not data.get("next_url"):
+            return ids, data.get("filtered_table_rows_count")
+        url = "/" + data["next_url"].split("://", 1)[-1].split("/", 1)[1]
+    raise AssertionError("API pages did not end")
+
+
+@pytest.mark.parametrize("role", ["analyst", "staff"])
+def test_the_old_api_search_finds_on_a_schema_what_it_finds_on_the_file(
+    hermes_pg,  # noqa: F811
+    serve,
+    role,
+):
+    """``_search`` (Datasette's quoting), ``_searchmode=raw`` and ``_search_<column>`` list the
+    same rows, with the same count, on the schema as on its file."""
+    facts = hermes_pg.stores["current"]
+    serve(file=facts.path, team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema('current')}")
+    reader = client_for(role)
+    asked = [
+        {"_search": facts.rare_word},
+        {"_search": f"{facts.common_word} review"},
+        {"_search": '"query plan"'},
+        {"_search": "backup OR quokka*", "_searchmode": "raw"},
+        {"_search": "backup NOT disk", "_searchmode": "raw"},
+        {"_search_content": "backup"},
+        {"_search": "zzznothing"},
+    ]
+    for params in asked:
+        assert api_ids(reader, "team", **params) == api_ids(reader, "file", **params), params
+
+
+def test_words_match_in_any_case_and_without_diacritics_as_on_the_file(
+    hermes_pg,  # noqa: F811
+    serve,
+    tmp_path,
+):
+    """FTS5 compares words without case nor diacritics: a schema's candidates leave none of
+    those matches out, whatever the server's locale."""
+    path = tmp_path / "accents.db"
+    db = StateDB.create(path, "current")
+    db.session("s1", source="cli", title="Accents")
+    texts = [
+        "Résumé of the CAFÉ meeting",
+        "cafe au lait, resume later",
+        "ΑΘΗΝΑ and Αθήνα in Greek",
+        "see settings.py and https://example.com/docs/page or mail ops@example.org",
+    ]
+    for text in texts:
+        db.message("s1", "user", text)
+    db.close()
+    hermes_pg.load(path, "accents")
+    serve(file=str(path), team=f"{hermes_pg.reader_url}?schema=accents")
+    analyst = client_for("analyst")
+    for q in ["resume", "CAFÉ", "café", "αθηνα", "ΑΘΉΝΑ", "py", "example docs", "ops"]:
+        on_file = every_hit(analyst, "file", q=q)
+        assert on_file[0], q
+        assert every_hit(analyst, "team", q=q) == on_file, q
+
+
+@pytest.mark.parametrize("sort", ["rank", "newest"])
+def test_a_search_over_every_profile_reads_the_schema_too(hermes_pg, serve, sort):  # noqa: F811
+    """``/search/`` over all profiles lists the rare word's message of the file and of the
+    schema loaded from it, each under its own profile, with no note of a failed store."""
+    facts = hermes_pg.stores["current"]
+    serve(file=facts.path, team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema('current')}")
+    response = client_for("analyst").get(f"/search/?q={facts.rare_word}&sort={sort}")
+    assert response.status_code == 200
+    result = response.context["result"]
+    found = sorted((hit.store.name, hit.id) for hit in result.hits)
+    assert found == [("file", facts.rare_message_id), ("team", facts.rare_message_id)]
+    assert not result.error
