@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from hermes_explorer import dialect
 from hermes_explorer import store as state_db
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from sessions_app.toolcalls import call_sql
@@ -206,6 +207,8 @@ def read(session_ids: list[str]) -> list[tuple]:
     """The rows of :data:`SUMMARY_SQL` for these sessions, each with its session's timed calls
     (:func:`calls_sql`) appended (the part that reads the store, and leaves Python's lock
     while it does)."""
+    if dialect.postgres():
+        return _read_in_python(session_ids)
     ids = json.dumps(session_ids)
     rows = state_db.rows(SUMMARY_SQL, [ids])
     timed: dict[str, list] = {}
@@ -213,6 +216,111 @@ def read(session_ids: list[str]) -> list[tuple]:
         if seconds is not None:
             timed.setdefault(sid, []).append((str(name), float(seconds), message_id))
     return [(*row, tuple(timed.get(row[0], ()))) for row in rows]
+
+
+# --- The same in Python, where the store has no safe JSON functions (PostgreSQL 15 cannot test
+# text for valid JSON before parsing it, and the explorer's role may not create a function).
+
+
+def _strict_json(text):
+    """``text`` parsed as RFC 8259 JSON (as SQLite's ``json_valid``), or None."""
+    if not isinstance(text, str):
+        return None
+    try:
+        return _loads(text, parse_constant=_refuse)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _refuse(constant):
+    raise ValueError(constant)
+
+
+def _as_sql_value(value):
+    """A JSON value as SQLite's ``json_extract`` returns it (containers as compact text)."""
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return value
+
+
+def _named_calls(calls, timestamp) -> list:
+    """The entries :data:`_CALLS` makes of one row's ``tool_calls``: each call's function
+    name, or for a skill call ``{"n", "s", "t"}``."""
+    out: list = []
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name:
+            continue
+        if name not in ("skill_view", "skill_manage"):
+            out.append(name)
+            continue
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            arguments = _strict_json(arguments)
+        skill = arguments.get("name") if isinstance(arguments, dict) else None
+        out.append({"n": name, "s": skill if isinstance(skill, str) else None, "t": timestamp})
+    return out
+
+
+def _read_in_python(session_ids: list[str]) -> list[tuple]:
+    """:func:`read`'s rows from the sessions' messages, the JSON decisions made here: the
+    same counts, names, skills and timed calls (:mod:`sessions_app.toolcalls`, on a layout
+    without ``message_uid``) as :data:`SUMMARY_SQL` and :func:`calls_sql`."""
+    has = state_db.shape().has_column
+    columns = ", ".join(
+        c if has("messages", c) else f"NULL AS {c}"
+        for c in ("tool_name", "tool_calls", "tool_call_id", "timestamp")
+    )
+    found = state_db.rows(
+        f"SELECT session_id, id, role, {columns} FROM messages"
+        f" WHERE {dialect.in_json_list('session_id')} ORDER BY session_id, id",
+        [json.dumps(session_ids)],
+    )
+    sessions: dict[str, list] = {}
+    for row in found:
+        sessions.setdefault(row[0], []).append(row)
+    out = []
+    for sid, rows in sessions.items():
+        roles = Counter(row[2] for row in rows)
+        tool_rows = [row[3] for row in rows if row[2] == "tool" and isinstance(row[3], str)]
+        named, callers, timed = [], [], []
+        for _, mid, role, tool_name, tool_calls, call_id, at in rows:
+            if role == "assistant" and tool_calls is not None:
+                parsed = _strict_json(tool_calls)
+                named += _named_calls(parsed, at)
+                calls = [parsed] if isinstance(parsed, dict) else parsed
+                callers.append((tool_calls, calls if isinstance(calls, list) else [], at))
+            elif role == "tool" and has("messages", "tool_call_id") and call_id:
+                timed += _timed_call(callers, tool_name, call_id, at, mid)
+        calls_text = json.dumps(named, ensure_ascii=False)[1:-1] or None
+        out.append(
+            (
+                sid,
+                len(rows),
+                roles["user"],
+                roles["assistant"],
+                roles["tool"],
+                json.dumps(tool_rows, ensure_ascii=False),
+                calls_text,
+                tuple(timed),
+            )
+        )
+    return out
+
+
+def _timed_call(callers: list, tool_name, call_id: str, at, mid: int) -> list:
+    """The timed call a result answers (its nearest earlier caller), as one entry or none."""
+    for raw, calls, called_at in reversed(callers):
+        matching = [c for c in calls if isinstance(c, dict) and c.get("id") == call_id]
+        if call_id in raw and matching:
+            if at is None or called_at is None:
+                return []
+            function = matching[0].get("function")
+            name = function.get("name") if isinstance(function, dict) else None
+            name = tool_name or _as_sql_value(name if name is not None else matching[0].get("name"))
+            return [(str(name if name is not None else "?"), float(at - called_at), mid)]
+    return []
 
 
 def summarise(

@@ -1,0 +1,112 @@
+"""Insights and people read from a PostgreSQL schema give the figures of the SQLite file the
+schema was loaded from (the differential rule), on the three nasty layouts and a demo store.
+
+The same URL is asked of ``/p/file/…`` (the SQLite file) and ``/p/team/…`` (its schema), and
+the JSON exports compared; a number PostgreSQL keeps as a double (a start time, a duration)
+compares equal to the integer SQLite stored.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+
+from tests.hermes_pg import hermes_pg as hermes_pg_server  # noqa: F401
+from tests.test_pg_door import at, serve  # noqa: F401
+
+pytestmark = pytest.mark.django_db(databases="__all__")
+
+SHAPES = ("current", "legacy", "doc")
+# What differs between two reads of the same figures: when they were computed.
+VOLATILE = {"generated_at", "elapsed", "computed_at", "elapsed_seconds", "now", "started_at_min"}
+
+
+@pytest.fixture
+def pg(hermes_pg_server):  # noqa: F811
+    return hermes_pg_server
+
+
+def exported(client, profile: str, url: str):
+    page = client.get(f"/p/{profile}{url}")
+    assert page.status_code == 200, (profile, url, page.status_code)
+    body = b"".join(page.streaming_content) if page.streaming else page.content
+    # The links name their profile; the rest must be the same.
+    return _without_volatile(json.loads(body.decode().replace(f"/p/{profile}/", "/p/X/")))
+
+
+def _without_volatile(value):
+    """``value`` without its volatile keys, its floats rounded (a sum of doubles taken in
+    another order may differ in its last binary digits)."""
+    if isinstance(value, float):
+        return round(value, 9)
+    if isinstance(value, dict):
+        return {k: _without_volatile(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_without_volatile(v) for v in value]
+    return value
+
+
+def assert_same(client, url: str, untimed: bool = False) -> dict:
+    """``untimed``: the file has no ``tool_call_id`` nor ``session_model_usage`` (the doc
+    layout), so it cannot time calls (``None``) and reads models from sessions; the schema has
+    the column, all NULL, and the table, empty: it times none (0), and its models are the
+    same."""
+    file, team = exported(client, "file", url), exported(client, "team", url)
+    if untimed:
+        assert file["tool_latency"] is None and team["tool_latency"] == []
+        team["tool_latency"] = None
+        assert team["models_from"] == "session_model_usage"
+        team["models_from"] = file["models_from"]
+        for tool in team["tools"]:
+            assert tool["calls"] == 0
+            tool["calls"] = None
+    if isinstance(file, dict):
+        for key in file:
+            assert team.get(key) == file[key], key
+    assert team == file
+    return team
+
+
+INSIGHTS = [
+    "/insights/?days=all&_export=json",
+    "/insights/?start=2025-11-01&end=2025-12-31&_export=json",
+    "/insights/?days=all&source=cli&_export=json",
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_insights_figures_from_a_schema_are_the_files(pg, serve, client, staff_user, shape):  # noqa: F811
+    serve(file=pg.stores[shape].path, team=at(pg.reader_url, pg.schema(shape)))
+    client.force_login(staff_user)
+    for url in INSIGHTS:
+        report = assert_same(client, url, untimed=shape == "doc")
+    report = assert_same(client, INSIGHTS[0], untimed=shape == "doc")
+    assert report["overview"]["total_sessions"] == len(pg.stores[shape].session_ids)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_people_from_a_schema_are_the_files(pg, serve, client, staff_user, shape):  # noqa: F811
+    serve(file=pg.stores[shape].path, team=at(pg.reader_url, pg.schema(shape)))
+    client.force_login(staff_user)
+    for url in ("/people/?days=all&_export=json", "/people/?start=2025-12-01&_export=json"):
+        assert_same(client, url)
+
+
+def test_a_demo_store_gives_the_same_insights_and_people(
+    pg,
+    serve,  # noqa: F811
+    client,
+    staff_user,
+    tmp_path,  # noqa: F811
+):
+    path = tmp_path / "demo.db"
+    call_command("make_demo_db", str(path), sessions=120, messages=3000)
+    pg.load(path, "hermes_demo")
+    serve(file=str(path), team=at(pg.reader_url, "hermes_demo"))
+    client.force_login(staff_user)
+    report = assert_same(client, "/insights/?days=all&_export=json")
+    assert report["overview"]["total_sessions"] > 0 and report["tools"]
+    assert_same(client, "/insights/?start=2020-01-01&end=2030-12-31&source=cli&_export=json")
+    assert_same(client, "/people/?days=all&_export=json")
