@@ -24,7 +24,7 @@ from hermes_explorer import store as state_db
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from sessions_app.toolcalls import call_sql
 
-from . import summary_store
+from . import pairing, summary_store
 
 CHUNK_SESSIONS = 1000
 # On a rollback-journal file: messages in the first chunk (the clock sizes the next ones).
@@ -218,29 +218,7 @@ def read(session_ids: list[str]) -> list[tuple]:
     return [(*row, tuple(timed.get(row[0], ()))) for row in rows]
 
 
-# --- The same in Python, where the store has no safe JSON functions (PostgreSQL 15 cannot test
-# text for valid JSON before parsing it, and the explorer's role may not create a function).
-
-
-def _strict_json(text):
-    """``text`` parsed as RFC 8259 JSON (as SQLite's ``json_valid``), or None."""
-    if not isinstance(text, str):
-        return None
-    try:
-        return _loads(text, parse_constant=_refuse)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _refuse(constant):
-    raise ValueError(constant)
-
-
-def _as_sql_value(value):
-    """A JSON value as SQLite's ``json_extract`` returns it (containers as compact text)."""
-    if isinstance(value, dict | list):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return value
+# --- The same in Python, where the store's SQL cannot make the JSON decisions (:mod:`.pairing`).
 
 
 def _named_calls(calls, timestamp) -> list:
@@ -257,7 +235,7 @@ def _named_calls(calls, timestamp) -> list:
             continue
         arguments = function.get("arguments")
         if isinstance(arguments, str):
-            arguments = _strict_json(arguments)
+            arguments = pairing.strict_json(arguments)
         skill = arguments.get("name") if isinstance(arguments, dict) else None
         out.append({"n": name, "s": skill if isinstance(skill, str) else None, "t": timestamp})
     return out
@@ -284,15 +262,16 @@ def _read_in_python(session_ids: list[str]) -> list[tuple]:
     for sid, rows in sessions.items():
         roles = Counter(row[2] for row in rows)
         tool_rows = [row[3] for row in rows if row[2] == "tool" and isinstance(row[3], str)]
-        named, callers, timed = [], [], []
+        named, callers, timed = [], pairing.Callers(), []
         for _, mid, role, tool_name, tool_calls, call_id, at in rows:
             if role == "assistant" and tool_calls is not None:
-                parsed = _strict_json(tool_calls)
-                named += _named_calls(parsed, at)
-                calls = [parsed] if isinstance(parsed, dict) else parsed
-                callers.append((tool_calls, calls if isinstance(calls, list) else [], at))
-            elif role == "tool" and has("messages", "tool_call_id") and call_id:
-                timed += _timed_call(callers, tool_name, call_id, at, mid)
+                named += _named_calls(callers.add(mid, tool_calls, at), at)
+            elif role == "tool" and call_id and (answer := callers.answered(mid, call_id)):
+                called_at, called = answer
+                if at is not None and called_at is not None:
+                    timed.append(
+                        (pairing.result_name(tool_name, called), float(at - called_at), mid)
+                    )
         calls_text = json.dumps(named, ensure_ascii=False)[1:-1] or None
         out.append(
             (
@@ -307,20 +286,6 @@ def _read_in_python(session_ids: list[str]) -> list[tuple]:
             )
         )
     return out
-
-
-def _timed_call(callers: list, tool_name, call_id: str, at, mid: int) -> list:
-    """The timed call a result answers (its nearest earlier caller), as one entry or none."""
-    for raw, calls, called_at in reversed(callers):
-        matching = [c for c in calls if isinstance(c, dict) and c.get("id") == call_id]
-        if call_id in raw and matching:
-            if at is None or called_at is None:
-                return []
-            function = matching[0].get("function")
-            name = function.get("name") if isinstance(function, dict) else None
-            name = tool_name or _as_sql_value(name if name is not None else matching[0].get("name"))
-            return [(str(name if name is not None else "?"), float(at - called_at), mid)]
-    return []
 
 
 def summarise(
