@@ -74,3 +74,26 @@ def plain(value):
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     return value
+
+
+def tool_result_error(content: str, head: int, tail: int, alias: str | None = None) -> str:
+    """Whether a tool result reads as an error (the failures page's rule): text starting
+    with ``Error``, or in its first ``head`` characters a JSON ``"error"`` or ``"success":
+    false``, or in its last ``tail`` an ``"error"`` or a non-zero ``"exit_code"``."""
+    return pick(
+        f"""(
+  substr({content}, 1, 5) = 'Error'
+  OR instr(substr({content}, 1, {head}), '"error": "') > 0
+  OR instr(substr({content}, 1, {head}), '"success": false') > 0
+  OR instr(substr({content}, -{tail}), '"error": "') > 0
+  OR substr({content}, -{tail}) GLOB '*"exit_code": [1-9-]*'
+)""",
+        f"""(
+  left({content}, 5) = 'Error'
+  OR strpos(left({content}, {head}), '"error": "') > 0
+  OR strpos(left({content}, {head}), '"success": false') > 0
+  OR strpos(right({content}, {tail}), '"error": "') > 0
+  OR right({content}, {tail}) ~ '"exit_code": [1-9-]'
+)""",
+        alias,
+    )

@@ -14,7 +14,7 @@ from django.db.models import Count, F, FloatField, OuterRef, Subquery, Sum, Text
 from django.db.models.functions import Coalesce, Length, Substr
 from django.utils.translation import gettext
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
 from redaction import redact, redact_many, redact_text_many, redaction_enabled
 
 from .content import as_text, parse_tool_calls
@@ -95,8 +95,10 @@ OVERVIEW_TTL = 60
 
 def source_overview() -> list[dict]:
     """Sessions, messages and estimated cost per source, cached for a minute (tens of ms on
-    50k sessions) and replaced when a new session appears (its rowid is in the key)."""
-    (newest,) = store.one("SELECT MAX(rowid) FROM sessions")
+    50k sessions) and replaced when a new session appears (its rowid is in the key; a
+    PostgreSQL schema has none, its change revision is)."""
+    (newest,) = store.one(f"SELECT {dialect.highest_rowid('sessions')}")
+    newest = newest if newest is not None else store.file_signature()
     return cache.get_or_set(f"overview:{store.name()}:{newest}", _source_overview, OVERVIEW_TTL)
 
 

@@ -8,6 +8,8 @@ compares equal to the integer SQLite stored.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import pytest
@@ -20,7 +22,17 @@ pytestmark = pytest.mark.django_db(databases="__all__")
 
 SHAPES = ("current", "legacy", "doc")
 # What differs between two reads of the same figures: when they were computed.
-VOLATILE = {"generated_at", "elapsed", "computed_at", "elapsed_seconds", "now", "started_at_min"}
+VOLATILE = {
+    "generated_at",
+    "elapsed",
+    "computed_at",
+    "elapsed_seconds",
+    "now",
+    "started_at_min",
+    "since",
+    "until",
+    "profile",
+}
 
 
 @pytest.fixture
@@ -110,3 +122,84 @@ def test_a_demo_store_gives_the_same_insights_and_people(
     assert report["overview"]["total_sessions"] > 0 and report["tools"]
     assert_same(client, "/insights/?start=2020-01-01&end=2030-12-31&source=cli&_export=json")
     assert_same(client, "/people/?days=all&_export=json")
+
+
+# --- failures and the home page: a store of the last days (``tests/test_home.py``) ----------
+
+
+@pytest.fixture
+def recent(pg, serve, tmp_path):  # noqa: F811
+    """``layout -> (file, schema)``: a store of recent sessions and failures in each layout,
+    as a file and loaded into a schema; the caches emptied."""
+    from django.core.cache import caches
+
+    from tests.test_home import build_home
+
+    for alias in ("default", "failures", "reports"):
+        caches[alias].clear()
+    found = {}
+    for layout in SHAPES:
+        path = tmp_path / f"{layout}.db"
+        build_home(path, layout)
+        pg.load(path, f"hermes_recent_{layout}")
+        found[layout] = (str(path), at(pg.reader_url, f"hermes_recent_{layout}"))
+    return found
+
+
+FAILURES = [
+    "/failures/?days=30&_export=json",
+    "/failures/?days=366&_export=json",
+    "/failures/?days=30&kind=tool_error&_export=json",
+    "/failures/?days=30&tool=terminal&_export=json",
+]
+
+
+def csv_rows(client, profile: str, url: str) -> list[dict]:
+    page = client.get(f"/p/{profile}{url}")
+    assert page.status_code == 200
+    text = b"".join(page.streaming_content).decode().replace(f"/p/{profile}/", "/p/X/")
+    return [{**row, "profile": None} for row in csv.DictReader(io.StringIO(text))]
+
+
+def home_figures(client, profile: str) -> tuple[dict, list]:
+    page = client.get(f"/p/{profile}/")
+    assert page.status_code == 200
+    figures = page.context["figures"]
+    table = {
+        (row["metric"], cell["period"].key): cell["value"]
+        for row in figures["table"]
+        for cell in row["cells"]
+    }
+    costliest = [(c["session_id"], c["cost"]) for c in figures["costliest"]]
+    return table, costliest
+
+
+# The doc layout has no ``tool_call_id``: there every tool row is a call.  Its schema has the
+# column, NULL in every row, so by the same definition no tool row answers a call there.
+@pytest.mark.parametrize("layout", ("current", "legacy"))
+def test_failures_and_home_from_a_schema_are_the_files(recent, serve, client, staff_user, layout):  # noqa: F811
+    file, schema = recent[layout]
+    serve(file=file, team=schema)
+    client.force_login(staff_user)
+    for url in FAILURES:
+        report = assert_same(client, url)
+    assert report["failures"] and report["by_kind"].get("tool_error")
+    rows = "/failures/?days=30&_export=csv&rows=1"
+    assert csv_rows(client, "team", rows) == csv_rows(client, "file", rows)
+    assert home_figures(client, "team") == home_figures(client, "file")
+
+
+def test_all_profiles_with_a_schema_and_a_file_are_the_sum(recent, serve, client, staff_user):  # noqa: F811
+    serve(file=recent["current"][0], team=recent["legacy"][1])
+    client.force_login(staff_user)
+    for url in ("/failures/?days=30&_export=json", "/insights/?days=all&_export=json"):
+        merged = client.get(url).json()
+        alone = [client.get(f"/p/{p}{url}").json() for p in ("file", "team")]
+        if "overview" in merged:
+            merged, alone = merged["overview"], [a["overview"] for a in alone]
+            keys = ("total_sessions", "total_messages", "total_tokens", "estimated_cost")
+        else:
+            keys = ("failures", "tool_calls", "sessions", "failed_sessions")
+        assert alone[0][keys[0]] and alone[1][keys[0]]
+        for key in keys:
+            assert merged[key] == pytest.approx(alone[0][key] + alone[1][key]), (url, key)
