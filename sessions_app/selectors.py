@@ -96,9 +96,10 @@ OVERVIEW_TTL = 60
 def source_overview() -> list[dict]:
     """Sessions, messages and estimated cost per source, cached for a minute (tens of ms on
     50k sessions) and replaced when a new session appears (its rowid is in the key; a
-    PostgreSQL schema has none, its change revision is)."""
+    PostgreSQL schema has none: there, when its change revision moves)."""
     (newest,) = store.one(f"SELECT {dialect.highest_rowid('sessions')}")
-    newest = newest if newest is not None else store.file_signature()
+    if newest is None:
+        return store.while_unchanged("overview", (), _source_overview, OVERVIEW_TTL)
     return cache.get_or_set(f"overview:{store.name()}:{newest}", _source_overview, OVERVIEW_TTL)
 
 
