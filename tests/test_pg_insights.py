@@ -15,7 +15,10 @@ import json
 import pytest
 from django.core.management import call_command
 
+from hermes_explorer import stores
+from insights_app import summary_store
 from tests.hermes_pg import hermes_pg as hermes_pg_server  # noqa: F401
+from tests.test_home import AGES
 from tests.test_pg_door import at, serve  # noqa: F401
 
 pytestmark = pytest.mark.django_db(databases="__all__")
@@ -203,3 +206,29 @@ def test_all_profiles_with_a_schema_and_a_file_are_the_sum(recent, serve, client
         assert alone[0][keys[0]] and alone[1][keys[0]]
         for key in keys:
             assert merged[key] == pytest.approx(alone[0][key] + alone[1][key]), (url, key)
+
+
+def test_the_warm_commands_store_a_schemas_summaries_and_failure_counts(
+    recent,
+    serve,  # noqa: F811
+    client,
+    staff_user,
+):
+    from insights_app.models import StoredSummary
+    from live_app.models import FailureBlock
+
+    served = serve(file=recent["current"][0], team=recent["current"][1])
+    out, err = io.StringIO(), io.StringIO()
+    call_command("insights_warm", stdout=out, stderr=err)
+    assert err.getvalue() == "" and "Failure counts of team ready" in out.getvalue()
+    keys = {}
+    for name, one in served.items():
+        with stores.using(one):
+            keys[name] = summary_store.store_key()
+    summarised = {n: StoredSummary.objects.filter(store_key=k).count() for n, k in keys.items()}
+    assert summarised["team"] == summarised["file"] > len(AGES) - 1
+    assert FailureBlock.objects.filter(store_key=keys["team"]).exists()
+    # The pages read what was stored, and still give the file's figures.
+    client.force_login(staff_user)
+    assert_same(client, "/insights/?days=all&_export=json")
+    assert_same(client, "/failures/?days=30&_export=json")
