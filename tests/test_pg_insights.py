@@ -109,6 +109,15 @@ def test_people_from_a_schema_are_the_files(pg, serve, client, staff_user, shape
         assert_same(client, url)
 
 
+@pytest.mark.parametrize("shape", ("current", "legacy"))
+def test_failures_from_a_schema_are_the_files(pg, serve, client, staff_user, shape):  # noqa: F811
+    serve(file=pg.stores[shape].path, team=at(pg.reader_url, pg.schema(shape)))
+    client.force_login(staff_user)
+    report = assert_same(client, "/failures/?days=366&_export=json")
+    # The nasty stores fail nowhere: their calls, paired with their results, are counted.
+    assert report["tool_calls"] and report["sessions"]
+
+
 def test_a_demo_store_gives_the_same_insights_and_people(
     pg,
     serve,  # noqa: F811
@@ -125,6 +134,7 @@ def test_a_demo_store_gives_the_same_insights_and_people(
     assert report["overview"]["total_sessions"] > 0 and report["tools"]
     assert_same(client, "/insights/?start=2020-01-01&end=2030-12-31&source=cli&_export=json")
     assert_same(client, "/people/?days=all&_export=json")
+    assert_same(client, "/failures/?days=30&_export=json")
 
 
 # --- failures and the home page: a store of the last days (``tests/test_home.py``) ----------
