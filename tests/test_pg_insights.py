@@ -34,6 +34,7 @@ VOLATILE = {
     "started_at_min",
     "since",
     "until",
+    "started_at_max_exclusive",
     "profile",
 }
 
@@ -99,6 +100,35 @@ def test_insights_figures_from_a_schema_are_the_files(pg, serve, client, staff_u
         report = assert_same(client, url, untimed=shape == "doc")
     report = assert_same(client, INSIGHTS[0], untimed=shape == "doc")
     assert report["overview"]["total_sessions"] == len(pg.stores[shape].session_ids)
+
+
+def without_links(value):
+    """``value`` without its links (a "last N days" window's links carry its clock)."""
+    if isinstance(value, dict):
+        return {k: without_links(v) for k, v in value.items() if k not in ("url", "drilldown")}
+    if isinstance(value, list):
+        return [without_links(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("days", [7, 30, 90, 365])
+def test_every_preset_window_in_a_zone_with_summer_time(
+    pg,
+    serve,  # noqa: F811
+    client,
+    staff_user,
+    settings,
+    days,
+):
+    settings.TIME_ZONE = "America/New_York"
+    serve(file=pg.stores["current"].path, team=at(pg.reader_url, pg.schema("current")))
+    client.force_login(staff_user)
+    url = f"/insights/?days={days}&_export=json"
+    file, team = exported(client, "file", url), exported(client, "team", url)
+    assert without_links(team) == without_links(file)
+    url = "/insights/?days=all&_export=json"
+    file, team = exported(client, "file", url), exported(client, "team", url)
+    assert team == file
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -174,8 +204,8 @@ def csv_rows(client, profile: str, url: str) -> list[dict]:
     return [{**row, "profile": None} for row in csv.DictReader(io.StringIO(text))]
 
 
-def home_figures(client, profile: str) -> tuple[dict, list]:
-    page = client.get(f"/p/{profile}/")
+def home_figures(client, profile: str | None) -> tuple[dict, list]:
+    page = client.get(f"/p/{profile}/" if profile else "/")
     assert page.status_code == 200
     figures = page.context["figures"]
     table = {
@@ -216,6 +246,9 @@ def test_all_profiles_with_a_schema_and_a_file_are_the_sum(recent, serve, client
         assert alone[0][keys[0]] and alone[1][keys[0]]
         for key in keys:
             assert merged[key] == pytest.approx(alone[0][key] + alone[1][key]), (url, key)
+    merged, file, team = (home_figures(client, p)[0] for p in (None, "file", "team"))
+    assert merged == {k: pytest.approx(file[k] + team[k]) for k in merged}
+    assert merged[("sessions", "today")] > file[("sessions", "today")] > 0
 
 
 def test_the_warm_commands_store_a_schemas_summaries_and_failure_counts(
