@@ -63,9 +63,9 @@ def highest_rowid(table: str, alias: str | None = None) -> str:
     return pick(f"(SELECT MAX(rowid) FROM {table})", "NULL", alias)
 
 
-def row_key(alias: str, alias_db: str | None = None) -> str:
+def row_key(table: str, alias: str | None = None) -> str:
     """The column that identifies a session row: SQLite's rowid, PostgreSQL's primary key."""
-    return pick(f"{alias}.rowid", f"{alias}.id", alias_db)
+    return pick(f"{table}.rowid", f"{table}.id", alias)
 
 
 def plain(value):

@@ -275,3 +275,33 @@ def test_the_warm_commands_store_a_schemas_summaries_and_failure_counts(
     client.force_login(staff_user)
     assert_same(client, "/insights/?days=all&_export=json")
     assert_same(client, "/failures/?days=30&_export=json")
+
+
+@pytest.mark.parametrize("layout", ("current", "legacy"))
+def test_every_form_of_a_failed_tool_result_is_read_from_a_schema(
+    pg,
+    serve,  # noqa: F811
+    client,
+    staff_user,
+    tmp_path,
+    layout,
+):
+    """The rule's PostgreSQL text finds what its SQLite text finds: ``Error…``, a JSON
+    ``"error"`` or ``"success": false`` at the head, an ``"error"`` or non-zero
+    ``"exit_code"`` at the tail (of a result too long to hold them at its head)."""
+    from django.core.cache import caches
+
+    from tests.test_failures import build_failures
+
+    for alias in ("default", "failures", "reports"):
+        caches[alias].clear()
+    path = tmp_path / "failures.db"
+    facts = build_failures(path, layout)
+    pg.load(path, f"hermes_failures_{layout}")
+    serve(file=str(path), team=at(pg.reader_url, f"hermes_failures_{layout}"))
+    client.force_login(staff_user)
+    for url in ("/failures/?days=30&_export=json", "/failures/?days=366&_export=json"):
+        report = assert_same(client, url)
+    assert report["by_kind"]["tool_error"] == 6 and report["tool_calls"] == 11
+    listed = {row["message_id"] for row in report["list"]["failing_messages"]}
+    assert facts["exit1"] in listed
