@@ -101,7 +101,8 @@ def refresh_high_water() -> int:
             dirty = []  # nothing stored yet for this file, or a mark never set: nothing to drop
         elif current is not None and current > previous:
             changed = state_db.rows(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE id > %s AND id <= %s LIMIT %s)",
+                "SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE id > %s AND id <= %s LIMIT %s)"
+                " AS new",
                 [previous, current, MAX_DIRTY_ROWS + 1],
             )[0][0]
             if changed <= MAX_DIRTY_ROWS:

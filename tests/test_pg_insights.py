@@ -11,8 +11,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sqlite3
 
+import psycopg
 import pytest
+from django.core.cache import caches
 from django.core.management import call_command
 
 from hermes_explorer import stores
@@ -42,6 +45,15 @@ VOLATILE = {
 @pytest.fixture
 def pg(hermes_pg_server):  # noqa: F811
     return hermes_pg_server
+
+
+@pytest.fixture(autouse=True)
+def no_fallback(caplog):
+    """Figures equal because a stored path failed and a slower one stood in would prove
+    nothing: no test here may log that the summaries or the failure counts were not used."""
+    yield
+    for warning in ("summaries not used", "failure counts not kept"):
+        assert warning not in caplog.text
 
 
 def exported(client, profile: str, url: str):
@@ -305,3 +317,35 @@ def test_every_form_of_a_failed_tool_result_is_read_from_a_schema(
     assert report["by_kind"]["tool_error"] == 6 and report["tool_calls"] == 11
     listed = {row["message_id"] for row in report["list"]["failing_messages"]}
     assert facts["exit1"] in listed
+
+
+def test_rows_appended_to_a_schema_refresh_its_stored_summaries(
+    pg,
+    serve,  # noqa: F811
+    client,
+    staff_user,
+    tmp_path,
+):
+    path = tmp_path / "grow.db"
+    path.write_bytes(open(pg.stores["current"].path, "rb").read())
+    pg.load(path, "hermes_grow")
+    serve(file=str(path), team=at(pg.reader_url, "hermes_grow"))
+    client.force_login(staff_user)
+    url = "/insights/?days=all&_export=json"
+    before = assert_same(client, url)
+    sid = pg.stores["current"].session_ids[0]
+    row = (sid, "tool", "Error: late", "terminal", 1767225600.0)
+    columns = "session_id, role, content, tool_name, timestamp"
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"INSERT INTO messages ({columns}) VALUES (?, ?, ?, ?, ?)", row)
+    with psycopg.connect(pg.url) as conn:
+        conn.execute(
+            f"INSERT INTO hermes_grow.messages ({columns}) VALUES (%s, %s, %s, %s, %s)", row
+        )
+        conn.execute("UPDATE hermes_grow.state_change_revision SET revision = revision + 1")
+    # The reports kept aside (a recent report stands in while a new one is computed), not
+    # the stored summaries: those must notice the new row by themselves.
+    for alias in ("default", "reports"):
+        caches[alias].clear()
+    after = assert_same(client, url)
+    assert after["overview"]["tool_messages"] == before["overview"]["tool_messages"] + 1
