@@ -8,6 +8,8 @@ rewritten into the other). ORM expressions carry their PostgreSQL form as ``as_p
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.db import connections
 
 from .hermes_db.current import current_alias
@@ -48,3 +50,72 @@ def like_ascii_case(alias: str | None = None) -> str:
     """A pattern match that ignores ASCII case, as SQLite's ``LIKE`` does (PostgreSQL's
     ``ILIKE`` ignores every case: the caller rechecks ASCII case where it matters)."""
     return pick("LIKE", "ILIKE", alias)
+
+
+# --- insights, people, failures and the home page --------------------------------------------
+
+
+def stored_number(column: str, alias: str | None = None) -> str:
+    """Whether ``column`` holds a number (a SQLite column may hold any type; a PostgreSQL
+    column holds its declared type, or NULL)."""
+    return pick(f"typeof({column}) IN ('integer', 'real')", f"({column}) IS NOT NULL", alias)
+
+
+def truncated(expr: str, alias: str | None = None) -> str:
+    """``expr`` cut to an integer towards zero (PostgreSQL's cast would round it)."""
+    return pick(f"CAST({expr} AS INTEGER)", f"CAST(trunc({expr}) AS BIGINT)", alias)
+
+
+def in_json_list(column: str, alias: str | None = None) -> str:
+    """``column`` is one of the values of the JSON array passed as the parameter."""
+    return pick(
+        f"{column} IN (SELECT value FROM json_each(%s))",
+        f"{column} IN (SELECT json_array_elements_text(%s::json))",
+        alias,
+    )
+
+
+def json_pair(a: str, b: str, alias: str | None = None) -> str:
+    """A JSON array ``[a, b]`` as text."""
+    return pick(f"json_array({a}, {b})", f"json_build_array({a}, {b})::text", alias)
+
+
+def highest_rowid(table: str, alias: str | None = None) -> str:
+    """The highest rowid of ``table`` (NULL on PostgreSQL, whose tables have none)."""
+    return pick(f"(SELECT MAX(rowid) FROM {table})", "NULL", alias)
+
+
+def row_key(table: str, alias: str | None = None) -> str:
+    """The column that identifies a session row: SQLite's rowid, PostgreSQL's primary key."""
+    return pick(f"{table}.rowid", f"{table}.id", alias)
+
+
+def plain(value):
+    """A value read as SQLite gives it: PostgreSQL's sums of integers are ``numeric``
+    (a :class:`~decimal.Decimal`), an int here when whole, else a float."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def tool_result_error(content: str, head: int, tail: int, alias: str | None = None) -> str:
+    """Whether a tool result reads as an error (the failures page's rule): text starting
+    with ``Error``, or in its first ``head`` characters a JSON ``"error"`` or ``"success":
+    false``, or in its last ``tail`` an ``"error"`` or a non-zero ``"exit_code"``."""
+    return pick(
+        f"""(
+  substr({content}, 1, 5) = 'Error'
+  OR instr(substr({content}, 1, {head}), '"error": "') > 0
+  OR instr(substr({content}, 1, {head}), '"success": false') > 0
+  OR instr(substr({content}, -{tail}), '"error": "') > 0
+  OR substr({content}, -{tail}) GLOB '*"exit_code": [1-9-]*'
+)""",
+        f"""(
+  left({content}, 5) = 'Error'
+  OR strpos(left({content}, {head}), '"error": "') > 0
+  OR strpos(left({content}, {head}), '"success": false') > 0
+  OR strpos(right({content}, {tail}), '"error": "') > 0
+  OR right({content}, {tail}) ~ '"exit_code": [1-9-]'
+)""",
+        alias,
+    )

@@ -11,9 +11,10 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.urls import NoReverseMatch, reverse
+from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
 from django.utils.http import urlencode
 
+from hermes_explorer.hermes_db.current import current_alias
 from sessions_app.links import store_link
 from sessions_app.timefmt import day_end_epoch, day_start_epoch
 
@@ -21,9 +22,14 @@ from .stats import Report
 from .window import Window
 
 
-@functools.lru_cache(maxsize=16)
 def _url(name: str, fallback: str) -> str:
-    # A list page's own URL: the same for every link of a report (hundreds of them).
+    # A list page's own URL: the same for every link of a report (hundreds of them), and
+    # for every report of the profile (its URLs differ from another profile's).
+    return _profile_url(name, fallback, current_alias(), get_script_prefix(), get_urlconf())
+
+
+@functools.lru_cache(maxsize=64)
+def _profile_url(name: str, fallback: str, *profile) -> str:
     try:
         return reverse(name)
     except NoReverseMatch:

@@ -24,6 +24,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from hermes_explorer import store
+from hermes_explorer.dialect import greatest
 from sessions_app.timefmt import day_start_epoch, local_date
 
 from . import reports, stats, summary_store
@@ -204,11 +205,8 @@ def month_to_date_cost(window: Window, now: float) -> tuple[float, float]:
         )
     else:
         rows = "0.0"
-    sql = (
-        f"SELECT COALESCE(SUM(MAX(COALESCE({scope.scol('estimated_cost_usd', 'NULL')}, 0.0),"
-        f" {rows})), 0.0)"
-        f" FROM sessions s WHERE {scope.where}"
-    )
+    own = f"COALESCE({scope.scol('estimated_cost_usd', 'NULL')}, 0.0)"
+    sql = f"SELECT COALESCE(SUM({greatest(own, rows)}), 0.0) FROM sessions s WHERE {scope.where}"
     return float(store.rows(sql, scope.params)[0][0] or 0.0), first
 
 

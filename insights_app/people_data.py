@@ -22,6 +22,7 @@ from django.db import DatabaseError
 
 from hermes_explorer import store
 from hermes_explorer import stores as registry
+from hermes_explorer.dialect import greatest, plain, row_key
 from profiles_app.links import store_key
 from redaction import redact, redaction_enabled
 
@@ -52,17 +53,17 @@ def people_sql(scope) -> str:
     c, u = scope.scol, scope.ucol
     if scope.has_usage:
         # Each counter: its usage rows plus the session's residual (never below them).
-        sums = [f"MAX(COALESCE({c(n)}, 0), COALESCE(SUM({u(n)}), 0))" for n in TOKEN_KEYS]
-        cost = (
-            f"MAX(COALESCE({c('estimated_cost_usd', 'NULL')}, 0.0),"
-            f" COALESCE(SUM({u('estimated_cost_usd', 'NULL')}), 0.0))"
+        sums = [greatest(f"COALESCE({c(n)}, 0)", f"COALESCE(SUM({u(n)}), 0)") for n in TOKEN_KEYS]
+        cost = greatest(
+            f"COALESCE({c('estimated_cost_usd', 'NULL')}, 0.0)",
+            f"COALESCE(SUM({u('estimated_cost_usd', 'NULL')}), 0.0)",
         )
         # As the insights pass groups (:func:`.figures.per_session.per_session_cte`): by
         # rowid, the table's order, unless the window is a narrow share of the file, where
         # ``+s.rowid`` lets SQLite find its sessions by the ``started_at`` index (measured
         # on the benchmark store: 30 days 42 → 25 ms, 365 days unchanged).
         join = "LEFT JOIN session_model_usage u ON u.session_id = s.id"
-        group = f"GROUP BY {'+' if scope.narrow else ''}s.rowid"
+        group = f"GROUP BY {'+' if scope.narrow else ''}{row_key('s')}"
     else:
         sums = [f"COALESCE({c(n)}, 0)" for n in TOKEN_KEYS]
         cost, join, group = f"COALESCE({c('estimated_cost_usd', 'NULL')}, 0.0)", "", ""
@@ -112,7 +113,7 @@ def _store_ids(window, now: float) -> list[dict]:
                 names[uid] = (last, redact(dn))
             continue
         row = ids.setdefault((uid, source), {**_empty(uid, source), "source": source})
-        _add(row, dict(zip(COUNTS, counts, strict=True)))
+        _add(row, dict(zip(COUNTS, map(plain, counts), strict=True)))
     for row in ids.values():
         row["name_at"], row["display_name"] = names.get(row["user_id"], (0, None))
     return list(ids.values())

@@ -19,11 +19,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
+from hermes_explorer import dialect
 from hermes_explorer import store as state_db
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from sessions_app.toolcalls import call_sql
 
-from . import summary_store
+from . import pairing, summary_store
 
 CHUNK_SESSIONS = 1000
 # On a rollback-journal file: messages in the first chunk (the clock sizes the next ones).
@@ -100,7 +101,8 @@ def refresh_high_water() -> int:
             dirty = []  # nothing stored yet for this file, or a mark never set: nothing to drop
         elif current is not None and current > previous:
             changed = state_db.rows(
-                "SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE id > %s AND id <= %s LIMIT %s)",
+                "SELECT COUNT(*) FROM (SELECT 1 FROM messages WHERE id > %s AND id <= %s LIMIT %s)"
+                " AS new",
                 [previous, current, MAX_DIRTY_ROWS + 1],
             )[0][0]
             if changed <= MAX_DIRTY_ROWS:
@@ -206,6 +208,8 @@ def read(session_ids: list[str]) -> list[tuple]:
     """The rows of :data:`SUMMARY_SQL` for these sessions, each with its session's timed calls
     (:func:`calls_sql`) appended (the part that reads the store, and leaves Python's lock
     while it does)."""
+    if dialect.postgres():
+        return _read_in_python(session_ids)
     ids = json.dumps(session_ids)
     rows = state_db.rows(SUMMARY_SQL, [ids])
     timed: dict[str, list] = {}
@@ -213,6 +217,76 @@ def read(session_ids: list[str]) -> list[tuple]:
         if seconds is not None:
             timed.setdefault(sid, []).append((str(name), float(seconds), message_id))
     return [(*row, tuple(timed.get(row[0], ()))) for row in rows]
+
+
+# --- The same in Python, where the store's SQL cannot make the JSON decisions (:mod:`.pairing`).
+
+
+def _named_calls(calls, timestamp) -> list:
+    """The entries :data:`_CALLS` makes of one row's ``tool_calls``: each call's function
+    name, or for a skill call ``{"n", "s", "t"}``."""
+    out: list = []
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name:
+            continue
+        if name not in ("skill_view", "skill_manage"):
+            out.append(name)
+            continue
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            arguments = pairing.strict_json(arguments)
+        skill = arguments.get("name") if isinstance(arguments, dict) else None
+        out.append({"n": name, "s": skill if isinstance(skill, str) else None, "t": timestamp})
+    return out
+
+
+def _read_in_python(session_ids: list[str]) -> list[tuple]:
+    """:func:`read`'s rows from the sessions' messages, the JSON decisions made here: the
+    same counts, names, skills and timed calls (:mod:`sessions_app.toolcalls`, on a layout
+    without ``message_uid``) as :data:`SUMMARY_SQL` and :func:`calls_sql`."""
+    has = state_db.shape().has_column
+    columns = ", ".join(
+        c if has("messages", c) else f"NULL AS {c}"
+        for c in ("tool_name", "tool_calls", "tool_call_id", "timestamp")
+    )
+    found = state_db.rows(
+        f"SELECT session_id, id, role, {columns} FROM messages"
+        f" WHERE {dialect.in_json_list('session_id')} ORDER BY session_id, id",
+        [json.dumps(session_ids)],
+    )
+    sessions: dict[str, list] = {}
+    for row in found:
+        sessions.setdefault(row[0], []).append(row)
+    out = []
+    for sid, rows in sessions.items():
+        roles = Counter(row[2] for row in rows)
+        tool_rows = [row[3] for row in rows if row[2] == "tool" and isinstance(row[3], str)]
+        named, callers, timed = [], pairing.Callers(), []
+        for _, mid, role, tool_name, tool_calls, call_id, at in rows:
+            if role == "assistant" and tool_calls is not None:
+                named += _named_calls(callers.add(mid, tool_calls, at), at)
+            elif role == "tool" and call_id and (answer := callers.answered(mid, call_id)):
+                called_at, called = answer
+                if at is not None and called_at is not None:
+                    timed.append(
+                        (pairing.result_name(tool_name, called), float(at - called_at), mid)
+                    )
+        calls_text = json.dumps(named, ensure_ascii=False)[1:-1] or None
+        out.append(
+            (
+                sid,
+                len(rows),
+                roles["user"],
+                roles["assistant"],
+                roles["tool"],
+                json.dumps(tool_rows, ensure_ascii=False),
+                calls_text,
+                tuple(timed),
+            )
+        )
+    return out
 
 
 def summarise(

@@ -16,7 +16,7 @@ from typing import Any
 
 from django.utils.translation import gettext, ngettext
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
 from sessions_app.formatting import date_text
 from sessions_app.timefmt import day_end_epoch, day_start_epoch
 
@@ -155,7 +155,7 @@ def scope_of(window: Window, now: float) -> Scope:
         params += [window.model, "%/" + escaped]
     return Scope(
         shape=shape,
-        where=" AND ".join(clauses) or "1",
+        where=" AND ".join(clauses) or "1 = 1",
         params=tuple(params),
         by_start=lo is not None or hi is not None,
     )
@@ -164,7 +164,7 @@ def scope_of(window: Window, now: float) -> Scope:
 def instant(column: str) -> str:
     """SQL for ``column`` (a start time) when it is an instant, else NULL: a start of 0, or
     stored as text, is no date (nor comparable to one)."""
-    return f"CASE WHEN typeof({column}) IN ('integer', 'real') AND {column} <> 0 THEN {column} END"
+    return f"CASE WHEN {dialect.stored_number(column)} AND {column} <> 0 THEN {column} END"
 
 
 # A window holding less than this share of the file's sessions is narrow: read by the index
@@ -180,7 +180,7 @@ def window_span(scope: Scope) -> tuple[Scope, float | None, float | None]:
     start = instant("s.started_at")
     sql = (
         f"SELECT COUNT(*), MIN({start}), MAX({start}),"
-        " (SELECT MAX(rowid) FROM sessions)"
+        f" {dialect.highest_rowid('sessions')}"
         f" FROM sessions s WHERE {scope.where}"
     )
     n, lo, hi, top = store.rows(sql, scope.params)[0]

@@ -12,7 +12,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
+from insights_app.pairing import strict_json
 from redaction import redact
 from sessions_app.content import as_text
 from sessions_app.following import OPEN_HORIZON
@@ -164,10 +165,15 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
     # The newest tool call: walk each session's assistant rows backwards on its own index.
     sids = [s.id for s in sessions]
     marks = ", ".join(["%s"] * len(sids))
+    # PostgreSQL cannot test for valid JSON before parsing it: the row's text, parsed here.
+    last = dialect.pick(
+        "CASE WHEN json_valid(m.tool_calls) "
+        "THEN json_extract(m.tool_calls, '$[#-1].function.name') END",
+        "m.tool_calls",
+    )
     names = dict(
         store.rows(
-            "SELECT s.id, (SELECT CASE WHEN json_valid(m.tool_calls) "
-            "THEN json_extract(m.tool_calls, '$[#-1].function.name') END "
+            f"SELECT s.id, (SELECT {last} "
             "FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant' "
             "AND m.tool_calls IS NOT NULL ORDER BY m.id DESC LIMIT 1) "
             f"FROM sessions s WHERE s.id IN ({marks})",
@@ -177,6 +183,11 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
     )
     for session in sessions:
         name = names.get(session.id)
+        if dialect.postgres():
+            calls = strict_json(name)
+            call = calls[-1] if isinstance(calls, list) and calls else None
+            function = call.get("function") if isinstance(call, dict) else None
+            name = function.get("name") if isinstance(function, dict) else None
         if isinstance(name, str):
             session.last_tool = redact(name)
 

@@ -9,6 +9,7 @@ a window adds up the blocks it covers, and the list behind a count reads those i
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import time
 from collections import Counter, defaultdict
@@ -17,12 +18,13 @@ from dataclasses import dataclass, field, replace
 from django.db import DatabaseError
 from django.utils.translation import gettext_noop
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
+from insights_app import pairing
 from insights_app.summary_store import store_key
 from redaction import redact
 from sessions_app.formatting import short_model
 from sessions_app.timefmt import day_end_epoch, day_start_epoch, local_date
-from sessions_app.toolcalls import CallSQL, call_sql
+from sessions_app.toolcalls import call_sql
 
 from .models import FailureBlock
 
@@ -46,43 +48,73 @@ KIND_LABELS = {
     "session_error": gettext_noop("session ended with an error or timeout"),
 }
 
-_TOOL_ERROR = f"""(
-  substr(m.content, 1, 5) = 'Error'
-  OR instr(substr(m.content, 1, {HEAD}), '"error": "') > 0
-  OR instr(substr(m.content, 1, {HEAD}), '"success": false') > 0
-  OR instr(substr(m.content, -{TAIL}), '"error": "') > 0
-  OR substr(m.content, -{TAIL}) GLOB '*"exit_code": [1-9-]*'
-)"""
-
 
 def _col(shape, table: str, alias: str, name: str, default: str = "NULL") -> str:
     return f"{alias}.{name}" if shape.has_column(table, name) else default
 
 
-def _kind_sql(shape, calls: CallSQL) -> tuple[str, str]:
+def _kind_sql(shape, calls: str) -> tuple[str, str]:
     """A message row's failure kind (``tool_ok`` for a good tool result, NULL for no kind) and
-    the rows that can have one: tool results that are calls (``calls``, the definition every
-    page shares, :mod:`sessions_app.toolcalls`) and assistant rows of a bad finish."""
+    the rows that can have one: tool results that are calls (``calls``, the condition of the
+    definition every page shares, :mod:`sessions_app.toolcalls`) and assistant rows of a bad
+    finish."""
     has_finish = shape.has_column("messages", "finish_reason")
+    tool_error = dialect.tool_result_error("m.content", HEAD, TAIL)
     bad_finish = "m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error')"
     finish = f"WHEN {bad_finish} THEN 'finish_' || m.finish_reason " if has_finish else ""
     kind = (
-        f"CASE WHEN m.role = 'tool' THEN CASE WHEN {_TOOL_ERROR} THEN 'tool_error' "
+        f"CASE WHEN m.role = 'tool' THEN CASE WHEN {tool_error} THEN 'tool_error' "
         f"ELSE 'tool_ok' END {finish}END"
     )
-    return kind, f"({calls.where})" + (f" OR ({bad_finish})" if has_finish else "")
+    return kind, f"({calls})" + (f" OR ({bad_finish})" if has_finish else "")
 
 
 def _block_sql(shape) -> str:
     calls = call_sql(shape, t="m", outer=True)
-    kind, wanted = _kind_sql(shape, calls)
+    kind, wanted = _kind_sql(shape, calls.where)
     return (
-        "SELECT CAST(m.timestamp / 3600 AS INTEGER), s.source, "
+        f"SELECT {dialect.truncated('m.timestamp / 3600')}, s.source, "
         f"{_col(shape, 'sessions', 's', 'model')}, "
         f"CASE WHEN m.role = 'tool' THEN {calls.name} ELSE '' END, {kind}, COUNT(*), "
         f"group_concat(m.id) FROM messages m {calls.joins} JOIN sessions s ON s.id = m.session_id "
         f"WHERE m.id > %s AND m.id <= %s AND ({wanted}) GROUP BY 1, 2, 3, 4, 5"
     )
+
+
+def _block_rows(shape, low: int, high: int, budget: float) -> list[tuple]:
+    """The rows of :func:`_block_sql` for message ids ``(low, high]``; on PostgreSQL its
+    results are paired with their calls in Python (:mod:`insights_app.pairing`)."""
+    if not dialect.postgres():
+        return store.rows(_block_sql(shape), [low, high], budget)
+    kind, wanted = _kind_sql(shape, "m.role = 'tool' AND m.tool_call_id <> ''")
+    found = store.rows(
+        f"SELECT m.id, m.session_id, {dialect.truncated('m.timestamp / 3600')}, s.source, "
+        f"{_col(shape, 'sessions', 's', 'model')}, m.tool_name, m.tool_call_id, {kind} "
+        "FROM messages m JOIN sessions s ON s.id = m.session_id "
+        f"WHERE m.id > %s AND m.id <= %s AND ({wanted}) ORDER BY m.id",
+        [low, high],
+        budget,
+    )
+    callers: dict[str, pairing.Callers] = defaultdict(pairing.Callers)
+    asked = sorted({row[1] for row in found if row[6]})
+    for mid, sid, tool_calls in store.rows(
+        "SELECT id, session_id, tool_calls FROM messages WHERE role = 'assistant'"
+        f" AND tool_calls IS NOT NULL AND {dialect.in_json_list('session_id')} AND id < %s"
+        " ORDER BY id",
+        [json.dumps(asked), high],
+        budget,
+    ):
+        callers[sid].add(mid, tool_calls)
+    groups: dict[tuple, list] = defaultdict(list)
+    for mid, sid, hour, source, model, tool_name, call_id, kind in found:
+        tool = ""
+        if call_id:
+            called = callers[sid].answered(mid, call_id)
+            if called is None:
+                continue
+            tool = pairing.result_name(tool_name or None, called[1])
+        groups[(hour, source, model, tool, kind)].append(str(mid))
+    return [(*key, len(ids), ",".join(ids)) for key, ids in groups.items()]
 
 
 def _saved(start: int, **values) -> None:
@@ -119,9 +151,7 @@ def _block(start: int, top: int, shape, budget: float) -> dict:
     want = min(start + BLOCK, top)
     if upto < want:
         models: dict = {}
-        for hour, source, model, tool, kind, count, ids in store.rows(
-            _block_sql(shape), [upto, want], budget
-        ):
+        for hour, source, model, tool, kind, count, ids in _block_rows(shape, upto, want, budget):
             group = (hour, source or "", _display_model(models, model), redact(tool) or "", kind)
             ids = () if kind == "tool_ok" else tuple(int(i) for i in ids.split(","))
             old = merged.get(group, (0, ()))
@@ -339,9 +369,9 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
     end = _col(shape, "sessions", "s", "end_reason")
     total = failed = 0
     rows = store.rows(
-        f"SELECT s.source, {_col(shape, 'sessions', 's', 'model')}, {end}, s.started_at, COUNT(*) "
-        "FROM sessions s WHERE s.started_at >= %s "
-        "GROUP BY 1, 2, 3, CAST(started_at / 86400 AS INTEGER)",
+        f"SELECT s.source, {_col(shape, 'sessions', 's', 'model')}, {end}, MIN(s.started_at), "
+        "COUNT(*) FROM sessions s WHERE s.started_at >= %s "
+        f"GROUP BY 1, 2, 3, {dialect.truncated('s.started_at / 86400')}",
         [since],
         budget,
     )

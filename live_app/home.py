@@ -35,6 +35,7 @@ from django.utils import timezone
 from django.utils.http import urlencode
 
 from hermes_explorer import store
+from hermes_explorer.dialect import greatest
 from insights_app import reports
 from insights_app.drilldown import Drill
 from insights_app.figures.per_session import per_session_cte
@@ -205,9 +206,10 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
     }
     scope, lo, hi = window_span(scope_of(Window(from_epoch=day_start_epoch(spans[2].first)), now))
     per = per_session_cte(scope, offset_segments(timezone.get_current_timezone(), lo, hi))
+    cost = greatest("s_cost", "u_cost")
     top = store.rows(
-        f"WITH {per} SELECT id, started_at, MAX(s_cost, u_cost) AS cost, source, model "
-        "FROM per WHERE cost > 0 ORDER BY cost DESC, started_at DESC LIMIT %s",
+        f"WITH {per} SELECT id, started_at, {cost} AS cost, source, model "
+        f"FROM per WHERE {cost} > 0 ORDER BY cost DESC, started_at DESC LIMIT %s",
         [*scope.params, COSTLIEST],
         budget,
     )

@@ -13,7 +13,7 @@ from django.db.models import Count, F, FloatField, OuterRef, Subquery, Sum, Text
 from django.db.models.functions import Coalesce, Length, Substr
 from django.utils.translation import gettext
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
 from redaction import redact, redact_many, redact_text_many, redaction_enabled
 
 from .content import as_text, parse_tool_calls

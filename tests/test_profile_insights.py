@@ -99,3 +99,11 @@ def test_the_warm_command_builds_every_profiles_summaries(home, monkeypatch):
         assert StoredSummary.objects.filter(store_key=key).count() == len(home.sessions[profile]), (
             profile
         )
+
+
+def test_each_profiles_report_links_to_its_own_lists(home, staff_client):
+    """The report's links to the session list are reused across its rows, never across
+    profiles: a second profile's report links into that profile."""
+    for profile in PROFILES:
+        models = report(staff_client, f"/p/{profile}{WINDOW}")["models"]
+        assert models and all(m["url"].startswith(f"/p/{profile}/sessions/") for m in models)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hermes_explorer import store
+from hermes_explorer.dialect import greatest
 
 from ..window import Scope
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
@@ -46,21 +47,27 @@ class DayRow:
         }
 
 
-COLUMNS = (
-    ("sessions", "COUNT(*)"),
-    ("messages", "SUM(messages)"),
-    ("input_tokens", "SUM(MAX(s_in, u_in))"),
-    ("output_tokens", "SUM(MAX(s_out, u_out))"),
-    ("cache_read_tokens", "SUM(MAX(s_cr, u_cr))"),
-    ("cache_write_tokens", "SUM(MAX(s_cw, u_cw))"),
-    ("cost", "SUM(MAX(s_cost, u_cost))"),
-    ("tool_calls", "SUM(tool_calls)"),
-)
+def columns() -> tuple[tuple[str, str], ...]:
+    return (
+        ("sessions", "COUNT(*)"),
+        ("messages", "SUM(messages)"),
+        *(
+            (name, f"SUM({greatest(f's_{key}', f'u_{key}')})")
+            for name, key in (
+                ("input_tokens", "in"),
+                ("output_tokens", "out"),
+                ("cache_read_tokens", "cr"),
+                ("cache_write_tokens", "cw"),
+                ("cost", "cost"),
+            )
+        ),
+        ("tool_calls", "SUM(tool_calls)"),
+    )
 
 
 def parts(scope: Scope) -> list[Part]:
     # The key is the local day number since 1970-01-01.
-    return [Part("lt / 86400", COLUMNS, "FROM per WHERE lt IS NOT NULL GROUP BY 2")]
+    return [Part("lt / 86400", columns(), "FROM per WHERE lt IS NOT NULL GROUP BY 2")]
 
 
 def decode(scope: Scope, rows: list[Row]) -> list[DayRow]:

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
 from redaction import redact
 from sessions_app.formatting import short_model
 
@@ -46,31 +46,37 @@ COLUMNS = (
     ("tool_calls", "SUM(tc)"),
 )
 _FLOATS = frozenset({"cost", "actual_cost"})
+
+
 # Per counter but reasoning, a session's residual: what its counter has beyond its usage rows.
-_RESIDUAL = {
-    key: f"MAX({zero}, s_{key} - u_{key})" for _column, _short, key, zero in USAGE if key != "rs"
-}
+def _residual() -> dict[str, str]:
+    return {
+        key: dialect.greatest(zero, f"s_{key} - u_{key}")
+        for _column, _short, key, zero in USAGE
+        if key != "rs"
+    }
 
 
 def parts(scope: Scope) -> list[Part]:
     # Per full model name: usage rows, residuals (which make a session count), tool calls.
-    res_cols = ", ".join(f"{expr} AS r_{key}" for key, expr in _RESIDUAL.items())
-    has_res = " OR ".join(f"r_{key} > 0" for key in _RESIDUAL)
+    residual = _residual()
+    res_cols = ", ".join(f"{expr} AS r_{key}" for key, expr in residual.items())
+    has_res = " OR ".join(f"r_{key} > 0" for key in residual)
     # Residual reasoning is 0 with usage rows (Hermes), the session's counter without.
     residual_rs = "0" if scope.has_usage else "s_rs"
     residual_rows = f"""SELECT lt / 86400 AS d, id AS sid, model, r_in AS i, r_out AS o, r_cr AS cr, r_cw AS cw,
                               {residual_rs} AS rs, r_api AS api, r_cost AS cost,
                               r_actual AS actual,
                               tool_calls AS tc, ({has_res}) AS counted
-                       FROM (SELECT lt, id, model, tool_calls, s_rs, {res_cols} FROM per)
+                       FROM (SELECT lt, id, model, tool_calls, s_rs, {res_cols} FROM per) AS r
                        WHERE ({has_res}) OR tool_calls > 0 OR {residual_rs} > 0"""
     if scope.has_usage:
         rows = f"""SELECT lt / 86400 AS d, sid, model, i, o, cr, cw, rs, api, cost, actual,
-                          0 AS tc, 1 AS counted
+                          0 AS tc, 1 = 1 AS counted
                    FROM uses UNION ALL {residual_rows}"""
     else:
         rows = residual_rows
-    return [Part("json_array(d, model)", COLUMNS, f"FROM ({rows}) GROUP BY d, model")]
+    return [Part(dialect.json_pair("d", "model"), COLUMNS, f"FROM ({rows}) AS r GROUP BY d, model")]
 
 
 @dataclass(frozen=True)
@@ -151,13 +157,14 @@ def totals_parts(scope: Scope) -> list[Part]:
     # sum, so the totals need no grouping by model.
     names = (*TOKEN_KEYS, "api_calls", "cost")
     keys = ("in", "out", "cr", "cw", "api", "cost")
+    residual = _residual()
     summed = {
-        name: f"SUM(u_{key} + {_RESIDUAL[key]})" for name, key in zip(names, keys, strict=True)
+        name: f"SUM(u_{key} + {residual[key]})" for name, key in zip(names, keys, strict=True)
     }
     if scope.has_usage:
         reasoning = "SUM(u_rs)"  # residual reasoning is 0 where the file has usage rows
     else:
-        has_res = " OR ".join(f"{expr} > 0" for expr in _RESIDUAL.values())
+        has_res = " OR ".join(f"{expr} > 0" for expr in residual.values())
         reasoning = f"SUM(CASE WHEN {has_res} OR tool_calls > 0 OR s_rs > 0 THEN s_rs ELSE 0 END)"
     return [Part("'all'", (*summed.items(), ("reasoning_tokens", reasoning)), "FROM per")]
 
@@ -183,7 +190,7 @@ def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
     marks = ", ".join(["%s"] * len(named)) or "NULL"
     null_model = " OR s.model IS NULL" if None in fulls else ""
 
-    # Per counter but reasoning (as :data:`_RESIDUAL`): its own against its usage rows' sum.
+    # Per counter but reasoning (as :func:`_residual`): its own against its usage rows' sum.
     residuals = []
     for column, _short, key, zero in USAGE:
         if key != "rs":
@@ -199,5 +206,6 @@ def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
         WHERE u.model IN ({marks}) AND u.session_id IN ({scope.session_ids})
         UNION ALL
         SELECT s.id FROM sessions s
-        WHERE {scope.where} AND (s.model IN ({marks}){null_model}) AND ({has_residual}))"""
+        WHERE {scope.where} AND (s.model IN ({marks}){null_model}) AND ({has_residual}))
+        AS found"""
     return as_int(store.rows(sql, [*named, *scope.params, *scope.params, *named])[0][0])

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hermes_explorer import dialect
+
 from ..localtime import OffsetSegments
 from ..window import Scope
 
@@ -89,7 +91,7 @@ def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
     columns = f"""s.id AS id, COALESCE(NULLIF(s.source, ''), 'unknown') AS source,
                s.model AS model, s.started_at AS started_at,
                CASE WHEN s.started_at <> 0 AND {local} >= 0
-                    THEN CAST({local} AS INTEGER) END AS lt,
+                    THEN {dialect.truncated(local)} END AS lt,
                CASE WHEN {_POSITIVE} THEN s.ended_at - s.started_at END AS dur,
                COALESCE(s.message_count, 0) AS messages,
                COALESCE({c("tool_call_count")}, 0) AS tool_calls,
@@ -111,7 +113,7 @@ def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
     per = per_session(scope, segments)
     # By rowid, the table's own order (``s.id`` would walk the id index and look every row
     # up); for a narrow window ``+s.rowid`` lets SQLite use the ``started_at`` index instead.
-    group = f"GROUP BY {'+' if scope.narrow else ''}s.rowid" if per.grouped else ""
+    group = f"GROUP BY {'+' if scope.narrow else ''}{dialect.row_key('s')}" if per.grouped else ""
     return f"""per AS MATERIALIZED (
         SELECT {per.columns}
         FROM sessions s {per.join} WHERE {scope.where} {group})"""

@@ -25,18 +25,26 @@ COLUMNS = (
     ("actual_cost", "SUM(s_actual)"),
     ("duration_sum", "SUM(dur)"),
     ("durations", "COUNT(dur)"),
-    ("first_started", f"MIN({instant('started_at')})"),
-    ("last_started", f"MAX({instant('started_at')})"),
+    ("first_started", "MIN({})"),
+    ("last_started", "MAX({})"),
     ("included", "SUM(included)"),
     ("unknown", "SUM(unknown)"),
 )
 KEYS = tuple(name for name, _ in COLUMNS)
+
+
+def columns() -> tuple[tuple[str, str], ...]:
+    """:data:`COLUMNS`, a first and last start counted when it is an instant."""
+    start = instant("started_at")
+    return tuple((name, sql.format(start)) for name, sql in COLUMNS)
+
+
 _FLOATS = frozenset({"cost", "actual_cost", "duration_sum"})
 _EPOCHS = frozenset({"first_started", "last_started"})
 
 
 def parts(scope: Scope) -> list[Part]:
-    return [Part("source", COLUMNS, "FROM per GROUP BY source")]
+    return [Part("source", columns(), "FROM per GROUP BY source")]
 
 
 def decode(scope: Scope, rows: list[Row]) -> dict[str, dict[str, Any]]:
@@ -53,7 +61,7 @@ def decode(scope: Scope, rows: list[Row]) -> dict[str, dict[str, Any]]:
 FIGURE = Figure("platforms", parts, decode)
 # The same sums over every source as one row (the previous period's overview), unsorted.
 ALL_SOURCES = Figure(
-    "platforms", lambda scope: [Part("'all sources'", COLUMNS, "FROM per")], decode
+    "platforms", lambda scope: [Part("'all sources'", columns(), "FROM per")], decode
 )
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from django.db.backends.sqlite3.base import FORMAT_QMARK_REGEX
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
 
 from ..localtime import OffsetSegments
 from ..window import Scope, window_chunks
@@ -63,6 +63,9 @@ def statement(
     (``per_table``: ``per`` is that table's rows, without parameters)."""
     planned = [(figure, figure.parts(scope)) for figure in figures]
     width = max(len(part.columns) for _, parts in planned for part in parts)
+    # PostgreSQL gives each column of a UNION one type: there a part's values are one JSON
+    # array (numbers stay numbers), which :func:`compute` unpacks.
+    postgres = dialect.postgres() and not per_table
     selects = []
     names: dict[str, list[str]] = {}
     for figure, parts in planned:
@@ -70,7 +73,16 @@ def statement(
         for part in parts:
             if [name for name, _ in part.columns] != names[figure.name]:
                 raise ValueError(f"the parts of figure {figure.name!r} name different columns")
-            columns = [sql for _, sql in part.columns] + ["NULL"] * (width - len(part.columns))
+            columns = [sql for _, sql in part.columns]
+            if postgres:
+                named = ", ".join(f"{sql} AS c{i}" for i, sql in enumerate(columns))
+                values = ", ".join(f"c{i}" for i in range(len(columns)))
+                selects.append(
+                    f"SELECT f, json_build_array(k, {values}) FROM (SELECT"
+                    f" '{figure.name}' AS f, {part.key} AS k, {named} {part.source}) AS part"
+                )
+                continue
+            columns += ["NULL"] * (width - len(part.columns))
             # A subquery, so that a part may have its own ORDER BY and LIMIT.
             selects.append(
                 f"SELECT * FROM (SELECT '{figure.name}', {part.key}, {', '.join(columns)}"
@@ -96,6 +108,8 @@ def compute(scope: Scope, segments: OffsetSegments, figures: Sequence[Figure]) -
     else:
         sql, names = statement(scope, segments, figures)
         found = store.rows(sql, scope.params)
+        if dialect.postgres():
+            found = [(name, *values) for name, values in found]
     rows: dict[str, list[Row]] = {figure.name: [] for figure in figures}
     for name, key, *values in found:
         # zip() stops at the figure's own columns: the NULL padding is dropped.
