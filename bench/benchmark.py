@@ -293,7 +293,9 @@ def bench_postgres(store: Path, home: Path):
             "-D",
             str(server.data),
             "-o",
-            f"-p {server.port} -k {home} -c listen_addresses=127.0.0.1",
+            # As the first start (tests/servers.py): no fsync, the data can be loaded again.
+            f"-p {server.port} -k {home} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off",
             "-l",
             str(home / "postgres.log"),
             "-w",
