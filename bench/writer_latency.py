@@ -33,7 +33,13 @@ primary: one transaction per turn, a message inserted and the session's counters
 Hermes writes there.  The explorer reads the standby (profile ``pg``) with what reads a schema
 today: session list walks (following "next" page after page, several sorts), the full messages
 CSV export, and the /state/ API sorted by a column, in JSON and CSV.  The writer deletes its
-session and messages at the end, so the kept schema holds the source's rows again.
+session and messages at the end, so the kept schema holds the source's rows again.  A standby
+cannot hold up the primary's commits (no lock is shared), so what the readers add here is the
+CPU they take on this one machine: ``--readers-nice 19`` runs the standby and the explorer at
+low priority, as if they had a machine of their own, and ``--read-profile default`` sends the
+same reads to the source file instead (a control: the same CPU, no standby).
+
+    .venv/bin/python bench/writer_latency.py --postgres --readers-nice 19
 
 This is a measurement, not a test: it prints numbers and exits 0.  Every phase is bounded in
 time; the writer appends ``interval``-spaced rows to the copy (never to the source).
@@ -436,7 +442,7 @@ def get(server: Explorer, path: str, until: float) -> tuple[int, int]:
         conn.close()
 
 
-def readers(names: list[str]) -> list[Reader]:
+def readers(names: list[str], profile: str = PG_PROFILE) -> list[Reader]:
     """The readers asked for: ``insights``, ``export``, ``search``, ``console``."""
     q = urllib.parse.quote
     console_sql = "SELECT role, count(*), sum(length(content)) FROM messages GROUP BY role"
@@ -458,7 +464,7 @@ def readers(names: list[str]) -> list[Reader]:
         ),
         "console": Reader("SQL console, full scan", ["/sql/?sql=" + q(console_sql)]),
     }
-    pg = f"/p/{PG_PROFILE}"
+    pg = f"/p/{profile}"
     # What reads a PostgreSQL schema today (the other pages answer 501 there).
     known |= {
         "pg-lists": Walker(
@@ -477,7 +483,8 @@ def readers(names: list[str]) -> list[Reader]:
             [
                 f"{pg}/state/sessions.json?_sort=source&_size=max",
                 f"{pg}/state/messages.json?_sort_desc=timestamp&_size=max",
-                f"{pg}/state/sessions.csv?_stream=on&_size=max&_sort_desc=message_count",
+                # Not streamed: the stream's later pages do not read a schema yet.
+                f"{pg}/state/sessions.csv?_size=max&_sort_desc=message_count",
             ],
         ),
     }
@@ -626,6 +633,13 @@ def main() -> None:
         help="with --postgres: run the standby and the explorer at this nice value (the "
         "writer and the primary keep theirs), as if the standby had a machine of its own",
     )
+    parser.add_argument(
+        "--read-profile",
+        default=PG_PROFILE,
+        help=f"with --postgres: the profile the readers read, {PG_PROFILE} (the standby) or "
+        "default (the source file: the same reads without the standby, a control of what "
+        "sharing the machine's CPU alone adds)",
+    )
     # Internal: the writer's own process.
     parser.add_argument("--writer-process", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -731,9 +745,9 @@ def postgres_main(args: argparse.Namespace) -> None:
         alone = WriterRun.start(args.source, args, args.baseline_seconds, workdir, "alone")
         alone.proc.wait(args.baseline_seconds + 60)
         baseline = alone.finish()
-        group = readers(args.readers.split(","))
+        group = readers(args.readers.split(","), args.read_profile)
         log(
-            f"load: the writer while {len(group)} readers read the standby for "
+            f"load: the writer while {len(group)} readers read profile {args.read_profile} for "
             f"{args.load_seconds:g}s …"
         )
         loaded = WriterRun.start(args.source, args, args.load_seconds + 600, workdir, "load")

@@ -40,6 +40,14 @@ def reader(url: str) -> str:
     return url.replace(f"//{servers.PG_USER}@", f"//{READER}@", 1)
 
 
+def commit_on(pg) -> None:
+    """Commit a change on the primary (in a schema of its own, dropped again)."""
+    with psycopg.connect(pg.url, autocommit=True) as primary:
+        primary.execute("CREATE SCHEMA standby_probe")
+        primary.execute("CREATE TABLE standby_probe.t AS SELECT 1 AS x")
+        primary.execute("DROP SCHEMA standby_probe CASCADE")
+
+
 def body(page) -> bytes:
     return b"".join(page.streaming_content) if page.streaming else page.content
 
@@ -97,6 +105,9 @@ def test_the_standbys_lag_is_a_note_on_pages_and_in_healthz_and_metrics(
     client,
     staff_user,
 ):
+    # A commit on the primary, replayed: the standby is a moment behind at most.
+    commit_on(hermes_pg_server)
+    hermes_pg_server.standby()
     serve(
         **{
             ORIGIN: at(hermes_pg_server.reader_url, SCHEMA),
@@ -127,11 +138,8 @@ def test_a_standby_that_stops_replaying_says_so(
     with psycopg.connect(standby.url, autocommit=True) as replica:
         replica.execute("SELECT pg_wal_replay_pause()")
         try:
-            # The primary commits what the standby holds back (in a schema of this test's own).
-            with psycopg.connect(hermes_pg_server.url, autocommit=True) as primary:
-                primary.execute("CREATE SCHEMA standby_probe")
-                primary.execute("CREATE TABLE standby_probe.t AS SELECT 1 AS x")
-                primary.execute("DROP SCHEMA standby_probe CASCADE")
+            # The primary commits what the standby holds back.
+            commit_on(hermes_pg_server)
             serve(**{REPLICA: at(reader(standby.url), SCHEMA)})
             client.force_login(staff_user)
             page = client.get(f"/p/{REPLICA}/sessions/")
