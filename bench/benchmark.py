@@ -38,6 +38,7 @@ This is a measurement, not a test: it prints numbers and exits 0.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import os
@@ -237,6 +238,85 @@ class Explorer:
                 self.proc.wait(20)
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+PG_SCHEMA = "hermes_bench"
+PG_READER = "hermes_reader"
+PG_PROFILE = "pg"
+
+
+def on(server: str, path: str | None) -> str | None:
+    """The explorer URL ``path`` as ``server`` serves it (the PostgreSQL explorer's profile)."""
+    return f"/p/{PG_PROFILE}{path}" if server == "postgres" and path else path
+
+
+def bench_postgres(store: Path, home: Path):
+    """A PostgreSQL server (``tests/servers.py``, 127.0.0.1 only) whose data directory is kept
+    in ``home``, holding ``store`` in the schema ``PG_SCHEMA`` readable by ``PG_READER``: the
+    first run loads it (minutes for the 1M store) and leaves a marker naming the file it came
+    from; later runs on the same, unchanged file only start the server."""
+    sys.path.insert(0, str(ROOT))
+    from hermes_fixtures.postgres import grant_read_only, load  # noqa: PLC0415
+    from tests import servers as app  # noqa: PLC0415 (only for --postgres)
+
+    server = app.PostgresServer()
+    shutil.rmtree(server.dir, ignore_errors=True)
+    server.dir = home
+    server.data = home / "data"
+    home.mkdir(parents=True, exist_ok=True)
+    if server._as:
+        os.chown(home, *(lambda u: (u.pw_uid, u.pw_gid))(__import__("pwd").getpwnam("postgres")))
+    marker = home / "loaded.json"
+    wanted = {
+        "store": str(store.resolve()),
+        "files": [
+            [f.stat().st_size, f.stat().st_mtime_ns]
+            for f in (store, store.with_name(store.name + "-wal"))
+            if f.exists()
+        ],
+        "schema": PG_SCHEMA,
+    }
+    done = marker.exists() and json.loads(marker.read_text()) == wanted
+    if not done:
+        marker.unlink(missing_ok=True)
+        shutil.rmtree(server.data, ignore_errors=True)
+        server.start()
+        log(f"loading {store} into PostgreSQL schema {PG_SCHEMA} (minutes for 1M messages) …")
+        started = time.monotonic()
+        counts = load(store, server.url, PG_SCHEMA, replace=True)
+        grant_read_only(server.url, PG_READER, PG_SCHEMA)
+        log(f"loaded in {time.monotonic() - started:.0f}s: {counts}")
+        marker.write_text(json.dumps(wanted))
+    else:
+        server._run(
+            app.postgres_bin("pg_ctl"),
+            "-D",
+            str(server.data),
+            "-o",
+            # As the first start (tests/servers.py): no fsync, the data can be loaded again.
+            f"-p {server.port} -k {home} -c listen_addresses=127.0.0.1 -c fsync=off "
+            "-c synchronous_commit=off -c full_page_writes=off",
+            "-l",
+            str(home / "postgres.log"),
+            "-w",
+            "start",
+        )
+        log(f"reusing the PostgreSQL copy of {store} in {home}")
+    reader = server.url.replace(f"//{app.PG_USER}@", f"//{PG_READER}@", 1)
+    return server, f"{reader}?schema={PG_SCHEMA}"
+
+
+def stop_postgres(server) -> None:
+    """Stop the server, keeping its data directory for the next run."""
+    with contextlib.suppress(subprocess.CalledProcessError, OSError):
+        server._run(
+            sys.modules["tests.servers"].postgres_bin("pg_ctl"),
+            "-D",
+            str(server.data),
+            "-m",
+            "fast",
+            "stop",
+        )
 
 
 class Datasette:
@@ -484,7 +564,9 @@ class Page:
     explorer: str
     datasette: str | None = None
     samples: dict[str, list[Sample]] = field(
-        default_factory=lambda: {"explorer": [], "datasette": [], "pg+redis": [], "baseline": []}
+        default_factory=lambda: {
+            k: [] for k in ("explorer", "datasette", "pg+redis", "baseline", "postgres")
+        }
     )
 
 
@@ -896,6 +978,10 @@ def explorer_cursor(started_at: float, session_id: str) -> str:
     return keyset.encode({"started_at": started_at, "id": session_id}, "n")
 
 
+# The /state/ API (Datasette's URLs) as scripts call it: a hundred rows sorted by a column.
+STATE_SORTED = "_sort=source&_size=100"
+
+
 def build_pages(t: dict) -> list[Page]:
     s, big = urllib.parse.quote(t["session"]), urllib.parse.quote(t["big_session"])
     cursor = explorer_cursor(t["deep_started"], t["deep_id"])
@@ -934,6 +1020,12 @@ def build_pages(t: dict) -> list[Page]:
             f"/state/messages?session_id={s}",
         ),
         Page("messages: role=user", "/messages/?role=user", "/state/messages?role=user"),
+        Page("live", "/live/"),
+        Page(
+            "state API: sessions sorted by source",
+            f"/state/sessions.json?{STATE_SORTED}",
+            f"/state/sessions.json?{STATE_SORTED}",
+        ),
         Page(
             f"search: rare word ({t['rare']})",
             f"/search/?q={t['rare']}",
@@ -1021,6 +1113,13 @@ def main() -> None:
         "PostgreSQL and whose cache is Redis (as on several machines), timed in the same rounds",
     )
     parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="also serve the store loaded into a PostgreSQL schema (a throwaway server on "
+        "127.0.0.1 whose data directory is kept in var/bench/pg, loaded once per store) from a "
+        "second explorer, timed in the same rounds; pages that answer 501 there are shown so",
+    )
+    parser.add_argument(
         "--baseline",
         metavar="REV",
         help="also serve the store from the explorer as of git revision REV (a throwaway "
@@ -1051,7 +1150,7 @@ def main() -> None:
         )
     results: dict = {"store": str(args.store), "targets": targets, "pages": [], "exports": []}
     baseline_root = baseline_tree(args.baseline, workdir) if args.baseline else None
-    app_servers, shared, baseline = [], None, None
+    app_servers, shared, baseline, pg_server, pgx = [], None, None, None, None
     try:
         if args.first_views and not args.no_pages:
             log("first build and first view after a restart (each on new gunicorn processes):")
@@ -1067,6 +1166,12 @@ def main() -> None:
             shared = Explorer(args.store, workdir / "postgres-redis", free_port())
             shared.env["DATABASE_URL"], shared.env["CACHE_URL"] = (s.url for s in app_servers)
             log(f"second explorer: app database {app_servers[0].url}, cache {app_servers[1].url}")
+        if args.postgres:
+            pg_server, source = bench_postgres(args.store, ROOT / "var" / "bench" / "pg")
+            pgx = Explorer(args.store, workdir / "postgres", free_port())
+            # The file too (the app's own alias reads it), the schema as profile PG_PROFILE.
+            pgx.env["HERMES_STORES"] = f"default={args.store},{PG_PROFILE}={source}"
+            log(f"PostgreSQL explorer: the store read from {source}")
         if baseline_root is not None:
             baseline = Explorer(args.store, workdir / "baseline", free_port(), baseline_root)
         explorer.start()
@@ -1078,12 +1183,15 @@ def main() -> None:
         if shared:
             shared.start()
             shared.manage("insights_warm")
+        if pgx:
+            pgx.start()  # no insights_warm: the insights do not read PostgreSQL yet
         if baseline:
             baseline.start()
             baseline.manage("insights_warm")
         servers = [("explorer", explorer)] + ([("datasette", datasette)] if datasette else [])
         servers += [("pg+redis", shared)] if shared else []
         servers += [("baseline", baseline)] if baseline else []
+        servers += [("postgres", pgx)] if pgx else []
         pids = {name: server.worker_pids() for name, server in servers}
         if datasette and datasette.note:
             log(f"Datasette: {datasette.note}")
@@ -1098,7 +1206,7 @@ def main() -> None:
             turn = round_no % len(servers)
             for page in pages:
                 for name, server in servers[turn:] + servers[:turn]:
-                    path = page.datasette if name == "datasette" else page.explorer
+                    path = page.datasette if name == "datasette" else on(name, page.explorer)
                     if path is None:
                         continue
                     sample = fetch(server, path, pids=pids[name])
@@ -1109,6 +1217,8 @@ def main() -> None:
             header += f" {'datasette med':>14} {'ratio':>6}"
         if shared:
             header += f" {'pg+redis med':>13} {'p95':>7} {'ratio':>6}"
+        if pgx:
+            header += f" {'postgres med':>13} {'p95':>7} {'cpu ms':>7} {'ratio':>6}"
         if baseline:
             header += (
                 f" {'baseline med':>13} {'p95':>7} {'cpu ms':>7} {'ratio':>6} {'cpu ratio':>9}"
@@ -1156,6 +1266,27 @@ def main() -> None:
                     pg_redis_ratio=round(pmed / med, 3),
                 )
                 line += f" {pmed * 1000:13.1f} {pp95 * 1000:7.1f} {pmed / med:6.2f}"
+            on_pg = page.samples["postgres"]
+            if on_pg:
+                pmed = statistics.median(s.seconds for s in on_pg)
+                pp95 = percentile([s.seconds for s in on_pg], 95)
+                pcpu = median_cpu(on_pg)
+                status = on_pg[-1].status
+                # PostgreSQL over SQLite: above 1, the schema is the slower; a page that does
+                # not read PostgreSQL yet (501) has no ratio.
+                ratio = pmed / med if status == 200 == ex[-1].status else None
+                row.update(
+                    postgres_median_ms=round(pmed * 1000, 1),
+                    postgres_p95_ms=round(pp95 * 1000, 1),
+                    postgres_cpu_ms=round(pcpu * 1000, 1) if pcpu is not None else None,
+                    postgres_status=status,
+                    postgres_ratio=round(ratio, 3) if ratio else None,
+                )
+                line += (
+                    f" {pmed * 1000:13.1f} {pp95 * 1000:7.1f} {ms(pcpu):>7}"
+                    f" {f'{ratio:.2f}' if ratio else '-':>6}"
+                    + ("" if status == 200 else f" (postgres answered {status})")
+                )
             base = page.samples["baseline"]
             if base:
                 bmed = statistics.median(s.seconds for s in base)
@@ -1216,7 +1347,7 @@ def main() -> None:
                 for _run in range(args.export_runs):
                     for sname, server in servers:
                         # Datasette answers its own URLs; every explorer, the explorer's.
-                        path = ds_path if sname == "datasette" else ex_path
+                        path = ds_path if sname == "datasette" else on(sname, ex_path)
                         if path is None:
                             continue
                         load = os.getloadavg()[0]
@@ -1257,6 +1388,10 @@ def main() -> None:
             server.stop()
         if baseline:
             baseline.stop()
+        if pgx:
+            pgx.stop()
+        if pg_server:
+            stop_postgres(pg_server)
         if baseline_root is not None:
             drop_baseline_tree(baseline_root)
         shutil.rmtree(workdir, ignore_errors=True)

@@ -26,6 +26,21 @@ full-text searches of common words (relevance order and newest first, words and 
 and, with ``--readers …,console``, a heavy SQL console query.  It prints p50/p99/max commit latency,
 retries and failures of both phases, and what the readers did.
 
+With ``--postgres``, the same on PostgreSQL: the source loaded once into a schema of a server
+kept in ``var/bench/pg`` (as ``bench/benchmark.py --postgres`` does; the primary), a streaming hot
+standby of it (``pg_basebackup -R``, thrown away after), and a Hermes-shaped writer on the
+primary: one transaction per turn, a message inserted and the session's counters updated, as
+Hermes writes there.  The explorer reads the standby (profile ``pg``) with what reads a schema
+today: session list walks (following "next" page after page, several sorts), the full messages
+CSV export, and the /state/ API sorted by a column, in JSON and CSV.  The writer deletes its
+session and messages at the end, so the kept schema holds the source's rows again.  A standby
+cannot hold up the primary's commits (no lock is shared), so what the readers add here is the
+CPU they take on this one machine: ``--readers-nice 19`` runs the standby and the explorer at
+low priority, as if they had a machine of their own, and ``--read-profile default`` sends the
+same reads to the source file instead (a control: the same CPU, no standby).
+
+    .venv/bin/python bench/writer_latency.py --postgres --readers-nice 19
+
 This is a measurement, not a test: it prints numbers and exits 0.  Every phase is bounded in
 time; the writer appends ``interval``-spaced rows to the copy (never to the source).
 """
@@ -34,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import html
 import http.client
 import json
 import os
@@ -54,7 +70,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from benchmark import Explorer, free_port, log, percentile  # noqa: E402
+from benchmark import (  # noqa: E402
+    PG_PROFILE,
+    PG_READER,
+    PG_SCHEMA,
+    Explorer,
+    bench_postgres,
+    free_port,
+    log,
+    percentile,
+    stop_postgres,
+)
 
 PY = sys.executable
 DEFAULT_SOURCE = HERE.parent / "var" / "bench" / "state.db"
@@ -220,6 +246,71 @@ def writer_process(args: argparse.Namespace) -> None:
     Path(args.out).write_text(json.dumps(samples))
 
 
+def pg_writer_process(args: argparse.Namespace) -> None:
+    """As :func:`writer_process`, on the PostgreSQL primary at ``--dsn``: one transaction per
+    turn (its own session's message inserted, the session's counters updated), committed
+    synchronously; its rows are deleted at the end."""
+    import psycopg  # noqa: PLC0415 (only for --postgres)
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    rng = random.Random(1)
+    session = f"bench-writer-{int(time.time())}-{os.getpid()}"
+    conn = psycopg.connect(args.dsn, autocommit=True, options=f"-c search_path={PG_SCHEMA}")
+    conn.execute("SET synchronous_commit = on")
+    with conn.transaction():
+        conn.execute(
+            "INSERT INTO sessions (id, source, started_at, message_count, input_tokens,"
+            " output_tokens) VALUES (%s, 'cli', %s, 0, 0, 0)",
+            (session, time.time()),
+        )
+    samples = []
+    started = time.monotonic()
+    tick = 0
+    try:
+        while not stop.is_set() and time.monotonic() - started < args.seconds:
+            due = started + tick * args.interval
+            if (pause := due - time.monotonic()) > 0 and stop.wait(pause):
+                break
+            tick += 1
+            text = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 120)))
+            tokens = len(text) // 4
+            began = time.monotonic()
+            ok, error = True, ""
+            try:
+                with conn.transaction():
+                    conn.execute(
+                        "INSERT INTO messages (session_id, role, content, timestamp,"
+                        " token_count) VALUES (%s, %s, %s, %s, %s)",
+                        (session, rng.choice(("user", "assistant")), text, time.time(), tokens),
+                    )
+                    conn.execute(
+                        "UPDATE sessions SET message_count = message_count + 1,"
+                        " input_tokens = input_tokens + %s, output_tokens = output_tokens + %s"
+                        " WHERE id = %s",
+                        (tokens, tokens // 2, session),
+                    )
+            except psycopg.Error as exc:
+                ok, error = False, str(exc)
+            samples.append(
+                {
+                    "t": round(began - started, 3),
+                    "epoch": round(time.time() - (time.monotonic() - began), 3),
+                    "ms": round((time.monotonic() - began) * 1000, 2),
+                    "waited_ms": 0.0,
+                    "retries": 0,
+                    "ok": ok,
+                    "error": error,
+                }
+            )
+    finally:
+        with conn.transaction():
+            conn.execute("DELETE FROM messages WHERE session_id = %s", (session,))
+            conn.execute("DELETE FROM sessions WHERE id = %s", (session,))
+        conn.close()
+        Path(args.out).write_text(json.dumps(samples))
+
+
 @dataclass
 class WriterRun:
     out: Path
@@ -233,6 +324,7 @@ class WriterRun:
                 PY,
                 __file__,
                 "--writer-process",
+                *(["--dsn", args.dsn] if args.dsn else []),
                 "--store",
                 str(store),
                 "--out",
@@ -296,6 +388,39 @@ class Reader:
             self.requests.append((path, status, time.monotonic() - started, size))
 
 
+class Walker(Reader):
+    """Follows each list's "next" link up to ``pages`` pages, then starts the next list."""
+
+    pages = 30
+    NEXT = re.compile(r'<a rel="next" href="([^"]+)"')
+
+    def run(self, server: Explorer, until: float) -> None:
+        i = 0
+        while time.monotonic() < until:
+            first = path = self.paths[i % len(self.paths)]
+            i += 1
+            for _ in range(self.pages):
+                started = time.monotonic()
+                status, body = get_page(server, path)
+                self.requests.append((path, status, time.monotonic() - started, len(body)))
+                found = self.NEXT.search(body)
+                if time.monotonic() > until or not found:
+                    break
+                path = first.split("?")[0] + html.unescape(found.group(1))
+
+
+def get_page(server: Explorer, path: str) -> tuple[int, str]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
+    try:
+        conn.request("GET", path, headers={"Cookie": server.cookie})
+        response = conn.getresponse()
+        return response.status, response.read().decode("utf-8", "replace")
+    except OSError:
+        return 0, ""
+    finally:
+        conn.close()
+
+
 def get(server: Explorer, path: str, until: float) -> tuple[int, int]:
     """GET ``path``; a download still running at ``until`` is cut (its status is kept)."""
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=300)
@@ -308,13 +433,16 @@ def get(server: Explorer, path: str, until: float) -> tuple[int, int]:
             if time.monotonic() > until:
                 break
         return response.status, size
-    except OSError:
+    except http.client.IncompleteRead:
+        # The server stopped a streamed download half-way (its log says why).
+        return -1, size
+    except (OSError, http.client.HTTPException):
         return 0, 0
     finally:
         conn.close()
 
 
-def readers(names: list[str]) -> list[Reader]:
+def readers(names: list[str], profile: str = PG_PROFILE) -> list[Reader]:
     """The readers asked for: ``insights``, ``export``, ``search``, ``console``."""
     q = urllib.parse.quote
     console_sql = "SELECT role, count(*), sum(length(content)) FROM messages GROUP BY role"
@@ -336,10 +464,58 @@ def readers(names: list[str]) -> list[Reader]:
         ),
         "console": Reader("SQL console, full scan", ["/sql/?sql=" + q(console_sql)]),
     }
+    pg = f"/p/{profile}"
+    # What reads a PostgreSQL schema today (the other pages answer 501 there).
+    known |= {
+        "pg-lists": Walker(
+            "session and message list walks",
+            [
+                f"{pg}/sessions/",
+                f"{pg}/sessions/?sort=source",
+                f"{pg}/sessions/?sort=-message_count",
+                f"{pg}/sessions/?source=telegram&sort=-started_at",
+                f"{pg}/messages/?role=user",
+            ],
+        ),
+        "pg-export": Reader("messages CSV export (all)", [f"{pg}/messages/?_export=csv"]),
+        "pg-state": Reader(
+            "/state/ API, sorted",
+            [
+                f"{pg}/state/sessions.json?_sort=source&_size=max",
+                f"{pg}/state/messages.json?_sort_desc=timestamp&_size=max",
+                # Not streamed: the stream's later pages do not read a schema yet.
+                f"{pg}/state/sessions.csv?_size=max&_sort_desc=message_count",
+            ],
+        ),
+    }
     unknown = [n for n in names if n not in known]
     if unknown:
         raise SystemExit(f"unknown readers {unknown}: pick from {', '.join(known)}")
     return [known[n] for n in names]
+
+
+def report_readers(group: list[Reader], results: dict) -> None:
+    log(f"\n{'reader':32} {'requests':>8} {'statuses':>18} {'median s':>9} {'max s':>7}")
+    results["readers"] = []
+    for r in group:
+        statuses: dict[int, int] = {}
+        for _p, status, _s, _b in r.requests:
+            statuses[status] = statuses.get(status, 0) + 1
+        secs = [s for _p, _st, s, _b in r.requests] or [0.0]
+        text = ",".join(f"{k}x{v}" for k, v in sorted(statuses.items()))
+        log(
+            f"{r.name:32} {len(r.requests):8} {text:>18} "
+            f"{percentile(secs, 50):9.2f} {max(secs):7.2f}"
+        )
+        results["readers"].append(
+            {
+                "reader": r.name,
+                "requests": [
+                    {"path": p, "status": st, "seconds": round(s, 3), "bytes": b}
+                    for p, st, s, b in r.requests
+                ],
+            }
+        )
 
 
 def report_phase(name: str, samples: list[dict]) -> dict:
@@ -432,8 +608,9 @@ def main() -> None:
     parser.add_argument("--retries", type=int, default=5, help="the writer's retries")
     parser.add_argument(
         "--readers",
-        default="insights,export,search",
-        help="the explorer's reads under load, of insights,export,search,console",
+        default=parser_default_readers(),
+        help="the explorer's reads under load, of insights,export,search,console (with "
+        "--postgres: pg-lists,pg-export,pg-state)",
     )
     parser.add_argument("--server-log", type=Path, help="keep the explorer's log here")
     parser.add_argument(
@@ -443,14 +620,38 @@ def main() -> None:
         help="list the explorer's statements that held the lock longer than this",
     )
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="write to a PostgreSQL primary (the source loaded once into var/bench/pg) while "
+        "the explorer reads a hot standby of it (readers pg-lists,pg-export,pg-state)",
+    )
+    parser.add_argument(
+        "--readers-nice",
+        type=int,
+        default=0,
+        help="with --postgres: run the standby and the explorer at this nice value (the "
+        "writer and the primary keep theirs), as if the standby had a machine of its own",
+    )
+    parser.add_argument(
+        "--read-profile",
+        default=PG_PROFILE,
+        help=f"with --postgres: the profile the readers read, {PG_PROFILE} (the standby) or "
+        "default (the source file: the same reads without the standby, a control of what "
+        "sharing the machine's CPU alone adds)",
+    )
     # Internal: the writer's own process.
     parser.add_argument("--writer-process", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--seconds", type=float, default=60, help=argparse.SUPPRESS)
+    parser.add_argument("--dsn", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.writer_process:
-        writer_process(args)
+        (pg_writer_process if args.dsn else writer_process)(args)
+        return
+    if args.postgres:
+        postgres_main(args)
         return
 
     store = args.store or args.source.with_name(args.source.stem + "-delete.db")
@@ -498,27 +699,7 @@ def main() -> None:
         log(f"p99 added by the readers: {added:+.1f} ms")
         results["p99_added_ms"] = round(added, 1)
 
-        log(f"\n{'reader':28} {'requests':>8} {'statuses':>18} {'median s':>9} {'max s':>7}")
-        results["readers"] = []
-        for r in group:
-            statuses: dict[int, int] = {}
-            for _p, status, _s, _b in r.requests:
-                statuses[status] = statuses.get(status, 0) + 1
-            secs = [s for _p, _st, s, _b in r.requests] or [0.0]
-            text = ",".join(f"{k}x{v}" for k, v in sorted(statuses.items()))
-            log(
-                f"{r.name:28} {len(r.requests):8} {text:>18} "
-                f"{percentile(secs, 50):9.2f} {max(secs):7.2f}"
-            )
-            results["readers"].append(
-                {
-                    "reader": r.name,
-                    "requests": [
-                        {"path": p, "status": st, "seconds": round(s, 3), "bytes": b}
-                        for p, st, s, b in r.requests
-                    ],
-                }
-            )
+        report_readers(group, results)
         worst = sorted(under_load, key=lambda s: -s["waited_ms"])[:5]
         results["holds"] = report_holds(logged_holds(server_log), worst, args.log_holds_ms)
     finally:
@@ -527,6 +708,84 @@ def main() -> None:
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
         log(f"\nwrote {args.json}")
+
+
+def postgres_main(args: argparse.Namespace) -> None:
+    """The ``--postgres`` run: writer on the primary, explorer on a standby."""
+    sys.path.insert(0, str(HERE.parent))
+    from tests.servers import PG_USER, PostgresStandby  # noqa: PLC0415 (only for --postgres)
+
+    if args.readers == parser_default_readers():
+        args.readers = "pg-lists,pg-export,pg-state"
+    workdir = Path(tempfile.mkdtemp(prefix="hermes-writer-bench-"))
+    primary, _source = bench_postgres(args.source, HERE.parent / "var" / "bench" / "pg")
+    standby = explorer = None
+    results: dict = {"store": str(args.source), "args": {k: str(v) for k, v in vars(args).items()}}
+    try:
+        args.dsn = primary.url
+        log("starting a streaming hot standby of it (pg_basebackup) …")
+        standby = PostgresStandby(primary).start()
+        standby.catch_up(600)
+        reader = standby.url.replace(f"//{PG_USER}@", f"//{PG_READER}@", 1)
+        explorer = Explorer(args.source, workdir, free_port())
+        explorer.env["HERMES_STORES"] = (
+            f"default={args.source},{PG_PROFILE}={reader}?schema={PG_SCHEMA}"
+        )
+        with stderr_to(args.server_log or workdir / "server.log"):
+            explorer.start()
+        if args.readers_nice:
+            # As if the standby and the explorer had a machine of their own: they yield the
+            # CPU to the primary and its writer (this machine has few cores to share).
+            postmaster = int((standby.data / "postmaster.pid").read_text().split()[0])
+            for group in (explorer.proc.pid, postmaster):
+                os.setpriority(os.PRIO_PGRP, group, args.readers_nice)
+            log(f"the standby and the explorer run at nice {args.readers_nice}")
+        log(f"writer: a transaction every {args.interval * 1000:.0f} ms on the primary")
+        log(f"baseline: the writer alone for {args.baseline_seconds:g}s …")
+        alone = WriterRun.start(args.source, args, args.baseline_seconds, workdir, "alone")
+        alone.proc.wait(args.baseline_seconds + 60)
+        baseline = alone.finish()
+        group = readers(args.readers.split(","), args.read_profile)
+        log(
+            f"load: the writer while {len(group)} readers read profile {args.read_profile} for "
+            f"{args.load_seconds:g}s …"
+        )
+        loaded = WriterRun.start(args.source, args, args.load_seconds + 600, workdir, "load")
+        time.sleep(1.0)
+        until = time.monotonic() + args.load_seconds
+        threads = [
+            threading.Thread(target=r.run, args=(explorer, until), daemon=True) for r in group
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(args.load_seconds + 300)
+        under_load = loaded.finish()
+        log(
+            f"\n{'phase':10} {'commits':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}"
+            f" {'wait p99':>10} {'wait max':>10}"
+            f" {'>250ms':>6} {'retried':>7} {'failed':>6} {'locked':>7}"
+        )
+        results["alone"] = report_phase("alone", baseline)
+        results["load"] = report_phase("load", under_load)
+        added = results["load"]["p99_ms"] - results["alone"]["p99_ms"]
+        log(f"p99 added by the readers of the standby: {added:+.1f} ms (target <= 5 ms)")
+        results["p99_added_ms"] = round(added, 1)
+        report_readers(group, results)
+    finally:
+        if explorer:
+            explorer.stop()
+        if standby:
+            standby.stop()
+        stop_postgres(primary)
+        shutil.rmtree(workdir, ignore_errors=True)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+        log(f"\nwrote {args.json}")
+
+
+def parser_default_readers() -> str:
+    return "insights,export,search"
 
 
 if __name__ == "__main__":

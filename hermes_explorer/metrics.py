@@ -114,14 +114,28 @@ class _Stores:
             "The store's journal mode (1 for the mode it is in)",
             labels=["profile", "mode"],
         )
+        lag = GaugeMetricFamily(
+            "hermes_explorer_store_standby_lag_seconds",
+            "How far a hot standby is behind its primary",
+            labels=["profile"],
+        )
+        replaying = GaugeMetricFamily(
+            "hermes_explorer_store_standby_replaying",
+            "Whether a hot standby replays its primary's changes (0: stopped)",
+            labels=["profile"],
+        )
         for one in self.served:
             found = check_store(one)
+            if standby := found.get("standby"):
+                if standby["lag_seconds"] is not None:
+                    lag.add_metric([one.name], standby["lag_seconds"])
+                replaying.add_metric([one.name], 1 if standby["replaying"] else 0)
             readable.add_metric([one.name], 1 if found["readable"] else 0)
             if found.get("size") is not None:
                 size.add_metric([one.name], found["size"])
             if found.get("journal_mode"):
                 mode.add_metric([one.name, found["journal_mode"]], 1)
-        yield from (readable, size, mode)
+        yield from (readable, size, mode, lag, replaying)
 
 
 class _Seen:

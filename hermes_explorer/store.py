@@ -72,6 +72,13 @@ def writes(alias: str | None = None) -> str:
     return getattr(connections[alias or current_alias()], "hermes_writes", "")
 
 
+def standby(alias: str | None = None):
+    """How far a PostgreSQL hot standby is behind its primary (``hermes_pg.base.Standby``);
+    None for a primary or a file."""
+    found = getattr(connections[alias or current_alias()], "hermes_standby_now", None)
+    return found() if found else None
+
+
 def name(alias: str | None = None) -> str:
     """The alias's configured NAME (a path or a ``file:`` URI), as the backend opens it; for a
     schema, its URL without the password."""

@@ -34,6 +34,7 @@ from pathlib import Path
 import yaml
 from django.conf import settings
 from django.db import DatabaseError, connections
+from django.utils.formats import number_format
 from django.utils.translation import gettext, gettext_noop
 
 from . import hermes_pg
@@ -81,6 +82,8 @@ class Status:
     size: int | None = None
     # How the PostgreSQL role could write to the store ("" when it cannot).
     writes: str = ""
+    # A PostgreSQL hot standby's lag (``hermes_pg.base.Standby``); None on a primary or a file.
+    standby: tuple | None = None
 
 
 def parse_list(spec: str) -> list[tuple[str, str]]:
@@ -292,10 +295,13 @@ def probe(store: Store) -> Status:
             one_store.one("SELECT 1 FROM sessions LIMIT 1")
             journal = one_store.journal_mode()
             writes = one_store.writes()
+            standby = one_store.standby()
         size = None if store.postgres else os.path.getsize(store.path)
     except (DatabaseError, sqlite3.Error, OSError) as exc:
         return Status(False, reason=fault_reason(exc, store))
-    return Status(True, shape=label, journal_mode=journal, size=size, writes=writes)
+    return Status(
+        True, shape=label, journal_mode=journal, size=size, writes=writes, standby=standby
+    )
 
 
 def writes_warning(writes: str) -> str:
@@ -304,6 +310,17 @@ def writes_warning(writes: str) -> str:
         "The PostgreSQL role of this profile could write to it (%(how)s): "
         "give the explorer a SELECT-only role."
     ) % {"how": writes}
+
+
+def standby_note(standby) -> str:
+    """What a page says of a profile read from a hot standby, in the page's language."""
+    lag = "?" if standby.lag_seconds is None else number_format(standby.lag_seconds, 1)
+    if standby.replaying:
+        return gettext("Read from a standby server, %(lag)s s behind its primary.") % {"lag": lag}
+    return gettext(
+        "Read from a standby server that has stopped replaying its primary's changes "
+        "(%(lag)s s behind): the newest conversations may be missing."
+    ) % {"lag": lag}
 
 
 def unavailable_note(store: Store, reason: str) -> str:

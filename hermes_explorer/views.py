@@ -37,6 +37,8 @@ def check_store(one: stores.Store) -> dict:
             }
             if store.writes():
                 found["writes"] = store.writes()
+            if (standby := store.standby()) is not None:
+                found["standby"] = standby._asdict()
         try:
             found["size"] = None if one.postgres else os.path.getsize(one.path)
         except OSError:

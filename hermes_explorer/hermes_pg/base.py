@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+from typing import NamedTuple
 
 import psycopg
 from django.db import DatabaseError, NotSupportedError
@@ -20,6 +21,28 @@ logger = logging.getLogger(__name__)
 
 # The oldest server read (Django 5.2's own floor; Hermes itself writes on 17 and later).
 MIN_VERSION = (14,)
+
+
+# On a hot standby: seconds since the primary committed the last transaction replayed here (0
+# once all WAL received is replayed), bytes of WAL received and not replayed yet, whether replay
+# is paused, whether WAL arrives from the primary. Every function here is open to any role.
+STANDBY_SQL = """
+SELECT pg_is_in_recovery(),
+       CASE WHEN pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_last_wal_replay_lsn() THEN 0
+            ELSE extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 END,
+       coalesce(pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()), 0)::int8,
+       CASE WHEN pg_is_in_recovery() THEN pg_is_wal_replay_paused() END,
+       EXISTS (SELECT FROM pg_stat_wal_receiver)
+"""
+
+
+class Standby(NamedTuple):
+    """How far a hot standby is behind its primary."""
+
+    lag_seconds: float | None
+    lag_bytes: int
+    # False when replay is paused or nothing arrives from the primary: the lag only grows.
+    replaying: bool
 
 
 class StoreUnavailable(DatabaseError):
@@ -138,6 +161,16 @@ class DatabaseWrapper(pg_base.DatabaseWrapper):
     def hermes_journal_mode_now(self) -> str:
         # Readers never keep Hermes from committing (MVCC): statements need not be cut short.
         return "mvcc"
+
+    def hermes_standby_now(self) -> Standby | None:
+        """How far behind its primary the server is, when it is a hot standby (else None)."""
+        with self.cursor() as cur:
+            cur.execute(STANDBY_SQL)
+            recovering, seconds, behind, paused, receiving = cur.fetchone()
+        if not recovering:
+            return None
+        lag = None if seconds is None else round(max(0.0, seconds), 3)
+        return Standby(lag, int(behind), bool(receiving and not paused))
 
     def hermes_change_key(self) -> str | None:
         """The schema's change revision, as text: the same value means the same conversations
