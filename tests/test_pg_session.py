@@ -1,0 +1,182 @@
+"""The session page, its timeline and transcripts, and the message list on a PostgreSQL profile.
+
+Differential: every URL gives on the schema what it gives on the SQLite file the schema was
+loaded from (``tests/hermes_pg.py``), on the three nasty layouts and on a demo store, for a
+staff reader and for an analyst (who reads redacted content).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import sqlite3
+
+import psycopg
+import pytest
+from django.db import connections
+
+from hermes_explorer import stores
+from hermes_explorer.stores import REGISTRY
+from tests.hermes_pg import hermes_pg as hermes_pg_server  # noqa: F401
+from tests.profile_home import allow_new_aliases
+
+pytestmark = pytest.mark.django_db(databases="__all__")
+csv.field_size_limit(1 << 30)  # the megabyte tool output
+
+
+@pytest.fixture
+def pg(hermes_pg_server):  # noqa: F811
+    return hermes_pg_server
+
+
+@pytest.fixture
+def serve(settings, request):
+    """``serve(name=source, …)``: the explorer serving exactly these stores for one test."""
+    allow_new_aliases(
+        request.getfixturevalue("monkeypatch"), request.getfixturevalue("django_db_blocker")
+    )
+
+    def serving(**sources):
+        settings.HERMES_STORES = ",".join(f"{n}={s}" for n, s in sources.items())
+        settings.HERMES_SINGLE_FILE = False
+        REGISTRY.rescan()
+
+    yield serving
+    for one in stores.all_stores():
+        connections[one.alias].close()
+    REGISTRY.rescan()
+
+
+SESSION_URLS = [
+    "/sessions/{sid}/",
+    "/sessions/{sid}/?show=all",
+    "/sessions/{sid}/timeline/",
+    "/sessions/{sid}/timeline/?_export=csv",
+    "/sessions/{sid}/timeline/?_export=json&show=all",
+    "/sessions/{sid}/export.md",
+    "/sessions/{sid}/export.json",
+]
+MESSAGE_URLS = [
+    "/messages/",
+    "/messages/?role=tool",
+    "/messages/?_export=csv",
+    "/messages/?_export=json&role=user",
+    "/messages/?_export=jsonl&sort=-id",
+    "/messages/?_export=json&session_id={sid}",
+]
+
+
+def not_on_both(path: str, url: str, schema: str) -> set[str]:
+    """The columns of sessions and messages only one of the file and the schema has (the
+    PostgreSQL layout has no uid columns, and has every column an older file lacks)."""
+    with sqlite3.connect(path) as db:
+        there = {
+            r[1] for t in ("sessions", "messages") for r in db.execute(f"PRAGMA table_info({t})")
+        }
+    with psycopg.connect(url) as db:
+        here = {
+            r[0]
+            for r in db.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = %s"
+                " AND table_name IN ('sessions', 'messages')",
+                [schema],
+            )
+        }
+    # Also by the ORM's name of ``_compressed_summary``.
+    return there ^ here | {c.lstrip("_") for c in there ^ here}
+
+
+def _without(value, dropped: set[str]):
+    """A JSON value without the keys of ``dropped`` columns (and the export's time)."""
+    if isinstance(value, dict):
+        return {
+            k: _without(v, dropped)
+            for k, v in value.items()
+            if k.removesuffix("_iso") not in dropped
+        }
+    return [_without(v, dropped) for v in value] if isinstance(value, list) else value
+
+
+def _same_page(url: str, body: bytes, dropped: set[str]) -> str:
+    """A page's text with what names the profile or the request made the same, and without
+    the ``dropped`` columns."""
+    dropped = dropped | {"exported_at"}
+    text = body.decode()
+    if "export=jsonl" in url:
+        text = "\n".join(
+            json.dumps(_without(json.loads(line), dropped)) for line in text.splitlines()
+        )
+    elif "export=json" in url or url.endswith(".json"):
+        text = json.dumps(_without(json.loads(text), dropped), ensure_ascii=False)
+    elif "export=csv" in url:
+        rows = list(csv.DictReader(io.StringIO(text.lstrip("\ufeff"))))
+        text = json.dumps(_without(rows, dropped))
+    if "<main" in text:  # the page's own content, not the header naming the store
+        text = text[text.index("<main") : text.index("</main>")]
+    text = re.sub(r"csrfmiddlewaretoken\" value=\"[^\"]*", "", text)
+    text = re.sub(r"[0-9.]+ ?ms\b", "", text)
+    named = "|".join(dropped)
+    text = re.sub(rf'<tr><th scope="row"><code>({named})</code>.*?</tr>', "", text)
+    text = re.sub(r"All recorded fields \(\d+\)|<p class=\"muted not-recorded\">.*?</p>", "", text)
+    text = re.sub(r"Exported:\*\* \S+", "", text)
+    text = re.sub(r'(Profile:\*\* `|"profile": ")file\b', r"\1team", text)
+    return text.replace("/p/file/", "/p/team/").replace(">file<", ">team<")
+
+
+def differences(client, urls, sids, dropped: set[str]) -> list:
+    """The URLs whose answer on the schema differs from the file's (with both answers)."""
+    out = []
+    for sid in sids:
+        for url in urls:
+            url = url.format(sid=sid)
+            got = {}
+            for name in ("file", "team"):
+                page = client.get(f"/p/{name}{url}")
+                assert page.status_code == 200, (name, url, page.status_code)
+                body = b"".join(page.streaming_content) if page.streaming else page.content
+                got[name] = _same_page(url, body, dropped)
+            if got["file"] != got["team"]:
+                out.append((url, got["file"], got["team"]))
+    return out
+
+
+def first_difference(found: list) -> str:
+    url, a, b = found[0]
+    at = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    return f"{len(found)} URLs differ; first {url}: file {a[at - 80 : at + 80]!r} team {b[at - 80 : at + 80]!r}"
+
+
+def test_every_session_page_reads_a_schema_as_its_file(pg, serve, client, staff_user):
+    facts = pg.stores["current"]
+    serve(file=facts.path, team=f"{pg.reader_url}?schema=hermes_current")
+    client.force_login(staff_user)
+    dropped = not_on_both(facts.path, pg.url, "hermes_current")
+    found = differences(client, SESSION_URLS, facts.session_ids, dropped)
+    found += differences(client, MESSAGE_URLS, facts.session_ids[:2], dropped)
+    assert not found, first_difference(found)
+
+
+@pytest.mark.parametrize("shape", ["legacy", "doc"])
+def test_an_older_layouts_transcripts_and_messages_read_as_its_file(
+    pg,
+    serve,
+    client,
+    staff_user,
+    shape,
+):
+    """PostgreSQL's layout has every column an older file lacks (NULL there), so the pages
+    that offer what those columns allow (history toggles, call pairing) offer it; the
+    transcripts and the message rows are the file's."""
+    facts = pg.stores[shape]
+    serve(file=facts.path, team=f"{pg.reader_url}?schema=hermes_{shape}")
+    client.force_login(staff_user)
+    dropped = not_on_both(facts.path, pg.url, f"hermes_{shape}")
+    urls = [u for u in SESSION_URLS if "export." in u]
+    found = differences(client, urls, facts.session_ids, dropped)
+    urls = [u for u in MESSAGE_URLS if "_export" in u]
+    found += differences(client, urls, facts.session_ids[:2], dropped)
+    assert not found, first_difference(found)
