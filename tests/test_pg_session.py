@@ -19,8 +19,10 @@ from django.db import connections
 
 from hermes_explorer import stores
 from hermes_explorer.stores import REGISTRY
+from tests.builders import StateDB, tool_call
 from tests.hermes_pg import hermes_pg as hermes_pg_server  # noqa: F401
 from tests.profile_home import allow_new_aliases
+from tests.roles_helpers import client_for
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 csv.field_size_limit(1 << 30)  # the megabyte tool output
@@ -180,3 +182,62 @@ def test_an_older_layouts_transcripts_and_messages_read_as_its_file(
     urls = [u for u in MESSAGE_URLS if "_export" in u]
     found += differences(client, urls, facts.session_ids[:2], dropped)
     assert not found, first_difference(found)
+
+
+OPENAI = "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe" * 2
+MIXED = "20260101_090000_mm0001"
+
+
+@pytest.fixture
+def mixed(pg, tmp_path):
+    """A store whose content PostgreSQL must mark: a photo with a caption, tool output with a
+    NUL, a text that starts like a marker, and a secret in a tool call's arguments."""
+    path = tmp_path / "mixed.db"
+    parts = [{"type": "text", "text": "caption of the photo"}, {"type": "image_url"}]
+    with StateDB.create(path, "current") as db:
+        db.session(MIXED, title="mixed content")
+        db.message(MIXED, "user", "\x00json:" + json.dumps(parts))
+        db.message(
+            MIXED,
+            "assistant",
+            "calling",
+            tool_calls=json.dumps([tool_call("deploy", {"token": OPENAI}, "call_1")]),
+        )
+        db.message(MIXED, "tool", "line one\x00line two", tool_call_id="call_1")
+        db.message(MIXED, "assistant", "\x01json:not a marker of ours")
+        db.refresh_counters()
+    pg.load(path, "hermes_mixed")
+    return str(path)
+
+
+@pytest.mark.parametrize("role", ["staff", "analyst"])
+def test_marked_content_reads_as_on_the_file(pg, serve, mixed, role):
+    """Multimodal parts, a NUL in a tool output and a text starting with a marker show the
+    same on the schema as on the file, in the page, the transcripts and the message rows."""
+    serve(file=mixed, team=f"{pg.reader_url}?schema=hermes_mixed")
+    client = client_for(role)
+    urls = [u for u in SESSION_URLS if "timeline" not in u] + MESSAGE_URLS
+    dropped = not_on_both(mixed, pg.url, "hermes_mixed")
+    found = differences(client, urls, [MIXED], dropped)
+    assert not found, first_difference(found)
+    page = client.get(f"/p/team/sessions/{MIXED}/").content.decode()
+    assert "caption of the photo\n[image]" in page and "json:" not in page.replace(
+        "\x01json:not", ""
+    )
+
+
+def test_a_secret_in_tool_call_arguments_stays_redacted_on_a_schema(pg, serve, mixed):
+    """For a reader who cannot reveal, a key in a call's arguments is redacted on the page,
+    in the transcript and in the message export of a schema, as on the file."""
+    serve(file=mixed, team=f"{pg.reader_url}?schema=hermes_mixed")
+    client = client_for("analyst")
+    for url in (f"/sessions/{MIXED}/", f"/sessions/{MIXED}/export.md", "/messages/?_export=csv"):
+        got = {name: client.get(f"/p/{name}{url}") for name in ("file", "team")}
+        bodies = {
+            name: b"".join(r.streaming_content) if r.streaming else r.content
+            for name, r in got.items()
+        }
+        assert got["team"].status_code == 200, url
+        assert OPENAI.encode() not in bodies["team"], url
+        assert OPENAI[:20].encode() not in bodies["team"], url
+        assert b"deploy" in bodies["team"] and b"[redacted: " in bodies["team"], url
