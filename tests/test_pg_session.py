@@ -19,6 +19,7 @@ from django.db import connections
 
 from hermes_explorer import stores
 from hermes_explorer.stores import REGISTRY
+from hermes_fixtures.demo import build_demo_db
 from tests.builders import StateDB, tool_call
 from tests.hermes_pg import hermes_pg as hermes_pg_server  # noqa: F401
 from tests.profile_home import allow_new_aliases
@@ -184,6 +185,7 @@ def test_an_older_layouts_transcripts_and_messages_read_as_its_file(
     assert not found, first_difference(found)
 
 
+DEMO_NOW = 1_760_000_000.0
 OPENAI = "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe" * 2
 MIXED = "20260101_090000_mm0001"
 
@@ -241,3 +243,34 @@ def test_a_secret_in_tool_call_arguments_stays_redacted_on_a_schema(pg, serve, m
         assert OPENAI.encode() not in bodies["team"], url
         assert OPENAI[:20].encode() not in bodies["team"], url
         assert b"deploy" in bodies["team"] and b"[redacted: " in bodies["team"], url
+
+
+def test_a_demo_store_reads_the_same_from_a_schema(pg, serve, tmp_path):
+    """A demo store (families, compactions, reasoning, multimodal parts, tool calls) loaded
+    both ways: the sessions with a family, and the longest, read the same for staff and for
+    an analyst (redacted)."""
+    path = tmp_path / "demo.db"
+    build_demo_db(path, sessions=40, messages=1500, seed=7, now=DEMO_NOW)
+    pg.load(path, "hermes_demo")
+    serve(file=str(path), team=f"{pg.reader_url}?schema=hermes_demo")
+    with sqlite3.connect(path) as db:
+        family = [
+            r[0]
+            for r in db.execute(
+                "SELECT id FROM sessions WHERE parent_session_id IS NOT NULL OR id IN"
+                " (SELECT parent_session_id FROM sessions) ORDER BY id LIMIT 6"
+            )
+        ]
+        longest = [
+            r[0]
+            for r in db.execute(
+                "SELECT session_id FROM messages GROUP BY session_id ORDER BY count(*) DESC LIMIT 4"
+            )
+        ]
+    assert family and longest
+    dropped = not_on_both(str(path), pg.url, "hermes_demo")
+    for role in ("staff", "analyst"):
+        client = client_for(role)
+        found = differences(client, SESSION_URLS, family + longest, dropped)
+        found += differences(client, MESSAGE_URLS, longest[:1], dropped)
+        assert not found, (role, first_difference(found))
