@@ -68,6 +68,12 @@ MESSAGE_URLS = [
     "/messages/?_export=json&role=user",
     "/messages/?_export=jsonl&sort=-id",
     "/messages/?_export=json&session_id={sid}",
+    "/messages/?_export=json&tool_name=terminal&source=cli&source=telegram&date_from=2025-12-01",
+    "/messages/?_export=json&show=compacted&show=hidden&show=rewound&sort=id",
+    "/messages/?_export=json&session_model=claude-sonnet-4",
+    "/messages/?_export=json&skill={skill}",
+    "/messages/?skill={skill}",
+    "/messages/?_export=csv&role=assistant&sort=-timestamp",
 ]
 
 
@@ -128,12 +134,12 @@ def _same_page(url: str, body: bytes, dropped: set[str]) -> str:
     return text.replace("/p/file/", "/p/team/").replace(">file<", ">team<")
 
 
-def differences(client, urls, sids, dropped: set[str]) -> list:
+def differences(client, urls, sids, dropped: set[str], skill: str = "none") -> list:
     """The URLs whose answer on the schema differs from the file's (with both answers)."""
     out = []
     for sid in sids:
         for url in urls:
-            url = url.format(sid=sid)
+            url = url.format(sid=sid, skill=skill)
             got = {}
             for name in ("file", "team"):
                 page = client.get(f"/p/{name}{url}")
@@ -159,8 +165,10 @@ def test_every_session_page_reads_a_schema_as_its_file(pg, serve, client, staff_
     client.force_login(staff_user)
     dropped = not_on_both(facts.path, pg.url, "hermes_current")
     found = differences(client, SESSION_URLS, facts.session_ids, dropped)
-    found += differences(client, MESSAGE_URLS, facts.session_ids[:2], dropped)
+    found += differences(client, MESSAGE_URLS, facts.session_ids[:2], dropped, facts.skill_name)
     assert not found, first_difference(found)
+    skill = client.get(f"/p/team/messages/?_export=json&skill={facts.skill_name}")
+    assert json.loads(b"".join(skill.streaming_content))  # the skill filter keeps its calls
 
 
 @pytest.mark.parametrize("shape", ["legacy", "doc"])
