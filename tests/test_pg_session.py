@@ -60,6 +60,8 @@ SESSION_URLS = [
     "/sessions/{sid}/timeline/?_export=json&show=all",
     "/sessions/{sid}/export.md",
     "/sessions/{sid}/export.json",
+    "/sessions/{sid}/export.md?chain=1&show=all",
+    "/sessions/{sid}/export.json?chain=1",
 ]
 MESSAGE_URLS = [
     "/messages/",
@@ -117,7 +119,7 @@ def _same_page(url: str, body: bytes, dropped: set[str]) -> str:
         text = "\n".join(
             json.dumps(_without(json.loads(line), dropped)) for line in text.splitlines()
         )
-    elif "export=json" in url or url.endswith(".json"):
+    elif "export=json" in url or ".json" in url:
         text = json.dumps(_without(json.loads(text), dropped), ensure_ascii=False)
     elif "export=csv" in url:
         rows = list(csv.DictReader(io.StringIO(text.lstrip("\ufeff"))))
