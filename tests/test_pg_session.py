@@ -306,3 +306,18 @@ def test_marked_text_reads_back_as_the_value_sqlite_holds(value):
     assert (as_in_sqlite(stored) if marked else stored) == value
     for cut in range(0, len(stored), max(1, len(stored) // 7)) if marked else ():
         as_in_sqlite(stored[:cut])
+
+
+def test_staff_reveal_a_message_of_a_schema_as_of_its_file(pg, serve, mixed):
+    """Staff may reveal: the key in the call's arguments, and the tool output with its NUL,
+    shown whole, as from the file."""
+    serve(file=mixed, team=f"{pg.reader_url}?schema=hermes_mixed")
+    client = client_for("staff")
+    shown = {}
+    for name in ("file", "team"):
+        for message_id in (2, 3):
+            page = client.post(f"/p/{name}/sessions/{MIXED}/messages/{message_id}/reveal")
+            assert page.status_code == 200, (name, message_id)
+            shown[name, message_id] = _same_page("", page.content, set())
+    assert OPENAI in shown["team", 2] and "line one" in shown["team", 3]
+    assert [shown["team", i] for i in (2, 3)] == [shown["file", i] for i in (2, 3)]
