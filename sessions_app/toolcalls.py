@@ -140,7 +140,8 @@ def _paired_in_python(session_id: str, ids=None) -> list[tuple]:
     names = ("tool_calls", "tool_call_id", "tool_name", "timestamp", "message_uid")
     names += ("active", "compacted", "display_kind")
     present = [n if shape.has_column("messages", n) else "NULL" for n in names]
-    present[0] = "CASE WHEN role = 'assistant' THEN tool_calls END"
+    if present[0] != "NULL":  # the calls, read on the rows that make them only
+        present[0] = "CASE WHEN role = 'assistant' THEN tool_calls END"
     rows = store.rows(
         f"SELECT id, role, {', '.join(present)} FROM messages WHERE session_id = %s ORDER BY id",
         [session_id],
