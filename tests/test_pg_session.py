@@ -268,8 +268,8 @@ def test_a_secret_in_tool_call_arguments_stays_redacted_on_a_schema(pg, serve, m
 
 def test_a_demo_store_reads_the_same_from_a_schema(pg, serve, tmp_path):
     """A demo store (families, compactions, reasoning, multimodal parts, tool calls) loaded
-    both ways: the sessions with a family, and the longest, read the same for staff and for
-    an analyst (redacted)."""
+    both ways: the sessions with a family, and the longest, read the same for staff, for an
+    analyst (redacted) and for a viewer (metadata only)."""
     path = tmp_path / "demo.db"
     build_demo_db(path, sessions=40, messages=1500, seed=7, now=DEMO_NOW)
     pg.load(path, "hermes_demo")
@@ -295,6 +295,9 @@ def test_a_demo_store_reads_the_same_from_a_schema(pg, serve, tmp_path):
         found = differences(client, SESSION_URLS, family + longest, dropped)
         found += differences(client, MESSAGE_URLS, longest[:1], dropped)
         assert not found, (role, first_difference(found))
+    viewer = client_for("viewer")  # metadata only
+    found = differences(viewer, ["/sessions/{sid}/", "/sessions/{sid}/timeline/"], family, dropped)
+    assert not found, ("viewer", first_difference(found))
 
 
 @given(st.one_of(st.text(), st.binary(), st.text().map(lambda t: "\x00json:" + t)))
