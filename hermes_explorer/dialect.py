@@ -119,3 +119,28 @@ def tool_result_error(content: str, head: int, tail: int, alias: str | None = No
 )""",
         alias,
     )
+
+
+# --- the session page -------------------------------------------------------------------------
+
+
+def lineage_key(started_at: str, session_id: str) -> str:
+    """A text key that sorts sessions by start time, then id (a step of a family tree's path);
+    compare it with :func:`binary_order` (PostgreSQL's collation would skip the separators)."""
+    return pick(
+        f"printf('%%020.6f|%%s', {started_at}, {session_id})",
+        f"to_char(COALESCE({started_at}, 0), 'FM0000000000000.000000') || '|' || {session_id}",
+    )
+
+
+def binary_order(expression: str) -> str:
+    """``expression`` compared character by character, as SQLite compares text."""
+    return pick(expression, f'{expression} COLLATE "C"')
+
+
+def field_head(column: str, chars: int, declared: str) -> str:
+    """The first ``chars`` characters of a column's value when it is text, else the value
+    (SQLite asks each value its type, PostgreSQL's columns are ``declared``)."""
+    if not postgres():
+        return f"CASE WHEN typeof({column}) = 'text' THEN substr({column}, 1, {chars}) ELSE {column} END"
+    return f"left({column}, {chars})" if declared in ("text", "character varying") else column

@@ -21,7 +21,7 @@ from redaction import redact
 from .facets import distinct_values, source_counts
 from .model_usage import used_model_sql
 from .models import Message, MetadataText, Session
-from .skill_calls import SKILL_CALLS_SQL
+from .skill_calls import SKILL_CALLS_SQL, calls_skill
 from .sqlfunctions import NoIndex, Redacted
 from .templatetags.explorer import role_label
 from .timefmt import day_end_epoch, day_start_epoch
@@ -396,6 +396,12 @@ class MessageFilter(SchemaAwareFilterSet):
             return queryset
         if not queryset.has_column("tool_calls"):
             return queryset.none()
+        if connections[queryset.db].vendor == "postgresql":
+            rows = queryset.filter(role="assistant", tool_calls__contains="skill_")
+            kept = [
+                pk for pk, raw in rows.values_list("pk", "tool_calls") if calls_skill(raw, value)
+            ]
+            return queryset.filter(pk__in=kept) if kept else queryset.filter(pk__isnull=True)
         return queryset.filter(id__in=RawSQL(SKILL_CALLS_SQL, [value]))
 
     def filter_show(self, queryset, name, value):

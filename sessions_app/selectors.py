@@ -155,14 +155,14 @@ FIELD_CHARS = 500
 def recorded_fields(session_id: str, *, hidden: frozenset[str] = frozenset()) -> list[tuple]:
     """Every column this file records for the session (newer releases' too), text redacted and
     cut to ``FIELD_CHARS``; ``hidden`` columns are not read."""
-    names = [c for c in store.shape().column_order.get("sessions", ()) if c not in hidden]
+    shape = store.shape()
+    names = [c for c in shape.column_order.get("sessions", ()) if c not in hidden]
+    info = shape.catalog.tables.get("sessions")
     if not names:
         return []
+    types = dict(zip(info.columns, info.types, strict=False)) if info else {}
     read = FIELD_CHARS + READ_PAST_CUT
-    select = ", ".join(
-        f'CASE WHEN typeof("{c}") = \'text\' THEN substr("{c}", 1, {read}) ELSE "{c}" END'
-        for c in names
-    )
+    select = ", ".join(dialect.field_head(f'"{c}"', read, types.get(c, "")) for c in names)
     row = store.one(f"SELECT {select} FROM sessions WHERE id = %s", [session_id])
     if not row:
         return []
@@ -250,18 +250,18 @@ def session_lineage(session: Session) -> Lineage:
         cursor.execute(
             f"""
             WITH RECURSIVE down(id, parent, depth, path) AS (
-                SELECT id, parent_session_id, 1, printf('%%020.6f|%%s', started_at, id)
+                SELECT id, parent_session_id, 1, {dialect.lineage_key("started_at", "id")}
                 FROM sessions WHERE parent_session_id = %s
                 UNION ALL
                 SELECT s.id, s.parent_session_id, down.depth + 1,
-                       down.path || '/' || printf('%%020.6f|%%s', s.started_at, s.id)
+                       down.path || '/' || {dialect.lineage_key("s.started_at", "s.id")}
                 FROM sessions s JOIN down ON s.parent_session_id = down.id
                 WHERE down.depth < {LINEAGE_LIMIT}
             )
             SELECT down.id, down.parent, down.depth, {title}, s.source, s.started_at,
                    {end_reason}
             FROM down JOIN sessions s ON s.id = down.id
-            ORDER BY down.path LIMIT {LINEAGE_LIMIT}
+            ORDER BY {dialect.binary_order("down.path")} LIMIT {LINEAGE_LIMIT}
             """,
             [session.id],
         )

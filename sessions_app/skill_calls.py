@@ -2,11 +2,16 @@
 arguments (a JSON string or object) name it.
 
 The message list's ``skill`` filter, counting as the insights skills table does (whose rows
-link here).  Every JSON step is guarded so no malformed row fails the query.
+link here).  Every JSON step is guarded so no malformed row fails the query.  PostgreSQL 14
+and 15 cannot guard a JSON step in SQL: there the rows that mention a skill call are decided
+here (:func:`calls_skill`), by the same steps.
 """
 
 from __future__ import annotations
 
+import json
+
+SKILL_TOOLS = ("skill_view", "skill_manage")
 _ARGS = "json_extract(m.tool_calls, j.fullkey || '.function.arguments')"
 
 SKILL_CALLS_SQL = f"""
@@ -18,3 +23,24 @@ SKILL_CALLS_SQL = f"""
       AND CASE WHEN json_valid({_ARGS}) THEN
             CASE WHEN json_type({_ARGS}, '$.name') = 'text'
                  THEN json_extract({_ARGS}, '$.name') = %s END END"""
+
+
+def calls_skill(tool_calls: str | None, name: str) -> bool:
+    """Whether an assistant row's ``tool_calls`` (a JSON list) holds a skill call naming
+    ``name`` in its arguments, as :data:`SKILL_CALLS_SQL` decides."""
+    try:
+        calls = json.loads(tool_calls or "")
+    except ValueError:
+        return False
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or function.get("name") not in SKILL_TOOLS:
+            continue
+        arguments = function.get("arguments")
+        try:
+            arguments = json.loads(arguments) if isinstance(arguments, str) else arguments
+        except ValueError:
+            continue
+        if isinstance(arguments, dict) and arguments.get("name") == name:
+            return True
+    return False

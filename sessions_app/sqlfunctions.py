@@ -3,13 +3,18 @@
 NOTE: multimodal content is stored as ``"\\x00json:" + JSON``, and tool output can hold NUL
 bytes. SQLite's ``substr()`` and ``length()`` stop at the first NUL character (``''`` and
 ``0`` for multimodal rows), so these expressions cut such values through a BLOB cast instead.
-PostgreSQL text holds no NUL (Hermes marks such values with ``\x01`` there): plain ``left()``
-and ``length()`` (``as_postgresql``).
+PostgreSQL text holds no NUL: Hermes marks such values there (``"\\x01json:"`` + JSON,
+``"\\x01bytes:"`` + base64) and the backend reads them back as SQLite holds them
+(:mod:`hermes_explorer.hermes_pg.base`), so the ``as_postgresql`` forms cut a marked value long
+enough to decode and measure it as SQLite measures the value it stands for.
 """
 
 from __future__ import annotations
 
 from django.db.models import Func, IntegerField, TextField
+
+# What starts every value Hermes marks in a PostgreSQL text column.
+_MARK = "chr(1)"
 
 
 class NulSafeText(TextField):
@@ -22,8 +27,8 @@ class NulSafeText(TextField):
     def from_db_value(self, value, expression, connection):
         if isinstance(value, bytes):
             value = value.decode("utf-8", errors="ignore")
-            if self.max_chars is not None:
-                value = value[: self.max_chars]
+        if self.max_chars is not None and value is not None:
+            value = value[: self.max_chars]
         return value
 
 
@@ -45,7 +50,12 @@ class ContentHead(Func):
         return super().as_sql(compiler, connection, template=template, **extra_context)
 
     def as_postgresql(self, compiler, connection, **extra_context):
-        template = f"left(%(expressions)s, {self.length})"
+        # A JSON string escapes a NUL as six characters: read enough to decode ``length``.
+        n = self.length
+        template = (
+            f"CASE WHEN starts_with(%(expressions)s, {_MARK})"
+            f" THEN left(%(expressions)s, {6 * n + 8}) ELSE left(%(expressions)s, {n}) END"
+        )
         return super().as_sql(compiler, connection, template=template, **extra_context)
 
 
@@ -62,7 +72,20 @@ class ContentLength(Func):
         return super().as_sql(compiler, connection, template=template, **extra_context)
 
     def as_postgresql(self, compiler, connection, **extra_context):
-        return super().as_sql(compiler, connection, function="length", **extra_context)
+        # The string a ``\x01json:"…"`` value stands for: its JSON decoded (with ``\u0000``
+        # read as another one-byte character, which PostgreSQL's text can hold).
+        text = "(replace(substr(%(expressions)s, 7), '\\u0000', '\\u0001')::json #>> '{}')"
+        template = (
+            f"CASE WHEN starts_with(%(expressions)s, {_MARK} || 'json:\"') THEN CASE"
+            f" WHEN strpos(%(expressions)s, '\\u0000') > 0 THEN octet_length({text})"
+            f" ELSE length({text}) END"
+            f" WHEN starts_with(%(expressions)s, {_MARK} || 'json:')"
+            " THEN octet_length(%(expressions)s)"
+            f" WHEN starts_with(%(expressions)s, {_MARK} || 'bytes:')"
+            " THEN length(decode(substr(%(expressions)s, 8), 'base64'))"
+            " ELSE length(%(expressions)s) END"
+        )
+        return super().as_sql(compiler, connection, template=template, **extra_context)
 
 
 class Redacted(Func):

@@ -4,13 +4,18 @@ and its reasons: ``docs/tool-calls.md``).
 A call is a ``tool`` row answering the nearest earlier assistant row of its session whose
 ``tool_calls`` holds its ``tool_call_id``; it counts once however many copies compaction made.
 A file without ``tool_call_id`` counts every ``tool`` row as an untimed call.
+
+PostgreSQL 14 and 15 cannot test whether a text is JSON without failing the statement, so on
+a PostgreSQL store one session's calls (:func:`session_calls`) are paired in Python by the
+same definition, over that session's rows.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import astuple, dataclass
 
-from hermes_explorer import store
+from hermes_explorer import dialect, store
 
 # The calls of an assistant row's ``tool_calls`` as a JSON array (one object becomes a list of
 # one; malformed JSON, none).  Only valid JSON reaches the JSON functions.
@@ -97,6 +102,8 @@ def session_calls(session_id: str, ids=None) -> list[tuple]:
     """Every call of one session (whose results are ``ids``, when given): ``(result id, name,
     seconds, together, active, compacted, display_kind)`` in id order (the name as stored:
     redact it before showing it)."""
+    if dialect.postgres():
+        return _paired_in_python(session_id, ids)
     sql = call_sql()
     only = ""
     if ids is not None:
@@ -106,3 +113,70 @@ def session_calls(session_id: str, ids=None) -> list[tuple]:
         f" WHERE t.session_id = %s AND {sql.where}{only} ORDER BY t.id",
         [session_id, *(ids or ())],
     )
+
+
+def _paired_in_python(session_id: str, ids=None) -> list[tuple]:
+    """:func:`session_calls` by the definition above, over the session's rows read plainly."""
+    shape = store.shape()
+    names = ("tool_calls", "tool_call_id", "tool_name", "timestamp", "message_uid")
+    names += ("active", "compacted", "display_kind")
+    present = [n if shape.has_column("messages", n) else "NULL" for n in names]
+    if present[0] != "NULL":  # the calls, read on the rows that make them only
+        present[0] = "CASE WHEN role = 'assistant' THEN tool_calls END"
+    rows = store.rows(
+        f"SELECT id, role, {', '.join(present)} FROM messages WHERE session_id = %s ORDER BY id",
+        [session_id],
+    )
+    uids: dict[str, list[tuple]] = {}
+    for row in rows:
+        if row[6] is not None:
+            uids.setdefault(row[6], []).append((row[0], row[7]))
+    wanted = None if ids is None else set(ids)
+    callers: list[tuple] = []  # (id, timestamp, raw tool_calls, call objects, items)
+    out = []
+    for mid, role, raw, call_id, tool_name, at, uid, active, *state in rows:
+        if role == "assistant" and raw is not None:
+            callers.append((mid, at, raw, *_listed(raw)))
+        if role != "tool" or (wanted is not None and mid not in wanted):
+            continue
+        if uid is not None and (1 if active is None else active) == 0:
+            if any(d != mid and (a == 1 or d < mid) for d, a in uids[uid]):
+                continue
+        named = tool_name or None
+        if not shape.has_column("messages", "tool_call_id"):
+            out.append((mid, named or "?", None, 1, active, *state))
+            continue
+        if not call_id:
+            continue
+        for _, caller_at, caller_raw, objects, listed in reversed(callers):
+            match = next((o for o in objects if _same_id(o.get("id"), call_id)), None)
+            if match is None or call_id not in caller_raw:
+                continue
+            function = match.get("function")
+            name = function.get("name") if isinstance(function, dict) else None
+            name = match.get("name") if name is None else name
+            name = named or ("?" if name is None else name)
+            seconds = None if at is None or caller_at is None else at - caller_at
+            out.append((mid, name, seconds, listed, active, *state))
+            break
+    return out
+
+
+def _listed(raw: str) -> tuple[list[dict], int | None]:
+    """The call objects of a ``tool_calls`` value and how many items it lists (a single
+    object: 1); none and None when it is not a JSON list or object."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return [], None
+    data = [data] if isinstance(data, dict) else data
+    if not isinstance(data, list):
+        return [], None
+    return [item for item in data if isinstance(item, dict)], len(data)
+
+
+def _same_id(value, call_id: str) -> bool:
+    """Whether a call object's ``id`` is the result's call id, as SQLite compares them."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return False
+    return str(value) == call_id

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
+import json
 import logging
 import math
 from typing import NamedTuple
@@ -12,6 +15,7 @@ from django.db import DatabaseError, NotSupportedError
 from django.db.backends.postgresql import base as pg_base
 from django.db.backends.postgresql.features import DatabaseFeatures as PGFeatures
 from psycopg.pq import TransactionStatus
+from psycopg.types.string import TextLoader
 
 from ..hermes_db.base import DatabaseCreation, NotAHermesStore
 from ..hermes_db.deadline import Deadline, current_budget
@@ -90,6 +94,39 @@ class ReadOnlyCursor(pg_base.Cursor):
         super()._execute_send(query, force_extended=not self._prelude, binary=binary)
 
 
+# PostgreSQL text holds no NUL, so Hermes marks what SQLite would store otherwise: structured
+# (multimodal) content, ``"\\x00json:" + JSON`` there, is ``"\\x01json:" + JSON`` here; bytes
+# are ``"\\x01bytes:" + base64``; a string holding a NUL or starting with a marker is
+# ``"\\x01json:"`` + its JSON string.
+JSON_MARK, BYTES_MARK = "\x01json:", "\x01bytes:"
+
+
+def as_in_sqlite(text: str):
+    """The value SQLite would hold for a marked text (anything else as it is), so every page
+    decodes (then redacts) it as it does a file's. A value cut in SQL keeps its marker."""
+    if text.startswith(BYTES_MARK):
+        try:
+            return base64.b64decode(text[len(BYTES_MARK) :], validate=True)
+        except binascii.Error:
+            return text
+    payload = text[len(JSON_MARK) :]
+    if payload.startswith('"'):
+        for ending in ("", '"'):  # a string cut by ``left()`` lost its closing quote
+            try:
+                return json.loads(payload + ending)
+            except ValueError:
+                pass
+    return "\x00json:" + payload
+
+
+class StoredTextLoader(TextLoader):
+    """Text as Hermes's SQLite file would hold it (:func:`as_in_sqlite`)."""
+
+    def load(self, data):
+        text = super().load(data)
+        return as_in_sqlite(text) if text.startswith((JSON_MARK, BYTES_MARK)) else text
+
+
 class DatabaseFeatures(PGFeatures):
     # Never written: no test transaction wraps it (as for the SQLite stores).
     supports_transactions = False
@@ -128,6 +165,7 @@ class DatabaseWrapper(pg_base.DatabaseWrapper):
     def get_new_connection(self, conn_params):
         conn = super().get_new_connection(conn_params)
         conn.hermes_schema = self.settings_dict["HERMES_SCHEMA"]
+        conn.adapters.register_loader("text", StoredTextLoader)
         found = divmod(conn.info.server_version, 10000)
         try:
             if found < MIN_VERSION:
