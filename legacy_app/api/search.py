@@ -164,7 +164,6 @@ class Recheck:
         self.tokenize = options.get("tokenize")
         if content and catalog.table(content) is None and content not in catalog.views:
             content = ""  # the source is gone: read the index's own copy
-        self.stored = pg.decoded if dialect.postgres() else (lambda value: value)
         if search.index.name == "messages":  # a PostgreSQL schema's vector: the rows
             self.source, self.rowid = "messages", "id"
         elif content:
@@ -191,7 +190,7 @@ class Recheck:
         kept = set(ids) - {r[0] for r in rows}
         dirty = []
         for row in rows:
-            values = [self.stored(v) if isinstance(v, str) else (v or "") for v in row[1:]]
+            values = [v if isinstance(v, str) else (v or "") for v in row[1:]]
             if self.search.hidden:
                 values = [searchable(v) for v in values]
             if values == list(row[1:]) and not self.search.relaxed:

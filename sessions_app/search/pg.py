@@ -11,39 +11,15 @@ in the stored text, so no true match is left out, and the recheck decides, as on
 
 from __future__ import annotations
 
-import base64
-import json
 import re
 import unicodedata
 
 from .redacted import _tokens
 
-JSON_MARKER, BYTES_MARKER, SQLITE_JSON = "\x01json:", "\x01bytes:", "\x00json:"
 # What FTS5's unicode61 tokenizer keeps as a word: runs of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
 _SKIPPED = {"*", "^", "+", "-", "}", ":"}
 COLUMNS = ("content", "tool_name", "tool_calls")
-
-
-def decoded(value):
-    """The SQLite text a stored PostgreSQL value stands for: structured content as
-    ``"\\x00json:" + JSON``, a marked string as itself, bytes as UTF-8 text (a value cut
-    mid-JSON keeps its JSON)."""
-    if not isinstance(value, str):
-        return value
-    if value.startswith(BYTES_MARKER):
-        try:
-            return base64.b64decode(value[len(BYTES_MARKER) :]).decode("utf-8", "replace")
-        except ValueError:
-            return value[len(BYTES_MARKER) :]
-    if not value.startswith(JSON_MARKER):
-        return value
-    payload = value[len(JSON_MARKER) :]
-    try:
-        parsed = json.loads(payload)
-    except ValueError:
-        return SQLITE_JSON + payload
-    return parsed if isinstance(parsed, str) else SQLITE_JSON + payload
 
 
 def _variants() -> dict[str, set[str]]:

@@ -168,12 +168,9 @@ def index_page(table: str, match: str, req: SearchRequest, budget: float) -> lis
 
 
 def _read(sql: str, params: list, budget: float) -> list:
-    """The rows of a hit statement, their text as a SQLite file holds it."""
-    found = store.rows(sql, params, budget)
-    if not dialect.postgres():
-        return found
-    text = (3, CONTENT, TOOL_CALLS)
-    return [tuple(pg.decoded(v) if i in text else v for i, v in enumerate(r)) for r in found]
+    """The rows of a hit statement (a PostgreSQL store's text is read back as a SQLite file
+    holds it by its backend)."""
+    return store.rows(sql, params, budget)
 
 
 def _id_range(req: SearchRequest) -> tuple[int, int]:
