@@ -33,17 +33,12 @@ def greatest(a: str, b: str, alias: str | None = None) -> str:
 # character, GLOB is a case-sensitive match of the whole text (its PostgreSQL form is a
 # regular expression, made by legacy_app.api.operators.glob_regex), a number is never equal
 # to a text, and date() reads ISO text or a Julian day number.
-_UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
-
-
 def like(c: str, v: str, negate: bool = False) -> str:
-    """``c LIKE v`` (``NOT LIKE``) as SQLite decides it (on PostgreSQL, ILIKE finds the
-    candidates quickly, folding ASCII letters alone decides)."""
-    fold = f"'{_UPPER}', '{_LOWER}'"
-    ascii_like = f"translate({c}, {fold}) like translate({v}, {fold}) escape ''"
+    """``c LIKE v`` (``NOT LIKE``) as SQLite decides it (ILIKE under the C collation folds
+    ASCII letters alone)."""
     return pick(
         f"{c} {'not like' if negate else 'like'} {v}",
-        f"{'not ' if negate else ''}({c} ilike {v} escape '' and {ascii_like})",
+        f"{c} collate \"C\" {'not ilike' if negate else 'ilike'} {v} escape ''",
     )
 
 
@@ -98,3 +93,17 @@ def sqlite_date(c: str, number: str) -> str:
         f"case when {c} ~ '^\\d{{4}}-\\d\\d-\\d\\d([ T]\\d\\d:\\d\\d(:\\d\\d(\\.\\d+)?)?)?Z?$' "
         f"then left({c}, 10) end"
     )
+
+
+def stored_order() -> list[str]:
+    """What orders rows SQLite returns in the order they were stored (a table scan): nothing
+    there, the rows' physical place on PostgreSQL."""
+    return ["ctid"] if postgres() else []
+
+
+def sqlite_order(c: str, desc: bool, text: bool) -> str:
+    """``ORDER BY c [DESC]`` in SQLite's order: NULLs first ascending, text by code point."""
+    if not postgres():
+        return f"{c} desc" if desc else c
+    c = f'{c} collate "C"' if text else c
+    return f"{c} desc nulls last" if desc else f"{c} nulls first"

@@ -11,7 +11,9 @@ from urllib.parse import urlencode
 
 import pytest
 
+from hermes_fixtures.demo.builder import build_demo_db
 from legacy_app.api.operators import OPERATORS
+from tests.builders import NASTY_NOW, StateDB
 from tests.hermes_pg import hermes_pg as hermes_pg_server  # noqa: F401
 from tests.test_pg_door import at, serve  # noqa: F401
 
@@ -127,3 +129,124 @@ def test_every_operator_on_every_column_type_gives_the_files_rows(both, op):
                 if op == "date":
                     value = "2025-11-22"
                 same(both, table, urlencode({f"{column}__{op}": value}))
+
+
+def walk(client, side: str, url: str) -> list:
+    """Every page of a ``next_url`` loop from ``url`` on one side."""
+    pages, url = [], f"/p/{side}{url}"
+    while url:
+        data = json.loads(client.get(url).content)
+        pages.append((data["rows"], data["next"]))
+        url = data["next_url"] and data["next_url"].partition("testserver")[2]
+        assert len(pages) < 400, url
+    return pages
+
+
+SORTS = [
+    ("sessions", "_sort=title"),
+    ("sessions", "_sort_desc=title"),
+    ("sessions", "_sort=started_at"),
+    ("sessions", "_sort_desc=message_count"),
+    ("sessions", "_sort=estimated_cost_usd&source__not=cli"),
+    ("sessions", "_sort_desc=id"),
+    ("messages", "_sort=role"),
+    ("messages", "_sort_desc=timestamp&role__in=user,tool"),
+    ("messages", "_sort=tool_name"),
+]
+
+
+@pytest.mark.parametrize("table,query", SORTS)
+def test_sort_walks_with_next_give_the_files_pages(both, table, query):
+    cols = "&".join(f"_col={c}" for c in common_columns(both, table))
+    url = f"/state/{table}.json?{cols}&_size=7&{query}"
+    file_pages = walk(both, "file", url)
+    assert walk(both, "team", url) == file_pages
+    rows = [row for page, _ in file_pages for row in page]
+    assert len({row[0] for row in rows}) == len(rows)
+
+
+FACETS = [
+    ("sessions", "_facet=source&_facet=model&_facet=title"),
+    ("sessions", "_facet_date=started_at&_facet=message_count&_facet_size=3"),
+    ("sessions", "_facet=user_id&source=cli"),
+    ("messages", "_facet=role&_facet=tool_name&role=assistant"),
+]
+
+
+@pytest.mark.parametrize("table,query", FACETS)
+def test_facets_count_as_on_the_file(both, table, query):
+    data = same(both, table, query)
+    assert data["facet_results"]
+
+
+def test_html_and_csv_pages_give_the_files_rows(both):
+    cols = "&".join(f"_col={c}" for c in common_columns(both, "sessions"))
+    for url in (
+        f"/state/sessions.csv?{cols}&_sort=title",
+        f"/state/sessions.csv?{cols}&_stream=on&source__not=cli",
+    ):
+        a, b = probe(both, url)
+        assert a == b, url
+    # The page names its profile: the same rows are there.
+    url = f"/state/sessions?{cols}&_sort=title&_facet=source&_size=5"
+    a, b = probe(both, url)
+    assert a[0] == b[0] == 200
+    first = same(both, "sessions", "_sort=title&_size=5")["rows"][0][0]
+    assert first.encode() in a[1] and first.encode() in b[1]
+    assert probe(both, "/state/messages/1.json")[1][0] == 200
+
+
+SECRET_SID = "20260101_080000_5ec7e7"
+API_KEY = "sk-proj-" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv"
+
+
+def test_a_key_in_a_title_is_redacted_and_no_filter_confirms_it_on_a_schema(
+    pg,
+    serve,  # noqa: F811
+    client,
+    staff_user,
+    tmp_path,
+):
+    path = tmp_path / "titled.db"
+    with StateDB.create(path, "current") as db:
+        db.session(SECRET_SID, source="cli", title=f"use {API_KEY} here", started_at=NASTY_NOW)
+        for n in range(6):
+            db.session(f"20260101_0{n}0000_aaaaa{n}", source="cli", title=f"plain {n}")
+    pg.load(path, "legacy_titled")
+    serve(file=str(path), team=at(pg.reader_url, "legacy_titled"))
+    client.force_login(staff_user)
+    for url in (
+        "/state/sessions.json?_col=title&_sort=title&_size=2",
+        "/state/sessions.json?_col=title&_facet=title",
+        "/state/sessions.json?_col=title&title__contains=redacted",
+        "/state/sessions.json?_col=title&title__not=use+%5Bredacted%3A+openai+key%5D+here",
+    ):
+        assert walk(client, "team", url) == walk(client, "file", url), url
+        assert API_KEY[8:20] not in body(client.get("/p/team" + url)).decode()
+    for probe_ in (
+        {"title__contains": API_KEY[:14]},
+        {"title__startswith": f"use {API_KEY[:12]}"},
+        {"title": f"use {API_KEY} here"},
+        {"title__gte": f"use {API_KEY[:10]}"},
+        {"title__glob": f"*{API_KEY[8:12]}*"},
+    ):
+        got = json.loads(client.get("/p/team/state/sessions.json", probe_).content)
+        assert got["rows"] == [], probe_
+
+
+def test_a_demo_store_answers_the_same_from_its_schema(
+    pg,
+    serve,  # noqa: F811
+    client,
+    staff_user,
+    tmp_path,
+):
+    path = tmp_path / "demo.db"
+    build_demo_db(path, sessions=40, messages=1500, seed=7, now=NASTY_NOW)
+    pg.load(path, "legacy_demo")
+    serve(file=str(path), team=at(pg.reader_url, "legacy_demo"))
+    client.force_login(staff_user)
+    for table, query in [*SORTS, *FACETS, ("messages", "_facet_array=tool_calls")]:
+        same(client, table, query + "&_size=50")
+    for query in ("content__contains=error", "tool_name__glob=*_*", "token_count__gte=100"):
+        same(client, "messages", query)

@@ -76,8 +76,8 @@ class Plan:
 
     @property
     def sort_only(self) -> list[str]:
-        """Datasette's order on a sorted first page: the sort column alone."""
-        return self.order[:1]
+        """Datasette's order on a sorted first page: the sort column alone (ties as stored)."""
+        return self.order[:1] + dialect.stored_order()
 
     def matching(self, selected: str) -> Statement:
         """``selected`` over every row the filters match, whatever ``_next`` (as counted)."""
@@ -143,7 +143,8 @@ def plan(
             sort_sql=sort,
         )
     if sort:
-        p.order.append(sort + (" desc" if request.sort_desc else ""))
+        text = not number_kind(request.table, request.sort)
+        p.order.append(dialect.sqlite_order(sort, request.sort_desc, text))
     p.order += [column_sql(k) for k in key if k != request.sort]
     return p
 
