@@ -250,3 +250,76 @@ def test_a_demo_store_answers_the_same_from_its_schema(
         same(client, table, query + "&_size=50")
     for query in ("content__contains=error", "tool_name__glob=*_*", "token_count__gte=100"):
         same(client, "messages", query)
+
+
+# --- The SQL console on a schema ------------------------------------------------------------
+
+
+@pytest.fixture
+def console(pg, serve, client, staff_user):  # noqa: F811
+    serve(team=at(pg.reader_url, "hermes_current"))
+    client.force_login(staff_user)
+
+    def run(sql: str, **params):
+        return client.post("/p/team/sql/", {"sql": sql, **params})
+
+    return run
+
+
+def test_the_console_reads_a_schema_in_postgresqls_dialect(console, pg):
+    page = console(
+        "SELECT count(*) AS n, sum(message_count)::bigint AS m, 'a%b' AS pct, now()::date::text "
+        "AS today, :who AS who FROM sessions WHERE id <> :who",
+        who="x",
+    )
+    assert page.status_code == 200, page.content[:500]
+    assert page.context["error"] is None
+    (row,) = page.context["rows"]
+    assert row[0]["text"] == str(len(pg.stores["current"].session_ids))
+    assert row[2]["text"] == "a%b" and row[4]["text"] == "x"
+    casts = console("SELECT 1.5::numeric AS a, '{\"k\": 1}'::jsonb AS b, 2::numeric AS c")
+    assert [c["text"] for c in casts.context["rows"][0]] == ["1.5", '{"k": 1}', "2"]
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "INSERT INTO sessions (id, source, started_at) VALUES ('x', 'cli', 1)",
+        "SET TRANSACTION READ WRITE; INSERT INTO sessions (id, source, started_at) "
+        "VALUES ('x', 'cli', 1)",
+        "SELECT 1; DELETE FROM messages",
+        "COPY sessions TO STDOUT",
+        "SELECT lo_create(0)",
+        "SELECT set_config('transaction_read_only', 'off', true)",
+        "CREATE FUNCTION hermes_x() RETURNS int LANGUAGE sql AS 'SELECT 1'",
+        "WITH gone AS (DELETE FROM messages RETURNING id) SELECT count(*) FROM gone",
+        "SELECT dblink_exec('dbname=explorer', 'DELETE FROM hermes_current.messages')",
+        "SELECT nextval('messages_id_seq')",
+    ],
+)
+def test_every_write_through_the_console_is_refused_and_the_schema_unchanged(console, pg, sql):
+    from tests.test_pg_door import snapshot
+
+    before = snapshot(pg)
+    page = console(sql)
+    assert page.status_code == 400, page.content[:300]
+    assert page.context["error"]
+    assert snapshot(pg) == before
+
+
+def test_the_console_stops_a_statement_at_its_timeout_and_caps_rows(console, settings):
+    settings.HERMES_SQL_TIMEOUT = 0.5
+    page = console("SELECT pg_sleep(5)")
+    assert page.status_code == 400 and "limit" in page.context["error"]
+    settings.HERMES_SQL_TIMEOUT, settings.HERMES_SQL_MAX_ROWS = 5, 25
+    page = console("SELECT m.id FROM messages m, messages n, messages o")
+    assert page.status_code == 200 and len(page.context["rows"]) == 25
+    assert page.context["result"].truncated
+
+
+@pytest.mark.parametrize("slug", ["sessions-with-cost", "stats-per-channel", "search-messages"])
+def test_the_canned_queries_have_a_postgresql_version(console, client, slug):
+    page = client.post("/p/team/sql/", {"query": slug, "keyword": "hello"})
+    assert page.status_code == 200 and page.context["error"] is None, page.context["error"]
+    listed = client.get("/p/team/sql/saved/").content.decode()
+    assert "search-messages-fts" not in listed and slug in listed
