@@ -323,3 +323,9 @@ def test_the_canned_queries_have_a_postgresql_version(console, client, slug):
     assert page.status_code == 200 and page.context["error"] is None, page.context["error"]
     listed = client.get("/p/team/sql/saved/").content.decode()
     assert "search-messages-fts" not in listed and slug in listed
+
+
+def test_where_runs_through_the_console_on_a_schema(both):
+    data = same(both, "sessions", "_where=message_count+>+2&_sort=started_at&title__contains=a")
+    assert data["rows"]
+    assert same(both, "sessions", "_where=nosuch+>+1")["status"] == 400
