@@ -329,3 +329,17 @@ def test_where_runs_through_the_console_on_a_schema(both):
     data = same(both, "sessions", "_where=message_count+>+2&_sort=started_at&title__contains=a")
     assert data["rows"]
     assert same(both, "sessions", "_where=nosuch+>+1")["status"] == 400
+
+
+def test_the_database_json_counts_each_table_as_the_file(both):
+    tables = [
+        {
+            t["name"]: t["count"]
+            for t in json.loads(both.get(f"/p/{side}/state.json").content)["tables"]
+        }
+        for side in ("file", "team")
+    ]
+    for name in ("sessions", "messages", "schema_version"):
+        assert tables[0][name] == tables[1][name], name
+    row = probe(both, "/state/messages/1.json?_col=id")
+    assert row[0][0] == row[1][0] == 200
