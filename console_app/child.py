@@ -15,7 +15,9 @@ one row over ``max_row_bytes`` is ``too_large`` in both.  For the page, text is 
 it can show plus a margin (so redaction still sees a whole secret at the cut), and a blob is
 sent as its size.
 
-Only the standard library and ``readonly.py`` are imported, so it starts in tens of ms.
+Only the standard library and ``readonly.py`` are imported, so it starts in tens of ms; on a
+PostgreSQL profile (``postgres`` in the request: the connection's parameters) it imports the
+driver, and the statement runs as the query of a cursor in a read-only transaction.
 """
 
 from __future__ import annotations
