@@ -6,9 +6,11 @@ The team's old Datasette runbook's queries, each with a stable slug so links suc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.utils.translation import gettext_lazy
+
+from hermes_explorer import dialect
 
 from .models import SavedQuery
 
@@ -21,6 +23,8 @@ class NamedQuery:
     description: str = ""
     canned: bool = True
     created_by: str = ""
+    # The query on a PostgreSQL profile ("": not offered there).
+    postgres_sql: str = ""
 
 
 CANNED_QUERIES: tuple[NamedQuery, ...] = (
@@ -33,6 +37,11 @@ CANNED_QUERIES: tuple[NamedQuery, ...] = (
        estimated_cost_usd
 FROM sessions
 ORDER BY started_at DESC""",
+        postgres_sql="""SELECT id, title, source, message_count,
+       to_char(to_timestamp(started_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS date,
+       estimated_cost_usd
+FROM sessions
+ORDER BY started_at DESC NULLS LAST""",
     ),
     NamedQuery(
         slug="telegram-conversations",
@@ -45,6 +54,11 @@ ORDER BY started_at DESC""",
 FROM sessions
 WHERE source = 'telegram'
 ORDER BY started_at DESC""",
+        postgres_sql="""SELECT id, title, user_id, message_count,
+       to_char(to_timestamp(started_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS date
+FROM sessions
+WHERE source = 'telegram'
+ORDER BY started_at DESC NULLS LAST""",
     ),
     NamedQuery(
         slug="search-messages",
@@ -59,6 +73,12 @@ FROM messages m
 JOIN sessions s ON s.id = m.session_id
 WHERE m.content LIKE '%' || :keyword || '%'
 ORDER BY m.timestamp DESC""",
+        postgres_sql="""SELECT s.title, s.source, m.role, m.content,
+       to_char(to_timestamp(m.timestamp) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS date
+FROM messages m
+JOIN sessions s ON s.id = m.session_id
+WHERE m.content ILIKE '%' || :keyword || '%'
+ORDER BY m.timestamp DESC NULLS LAST""",
     ),
     NamedQuery(
         slug="stats-per-channel",
@@ -72,6 +92,12 @@ ORDER BY m.timestamp DESC""",
        ROUND(SUM(estimated_cost_usd), 4) AS cout_total_usd
 FROM sessions
 GROUP BY source""",
+        postgres_sql="""SELECT source,
+       COUNT(*) AS nb_sessions,
+       SUM(message_count) AS nb_messages,
+       ROUND(SUM(estimated_cost_usd)::numeric, 4) AS cout_total_usd
+FROM sessions
+GROUP BY source""",
     ),
     NamedQuery(
         slug="titles-with-message-counts",
@@ -80,6 +106,11 @@ GROUP BY source""",
             "The example of the old /state?sql= page: sessions by number of messages."
         ),
         sql="""SELECT s.title, s.source, COUNT(m.id) AS nb_messages
+FROM sessions s
+JOIN messages m ON m.session_id = s.id
+GROUP BY s.id
+ORDER BY nb_messages DESC""",
+        postgres_sql="""SELECT s.title, s.source, COUNT(m.id) AS nb_messages
 FROM sessions s
 JOIN messages m ON m.session_id = s.id
 GROUP BY s.id
@@ -116,10 +147,18 @@ def _from_saved(saved: SavedQuery) -> NamedQuery:
     )
 
 
+def canned_queries() -> list[NamedQuery]:
+    """The canned queries of the current profile's dialect (the SQL of PostgreSQL on a schema,
+    where the full-text one has no equivalent)."""
+    if not dialect.postgres():
+        return list(CANNED_QUERIES)
+    return [replace(q, sql=q.postgres_sql) for q in CANNED_QUERIES if q.postgres_sql]
+
+
 def named_query(slug: str) -> NamedQuery | None:
     """A canned query, or a saved one, by slug (None when there is no such query)."""
     if slug in CANNED_BY_SLUG:
-        return CANNED_BY_SLUG[slug]
+        return next((q for q in canned_queries() if q.slug == slug), None)
     saved = SavedQuery.objects.select_related("created_by").filter(slug=slug[:80]).first()
     return _from_saved(saved) if saved else None
 
@@ -127,4 +166,4 @@ def named_query(slug: str) -> NamedQuery | None:
 def all_named_queries() -> tuple[list[NamedQuery], list[NamedQuery]]:
     """(canned, saved) for the console's side list."""
     saved = [_from_saved(q) for q in SavedQuery.objects.select_related("created_by")]
-    return list(CANNED_QUERIES), saved
+    return canned_queries(), saved

@@ -15,11 +15,14 @@ one row over ``max_row_bytes`` is ``too_large`` in both.  For the page, text is 
 it can show plus a margin (so redaction still sees a whole secret at the cut), and a blob is
 sent as its size.
 
-Only the standard library and ``readonly.py`` are imported, so it starts in tens of ms.
+Only the standard library and ``readonly.py`` are imported, so it starts in tens of ms; on a
+PostgreSQL profile (``postgres`` in the request: the connection's parameters) it imports the
+driver, and the statement runs as the query of a cursor in a read-only transaction.
 """
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import os
@@ -28,7 +31,13 @@ import sqlite3
 import sys
 import time
 
-from console_app.readonly import open_readonly
+from console_app.readonly import (
+    POSTGRES_READS,
+    denied_postgres_function,
+    leading_keyword,
+    open_readonly,
+    pyformat,
+)
 
 MAX_REQUEST_BYTES = 4 * 1024 * 1024
 FRAME_BYTES = 256 * 1024
@@ -76,6 +85,9 @@ class Frames:
 
 
 def run(request: dict, out: Frames) -> None:
+    if request.get("postgres"):
+        run_postgres(request, out)
+        return
     started = time.monotonic()
     expires_at = started + float(request["timeout"])
     try:
@@ -95,7 +107,7 @@ def run(request: dict, out: Frames) -> None:
         columns = [d[0] for d in cursor.description or ()]
         out.send({"columns": columns})
         if columns:
-            _send_rows(cursor, request, out)
+            _send_rows(cursor, len(columns), request, out)
         else:
             out.send({"end": {"truncated": False}})
     except sqlite3.ProgrammingError as exc:
@@ -107,10 +119,63 @@ def run(request: dict, out: Frames) -> None:
         conn.close()
 
 
-def _send_rows(cursor, request: dict, out: Frames) -> None:
+def run_postgres(request: dict, out: Frames) -> None:
+    """The statement on a PostgreSQL schema: a cursor's query (so a statement that reads,
+    and only one) in a read-only transaction under ``statement_timeout``, rows fetched a few
+    at a time, as SQLite would give them (JSON as text, exact numbers as floats)."""
+    import psycopg
+
+    keyword = leading_keyword(request["sql"])
+    denied = denied_postgres_function(request["sql"])
+    if keyword not in POSTGRES_READS or denied:
+        text = (
+            f"the function {denied}() is not allowed in the console"
+            if denied
+            else f"only {', '.join(sorted(POSTGRES_READS))} statements run here"
+        )
+        out.send({"failed": {"text": text, "sqlstate": "hermes-read-only"}})
+        return
+    try:
+        conn = psycopg.connect(**request["postgres"])
+    except psycopg.Error as exc:
+        out.send({"unavailable": str(exc)})
+        return
+    try:
+        conn.read_only = True
+        ms = max(1, math.ceil(float(request["timeout"]) * 1000))
+        conn.execute(f"SET LOCAL statement_timeout = {ms}")
+        with conn.cursor(name="hermes_console") as cursor:
+            cursor.execute(pyformat(request["sql"]), request["params"])
+            columns = [d[0] for d in cursor.description or ()]
+            out.send({"columns": columns})
+            _send_rows(map(_sqlite_row, cursor), len(columns), request, out)
+    except psycopg.Error as exc:
+        out.send({"failed": {"text": str(exc).strip(), "sqlstate": exc.sqlstate or ""}})
+    finally:
+        conn.close()
+
+
+def _sqlite_row(row: tuple) -> tuple:
+    return tuple(_sqlite_value(v) for v in row)
+
+
+def _sqlite_value(value):
+    if value is None or isinstance(value, int | float | str | bytes):
+        return value
+    if isinstance(value, decimal.Decimal):
+        exact = value == value.to_integral_value() and value.as_tuple().exponent >= 0
+        return int(value) if exact else float(value)
+    if isinstance(value, memoryview):
+        return bytes(value)
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _send_rows(cursor, width: int, request: dict, out: Frames) -> None:
     max_rows, max_bytes = int(request["max_rows"]), int(request["max_bytes"])
     if request.get("max_cells"):  # a wide result shows fewer rows
-        max_rows = min(max_rows, max(1, int(request["max_cells"]) // len(cursor.description)))
+        max_rows = min(max_rows, max(1, int(request["max_cells"]) // width))
     max_row_bytes = int(request["max_row_bytes"])
     keep = request.get("cell_chars")  # the page: cut text, blobs as their size
     cut_results = bool(request.get("cut_when_too_large"))

@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import IO
 
 from django.conf import settings
+from django.db import connections
 
-from hermes_explorer import host_slots
+from hermes_explorer import dialect, host_slots
+from hermes_explorer.hermes_db.current import current_alias
 from hermes_explorer.hermes_db.deadline import PROGRESS_STEPS
 
 from .readonly import (
@@ -59,6 +61,8 @@ REDACTION_MARGIN = 16 * 1024
 MAX_FRAME_BYTES = MAX_VALUE_BYTES + 1024 * 1024
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CHILD = [sys.executable, "-E", "-S", "-m", "console_app.child"]
+# On a PostgreSQL profile the child needs the installed packages (its driver).
+CHILD_WITH_PACKAGES = [sys.executable, "-E", "-m", "console_app.child"]
 _ROWS_FRAME = b'{"rows":'
 
 
@@ -163,6 +167,15 @@ def _execute(sql: str, params: dict[str, str], path: str, limits: Limits, take) 
 
 
 # The child -------------------------------------------------------------------------------------
+def _postgres_params() -> dict | None:
+    """How the child connects to the current PostgreSQL profile (its role, read-only
+    sessions, the schema's search path), or None on a state.db."""
+    if not dialect.postgres():
+        return None
+    params = connections[current_alias()].get_connection_params()
+    return {k: v for k, v in params.items() if isinstance(v, str | int) and k != "cursor_factory"}
+
+
 class _Child:
     """One child process running one statement; every read is bounded by the deadline."""
 
@@ -173,9 +186,11 @@ class _Child:
         self.row_cap: int | None = None
         self.deadline = time.monotonic() + limits.timeout + KILL_GRACE
         self._buffer = bytearray()
+        self.postgres = _postgres_params()
         self._request = json.dumps(
             {
                 "path": path,
+                "postgres": self.postgres,
                 "sql": sql,
                 "params": params,
                 "timeout": limits.timeout,
@@ -197,7 +212,7 @@ class _Child:
     def __enter__(self) -> _Child:
         try:
             self.proc = subprocess.Popen(
-                CHILD,
+                CHILD_WITH_PACKAGES if self.postgres else CHILD,
                 cwd=PROJECT_ROOT,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -254,6 +269,7 @@ class _Child:
             keyword=leading_keyword(self.sql),
             timeout=self.limits.timeout,
             programming=bool(failed.get("programming")),
+            sqlstate=failed.get("sqlstate"),
         )
 
     def _send_request(self) -> None:

@@ -176,6 +176,7 @@ _TOKEN = re.compile(
     (?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
   | (?P<string>'(?:[^']|'')*(?:'|\Z))
   | (?P<quoted>"(?:[^"]|"")*(?:"|\Z)|`(?:[^`]|``)*(?:`|\Z)|\[[^\]]*(?:\]|\Z))
+  | (?P<cast>::)
   | (?P<param>:[A-Za-z_][A-Za-z0-9_]*)
   | (?P<word>[A-Za-z_][A-Za-z0-9_$]*)
   | (?P<other>.)
@@ -193,6 +194,42 @@ def sql_parameters(sql: str) -> list[str]:
     """The ``:name`` parameters of ``sql`` in order of first use (not those inside strings,
     quoted names or comments)."""
     return list(dict.fromkeys(text[1:] for kind, text in _tokens(sql) if kind == "param"))
+
+
+def pyformat(sql: str) -> str:
+    """``sql`` with its ``:name`` parameters as ``%(name)s`` (and ``%`` doubled), for
+    PostgreSQL's driver."""
+    return "".join(
+        f"%({text[1:]})s" if kind == "param" else text.replace("%", "%%")
+        for kind, text in _tokens(sql)
+    )
+
+
+# What PostgreSQL runs as a cursor's query: a statement that only reads.
+POSTGRES_READS = frozenset({"SELECT", "WITH", "VALUES", "TABLE"})
+# PostgreSQL's codes for a statement refused because the transaction or the role only reads.
+POSTGRES_REFUSALS = frozenset({"25006", "42501", "hermes-read-only"})
+# Functions that act beyond the transaction, or that a read-only one lets write (large
+# objects): refused by name before anything runs.
+POSTGRES_DENIED_FUNCTIONS = frozenset(
+    {
+        "lo_create", "lo_creat", "lo_import", "lo_export", "lo_from_bytea", "lo_put",
+        "lo_unlink", "lo_open", "lowrite", "lo_truncate", "lo_truncate64", "dblink",
+        "dblink_exec", "dblink_connect", "dblink_send_query", "pg_terminate_backend",
+        "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile", "set_config",
+        "pg_advisory_lock", "pg_advisory_xact_lock", "pg_notify", "pg_read_file",
+        "pg_read_binary_file", "pg_ls_dir", "pg_stat_file",
+    }
+)  # fmt: skip
+
+
+def denied_postgres_function(sql: str) -> str | None:
+    """The first function of :data:`POSTGRES_DENIED_FUNCTIONS` that ``sql`` names."""
+    for kind, text in _tokens(sql):
+        name = (text if kind == "word" else text[1:-1] if kind == "quoted" else "").lower()
+        if name in POSTGRES_DENIED_FUNCTIONS:
+            return name
+    return None
 
 
 WRITE_KEYWORDS = frozenset(
@@ -273,10 +310,14 @@ def translate(
     keyword: str,
     timeout: float,
     programming: bool = False,
+    sqlstate: str | None = None,
 ) -> ConsoleError:
-    """The ConsoleError for SQLite's ``text`` (``refusal``: what the authorizer refused)."""
+    """The ConsoleError for SQLite's ``text`` (``refusal``: what the authorizer refused), or
+    PostgreSQL's (with its ``sqlstate``)."""
     from hermes_explorer.middleware import describe_store_fault
 
+    if sqlstate is not None:
+        return _postgres_error(text, sqlstate, keyword, timeout)
     if programming:
         return ConsoleError(_programming_text(text))
     if text == "interrupted":
@@ -298,6 +339,19 @@ def translate(
     if fault is not None and not text.startswith("no such table"):
         return ConsoleUnavailable(f"{fault} (SQLite said: {text})")
     return ConsoleError(f"SQLite said: {text}")
+
+
+def _postgres_error(text: str, sqlstate: str, keyword: str, timeout: float) -> ConsoleError:
+    if sqlstate == "57014":  # query_canceled: the statement_timeout
+        return ConsoleTimeout(timeout)
+    if sqlstate in POSTGRES_REFUSALS:
+        return ConsoleDenied(
+            f"{keyword or 'This statement'} is refused: the console only reads the profile "
+            f"(PostgreSQL said: {text})"
+        )
+    if sqlstate.startswith("08"):
+        return unavailable(text)
+    return ConsoleError(f"PostgreSQL said: {text}")
 
 
 def unavailable(text: str) -> ConsoleUnavailable:

@@ -17,6 +17,7 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
+from hermes_explorer import dialect
 from hermes_explorer.params import truthy
 
 from . import canned, services
@@ -25,6 +26,7 @@ from .models import SavedQuery
 from .readonly import ConsoleError
 
 DEFAULT_SQL = "SELECT id, title, source, datetime(started_at, 'unixepoch') AS started\nFROM sessions\nORDER BY started_at DESC\nLIMIT 20"
+DEFAULT_POSTGRES_SQL = "SELECT id, title, source, to_timestamp(started_at) AS started\nFROM sessions\nORDER BY started_at DESC NULLS LAST\nLIMIT 20"
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -32,7 +34,11 @@ def console(request):
     """The form (filled in by a GET), the rows of a POST, and the named queries on the side."""
     data = request.POST if request.method == "POST" else request.GET
     named, sql = _named_query_and_sql(request, data)
-    form = ConsoleForm(_with_sql(data, sql), sql=sql, initial={"sql": sql or DEFAULT_SQL})
+    form = ConsoleForm(
+        _with_sql(data, sql),
+        sql=sql,
+        initial={"sql": sql or dialect.pick(DEFAULT_SQL, DEFAULT_POSTGRES_SQL)},
+    )
     missing = form.missing_parameters() if sql else []
     if request.method != "POST" or not sql or missing:
         return _page(request, form, named, sql=sql, missing=missing)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlencode
 
+from hermes_explorer import dialect
+
 from .errors import ApiError
-from .operators import quote
+from .operators import number_kind, quote
 from .params import Facet, TableRequest
 from .query import Statement
 
@@ -23,25 +25,27 @@ def _url(query_path: str, pairs) -> str:
     return query_path + (f"?{qs}" if qs else "")
 
 
-def _sql(facet: Facet, inner: str, limit: int, seen: frozenset[str]) -> str:
+def _sql(facet: Facet, inner: str, limit: int, seen: frozenset[str], number: bool) -> str:
     col = quote(facet.column)
     if facet.kind == "column":
         # Free-text metadata is counted as shown (redacted), as on the page.
         value = f"hermes_redact({col})" if facet.column in seen else col
         return (
-            f"select {value} as value, count(*) as count from ({inner}) where {col} is not null "
-            f"group by {value} order by count desc, value limit {limit}"
+            f"select {value} as value, count(*) as count from ({inner}) as matched "
+            f"where {col} is not null group by {value} order by count desc, value limit {limit}"
         )
     if facet.kind == "date":
+        day = dialect.sqlite_date(col, number)
         return (
-            f"select date({col}) as value, count(*) as count from ({inner}) "
-            f"where date({col}) is not null group by date({col}) "
+            f"select {day} as value, count(*) as count from ({inner}) as matched "
+            f"where {day} is not null group by {day} "
             f"order by count desc, value limit {limit}"
         )
     return (
-        f"with inner as ({inner}), deduped_array_items as (select distinct j.value, inner.* "
-        f"from json_each([inner].{col}) j join inner) select value as value, count(*) as count "
-        f"from deduped_array_items group by value order by count(*) desc, value limit {limit}"
+        f"with inner_rows as ({inner}), deduped_array_items as (select distinct j.value, "
+        f"inner_rows.* from inner_rows, {dialect.json_values(f'inner_rows.{col}')}) "
+        "select value as value, count(*) as count from deduped_array_items group by value "
+        f"order by count(*) desc, value limit {limit}"
     )
 
 
@@ -63,7 +67,17 @@ def facet_results(
     url_pairs = parse_qsl(query_string)
     results: dict = {}
     for facet in request.facets:
-        statement = Statement(_sql(facet, base.sql, request.facet_size + 1, seen), base.params)
+        statement = Statement(
+            _sql(
+                facet,
+                base.sql,
+                request.facet_size + 1,
+                seen,
+                number=number_kind(request.table, facet.column),
+            ),
+            base.params,
+            base.table,
+        )
         try:
             _columns, rows = run(statement, budget=FACET_BUDGET)
         except ApiError as exc:

@@ -9,10 +9,12 @@ pasted; an operator Datasette did not know is ignored, as it was.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hermes_explorer.hermes_db.catalog import quote
+from hermes_explorer import dialect
+from hermes_explorer.hermes_db.catalog import TableInfo, quote
 
 from .errors import ApiError
 
@@ -20,6 +22,55 @@ from .errors import ApiError
 def column_sql(name: str) -> str:
     """A column as SQL: ``rowid`` bare, any other name quoted."""
     return name if name == "rowid" else quote(name)
+
+
+# A text SQLite turns into a number when it meets a numeric column (its type affinity).
+_NUMBER = re.compile(r"\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*")
+_NUMBER_TYPES = {"int": "integer", "double": "real", "real": "real", "float": "real"}
+
+
+def number_kind(table: TableInfo, column: str) -> str:
+    """``integer`` or ``real`` when ``column`` holds numbers (by its declared type), else ""."""
+    if column not in table.columns:
+        return "integer" if column == "rowid" else ""
+    declared = table.types[table.columns.index(column)].lower()
+    return next((kind for word, kind in _NUMBER_TYPES.items() if word in declared), "")
+
+
+def affinity(value, number: str):
+    """``value`` as SQLite compares it with a column: a number for a numeric column when it
+    reads as one, else text (a typed PostgreSQL column needs the value SQLite would use)."""
+    if value is None or isinstance(value, int | float) and number:
+        return value
+    text = str(value)
+    if not number or not _NUMBER.fullmatch(text):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def glob_regex(pattern: str) -> str:
+    """SQLite's GLOB pattern as an anchored POSIX regular expression."""
+    out, i = ["^"], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        end = pattern.find("]", i + 2) if ch == "[" else -1
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif end > 0:
+            body = pattern[i + 1 : end]
+            negate = body.startswith("^")
+            body = body[1:] if negate else body
+            out.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
+            i = end
+        else:
+            out.append(re.escape(ch) if ch.isascii() and not ch.isalnum() else ch)
+        i += 1
+    return "".join(out) + "$"
 
 
 def key_equals(names: list[str], values, binder: Binder) -> str:
@@ -62,11 +113,17 @@ class Binder:
 @dataclass(frozen=True)
 class Operator:
     key: str
-    template: str  # {c} column, {v} bound value, {t} table
+    # "{c} op {v}" ({c} column, {v} bound value, {t} table), or a function of c, v and t for
+    # what a dialect fragment writes.
+    template: str | Callable[[str, str, str], str]
     human: str | Callable[[str, str], str]
     format: str = "{}"
     numeric: bool = False
     no_argument: bool = False
+    # Compares text (LIKE, GLOB, JSON items): a number column is read as its text.
+    textual: bool = False
+    # Reads the table's row (JSON items): a column must be the table's, as stored.
+    uses_table: bool = False
 
     def where(
         self,
@@ -77,29 +134,54 @@ class Operator:
         *,
         known: bool = True,
         seen: bool = False,
+        number: str = "",
     ) -> str:
         """The clause; ``known=False``: a name the table lacks, bound as a string value (so
         ``nosuch=1`` matches nothing, as in Datasette); ``seen=True``: the column compared as
-        readers see it, redacted (``hermes_redact``)."""
-        if not known and "{t}" in self.template:
+        readers see it, redacted (``hermes_redact``); ``number``: the column's
+        :func:`number_kind`."""
+        if not known and self.uses_table:
             raise ApiError(f"no such column: {table}.{column}", title="Invalid SQL")
-        if seen and known and not self.no_argument and "{t}" not in self.template:
+        if seen and known and not self.no_argument and not self.uses_table:
             # Only the shown value: a match says nothing about text behind a marker.
             return self._clause(f"hermes_redact({quote(column)})", table, value, binder)
         target = quote(column) if known else binder.bind(column)
-        return self._clause(target, table, value, binder)
+        return self._clause(target, table, value, binder, number=number if known else "")
 
-    def _clause(self, target: str, table: str, value: str, binder: Binder) -> str:
+    def _clause(
+        self, target: str, table: str, value: str, binder: Binder, *, number: str = ""
+    ) -> str:
+        typed = dialect.postgres()
+        if typed and number and (self.textual or self.no_argument):
+            target = dialect.as_text(target, number)
         if self.no_argument:
             return self.template.format(c=target)
         converted: object = self.format.format(value)
         if self.numeric and isinstance(converted, str) and converted.isdigit():
             converted = int(converted)
+        if typed and not self.textual:
+            converted = affinity(converted, number)
+            if number and isinstance(converted, str):
+                # A text never equals a number, and sorts after every one.
+                return _number_against_text(self.key, target)
+        elif typed and self.key == "glob":
+            converted = glob_regex(str(converted))
+        elif typed:
+            converted = str(converted)
+        if callable(self.template):
+            return self.template(target, binder.bind(converted), quote(table))
         return self.template.format(c=target, t=quote(table), v=binder.bind(converted))
 
     def describe(self, column: str, value: str) -> str:
         template = self.human(column, value) if callable(self.human) else self.human
         return template.format(c=column, v=value)
+
+
+def _number_against_text(op: str, target: str) -> str:
+    """A number column compared with a text, as SQLite decides it."""
+    return {"not": f"{target} is not null", "lt": f"{target} is not null"}.get(
+        op, f"{target} is not null" if op == "lte" else "1 = 0"
+    )
 
 
 class ListOperator(Operator):
@@ -119,8 +201,17 @@ class ListOperator(Operator):
             ]
         return [v.strip() for v in value.split(",")]
 
-    def _clause(self, target: str, table: str, value: str, binder: Binder) -> str:
-        marks = ", ".join(binder.bind(v) for v in self.values(value))
+    def _clause(
+        self, target: str, table: str, value: str, binder: Binder, *, number: str = ""
+    ) -> str:
+        values = self.values(value)
+        if dialect.postgres():
+            # A text never equals a number: such items cannot match a number column.
+            values = [affinity(v, number) for v in values]
+            values = [v for v in values if not (number and isinstance(v, str))]
+            if not values:
+                return "1 = 0" if self.key == "in" else f"{target} is not null"
+        marks = ", ".join(binder.bind(v) for v in values)
         return self.template.format(c=target, v=marks)
 
     def describe(self, column: str, value: str) -> str:
@@ -136,32 +227,55 @@ def _equals(symbol: str) -> Callable[[str, str], str]:
     return lambda c, v: bare if v.isdigit() else quoted
 
 
+class DateOperator(Operator):
+    """``__date``: SQLite's ``date()`` of the column (ISO text, or a Julian day number)."""
+
+    def _clause(
+        self, target: str, table: str, value: str, binder: Binder, *, number: str = ""
+    ) -> str:
+        return f"{dialect.sqlite_date(target, number)} = {binder.bind(value)}"
+
+
+def _like(c: str, v: str, t: str) -> str:
+    return dialect.like(c, v)
+
+
+def _not_like(c: str, v: str, t: str) -> str:
+    return dialect.like(c, v, negate=True)
+
+
 OPERATORS: dict[str, Operator] = {
     op.key: op
     for op in (
         Operator("exact", "{c} = {v}", _equals("=")),
         Operator("not", "{c} != {v}", _equals("!=")),
-        Operator("contains", "{c} like {v}", '{c} contains "{v}"', format="%{}%"),
-        Operator("endswith", "{c} like {v}", '{c} ends with "{v}"', format="%{}"),
-        Operator("startswith", "{c} like {v}", '{c} starts with "{v}"', format="{}%"),
+        Operator("contains", _like, '{c} contains "{v}"', format="%{}%", textual=True),
+        Operator("endswith", _like, '{c} ends with "{v}"', format="%{}", textual=True),
+        Operator("startswith", _like, '{c} starts with "{v}"', format="{}%", textual=True),
         Operator("gt", "{c} > {v}", "{c} > {v}", numeric=True),
         Operator("gte", "{c} >= {v}", "{c} \u2265 {v}", numeric=True),
         Operator("lt", "{c} < {v}", "{c} < {v}", numeric=True),
         Operator("lte", "{c} <= {v}", "{c} \u2264 {v}", numeric=True),
-        Operator("like", "{c} like {v}", '{c} like "{v}"'),
-        Operator("notlike", "{c} not like {v}", '{c} not like "{v}"'),
-        Operator("glob", "{c} glob {v}", '{c} glob "{v}"'),
+        Operator("like", _like, '{c} like "{v}"', textual=True),
+        Operator("notlike", _not_like, '{c} not like "{v}"', textual=True),
+        Operator("glob", lambda c, v, t: dialect.glob(c, v), '{c} glob "{v}"', textual=True),
         ListOperator("in", "{c} in ({v})", "{c} in {v}"),
         ListOperator("notin", "{c} not in ({v})", "{c} not in {v}"),
         Operator(
-            "arraycontains", "{v} in (select value from json_each({t}.{c}))", '{c} contains "{v}"'
+            "arraycontains",
+            lambda c, v, t: f"{v} in ({dialect.json_strings(t, c)})",
+            '{c} contains "{v}"',
+            textual=True,
+            uses_table=True,
         ),
         Operator(
             "arraynotcontains",
-            "{v} not in (select value from json_each({t}.{c}))",
+            lambda c, v, t: f"{v} not in ({dialect.json_strings(t, c)})",
             '{c} does not contain "{v}"',
+            textual=True,
+            uses_table=True,
         ),
-        Operator("date", "date({c}) = {v}", '"{c}" is on date {v}'),
+        DateOperator("date", "date({c}) = {v}", '"{c}" is on date {v}'),
         Operator("isnull", "{c} is null", "{c} is null", no_argument=True),
         Operator("notnull", "{c} is not null", "{c} is not null", no_argument=True),
         Operator("isblank", "({c} is null or {c} = '')", "{c} is blank", no_argument=True),

@@ -22,10 +22,11 @@ from django.db import DatabaseError
 from hermes_explorer import dialect, store
 from hermes_explorer.hermes_db.deadline import QueryTimeout
 from hermes_explorer.middleware import describe_store_fault
+from redaction import redact
 
 from . import tokens
 from .errors import ApiError
-from .operators import Binder, column_sql, quote
+from .operators import Binder, column_sql, number_kind, quote
 from .params import TableRequest
 
 # Counts of a filtered table, per file version, in the shared cache: a next_url loop counts
@@ -37,6 +38,7 @@ COUNT_TTL = 300
 class Statement:
     sql: str
     params: dict
+    table: str = ""  # the table whose columns ``hermes_redact`` reads
 
 
 @dataclass
@@ -68,17 +70,17 @@ class Plan:
             + (f" order by {', '.join(order)}" if order else "")
             + f" limit {int(limit)}"
         )
-        return Statement(sql, dict(self.binder.params))
+        return Statement(sql, dict(self.binder.params), self.table)
 
     @property
     def sort_only(self) -> list[str]:
-        """Datasette's order on a sorted first page: the sort column alone."""
-        return self.order[:1]
+        """Datasette's order on a sorted first page: the sort column alone (ties as stored)."""
+        return self.order[:1] + dialect.stored_order()
 
     def matching(self, selected: str) -> Statement:
         """``selected`` over every row the filters match, whatever ``_next`` (as counted)."""
         sql = f"select {selected} from {quote(self.table)}{self._where(self.filters)}"
-        return Statement(sql, dict(self.binder.params))
+        return Statement(sql, dict(self.binder.params), self.table)
 
     def count(self) -> Statement:
         return self.matching("count(*)")
@@ -89,7 +91,7 @@ class Plan:
             f"select {self.select_list(list(self.request.table.columns))} "
             f"from {quote(self.table)}{self._where(self.filters + self.after)}"
         )
-        return Statement(sql, dict(self.binder.params))
+        return Statement(sql, dict(self.binder.params), self.table)
 
 
 def sort_sql(request: TableRequest, seen: frozenset[str] = frozenset()) -> str | None:
@@ -114,7 +116,13 @@ def plan(
     known = set(request.table.columns) | {"rowid"}
     p.filters = [
         s.operator.where(
-            p.table, s.column, s.value, binder, known=s.column in known, seen=s.column in seen
+            p.table,
+            s.column,
+            s.value,
+            binder,
+            known=s.column in known,
+            seen=s.column in seen,
+            number=number_kind(request.table, s.column),
         )
         for s in request.selections
         if s.operator is not None
@@ -133,26 +141,55 @@ def plan(
             sort_sql=sort,
         )
     if sort:
-        p.order.append(sort + (" desc" if request.sort_desc else ""))
+        text = not number_kind(request.table, request.sort)
+        p.order.append(dialect.sqlite_order(sort, request.sort_desc, text))
     p.order += [column_sql(k) for k in key if k != request.sort]
     return p
 
 
-def _store_sql(sql: str) -> str:
-    # Django's cursor formats the statement: a "%" (in a quoted name) must be doubled; on
-    # PostgreSQL a bound ``:pN`` is written ``%(pN)s``.
-    sql = sql.replace("%", "%%")
-    return _BOUND.sub(r"%(\1)s", sql) if dialect.postgres() else sql
-
-
 _BOUND = re.compile(r"(?<![:\w]):(p\d+)\b")
+_REDACTED = re.compile(r'hermes_redact\("((?:[^"]|"")+)"\)')
+
+
+def _store_sql(statement: Statement) -> tuple[str, dict]:
+    """The statement as the store's cursor takes it: a "%" (in a quoted name) doubled, since
+    Django's cursor formats it; on PostgreSQL, ``%(p0)s`` parameters, and ``hermes_redact``
+    (an SQLite function of the explorer's) as the redacted values of the column's texts."""
+    sql, params = statement.sql.replace("%", "%%"), dict(statement.params)
+    if not dialect.postgres():
+        return sql, params
+    sql = _BOUND.sub(r"%(\1)s", sql)
+
+    def shown(match: re.Match) -> str:
+        column = match.group(1).replace('""', '"')
+        pairs = redacted_values(statement.table, column)
+        if not pairs:
+            return quote(column)
+        whens = []
+        for stored, seen in pairs:
+            n = len(params)
+            params[f"r{n}"], params[f"r{n + 1}"] = stored, seen
+            whens.append(f"when %(r{n})s then %(r{n + 1})s")
+        return f"(case {quote(column)} {' '.join(whens)} else {quote(column)} end)"
+
+    return _REDACTED.sub(shown, sql), params
+
+
+def redacted_values(table: str, column: str) -> list[tuple[str, str]]:
+    """``(stored, shown)`` for each text of ``table.column`` that redaction changes."""
+
+    def compute() -> list[tuple[str, str]]:
+        found = store.rows(f"select distinct {quote(column)} from {quote(table)}")
+        return [(v, shown) for (v,) in found if v is not None and (shown := redact(v)) != v]
+
+    return store.while_unchanged("legacy-redacted", (table, column), compute, COUNT_TTL)
 
 
 def run_store(statement: Statement, *, budget: float) -> tuple[list[str], list[tuple]]:
     """Columns and rows of ``statement`` on the store, within ``budget`` seconds."""
     try:
         with store.cursor(budget=budget) as cur:
-            cur.execute(_store_sql(statement.sql), statement.params)
+            cur.execute(*_store_sql(statement))
             columns = [d[0] for d in cur.description or ()]
             return columns, cur.fetchall()
     except QueryTimeout as exc:
@@ -172,7 +209,7 @@ def run_store(statement: Statement, *, budget: float) -> tuple[list[str], list[t
 def iter_store(statement: Statement, *, budget: float, batch: int = 500):
     """Rows of ``statement`` in batches, for a scan that may stop early (a re-check count)."""
     with store.cursor(budget=budget) as cur:
-        cur.execute(_store_sql(statement.sql), statement.params)
+        cur.execute(*_store_sql(statement))
         while True:
             rows = cur.fetchmany(batch)
             if not rows:
