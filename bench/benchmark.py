@@ -38,6 +38,7 @@ This is a measurement, not a test: it prints numbers and exits 0.
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import http.client
 import json
@@ -61,6 +62,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # Who the benchmark signs in as: "staff" (a superuser) or "analyst" (--analyst).
 ROLE = "staff"
 PY = sys.executable
+# The key the benchmark's explorers sign with (cursors are signed).
+SECRET_KEY = "benchmark-only-secret-key"
 
 
 def log(*args) -> None:
@@ -113,7 +116,7 @@ class Explorer:
             **os.environ,
             "HERMES_STATE_DB": str(store),
             "HERMES_EXPLORER_DATA_DIR": str(workdir / "explorer-data"),
-            "DJANGO_SECRET_KEY": "benchmark-only-secret-key",
+            "DJANGO_SECRET_KEY": SECRET_KEY,
             "DJANGO_SECURE_COOKIES": "0",
             "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
             "GUNICORN_BIND": f"127.0.0.1:{port}",
@@ -563,6 +566,8 @@ class Page:
     name: str
     explorer: str
     datasette: str | None = None
+    # The URL as the baseline explorer takes it, where it differs (an older cursor format).
+    baseline_url: str | None = None
     samples: dict[str, list[Sample]] = field(
         default_factory=lambda: {
             k: [] for k in ("explorer", "datasette", "pg+redis", "baseline", "postgres")
@@ -971,11 +976,24 @@ def score_presses(server, session_id: str, runs: int) -> list[float]:
 
 
 def explorer_cursor(started_at: float, session_id: str) -> str:
+    """The session list's cursor for the page after this session, signed with the key the
+    benchmark's explorers run with."""
     sys.path.insert(0, str(ROOT))
+    from django.conf import settings  # noqa: PLC0415
+
     from sessions_app.pagination import Keyset  # noqa: PLC0415 (needs only Django's Q)
 
+    if not settings.configured:
+        settings.configure(SECRET_KEY=SECRET_KEY)
     keyset = Keyset((("started_at", True), ("id", True)), name="-started_at")
     return keyset.encode({"started_at": started_at, "id": session_id}, "n")
+
+
+def unsigned_cursor(started_at: float, session_id: str) -> str:
+    """The same cursor as explorers before signed cursors wrote it (base64 of its JSON)."""
+    payload = {"k": "-started_at", "d": "n", "v": [started_at, session_id]}
+    raw = json.dumps(payload, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 # The /state/ API (Datasette's URLs) as scripts call it: a hundred rows sorted by a column.
@@ -1002,6 +1020,7 @@ def build_pages(t: dict) -> list[Page]:
             "sessions: deep page (10,000 in)",
             f"/sessions/?cursor={cursor}",
             f"/state/sessions?_sort_desc=started_at&_next={deep_next}",
+            f"/sessions/?cursor={unsigned_cursor(t['deep_started'], t['deep_id'])}",
         ),
         Page(
             f"session page ({t['big_messages']:,} msgs)",
@@ -1206,7 +1225,11 @@ def main() -> None:
             turn = round_no % len(servers)
             for page in pages:
                 for name, server in servers[turn:] + servers[:turn]:
-                    path = page.datasette if name == "datasette" else on(name, page.explorer)
+                    path = (
+                        page.datasette
+                        if name == "datasette"
+                        else (name == "baseline" and page.baseline_url) or on(name, page.explorer)
+                    )
                     if path is None:
                         continue
                     sample = fetch(server, path, pids=pids[name])
