@@ -8,6 +8,10 @@ from ..hermes_db.shape import KNOWN_TABLES, StoreShape
 
 # Hermes's full-text layout on PostgreSQL: a generated tsvector column of ``messages``.
 FTS_LAYOUT = "postgres tsvector"
+# That column is the index, not the conversation: its lexemes are the stored text unredacted.
+# The catalog (the tables and columns the old API shows and filters) leaves it out, as it
+# leaves out SQLite's full-text tables.
+INDEX_COLUMN = ("messages", "search_vector")
 
 _SCHEMA = """
 SELECT has_schema_privilege(n.oid, 'USAGE') FROM pg_namespace n WHERE n.nspname = %s
@@ -63,6 +67,7 @@ def inspect(conn, schema: str) -> tuple[StoreShape | None, str, str]:
             cur.execute("SELECT max(version) FROM schema_version")
             version = cur.fetchone()[0]
     columns = {t: frozenset(c for c, _, _ in cols) for t, cols in order.items()}
+    shown = {t: [col for col in cols if (t, col[0]) != INDEX_COLUMN] for t, cols in order.items()}
     shape = StoreShape(
         schema_version=int(version) if version is not None else None,
         tables=frozenset(order),
@@ -77,7 +82,7 @@ def inspect(conn, schema: str) -> tuple[StoreShape | None, str, str]:
                     types=tuple(ty for _, ty, _ in cols),
                     pks=tuple(c for c, _, k in sorted(cols, key=lambda col: col[2]) if k),
                 )
-                for t, cols in order.items()
+                for t, cols in shown.items()
                 if t not in views
             },
             views=tuple(sorted(views)),

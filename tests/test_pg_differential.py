@@ -1,0 +1,322 @@
+"""The differential rule: a PostgreSQL profile gives the rows and figures of the SQLite file its
+schema was loaded from.
+
+A demo store (``hermes_fixtures.demo``: a few hundred sessions with compression chains,
+rewinds, multimodal parts, tool calls paired with results) is written as a file and loaded
+into a schema, and so are the three nasty fixtures of ``tests/builders.py``; both are served
+side by side (profiles ``file`` and ``team``) and every page family's export is read from
+both, as staff (who see everything unredacted) and as an analyst (who sees it redacted: on
+PostgreSQL the redaction happens in Python, on SQLite partly in SQL).  The answers must be
+equal once the profile's own name is set aside.
+
+A family whose SQL has no PostgreSQL version yet answers 501 "cannot read a PostgreSQL
+profile yet": it is listed in ``NOT_PORTED`` and its cases are skipped, each naming the family;
+a family answering 501 that is not listed fails, and a listed family that answers is compared
+like the others (then take it off the list).  The differences found on families that answer
+today are listed in ``DIFFERENT``, each with what differs, as expected failures until they are
+fixed where they are made.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import time
+
+import pytest
+from django.core.cache import cache
+from django.db import connections
+
+from hermes_explorer import stores
+from hermes_explorer.stores import REGISTRY
+from tests.hermes_pg import hermes_pg  # noqa: F401
+from tests.profile_home import allow_new_aliases
+from tests.roles_helpers import client_for
+
+pytestmark = pytest.mark.django_db(databases="__all__")
+
+# Families that answer 501 on a PostgreSQL profile today.
+NOT_PORTED = {"home", "insights", "people", "failures", "search", "session page", "timeline"}
+# The live page answers 501 on a schema where a session is active now (the demo's).
+NOT_PORTED |= {"live"}
+# Differences this harness found on families that answer today, each named where it shows.
+# They are marked as expected failures (not strict: some show on one layout or role only)
+# until they are fixed where they are made; then take them off.
+MULTIMODAL = (
+    "multimodal content comes out with PostgreSQL's \\x01json: marker where the file's "
+    "export has its \\x00json: form"
+)
+DIFFERENT = {
+    "/sessions/?_export=dataset": MULTIMODAL,
+    "/messages/?_export=json&size=1000": MULTIMODAL,
+    "/sessions/?_export=csv&has_parent=true": (
+        "doc layout: has_parent=true finds the sessions whose parent is blank on PostgreSQL "
+        "and none on the file"
+    ),
+    "/state/messages.json?_shape=objects&_size=max": (
+        "the old API's expandable_columns: the schema's foreign keys are not read"
+    ),
+    "/state/messages.json?_shape=objects&role=tool&_sort_desc=timestamp&_size=50": (
+        "the old API answers 400 to a filter with _sort_desc on a schema"
+    ),
+    "/state/sessions.json?_facet=source&_facet=model&_size=0": (
+        "the old API answers 400 to _facet on a schema"
+    ),
+    "/state/session_model_usage.json?_shape=objects&_size=max": (
+        "the old API answers 400 for a table paged by rowid (no primary key) on a schema"
+    ),
+    "/state/messages.json?_search=error&_shape=objects": (
+        "the old API's _search is not applied on a schema: every row comes back"
+    ),
+    "export.md": "the Markdown transcript differs on a schema (analyst)",
+    "export.json": (
+        "the JSON transcript's messages differ on a schema (the demo's; a chain's, doc layout)"
+    ),
+}
+
+
+def expect_known(request, url: str) -> None:
+    reason = next((why for part, why in DIFFERENT.items() if part in url), None)
+    if reason:
+        request.applymarker(pytest.mark.xfail(reason=f"PostgreSQL differs: {reason}"))
+
+
+NOW = float(int(time.time()) // 3600 * 3600)
+STORES = ("demo", "current", "legacy", "doc")
+
+
+@pytest.fixture(scope="module")
+def demo(hermes_pg, tmp_path_factory):  # noqa: F811
+    """The demo store as a file and as the schema ``demo_twin``: (file path, schema URL, ids of
+    sessions worth reading one by one)."""
+    import sqlite3
+
+    from hermes_fixtures.demo import build_demo_db
+
+    path = tmp_path_factory.mktemp("pg-demo") / "state.db"
+    build_demo_db(path, sessions=240, messages=7000, seed=17, days=60, now=NOW)
+    hermes_pg.load(path, "demo_twin")
+    conn = sqlite3.connect(path)
+    picks = [
+        # the longest, one continued from another (a compression chain), one with a rewind,
+        # one with multimodal content
+        "SELECT session_id FROM messages GROUP BY session_id ORDER BY count(*) DESC LIMIT 1",
+        "SELECT id FROM sessions WHERE parent_session_id IS NOT NULL ORDER BY id LIMIT 1",
+        "SELECT session_id FROM messages WHERE active = 0 ORDER BY id LIMIT 1",
+        "SELECT session_id FROM messages WHERE substr(CAST(content AS BLOB), 1, 1) = x'00'"
+        " ORDER BY id LIMIT 1",
+    ]
+    ids = []
+    for sql in picks:
+        row = conn.execute(sql).fetchone()
+        if row and row[0] not in ids:
+            ids.append(row[0])
+    conn.close()
+    assert len(ids) == 4, ids
+    return str(path), f"{hermes_pg.reader_url}?schema=demo_twin", ids
+
+
+@pytest.fixture(params=STORES)
+def served(request, hermes_pg, settings):  # noqa: F811
+    """The store ``file`` and its schema ``team``, served side by side: the session ids to
+    read one by one."""
+    allow_new_aliases(
+        request.getfixturevalue("monkeypatch"), request.getfixturevalue("django_db_blocker")
+    )
+    if request.param == "demo":
+        path, schema, ids = request.getfixturevalue("demo")
+    else:
+        facts = hermes_pg.stores[request.param]
+        path = str(facts.path)
+        schema = f"{hermes_pg.reader_url}?schema={hermes_pg.schema(request.param)}"
+        ids = list(facts.session_ids[:3])
+    settings.HERMES_STORES, settings.HERMES_SINGLE_FILE = f"file={path},team={schema}", False
+    REGISTRY.rescan()
+    cache.clear()
+    yield ids
+    for one in stores.all_stores():
+        connections[one.alias].close()
+    REGISTRY.rescan()
+
+
+def _session_urls(sid: str) -> list[tuple[str, str]]:
+    base = f"/sessions/{sid}/"
+    return [
+        ("session export", base + "export.json"),
+        ("session export", base + "export.json?chain=1&show=compacted,rewound,hidden"),
+        ("session export", base + "export.md?show=compacted,rewound,hidden"),
+        ("session page", base + "?show=compacted,rewound,hidden"),
+        ("timeline", base + "timeline/?_export=json"),
+    ]
+
+
+# (family, URL): the lists through their JSON export, the old API through its JSON; pages
+# without an export are compared by the links and figures they show (see ``rows``).
+FAMILIES = [
+    ("sessions", "/sessions/?_export=json&flags=all"),
+    ("sessions", "/sessions/?_export=json&sort=-message_count"),
+    ("sessions", "/sessions/?_export=json&sort=title"),
+    ("sessions", "/sessions/?_export=json&sort=-last_active&source=cli&source=telegram"),
+    ("sessions", "/sessions/?_export=csv&has_parent=true"),
+    ("sessions", "/sessions/?_export=dataset"),
+    ("messages", "/messages/?_export=json&size=1000"),
+    ("messages", "/messages/?_export=json&role=tool&sort=-id"),
+    ("messages", "/messages/?_export=jsonl&role=assistant"),
+    ("messages", "/messages/?_export=json&tool_name=terminal"),
+    ("state", "/state/sessions.json?_shape=objects&_size=max"),
+    ("state", "/state/messages.json?_shape=objects&_size=max"),
+    ("state", "/state/messages.json?_shape=objects&role=tool&_sort_desc=timestamp&_size=50"),
+    ("state", "/state/session_model_usage.json?_shape=objects&_size=max"),
+    ("state", "/state/sessions.json?_facet=source&_facet=model&_size=0"),
+    ("state", "/state/messages.json?_search=error&_shape=objects"),
+    ("state", "/state/sessions.csv?_size=max"),
+    ("insights", "/insights/?days=all&_export=json"),
+    ("insights", "/insights/?days=all&_export=csv&table=models"),
+    ("people", "/people/?days=all&_export=json"),
+    ("failures", "/failures/?days=365&_export=json"),
+    ("failures", "/failures/?days=365&_export=csv&rows=1"),
+    ("live", "/live/?minutes=100000"),
+    ("home", "/"),
+    ("search", "/search/?q=error&sort=newest"),
+    ("search", "/search/?q=the&mode=substring"),
+]
+ROLES = ("staff", "analyst")
+
+
+def _client(role: str):
+    if role != "staff":
+        return client_for(role)
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    user = get_user_model().objects.create_user(
+        "diff-staff", password="pw-staff-123", is_staff=True, is_superuser=True
+    )
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _body(response) -> str:
+    data = b"".join(response.streaming_content) if response.streaming else response.content
+    return data.decode("utf-8", errors="replace")
+
+
+def _unprofiled(value):
+    """``value`` with the profile's own name set aside (keys ``profile``, links ``/p/…/``)."""
+    if isinstance(value, dict):
+        return {k: None if k == "profile" else _unprofiled(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unprofiled(v) for v in value]
+    if isinstance(value, str):
+        value = re.sub(r"\*\*Profile:\*\* `(?:file|team)`", "**Profile:** `_`", value)
+        return re.sub(r"/p/(?:file|team)/", "/p/_/", value)
+    return value
+
+
+def _common(a, b, top: bool = True):
+    """``a`` and ``b`` on the columns both have: Hermes's PostgreSQL tables have columns of
+    their own (``display_order``) and lack some of SQLite's (``message_uid``), so rows and
+    the old API's ``columns`` are compared on the columns both sides hold."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = list(dict.fromkeys([*a, *b])) if top else [k for k in a if k in b]
+        pairs = {k: _common(a.get(k), b.get(k), False) for k in keys}
+        if top and isinstance(a.get("columns"), list) and isinstance(b.get("columns"), list):
+            both = sorted(set(a["columns"]) & set(b["columns"]))
+            pairs["columns"] = (both, both)
+        return {k: x for k, (x, _) in pairs.items()}, {k: y for k, (_, y) in pairs.items()}
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        pairs = [_common(x, y, False) for x, y in zip(a, b, strict=True)]
+        return [x for x, _ in pairs], [y for _, y in pairs]
+    return a, b
+
+
+# What a page without an export shows of its rows: links to sessions and messages, and the
+# figures in its cells.
+_SHOWN = re.compile(r'href="(/p/_/(?:sessions|messages)/[^"]*)"|<td[^>]*>([^<]*)</td>')
+
+
+def rows(url: str, body: str):
+    """The rows an answer holds, comparable between the two profiles."""
+    if "_export=csv" in url or url.split("?")[0].endswith(".csv"):
+        return [_unprofiled(row) for row in csv.DictReader(io.StringIO(body))]
+    if "_export=jsonl" in url or "_export=dataset" in url:
+        return [_unprofiled(json.loads(line)) for line in body.splitlines() if line]
+    if "export.md" in url:
+        return _unprofiled(body)
+    if "_export=json" in url or "export.json" in url or ".json" in url.split("?")[0]:
+        data = _unprofiled(json.loads(body))
+        if isinstance(data, dict):
+            # The old API's timings and SQL text, and the order of a table's columns (each
+            # layout's own), are the dialect's; the rows are compared by name.
+            for key in ("query_ms", "generated_at", "computed_in", "as_of", "query"):
+                data.pop(key, None)
+            if "columns" in data:
+                data["columns"] = sorted(data["columns"])
+            for facet in data.get("facet_results", {}).values():
+                facet.pop("sql", None) if isinstance(facet, dict) else None
+        return data
+    page = _unprofiled(body).split("<main", 1)[-1]
+    return [link or cell.strip() for link, cell in _SHOWN.findall(page)]
+
+
+def compare(client, family: str, url: str) -> None:
+    got = {}
+    for profile in ("file", "team"):
+        response = client.get(f"/p/{profile}{url}")
+        got[profile] = (response.status_code, _body(response))
+    if got["team"][0] == 501:
+        assert family in NOT_PORTED, f"{family} answers 501 on PostgreSQL but is not listed"
+        assert "cannot read a PostgreSQL profile yet" in got["team"][1]
+        pytest.skip(f"the {family} family is not ported to PostgreSQL yet (501)")
+    assert got["team"][0] == got["file"][0], (url, got["file"][0], got["team"][0])
+    assert got["file"][0] == 200, (url, got["file"][0])
+    expected, actual = _common(rows(url, got["file"][1]), rows(url, got["team"][1]))
+    assert actual == expected, f"{family}: {url} differs on PostgreSQL"
+    # A list or export with nothing in it compares nothing (a page may be empty: live).
+    assert expected or "_export" not in url, f"{family}: {url} has no rows to compare"
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("family, url", FAMILIES, ids=[f"{f}:{u}" for f, u in FAMILIES])
+def test_each_familys_rows_are_the_files(served, family, url, role, request):
+    expect_known(request, url)
+    compare(_client(role), family, url)
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("which", range(5), ids=[f for f, _ in _session_urls("x")])
+def test_each_sessions_transcript_and_timeline_are_the_files(served, which, role, request):
+    client = _client(role)
+    family, url = _session_urls("x")[which]
+    expect_known(request, url)
+    skipped = []
+    for sid in served:
+        try:
+            compare(client, family, _session_urls(sid)[which][1])
+        except pytest.skip.Exception as why:
+            skipped.append(str(why))
+    if skipped:
+        pytest.skip(skipped[0])
+
+
+def test_the_demo_store_has_every_feature_the_harness_reads(demo):
+    """The premise: the demo holds a compression chain, a rewind, tool calls and multimodal
+    content, and the sessions read one by one include them."""
+    import sqlite3
+
+    path, _schema, ids = demo
+    conn = sqlite3.connect(path)
+    counts = conn.execute(
+        "SELECT (SELECT count(*) FROM sessions),"
+        " (SELECT count(*) FROM sessions WHERE parent_session_id IS NOT NULL),"
+        " (SELECT count(*) FROM messages WHERE active = 0),"
+        " (SELECT count(*) FROM messages WHERE tool_calls LIKE '[{%'),"
+        " (SELECT count(*) FROM messages WHERE substr(CAST(content AS BLOB), 1, 1) = x'00')"
+    ).fetchone()
+    conn.close()
+    sessions, chained, inactive, calls, multimodal = counts
+    assert sessions >= 200 and chained and inactive and calls and multimodal, counts
+    assert len(ids) == 4, ids
