@@ -13,7 +13,7 @@ A family whose SQL has no PostgreSQL version yet answers 501 "cannot read a Post
 profile yet": it is listed in ``NOT_PORTED`` and its cases are skipped, each naming the family;
 a family answering 501 that is not listed fails, and a listed family that answers is compared
 like the others (then take it off the list).  The differences found on families that answer
-today are listed in ``DIFFERENT``, each with what differs, as expected failures until they are
+today are listed in ``KNOWN_DIFFERENT``, each with what differs, as strict expected failures until they are
 fixed where they are made.
 """
 
@@ -37,50 +37,80 @@ from tests.roles_helpers import client_for
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
-# Families that answer 501 on a PostgreSQL profile today.
-NOT_PORTED = {"home", "insights", "people", "failures", "search", "session page", "timeline"}
-# The live page answers 501 on a schema where a session is active now (the demo's).
-NOT_PORTED |= {"live"}
-# Differences this harness found on families that answer today, each named where it shows.
-# They are marked as expected failures (not strict: some show on one layout or role only)
-# until they are fixed where they are made; then take them off.
-MULTIMODAL = (
-    "multimodal content comes out with PostgreSQL's \\x01json: marker where the file's "
-    "export has its \\x00json: form"
-)
-DIFFERENT = {
-    "/sessions/?_export=dataset": MULTIMODAL,
-    "/messages/?_export=json&size=1000": MULTIMODAL,
-    "/sessions/?_export=csv&has_parent=true": (
-        "doc layout: has_parent=true finds the sessions whose parent is blank on PostgreSQL "
-        "and none on the file"
-    ),
-    "/state/messages.json?_shape=objects&_size=max": (
-        "the old API's expandable_columns: the schema's foreign keys are not read"
-    ),
-    "/state/messages.json?_shape=objects&role=tool&_sort_desc=timestamp&_size=50": (
-        "the old API answers 400 to a filter with _sort_desc on a schema"
-    ),
-    "/state/sessions.json?_facet=source&_facet=model&_size=0": (
-        "the old API answers 400 to _facet on a schema"
-    ),
-    "/state/session_model_usage.json?_shape=objects&_size=max": (
-        "the old API answers 400 for a table paged by rowid (no primary key) on a schema"
-    ),
-    "/state/messages.json?_search=error&_shape=objects": (
-        "the old API's _search is not applied on a schema: every row comes back"
-    ),
-    "export.md": "the Markdown transcript differs on a schema (analyst)",
-    "export.json": (
-        "the JSON transcript's messages differ on a schema (the demo's; a chain's, doc layout)"
-    ),
+# Families that answer 501 on a PostgreSQL profile today (none: every family reads a schema).
+NOT_PORTED: set[str] = set()
+# Where a schema's answers differ from its file's today: each case (its test id) with what
+# differs. A strict expected failure: a case that starts to agree fails until it is taken off,
+# and a difference in a case not listed fails.
+KNOWN_DIFFERENT = {
+    "current-failures:/failures/?days=365&_export=csv&rows=1-analyst": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "current-failures:/failures/?days=365&_export=csv&rows=1-staff": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "current-failures:/failures/?days=365&_export=json-analyst": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "current-failures:/failures/?days=365&_export=json-staff": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "current-home:/-analyst": "the home page's sources come in another order where their counts tie",
+    "current-home:/-staff": "the home page's sources come in another order where their counts tie",
+    "current-insights:/insights/?days=all&_export=json-analyst": "insights' per-day rows differ over all time",
+    "current-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
+    "current-search:/search/?q=the&mode=substring-analyst": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
+    "current-search:/search/?q=the&mode=substring-staff": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
+    "current-session page-analyst": "the session page's rows differ (not yet explained)",
+    "current-session page-staff": "the session page's rows differ (not yet explained)",
+    "current-state:/state/messages.json?_search=error&_shape=objects-analyst": "the old API's _search on /state/messages.json is not applied on a schema: every row comes back",
+    "current-state:/state/messages.json?_search=error&_shape=objects-staff": "the old API's _search on /state/messages.json is not applied on a schema: every row comes back",
+    "current-state:/state/session_model_usage.json?_shape=objects&_size=max-analyst": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
+    "demo-failures:/failures/?days=365&_export=json-analyst": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "demo-failures:/failures/?days=365&_export=json-staff": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "demo-insights:/insights/?days=all&_export=json-analyst": "insights' per-day rows differ over all time",
+    "demo-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
+    "demo-search:/search/?q=the&mode=substring-analyst": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
+    "demo-search:/search/?q=the&mode=substring-staff": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
+    "demo-session export2-analyst": "the transcript export differs for an analyst on the demo store (not yet explained)",
+    "demo-session page-analyst": "the session page's rows differ (not yet explained)",
+    "demo-session page-staff": "the session page's rows differ (not yet explained)",
+    "demo-state:/state/messages.json?_search=error&_shape=objects-analyst": "the old API's _search on /state/messages.json is not applied on a schema: every row comes back",
+    "demo-state:/state/messages.json?_search=error&_shape=objects-staff": "the old API's _search on /state/messages.json is not applied on a schema: every row comes back",
+    "demo-state:/state/session_model_usage.json?_shape=objects&_size=max-analyst": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
+    "doc-failures:/failures/?days=365&_export=csv&rows=1-analyst": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "doc-failures:/failures/?days=365&_export=csv&rows=1-staff": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "doc-failures:/failures/?days=365&_export=json-analyst": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "doc-failures:/failures/?days=365&_export=json-staff": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "doc-home:/-analyst": "the home page's sources come in another order where their counts tie",
+    "doc-home:/-staff": "the home page's sources come in another order where their counts tie",
+    "doc-insights:/insights/?days=all&_export=json-analyst": "insights' per-day rows differ over all time",
+    "doc-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
+    "doc-session page-analyst": "the session page's rows differ (not yet explained)",
+    "doc-session page-staff": "the session page's rows differ (not yet explained)",
+    "doc-sessions:/sessions/?_export=csv&has_parent=true-analyst": "doc layout: has_parent=true finds the sessions whose parent is blank on the schema and none on the file",
+    "doc-sessions:/sessions/?_export=csv&has_parent=true-staff": "doc layout: has_parent=true finds the sessions whose parent is blank on the schema and none on the file",
+    "doc-state:/state/messages.json?_search=error&_shape=objects-analyst": "the old API's _search on /state/messages.json is not applied on a schema: every row comes back",
+    "doc-state:/state/messages.json?_search=error&_shape=objects-staff": "the old API's _search on /state/messages.json is not applied on a schema: every row comes back",
+    "doc-state:/state/session_model_usage.json?_shape=objects&_size=max-analyst": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
+    "doc-state:/state/session_model_usage.json?_shape=objects&_size=max-staff": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
+    "legacy-failures:/failures/?days=365&_export=csv&rows=1-analyst": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "legacy-failures:/failures/?days=365&_export=csv&rows=1-staff": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "legacy-failures:/failures/?days=365&_export=json-analyst": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "legacy-failures:/failures/?days=365&_export=json-staff": "the failures export's window is stamped with each request's own clock, and its rows differ",
+    "legacy-home:/-analyst": "the home page's sources come in another order where their counts tie",
+    "legacy-home:/-staff": "the home page's sources come in another order where their counts tie",
+    "legacy-insights:/insights/?days=all&_export=json-analyst": "insights' per-day rows differ over all time",
+    "legacy-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
+    "legacy-session page-analyst": "the session page's rows differ (not yet explained)",
+    "legacy-session page-staff": "the session page's rows differ (not yet explained)",
+    "legacy-state:/state/messages.json?_search=error&_shape=objects-analyst": "the old API's _search on /state/messages.json is not applied on a schema: every row comes back",
+    "legacy-state:/state/messages.json?_search=error&_shape=objects-staff": "the old API's _search on /state/messages.json is not applied on a schema: every row comes back",
+    "legacy-state:/state/session_model_usage.json?_shape=objects&_size=max-analyst": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
 }
 
 
-def expect_known(request, url: str) -> None:
-    reason = next((why for part, why in DIFFERENT.items() if part in url), None)
-    if reason:
+def expect_known(request) -> None:
+    reason = KNOWN_DIFFERENT.get(request.node.callspec.id)
+    if "session export" in request.node.callspec.id:
+        # Not strict: which case differs changes from run to run (rows of one session with the
+        # same timestamp are not always read in the file's order).
+        reason = "a transcript's rows with equal timestamps may come in another order"
         request.applymarker(pytest.mark.xfail(reason=f"PostgreSQL differs: {reason}"))
+    elif reason:
+        request.applymarker(pytest.mark.xfail(reason=f"PostgreSQL differs: {reason}", strict=True))
 
 
 NOW = float(int(time.time()) // 3600 * 3600)
@@ -282,7 +312,7 @@ def compare(client, family: str, url: str) -> None:
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("family, url", FAMILIES, ids=[f"{f}:{u}" for f, u in FAMILIES])
 def test_each_familys_rows_are_the_files(served, family, url, role, request):
-    expect_known(request, url)
+    expect_known(request)
     compare(_client(role), family, url)
 
 
@@ -291,7 +321,7 @@ def test_each_familys_rows_are_the_files(served, family, url, role, request):
 def test_each_sessions_transcript_and_timeline_are_the_files(served, which, role, request):
     client = _client(role)
     family, url = _session_urls("x")[which]
-    expect_known(request, url)
+    expect_known(request)
     skipped = []
     for sid in served:
         try:

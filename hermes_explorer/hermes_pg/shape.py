@@ -3,7 +3,7 @@ and whether the connection's role could write to it."""
 
 from __future__ import annotations
 
-from ..hermes_db.catalog import Catalog, TableInfo
+from ..hermes_db.catalog import Catalog, ForeignKey, TableInfo
 from ..hermes_db.shape import KNOWN_TABLES, StoreShape
 
 # Hermes's full-text layout on PostgreSQL: a generated tsvector column of ``messages``.
@@ -24,6 +24,18 @@ JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 LEFT JOIN pg_index i ON i.indrelid = c.oid AND i.indisprimary
 WHERE n.nspname = %s AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+ORDER BY c.relname, a.attnum
+"""
+# Single-column foreign keys (compound ones are left out, as Datasette did).
+_FOREIGN_KEYS = """
+SELECT c.relname, a.attname, o.relname, oa.attname
+FROM pg_constraint k
+JOIN pg_class c ON c.oid = k.conrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_class o ON o.oid = k.confrelid
+JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = k.conkey[1]
+JOIN pg_attribute oa ON oa.attrelid = k.confrelid AND oa.attnum = k.confkey[1]
+WHERE n.nspname = %s AND k.contype = 'f' AND cardinality(k.conkey) = 1
 ORDER BY c.relname, a.attnum
 """
 # Any way the role could change the schema's conversations, as words (empty: none).
@@ -54,6 +66,10 @@ def inspect(conn, schema: str) -> tuple[StoreShape | None, str, str]:
             return None, f"permission denied for schema {schema}", ""
         cur.execute(_COLUMNS, [schema])
         found = cur.fetchall()
+        cur.execute(_FOREIGN_KEYS, [schema])
+        keys: dict[str, list[ForeignKey]] = {}
+        for table, column, other, other_column in cur.fetchall():
+            keys.setdefault(table, []).append(ForeignKey(column, other, other_column))
         cur.execute(_WRITES, [schema, schema])
         writes = cur.fetchone()[0]
         order: dict[str, list] = {}
@@ -81,6 +97,7 @@ def inspect(conn, schema: str) -> tuple[StoreShape | None, str, str]:
                     columns=tuple(c for c, _, _ in cols),
                     types=tuple(ty for _, ty, _ in cols),
                     pks=tuple(c for c, _, k in sorted(cols, key=lambda col: col[2]) if k),
+                    foreign_keys=tuple(keys.get(t, ())),
                 )
                 for t, cols in shown.items()
                 if t not in views
