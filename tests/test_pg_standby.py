@@ -43,6 +43,7 @@ def reader(url: str) -> str:
 def commit_on(pg) -> None:
     """Commit a change on the primary (in a schema of its own, dropped again)."""
     with psycopg.connect(pg.url, autocommit=True) as primary:
+        primary.execute("DROP SCHEMA IF EXISTS standby_probe CASCADE")
         primary.execute("CREATE SCHEMA standby_probe")
         primary.execute("CREATE TABLE standby_probe.t AS SELECT 1 AS x")
         primary.execute("DROP SCHEMA standby_probe CASCADE")
@@ -77,9 +78,9 @@ def test_every_page_reads_the_standby_as_it_reads_the_primary(
         assert statuses[REPLICA] == statuses[ORIGIN], (url, statuses)
         if statuses[ORIGIN] == 200:
             answered += 1
-            assert (NOTE in body(pages[REPLICA])) or "text/html" not in pages[REPLICA][
-                "Content-Type"
-            ]
+            shown = body(pages[REPLICA])
+            # Every whole page says so (a followed session's new rows are a fragment).
+            assert NOTE in shown or b"<html" not in shown, url
     assert answered >= 6
     # The same rows, figures and export bytes from both servers.
     for url in (
