@@ -11,37 +11,15 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 import pytest
-from django.db import connections
 
-from hermes_explorer import stores
-from hermes_explorer.stores import REGISTRY
 from hermes_fixtures.demo import build_demo_db
 from sessions_app.search import pg
 from tests.builders import StateDB
 from tests.hermes_pg import hermes_pg  # noqa: F401
-from tests.profile_home import allow_new_aliases
 from tests.roles_helpers import client_for
+from tests.test_pg_door import serve  # noqa: F401
 
 pytestmark = pytest.mark.django_db(databases="__all__")
-
-
-@pytest.fixture
-def serve(settings, request):
-    """``serve(name=source, …)``: the explorer serving exactly these stores for one test."""
-    allow_new_aliases(
-        request.getfixturevalue("monkeypatch"), request.getfixturevalue("django_db_blocker")
-    )
-
-    def serving(**sources):
-        settings.HERMES_STORES = ",".join(f"{n}={s}" for n, s in sources.items())
-        settings.HERMES_SINGLE_FILE = False
-        REGISTRY.rescan()
-        return {s.name: s for s in stores.all_stores()}
-
-    yield serving
-    for one in stores.all_stores():
-        connections[one.alias].close()
-    REGISTRY.rescan()
 
 
 def search(client, profile: str, **params):

@@ -15,19 +15,16 @@ import sqlite3
 
 import psycopg
 import pytest
-from django.db import connections
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hermes_explorer import stores
 from hermes_explorer.hermes_pg.base import as_in_sqlite
-from hermes_explorer.stores import REGISTRY
 from hermes_fixtures.demo import build_demo_db
 from hermes_fixtures.postgres import encode_text
 from tests.builders import StateDB, tool_call
 from tests.hermes_pg import hermes_pg as hermes_pg_server  # noqa: F401
-from tests.profile_home import allow_new_aliases
 from tests.roles_helpers import client_for
+from tests.test_pg_door import serve  # noqa: F401
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 csv.field_size_limit(1 << 30)  # the megabyte tool output
@@ -36,24 +33,6 @@ csv.field_size_limit(1 << 30)  # the megabyte tool output
 @pytest.fixture
 def pg(hermes_pg_server):  # noqa: F811
     return hermes_pg_server
-
-
-@pytest.fixture
-def serve(settings, request):
-    """``serve(name=source, …)``: the explorer serving exactly these stores for one test."""
-    allow_new_aliases(
-        request.getfixturevalue("monkeypatch"), request.getfixturevalue("django_db_blocker")
-    )
-
-    def serving(**sources):
-        settings.HERMES_STORES = ",".join(f"{n}={s}" for n, s in sources.items())
-        settings.HERMES_SINGLE_FILE = False
-        REGISTRY.rescan()
-
-    yield serving
-    for one in stores.all_stores():
-        connections[one.alias].close()
-    REGISTRY.rescan()
 
 
 SESSION_URLS = [
