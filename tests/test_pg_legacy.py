@@ -15,6 +15,7 @@ from hermes_fixtures.demo.builder import build_demo_db
 from legacy_app.api.operators import OPERATORS
 from tests.builders import NASTY_NOW, StateDB
 from tests.hermes_pg import hermes_pg as hermes_pg_server  # noqa: F401
+from tests.test_noninterference import LONG  # noqa: E402
 from tests.test_pg_door import at, serve  # noqa: F401
 
 pytestmark = pytest.mark.django_db(databases="__all__")
@@ -25,7 +26,8 @@ def pg(hermes_pg_server):  # noqa: F811
     return hermes_pg_server
 
 
-@pytest.fixture(params=["current", "legacy", "doc"])
+# Every layout in the long mode (``HERMES_TWIN_EXAMPLES=5000``); the current one by default.
+@pytest.fixture(params=["current", "legacy", "doc"] if LONG else ["current"])
 def both(request, pg, serve, client, staff_user):  # noqa: F811
     shape = request.param
     serve(file=pg.stores[shape].path, team=at(pg.reader_url, pg.schema(shape)))

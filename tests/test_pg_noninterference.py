@@ -111,12 +111,7 @@ def cases(*default):
 
 @pytest.mark.parametrize(
     "layout, role, language",
-    cases(
-        ("current", "viewer", "en"),
-        ("current", "analyst", "en"),
-        ("legacy", "analyst", "fr"),
-        ("doc", "analyst", "en"),
-    ),
+    cases(("current", "analyst", "en"), ("legacy", "viewer", "fr")),
 )
 def test_every_page_answers_the_same_from_both_schemas(twins, layout, role, language):
     pair = twins[layout]
@@ -124,30 +119,22 @@ def test_every_page_answers_the_same_from_both_schemas(twins, layout, role, lang
     ni.check(client_for(role), pair, urls, language)
 
 
-@pytest.mark.parametrize(
-    "layout, role, language", cases(("current", "analyst", "en"), ("doc", "viewer", "fr"))
-)
+@pytest.mark.parametrize("layout, role, language", cases(("doc", "viewer", "fr")))
 def test_list_filters_answer_the_same_from_both_schemas(twins, layout, role, language):
     ni.check(client_for(role), twins[layout], ni.probe_urls(twins[layout]), language)
 
 
-@pytest.mark.parametrize(
-    "layout, role, language", cases(("current", "analyst", "en"), ("legacy", "viewer", "fr"))
-)
+@pytest.mark.parametrize("layout, role, language", cases(("current", "analyst", "en")))
 def test_the_old_api_answers_the_same_from_both_schemas(twins, layout, role, language):
     ni.check(client_for(role), twins[layout], ni.api_urls(twins[layout]), language)
 
 
-@pytest.mark.parametrize(
-    "layout, role, language", cases(("current", "analyst", "en"), ("doc", "viewer", "en"))
-)
+@pytest.mark.parametrize("layout, role, language", cases(("current", "analyst", "en")))
 def test_full_text_search_answers_the_same_from_both_schemas(twins, layout, role, language):
     ni.check(client_for(role), twins[layout], ni.search_urls(twins[layout]), language)
 
 
-@pytest.mark.parametrize(
-    "layout, role, language", cases(("current", "analyst", "fr"), ("legacy", "viewer", "en"))
-)
+@pytest.mark.parametrize("layout, role, language", cases(("legacy", "analyst", "fr")))
 def test_generated_queries_answer_the_same_from_both_schemas(
     twins, layout, role, language, monkeypatch
 ):
