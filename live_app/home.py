@@ -151,7 +151,7 @@ def by_source(parts) -> list[dict]:
             into["messages"] += row["messages"] or 0
             if row["cost"] is not None:
                 into["cost"] = (into["cost"] or 0) + row["cost"]
-    return sorted(summed.values(), key=lambda r: -r["sessions"])
+    return sorted(summed.values(), key=lambda r: (-r["sessions"], r["source"] or ""))
 
 
 def combine(parts: list[tuple]) -> dict:

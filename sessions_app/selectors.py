@@ -102,7 +102,7 @@ def source_overview() -> list[dict]:
     return list(
         sessions.values("source")
         .annotate(sessions=Count("id"), messages=Coalesce(Sum("message_count"), 0), cost=cost)
-        .order_by("-sessions")
+        .order_by("-sessions", "source")
     )
 
 
