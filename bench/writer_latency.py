@@ -594,6 +594,38 @@ def stderr_to(path: Path):
         os.close(fd)
 
 
+def alone_then_loaded(store, args, workdir, explorer, group, results: dict, read: str) -> list:
+    """The writer alone for ``--baseline-seconds``, then while ``group`` reads (profile
+    ``read``) for ``--load-seconds``: both phases reported into ``results``, the added p99
+    too. Returns the loaded phase's samples."""
+    log(f"baseline: the writer alone for {args.baseline_seconds:g}s …")
+    alone = WriterRun.start(store, args, args.baseline_seconds, workdir, "alone")
+    alone.proc.wait(args.baseline_seconds + 60)
+    baseline = alone.finish()
+    log(f"load: the writer while {len(group)} readers{read} run for {args.load_seconds:g}s …")
+    loaded = WriterRun.start(store, args, args.load_seconds + 600, workdir, "load")
+    time.sleep(1.0)  # let the writer open and create its session
+    until = time.monotonic() + args.load_seconds
+    threads = [threading.Thread(target=r.run, args=(explorer, until), daemon=True) for r in group]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(args.load_seconds + 300)
+    under_load = loaded.finish()
+    log(
+        f"\n{'phase':10} {'commits':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}"
+        f" {'wait p99':>10} {'wait max':>10}"
+        f" {'>250ms':>6} {'retried':>7} {'failed':>6} {'locked':>7}"
+    )
+    results["alone"] = report_phase("alone", baseline)
+    results["load"] = report_phase("load", under_load)
+    added = results["load"]["p99_ms"] - results["alone"]["p99_ms"]
+    log(f"p99 added by the readers{read}: {added:+.1f} ms")
+    results["p99_added_ms"] = round(added, 1)
+    report_readers(group, results)
+    return under_load
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="store to copy")
@@ -669,37 +701,8 @@ def main() -> None:
             f"writer: a commit every {args.interval * 1000:.0f} ms, busy timeout "
             f"{args.busy_ms} ms, {args.retries} retries"
         )
-        log(f"baseline: the writer alone for {args.baseline_seconds:g}s …")
-        alone = WriterRun.start(store, args, args.baseline_seconds, workdir, "alone")
-        alone.proc.wait(args.baseline_seconds + 60)
-        baseline = alone.finish()
-
         group = readers(args.readers.split(","))
-        log(f"load: the writer while {len(group)} readers run for {args.load_seconds:g}s …")
-        loaded = WriterRun.start(store, args, args.load_seconds + 600, workdir, "load")
-        time.sleep(1.0)  # let the writer open and create its session
-        until = time.monotonic() + args.load_seconds
-        threads = [
-            threading.Thread(target=r.run, args=(explorer, until), daemon=True) for r in group
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(args.load_seconds + 300)
-        under_load = loaded.finish()
-
-        log(
-            f"\n{'phase':10} {'commits':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}"
-            f" {'wait p99':>10} {'wait max':>10}"
-            f" {'>250ms':>6} {'retried':>7} {'failed':>6} {'locked':>7}"
-        )
-        results["alone"] = report_phase("alone", baseline)
-        results["load"] = report_phase("load", under_load)
-        added = results["load"]["p99_ms"] - results["alone"]["p99_ms"]
-        log(f"p99 added by the readers: {added:+.1f} ms")
-        results["p99_added_ms"] = round(added, 1)
-
-        report_readers(group, results)
+        under_load = alone_then_loaded(store, args, workdir, explorer, group, results, "")
         worst = sorted(under_load, key=lambda s: -s["waited_ms"])[:5]
         results["holds"] = report_holds(logged_holds(server_log), worst, args.log_holds_ms)
     finally:
@@ -741,37 +744,10 @@ def postgres_main(args: argparse.Namespace) -> None:
                 os.setpriority(os.PRIO_PGRP, group, args.readers_nice)
             log(f"the standby and the explorer run at nice {args.readers_nice}")
         log(f"writer: a transaction every {args.interval * 1000:.0f} ms on the primary")
-        log(f"baseline: the writer alone for {args.baseline_seconds:g}s …")
-        alone = WriterRun.start(args.source, args, args.baseline_seconds, workdir, "alone")
-        alone.proc.wait(args.baseline_seconds + 60)
-        baseline = alone.finish()
         group = readers(args.readers.split(","), args.read_profile)
-        log(
-            f"load: the writer while {len(group)} readers read profile {args.read_profile} for "
-            f"{args.load_seconds:g}s …"
+        alone_then_loaded(
+            args.source, args, workdir, explorer, group, results, f" of {args.read_profile}"
         )
-        loaded = WriterRun.start(args.source, args, args.load_seconds + 600, workdir, "load")
-        time.sleep(1.0)
-        until = time.monotonic() + args.load_seconds
-        threads = [
-            threading.Thread(target=r.run, args=(explorer, until), daemon=True) for r in group
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(args.load_seconds + 300)
-        under_load = loaded.finish()
-        log(
-            f"\n{'phase':10} {'commits':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}"
-            f" {'wait p99':>10} {'wait max':>10}"
-            f" {'>250ms':>6} {'retried':>7} {'failed':>6} {'locked':>7}"
-        )
-        results["alone"] = report_phase("alone", baseline)
-        results["load"] = report_phase("load", under_load)
-        added = results["load"]["p99_ms"] - results["alone"]["p99_ms"]
-        log(f"p99 added by the readers of the standby: {added:+.1f} ms (target <= 5 ms)")
-        results["p99_added_ms"] = round(added, 1)
-        report_readers(group, results)
     finally:
         if explorer:
             explorer.stop()
