@@ -91,6 +91,20 @@ class PostgresServer:
             [*self._as, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
 
+    def _start(self, options: str) -> None:
+        """``pg_ctl start`` of this data directory with these server options, waiting for it."""
+        self._run(
+            postgres_bin("pg_ctl"),
+            "-D",
+            str(self.data),
+            "-o",
+            options,
+            "-l",
+            str(self.dir / "postgres.log"),
+            "-w",
+            "start",
+        )
+
     def start(self) -> PostgresServer:
         self._run(
             postgres_bin("initdb"),
@@ -108,17 +122,7 @@ class PostgresServer:
             f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off "
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=100"
         )
-        self._run(
-            postgres_bin("pg_ctl"),
-            "-D",
-            str(self.data),
-            "-o",
-            options,
-            "-l",
-            str(self.dir / "postgres.log"),
-            "-w",
-            "start",
-        )
+        self._start(options)
         self._run(
             postgres_bin("createdb") or "createdb",
             "-h",
@@ -226,17 +230,7 @@ class PostgresStandby(PostgresServer):
             f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c hot_standby=on "
             "-c fsync=off -c wal_receiver_status_interval=1s"
         )
-        self._run(
-            postgres_bin("pg_ctl"),
-            "-D",
-            str(self.data),
-            "-o",
-            options,
-            "-l",
-            str(self.dir / "postgres.log"),
-            "-w",
-            "start",
-        )
+        self._start(options)
         return self
 
     def catch_up(self, seconds: float = 30.0) -> None:
