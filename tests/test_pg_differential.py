@@ -50,16 +50,11 @@ KNOWN_DIFFERENT = {
     "current-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
     "current-search:/search/?q=the&mode=substring-analyst": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
     "current-search:/search/?q=the&mode=substring-staff": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
-    "current-session page-analyst": "the session page's rows differ (not yet explained)",
-    "current-session page-staff": "the session page's rows differ (not yet explained)",
     "current-state:/state/session_model_usage.json?_shape=objects&_size=max-analyst": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
     "demo-insights:/insights/?days=all&_export=json-analyst": "insights' per-day rows differ over all time",
     "demo-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
     "demo-search:/search/?q=the&mode=substring-analyst": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
     "demo-search:/search/?q=the&mode=substring-staff": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
-    "demo-session export2-analyst": "the transcript export differs for an analyst on the demo store (not yet explained)",
-    "demo-session page-analyst": "the session page's rows differ (not yet explained)",
-    "demo-session page-staff": "the session page's rows differ (not yet explained)",
     "demo-state:/state/session_model_usage.json?_shape=objects&_size=max-analyst": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
     "doc-failures:/failures/?days=365&_export=csv&rows=1-analyst": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
     "doc-failures:/failures/?days=365&_export=csv&rows=1-staff": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
@@ -69,8 +64,8 @@ KNOWN_DIFFERENT = {
     "doc-home:/-staff": "the home page differs on the doc layout (not yet explained)",
     "doc-insights:/insights/?days=all&_export=json-analyst": "insights' per-day rows differ over all time",
     "doc-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
-    "doc-session page-analyst": "the session page's rows differ (not yet explained)",
-    "doc-session page-staff": "the session page's rows differ (not yet explained)",
+    "doc-session page-analyst": "the doc layout's file has no session_model_usage table (the page says so), its schema has one, empty: the page shows the session's counters there as a residual row",
+    "doc-session page-staff": "the doc layout's file has no session_model_usage table (the page says so), its schema has one, empty: the page shows the session's counters there as a residual row",
     "doc-sessions:/sessions/?_export=csv&has_parent=true-analyst": "doc layout: has_parent=true finds the sessions whose parent is blank on the schema and none on the file",
     "doc-sessions:/sessions/?_export=csv&has_parent=true-staff": "doc layout: has_parent=true finds the sessions whose parent is blank on the schema and none on the file",
     "doc-state:/state/session_model_usage.json?_shape=objects&_size=max-analyst": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
@@ -79,8 +74,6 @@ KNOWN_DIFFERENT = {
     "legacy-failures:/failures/?days=365&_export=csv&rows=1-staff": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
     "legacy-insights:/insights/?days=all&_export=json-analyst": "insights' per-day rows differ over all time",
     "legacy-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
-    "legacy-session page-analyst": "the session page's rows differ (not yet explained)",
-    "legacy-session page-staff": "the session page's rows differ (not yet explained)",
     "legacy-state:/state/session_model_usage.json?_shape=objects&_size=max-analyst": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
 }
 
@@ -91,11 +84,6 @@ def expect_known(request) -> None:
     if case == "demo-state:/state/messages.json?_search=error&_shape=objects-analyst":
         # Not strict: differs after other cases have run, agrees when run alone.
         reason = "the old API's _search rows for an analyst on the demo store (not yet explained)"
-        request.applymarker(pytest.mark.xfail(reason=f"PostgreSQL differs: {reason}"))
-    elif "session export" in case:
-        # Not strict: which case differs changes from run to run (rows of one session with the
-        # same timestamp are not always read in the file's order).
-        reason = "a transcript's rows with equal timestamps may come in another order"
         request.applymarker(pytest.mark.xfail(reason=f"PostgreSQL differs: {reason}"))
     elif reason:
         request.applymarker(pytest.mark.xfail(reason=f"PostgreSQL differs: {reason}", strict=True))
@@ -256,10 +244,15 @@ def _common(a, b, top: bool = True):
 # What a page without an export shows of its rows: links to sessions and messages, and the
 # figures in its cells.
 _SHOWN = re.compile(r'href="(/p/_/(?:sessions|messages)/[^"]*)"|<td[^>]*>([^<]*)</td>')
+# The session page's "All recorded fields": one row per column of the layout's ``sessions``.
+_FIELD = re.compile(r"<th scope=\"row\"><code>([^<]*)</code></th><td>(.*?)</td></tr>")
+# When a transcript was exported: each request's own clock.
+_EXPORTED = re.compile(r'("exported_at": ?"|\*\*Exported:\*\* )[^" ]*')
 
 
 def rows(url: str, body: str):
     """The rows an answer holds, comparable between the two profiles."""
+    body = _EXPORTED.sub(r"\1…", body)
     if "_export=csv" in url or url.split("?")[0].endswith(".csv"):
         return [_unprofiled(row) for row in csv.DictReader(io.StringIO(body))]
     if "_export=jsonl" in url or "_export=dataset" in url:
@@ -282,7 +275,12 @@ def rows(url: str, body: str):
                 facet.pop("sql", None) if isinstance(facet, dict) else None
         return data
     page = _unprofiled(body).split("<main", 1)[-1]
-    return [link or cell.strip() for link, cell in _SHOWN.findall(page)]
+    # A session's recorded fields are its layout's columns: compared by name, on the columns
+    # both sides hold (as ``_common`` compares rows).
+    page, _, fields = page.partition('<details class="recorded-fields">')
+    fields, _, tail = fields.partition("</details>")
+    shown = [link or cell.strip() for link, cell in _SHOWN.findall(page + tail)]
+    return {"shown": shown, "fields": dict(_FIELD.findall(fields))} if fields else shown
 
 
 def compare(client, family: str, url: str) -> None:
