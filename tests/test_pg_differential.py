@@ -31,6 +31,7 @@ from django.db import connections
 
 from hermes_explorer import stores
 from hermes_explorer.stores import REGISTRY
+from legacy_app.api import tables as legacy_tables
 from tests.hermes_pg import hermes_pg  # noqa: F401
 from tests.profile_home import allow_new_aliases
 from tests.roles_helpers import client_for
@@ -80,12 +81,7 @@ KNOWN_DIFFERENT = {
 
 def expect_known(request) -> None:
     reason = KNOWN_DIFFERENT.get(request.node.callspec.id)
-    case = request.node.callspec.id
-    if case == "demo-state:/state/messages.json?_search=error&_shape=objects-analyst":
-        # Not strict: differs after other cases have run, agrees when run alone.
-        reason = "the old API's _search rows for an analyst on the demo store (not yet explained)"
-        request.applymarker(pytest.mark.xfail(reason=f"PostgreSQL differs: {reason}"))
-    elif reason:
+    if reason:
         request.applymarker(pytest.mark.xfail(reason=f"PostgreSQL differs: {reason}", strict=True))
 
 
@@ -128,9 +124,12 @@ def demo(hermes_pg, tmp_path_factory):  # noqa: F811
 def served(request, hermes_pg, settings):  # noqa: F811
     """The store ``file`` and its schema ``team``, served side by side: the session ids to
     read one by one."""
-    allow_new_aliases(
-        request.getfixturevalue("monkeypatch"), request.getfixturevalue("django_db_blocker")
-    )
+    monkeypatch = request.getfixturevalue("monkeypatch")
+    allow_new_aliases(monkeypatch, request.getfixturevalue("django_db_blocker"))
+    # The old API's count of a search decided on redacted text is null past a second; a schema
+    # rechecks every candidate of its scan (a file only those redaction changed), which can take
+    # longer on a busy machine: the harness compares the counts, not their speed.
+    monkeypatch.setattr(legacy_tables, "RECHECK_BUDGET", 60.0)
     if request.param == "demo":
         path, schema, ids = request.getfixturevalue("demo")
     else:
