@@ -36,10 +36,12 @@ CSV export, and the /state/ API sorted by a column, in JSON and CSV.  The writer
 session and messages at the end, so the kept schema holds the source's rows again.  A standby
 cannot hold up the primary's commits (no lock is shared), so what the readers add here is the
 CPU they take on this one machine: ``--readers-nice 19`` runs the standby and the explorer at
-low priority, as if they had a machine of their own, and ``--read-profile default`` sends the
-same reads to the source file instead (a control: the same CPU, no standby).
+low priority, ``--separate-cores`` gives the primary and its writer one core and the standby,
+the explorer and the readers the others (two machines, as far as one can share out CPUs), and
+``--read-profile default`` sends the same reads to the source file instead (a control: the same
+CPU, no standby).
 
-    .venv/bin/python bench/writer_latency.py --postgres --readers-nice 19
+    .venv/bin/python bench/writer_latency.py --postgres --separate-cores
 
 This is a measurement, not a test: it prints numbers and exits 0.  Every phase is bounded in
 time; the writer appends ``interval``-spaced rows to the copy (never to the source).
@@ -339,6 +341,8 @@ class WriterRun:
                 str(args.retries),
             ]
         )
+        if getattr(args, "writer_cpus", None):
+            os.sched_setaffinity(proc.pid, args.writer_cpus)
         return cls(out, proc)
 
     def finish(self, timeout: float = 30) -> list[dict]:
@@ -594,6 +598,30 @@ def stderr_to(path: Path):
         os.close(fd)
 
 
+def postmaster(server) -> int:
+    """The pid of ``server``'s postmaster, the leader of its processes' group."""
+    return int((server.data / "postmaster.pid").read_text().split()[0])
+
+
+def pin_tree(root: int, cpus: set[int]) -> None:
+    """Process ``root`` and every process under it on ``cpus`` (PostgreSQL's children each
+    lead a process group of their own); the ones they start later inherit it."""
+    parents = {}
+    for proc in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            if proc.name.isdigit():
+                parents[int(proc.name)] = int(
+                    (proc / "stat").read_text().rsplit(")", 1)[1].split()[1]
+                )
+    for pid in parents:
+        up = pid
+        while up not in (root, 0, 1) and up in parents:
+            up = parents[up]
+        if up == root:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(pid, cpus)
+
+
 def alone_then_loaded(store, args, workdir, explorer, group, results: dict, read: str) -> list:
     """The writer alone for ``--baseline-seconds``, then while ``group`` reads (profile
     ``read``) for ``--load-seconds``: both phases reported into ``results``, the added p99
@@ -664,6 +692,12 @@ def main() -> None:
         default=0,
         help="with --postgres: run the standby and the explorer at this nice value (the "
         "writer and the primary keep theirs), as if the standby had a machine of its own",
+    )
+    parser.add_argument(
+        "--separate-cores",
+        action="store_true",
+        help="with --postgres: the primary and the writer on one core, the standby, the "
+        "explorer and the readers on the others, as if each side had a machine of its own",
     )
     parser.add_argument(
         "--read-profile",
@@ -739,10 +773,19 @@ def postgres_main(args: argparse.Namespace) -> None:
         if args.readers_nice:
             # As if the standby and the explorer had a machine of their own: they yield the
             # CPU to the primary and its writer (this machine has few cores to share).
-            postmaster = int((standby.data / "postmaster.pid").read_text().split()[0])
-            for group in (explorer.proc.pid, postmaster):
+            for group in (explorer.proc.pid, postmaster(standby)):
                 os.setpriority(os.PRIO_PGRP, group, args.readers_nice)
             log(f"the standby and the explorer run at nice {args.readers_nice}")
+        if args.separate_cores:
+            first, *rest = sorted(os.sched_getaffinity(0))
+            if not rest:
+                raise SystemExit("--separate-cores needs two cores or more")
+            args.writer_cpus = {first}
+            pin_tree(postmaster(primary), args.writer_cpus)
+            for group in (explorer.proc.pid, postmaster(standby)):
+                pin_tree(group, set(rest))
+            os.sched_setaffinity(0, set(rest))  # the readers' threads, started from here
+            log(f"the primary and the writer on core {first}, the standby and readers on {rest}")
         log(f"writer: a transaction every {args.interval * 1000:.0f} ms on the primary")
         group = readers(args.readers.split(","), args.read_profile)
         alone_then_loaded(
