@@ -599,7 +599,7 @@ def stderr_to(path: Path):
 
 
 def postmaster(server) -> int:
-    """The pid of ``server``'s postmaster, the leader of its processes' group."""
+    """The pid of ``server``'s postmaster, the parent of its processes."""
     return int((server.data / "postmaster.pid").read_text().split()[0])
 
 
