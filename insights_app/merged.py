@@ -28,32 +28,18 @@ from insights_app.figures import tool_latency
 from insights_app.figures.activity import activity
 from insights_app.figures.days import DayRow
 from insights_app.figures.messages import add_skill, skill_breakdown, tool_breakdown
+from insights_app.figures.platforms import overview, totals
 from insights_app.figures.registry import TOKEN_KEYS
 from insights_app.stats import Report
 from profiles_app.links import store_reverse
 from sessions_app.search.merged import merged_choices
 
-# Overview fields that are sums of the profiles' own.
-_ADDED = (
-    "total_sessions",
-    "total_messages",
-    "total_tool_calls",
-    *(f"total_{key}" for key in TOKEN_KEYS),
-    "total_tokens",
-    "estimated_cost",
-    "actual_cost",
-    "total_hours",
-    "user_messages",
-    "assistant_messages",
-    "tool_messages",
-    "included_cost_sessions",
-    "unknown_cost_sessions",
-    "total_reasoning_tokens",
-    "stored_reasoning_tokens",
-    "total_api_calls",
-    "stored_messages",
-    "sessions_with_duration",
-)
+# Overview fields that are sums of the profiles' own: all but the averages and the date range.
+_ADDED = [
+    key
+    for key in overview(totals({}), dict.fromkeys(summary_store.ROLES, 0), [])
+    if not key.startswith(("avg_", "date_range_"))
+]
 
 
 def _add_rows(lists: list[list[dict]], key: str) -> dict[Any, dict]:

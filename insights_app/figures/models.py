@@ -46,6 +46,17 @@ COLUMNS = (
     ("tool_calls", "SUM(tc)"),
 )
 _FLOATS = frozenset({"cost", "actual_cost"})
+# The columns of a row of the table after its ``model``, in order.
+TABLE_KEYS = (
+    "sessions",
+    *TOKEN_KEYS,
+    "reasoning_tokens",
+    "total_tokens",
+    "api_calls",
+    "tool_calls",
+    "cost",
+    "actual_cost",
+)
 
 
 # Per counter but reasoning, a session's residual: what its counter has beyond its usage rows.
@@ -105,20 +116,7 @@ def table(
     fulls: dict[str, dict[str | None, None]] = {}  # the full names counted, in order, once
     for full, values in rows:
         name = names[full]
-        entry = merged.setdefault(
-            name,
-            {
-                "model": name,
-                "sessions": 0,
-                **dict.fromkeys(TOKEN_KEYS, 0),
-                "reasoning_tokens": 0,
-                "total_tokens": 0,
-                "api_calls": 0,
-                "tool_calls": 0,
-                "cost": 0.0,
-                "actual_cost": 0.0,
-            },
-        )
+        entry = merged.setdefault(name, {"model": name, **dict.fromkeys(TABLE_KEYS, 0)})
         if as_int(values["sessions"]):
             fulls.setdefault(name, {})[full] = None
         for key, value in values.items():
