@@ -284,14 +284,12 @@ def _bucket_start(day: dt.date, size: str) -> dt.date:
     return day
 
 
+# Days from a bucket's start that reach into the next bucket, never beyond it.
+_LENGTH = {"day": 1, "week": 7, "month": 31, "year": 366}
+
+
 def _next(start: dt.date, size: str) -> dt.date:
-    if size == "day":
-        return start + dt.timedelta(days=1)
-    if size == "week":
-        return start + dt.timedelta(days=7)
-    if size == "month":
-        return (start.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
-    return start.replace(year=start.year + 1)
+    return _bucket_start(start + dt.timedelta(days=_LENGTH[size]), size)
 
 
 def buckets(

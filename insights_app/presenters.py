@@ -59,7 +59,7 @@ TOP_TOOLS_CHART = 15
 
 def weekday_name(name: str) -> str:
     """Hermes's ``Mon`` … ``Sun`` in the page's language."""
-    return str(WEEKDAYS_ABBR[WEEKDAYS.index(name)]) if name in WEEKDAYS else name
+    return str(WEEKDAYS_ABBR[WEEKDAYS.index(name)])
 
 
 def _span(report: Report, rows: list[DayRow]) -> tuple[dt.date, dt.date] | None:
@@ -153,8 +153,7 @@ def bar_charts(report: Report, linked: dict[str, list[dict[str, Any]]]) -> dict[
     models = linked["models"]
     tools = linked["tools"][:TOP_TOOLS_CHART]
     platforms = linked["platforms"]
-    busiest = report.activity.get("busiest_day", {}) if report.activity else {}
-    busiest_hour = report.activity.get("busiest_hour", {}) if report.activity else {}
+    busiest, busiest_hour = report.activity["busiest_day"], report.activity["busiest_hour"]
     return {
         "models": charts.hbar_chart(
             [
@@ -238,12 +237,10 @@ def bar_charts(report: Report, linked: dict[str, list[dict[str, Any]]]) -> dict[
             )
             % {
                 "zone": report.timezone,
-                "day": weekday_name(busiest["day"])
-                if "day" in busiest
-                else pgettext("busiest", "none"),
-                "day_count": busiest.get("count", 0),
-                "hour": f"{busiest_hour.get('hour', 0):02d}",
-                "hour_count": busiest_hour.get("count", 0),
+                "day": weekday_name(busiest["day"]),
+                "day_count": busiest["count"],
+                "hour": f"{busiest_hour['hour']:02d}",
+                "hour_count": busiest_hour["count"],
             },
             weekdays=[weekday_name(d) for d in WEEKDAYS],
         ),
@@ -311,14 +308,12 @@ def page_notes(report: Report, basis: str) -> list[str]:
 
 
 def page(report: Report, drill: Drill, linked: dict[str, list[dict[str, Any]]], basis: str) -> dict:
-    """The template context of a report."""
+    """The template context of a report that is not empty (the page adds its notes)."""
     return {
-        "report": report,
         "basis": basis,
         "linked": linked,
-        "daily": daily(report, drill, basis) if not report.empty else None,
-        "charts": bar_charts(report, linked) if not report.empty else None,
-        "notes": page_notes(report, basis),
+        "daily": daily(report, drill, basis),
+        "charts": bar_charts(report, linked),
         "drill": drill,
         "heat_rows": [(WEEKDAYS[i], row, sum(row)) for i, row in enumerate(report.heatmap)],
         "tool_latency": latency_links(report.tool_latency),
@@ -370,10 +365,9 @@ def _percent(value: float) -> str:
     return decimal(value, 1) + "%"
 
 
-def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
-    """The explorer's own charts: cost by day and model, cache-hit rates, reasoning tokens."""
-    if report.empty:
-        return None
+def explorer_charts(report: Report, extra: Any) -> dict[str, Any]:
+    """The explorer's own charts of a report that is not empty: cost by day and model,
+    cache-hit rates, reasoning tokens."""
     drill = Drill(window=report.window, now=report.now)
     totals: Counter = Counter()
     for row in extra.cost_by_day_model:

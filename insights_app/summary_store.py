@@ -1,16 +1,9 @@
 """The per-session summaries of :mod:`insights_app.summaries`, kept in the app's database.
 
-Kept in process memory only, every restart and every worker would pay for the whole store
-again.  Here each summary is plain rows in the explorer's own database, keyed by the state.db
-file's identity (name, device, inode: a replaced file starts afresh) and the session id, so
-every process reuses it and a report adds them up in SQL over its window (:func:`totals`,
-:func:`tools`, :func:`skills`).
-
-Freshness: each summary carries the session's ``message_count`` when computed (a different
-count makes it stale), and :class:`~insights_app.models.SummaryMark` keeps the highest
-``messages.id`` seen, so rows appended while no process ran still name the stale sessions; a
-lower maximum drops every summary of that file.  A failure to read or write the app database
-never fails a report: the summaries are then computed in memory.
+Not in process memory, where every restart and every worker would pay for the whole store
+again: rows keyed by the state.db file's identity (a replaced file starts afresh) and the
+session id, which a report adds up in SQL over its window.  A failure to read or write the
+app database never fails a report: the summaries are then computed in memory.
 """
 
 from __future__ import annotations

@@ -87,6 +87,9 @@ def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
     else:
         usage_cols = ", ".join(f"{zero} AS u_{key}" for _column, _short, key, zero in USAGE)
         join = ""
+    own = ",\n               ".join(
+        f"COALESCE({c(column, zero)}, {zero}) AS s_{key}" for column, _short, key, zero in USAGE
+    )
     local = segments.local_sql("s.started_at")
     columns = f"""s.id AS id, COALESCE(NULLIF(s.source, ''), 'unknown') AS source,
                s.model AS model, s.started_at AS started_at,
@@ -95,13 +98,7 @@ def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
                CASE WHEN {_POSITIVE} THEN s.ended_at - s.started_at END AS dur,
                COALESCE(s.message_count, 0) AS messages,
                COALESCE({c("tool_call_count")}, 0) AS tool_calls,
-               COALESCE(s.input_tokens, 0) AS s_in, COALESCE(s.output_tokens, 0) AS s_out,
-               COALESCE({c("cache_read_tokens")}, 0) AS s_cr,
-               COALESCE({c("cache_write_tokens")}, 0) AS s_cw,
-               COALESCE({c("reasoning_tokens")}, 0) AS s_rs,
-               COALESCE({c("api_call_count")}, 0) AS s_api,
-               COALESCE({c("estimated_cost_usd", "NULL")}, 0.0) AS s_cost,
-               COALESCE({c("actual_cost_usd", "NULL")}, 0.0) AS s_actual,
+               {own},
                CASE WHEN {included} THEN 1 ELSE 0 END AS included,
                CASE WHEN {unknown} THEN 1 ELSE 0 END AS unknown,
                {usage_cols}"""
