@@ -1,10 +1,6 @@
-"""Insights over several profiles: the per-profile reports, summed into one.
-
-Each store's report is computed (and cached) as on its own page; the report of all is their
-sum, figure by figure: rows of the same model, source, tool, skill or day are summed, averages
-and shares recomputed from the sums, and each notable session is the most notable of the
-profiles' (linking into its profile).  :func:`breakdown` shows each profile's share,
-:func:`profiles_chart` draws it.
+"""Insights over several profiles: the per-profile reports (each cached as on its own page),
+summed figure by figure into one; averages and shares are recomputed from the sums, and each
+notable session is the most notable of the profiles' (linking into its profile).
 """
 
 from __future__ import annotations
@@ -59,8 +55,6 @@ def _add_rows(lists: list[list[dict]], key: str) -> dict[Any, dict]:
 
 def _overview(reports: list[Report]) -> dict[str, Any]:
     views = [r.overview for r in reports if r.overview]
-    if not views:
-        return {}
     out = {key: sum(v.get(key) or 0 for v in views) for key in _ADDED}
     n, durations = out["total_sessions"], out["sessions_with_duration"]
     out["avg_session_duration"] = out["total_hours"] * 3600 / durations if durations else 0
@@ -159,11 +153,13 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
         _add_rows([r.platforms for r in reports], "platform").values(),
         key=lambda p: (-p["sessions"], p["platform"]),
     )
-    tools, result_rows = Counter(), Counter()
+    tools, result_rows, day_costs = Counter(), Counter(), Counter()
     for report in reports:
         for tool in report.tools:
             tools[tool["tool"]] += tool["count"]
         result_rows.update(report.tool_result_rows)
+        for row in report.day_models:
+            day_costs[row["day"], row["model"]] += row["cost"]
     out.tools = tool_breakdown(tools)
     out.tool_result_rows = dict(result_rows)
     out.skills = _skills(reports)
@@ -175,14 +171,10 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
         out.days_by_activity = _days([r.days_by_activity for r in reports])
     out.activity = activity(out.heatmap, [d.day for d in out.days_by_start if d.sessions])
     out.top_sessions = _top_sessions(parts)
-    day_models = _add_rows(
-        [[{**row, "key": (row["day"], row["model"])} for row in r.day_models] for r in reports],
-        "key",
-    )
-    out.day_models = sorted(
-        ({k: v for k, v in row.items() if k != "key"} for row in day_models.values()),
-        key=lambda row: (row["day"], row["model"]),
-    )
+    out.day_models = [
+        {"day": day, "model": model, "cost": cost}
+        for (day, model), cost in sorted(day_costs.items())
+    ]
     return out
 
 

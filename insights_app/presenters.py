@@ -1,9 +1,5 @@
-"""The insights report as the page shows it: daily charts, bar charts, the heatmap, notes.
-
-The report (:mod:`insights_app.stats`) holds numbers; this module turns them into the charts
-of :mod:`insights_app.charts`, each with the words that describe it and the drill-down links
-of :mod:`insights_app.drilldown`.
-"""
+"""The insights report as the page shows it: charts (:mod:`insights_app.charts`), each with
+the words that describe it and its drill-down links, and the page's notes."""
 
 from __future__ import annotations
 
@@ -110,7 +106,6 @@ def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
         # Activity days are not start days: the session list cannot show "usage on day X".
         b.href = drill.days(b.first, b.last) if basis == "start" else None
     per = _bucket(size)
-    how = "start" if basis == "start" else "activity"
 
     def chart(key: str, fmt, unit: str, css: str):
         values = [b.values.get(key, 0) for b in series]
@@ -119,7 +114,7 @@ def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
         busiest = series[values.index(peak)].label if peak else pgettext("busiest", "none")
         return charts.column_chart(
             [charts.Column(b.label, b.tick, b.values.get(key, 0), b.href) for b in series],
-            title=gettext(DAILY_TITLES[key, how]) % {"bucket": per},
+            title=gettext(DAILY_TITLES[key, basis]) % {"bucket": per},
             desc=gettext(
                 "%(n)s bars from %(first)s to %(last)s; total %(total)s; "
                 "busiest: %(busiest)s with %(peak)s."

@@ -1,9 +1,6 @@
 """Building the stored summaries of a whole state.db ahead of time (``manage.py insights_warm``).
 
-A report computes a few missing summaries itself; with more than :data:`BACKGROUND_FROM`
-missing it shows the figures that need none and says how many are missing.  :func:`build`
-computes every missing or stale summary in chunks and records its progress in the app
-database (:func:`insights_app.summary_store.claim_build`), so every worker shows it; one build
+:func:`build` records its progress in the app database, so every worker shows it; one build
 runs per file across processes.
 """
 

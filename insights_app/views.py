@@ -1,9 +1,4 @@
-"""``/insights/``: Hermes's insights report as a page, as JSON, and as CSV tables.
-
-The view parses the window, gets the (cached) report from :mod:`insights_app.reports` and
-renders it (:mod:`insights_app.presenters`, :mod:`insights_app.drilldown`); ``_export=json``
-and ``_export=csv&table=…`` come from :mod:`insights_app.export`.
-"""
+"""``/insights/``: Hermes's insights report as a page, as JSON, and as CSV tables."""
 
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from hermes_explorer import store
 from hermes_explorer.dialect import greatest
 
 from ..window import Scope
+from .per_session import USAGE
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
 
 EPOCH_DAY0 = dt.date(1970, 1, 1)
@@ -53,13 +54,8 @@ def columns() -> tuple[tuple[str, str], ...]:
         ("messages", "SUM(messages)"),
         *(
             (name, f"SUM({greatest(f's_{key}', f'u_{key}')})")
-            for name, key in (
-                ("input_tokens", "in"),
-                ("output_tokens", "out"),
-                ("cache_read_tokens", "cr"),
-                ("cache_write_tokens", "cw"),
-                ("cost", "cost"),
-            )
+            for _column, _short, key, _zero, name in USAGE
+            if name in (*TOKEN_KEYS, "cost")
         ),
         ("tool_calls", "SUM(tool_calls)"),
     )

@@ -1,12 +1,9 @@
-"""Message figures: roles, tools and skills, from the per-session summaries.
+"""Message figures: roles, tools and skills, added up in SQL over the per-session summaries
+stored in the app database (:mod:`insights_app.summary_store`).
 
-These need every message of the window, so they are added up in SQL over the summaries stored
-in the app database (:mod:`insights_app.summaries`, :mod:`insights_app.summary_store`).
-Whether those cover the window is checked with the window's sessions and the sum of their
-``message_count`` on both sides; when they agree, nothing more is read from the state.db.
-Otherwise the stale and missing sessions are computed (or, when many, built in the background
-while the page shows progress, :mod:`insights_app.summary_build`), and summaries of sessions
-no longer in the window are dropped.
+They cover the window when both sides agree on its sessions and the sum of their
+``message_count``; otherwise the stale and missing sessions are computed first (or, when many,
+built in the background, :mod:`insights_app.summary_build`).
 """
 
 from __future__ import annotations

@@ -63,8 +63,6 @@ def latency_rows(times: dict[str, Iterable[float]], slowest: dict[str, list[Call
     rows = []
     for tool, values in times.items():
         ordered = sorted(values)
-        if not ordered:
-            continue
         rows.append(
             {
                 "tool": tool,
