@@ -1,10 +1,8 @@
 """Server-rendered inline SVG charts: no JavaScript, no CDN, readable in light and dark themes.
 
-Each builder returns one ``<svg>`` as a safe string.  Shapes carry classes (``bar``,
-``k-input``, ``heat-3``…) that ``explorer.css`` paints with the theme's variables; text uses
-``currentColor``.  Every chart has a ``<title>`` and ``<desc>`` summarising it, and the page
-puts the same numbers and the drill-down links in a data table beside it.  Text from the
-state.db is escaped here, as this module builds markup.
+Shapes carry classes (``bar``, ``k-input``, ``heat-3``…) that ``explorer.css`` paints with the
+theme's variables; text uses ``currentColor``.  Every chart has a ``<title>`` and ``<desc>``
+summarising it.  Text from the state.db is escaped here, as this module builds markup.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""Where each insights figure leads: the session or message list behind it.
-
-A model, a platform, a run of days or a tool links to the list page filtered the same way as
-the report's window (its days, source and model), so the numbers can be checked row by row.
-"""
+"""Where each insights figure leads: the session or message list behind it."""
 
 from __future__ import annotations
 

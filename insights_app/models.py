@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from django.db import models
 
+# A summary's rows by role (``stored``: every row, any role), as StoredSummary's columns.
+ROLES = ("user", "assistant", "tool", "stored")
+
 
 class _SessionRow(models.Model):
     """The columns every summary row has: the file, the session, and what windows filter on."""
@@ -46,15 +49,7 @@ class StoredSummary(_SessionRow):
         ]
         indexes = [
             models.Index(
-                fields=[
-                    "store_key",
-                    "started_at",
-                    "message_count",
-                    "user",
-                    "assistant",
-                    "tool",
-                    "stored",
-                ],
+                fields=["store_key", "started_at", "message_count", *ROLES],
                 name="summary_window",
             )
         ]

@@ -186,8 +186,7 @@ def with_messages(report: Report, *, collect_seconds: float | None = None) -> Re
     """``report``, whose summaries were still being built, with its message figures read
     again over the same window and clock."""
     started = time.monotonic()
-    scope = scope_of(report.window, report.now)
-    scope, _first, _last = window_span(scope)
+    scope, _first, _last = window_span(scope_of(report.window, report.now))
     messages = message_figures(
         scope, report.window, (report.lo, report.hi), use_cache=True, time_limit=collect_seconds
     )

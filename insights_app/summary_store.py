@@ -22,15 +22,13 @@ from django.utils import timezone
 
 from hermes_explorer import store as state_db
 
-from .models import StoredSummary, SummaryCall, SummaryMark, SummarySkill, SummaryTool
+from .models import ROLES, StoredSummary, SummaryCall, SummaryMark, SummarySkill, SummaryTool
 
 log = logging.getLogger(__name__)
 IN_CHUNK = 500  # ids per IN (…)
 SAVE_BATCH = 1000
 # A build whose heartbeat is older than this is taken to have died (its process stopped).
 BUILD_STALE_SECONDS = 30.0
-# A summary's rows by role (``stored``: every row, any role), as StoredSummary's columns.
-ROLES = ("user", "assistant", "tool", "stored")
 # 2: tool calls (latency, failures) counted as ``sessions_app.toolcalls`` defines them.
 KEPT_VERSION = 2
 
@@ -40,15 +38,6 @@ def store_key() -> int:
     of the version of what is kept (a new version computes every summary and count again)."""
     digest = hashlib.sha256(repr((state_db.file_identity(), KEPT_VERSION)).encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
-
-
-@dataclass(frozen=True)
-class Attributes:
-    """What a window filters a session on, as the state.db has it."""
-
-    started_at: float | None
-    source: str | None
-    model: str | None
 
 
 def window_q(lo: float | None, hi: float | None, source: str | None, model: str | None) -> Q:
@@ -171,13 +160,13 @@ _COMMON = ("store_key", "session_id", "started_at", "source", "model")
 _HEAD_COLUMNS = (*_COMMON, "message_count", *ROLES, "updated_at")
 
 
-def save(key: int, summaries: dict, attributes: dict[str, Attributes]) -> None:
-    """Store (or replace) these summaries of this file, with their sessions' attributes."""
+def save(key: int, summaries: dict, attributes: dict[str, tuple]) -> None:
+    """Store (or replace) these summaries of this file, with what a window filters their
+    sessions on (``attributes``: ``(started_at, source, model)`` as the state.db has them)."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     heads, tool_rows, skill_rows, call_rows = [], [], [], []
     for sid, s in summaries.items():
-        a = attributes.get(sid) or Attributes(None, None, None)
-        common = (key, sid, a.started_at, a.source, a.model)
+        common = (key, sid, *attributes.get(sid, (None, None, None)))
         heads.append((*common, s.message_count, s.user, s.assistant, s.tool, s.stored, now))
         tool_rows += [(*common, n, c, r) for n, c, r in s.tools]
         skill_rows += [(*common, k, v, m, last) for k, v, m, last in s.skills]

@@ -92,7 +92,7 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
             # Too many for this request: ``insights_warm`` computes them; the page says so.
             missing = len(stale)
         elif stale:
-            attributes = {r[0]: summary_store.Attributes(*r[2:5]) for r in stale}
+            attributes = {r[0]: r[2:5] for r in stale}
             collected = summaries_module.collect(
                 [(r[0], r[1]) for r in stale],
                 attributes=attributes,

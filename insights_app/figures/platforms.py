@@ -1,8 +1,5 @@
-"""Figure ``platforms``: the window's sessions per source, with their counters summed.
-
-Hermes's platforms table, the totals of the overview (the sum over sources), and Hermes's
-overview block made of them and the models table.
-"""
+"""Figure ``platforms``: the window's sessions per source, with their counters summed; and
+the overview made of them."""
 
 from __future__ import annotations
 
