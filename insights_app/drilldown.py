@@ -65,17 +65,12 @@ class Drill:
             out["started_to_epoch"] = _epoch(hi)
         return out
 
-    def _sessions(self, params: dict[str, str | None]) -> str:
-        base = _url("sessions:list")
-        query = urlencode({k: v for k, v in {**params, **ALL_FLAGS}.items() if v})
-        return f"{base}?{query}"
-
     def _in_window(self, lo: float | None = None, hi: float | None = None, **params) -> str:
         """The sessions of the window (within ``[lo, hi)``), of its source and model."""
         w = self.window
-        return self._sessions(
-            {**self._bounds(lo, hi), "source": w.source, "model": w.model, **params}
-        )
+        params = {**self._bounds(lo, hi), "source": w.source, "model": w.model, **params}
+        query = urlencode({k: v for k, v in {**params, **ALL_FLAGS}.items() if v})
+        return f"{_url('sessions:list')}?{query}"
 
     def model(self, name: str) -> str:
         return self._in_window(used_model=name)

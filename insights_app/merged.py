@@ -77,24 +77,6 @@ def _days(lists: list[list[DayRow] | None]) -> list[DayRow]:
     return [by_day[day] for day in sorted(by_day)]
 
 
-def _skills(reports: list[Report]) -> dict[str, Any]:
-    merged: dict[str, dict] = {}
-    for report in reports:
-        for s in report.skills.get("top_skills", []):
-            add_skill(merged, s["skill"], s["view_count"], s["manage_count"], s["last_used_at"])
-    return skill_breakdown(list(merged.values()))
-
-
-def _top_sessions(parts: list[tuple[Store, Report]]) -> list[dict[str, Any]]:
-    best: dict[str, dict] = {}  # in the order the metrics are first seen
-    for store, report in parts:
-        for top in report.top_sessions:
-            metric = top["metric"]
-            if metric not in best or (top["raw_value"] or 0) > (best[metric]["raw_value"] or 0):
-                best[metric] = {**top, "profile": store.name, "store": store}
-    return list(best.values())
-
-
 def _tool_latency(out: Report, parts: list[tuple[Store, Report]]) -> None:
     """Tool latency over every profile's calls (a median of medians is no median): read from
     each profile's stored summaries over the window, kept while the profiles' reports are
@@ -154,15 +136,23 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
         key=lambda p: (-p["sessions"], p["platform"]),
     )
     tools, result_rows, day_costs = Counter(), Counter(), Counter()
-    for report in reports:
+    skills: dict[str, dict] = {}
+    best: dict[str, dict] = {}  # the notable sessions, in the order their metrics come
+    for store, report in parts:
         for tool in report.tools:
             tools[tool["tool"]] += tool["count"]
         result_rows.update(report.tool_result_rows)
+        for s in report.skills["top_skills"]:
+            add_skill(skills, s["skill"], s["view_count"], s["manage_count"], s["last_used_at"])
         for row in report.day_models:
             day_costs[row["day"], row["model"]] += row["cost"]
+        for top in report.top_sessions:
+            metric = top["metric"]
+            if metric not in best or (top["raw_value"] or 0) > (best[metric]["raw_value"] or 0):
+                best[metric] = {**top, "profile": store.name, "store": store}
     out.tools = tool_breakdown(tools)
     out.tool_result_rows = dict(result_rows)
-    out.skills = _skills(reports)
+    out.skills = skill_breakdown(list(skills.values()))
     _tool_latency(out, parts)
     tool_latency.add_calls(out.tools, out.tool_latency)
     out.heatmap = [[sum(r.heatmap[d][h] for r in reports) for h in range(24)] for d in range(7)]
@@ -170,7 +160,7 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
     if any(r.days_by_activity is not None for r in reports):
         out.days_by_activity = _days([r.days_by_activity for r in reports])
     out.activity = activity(out.heatmap, [d.day for d in out.days_by_start if d.sessions])
-    out.top_sessions = _top_sessions(parts)
+    out.top_sessions = list(best.values())
     out.day_models = [
         {"day": day, "model": model, "cost": cost}
         for (day, model), cost in sorted(day_costs.items())
@@ -197,10 +187,8 @@ def breakdown(parts: list[tuple[Store, Report]], query: dict[str, str]) -> list[
 
 def link_top_sessions(linked: dict[str, list[dict[str, Any]]]) -> None:
     """Notable sessions of a combined report link into the profile each comes from."""
-    for row in linked.get("top_sessions", []):
-        store = row.pop("store", None)
-        if store is not None:
-            row["url"] = store_reverse("sessions:detail", [row["session_id"]], store)
+    for row in linked["top_sessions"]:
+        row["url"] = store_reverse("sessions:detail", [row["session_id"]], row.pop("store"))
 
 
 def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: list[str]):

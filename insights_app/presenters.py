@@ -360,10 +360,9 @@ def _percent(value: float) -> str:
     return decimal(value, 1) + "%"
 
 
-def explorer_charts(report: Report, extra: Any) -> dict[str, Any]:
+def explorer_charts(report: Report, extra: Any, drill: Drill) -> dict[str, Any]:
     """The explorer's own charts of a report that is not empty: cost by day and model,
     cache-hit rates, reasoning tokens."""
-    drill = Drill(window=report.window, now=report.now)
     totals: Counter = Counter()
     for row in extra.cost_by_day_model:
         totals[row["model"]] += row["cost"]

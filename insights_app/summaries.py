@@ -333,19 +333,16 @@ class Saver:
 
 
 def collect(
-    sessions: list[tuple[str, int | None]],
-    *,
-    attributes: dict | None = None,
-    key: int | None = None,
-    time_limit: float | None = None,
+    sessions: list[tuple], *, key: int | None = None, time_limit: float | None = None
 ) -> Collected:
-    """Compute the summaries of ``sessions`` ``(id, message_count)`` in chunks, stored with
-    ``key``; past ``time_limit`` seconds it stops, and the next report carries on."""
+    """Compute the summaries of ``sessions`` (rows of :func:`.summary_build.window_sessions`)
+    in chunks, stored with ``key``; past ``time_limit`` seconds it stops, and the next report
+    carries on."""
     stop_at = time.monotonic() + time_limit if time_limit is not None else None
-    counts = dict(sessions)
-    todo = [sid for sid, _ in sessions]
+    counts = {r[0]: r[1] for r in sessions}
+    todo = list(counts)
     out: dict[str, SessionSummary] = {}
-    saver = Saver(key, attributes or {}) if key is not None else None
+    saver = Saver(key, {r[0]: r[2:5] for r in sessions}) if key is not None else None
     for _, fresh in chunked(todo, counts, lambda chunk: compute(chunk, counts), stop_at=stop_at):
         out.update(fresh)
         if saver is not None:

@@ -160,7 +160,7 @@ def _body(request, found: Found, context: dict) -> str:
         body_context["compared"] = [
             (k, label, extra.changes[k]) for k, label in explorer.COMPARED if k in extra.changes
         ]
-        body_context["explorer_charts"] = presenters.explorer_charts(report, extra)
+        body_context["explorer_charts"] = presenters.explorer_charts(report, extra, found.drill)
         if found.profile_rows is not None:
             body_context["profile_rows"] = found.profile_rows
             body_context["profile_chart"] = merged_insights.profiles_chart(found.profile_rows)
