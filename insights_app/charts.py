@@ -295,8 +295,7 @@ def buckets(
 ) -> tuple[str, list[Bucket]]:
     """Every bucket from ``first`` to ``last`` (empty ones too), with ``rows`` summed in."""
     size = bucket_size(first, last)
-    out: list[Bucket] = []
-    index: dict[dt.date, Bucket] = {}
+    index: dict[dt.date, Bucket] = {}  # by start, in order
     start = _bucket_start(first, size)
     while start <= last:
         end = min(_next(start, size) - dt.timedelta(days=1), last)
@@ -310,9 +309,7 @@ def buckets(
             label, tick = month_text(start), date_format(start, "MONTH_TICK_FORMAT")
         else:
             label, tick = str(start.year), str(start.year)
-        bucket = Bucket(first=shown, last=end, label=label, tick=tick)
-        out.append(bucket)
-        index[start] = bucket
+        index[start] = Bucket(first=shown, last=end, label=label, tick=tick)
         start = _next(start, size)
     for day, values in rows:
         bucket = index.get(_bucket_start(day, size))
@@ -320,4 +317,4 @@ def buckets(
             continue
         for key, value in values.items():
             bucket.values[key] = bucket.values.get(key, 0) + value
-    return size, out
+    return size, list(index.values())

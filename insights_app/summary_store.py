@@ -12,7 +12,6 @@ import hashlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,9 +128,8 @@ def _drop(key: int, ids: list[str]) -> None:
                 )
 
 
-def drop(key: int, ids: Iterable[str]) -> None:
+def drop(key: int, ids: list[str]) -> None:
     """Forget the stored summaries of these sessions (stale, or gone from the window)."""
-    ids = list(ids)
     if not ids:
         return
     try:
