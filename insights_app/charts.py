@@ -1,10 +1,8 @@
 """Server-rendered inline SVG charts: no JavaScript, no CDN, readable in light and dark themes.
 
-Each builder returns one ``<svg>`` as a safe string.  Shapes carry classes (``bar``,
-``k-input``, ``heat-3``…) that ``explorer.css`` paints with the theme's variables; text uses
-``currentColor``.  Every chart has a ``<title>`` and ``<desc>`` summarising it, and the page
-puts the same numbers and the drill-down links in a data table beside it.  Text from the
-state.db is escaped here, as this module builds markup.
+Shapes carry classes (``bar``, ``k-input``, ``heat-3``…) that ``explorer.css`` paints with the
+theme's variables; text uses ``currentColor``.  Every chart has a ``<title>`` and ``<desc>``
+summarising it.  Text from the state.db is escaped here, as this module builds markup.
 """
 
 from __future__ import annotations
@@ -284,14 +282,12 @@ def _bucket_start(day: dt.date, size: str) -> dt.date:
     return day
 
 
+# Days from a bucket's start that reach into the next bucket, never beyond it.
+_LENGTH = {"day": 1, "week": 7, "month": 31, "year": 366}
+
+
 def _next(start: dt.date, size: str) -> dt.date:
-    if size == "day":
-        return start + dt.timedelta(days=1)
-    if size == "week":
-        return start + dt.timedelta(days=7)
-    if size == "month":
-        return (start.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
-    return start.replace(year=start.year + 1)
+    return _bucket_start(start + dt.timedelta(days=_LENGTH[size]), size)
 
 
 def buckets(
@@ -299,8 +295,7 @@ def buckets(
 ) -> tuple[str, list[Bucket]]:
     """Every bucket from ``first`` to ``last`` (empty ones too), with ``rows`` summed in."""
     size = bucket_size(first, last)
-    out: list[Bucket] = []
-    index: dict[dt.date, Bucket] = {}
+    index: dict[dt.date, Bucket] = {}  # by start, in order
     start = _bucket_start(first, size)
     while start <= last:
         end = min(_next(start, size) - dt.timedelta(days=1), last)
@@ -314,9 +309,7 @@ def buckets(
             label, tick = month_text(start), date_format(start, "MONTH_TICK_FORMAT")
         else:
             label, tick = str(start.year), str(start.year)
-        bucket = Bucket(first=shown, last=end, label=label, tick=tick)
-        out.append(bucket)
-        index[start] = bucket
+        index[start] = Bucket(first=shown, last=end, label=label, tick=tick)
         start = _next(start, size)
     for day, values in rows:
         bucket = index.get(_bucket_start(day, size))
@@ -324,4 +317,4 @@ def buckets(
             continue
         for key, value in values.items():
             bucket.values[key] = bucket.values.get(key, 0) + value
-    return size, out
+    return size, list(index.values())

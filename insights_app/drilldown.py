@@ -1,8 +1,4 @@
-"""Where each insights figure leads: the session or message list behind it.
-
-A model, a platform, a run of days or a tool links to the list page filtered the same way as
-the report's window (its days, source and model), so the numbers can be checked row by row.
-"""
+"""Where each insights figure leads: the session or message list behind it."""
 
 from __future__ import annotations
 
@@ -11,7 +7,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.urls import NoReverseMatch, get_script_prefix, get_urlconf, reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.http import urlencode
 
 from hermes_explorer.hermes_db.current import current_alias
@@ -22,18 +18,15 @@ from .stats import Report
 from .window import Window
 
 
-def _url(name: str, fallback: str) -> str:
+def _url(name: str) -> str:
     # A list page's own URL: the same for every link of a report (hundreds of them), and
     # for every report of the profile (its URLs differ from another profile's).
-    return _profile_url(name, fallback, current_alias(), get_script_prefix(), get_urlconf())
+    return _profile_url(name, current_alias(), get_script_prefix(), get_urlconf())
 
 
 @functools.lru_cache(maxsize=64)
-def _profile_url(name: str, fallback: str, *profile) -> str:
-    try:
-        return reverse(name)
-    except NoReverseMatch:
-        return fallback
+def _profile_url(name: str, *profile) -> str:
+    return reverse(name)
 
 
 def _epoch(value: float) -> str:
@@ -72,17 +65,12 @@ class Drill:
             out["started_to_epoch"] = _epoch(hi)
         return out
 
-    def _sessions(self, params: dict[str, str | None]) -> str:
-        base = _url("sessions:list", "/sessions/")
-        query = urlencode({k: v for k, v in {**params, **ALL_FLAGS}.items() if v})
-        return f"{base}?{query}"
-
     def _in_window(self, lo: float | None = None, hi: float | None = None, **params) -> str:
         """The sessions of the window (within ``[lo, hi)``), of its source and model."""
         w = self.window
-        return self._sessions(
-            {**self._bounds(lo, hi), "source": w.source, "model": w.model, **params}
-        )
+        params = {**self._bounds(lo, hi), "source": w.source, "model": w.model, **params}
+        query = urlencode({k: v for k, v in {**params, **ALL_FLAGS}.items() if v})
+        return f"{_url('sessions:list')}?{query}"
 
     def model(self, name: str) -> str:
         return self._in_window(used_model=name)
@@ -90,31 +78,25 @@ class Drill:
     def source(self, name: str) -> str:
         return self._in_window(source=name)
 
-    def _day_head(self, day: dt.date) -> str:
-        # The day's part of a query, encoded once per day (a year's report links each day
-        # from four tables).
+    def day(self, day: dt.date, tail: str = _FLAGS) -> str:
+        # The day's part of the query is encoded once per day (a year's report links each day
+        # from four tables); ``tail`` is the rest.
         head = self._day_heads.get(day)
         if head is None:
             bounds = self._bounds(day_start_epoch(day), day_end_epoch(day))
             params = {**bounds, "source": self.window.source, "model": self.window.model}
             head = self._day_heads[day] = urlencode({k: v for k, v in params.items() if v})
-        return head
-
-    def day(self, day: dt.date) -> str:
-        head = self._day_head(day)
-        base = _url("sessions:list", "/sessions/")
-        return f"{base}?{head}&{_FLAGS}" if head else f"{base}?{_FLAGS}"
+        base = _url("sessions:list")
+        return f"{base}?{head}&{tail}" if head else f"{base}?{tail}"
 
     def day_model(self, day: dt.date, name: str) -> str:
         """The sessions started on ``day`` that used model ``name`` (a thousand links a year:
         the day's part is encoded once per day, the model's once per model)."""
-        head = self._day_head(day)
         tail = self._model_tails.get(name)
         if tail is None:
             params = {"used_model": name, **ALL_FLAGS}
             tail = self._model_tails[name] = urlencode({k: v for k, v in params.items() if v})
-        base = _url("sessions:list", "/sessions/")
-        return f"{base}?{head}&{tail}" if head else f"{base}?{tail}"
+        return self.day(day, tail)
 
     def days(self, first: dt.date, last: dt.date) -> str:
         return self._in_window(day_start_epoch(first), day_end_epoch(last))
@@ -135,7 +117,7 @@ class Drill:
             *ALL_MESSAGES,
         ]
         query = urlencode([(k, v) for k, v in params if v])
-        return f"{_url('messages:list', '/messages/')}?{query}"
+        return f"{_url('messages:list')}?{query}"
 
     def session(self, session_id: str) -> str | None:
         # None for an id the URL pattern cannot carry (a slash): shown, not linked.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.core.cache import cache
@@ -58,24 +58,17 @@ def previous_window(window: Window, now: float) -> Window | None:
     if window.is_custom:
         if window.start_day is None or window.end_day is None:
             return None
-        length = (window.end_day - window.start_day).days + 1
-        return Window(
+        before = window.start_day - dt.timedelta(days=1)
+        return replace(
+            window,
             days=None,
-            start_day=window.start_day - dt.timedelta(days=length),
-            end_day=window.start_day - dt.timedelta(days=1),
-            source=window.source,
-            model=window.model,
+            start_day=before - (window.end_day - window.start_day),
+            end_day=before,
         )
     if window.days is None:
         return None
     span = window.days * DAY_SECONDS
-    return Window(
-        days=None,
-        source=window.source,
-        model=window.model,
-        from_epoch=now - 2 * span,
-        to_epoch=now - span,
-    )
+    return replace(window, days=None, from_epoch=now - 2 * span, to_epoch=now - span)
 
 
 # The pass of the previous period: the overview's sums only.
@@ -95,12 +88,11 @@ def previous_report(window: Window, now: float) -> Report:
     if cached is not None:
         return cached
     lo, hi = window.bounds(now)
-    tz = timezone.get_current_timezone()
     report = Report(window=window, now=now, lo=lo, hi=hi, generated_at=time.time())
-    scope = scope_of(window, now)
-    scope, first, last = window_span(scope)
+    scope, first, last = window_span(scope_of(window, now))
     if scope.sessions:
-        figures = compute(scope, offset_segments(tz, first, last), PREVIOUS_FIGURES)
+        segments = offset_segments(timezone.get_current_timezone(), first, last)
+        figures = compute(scope, segments, PREVIOUS_FIGURES)
         report.empty = False
         roles = dict.fromkeys(summary_store.ROLES, 0)
         full = overview(totals(figures["platforms"]), roles, [figures["model_totals"]])

@@ -12,30 +12,34 @@ from sessions_app.exports import neutralise_formula
 from sessions_app.timefmt import iso
 
 from .explorer import Extras
+from .figures.models import TABLE_KEYS as MODEL_KEYS
 from .figures.registry import TOKEN_KEYS
 from .stats import Report
 
-CSV_TABLES = (
-    "models",
-    "platforms",
-    "tools",
-    "tool_latency",
-    "skills",
-    "daily",
-    # The explorer's own figures.
-    "cache_by_model",
-    "cache_by_day",
-    "cost_by_day_model",
-    "reasoning_by_model",
-)
-# The explorer's tables: the Extras attribute of each, and its columns.
+# Each CSV table and its columns, in the order the page offers them.
 _CACHE_COLUMNS = ["cache_hit_rate", "input_tokens", "cache_read_tokens", "cache_write_tokens"]
-EXPLORER_TABLES = {
+CSV_COLUMNS = {
+    "models": ["model", *MODEL_KEYS],
+    "platforms": [
+        "platform",
+        "sessions",
+        "messages",
+        *TOKEN_KEYS,
+        "total_tokens",
+        "tool_calls",
+        "estimated_cost",
+    ],
+    "tools": ["tool", "count", "percentage"],
+    "tool_latency": ["tool", "calls", "median_s", "p95_s", "max_s"],
+    "skills": ["skill", "view_count", "manage_count", "total_count", "last_used_at"],
+    "daily": ["day", "sessions", "messages", *TOKEN_KEYS, "total_tokens", "cost"],
+    # The explorer's own tables: each is the Extras attribute of its name.
     "cache_by_model": ["model", *_CACHE_COLUMNS],
     "cache_by_day": ["day", *_CACHE_COLUMNS],
     "cost_by_day_model": ["day", "model", "cost"],
     "reasoning_by_model": ["model", "reasoning_tokens", "output_tokens", "share_of_output"],
 }
+CSV_TABLES = tuple(CSV_COLUMNS)
 
 
 def refusal(fmt: str, table: str) -> HttpResponse | None:
@@ -82,56 +86,23 @@ def _filename(report: Report, table: str, ext: str) -> str:
     return f"hermes-insights-{table}-{span}.{ext}"
 
 
+def _csv_rows(report: Report, table: str, basis: str, extra: Extras) -> list[dict]:
+    if table == "tools":
+        return [{**t, "percentage": round(t["percentage"], 4)} for t in report.tools]
+    if table == "skills":
+        skills = report.skills["top_skills"]
+        return [{**s, "last_used_at": iso(s["last_used_at"])} for s in skills]
+    if table == "daily":
+        return [d.as_dict() for d in report.day_rows(basis)]
+    if table in ("models", "platforms", "tool_latency"):
+        return getattr(report, table) or []
+    return getattr(extra, table)
+
+
 def csv_response(report: Report, table: str, basis: str, extra: Extras) -> HttpResponse:
     """One table of the report as a CSV download, its text cells defused for spreadsheets."""
-    if table in EXPLORER_TABLES:
-        header = EXPLORER_TABLES[table]
-        rows = [[row[k] for k in header] for row in getattr(extra, table)]
-    elif table == "models":
-        header = [
-            "model",
-            "sessions",
-            *TOKEN_KEYS,
-            "reasoning_tokens",
-            "total_tokens",
-            "api_calls",
-            "tool_calls",
-            "cost",
-            "actual_cost",
-        ]
-        rows = [[m[k] for k in header] for m in report.models]
-    elif table == "platforms":
-        header = [
-            "platform",
-            "sessions",
-            "messages",
-            *TOKEN_KEYS,
-            "total_tokens",
-            "tool_calls",
-            "estimated_cost",
-        ]
-        rows = [[p[k] for k in header] for p in report.platforms]
-    elif table == "tools":
-        header = ["tool", "count", "percentage"]
-        rows = [[t["tool"], t["count"], round(t["percentage"], 4)] for t in report.tools]
-    elif table == "tool_latency":
-        header = ["tool", "calls", "median_s", "p95_s", "max_s"]
-        rows = [[t[k] for k in header] for t in report.tool_latency or []]
-    elif table == "skills":
-        header = ["skill", "view_count", "manage_count", "total_count", "last_used_at"]
-        rows = [
-            [
-                s["skill"],
-                s["view_count"],
-                s["manage_count"],
-                s["total_count"],
-                iso(s["last_used_at"]),
-            ]
-            for s in report.skills["top_skills"]
-        ]
-    else:
-        header = ["day", "sessions", "messages", *TOKEN_KEYS, "total_tokens", "cost"]
-        rows = [[d.as_dict()[k] for k in header] for d in report.day_rows(basis)]
+    header = CSV_COLUMNS[table]
+    rows = [[row[k] for k in header] for row in _csv_rows(report, table, basis, extra)]
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(header)

@@ -40,6 +40,15 @@ def _in_range(day: dt.date) -> None:
         )
 
 
+def _day_field(label) -> forms.DateField:
+    return forms.DateField(
+        required=False,
+        label=label,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        validators=[_in_range],
+    )
+
+
 BASIS_CHOICES = [
     ("start", gettext_lazy("By start day (as Hermes counts)")),
     ("activity", gettext_lazy("By activity day (usage on the day it happened)")),
@@ -54,18 +63,8 @@ class InsightsForm(forms.Form):
         initial=str(DEFAULT_DAYS),
         widget=forms.Select,
     )
-    start = forms.DateField(
-        required=False,
-        label=gettext_lazy("From"),
-        widget=forms.DateInput(attrs={"type": "date"}),
-        validators=[_in_range],
-    )
-    end = forms.DateField(
-        required=False,
-        label=gettext_lazy("To"),
-        widget=forms.DateInput(attrs={"type": "date"}),
-        validators=[_in_range],
-    )
+    start = _day_field(gettext_lazy("From"))
+    end = _day_field(gettext_lazy("To"))
     source = forms.CharField(required=False, label=gettext_lazy("Source"), max_length=200)
     model = forms.CharField(
         required=False,

@@ -9,6 +9,7 @@ year) and written into the SQL as a ``CASE`` over the epoch: every bucket is the
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
@@ -32,9 +33,7 @@ class OffsetSegments:
         if not self.changes:
             return f"({expr} + {self.first})"
         parts = [f"WHEN {expr} < {self.changes[0][0]} THEN {expr} + {self.first}"]
-        for (_start, offset), (next_start, _next) in zip(
-            self.changes, self.changes[1:], strict=False
-        ):
+        for (_start, offset), (next_start, _next) in itertools.pairwise(self.changes):
             parts.append(f"WHEN {expr} < {next_start} THEN {expr} + {offset}")
         parts.append(f"ELSE {expr} + {self.changes[-1][1]}")
         return "(CASE " + " ".join(parts) + " END)"

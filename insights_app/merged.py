@@ -1,10 +1,6 @@
-"""Insights over several profiles: the per-profile reports, summed into one.
-
-Each store's report is computed (and cached) as on its own page; the report of all is their
-sum, figure by figure: rows of the same model, source, tool, skill or day are summed, averages
-and shares recomputed from the sums, and each notable session is the most notable of the
-profiles' (linking into its profile).  :func:`breakdown` shows each profile's share,
-:func:`profiles_chart` draws it.
+"""Insights over several profiles: the per-profile reports (each cached as on its own page),
+summed figure by figure into one; averages and shares are recomputed from the sums, and each
+notable session is the most notable of the profiles' (linking into its profile).
 """
 
 from __future__ import annotations
@@ -28,32 +24,18 @@ from insights_app.figures import tool_latency
 from insights_app.figures.activity import activity
 from insights_app.figures.days import DayRow
 from insights_app.figures.messages import add_skill, skill_breakdown, tool_breakdown
+from insights_app.figures.platforms import overview, totals
 from insights_app.figures.registry import TOKEN_KEYS
 from insights_app.stats import Report
 from profiles_app.links import store_reverse
 from sessions_app.search.merged import merged_choices
 
-# Overview fields that are sums of the profiles' own.
-_ADDED = (
-    "total_sessions",
-    "total_messages",
-    "total_tool_calls",
-    *(f"total_{key}" for key in TOKEN_KEYS),
-    "total_tokens",
-    "estimated_cost",
-    "actual_cost",
-    "total_hours",
-    "user_messages",
-    "assistant_messages",
-    "tool_messages",
-    "included_cost_sessions",
-    "unknown_cost_sessions",
-    "total_reasoning_tokens",
-    "stored_reasoning_tokens",
-    "total_api_calls",
-    "stored_messages",
-    "sessions_with_duration",
-)
+# Overview fields that are sums of the profiles' own: all but the averages and the date range.
+_ADDED = [
+    key
+    for key in overview(totals({}), dict.fromkeys(summary_store.ROLES, 0), [])
+    if not key.startswith(("avg_", "date_range_"))
+]
 
 
 def _add_rows(lists: list[list[dict]], key: str) -> dict[Any, dict]:
@@ -73,8 +55,6 @@ def _add_rows(lists: list[list[dict]], key: str) -> dict[Any, dict]:
 
 def _overview(reports: list[Report]) -> dict[str, Any]:
     views = [r.overview for r in reports if r.overview]
-    if not views:
-        return {}
     out = {key: sum(v.get(key) or 0 for v in views) for key in _ADDED}
     n, durations = out["total_sessions"], out["sessions_with_duration"]
     out["avg_session_duration"] = out["total_hours"] * 3600 / durations if durations else 0
@@ -95,24 +75,6 @@ def _days(lists: list[list[DayRow] | None]) -> list[DayRow]:
             for name in ("sessions", "messages", *TOKEN_KEYS, "cost", "tool_calls"):
                 setattr(into, name, getattr(into, name) + getattr(row, name))
     return [by_day[day] for day in sorted(by_day)]
-
-
-def _skills(reports: list[Report]) -> dict[str, Any]:
-    merged: dict[str, dict] = {}
-    for report in reports:
-        for s in report.skills.get("top_skills", []):
-            add_skill(merged, s["skill"], s["view_count"], s["manage_count"], s["last_used_at"])
-    return skill_breakdown(list(merged.values()))
-
-
-def _top_sessions(parts: list[tuple[Store, Report]]) -> list[dict[str, Any]]:
-    best: dict[str, dict] = {}  # in the order the metrics are first seen
-    for store, report in parts:
-        for top in report.top_sessions:
-            metric = top["metric"]
-            if metric not in best or (top["raw_value"] or 0) > (best[metric]["raw_value"] or 0):
-                best[metric] = {**top, "profile": store.name, "store": store}
-    return list(best.values())
 
 
 def _tool_latency(out: Report, parts: list[tuple[Store, Report]]) -> None:
@@ -173,14 +135,24 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
         _add_rows([r.platforms for r in reports], "platform").values(),
         key=lambda p: (-p["sessions"], p["platform"]),
     )
-    tools, result_rows = Counter(), Counter()
-    for report in reports:
+    tools, result_rows, day_costs = Counter(), Counter(), Counter()
+    skills: dict[str, dict] = {}
+    best: dict[str, dict] = {}  # the notable sessions, in the order their metrics come
+    for store, report in parts:
         for tool in report.tools:
             tools[tool["tool"]] += tool["count"]
         result_rows.update(report.tool_result_rows)
+        for s in report.skills["top_skills"]:
+            add_skill(skills, s["skill"], s["view_count"], s["manage_count"], s["last_used_at"])
+        for row in report.day_models:
+            day_costs[row["day"], row["model"]] += row["cost"]
+        for top in report.top_sessions:
+            metric = top["metric"]
+            if metric not in best or (top["raw_value"] or 0) > (best[metric]["raw_value"] or 0):
+                best[metric] = {**top, "profile": store.name, "store": store}
     out.tools = tool_breakdown(tools)
     out.tool_result_rows = dict(result_rows)
-    out.skills = _skills(reports)
+    out.skills = skill_breakdown(list(skills.values()))
     _tool_latency(out, parts)
     tool_latency.add_calls(out.tools, out.tool_latency)
     out.heatmap = [[sum(r.heatmap[d][h] for r in reports) for h in range(24)] for d in range(7)]
@@ -188,15 +160,11 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
     if any(r.days_by_activity is not None for r in reports):
         out.days_by_activity = _days([r.days_by_activity for r in reports])
     out.activity = activity(out.heatmap, [d.day for d in out.days_by_start if d.sessions])
-    out.top_sessions = _top_sessions(parts)
-    day_models = _add_rows(
-        [[{**row, "key": (row["day"], row["model"])} for row in r.day_models] for r in reports],
-        "key",
-    )
-    out.day_models = sorted(
-        ({k: v for k, v in row.items() if k != "key"} for row in day_models.values()),
-        key=lambda row: (row["day"], row["model"]),
-    )
+    out.top_sessions = list(best.values())
+    out.day_models = [
+        {"day": day, "model": model, "cost": cost}
+        for (day, model), cost in sorted(day_costs.items())
+    ]
     return out
 
 
@@ -219,10 +187,8 @@ def breakdown(parts: list[tuple[Store, Report]], query: dict[str, str]) -> list[
 
 def link_top_sessions(linked: dict[str, list[dict[str, Any]]]) -> None:
     """Notable sessions of a combined report link into the profile each comes from."""
-    for row in linked.get("top_sessions", []):
-        store = row.pop("store", None)
-        if store is not None:
-            row["url"] = store_reverse("sessions:detail", [row["session_id"]], store)
+    for row in linked["top_sessions"]:
+        row["url"] = store_reverse("sessions:detail", [row["session_id"]], row.pop("store"))
 
 
 def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: list[str]):

@@ -1,9 +1,6 @@
 """The per-session message summaries of the insights report, in the app's own database.
 
-A summary is plain rows, so that a report adds them up in SQL (``SUM … GROUP BY``) over its
-window: one :class:`StoredSummary` per session (role counts), one :class:`SummaryTool` per
-session and tool, one :class:`SummarySkill` per session and skill, one :class:`SummaryCall`
-per timed tool call.  Each row carries the
+Plain rows, so that a report adds them up in SQL over its window.  Each row carries the
 session's start time, source and model, the columns an insights window filters on, so that a
 window is chosen in the app database alone, with the same comparisons as on the state.db.
 """
@@ -11,6 +8,9 @@ window is chosen in the app database alone, with the same comparisons as on the 
 from __future__ import annotations
 
 from django.db import models
+
+# A summary's rows by role (``stored``: every row, any role), as StoredSummary's columns.
+ROLES = ("user", "assistant", "tool", "stored")
 
 
 class _SessionRow(models.Model):
@@ -49,15 +49,7 @@ class StoredSummary(_SessionRow):
         ]
         indexes = [
             models.Index(
-                fields=[
-                    "store_key",
-                    "started_at",
-                    "message_count",
-                    "user",
-                    "assistant",
-                    "tool",
-                    "stored",
-                ],
+                fields=["store_key", "started_at", "message_count", *ROLES],
                 name="summary_window",
             )
         ]

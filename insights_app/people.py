@@ -48,9 +48,6 @@ class PeopleForm(InsightsForm):
         max_length=200,
     )
 
-    def __init__(self, data=None, **kwargs):
-        super().__init__(data, activity_days=False, **kwargs)
-
     def matches(self, row: dict) -> bool:
         wanted = (self.cleaned_data.get("user") or "").casefold()
         return not wanted or any(

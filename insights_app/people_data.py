@@ -1,17 +1,13 @@
 """Who talks to the agents: the reads behind ``/people/``, one row per person of the window.
 
 A *user id* is a non-empty ``sessions.user_id`` (gateway sessions record the platform's
-sender; cron and subagent sessions have none).  The window and its source and model filters are
-the insights window (:mod:`insights_app.window`): sessions started in it.  Per id and platform:
-sessions, messages (``message_count``), tokens and estimated cost by Hermes's rules as the
-insights overview counts them (each session's ``session_model_usage`` rows plus its residual,
-so auxiliary usage counts; :mod:`insights_app.figures.models`), the first and last session
-started, and the latest display name (where the file has the column).
+sender; cron and subagent sessions have none) of a session of the insights window.  Tokens and
+cost are counted as the insights overview counts them (:mod:`insights_app.figures.models`).
 
-One grouped statement per store.  A row is a *person*: the ids staff joined into one
-(:class:`~insights_app.models.Person`, by profile, platform and id), else one user id over
-every platform and profile.  User ids and display names are metadata: redacted for every role
-when read, and joined, filtered and sorted on their redacted text only.
+A row is a *person*: the ids staff joined into one (:class:`~insights_app.models.Person`, by
+profile, platform and id), else one user id over every platform and profile.  User ids and
+display names are metadata: redacted for every role when read, and joined, filtered and
+sorted on their redacted text only.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The insights report as the page shows it: daily charts, bar charts, the heatmap, notes.
-
-The report (:mod:`insights_app.stats`) holds numbers; this module turns them into the charts
-of :mod:`insights_app.charts`, each with the words that describe it and the drill-down links
-of :mod:`insights_app.drilldown`.
-"""
+"""The insights report as the page shows it: charts (:mod:`insights_app.charts`), each with
+the words that describe it and its drill-down links, and the page's notes."""
 
 from __future__ import annotations
 
@@ -59,7 +55,7 @@ TOP_TOOLS_CHART = 15
 
 def weekday_name(name: str) -> str:
     """Hermes's ``Mon`` … ``Sun`` in the page's language."""
-    return str(WEEKDAYS_ABBR[WEEKDAYS.index(name)]) if name in WEEKDAYS else name
+    return str(WEEKDAYS_ABBR[WEEKDAYS.index(name)])
 
 
 def _span(report: Report, rows: list[DayRow]) -> tuple[dt.date, dt.date] | None:
@@ -110,7 +106,6 @@ def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
         # Activity days are not start days: the session list cannot show "usage on day X".
         b.href = drill.days(b.first, b.last) if basis == "start" else None
     per = _bucket(size)
-    how = "start" if basis == "start" else "activity"
 
     def chart(key: str, fmt, unit: str, css: str):
         values = [b.values.get(key, 0) for b in series]
@@ -119,7 +114,7 @@ def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
         busiest = series[values.index(peak)].label if peak else pgettext("busiest", "none")
         return charts.column_chart(
             [charts.Column(b.label, b.tick, b.values.get(key, 0), b.href) for b in series],
-            title=gettext(DAILY_TITLES[key, how]) % {"bucket": per},
+            title=gettext(DAILY_TITLES[key, basis]) % {"bucket": per},
             desc=gettext(
                 "%(n)s bars from %(first)s to %(last)s; total %(total)s; "
                 "busiest: %(busiest)s with %(peak)s."
@@ -153,8 +148,7 @@ def bar_charts(report: Report, linked: dict[str, list[dict[str, Any]]]) -> dict[
     models = linked["models"]
     tools = linked["tools"][:TOP_TOOLS_CHART]
     platforms = linked["platforms"]
-    busiest = report.activity.get("busiest_day", {}) if report.activity else {}
-    busiest_hour = report.activity.get("busiest_hour", {}) if report.activity else {}
+    busiest, busiest_hour = report.activity["busiest_day"], report.activity["busiest_hour"]
     return {
         "models": charts.hbar_chart(
             [
@@ -238,12 +232,10 @@ def bar_charts(report: Report, linked: dict[str, list[dict[str, Any]]]) -> dict[
             )
             % {
                 "zone": report.timezone,
-                "day": weekday_name(busiest["day"])
-                if "day" in busiest
-                else pgettext("busiest", "none"),
-                "day_count": busiest.get("count", 0),
-                "hour": f"{busiest_hour.get('hour', 0):02d}",
-                "hour_count": busiest_hour.get("count", 0),
+                "day": weekday_name(busiest["day"]),
+                "day_count": busiest["count"],
+                "hour": f"{busiest_hour['hour']:02d}",
+                "hour_count": busiest_hour["count"],
             },
             weekdays=[weekday_name(d) for d in WEEKDAYS],
         ),
@@ -311,14 +303,12 @@ def page_notes(report: Report, basis: str) -> list[str]:
 
 
 def page(report: Report, drill: Drill, linked: dict[str, list[dict[str, Any]]], basis: str) -> dict:
-    """The template context of a report."""
+    """The template context of a report that is not empty (the page adds its notes)."""
     return {
-        "report": report,
         "basis": basis,
         "linked": linked,
-        "daily": daily(report, drill, basis) if not report.empty else None,
-        "charts": bar_charts(report, linked) if not report.empty else None,
-        "notes": page_notes(report, basis),
+        "daily": daily(report, drill, basis),
+        "charts": bar_charts(report, linked),
         "drill": drill,
         "heat_rows": [(WEEKDAYS[i], row, sum(row)) for i, row in enumerate(report.heatmap)],
         "tool_latency": latency_links(report.tool_latency),
@@ -370,11 +360,9 @@ def _percent(value: float) -> str:
     return decimal(value, 1) + "%"
 
 
-def explorer_charts(report: Report, extra: Any) -> dict[str, Any] | None:
-    """The explorer's own charts: cost by day and model, cache-hit rates, reasoning tokens."""
-    if report.empty:
-        return None
-    drill = Drill(window=report.window, now=report.now)
+def explorer_charts(report: Report, extra: Any, drill: Drill) -> dict[str, Any]:
+    """The explorer's own charts of a report that is not empty: cost by day and model,
+    cache-hit rates, reasoning tokens."""
     totals: Counter = Counter()
     for row in extra.cost_by_day_model:
         totals[row["model"]] += row["cost"]

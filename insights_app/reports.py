@@ -1,11 +1,9 @@
 """Whole reports, cached briefly while the state.db does not change.
 
-A report of a busy store takes a few hundred milliseconds even with warm summaries; the same
-page again, or its export right after, should not pay that again.  A report is reused while
-the file's signature (size and mtime of the state.db and its ``-wal``) is unchanged and it is
-younger than ``REPORT_TTL`` seconds (a "last N days" window slides).  The page shows when its
-numbers were computed.  A report whose message figures are still being built is kept apart,
-and the next view reads only those again (:func:`insights_app.stats.with_messages`).
+A report of a busy store takes a few hundred milliseconds even with warm summaries.  It is
+reused while the file's signature is unchanged and it is younger than ``REPORT_TTL`` seconds
+(a "last N days" window slides).  A report whose message figures are still being built is
+kept apart, and the next view reads only those again.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The numbers behind ``/insights/``: what ``hermes insights`` reports, computed in SQL.
 
-Every figure is an aggregation in SQLite; Python only touches the small results.  The report
-uses the field names of Hermes's insights dictionary, so ``_export=json`` can replace a script
-that parsed it, and follows Hermes's semantics (``agent/insights.py``) except where a
-``NOTE:`` says otherwise.  The window is :mod:`insights_app.window`, each figure a module of
-:mod:`insights_app.figures`; this module assembles them into a :class:`Report`.
+The report uses the field names of Hermes's insights dictionary, so ``_export=json`` can
+replace a script that parsed it, and follows Hermes's semantics (``agent/insights.py``) except
+where a ``NOTE:`` says otherwise.  Each figure is a module of :mod:`insights_app.figures`.
 """
 
 from __future__ import annotations
@@ -129,9 +127,8 @@ def build_report(
     use_cache: bool = True,
     collect_seconds: float | None = None,
 ) -> Report:
-    """The whole report for ``window`` (``activity_days``: also ``session_daily_usage``;
-    ``use_cache=False``: every summary recomputed; ``collect_seconds``: the time for
-    summaries not stored yet)."""
+    """The whole report for ``window`` (``use_cache=False``: every summary recomputed;
+    ``collect_seconds``: the time for summaries not stored yet)."""
     started = time.monotonic()
     now = current_time() if now is None else float(now)
     tz = timezone.get_current_timezone()
@@ -179,8 +176,6 @@ def _set_messages(report: Report, messages) -> None:
     report.tools = tool_breakdown(messages.tools)
     report.tool_result_rows = dict(messages.tool_rows)
     report.skills = skill_breakdown(messages.skills)
-    # The times and slowest calls of :func:`.figures.tool_latency.gather` (None: the file
-    # cannot pair or time calls).
     found = messages.latency
     report.tool_latency = None if found is None else tool_latency.latency_rows(*found)
     tool_latency.add_calls(report.tools, report.tool_latency)
@@ -191,8 +186,7 @@ def with_messages(report: Report, *, collect_seconds: float | None = None) -> Re
     """``report``, whose summaries were still being built, with its message figures read
     again over the same window and clock."""
     started = time.monotonic()
-    scope = scope_of(report.window, report.now)
-    scope, _first, _last = window_span(scope)
+    scope, _first, _last = window_span(scope_of(report.window, report.now))
     messages = message_figures(
         scope, report.window, (report.lo, report.hi), use_cache=True, time_limit=collect_seconds
     )

@@ -1,16 +1,16 @@
 """Per-session message summaries (role counts, tools, skills), computed in SQL and stored.
 
-A session's messages almost never change once written, so each session's summary is computed
-once and stored in the app's database (:mod:`insights_app.summary_store`), where a report adds
-them up over its window.  Freshness: the highest ``messages.id`` seen is kept (rows past it
-name the sessions to recompute; a lower maximum drops all) and each summary records its
-session's ``message_count``.  Summaries are computed in short chunks of sessions, so a cold
-report never pins the WAL and stops at its deadline with what it has.
+A session's messages almost never change once written, so each summary is computed once and
+stored (:mod:`insights_app.summary_store`).  Freshness: the highest ``messages.id`` seen is
+kept (rows past it name the sessions to recompute; a lower maximum drops all) and each summary
+records its session's ``message_count``.  Summaries are computed in short chunks of sessions,
+so a cold report never pins the WAL and stops at its deadline with what it has.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import threading
 import time
@@ -256,11 +256,9 @@ def _read_in_python(session_ids: list[str]) -> list[tuple]:
         f" WHERE {dialect.in_json_list('session_id')} ORDER BY session_id, id",
         [json.dumps(session_ids)],
     )
-    sessions: dict[str, list] = {}
-    for row in found:
-        sessions.setdefault(row[0], []).append(row)
     out = []
-    for sid, rows in sessions.items():
+    for sid, group in itertools.groupby(found, key=lambda row: row[0]):
+        rows = list(group)
         roles = Counter(row[2] for row in rows)
         tool_rows = [row[3] for row in rows if row[2] == "tool" and isinstance(row[3], str)]
         named, callers, timed = [], pairing.Callers(), []
@@ -335,19 +333,16 @@ class Saver:
 
 
 def collect(
-    sessions: list[tuple[str, int | None]],
-    *,
-    attributes: dict | None = None,
-    key: int | None = None,
-    time_limit: float | None = None,
+    sessions: list[tuple], *, key: int | None = None, time_limit: float | None = None
 ) -> Collected:
-    """Compute the summaries of ``sessions`` ``(id, message_count)`` in chunks, stored with
-    ``key``; past ``time_limit`` seconds it stops, and the next report carries on."""
+    """Compute the summaries of ``sessions`` (rows of :func:`.summary_build.window_sessions`)
+    in chunks, stored with ``key``; past ``time_limit`` seconds it stops, and the next report
+    carries on."""
     stop_at = time.monotonic() + time_limit if time_limit is not None else None
-    counts = dict(sessions)
-    todo = [sid for sid, _ in sessions]
+    counts = {r[0]: r[1] for r in sessions}
+    todo = list(counts)
     out: dict[str, SessionSummary] = {}
-    saver = Saver(key, attributes or {}) if key is not None else None
+    saver = Saver(key, {r[0]: r[2:5] for r in sessions}) if key is not None else None
     for _, fresh in chunked(todo, counts, lambda chunk: compute(chunk, counts), stop_at=stop_at):
         out.update(fresh)
         if saver is not None:

@@ -1,9 +1,6 @@
 """Building the stored summaries of a whole state.db ahead of time (``manage.py insights_warm``).
 
-A report computes a few missing summaries itself; with more than :data:`BACKGROUND_FROM`
-missing it shows the figures that need none and says how many are missing.  :func:`build`
-computes every missing or stale summary in chunks and records its progress in the app
-database (:func:`insights_app.summary_store.claim_build`), so every worker shows it; one build
+:func:`build` records its progress in the app database, so every worker shows it; one build
 runs per file across processes.
 """
 
@@ -41,22 +38,17 @@ def stale(key: int, window: Q, rows: list[tuple]) -> list[tuple]:
     return found
 
 
-def pending(key: int) -> list[tuple]:
-    """:func:`stale` over every session of the file, newest first."""
-    rows = window_sessions(scope_of(Window(days=None), time.time()))
-    rows.sort(key=lambda r: r[2] if isinstance(r[2], int | float) else float("-inf"), reverse=True)
-    return stale(key, summary_store.window_q(None, None, None, None), rows)
-
-
 def build(key: int, *, progress: Callable[[int, int], None] | None = None) -> int:
     """Compute and store every missing or stale summary, newest first, a chunk at a time, if no
     other build of this file is alive; returns how many."""
     summaries.refresh_high_water()
-    todo = pending(key)
+    rows = window_sessions(scope_of(Window(days=None), time.time()))
+    rows.sort(key=lambda r: r[2] if isinstance(r[2], int | float) else float("-inf"), reverse=True)
+    todo = stale(key, Q(), rows)
     if not summary_store.claim_build(key, len(todo)):
         return 0
     counts = {r[0]: r[1] for r in todo}
-    attributes = {r[0]: summary_store.Attributes(*r[2:5]) for r in todo}
+    attributes = {r[0]: r[2:5] for r in todo}
     done = 0
 
     def saved(n: int) -> None:

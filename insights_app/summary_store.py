@@ -1,16 +1,9 @@
 """The per-session summaries of :mod:`insights_app.summaries`, kept in the app's database.
 
-Kept in process memory only, every restart and every worker would pay for the whole store
-again.  Here each summary is plain rows in the explorer's own database, keyed by the state.db
-file's identity (name, device, inode: a replaced file starts afresh) and the session id, so
-every process reuses it and a report adds them up in SQL over its window (:func:`totals`,
-:func:`tools`, :func:`skills`).
-
-Freshness: each summary carries the session's ``message_count`` when computed (a different
-count makes it stale), and :class:`~insights_app.models.SummaryMark` keeps the highest
-``messages.id`` seen, so rows appended while no process ran still name the stale sessions; a
-lower maximum drops every summary of that file.  A failure to read or write the app database
-never fails a report: the summaries are then computed in memory.
+Not in process memory, where every restart and every worker would pay for the whole store
+again: rows keyed by the state.db file's identity (a replaced file starts afresh) and the
+session id, which a report adds up in SQL over its window.  A failure to read or write the
+app database never fails a report: the summaries are then computed in memory.
 """
 
 from __future__ import annotations
@@ -19,7 +12,6 @@ import hashlib
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,15 +21,13 @@ from django.utils import timezone
 
 from hermes_explorer import store as state_db
 
-from .models import StoredSummary, SummaryCall, SummaryMark, SummarySkill, SummaryTool
+from .models import ROLES, StoredSummary, SummaryCall, SummaryMark, SummarySkill, SummaryTool
 
 log = logging.getLogger(__name__)
 IN_CHUNK = 500  # ids per IN (…)
 SAVE_BATCH = 1000
 # A build whose heartbeat is older than this is taken to have died (its process stopped).
 BUILD_STALE_SECONDS = 30.0
-# A summary's rows by role (``stored``: every row, any role), as StoredSummary's columns.
-ROLES = ("user", "assistant", "tool", "stored")
 # 2: tool calls (latency, failures) counted as ``sessions_app.toolcalls`` defines them.
 KEPT_VERSION = 2
 
@@ -47,15 +37,6 @@ def store_key() -> int:
     of the version of what is kept (a new version computes every summary and count again)."""
     digest = hashlib.sha256(repr((state_db.file_identity(), KEPT_VERSION)).encode()).digest()
     return int.from_bytes(digest[:8], "big") >> 1
-
-
-@dataclass(frozen=True)
-class Attributes:
-    """What a window filters a session on, as the state.db has it."""
-
-    started_at: float | None
-    source: str | None
-    model: str | None
 
 
 def window_q(lo: float | None, hi: float | None, source: str | None, model: str | None) -> Q:
@@ -147,9 +128,8 @@ def _drop(key: int, ids: list[str]) -> None:
                 )
 
 
-def drop(key: int, ids: Iterable[str]) -> None:
+def drop(key: int, ids: list[str]) -> None:
     """Forget the stored summaries of these sessions (stale, or gone from the window)."""
-    ids = list(ids)
     if not ids:
         return
     try:
@@ -178,13 +158,13 @@ _COMMON = ("store_key", "session_id", "started_at", "source", "model")
 _HEAD_COLUMNS = (*_COMMON, "message_count", *ROLES, "updated_at")
 
 
-def save(key: int, summaries: dict, attributes: dict[str, Attributes]) -> None:
-    """Store (or replace) these summaries of this file, with their sessions' attributes."""
+def save(key: int, summaries: dict, attributes: dict[str, tuple]) -> None:
+    """Store (or replace) these summaries of this file, with what a window filters their
+    sessions on (``attributes``: ``(started_at, source, model)`` as the state.db has them)."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     heads, tool_rows, skill_rows, call_rows = [], [], [], []
     for sid, s in summaries.items():
-        a = attributes.get(sid) or Attributes(None, None, None)
-        common = (key, sid, a.started_at, a.source, a.model)
+        common = (key, sid, *attributes.get(sid, (None, None, None)))
         heads.append((*common, s.message_count, s.user, s.assistant, s.tool, s.stored, now))
         tool_rows += [(*common, n, c, r) for n, c, r in s.tools]
         skill_rows += [(*common, k, v, m, last) for k, v, m, last in s.skills]

@@ -1,9 +1,4 @@
-"""``/insights/``: Hermes's insights report as a page, as JSON, and as CSV tables.
-
-The view parses the window, gets the (cached) report from :mod:`insights_app.reports` and
-renders it (:mod:`insights_app.presenters`, :mod:`insights_app.drilldown`); ``_export=json``
-and ``_export=csv&table=…`` come from :mod:`insights_app.export`.
-"""
+"""``/insights/``: Hermes's insights report as a page, as JSON, and as CSV tables."""
 
 from __future__ import annotations
 
@@ -165,7 +160,7 @@ def _body(request, found: Found, context: dict) -> str:
         body_context["compared"] = [
             (k, label, extra.changes[k]) for k, label in explorer.COMPARED if k in extra.changes
         ]
-        body_context["explorer_charts"] = presenters.explorer_charts(report, extra)
+        body_context["explorer_charts"] = presenters.explorer_charts(report, extra, found.drill)
         if found.profile_rows is not None:
             body_context["profile_rows"] = found.profile_rows
             body_context["profile_chart"] = merged_insights.profiles_chart(found.profile_rows)

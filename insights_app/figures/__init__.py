@@ -1,8 +1,6 @@
 """The figures of the insights report, each a module that can be changed on its own.
 
-In one pass over the window's sessions (:mod:`.registry`, :mod:`.per_session`): ``platforms``,
-``days``, ``heatmap``, ``models`` and ``top_sessions``.  Computed apart: roles, tools and
-skills (:mod:`.messages`), usage per activity day and the overview.
+Roles, tools and skills (:mod:`.messages`) are computed apart from the pass over the sessions.
 """
 
 from __future__ import annotations

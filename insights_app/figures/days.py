@@ -15,6 +15,7 @@ from hermes_explorer import store
 from hermes_explorer.dialect import greatest
 
 from ..window import Scope
+from .per_session import USAGE
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
 
 EPOCH_DAY0 = dt.date(1970, 1, 1)
@@ -53,13 +54,8 @@ def columns() -> tuple[tuple[str, str], ...]:
         ("messages", "SUM(messages)"),
         *(
             (name, f"SUM({greatest(f's_{key}', f'u_{key}')})")
-            for name, key in (
-                ("input_tokens", "in"),
-                ("output_tokens", "out"),
-                ("cache_read_tokens", "cr"),
-                ("cache_write_tokens", "cw"),
-                ("cost", "cost"),
-            )
+            for _column, _short, key, _zero, name in USAGE
+            if name in (*TOKEN_KEYS, "cost")
         ),
         ("tool_calls", "SUM(tool_calls)"),
     )
@@ -91,23 +87,16 @@ FIGURE = Figure("days", parts, decode)
 
 def days_by_activity(scope: Scope) -> list[DayRow]:
     """Per local day the usage happened (``session_daily_usage``), for the window's sessions."""
-    d = scope.dcol
-    sql = f"""SELECT d.day, COUNT(DISTINCT d.session_id), SUM(COALESCE({d("input_tokens")}, 0)),
-               SUM(COALESCE({d("output_tokens")}, 0)),
-               SUM(COALESCE({d("cache_read_tokens")}, 0)),
-               SUM(COALESCE({d("cache_write_tokens")}, 0)),
-               SUM(COALESCE({d("estimated_cost_usd", "NULL")}, 0.0))
+    tokens = "".join(f"SUM(COALESCE({scope.dcol(k)}, 0)), " for k in TOKEN_KEYS)
+    cost = scope.dcol("estimated_cost_usd", "NULL")
+    sql = f"""SELECT d.day, COUNT(DISTINCT d.session_id), {tokens}SUM(COALESCE({cost}, 0.0))
         FROM session_daily_usage d WHERE d.session_id IN ({scope.session_ids})
         GROUP BY d.day ORDER BY d.day"""
     out = []
-    for day, n, i, o, cr, cw, cost in store.rows(sql, scope.params):
+    for day, n, *counts, cost in store.rows(sql, scope.params):
         try:
             parsed = dt.date.fromisoformat(str(day))
         except ValueError:
             continue  # not a 'YYYY-MM-DD' day: nothing to place on a calendar
-        out.append(
-            DayRow(
-                parsed, as_int(n), 0, as_int(i), as_int(o), as_int(cr), as_int(cw), as_float(cost)
-            )
-        )
+        out.append(DayRow(parsed, as_int(n), 0, *map(as_int, counts), as_float(cost)))
     return out

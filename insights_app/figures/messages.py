@@ -1,18 +1,14 @@
-"""Message figures: roles, tools and skills, from the per-session summaries.
+"""Message figures: roles, tools and skills, added up in SQL over the per-session summaries
+stored in the app database (:mod:`insights_app.summary_store`).
 
-These need every message of the window, so they are added up in SQL over the summaries stored
-in the app database (:mod:`insights_app.summaries`, :mod:`insights_app.summary_store`).
-Whether those cover the window is checked with the window's sessions and the sum of their
-``message_count`` on both sides; when they agree, nothing more is read from the state.db.
-Otherwise the stale and missing sessions are computed (or, when many, built in the background
-while the page shows progress, :mod:`insights_app.summary_build`), and summaries of sessions
-no longer in the window are dropped.
+They cover the window when both sides agree on its sessions and the sum of their
+``message_count``; otherwise the stale and missing sessions are computed first (or, when many,
+built in the background, :mod:`insights_app.summary_build`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,10 +52,18 @@ def message_figures(
             return _stored_figures(scope, window, bounds, time_limit)
         except DatabaseError as exc:
             summary_store.log.warning("insights summaries not used: %s", exc)
-    rows = _window_sessions(scope)
-    collected = summaries_module.collect([(r[0], r[1]) for r in rows], time_limit=time_limit)
+    collected = summaries_module.collect(_window_sessions(scope), time_limit=time_limit)
     out = MessageFigures(sessions_uncounted=collected.missing)
-    out.skills = _tally(collected.summaries.values(), out.roles, out.tools, out.tool_rows)
+    skills: dict[str, dict[str, Any]] = {}
+    for s in collected.summaries.values():
+        for role in summary_store.ROLES:
+            out.roles[role] += getattr(s, role)
+        for name, count, result_rows in s.tools:
+            out.tools[name] += count
+            out.tool_rows[name] += result_rows
+        for skill in s.skills:
+            add_skill(skills, *skill)
+    out.skills = list(skills.values())
     if tool_latency.can_time(scope.shape):
         out.latency = tool_latency.gather(
             (name, seconds, sid, mid)
@@ -95,14 +99,7 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
             # Too many for this request: ``insights_warm`` computes them; the page says so.
             missing = len(stale)
         elif stale:
-            attributes = {r[0]: summary_store.Attributes(*r[2:5]) for r in stale}
-            collected = summaries_module.collect(
-                [(r[0], r[1]) for r in stale],
-                attributes=attributes,
-                key=key,
-                time_limit=time_limit,
-            )
-            missing = collected.missing
+            missing = summaries_module.collect(stale, key=key, time_limit=time_limit).missing
         have = summary_store.totals(key, q)
     out = MessageFigures(sessions_uncounted=missing)
     out.roles = have.roles
@@ -111,21 +108,6 @@ def _stored_figures(scope, window, bounds, time_limit) -> MessageFigures:
     if tool_latency.can_time(scope.shape):
         out.latency = tool_latency.gather(summary_store.calls(key, q))
     return out
-
-
-def _tally(
-    summaries: Iterable, roles: dict[str, int], tools: Counter, tool_rows: Counter
-) -> list[dict[str, Any]]:
-    skills: dict[str, dict[str, Any]] = {}
-    for s in summaries:
-        for role in summary_store.ROLES:
-            roles[role] += getattr(s, role)
-        for name, count, rows in s.tools:
-            tools[name] += count
-            tool_rows[name] += rows
-        for skill in s.skills:
-            add_skill(skills, *skill)
-    return list(skills.values())
 
 
 def add_skill(skills: dict, skill: str, loads: int, edits: int, last_used: float | None) -> None:

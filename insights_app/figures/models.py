@@ -35,24 +35,28 @@ from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
 
 COLUMNS = (
     ("sessions", "COUNT(DISTINCT CASE WHEN counted THEN sid END)"),
-    ("input_tokens", "SUM(i)"),
-    ("output_tokens", "SUM(o)"),
-    ("cache_read_tokens", "SUM(cr)"),
-    ("cache_write_tokens", "SUM(cw)"),
-    ("reasoning_tokens", "SUM(rs)"),
-    ("api_calls", "SUM(api)"),
-    ("cost", "SUM(cost)"),
-    ("actual_cost", "SUM(actual)"),
+    *((name, f"SUM({short})") for _column, short, _key, _zero, name in USAGE),
     ("tool_calls", "SUM(tc)"),
 )
 _FLOATS = frozenset({"cost", "actual_cost"})
+# The columns of a row of the table after its ``model``, in order.
+TABLE_KEYS = (
+    "sessions",
+    *TOKEN_KEYS,
+    "reasoning_tokens",
+    "total_tokens",
+    "api_calls",
+    "tool_calls",
+    "cost",
+    "actual_cost",
+)
 
 
 # Per counter but reasoning, a session's residual: what its counter has beyond its usage rows.
 def _residual() -> dict[str, str]:
     return {
         key: dialect.greatest(zero, f"s_{key} - u_{key}")
-        for _column, _short, key, zero in USAGE
+        for _column, _short, key, zero, _name in USAGE
         if key != "rs"
     }
 
@@ -105,20 +109,7 @@ def table(
     fulls: dict[str, dict[str | None, None]] = {}  # the full names counted, in order, once
     for full, values in rows:
         name = names[full]
-        entry = merged.setdefault(
-            name,
-            {
-                "model": name,
-                "sessions": 0,
-                **dict.fromkeys(TOKEN_KEYS, 0),
-                "reasoning_tokens": 0,
-                "total_tokens": 0,
-                "api_calls": 0,
-                "tool_calls": 0,
-                "cost": 0.0,
-                "actual_cost": 0.0,
-            },
-        )
+        entry = merged.setdefault(name, {"model": name, **dict.fromkeys(TABLE_KEYS, 0)})
         if as_int(values["sessions"]):
             fulls.setdefault(name, {})[full] = None
         for key, value in values.items():
@@ -155,11 +146,11 @@ FIGURE = Figure("models", parts, decode, usage_rows=True)
 def totals_parts(scope: Scope) -> list[Part]:
     # Over all models a session's rows plus residual are the larger of its counter and their
     # sum, so the totals need no grouping by model.
-    names = (*TOKEN_KEYS, "api_calls", "cost")
-    keys = ("in", "out", "cr", "cw", "api", "cost")
     residual = _residual()
     summed = {
-        name: f"SUM(u_{key} + {residual[key]})" for name, key in zip(names, keys, strict=True)
+        name: f"SUM(u_{key} + {residual[key]})"
+        for _column, _short, key, _zero, name in USAGE
+        if name in (*TOKEN_KEYS, "api_calls", "cost")
     }
     if scope.has_usage:
         reasoning = "SUM(u_rs)"  # residual reasoning is 0 where the file has usage rows
@@ -192,7 +183,7 @@ def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
 
     # Per counter but reasoning (as :func:`_residual`): its own against its usage rows' sum.
     residuals = []
-    for column, _short, key, zero in USAGE:
+    for column, _short, key, zero, _name in USAGE:
         if key != "rs":
             default = "NULL" if zero == "0.0" else "0"
             rows = (

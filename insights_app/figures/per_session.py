@@ -1,16 +1,10 @@
 """``per``: the window's sessions, one row each, that every figure of the pass groups.
 
-Its columns (:data:`COLUMNS`): the session's ``id``, ``source`` (``unknown`` when empty),
-``model``, ``started_at``; ``lt``, its local start in ``TIME_ZONE`` as epoch-like seconds
-(``lt / 86400`` is the local day, ``lt / 3600 % 24`` the hour); ``dur``, its duration when
-positive; ``messages``, ``tool_calls``; ``s_*``, its token, API-call and cost counters (in,
-out, cache read, cache write, reasoning, api, cost, actual), and ``u_*`` the same summed over
-its ``session_model_usage`` rows (0 without that table); ``included`` and ``unknown``, 1 when
-its cost is included in a subscription, or unknown.
-
-``unknown`` is ``cost_status = 'unknown'``, or no status and no stored estimate for a session
-that used tokens.  Hermes derives both from its price table at report time; we read what
-Hermes stored.
+``lt`` is its local start in ``TIME_ZONE`` as epoch-like seconds (``lt / 86400`` is the local
+day, ``lt / 3600 % 24`` the hour); ``s_*`` are the session's own counters (:data:`USAGE`) and
+``u_*`` their sums over its ``session_model_usage`` rows (0 without that table).  ``included``
+and ``unknown`` are 1 when its cost is included in a subscription, or unknown: Hermes derives
+both from its price table at report time; we read what Hermes stored.
 """
 
 from __future__ import annotations
@@ -22,16 +16,17 @@ from hermes_explorer import dialect
 from ..localtime import OffsetSegments
 from ..window import Scope
 
-# ``session_model_usage`` counters: (column, name in ``uses``, sum in ``per``, zero).
+# ``session_model_usage`` counters: (column, name in ``uses``, sum in ``per``, zero, name in
+# the report's tables).
 USAGE = (
-    ("input_tokens", "i", "in", "0"),
-    ("output_tokens", "o", "out", "0"),
-    ("cache_read_tokens", "cr", "cr", "0"),
-    ("cache_write_tokens", "cw", "cw", "0"),
-    ("reasoning_tokens", "rs", "rs", "0"),
-    ("api_call_count", "api", "api", "0"),
-    ("estimated_cost_usd", "cost", "cost", "0.0"),
-    ("actual_cost_usd", "actual", "actual", "0.0"),
+    ("input_tokens", "i", "in", "0", "input_tokens"),
+    ("output_tokens", "o", "out", "0", "output_tokens"),
+    ("cache_read_tokens", "cr", "cr", "0", "cache_read_tokens"),
+    ("cache_write_tokens", "cw", "cw", "0", "cache_write_tokens"),
+    ("reasoning_tokens", "rs", "rs", "0", "reasoning_tokens"),
+    ("api_call_count", "api", "api", "0", "api_calls"),
+    ("estimated_cost_usd", "cost", "cost", "0.0", "cost"),
+    ("actual_cost_usd", "actual", "actual", "0.0", "actual_cost"),
 )
 COLUMNS = (
     "id",
@@ -42,10 +37,10 @@ COLUMNS = (
     "dur",
     "messages",
     "tool_calls",
-    *(f"s_{key}" for _column, _short, key, _zero in USAGE),
+    *(f"s_{key}" for _column, _short, key, _zero, _name in USAGE),
     "included",
     "unknown",
-    *(f"u_{key}" for _column, _short, key, _zero in USAGE),
+    *(f"u_{key}" for _column, _short, key, _zero, _name in USAGE),
 )
 _POSITIVE = (
     "s.started_at <> 0 AND s.ended_at IS NOT NULL AND s.ended_at <> 0 AND s.ended_at > s.started_at"
@@ -54,11 +49,11 @@ _POSITIVE = (
 
 @dataclass(frozen=True)
 class PerSession:
-    """The parts of ``per``'s ``SELECT``: its columns, the usage join and the grouping."""
+    """The parts of ``per``'s ``SELECT``: its columns and the usage join (grouped by the
+    session where there is one: its usage rows are summed)."""
 
     columns: str  # "<expr> AS <name>, …" over ``sessions s`` (and ``session_model_usage u``)
     join: str
-    grouped: bool  # GROUP BY the session: there are usage rows to sum
 
 
 def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
@@ -81,12 +76,16 @@ def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
         u = scope.ucol
         usage_cols = ",\n               ".join(
             f"COALESCE(SUM({u(column, 'NULL')}), {zero}) AS u_{key}"
-            for column, _short, key, zero in USAGE
+            for column, _short, key, zero, _name in USAGE
         )
         join = "LEFT JOIN session_model_usage u ON u.session_id = s.id"
     else:
-        usage_cols = ", ".join(f"{zero} AS u_{key}" for _column, _short, key, zero in USAGE)
+        usage_cols = ", ".join(f"{zero} AS u_{key}" for _column, _short, key, zero, _name in USAGE)
         join = ""
+    own = ",\n               ".join(
+        f"COALESCE({c(column, zero)}, {zero}) AS s_{key}"
+        for column, _short, key, zero, _name in USAGE
+    )
     local = segments.local_sql("s.started_at")
     columns = f"""s.id AS id, COALESCE(NULLIF(s.source, ''), 'unknown') AS source,
                s.model AS model, s.started_at AS started_at,
@@ -95,17 +94,11 @@ def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
                CASE WHEN {_POSITIVE} THEN s.ended_at - s.started_at END AS dur,
                COALESCE(s.message_count, 0) AS messages,
                COALESCE({c("tool_call_count")}, 0) AS tool_calls,
-               COALESCE(s.input_tokens, 0) AS s_in, COALESCE(s.output_tokens, 0) AS s_out,
-               COALESCE({c("cache_read_tokens")}, 0) AS s_cr,
-               COALESCE({c("cache_write_tokens")}, 0) AS s_cw,
-               COALESCE({c("reasoning_tokens")}, 0) AS s_rs,
-               COALESCE({c("api_call_count")}, 0) AS s_api,
-               COALESCE({c("estimated_cost_usd", "NULL")}, 0.0) AS s_cost,
-               COALESCE({c("actual_cost_usd", "NULL")}, 0.0) AS s_actual,
+               {own},
                CASE WHEN {included} THEN 1 ELSE 0 END AS included,
                CASE WHEN {unknown} THEN 1 ELSE 0 END AS unknown,
                {usage_cols}"""
-    return PerSession(columns=columns, join=join, grouped=scope.has_usage)
+    return PerSession(columns=columns, join=join)
 
 
 def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
@@ -113,7 +106,7 @@ def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
     per = per_session(scope, segments)
     # By rowid, the table's own order (``s.id`` would walk the id index and look every row
     # up); for a narrow window ``+s.rowid`` lets SQLite use the ``started_at`` index instead.
-    group = f"GROUP BY {'+' if scope.narrow else ''}{dialect.row_key('s')}" if per.grouped else ""
+    group = f"GROUP BY {'+' if scope.narrow else ''}{dialect.row_key('s')}" if per.join else ""
     return f"""per AS MATERIALIZED (
         SELECT {per.columns}
         FROM sessions s {per.join} WHERE {scope.where} {group})"""
@@ -125,7 +118,8 @@ def usage_cte(scope: Scope) -> str:
     for its grouping).  Missing values are 0."""
     u = scope.ucol
     counters = ",\n               ".join(
-        f"COALESCE({u(column, 'NULL')}, {zero}) AS {short}" for column, short, _key, zero in USAGE
+        f"COALESCE({u(column, 'NULL')}, {zero}) AS {short}"
+        for column, short, _key, zero, _name in USAGE
     )
     return f"""uses AS NOT MATERIALIZED (
         SELECT u.session_id AS sid, u.model AS model,

@@ -1,28 +1,19 @@
-"""Figure ``platforms``: the window's sessions per source, with their counters summed.
-
-Hermes's platforms table, the totals of the overview (the sum over sources), and Hermes's
-overview block made of them and the models table.
-"""
+"""Figure ``platforms``: the window's sessions per source, with their counters summed; and
+the overview made of them."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ..window import Scope, instant
+from .per_session import USAGE
 from .registry import TOKEN_KEYS, Figure, Part, Row, as_float, as_int
 
 COLUMNS = (
     ("sessions", "COUNT(*)"),
     ("messages", "SUM(messages)"),
     ("tool_calls", "SUM(tool_calls)"),
-    ("input_tokens", "SUM(s_in)"),
-    ("output_tokens", "SUM(s_out)"),
-    ("cache_read_tokens", "SUM(s_cr)"),
-    ("cache_write_tokens", "SUM(s_cw)"),
-    ("reasoning_tokens", "SUM(s_rs)"),
-    ("api_calls", "SUM(s_api)"),
-    ("cost", "SUM(s_cost)"),
-    ("actual_cost", "SUM(s_actual)"),
+    *((name, f"SUM(s_{key})") for _column, _short, key, _zero, name in USAGE),
     ("duration_sum", "SUM(dur)"),
     ("durations", "COUNT(dur)"),
     ("first_started", "MIN({})"),

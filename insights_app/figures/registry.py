@@ -1,14 +1,9 @@
 """What a figure is, and the one statement that computes every figure of the pass.
 
-A *figure* is one table of the report computed in SQL from the window's sessions (per source,
-per local day, per weekday-hour, per model, the notable sessions).  It declares its *parts*,
-``SELECT``\\ s over the per-session rows ``per`` (:mod:`.per_session`), each a row key and
-named columns, and its *decoder* of the rows it got back.
-
+A figure's parts are ``SELECT``\\ s over the per-session rows ``per`` (:mod:`.per_session`).
 All parts of all figures are one statement (``WITH per AS MATERIALIZED (…) SELECT … UNION ALL
-…``), so the pass reads the window's sessions once however many figures there are.  Each row
-carries its figure's name, padded with NULL to the widest part.  To add a figure, write a
-module and list it in :data:`insights_app.figures.FIGURES`.
+…``), so the pass reads the window's sessions once however many figures there are.  To add a
+figure, write a module and list it in :data:`insights_app.figures.FIGURES`.
 """
 
 from __future__ import annotations
@@ -136,7 +131,7 @@ def staged_rows(scope: Scope, segments: OffsetSegments, sql: str) -> list[tuple]
                 f"SELECT {_names(usage)} FROM {USAGE_TABLE}"
                 " WHERE session_id IN (SELECT value FROM json_each(%s))"
             )
-        for rows in window_chunks(scope, per.columns, join=per.join, grouped=per.grouped):
+        for rows in window_chunks(scope, per.columns, join=per.join, grouped=bool(per.join)):
             memory.executemany(insert_per, rows)
             if usage:
                 ids = json.dumps([row[0] for row in rows if row[0] is not None])

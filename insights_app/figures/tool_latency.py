@@ -1,24 +1,17 @@
-"""Tool latency: per tool, how long its calls took, from the call to its result (ours).
+"""Tool latency (ours): per tool, the seconds from each call to its result.
 
 A call's time is its ``tool`` row's ``timestamp`` minus that of the assistant message that
-asked for it (paired by ``tool_call_id``).  The pairs are read with each session's message
-summary and stored with it (:data:`insights_app.summaries.CALLS_SQL`,
-:class:`insights_app.models.SummaryCall`), so a report adds up its window's calls from the
-app database and reads no message.  Calls of one assistant message run in parallel, so each
-is timed from the same message: their times overlap.
-
-Per tool: ``calls``, ``median_s`` (the middle value, or the mean of the two middle values),
-``p95_s`` (nearest rank: the ⌈0.95·n⌉-th smallest), ``max_s``, and its slowest calls (the
-drill-down).  Over several profiles the figures come from all their calls, read again from
-the stored summaries (:func:`insights_app.merged.combine`), never from the profiles' figures.
-
-Files without ``timestamp`` or ``tool_call_id`` cannot time a call: the figure is ``None``.
+asked for it; the calls of one message run in parallel, so their times overlap.  The pairs are
+stored with each session's summary (:class:`insights_app.models.SummaryCall`), so a report
+reads no message.  Over several profiles the figures come from all their calls, never from
+the profiles' figures (:func:`insights_app.merged.combine`).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import statistics
 from array import array
 from collections.abc import Iterable
 
@@ -59,13 +52,8 @@ def keep_slowest(heap: list[Call], call: Call) -> None:
         heapq.heapreplace(heap, call)
 
 
-def median(ordered: list[float]) -> float:
-    n = len(ordered)
-    middle = n // 2
-    return ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def nearest_rank(ordered: list[float], share: float) -> float:
+    """The ⌈share·n⌉-th smallest."""
     return ordered[max(1, math.ceil(share * len(ordered))) - 1]
 
 
@@ -75,13 +63,11 @@ def latency_rows(times: dict[str, Iterable[float]], slowest: dict[str, list[Call
     rows = []
     for tool, values in times.items():
         ordered = sorted(values)
-        if not ordered:
-            continue
         rows.append(
             {
                 "tool": tool,
                 "calls": len(ordered),
-                "median_s": round(median(ordered), 3),
+                "median_s": round(statistics.median(ordered), 3),
                 "p95_s": round(nearest_rank(ordered, 0.95), 3),
                 "max_s": round(ordered[-1], 3),
                 "slowest": [

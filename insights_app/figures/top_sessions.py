@@ -84,14 +84,13 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
 FIGURE = Figure("top_sessions", parts, decode)
 
 
+_FORMATS = {"messages": "{:d} msgs", "tokens": "{:,d} tokens", "tool_calls": "{:d} calls"}
+
+
 def _top_value(kind: str, value) -> str:
     if kind == "longest":
         return duration_compact(float(value))
-    if kind == "messages":
-        return f"{int(value)} msgs"
-    if kind == "tokens":
-        return f"{int(value):,} tokens"
-    return f"{int(value)} calls"
+    return _FORMATS[kind].format(int(value))
 
 
 def _short_date(epoch: float | None, tz: dt.tzinfo) -> str:

@@ -1,11 +1,9 @@
 """``manage.py insights_warm``: store ahead of time what the first insights and failures pages
-would otherwise compute, so the first view after a start, in every worker, reads it.
+would otherwise compute: every session's summary, the report of each preset window and the
+period before it, and ``failures_warm``'s figures, each profile's store in turn.
 
-It stores every session's insights summary (:mod:`insights_app.summary_build`), the report of
-each preset window and the period before it (:mod:`insights_app.reports`), and runs
-``failures_warm``; each profile's store in turn.  Run it after installing or upgrading (it
-can be interrupted: finished work is kept) and from ``deploy/hermes-explorer-warm.timer``:
-each run computes only what changed.
+Run it after installing or upgrading (it can be interrupted: finished work is kept) and from
+``deploy/hermes-explorer-warm.timer``: each run computes only what changed.
 """
 
 from __future__ import annotations
