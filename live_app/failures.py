@@ -318,8 +318,6 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
                 continue
         _add_groups(_block(start, top, shape, budget), totals, hourly, wanted)
         start += BLOCK
-    kinds: Counter = Counter()
-    calls = 0
     groups: dict[str, dict[str, Group]] = {"tool": {}, "model": {}, "source": {}}
     for (source, model, tool, kind), count in totals.items():
         for dim, value in (("tool", tool), ("model", model), ("source", source)):
@@ -331,23 +329,21 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
             if kind != "tool_ok":
                 g.failures += count
                 g.by_kind[kind] += count
-        if kind in ("tool_ok", "tool_error"):
-            calls += count
-        if kind != "tool_ok":
-            kinds[kind] += count
     daily: dict[str, Counter] = defaultdict(Counter)
     days_of: dict[int, str] = {}
     for (hour, kind), count in hourly.items():
         if hour not in days_of:
             days_of[hour] = local_date(hour * 3600).isoformat()
         daily[days_of[hour]][kind] += count
-    sessions, failed_sessions = _sessions(f, since, shape, groups, kinds, daily, budget)
+    sessions, failed_sessions = _sessions(f, since, shape, groups, daily, budget)
+    # Every count is in exactly one source's group: their sums are the window's.
+    by_source = groups["source"].values()
     report = Report(
         filters=f,
         since=since,
         now=now,
-        kinds=kinds,
-        tool_calls=calls,
+        kinds=sum((g.by_kind for g in by_source), Counter()),
+        tool_calls=sum(g.tool_calls for g in by_source),
         sessions=sessions,
         failed_sessions=failed_sessions,
         by_tool=ranked(groups["tool"]),
@@ -364,7 +360,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
     return report
 
 
-def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
+def _sessions(f, since, shape, groups, daily, budget) -> tuple[int, int]:
     """Sessions started in the window, and those that ended with a failure ``end_reason``."""
     end = _col(shape, "sessions", "s", "end_reason")
     total = failed = 0
@@ -389,7 +385,6 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
                 g.by_kind["session_error"] += count
         if end_reason in END_FAILURES:
             failed += count
-            kinds["session_error"] += count
             daily[local_date(started_at).isoformat()]["session_error"] += count
     return total, failed
 
@@ -546,20 +541,6 @@ def _failure(
         "source": source or "",
         "end_reason": "",
     }
-
-
-def newest(f: Filters, *, budget: float, limit: int) -> tuple[list[dict], list[dict]]:
-    """The newest ``limit`` failing messages and failed sessions of the window and filters."""
-    now = time.time()
-    messages = [
-        r for chunk in failing_messages(f, budget=budget, now=now, limit=limit) for r in chunk
-    ]
-    return messages, failed_sessions(f, budget=budget, now=now, limit=limit)
-
-
-def warm(*, budget: float) -> None:
-    """Read and keep the counts of every block the longest window covers (``insights_warm``)."""
-    build(Filters(days=MAX_DAYS), budget=budget)
 
 
 def report_for(f: Filters, *, budget: float) -> Report:

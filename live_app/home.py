@@ -52,7 +52,6 @@ TTL = 60
 LATEST = 5
 COSTLIEST = 5
 METRICS = ("sessions", "messages", "tool_calls", "cost", "failures")
-EPOCH_DAY = dt.date(1970, 1, 1)
 # What the kept figures hold (2: sessions per source): figures kept by another version are
 # computed again.
 KEPT_VERSION = 2
@@ -117,8 +116,11 @@ def latest_failures(*, budget: float) -> list[dict]:
     week = failures.Filters(days=7)
 
     def merged():
-        messages, sessions = failures.newest(week, budget=budget, limit=LATEST)
-        return sorted(messages + sessions, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
+        now = time.time()
+        chunks = failures.failing_messages(week, budget=budget, now=now, limit=LATEST)
+        rows = [r for chunk in chunks for r in chunk]
+        rows += failures.failed_sessions(week, budget=budget, now=now, limit=LATEST)
+        return sorted(rows, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
 
     return store.while_unchanged("home-failures", week, merged, failures.PAGE_TTL)
 

@@ -22,12 +22,14 @@ class Command(BaseCommand):
     help = "Count the failures of every profile's messages ahead of the failures page."
 
     def handle(self, *args, **options):
+        budget = settings.HERMES_INSIGHTS_TIMEOUT
         for one in stores.all_stores():
             started = time.monotonic()
             try:
-                with stores.using(one), query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
-                    failures.warm(budget=settings.HERMES_INSIGHTS_TIMEOUT)
-                    home.warm(budget=settings.HERMES_INSIGHTS_TIMEOUT)
+                with stores.using(one), query_budget(budget):
+                    # Every block the longest window covers is read and kept.
+                    failures.build(failures.Filters(days=failures.MAX_DAYS), budget=budget)
+                    home.warm(budget=budget)
             except (DatabaseError, sqlite3.Error) as exc:
                 reason = stores.REGISTRY.failed(one, exc).reason
                 self.stderr.write(f"Profile {one.name} is unavailable: {reason}")
