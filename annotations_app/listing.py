@@ -61,12 +61,10 @@ class AnnotationCells:
     """The annotations of a page's rows, by ``(store key, session id)`` (two profiles may
     share a session id)."""
 
-    def __init__(self, rows, user, keys=None, facet_stores=None) -> None:
-        """``rows`` of the store read now, or ``keys`` (``(store key, session id)`` pairs of
-        several stores); with ``facet_stores``, their tag facet in the same statement."""
+    def __init__(self, user, keys, facet_stores=None) -> None:
+        """``keys``: ``(store key, session id)`` pairs; with ``facet_stores``, their tag facet
+        in the same statement."""
         self.store = current_store()
-        if keys is None:
-            keys = [(self.store, r.id) for r in rows]
         self.by_id, self.facets = selectors.read(keys, user, facet_stores)
         self.selectable = permissions.can_annotate(user)
         # The score facet (every score, with its values' counts) when the tag facet is asked;
@@ -220,30 +218,24 @@ class AnnotationFiltersMixin:
 
     def prepare_rows(self, rows):
         rows = super().prepare_rows(rows)
+        store = current_store()
+        keys = [(store, row.id) for row in rows]
         if self._merged():
             # The annotations of every profile's rows are looked up together.
-            keys = self.__dict__.setdefault("_annotation_keys", [])
-            store = current_store()
-            keys += [(store, row.id) for row in rows]
+            self.__dict__.setdefault("_annotation_keys", []).extend(keys)
         else:
             # The tag facet beside the table comes in the same statement as the rows'.
-            self.annotation_cells = AnnotationCells(
-                rows, self.request.user, facet_stores=[current_store()]
-            )
+            self.annotation_cells = AnnotationCells(self.request.user, keys, [store])
         return rows
 
     def get_table_kwargs(self):
         if self._merged():
-            cells = AnnotationCells(
-                [],
-                self.request.user,
-                keys=self.__dict__.get("_annotation_keys", []),
-                facet_stores=self._facet_stores(),
-            )
+            keys = self.__dict__.get("_annotation_keys", [])
+            cells = AnnotationCells(self.request.user, keys, self._facet_stores())
             # Bulk tagging names sessions by id alone, so it is left to a profile's own list.
             cells.selectable = False
         else:
-            cells = self.annotation_cells or AnnotationCells([], self.request.user)
+            cells = self.annotation_cells or AnnotationCells(self.request.user, [])
         self._table_cells = cells
         return {**super().get_table_kwargs(), "annotations": cells}
 

@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q
 
 from .models import AnnotatedSession, Note, SavedView, Score, SessionScore, SessionTag, Star, Tag
 from .targets import current_store
@@ -217,26 +217,14 @@ def tag_facets(store_keys: list[str] | None = None) -> list[tuple[Tag, int]]:
 
 
 def views_for(user) -> tuple[list[SavedView], list[SavedView]]:
-    """(the user's own views, the views others share with the team)."""
+    """(the user's own views, the views others share with the team), with ``owner_name``."""
     if user is None or not user.is_authenticated:
         return [], []
-    username = f"owner__{user.USERNAME_FIELD}"
-    rows = [
-        SavedViewLink(*row)
-        for row in SavedView.objects.filter(Q(owner=user) | Q(shared=True))
+    rows = list(
+        SavedView.objects.filter(Q(owner=user) | Q(shared=True))
+        .annotate(owner_name=F(f"owner__{user.USERNAME_FIELD}"))
         .order_by("name", "id")
-        .values_list("id", "name", "url", "shared", "owner_id", username)
-    ]
+    )
     own = [v for v in rows if v.owner_id == user.pk]
     shared = [v for v in rows if v.owner_id != user.pk]
     return own, shared
-
-
-@dataclass(frozen=True)
-class SavedViewLink:
-    pk: int
-    name: str
-    url: str
-    shared: bool
-    owner_id: int
-    owner_name: str
