@@ -121,22 +121,10 @@ def _session_rows(ids: list[str]) -> list[LiveSession]:
         "(SELECT MAX(m.id) FROM messages m WHERE m.session_id = s.id) "
         f"FROM sessions s WHERE s.id IN ({marks})"
     )
+    # The columns in the order of LiveSession's fields; counts and tokens are never NULL.
     return [
-        LiveSession(
-            id=r[0],
-            source=r[1] or "",
-            title=redact(r[2] or ""),
-            model=short_model(redact(r[3])),
-            started_at=r[4],
-            ended_at=r[5],
-            activity=r[6],
-            message_count=r[7] or 0,
-            tool_call_count=r[8],
-            tokens=r[9] or 0,
-            cost=r[10],
-            last_message_id=r[11],
-        )
-        for r in store.rows(sql, ids, BUDGET)
+        LiveSession(sid, source or "", redact(title or ""), short_model(redact(model)), *rest)
+        for sid, source, title, model, *rest in store.rows(sql, ids, BUDGET)
     ]
 
 

@@ -114,7 +114,11 @@ def index(request):
         return stream_export(
             fmt=fmt,
             columns=(["profile"] if registry.multi() else []) + ROW_COLUMNS,
-            chunks=_export_chunks(parts, f, budget),
+            chunks=(
+                [_export_row(row) for row in chunk]
+                for chunk in across.every_row(parts, f, budget=budget)
+                if chunk
+            ),
             filename=export_filename("failures", [f"{f.days}d", "rows"], fmt),
         )
     failing, more_failing = across.page(
@@ -196,13 +200,6 @@ def _day_row(f: Filters, day: str, counts) -> tuple:
     link = _link(f, start=date, end=date, kind="")
     cells = [(counts.get(k, 0), _link(f, start=date, end=date, kind=k)) for k in KIND_LABELS]
     return day, link, cells
-
-
-def _export_chunks(parts, f: Filters, budget: float):
-    """Every failure of the window and filters in every profile of ``parts``."""
-    for chunk in across.every_row(parts, f, budget=budget):
-        if chunk:
-            yield [_export_row(row) for row in chunk]
 
 
 def _export_row(row: dict) -> dict:
