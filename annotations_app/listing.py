@@ -244,11 +244,10 @@ class AnnotationFiltersMixin:
             return [store.name for store in self.merged_parts]
         return [current_store()]
 
-    def export(self, extend=None):
+    def export(self):
         user, selection = self.request.user, self.selection
 
         def annotated(plan):
-            plan = extend(plan) if extend is not None else plan
             plan = dataclasses.replace(plan, queryset=self._without_scored(plan.queryset))
             return crossdb.extend_plan(plan, user, selection)
 

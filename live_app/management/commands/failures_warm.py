@@ -1,8 +1,6 @@
-"""``manage.py failures_warm``: the failures page's per-block counts of the messages, as rows
-of the app database (:class:`live_app.models.FailureBlock`, see :mod:`live_app.failures`), for
-the longest window the page offers, and
-the home page's figures (:mod:`live_app.home`), for every profile; ``insights_warm`` runs it
-at its end."""
+"""``manage.py failures_warm``: for every profile, the failures page's per-block counts
+(:mod:`live_app.failures`) of its longest window and the home page's figures, computed ahead;
+``insights_warm`` runs it at its end."""
 
 from __future__ import annotations
 
