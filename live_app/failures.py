@@ -73,8 +73,7 @@ def _block_sql(shape) -> str:
     calls = call_sql(shape, t="m", outer=True)
     kind, wanted = _kind_sql(shape, calls.where)
     return (
-        f"SELECT {dialect.truncated('m.timestamp / 3600')}, s.source, "
-        f"{_col(shape, 'sessions', 's', 'model')}, "
+        f"SELECT {dialect.truncated('m.timestamp / 3600')}, s.source, s.model, "
         f"CASE WHEN m.role = 'tool' THEN {calls.name} ELSE '' END, {kind}, COUNT(*), "
         f"group_concat(m.id) FROM messages m {calls.joins} JOIN sessions s ON s.id = m.session_id "
         f"WHERE m.id > %s AND m.id <= %s AND ({wanted}) GROUP BY 1, 2, 3, 4, 5"
@@ -89,7 +88,7 @@ def _block_rows(shape, low: int, high: int, budget: float) -> list[tuple]:
     kind, wanted = _kind_sql(shape, "m.role = 'tool' AND m.tool_call_id <> ''")
     found = store.rows(
         f"SELECT m.id, m.session_id, {dialect.truncated('m.timestamp / 3600')}, s.source, "
-        f"{_col(shape, 'sessions', 's', 'model')}, m.tool_name, m.tool_call_id, {kind} "
+        f"s.model, m.tool_name, m.tool_call_id, {kind} "
         "FROM messages m JOIN sessions s ON s.id = m.session_id "
         f"WHERE m.id > %s AND m.id <= %s AND ({wanted}) ORDER BY m.id",
         [low, high],
@@ -365,7 +364,7 @@ def _sessions(f, since, shape, groups, daily, budget) -> tuple[int, int]:
     end = _col(shape, "sessions", "s", "end_reason")
     total = failed = 0
     rows = store.rows(
-        f"SELECT s.source, {_col(shape, 'sessions', 's', 'model')}, {end}, MIN(s.started_at), "
+        f"SELECT s.source, s.model, {end}, MIN(s.started_at), "
         "COUNT(*) FROM sessions s WHERE s.started_at >= %s "
         f"GROUP BY 1, 2, 3, {dialect.truncated('s.started_at / 86400')}",
         [since],
@@ -505,8 +504,8 @@ def failed_sessions(
     # Without a filter read here, the first ``limit`` rows are the answer: read those alone.
     cut = [limit] if limit is not None and not (f.source or f.model) else []
     rows = store.rows(
-        f"SELECT s.id, s.source, {_col(shape, 'sessions', 's', 'model')}, "
-        f"{_col(shape, 'sessions', 's', 'title')}, s.end_reason, s.started_at FROM sessions s "
+        f"SELECT s.id, s.source, s.model, {_col(shape, 'sessions', 's', 'title')}, s.end_reason, "
+        "s.started_at FROM sessions s "
         f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}){past} "
         "ORDER BY s.started_at DESC, s.id DESC" + (" LIMIT %s" if cut else ""),
         [since, high, *END_FAILURES, *(after or []), *cut],
