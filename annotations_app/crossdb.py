@@ -252,18 +252,14 @@ def _annotator(user):
     return annotate
 
 
-def extend_plan(plan, user, selection: Selection):
-    """``plan`` (a session export) with the annotation columns, and only the sessions carrying
-    an active ``selection``."""
+def extend_plan(plan, user):
+    """``plan`` (a session export) with the annotation columns."""
     annotate, inner = _annotator(user), plan.to_rows
-    plan = dataclasses.replace(
+    return dataclasses.replace(
         plan,
         columns=[*plan.columns, *EXPORT_COLUMNS],
         to_rows=lambda fetched: annotate(inner(fetched)),
     )
-    if selection.active:
-        return SelectedPlan(plan, selection)
-    return plan
 
 
 class SelectedPlan:

@@ -1,12 +1,9 @@
 """The session list's annotation filters and columns, as a mixin of its keyset table view.
 
-``?tag=`` (several: a session must carry all), ``?starred=1`` (the user's own stars),
-``?has_note=1`` and ``?score=name:value`` (anyone's; ``name:``: any value) narrow the list; the
-page is then assembled by :mod:`.crossdb` (a walk of the annotation rows in the list's order, a
-batch of ids at a time), never by loading every matching id into the state.db's query.
-``?noscore=name`` (nobody scored it yet) leaves the scored sessions out by id. Every page gets
-the tag column, the user's stars, the note count and, for those who may tag, the selection
-checkboxes of the bulk-tag form.
+``?tag=``, ``?starred=1``, ``?has_note=1`` and ``?score=`` narrow the list through the walk of
+:mod:`.crossdb`; ``?noscore=`` leaves the scored sessions out by id.  Every page gets the tag
+column, the user's stars, the note count and, for those who may tag, the selection checkboxes
+of the bulk-tag form.
 """
 
 from __future__ import annotations
@@ -244,14 +241,15 @@ class AnnotationFiltersMixin:
             return [store.name for store in self.merged_parts]
         return [current_store()]
 
+    def narrowed(self, plan):
+        """An export ``plan`` of the list without what ``noscore`` leaves out, and only the
+        sessions carrying an active selection."""
+        plan = dataclasses.replace(plan, queryset=self._without_scored(plan.queryset))
+        return crossdb.SelectedPlan(plan, self.selection) if self.selection.active else plan
+
     def export(self):
-        user, selection = self.request.user, self.selection
-
-        def annotated(plan):
-            plan = dataclasses.replace(plan, queryset=self._without_scored(plan.queryset))
-            return crossdb.extend_plan(plan, user, selection)
-
-        return super().export(extend=annotated)
+        user = self.request.user
+        return super().export(extend=lambda plan: self.narrowed(crossdb.extend_plan(plan, user)))
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
