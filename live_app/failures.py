@@ -168,29 +168,26 @@ def _digest(start: int, top: int, shape, budget: float) -> dict:
     found = _row(start, "upto", "digest")
     if found and found[0] == want and found[1] is not None:
         kept = found[1]
-        return {
-            "first_hour": kept["first_hour"],
-            "totals": Counter({tuple(t[:4]): t[4] for t in kept["totals"]}),
-            "hourly": Counter({tuple(h[:2]): h[2] for h in kept["hourly"]}),
+    else:
+        groups = _block(start, top, shape, budget)
+        totals, hourly = Counter(), Counter()
+        _add_groups(groups, totals, hourly)
+        kept = {
+            "first_hour": min((h for h, *_, kind in groups if None not in (h, kind)), default=None),
+            "totals": [[*k, n] for k, n in totals.items()],
+            "hourly": [[*k, n] for k, n in hourly.items()],
         }
-    groups = _block(start, top, shape, budget)
-    totals, hourly = Counter(), Counter()
-    _add_groups(groups, totals, hourly)
-    first_hour = min(
-        (h for h, *_rest, kind in groups if h is not None and kind is not None), default=None
-    )
-    kept = {
-        "first_hour": first_hour,
-        "totals": [[*k, n] for k, n in totals.items()],
-        "hourly": [[*k, n] for k, n in hourly.items()],
+        try:
+            FailureBlock.objects.filter(
+                store_key=store_key(), size=BLOCK, block=start, upto=want
+            ).update(digest=kept)
+        except DatabaseError as exc:
+            log.warning("failure counts not kept: %s", exc)
+    return {
+        "first_hour": kept["first_hour"],
+        "totals": Counter({tuple(t[:4]): t[4] for t in kept["totals"]}),
+        "hourly": Counter({tuple(h[:2]): h[2] for h in kept["hourly"]}),
     }
-    try:
-        FailureBlock.objects.filter(
-            store_key=store_key(), size=BLOCK, block=start, upto=want
-        ).update(digest=kept)
-    except DatabaseError as exc:
-        log.warning("failure counts not kept: %s", exc)
-    return {"first_hour": first_hour, "totals": totals, "hourly": hourly}
 
 
 def _add_groups(groups: dict, totals: Counter, hourly: Counter, wanted=None) -> None:
