@@ -1,8 +1,5 @@
-"""Which store a session belongs to, and the row that anchors its annotations.
-
-Annotations name a session by ``(store, session id)``: with one store served, the name the
-explorer reads it under (a repaired copy at the same place finds them again); with several,
-the profile's name (two profiles never share annotations).
+"""The rows that anchor a session's annotations, named by ``(store key, session id)`` (the key
+a profile's annotations are kept under: docs/profiles.md, "Annotations").
 """
 
 from __future__ import annotations

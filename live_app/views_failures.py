@@ -109,7 +109,6 @@ def index(request):
     if report is None:
         context = {"form": form, "notes": notes, "filters": f}
         return render(request, "live_app/failure_list.html", context)
-    multi = parts != [None]
     if fmt and request.GET.get("rows"):
         return stream_export(
             fmt=fmt,
@@ -161,7 +160,7 @@ def index(request):
             "older_failed": _older(here, "spos", more_failed, request.GET.get("mpos")),
             "paged": bool(request.GET.get("mpos") or request.GET.get("spos")),
             "first_page": "?" + urlencode(here, doseq=True),
-            "multi": multi,
+            "multi": parts != [None],
             "list_limit": LIST_LIMIT,
             "narrowed": bool(f.kind or f.start or f.end),
             "kind_label": KIND_LABELS.get(f.kind, ""),
