@@ -277,7 +277,7 @@ class SavedViewForm(_NamedForm):
 
     def __init__(self, *args, owner, **kwargs):
         super().__init__(*args, **kwargs)
-        self.owner = owner
+        self.instance.owner = owner
 
     def clean_name(self):
         name = _single_line(
@@ -285,7 +285,7 @@ class SavedViewForm(_NamedForm):
         )
         if not name:
             raise forms.ValidationError(gettext("A saved view needs a name."))
-        if SavedView.objects.filter(owner=self.owner, name__iexact=name).exists():
+        if SavedView.objects.filter(owner=self.instance.owner, name__iexact=name).exists():
             raise forms.ValidationError(
                 gettext("You already have a view named “%(name)s”.") % {"name": name}
             )

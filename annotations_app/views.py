@@ -250,7 +250,6 @@ def view_list(request):
             data["url"] = _referring_view(request)
         form = SavedViewForm(data, owner=request.user)
         if form.is_valid():
-            form.instance.owner = request.user
             services.save_view(request, form.instance)
             messages.success(
                 request, gettext("View “%(name)s” saved.") % {"name": form.instance.name}
