@@ -67,9 +67,9 @@ def clamp_minutes(raw: str | None) -> int:
     return max(1, min(value, MAX_MINUTES))
 
 
-def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
+def one_line(text: str) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
 def _candidate_ids(now: float, minutes: int) -> list[str]:

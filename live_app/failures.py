@@ -49,8 +49,9 @@ KIND_LABELS = {
 }
 
 
-def _col(shape, table: str, alias: str, name: str, default: str = "NULL") -> str:
-    return f"{alias}.{name}" if shape.has_column(table, name) else default
+def _col(shape, name: str) -> str:
+    """``s.<name>``, or NULL on a file whose sessions lack that column."""
+    return f"s.{name}" if shape.has_column("sessions", name) else "NULL"
 
 
 def _kind_sql(shape, calls: str) -> tuple[str, str]:
@@ -358,7 +359,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
 
 def _sessions(f, since, shape, groups, daily, budget) -> tuple[int, int]:
     """Sessions started in the window, and those that ended with a failure ``end_reason``."""
-    end = _col(shape, "sessions", "s", "end_reason")
+    end = _col(shape, "end_reason")
     total = failed = 0
     rows = store.rows(
         f"SELECT s.source, s.model, {end}, MIN(s.started_at), "
@@ -445,7 +446,7 @@ def failing_messages(
     top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
     cap = top if below is None else min(top, below - 1)
     floor = (max(_first_id_at(low, top, budget) - 1, 0) // BLOCK) * BLOCK
-    title = _col(shape, "sessions", "s", "title")
+    title = _col(shape, "title")
     start = ((cap - 1) // BLOCK) * BLOCK
     while cap > 0 and start >= floor and (limit is None or limit > 0):
         groups = {
@@ -501,8 +502,8 @@ def failed_sessions(
     # Without a filter read here, the first ``limit`` rows are the answer: read those alone.
     cut = [limit] if limit is not None and not (f.source or f.model) else []
     rows = store.rows(
-        f"SELECT s.id, s.source, s.model, {_col(shape, 'sessions', 's', 'title')}, s.end_reason, "
-        "s.started_at FROM sessions s "
+        f"SELECT s.id, s.source, s.model, {_col(shape, 'title')}, s.end_reason, s.started_at "
+        "FROM sessions s "
         f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}){past} "
         "ORDER BY s.started_at DESC, s.id DESC" + (" LIMIT %s" if cut else ""),
         [since, high, *END_FAILURES, *(after or []), *cut],
