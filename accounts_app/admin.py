@@ -180,11 +180,10 @@ class ApiTokenAdmin(admin.ModelAdmin):
 # (and of groups without staff or superusers), so nobody frees themselves or locks one out.
 def _senior(request):
     """Users a staff member may not restrict: staff, superusers and themselves."""
-    staff_group = GROUP_OF_ROLE[STAFF]
     return get_user_model().objects.filter(
         Q(is_staff=True)
         | Q(is_superuser=True)
-        | Q(groups__name=staff_group)
+        | Q(groups__name=GROUP_OF_ROLE[STAFF])
         | Q(pk=request.user.pk)
     )
 

@@ -6,11 +6,9 @@ insights); *analysts* also message content and every export; *staff* also the SQ
 revealing secrets and managing users.  A user with no group is a viewer; ``is_staff`` or the
 ``staff`` group make staff; a superuser can do everything.
 
-:func:`required_capability` maps a request (resolved URL, path, query string) to the
-capability it needs; :class:`accounts_app.middleware.RoleAccessMiddleware` applies it to every
-request, ``?_export=`` and the legacy ``.csv``/``.json`` URLs included, so an export never
-shows what the page hides.  Templates get the same answers from
-:func:`accounts_app.context_processors.roles`.
+:func:`required_capability` is applied to every request by
+:class:`accounts_app.middleware.RoleAccessMiddleware`, exports and the legacy ``.csv``/``.json``
+URLs included, so an export never shows what the page hides.
 """
 
 from __future__ import annotations

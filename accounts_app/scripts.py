@@ -72,13 +72,6 @@ def _basic(request, value: str):
     return user, None
 
 
-def _bearer(request, value: str):
-    user = tokens.user_for(value)
-    if user is None:
-        return None, _refusal(request, 401, "Unknown, revoked or expired token.")
-    return user, None
-
-
 class ScriptAuthMiddleware:
     """Signs a script in from its ``Authorization`` header (before LoginRequiredMiddleware)."""
 
@@ -96,9 +89,12 @@ class ScriptAuthMiddleware:
                 return _refusal(
                     request, 403, "Credentials are only accepted over HTTPS (through the proxy)."
                 )
-            user, refusal = (_basic if scheme == "basic" else _bearer)(request, value)
-            if refusal is not None:
-                return refusal
+            if scheme == "basic":
+                user, refusal = _basic(request, value)
+                if refusal is not None:
+                    return refusal
+            elif (user := tokens.user_for(value)) is None:
+                return _refusal(request, 401, "Unknown, revoked or expired token.")
             # For this request only: no session is made, no cookie is set.
             request.user = user
             request._cached_user = user

@@ -138,14 +138,6 @@ def _mapped(keyset):
     return type(keyset)(tuple((FIELDS[name], desc) for name, desc in keyset.keys), name=keyset.name)
 
 
-@dataclass
-class Walk:
-    rows: list
-    exhausted: bool
-    walked: int
-    stopped_at: dict | None  # keys (list field names) of the last row walked, when capped
-
-
 def _batches(selection: Selection, sessions: QuerySet, keyset, values, *, reverse, sizes):
     """``(annotation rows, their sessions, last batch?)`` a batch at a time of ``sizes``, in
     ``keyset`` order (or reversed) after ``values``: one query in each database per batch."""
@@ -175,8 +167,10 @@ def _growing(first: int):
 
 
 def walk(selection: Selection, sessions: QuerySet, keyset, values, *, reverse: bool, want: int):
-    """Up to ``want`` annotated sessions in ``keyset`` order (or reversed) after ``values``,
-    as many as ``MAX_WALK`` annotation rows give."""
+    """``(rows, exhausted, walked, stopped_at)``: up to ``want`` annotated sessions in ``keyset``
+    order (or reversed) after ``values``, as many as ``MAX_WALK`` annotation rows give; whether
+    the annotation rows ran out, how many were walked, and the keys (list field names) of the
+    last one when the walk stopped at ``MAX_WALK``."""
     found: list = []
     walked = 0
     sizes = _growing(max(1, want * FIRST_BATCH_PAGES))
@@ -186,12 +180,12 @@ def walk(selection: Selection, sessions: QuerySet, keyset, values, *, reverse: b
         walked += len(chunk)
         found.extend(rows)
         if last:
-            return Walk(found, True, walked, None)
+            return found, True, walked, None
         if len(found) >= want:
-            return Walk(found, False, walked, None)
+            return found, False, walked, None
         if walked >= MAX_WALK:
             stopped = {name: chunk[-1][i] for i, (name, _) in enumerate(keyset.keys)}
-            return Walk(found, False, walked, stopped)
+            return found, False, walked, stopped
     raise AssertionError("unreachable: the batches end with a last one")
 
 
@@ -206,21 +200,23 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
         except BadCursor as exc:
             notes.append(str(exc))
     reverse = direction == "p"
-    result = walk(selection, sessions, keyset, values, reverse=reverse, want=per_page + 1)
-    rows = result.rows[:per_page]
-    more = len(result.rows) > per_page or not result.exhausted
+    found, exhausted, walked, stopped_at = walk(
+        selection, sessions, keyset, values, reverse=reverse, want=per_page + 1
+    )
+    rows = found[:per_page]
+    more = len(found) > per_page or not exhausted
     if reverse:
         rows.reverse()
     page = KeysetPage(rows=rows, per_page=per_page, notes=notes)
-    if result.stopped_at is not None and len(result.rows) <= per_page:
+    if stopped_at is not None and len(found) <= per_page:
         notes.append(
             gettext(
                 "Looked through %(count)s annotated sessions for this page; "
                 "the next page goes on from there."
             )
-            % {"count": number(result.walked)}
+            % {"count": number(walked)}
         )
-        stop = keyset.encode(result.stopped_at, "p" if reverse else "n")
+        stop = keyset.encode(stopped_at, "p" if reverse else "n")
         if reverse:
             page.prev_cursor = stop
         else:
@@ -233,16 +229,6 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
     elif values is not None and reverse:
         page.prev_cursor = token
     return page
-
-
-def export_chunks(selection: Selection, sessions: QuerySet, keyset):
-    """Lists of rows of ``sessions`` (``values_list``) carrying the annotations, in ``keyset``
-    order, one query in each database per batch."""
-    for _chunk, rows, _last in _batches(
-        selection, sessions, keyset, None, reverse=False, sizes=itertools.repeat(MAX_BATCH)
-    ):
-        if rows:
-            yield rows
 
 
 # The annotation columns of session exports, added a chunk at a time (one app-database lookup
@@ -266,23 +252,19 @@ def _annotator(user):
     return annotate
 
 
-def extend_plan(plan, user, selection: Selection):
-    """``plan`` (a session export) with the annotation columns, and only the sessions carrying
-    an active ``selection``."""
+def extend_plan(plan, user):
+    """``plan`` (a session export) with the annotation columns."""
     annotate, inner = _annotator(user), plan.to_rows
-    plan = dataclasses.replace(
+    return dataclasses.replace(
         plan,
         columns=[*plan.columns, *EXPORT_COLUMNS],
         to_rows=lambda fetched: annotate(inner(fetched)),
     )
-    if selection.active:
-        return SelectedPlan(plan, selection)
-    return plan
 
 
 class SelectedPlan:
-    """A session export plan whose rows come a batch of annotated sessions at a time
-    (:func:`annotations_app.crossdb.export_chunks`); the rest is the wrapped plan's."""
+    """A session export plan whose rows come a batch of annotated sessions at a time, in the
+    plan's order, one query in each database per batch; the rest is the wrapped plan's."""
 
     def __init__(self, plan, selection: Selection) -> None:
         self.plan = plan
@@ -292,5 +274,10 @@ class SelectedPlan:
         return getattr(self.plan, name)
 
     def chunks(self, chunk_size: int | None = None):
-        for fetched in export_chunks(self.selection, self.plan.queryset, self.plan.keyset):
-            yield self.plan.to_rows(fetched)
+        batches = itertools.repeat(MAX_BATCH)
+        plan = self.plan
+        for _chunk, fetched, _last in _batches(
+            self.selection, plan.queryset, plan.keyset, None, reverse=False, sizes=batches
+        ):
+            if fetched:
+                yield plan.to_rows(fetched)

@@ -14,7 +14,6 @@ answered, the order Hermes runs them in.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import deque
 
@@ -29,7 +28,6 @@ from sessions_app.exports.merged import export_parts
 from sessions_app.exports.request import session_filename_bits
 from sessions_app.models import Message
 
-from .crossdb import SelectedPlan
 from .selectors import NONE, for_sessions
 from .targets import current_store
 
@@ -166,11 +164,7 @@ def _plans(view):
     parts = export_parts(view.request)
     for part in parts if parts is not None else [None]:
         with registry.using(part):
-            plan = view._store_plan()
-            if plan is not None:
-                plan = dataclasses.replace(plan, queryset=view._without_scored(plan.queryset))
-                if view.selection.active:
-                    plan = SelectedPlan(plan, view.selection)
+            plan = view._store_plan(view.narrowed)
         if plan is not None:
             yield part, plan
 

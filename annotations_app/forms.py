@@ -76,12 +76,13 @@ class _NamedForm(forms.ModelForm):
 
 
 class TagForm(_NamedForm):
+    colour = forms.ChoiceField(choices=COLOUR_LABELS, initial="grey", label=gettext_lazy("Colour"))
+
     class Meta:
         model = Tag
         fields = ["name", "colour", "description"]
         labels = {
             "name": gettext_lazy("Name"),
-            "colour": gettext_lazy("Colour"),
             "description": gettext_lazy("Description"),
         }
 
@@ -89,13 +90,6 @@ class TagForm(_NamedForm):
         "name": gettext_lazy("A tag name has at most %(n)s characters."),
         "description": gettext_lazy("A description has at most %(n)s characters."),
     }
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        colour = self.fields["colour"]
-        colour.choices = [
-            (value, COLOUR_LABELS.get(value, label)) for value, label in colour.choices
-        ]
 
     def clean_name(self):
         return self._clean_name(
@@ -283,7 +277,7 @@ class SavedViewForm(_NamedForm):
 
     def __init__(self, *args, owner, **kwargs):
         super().__init__(*args, **kwargs)
-        self.owner = owner
+        self.instance.owner = owner
 
     def clean_name(self):
         name = _single_line(
@@ -291,7 +285,7 @@ class SavedViewForm(_NamedForm):
         )
         if not name:
             raise forms.ValidationError(gettext("A saved view needs a name."))
-        if SavedView.objects.filter(owner=self.owner, name__iexact=name).exists():
+        if SavedView.objects.filter(owner=self.instance.owner, name__iexact=name).exists():
             raise forms.ValidationError(
                 gettext("You already have a view named “%(name)s”.") % {"name": name}
             )

@@ -1,12 +1,9 @@
 """The session list's annotation filters and columns, as a mixin of its keyset table view.
 
-``?tag=`` (several: a session must carry all), ``?starred=1`` (the user's own stars),
-``?has_note=1`` and ``?score=name:value`` (anyone's; ``name:``: any value) narrow the list; the
-page is then assembled by :mod:`.crossdb` (a walk of the annotation rows in the list's order, a
-batch of ids at a time), never by loading every matching id into the state.db's query.
-``?noscore=name`` (nobody scored it yet) leaves the scored sessions out by id. Every page gets
-the tag column, the user's stars, the note count and, for those who may tag, the selection
-checkboxes of the bulk-tag form.
+``?tag=``, ``?starred=1``, ``?has_note=1`` and ``?score=`` narrow the list through the walk of
+:mod:`.crossdb`; ``?noscore=`` leaves the scored sessions out by id.  Every page gets the tag
+column, the user's stars, the note count and, for those who may tag, the selection checkboxes
+of the bulk-tag form.
 """
 
 from __future__ import annotations
@@ -61,12 +58,10 @@ class AnnotationCells:
     """The annotations of a page's rows, by ``(store key, session id)`` (two profiles may
     share a session id)."""
 
-    def __init__(self, rows, user, keys=None, facet_stores=None) -> None:
-        """``rows`` of the store read now, or ``keys`` (``(store key, session id)`` pairs of
-        several stores); with ``facet_stores``, their tag facet in the same statement."""
+    def __init__(self, user, keys, facet_stores=None) -> None:
+        """``keys``: ``(store key, session id)`` pairs; with ``facet_stores``, their tag facet
+        in the same statement."""
         self.store = current_store()
-        if keys is None:
-            keys = [(self.store, r.id) for r in rows]
         self.by_id, self.facets = selectors.read(keys, user, facet_stores)
         self.selectable = permissions.can_annotate(user)
         # The score facet (every score, with its values' counts) when the tag facet is asked;
@@ -220,30 +215,24 @@ class AnnotationFiltersMixin:
 
     def prepare_rows(self, rows):
         rows = super().prepare_rows(rows)
+        store = current_store()
+        keys = [(store, row.id) for row in rows]
         if self._merged():
             # The annotations of every profile's rows are looked up together.
-            keys = self.__dict__.setdefault("_annotation_keys", [])
-            store = current_store()
-            keys += [(store, row.id) for row in rows]
+            self.__dict__.setdefault("_annotation_keys", []).extend(keys)
         else:
             # The tag facet beside the table comes in the same statement as the rows'.
-            self.annotation_cells = AnnotationCells(
-                rows, self.request.user, facet_stores=[current_store()]
-            )
+            self.annotation_cells = AnnotationCells(self.request.user, keys, [store])
         return rows
 
     def get_table_kwargs(self):
         if self._merged():
-            cells = AnnotationCells(
-                [],
-                self.request.user,
-                keys=self.__dict__.get("_annotation_keys", []),
-                facet_stores=self._facet_stores(),
-            )
+            keys = self.__dict__.get("_annotation_keys", [])
+            cells = AnnotationCells(self.request.user, keys, self._facet_stores())
             # Bulk tagging names sessions by id alone, so it is left to a profile's own list.
             cells.selectable = False
         else:
-            cells = self.annotation_cells or AnnotationCells([], self.request.user)
+            cells = self.annotation_cells or AnnotationCells(self.request.user, [])
         self._table_cells = cells
         return {**super().get_table_kwargs(), "annotations": cells}
 
@@ -252,15 +241,15 @@ class AnnotationFiltersMixin:
             return [store.name for store in self.merged_parts]
         return [current_store()]
 
-    def export(self, extend=None):
-        user, selection = self.request.user, self.selection
+    def narrowed(self, plan):
+        """An export ``plan`` of the list without what ``noscore`` leaves out, and only the
+        sessions carrying an active selection."""
+        plan = dataclasses.replace(plan, queryset=self._without_scored(plan.queryset))
+        return crossdb.SelectedPlan(plan, self.selection) if self.selection.active else plan
 
-        def annotated(plan):
-            plan = extend(plan) if extend is not None else plan
-            plan = dataclasses.replace(plan, queryset=self._without_scored(plan.queryset))
-            return crossdb.extend_plan(plan, user, selection)
-
-        return super().export(extend=annotated)
+    def export(self):
+        user = self.request.user
+        return super().export(extend=lambda plan: self.narrowed(crossdb.extend_plan(plan, user)))
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

@@ -1,10 +1,7 @@
 """The team's own layer over Hermes's sessions, in the app's ``default`` database.
 
 A session is named by its store and id (:class:`AnnotatedSession`), never by a foreign key into
-the state.db: Hermes may prune a session, and its annotations must then stay listed.  An
-:class:`AnnotatedSession` copies the session's immutable sort keys (``started_at``,
-``source``) so the session list filtered by a tag can walk annotations in the list's own
-keyset order here (:mod:`annotations_app.crossdb`).
+the state.db: Hermes may prune a session, and its annotations must then stay listed.
 """
 
 from __future__ import annotations
@@ -198,10 +195,7 @@ class Score(models.Model):
 
 
 class SessionScore(SortKeys):
-    """One person's value of one score for one session (pressing it again removes it).
-
-    Carries the session's sort keys like tags and stars, so that a list filtered by a score
-    walks ``(score, value, store, started_at, session_id)`` in the list's own order."""
+    """One person's value of one score for one session (pressing it again removes it)."""
 
     target = models.ForeignKey(AnnotatedSession, on_delete=models.CASCADE, related_name="scores")
     score = models.ForeignKey(Score, on_delete=models.CASCADE, related_name="session_scores")

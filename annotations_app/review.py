@@ -1,14 +1,11 @@
 """Review queues: any session list, walked in its own order, skipping what the reviewer scored.
 
-There is no queue object: the list's query string is the queue.  ``/review/next/?<list>``
-opens the list's first session the user has not scored; with ``review=<score>`` (repeatable),
-the first one the user has not given each of those scores (without: any score); with
-``from=<id>``, the next one after that session.  The walk is the list's own keyset paging from the current
-session (:meth:`~sessions_app.listing.KeysetTableView.paginate`, so tag, star and score
-filters walk the app's database as the list does), a batch of keys at a time, each batch
-checked against the user's scores in one app-database query: a click costs what the run of
-sessions already scored costs, never the whole list.  A walk gives up after ``MAX_BATCHES``
-batches and says how far it looked.
+The list's query string is the queue: ``/review/next/?<list>`` opens its first session the
+user has not scored (with ``review=<score>``, repeatable: not given each of those scores;
+with ``from=<id>``: after that session).  The walk is the list's own keyset paging (so
+annotation filters walk the app's database as the list does), a batch of keys at a time, each
+batch checked against the user's scores in one query: a click costs the run of sessions
+already scored, never the whole list, and gives up after ``MAX_BATCHES`` batches.
 """
 
 from __future__ import annotations
@@ -24,15 +21,13 @@ from .selectors import scored_by
 
 BATCH = 100
 MAX_BATCHES = 20
-# The review pages' own parameters: the rest of the query string is the list's.
-OWN = ("from",)
 
 
 def list_params(request) -> QueryDict:
-    """The list's query string: the request's, without the review's own parameters and
-    without what only a page or a download of the list means."""
+    """The list's query string: the request's, without the review's own ``from`` and without
+    what only a page or a download of the list means."""
     params = request.GET.copy()
-    for key in (*OWN, "cursor", "_export", "page", "show"):
+    for key in ("from", "cursor", "_export", "page", "show"):
         params.pop(key, None)
     return params
 

@@ -7,24 +7,17 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q
+from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q
 
 from .models import AnnotatedSession, Note, SavedView, Score, SessionScore, SessionTag, Star, Tag
 from .targets import current_store
-
-
-@dataclass(frozen=True)
-class TagChip:
-    name: str
-    colour: str
-    description: str
 
 
 @dataclass
 class RowAnnotations:
     """What the session table and the exports show of one session."""
 
-    tags: list[TagChip] = field(default_factory=list)
+    tags: list[Tag] = field(default_factory=list)
     starred: bool = False
     notes_count: int = 0
     # The team's tally: {score name: {value: people who gave it}}.
@@ -57,10 +50,6 @@ def tally(rows) -> dict[str, dict[str, int]]:
 Key = tuple[str, str]
 
 
-def _chip(tag: Tag) -> TagChip:
-    return TagChip(tag.name, tag.colour, tag.description or "")
-
-
 def read(
     keys: Iterable[Key] | None, user, facet_stores: list[str] | None
 ) -> tuple[dict[Key, RowAnnotations], list[tuple[Tag, int]] | None]:
@@ -87,9 +76,9 @@ def read(
             )
         )
         for anchor in anchors:
-            chips = [_chip(st.tag) for st in anchor.tags.all()]
+            tags = [st.tag for st in anchor.tags.all()]
             rows[(anchor.store, anchor.session_id)] = RowAnnotations(
-                chips, anchor.starred, anchor.notes_count, tally(anchor.scores.all())
+                tags, anchor.starred, anchor.notes_count, tally(anchor.scores.all())
             )
     facets = None
     if facet_stores is not None:
@@ -116,16 +105,16 @@ def score_facets(stores: list[str]) -> list[tuple[Score, list[tuple[str, int]]]]
     return [(s, [(v, found.get((s.pk, v), 0)) for v in s.values]) for s in scores]
 
 
-def tags_by_session(session_ids: Iterable[str]) -> dict[str, list[TagChip]]:
-    """``{session id: [TagChip, …]}`` of the tagged ones among ``session_ids`` (search hits)."""
-    out: dict[str, list[TagChip]] = defaultdict(list)
+def tags_by_session(session_ids: Iterable[str]) -> dict[str, list[Tag]]:
+    """``{session id: [Tag, …]}`` of the tagged ones among ``session_ids`` (search hits)."""
+    out: dict[str, list[Tag]] = defaultdict(list)
     tagged = (
         SessionTag.objects.filter(store=current_store(), session_id__in=list(session_ids))
         .select_related("tag")
         .order_by("tag__name", "tag_id")
     )
     for st in tagged:
-        out[st.session_id].append(_chip(st.tag))
+        out[st.session_id].append(st.tag)
     return out
 
 
@@ -194,7 +183,6 @@ def scored_by(user, session_ids: Iterable[str], scores=()) -> set[str]:
 
 @dataclass
 class SessionAnnotations:
-    target: AnnotatedSession | None
     tags: list[Tag]
     starred: bool
     notes: list[Note]
@@ -203,11 +191,11 @@ class SessionAnnotations:
 def for_session(session_id: str, user) -> SessionAnnotations:
     target = AnnotatedSession.objects.filter(store=current_store(), session_id=session_id).first()
     if target is None:
-        return SessionAnnotations(None, [], False, [])
+        return SessionAnnotations([], False, [])
     tags = [row.tag for row in target.tags.select_related("tag").order_by("tag__name")]
     starred = user.is_authenticated and target.stars.filter(user=user).exists()
     notes = list(target.notes.all())
-    return SessionAnnotations(target, tags, starred, notes)
+    return SessionAnnotations(tags, starred, notes)
 
 
 def tag_facets(store_keys: list[str] | None = None) -> list[tuple[Tag, int]]:
@@ -217,26 +205,14 @@ def tag_facets(store_keys: list[str] | None = None) -> list[tuple[Tag, int]]:
 
 
 def views_for(user) -> tuple[list[SavedView], list[SavedView]]:
-    """(the user's own views, the views others share with the team)."""
+    """(the user's own views, the views others share with the team), with ``owner_name``."""
     if user is None or not user.is_authenticated:
         return [], []
-    username = f"owner__{user.USERNAME_FIELD}"
-    rows = [
-        SavedViewLink(*row)
-        for row in SavedView.objects.filter(Q(owner=user) | Q(shared=True))
+    rows = list(
+        SavedView.objects.filter(Q(owner=user) | Q(shared=True))
+        .annotate(owner_name=F(f"owner__{user.USERNAME_FIELD}"))
         .order_by("name", "id")
-        .values_list("id", "name", "url", "shared", "owner_id", username)
-    ]
+    )
     own = [v for v in rows if v.owner_id == user.pk]
     shared = [v for v in rows if v.owner_id != user.pk]
     return own, shared
-
-
-@dataclass(frozen=True)
-class SavedViewLink:
-    pk: int
-    name: str
-    url: str
-    shared: bool
-    owner_id: int
-    owner_name: str

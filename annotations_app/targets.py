@@ -1,8 +1,5 @@
-"""Which store a session belongs to, and the row that anchors its annotations.
-
-Annotations name a session by ``(store, session id)``: with one store served, the name the
-explorer reads it under (a repaired copy at the same place finds them again); with several,
-the profile's name (two profiles never share annotations).
+"""The rows that anchor a session's annotations, named by ``(store key, session id)`` (the key
+a profile's annotations are kept under: docs/profiles.md, "Annotations").
 """
 
 from __future__ import annotations
@@ -22,15 +19,15 @@ def _session_keys(session_ids: list[str]) -> dict[str, tuple]:
     """``{id: (started_at, source, title)}`` of those sessions the state.db has."""
     if not session_ids:
         return {}
-    title = "substr(title, 1, %s)" if store.shape().has_column("sessions", "title") else "NULL"
-    params: list = [TITLE_CHARS] if title != "NULL" else []
+    has_title = store.shape().has_column("sessions", "title")
+    title = f"substr(title, 1, {TITLE_CHARS})" if has_title else "NULL"
     found: dict[str, tuple] = {}
     for start in range(0, len(session_ids), 500):
         part = session_ids[start : start + 500]
         marks = ", ".join(["%s"] * len(part))
         for sid, started_at, source, head in store.rows(
             f"SELECT id, started_at, source, {title} FROM sessions WHERE id IN ({marks})",
-            [*params, *part],
+            part,
         ):
             found[sid] = (started_at, source or "", head or "")
     return found

@@ -53,8 +53,15 @@ def _back(request, fallback: str) -> str:
     return fallback
 
 
-def _form_errors(request, form) -> None:
+def _refused(request, form, back: str):
+    """Back to ``back``, the form's errors said in a message."""
     messages.error(request, " ".join(e for errors in form.errors.values() for e in errors))
+    return redirect(back)
+
+
+def _page(request, template: str, context: dict):
+    """The page; a 400 when it answers a refused post."""
+    return render(request, template, context, status=400 if request.method == "POST" else 200)
 
 
 def _session_url(session_id: str) -> str:
@@ -80,8 +87,7 @@ def star(request, session_id: str):
 def add_tag(request, session_id: str):
     form = AddTagForm(request.POST)
     if not form.is_valid():
-        _form_errors(request, form)
-        return redirect(_back(request, _session_url(session_id)))
+        return _refused(request, form, _back(request, _session_url(session_id)))
     tag = form.cleaned_data["tag"]
     if services.add_tag(request, [_target_or_404(session_id)], tag):
         messages.success(request, gettext("Tagged “%(name)s”.") % {"name": tag.name})
@@ -102,8 +108,7 @@ def add_new_tag(request, session_id: str):
     if tag is None:
         form = TagForm({"name": name, "colour": "grey", "description": ""})
         if not form.is_valid():
-            _form_errors(request, form)
-            return redirect(_session_url(session_id))
+            return _refused(request, form, _session_url(session_id))
         tag = form.instance
         services.save_tag(request, tag, created=True)
     services.add_tag(request, [target], tag)
@@ -129,8 +134,7 @@ def bulk_tag(request):
     back = _back(request, reverse("sessions:list"))
     form = BulkTagForm(request.POST)
     if not form.is_valid():
-        _form_errors(request, form)
-        return redirect(back)
+        return _refused(request, form, back)
     tag = form.cleaned_data["tag"]
     found = targets.targets_for(form.cleaned_data["session"])
     added = services.add_tag(request, list(found.values()), tag)
@@ -173,13 +177,8 @@ def edit_note(request, note: Note):
 
 
 def _note_form(request, form, session_id: str, note: Note | None):
-    """The note form again: a 400 when a post was refused."""
-    return render(
-        request,
-        "annotations_app/note_form.html",
-        {"form": form, "session_id": session_id, "note": note},
-        status=400 if request.method == "POST" else 200,
-    )
+    context = {"form": form, "session_id": session_id, "note": note}
+    return _page(request, "annotations_app/note_form.html", context)
 
 
 @require_POST
@@ -203,12 +202,7 @@ def _vocabulary(request, form_class, save, created: str, done: str, template: st
             save(request, form.instance, created=True)
             messages.success(request, created % {"name": form.instance.name})
             return redirect(done)
-    return render(
-        request,
-        template,
-        {"facets": facets(), "form": form, "can_manage": manage},
-        status=400 if request.method == "POST" else 200,
-    )
+    return _page(request, template, {"facets": facets(), "form": form, "can_manage": manage})
 
 
 @require_http_methods(["GET", "POST"])
@@ -233,12 +227,7 @@ def tag_edit(request, tag_id: int):
         services.save_tag(request, form.instance, created=False)
         messages.success(request, gettext("Tag “%(name)s” saved.") % {"name": tag.name})
         return redirect("annotations:tags")
-    return render(
-        request,
-        "annotations_app/tag_form.html",
-        {"form": form, "tag": tag},
-        status=400 if request.method == "POST" else 200,
-    )
+    return _page(request, "annotations_app/tag_form.html", {"form": form, "tag": tag})
 
 
 @require_POST
@@ -261,7 +250,6 @@ def view_list(request):
             data["url"] = _referring_view(request)
         form = SavedViewForm(data, owner=request.user)
         if form.is_valid():
-            form.instance.owner = request.user
             services.save_view(request, form.instance)
             messages.success(
                 request, gettext("View “%(name)s” saved.") % {"name": form.instance.name}
@@ -270,12 +258,8 @@ def view_list(request):
     else:
         form = SavedViewForm(owner=request.user, initial={"url": _referring_view(request)})
     own, shared = selectors.views_for(request.user)
-    return render(
-        request,
-        "annotations_app/view_list.html",
-        {"form": form, "own": own, "shared": shared},
-        status=400 if request.method == "POST" else 200,
-    )
+    context = {"form": form, "own": own, "shared": shared}
+    return _page(request, "annotations_app/view_list.html", context)
 
 
 def _referring_view(request) -> str:
@@ -354,8 +338,7 @@ def score_session(request, session_id: str):
     back = _back(request, reverse("sessions:detail", args=[session_id]) + "#scores")
     form = ScoreValueForm(request.POST)
     if not form.is_valid():
-        _form_errors(request, form)
-        return redirect(back)
+        return _refused(request, form, back)
     score, value = form.cleaned_data["score"], form.cleaned_data["value"]
     now = services.press_score(request, _target_or_404(session_id), score, value)
     if now is None:

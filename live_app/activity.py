@@ -67,9 +67,9 @@ def clamp_minutes(raw: str | None) -> int:
     return max(1, min(value, MAX_MINUTES))
 
 
-def one_line(text: str, limit: int = PREVIEW_CHARS) -> str:
+def one_line(text: str) -> str:
     flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
 
 
 def _candidate_ids(now: float, minutes: int) -> list[str]:
@@ -91,52 +91,38 @@ def _candidate_ids(now: float, minutes: int) -> list[str]:
             [RECENT_MESSAGE_IDS, since, LIMIT],
             BUDGET,
         )
-    if shape.has_column("sessions", "ended_at"):
-        rows += store.rows(
-            "SELECT id FROM sessions WHERE started_at >= %s AND ended_at IS NULL "
-            "ORDER BY started_at DESC LIMIT %s",
-            [now - OPEN_HORIZON, LIMIT],
-            BUDGET,
-        )
+    rows += store.rows(
+        "SELECT id FROM sessions WHERE started_at >= %s AND ended_at IS NULL "
+        "ORDER BY started_at DESC LIMIT %s",
+        [now - OPEN_HORIZON, LIMIT],
+        BUDGET,
+    )
     return list(dict.fromkeys(r[0] for r in rows))
 
 
 def _session_rows(ids: list[str]) -> list[LiveSession]:
     shape = store.shape()
 
-    def col(name: str, default: str = "NULL") -> str:
-        return f"s.{name}" if shape.has_column("sessions", name) else default
+    def col(name: str) -> str:
+        return f"s.{name}" if shape.has_column("sessions", name) else "NULL"
 
     activity = (
         "COALESCE(s.last_activity_at, s.started_at)"
         if shape.has_column("sessions", "last_activity_at")
         else "s.started_at"
     )
-    tokens = " + ".join(f"COALESCE({col(c, '0')}, 0)" for c in ("input_tokens", "output_tokens"))
     marks = ", ".join(["%s"] * len(ids))
     sql = (
-        f"SELECT s.id, s.source, {col('title')}, {col('model')}, s.started_at, "
-        f"{col('ended_at')}, {activity}, COALESCE({col('message_count', '0')}, 0), "
-        f"{col('tool_call_count')}, {tokens}, {col('estimated_cost_usd')}, "
+        f"SELECT s.id, s.source, {col('title')}, s.model, s.started_at, s.ended_at, {activity}, "
+        f"COALESCE(s.message_count, 0), {col('tool_call_count')}, "
+        f"COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0), {col('estimated_cost_usd')}, "
         "(SELECT MAX(m.id) FROM messages m WHERE m.session_id = s.id) "
         f"FROM sessions s WHERE s.id IN ({marks})"
     )
+    # The columns in the order of LiveSession's fields; counts and tokens are never NULL.
     return [
-        LiveSession(
-            id=r[0],
-            source=r[1] or "",
-            title=redact(r[2] or ""),
-            model=short_model(redact(r[3])),
-            started_at=r[4],
-            ended_at=r[5],
-            activity=r[6],
-            message_count=r[7] or 0,
-            tool_call_count=r[8],
-            tokens=r[9] or 0,
-            cost=r[10],
-            last_message_id=r[11],
-        )
-        for r in store.rows(sql, ids, BUDGET)
+        LiveSession(sid, source or "", redact(title or ""), short_model(redact(model)), *rest)
+        for sid, source, title, model, *rest in store.rows(sql, ids, BUDGET)
     ]
 
 
@@ -145,12 +131,10 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
     by_id = {s.last_message_id: s for s in sessions if s.last_message_id is not None}
     if not by_id:
         return
-    shape = store.shape()
     marks = ", ".join(["%s"] * len(by_id))
     body = "substr(content, 1, 600)" if with_content else "NULL"
-    stamp = "timestamp" if shape.has_column("messages", "timestamp") else "NULL"
     for mid, role, ts, head in store.rows(
-        f"SELECT id, role, {stamp}, {body} FROM messages WHERE id IN ({marks})",
+        f"SELECT id, role, timestamp, {body} FROM messages WHERE id IN ({marks})",
         list(by_id),
         BUDGET,
     ):
@@ -160,8 +144,6 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
             session.activity = ts
         if with_content and head:
             session.preview = one_line(redact(as_text(head)))
-    if not shape.has_column("messages", "tool_calls"):
-        return
     # The newest tool call: walk each session's assistant rows backwards on its own index.
     sids = [s.id for s in sessions]
     marks = ", ".join(["%s"] * len(sids))

@@ -49,8 +49,9 @@ KIND_LABELS = {
 }
 
 
-def _col(shape, table: str, alias: str, name: str, default: str = "NULL") -> str:
-    return f"{alias}.{name}" if shape.has_column(table, name) else default
+def _col(shape, name: str) -> str:
+    """``s.<name>``, or NULL on a file whose sessions lack that column."""
+    return f"s.{name}" if shape.has_column("sessions", name) else "NULL"
 
 
 def _kind_sql(shape, calls: str) -> tuple[str, str]:
@@ -73,8 +74,7 @@ def _block_sql(shape) -> str:
     calls = call_sql(shape, t="m", outer=True)
     kind, wanted = _kind_sql(shape, calls.where)
     return (
-        f"SELECT {dialect.truncated('m.timestamp / 3600')}, s.source, "
-        f"{_col(shape, 'sessions', 's', 'model')}, "
+        f"SELECT {dialect.truncated('m.timestamp / 3600')}, s.source, s.model, "
         f"CASE WHEN m.role = 'tool' THEN {calls.name} ELSE '' END, {kind}, COUNT(*), "
         f"group_concat(m.id) FROM messages m {calls.joins} JOIN sessions s ON s.id = m.session_id "
         f"WHERE m.id > %s AND m.id <= %s AND ({wanted}) GROUP BY 1, 2, 3, 4, 5"
@@ -89,7 +89,7 @@ def _block_rows(shape, low: int, high: int, budget: float) -> list[tuple]:
     kind, wanted = _kind_sql(shape, "m.role = 'tool' AND m.tool_call_id <> ''")
     found = store.rows(
         f"SELECT m.id, m.session_id, {dialect.truncated('m.timestamp / 3600')}, s.source, "
-        f"{_col(shape, 'sessions', 's', 'model')}, m.tool_name, m.tool_call_id, {kind} "
+        f"s.model, m.tool_name, m.tool_call_id, {kind} "
         "FROM messages m JOIN sessions s ON s.id = m.session_id "
         f"WHERE m.id > %s AND m.id <= %s AND ({wanted}) ORDER BY m.id",
         [low, high],
@@ -169,29 +169,26 @@ def _digest(start: int, top: int, shape, budget: float) -> dict:
     found = _row(start, "upto", "digest")
     if found and found[0] == want and found[1] is not None:
         kept = found[1]
-        return {
-            "first_hour": kept["first_hour"],
-            "totals": Counter({tuple(t[:4]): t[4] for t in kept["totals"]}),
-            "hourly": Counter({tuple(h[:2]): h[2] for h in kept["hourly"]}),
+    else:
+        groups = _block(start, top, shape, budget)
+        totals, hourly = Counter(), Counter()
+        _add_groups(groups, totals, hourly)
+        kept = {
+            "first_hour": min((h for h, *_, kind in groups if None not in (h, kind)), default=None),
+            "totals": [[*k, n] for k, n in totals.items()],
+            "hourly": [[*k, n] for k, n in hourly.items()],
         }
-    groups = _block(start, top, shape, budget)
-    totals, hourly = Counter(), Counter()
-    _add_groups(groups, totals, hourly)
-    first_hour = min(
-        (h for h, *_rest, kind in groups if h is not None and kind is not None), default=None
-    )
-    kept = {
-        "first_hour": first_hour,
-        "totals": [[*k, n] for k, n in totals.items()],
-        "hourly": [[*k, n] for k, n in hourly.items()],
+        try:
+            FailureBlock.objects.filter(
+                store_key=store_key(), size=BLOCK, block=start, upto=want
+            ).update(digest=kept)
+        except DatabaseError as exc:
+            log.warning("failure counts not kept: %s", exc)
+    return {
+        "first_hour": kept["first_hour"],
+        "totals": Counter({tuple(t[:4]): t[4] for t in kept["totals"]}),
+        "hourly": Counter({tuple(h[:2]): h[2] for h in kept["hourly"]}),
     }
-    try:
-        FailureBlock.objects.filter(
-            store_key=store_key(), size=BLOCK, block=start, upto=want
-        ).update(digest=kept)
-    except DatabaseError as exc:
-        log.warning("failure counts not kept: %s", exc)
-    return {"first_hour": first_hour, "totals": totals, "hourly": hourly}
 
 
 def _add_groups(groups: dict, totals: Counter, hourly: Counter, wanted=None) -> None:
@@ -318,8 +315,6 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
                 continue
         _add_groups(_block(start, top, shape, budget), totals, hourly, wanted)
         start += BLOCK
-    kinds: Counter = Counter()
-    calls = 0
     groups: dict[str, dict[str, Group]] = {"tool": {}, "model": {}, "source": {}}
     for (source, model, tool, kind), count in totals.items():
         for dim, value in (("tool", tool), ("model", model), ("source", source)):
@@ -331,23 +326,21 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
             if kind != "tool_ok":
                 g.failures += count
                 g.by_kind[kind] += count
-        if kind in ("tool_ok", "tool_error"):
-            calls += count
-        if kind != "tool_ok":
-            kinds[kind] += count
     daily: dict[str, Counter] = defaultdict(Counter)
     days_of: dict[int, str] = {}
     for (hour, kind), count in hourly.items():
         if hour not in days_of:
             days_of[hour] = local_date(hour * 3600).isoformat()
         daily[days_of[hour]][kind] += count
-    sessions, failed_sessions = _sessions(f, since, shape, groups, kinds, daily, budget)
+    sessions, failed_sessions = _sessions(f, since, shape, groups, daily, budget)
+    # Every count is in exactly one source's group: their sums are the window's.
+    by_source = groups["source"].values()
     report = Report(
         filters=f,
         since=since,
         now=now,
-        kinds=kinds,
-        tool_calls=calls,
+        kinds=sum((g.by_kind for g in by_source), Counter()),
+        tool_calls=sum(g.tool_calls for g in by_source),
         sessions=sessions,
         failed_sessions=failed_sessions,
         by_tool=ranked(groups["tool"]),
@@ -364,12 +357,12 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
     return report
 
 
-def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
+def _sessions(f, since, shape, groups, daily, budget) -> tuple[int, int]:
     """Sessions started in the window, and those that ended with a failure ``end_reason``."""
-    end = _col(shape, "sessions", "s", "end_reason")
+    end = _col(shape, "end_reason")
     total = failed = 0
     rows = store.rows(
-        f"SELECT s.source, {_col(shape, 'sessions', 's', 'model')}, {end}, MIN(s.started_at), "
+        f"SELECT s.source, s.model, {end}, MIN(s.started_at), "
         "COUNT(*) FROM sessions s WHERE s.started_at >= %s "
         f"GROUP BY 1, 2, 3, {dialect.truncated('s.started_at / 86400')}",
         [since],
@@ -389,7 +382,6 @@ def _sessions(f, since, shape, groups, kinds, daily, budget) -> tuple[int, int]:
                 g.by_kind["session_error"] += count
         if end_reason in END_FAILURES:
             failed += count
-            kinds["session_error"] += count
             daily[local_date(started_at).isoformat()]["session_error"] += count
     return total, failed
 
@@ -454,7 +446,7 @@ def failing_messages(
     top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
     cap = top if below is None else min(top, below - 1)
     floor = (max(_first_id_at(low, top, budget) - 1, 0) // BLOCK) * BLOCK
-    title = _col(shape, "sessions", "s", "title")
+    title = _col(shape, "title")
     start = ((cap - 1) // BLOCK) * BLOCK
     while cap > 0 and start >= floor and (limit is None or limit > 0):
         groups = {
@@ -510,8 +502,8 @@ def failed_sessions(
     # Without a filter read here, the first ``limit`` rows are the answer: read those alone.
     cut = [limit] if limit is not None and not (f.source or f.model) else []
     rows = store.rows(
-        f"SELECT s.id, s.source, {_col(shape, 'sessions', 's', 'model')}, "
-        f"{_col(shape, 'sessions', 's', 'title')}, s.end_reason, s.started_at FROM sessions s "
+        f"SELECT s.id, s.source, s.model, {_col(shape, 'title')}, s.end_reason, s.started_at "
+        "FROM sessions s "
         f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}){past} "
         "ORDER BY s.started_at DESC, s.id DESC" + (" LIMIT %s" if cut else ""),
         [since, high, *END_FAILURES, *(after or []), *cut],
@@ -546,20 +538,6 @@ def _failure(
         "source": source or "",
         "end_reason": "",
     }
-
-
-def newest(f: Filters, *, budget: float, limit: int) -> tuple[list[dict], list[dict]]:
-    """The newest ``limit`` failing messages and failed sessions of the window and filters."""
-    now = time.time()
-    messages = [
-        r for chunk in failing_messages(f, budget=budget, now=now, limit=limit) for r in chunk
-    ]
-    return messages, failed_sessions(f, budget=budget, now=now, limit=limit)
-
-
-def warm(*, budget: float) -> None:
-    """Read and keep the counts of every block the longest window covers (``insights_warm``)."""
-    build(Filters(days=MAX_DAYS), budget=budget)
 
 
 def report_for(f: Filters, *, budget: float) -> Report:

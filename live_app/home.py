@@ -2,23 +2,13 @@
 failures and the costliest sessions of the week.
 
 Periods are local days in ``TIME_ZONE`` (weeks start on Monday, as ISO 8601 has it), and each
-figure has the definition of the page it links to:
-
-* sessions, messages, tool calls and cost are those of the sessions *started* in the period,
-  as insights counts them (the same ``per`` rows, :mod:`insights_app.figures.per_session`);
-  a session's cost is insights' rule: its usage rows' estimates, or its own estimate when
-  that is larger (what the models table adds up);
-* failures are the failures page's (:mod:`live_app.failures`), per local day.
-
-The period table adds up the days of insights' own report of the last two weeks (cached, and
-kept as insights keeps its reports: :mod:`insights_app.reports`) and the failures page's counts
-(rows of the app database); the costliest sessions are one short statement over the week's
-sessions, the sessions per source one grouping of every session.  ``failures_warm`` computes
-them ahead on its timer (see :func:`figures`): a view reads no more of the store on a store ten
-times bigger.  Over several profiles each profile's figures are computed so and summed
-(:func:`combine`, :func:`by_source`).  What runs now, the latest sessions and the latest
-failures are read for each view (a few indexed look-ups, each bounded), the failures kept for a
-minute while the file is unchanged.
+figure has the definition of the page it links to: sessions, messages, tool calls and cost are
+those of the sessions *started* in the period, added up from insights' own report of the last
+two weeks (:mod:`insights_app.reports`; a session's cost is its usage rows' estimates, or its own
+estimate when that is larger); failures are the failures page's (:mod:`live_app.failures`), per
+local day.  ``failures_warm`` computes the figures ahead on its timer (:func:`figures`): a view
+reads no more of the store on a store ten times bigger.  Over several profiles each profile's
+figures are summed (:func:`combine`, :func:`by_source`).
 """
 
 from __future__ import annotations
@@ -52,7 +42,6 @@ TTL = 60
 LATEST = 5
 COSTLIEST = 5
 METRICS = ("sessions", "messages", "tool_calls", "cost", "failures")
-EPOCH_DAY = dt.date(1970, 1, 1)
 # What the kept figures hold (2: sessions per source): figures kept by another version are
 # computed again.
 KEPT_VERSION = 2
@@ -76,14 +65,14 @@ def periods(today: dt.date) -> list[Period]:
     ]
 
 
-def figures(*, budget: float, now: float | None = None) -> dict:
+def figures(*, budget: float) -> dict:
     """The period table and the week's costliest sessions.
 
     Reused for a minute while the file is unchanged; else, as insights does with its preset
     windows, the latest computed for this store and day while it is younger than
     ``HERMES_INSIGHTS_STALE_SECONDS`` (``failures_warm`` computes it on its timer; the page
     says "as of" its time); else computed here."""
-    now = time.time() if now is None else now
+    now = time.time()
     today = local_date(now)
 
     def recent_or_computed() -> dict:
@@ -117,8 +106,11 @@ def latest_failures(*, budget: float) -> list[dict]:
     week = failures.Filters(days=7)
 
     def merged():
-        messages, sessions = failures.newest(week, budget=budget, limit=LATEST)
-        return sorted(messages + sessions, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
+        now = time.time()
+        chunks = failures.failing_messages(week, budget=budget, now=now, limit=LATEST)
+        rows = [r for chunk in chunks for r in chunk]
+        rows += failures.failed_sessions(week, budget=budget, now=now, limit=LATEST)
+        return sorted(rows, key=lambda r: r["timestamp"] or 0, reverse=True)[:LATEST]
 
     return store.while_unchanged("home-failures", week, merged, failures.PAGE_TTL)
 
@@ -197,8 +189,6 @@ def _changes(cells: list[dict]) -> None:
 def _figures(today: dt.date, now: float, budget: float) -> dict:
     spans = periods(today)
     window = Window(days=None, from_epoch=day_start_epoch(spans[-1].first))
-    # The per-day sums are insights' own report of the two weeks (cached and kept as
-    # insights keeps its reports); the costliest sessions one short statement over the week.
     insights = reports.report_for(window)
     by_day = {
         d.day: {metric: getattr(d, metric) for metric in METRICS if metric != "failures"}

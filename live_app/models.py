@@ -1,8 +1,5 @@
 """What the failures page keeps in the app's database: the counts of each block of message
-ids of each state.db file (:mod:`live_app.failures`).
-
-A cache rebuilt from the store: ``manage.py failures_warm`` fills it ahead, a view completes
-it, and the backup leaves it out (a restore starts without it and it fills again).
+ids of each state.db file, a cache rebuilt from the store (docs/failures.md).
 """
 
 from django.db import models

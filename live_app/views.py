@@ -22,7 +22,7 @@ from sessions_app.models import Session
 from sessions_app.transcript_html import entries_html
 from sessions_app.visibility import Visibility
 
-from .activity import DEFAULT_MINUTES, MAX_MINUTES, clamp_minutes, live_sessions
+from .activity import MAX_MINUTES, clamp_minutes, live_sessions
 
 # How often the page's script asks again (the no-JS page reloads itself less often).
 POLL_SECONDS = 5
@@ -70,7 +70,6 @@ def index(request):
         "live_app/live_list.html",
         {
             **context,
-            "default_minutes": DEFAULT_MINUTES,
             "max_minutes": MAX_MINUTES,
             "poll_seconds": POLL_SECONDS,
             "reload_seconds": RELOAD_SECONDS,

@@ -109,12 +109,15 @@ def index(request):
     if report is None:
         context = {"form": form, "notes": notes, "filters": f}
         return render(request, "live_app/failure_list.html", context)
-    multi = parts != [None]
     if fmt and request.GET.get("rows"):
         return stream_export(
             fmt=fmt,
             columns=(["profile"] if registry.multi() else []) + ROW_COLUMNS,
-            chunks=_export_chunks(parts, f, budget),
+            chunks=(
+                [_export_row(row) for row in chunk]
+                for chunk in across.every_row(parts, f, budget=budget)
+                if chunk
+            ),
             filename=export_filename("failures", [f"{f.days}d", "rows"], fmt),
         )
     failing, more_failing = across.page(
@@ -157,7 +160,7 @@ def index(request):
             "older_failed": _older(here, "spos", more_failed, request.GET.get("mpos")),
             "paged": bool(request.GET.get("mpos") or request.GET.get("spos")),
             "first_page": "?" + urlencode(here, doseq=True),
-            "multi": multi,
+            "multi": parts != [None],
             "list_limit": LIST_LIMIT,
             "narrowed": bool(f.kind or f.start or f.end),
             "kind_label": KIND_LABELS.get(f.kind, ""),
@@ -196,13 +199,6 @@ def _day_row(f: Filters, day: str, counts) -> tuple:
     link = _link(f, start=date, end=date, kind="")
     cells = [(counts.get(k, 0), _link(f, start=date, end=date, kind=k)) for k in KIND_LABELS]
     return day, link, cells
-
-
-def _export_chunks(parts, f: Filters, budget: float):
-    """Every failure of the window and filters in every profile of ``parts``."""
-    for chunk in across.every_row(parts, f, budget=budget):
-        if chunk:
-            yield [_export_row(row) for row in chunk]
 
 
 def _export_row(row: dict) -> dict:

@@ -1,9 +1,4 @@
-"""``manage.py api_token``: personal API tokens from the command line.
-
-manage.py api_token create <username> [--name NAME] [--expires-days N]   # prints it once
-manage.py api_token revoke <token-id>
-manage.py api_token list [<username>]
-"""
+"""``manage.py api_token create|revoke|list``: personal API tokens from the command line."""
 
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
-"""``manage.py backup DIR``: the team's own data (accounts, roles, tokens, audit trail, profile
-restrictions, annotations, people joined across platforms, saved queries) written to ``DIR`` from
-SQLite or PostgreSQL alike.
-
-One JSON-lines file per model in Django's serialization (users and groups by natural keys, so
-a restore lines them up with the install it goes into), and a ``manifest.json`` with row
-counts, each file's SHA-256, migrations and time, signed with the app's secret key
-(``django.core.signing``): ``manage.py restore DIR`` brings back only what this install's key
-signed, file for file.  The directory is made 0700 and every file 0600 whatever the umask (they
-hold password hashes and the audit trail).  Summaries, cached reports and sign-in attempts are
-not backed up: they are recomputed or expire.
+"""``manage.py backup DIR``: the team's own data, one JSON-lines file per model (users and
+groups by natural keys, so a restore lines them up with the install it goes into) and a
+``manifest.json`` signed with the app's secret key; see docs/deploying.md, "Backups".  Files
+are 0600 in a 0700 directory whatever the umask: they hold password hashes and the audit trail.
+Summaries, cached reports and sign-in attempts are left out: they are recomputed or expire.
 """
 
 from __future__ import annotations

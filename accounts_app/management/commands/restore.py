@@ -1,14 +1,9 @@
-"""``manage.py restore DIR [--force]``: data written by ``manage.py backup`` brought back (after
-``manage.py migrate``: it loads into the current schema).
+"""``manage.py restore DIR [--force]``: data written by ``manage.py backup`` brought back, after
+``manage.py migrate`` (docs/deploying.md, "Backups").
 
-Before anything is read into the database, the backup must be exactly what ``backup`` wrote
-under this install's secret key: the manifest's signature (``django.core.signing``), one
-file per model this version backs up and nothing else, each with the digest the manifest
-names.  An edited, incomplete or foreign backup is refused with the reason, and no option skips
-the check.  It refuses to overwrite accounts, annotations, saved views or queries unless
-``--force`` (which deletes them first).  Everything loads in one transaction, checked against
-the manifest's row counts (a file that cannot be loaded is refused, and nothing is kept); on
-PostgreSQL the id sequences are moved past the restored ids.
+Nothing is loaded unless the backup is exactly what ``backup`` wrote under this install's
+secret key, and no option skips that check; ``--force`` only deletes the data held first.
+Everything loads in one transaction checked against the manifest's row counts.
 """
 
 from __future__ import annotations

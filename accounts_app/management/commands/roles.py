@@ -72,13 +72,12 @@ class Command(BaseCommand):
         users = User.objects.order_by(User.USERNAME_FIELD).prefetch_related("groups")
         rows = []
         for user in users:
-            role = role_of(user)
             flags = [
                 f
                 for f, on in (("superuser", user.is_superuser), ("inactive", not user.is_active))
                 if on
             ]
-            rows.append((user.get_username(), role, ", ".join(flags)))
+            rows.append((user.get_username(), role_of(user), ", ".join(flags)))
         if not rows:
             self.stdout.write("No accounts yet: manage.py createsuperuser")
             return

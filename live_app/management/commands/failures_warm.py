@@ -1,8 +1,6 @@
-"""``manage.py failures_warm``: the failures page's per-block counts of the messages, as rows
-of the app database (:class:`live_app.models.FailureBlock`, see :mod:`live_app.failures`), for
-the longest window the page offers, and
-the home page's figures (:mod:`live_app.home`), for every profile; ``insights_warm`` runs it
-at its end."""
+"""``manage.py failures_warm``: for every profile, the failures page's per-block counts
+(:mod:`live_app.failures`) of its longest window and the home page's figures, computed ahead;
+``insights_warm`` runs it at its end."""
 
 from __future__ import annotations
 
@@ -22,12 +20,14 @@ class Command(BaseCommand):
     help = "Count the failures of every profile's messages ahead of the failures page."
 
     def handle(self, *args, **options):
+        budget = settings.HERMES_INSIGHTS_TIMEOUT
         for one in stores.all_stores():
             started = time.monotonic()
             try:
-                with stores.using(one), query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
-                    failures.warm(budget=settings.HERMES_INSIGHTS_TIMEOUT)
-                    home.warm(budget=settings.HERMES_INSIGHTS_TIMEOUT)
+                with stores.using(one), query_budget(budget):
+                    # Every block the longest window covers is read and kept.
+                    failures.build(failures.Filters(days=failures.MAX_DAYS), budget=budget)
+                    home.warm(budget=budget)
             except (DatabaseError, sqlite3.Error) as exc:
                 reason = stores.REGISTRY.failed(one, exc).reason
                 self.stderr.write(f"Profile {one.name} is unavailable: {reason}")
