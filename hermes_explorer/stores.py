@@ -346,14 +346,11 @@ def by_name(name: str, among: tuple[Store, ...] | list[Store] | None = None) -> 
 
 def default_store(among: tuple[Store, ...] | list[Store] | None = None) -> Store | None:
     """The store read when nothing says which: ``default``, else the first one."""
-    candidates = list(all_stores() if among is None else among)
-    for store in candidates:
-        if store.alias == DEFAULT_ALIAS:
-            return store
-    for store in candidates:
-        if store.name == DEFAULT_PROFILE:
-            return store
-    return candidates[0] if candidates else None
+    return min(
+        all_stores() if among is None else among,
+        key=lambda s: (s.alias != DEFAULT_ALIAS, s.name != DEFAULT_PROFILE),
+        default=None,
+    )
 
 
 def current() -> Store | None:
