@@ -1,11 +1,9 @@
 """Keyset pages across several stores: one opaque cursor carrying a position per store.
 
-Every store is paged by the list's :class:`~sessions_app.pagination.Keyset` (never
-``OFFSET``): each gives at most ``n + 1`` rows after its own position, the candidates are
-merged in the list's order (ties broken by profile name) and the first ``n`` make the page.
-The cursor remembers where each store's rows of the page end or begin, so a deep page costs
-what a first page costs.  Light candidates (keys only) are completed by ``load`` for the
-page's rows only.
+Each store gives at most ``n + 1`` rows after its own position (never ``OFFSET``), the
+candidates are merged in the list's order (ties broken by profile name) and the first ``n``
+make the page, so a deep page costs what a first page costs.  Light candidates (keys only)
+are completed by ``load`` for the page's rows only.
 
 A position is ``[values, inclusive]``, ``0`` when a store has nothing on that side, absent
 when the store starts from its first row.
@@ -18,7 +16,7 @@ import binascii
 import functools
 import json
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from django.db.models import Q
 from django.utils.translation import gettext
@@ -27,21 +25,13 @@ from hermes_explorer import stores as registry
 from hermes_explorer.paging import BadCursor, KeysetPage
 from hermes_explorer.stores import Store
 
+if TYPE_CHECKING:
+    from sessions_app.pagination import Keyset
+
 NOTHING = 0
 
 
-class KeysetLike(Protocol):
-    """What a list's ordering gives (:class:`sessions_app.pagination.Keyset` does)."""
-
-    keys: tuple[tuple[str, bool], ...]
-    name: str
-
-    def after(self, values: list, reverse: bool = False) -> Q: ...
-
-    def values_of(self, row) -> list: ...
-
-
-def _bound(keyset: KeysetLike, position, forward: bool) -> Q | None:
+def _bound(keyset: Keyset, position, forward: bool) -> Q | None:
     """Rows on the far side of ``position`` going ``forward`` (None: every row)."""
     values, inclusive = position
     beyond = keyset.after(values, reverse=not forward)
@@ -50,7 +40,7 @@ def _bound(keyset: KeysetLike, position, forward: bool) -> Q | None:
     return beyond
 
 
-def _compare(keyset: KeysetLike) -> Callable:
+def _compare(keyset: Keyset) -> Callable:
     def compare(a, b) -> int:
         for (_name, desc), x, y in zip(keyset.keys, a[0], b[0], strict=True):
             if x == y:
@@ -63,13 +53,13 @@ def _compare(keyset: KeysetLike) -> Callable:
     return compare
 
 
-def encode(keyset: KeysetLike, direction: str, positions: dict[str, object]) -> str:
+def encode(keyset: Keyset, direction: str, positions: dict[str, object]) -> str:
     payload = {"k": keyset.name, "d": direction, "s": positions}
     raw = json.dumps(payload, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode(keyset: KeysetLike, token: str) -> tuple[str, dict]:
+def decode(keyset: Keyset, token: str) -> tuple[str, dict]:
     damaged = gettext("This page link is damaged; showing the first page.")
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
@@ -97,7 +87,7 @@ def decode(keyset: KeysetLike, token: str) -> tuple[str, dict]:
 
 
 def paginate(
-    keyset: KeysetLike,
+    keyset: Keyset,
     parts: Sequence[Store],
     fetch: Callable[[Store, Q | None, bool, int], list],
     token: str | None,
