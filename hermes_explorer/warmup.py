@@ -1,14 +1,9 @@
 """What a new process would otherwise build on its first request, built once at start.
 
-Django builds much of what a page needs lazily: the URL conf and its reverse tables, compiled
-templates, each language's catalog and formats, the database and cache backends.  The WSGI
-entry point calls :func:`warm` after loading the application, and gunicorn loads it once in its
-master before forking the workers (``preload_app`` in ``deploy/gunicorn.conf.py``), so every
-worker, the first ones and each replacement, starts with all of it built in its copy of memory.
-
-What belongs to one process is not made here, or is closed before the fork: connections to the
-app database and the stores (each worker opens its own), cache clients, Hyperscan scratch space
-(made per thread on its first scan).
+The WSGI entry point calls :func:`warm`, and gunicorn loads it once in its master before
+forking the workers (``preload_app``), so every worker starts with the URL tables, compiled
+templates, catalogs, formats and backends built.  What belongs to one process (connections,
+cache clients) is not made here, or is closed before the fork.
 """
 
 from __future__ import annotations
