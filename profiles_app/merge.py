@@ -16,7 +16,7 @@ import binascii
 import functools
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from django.db.models import Q
 from django.utils.translation import gettext
@@ -25,13 +25,21 @@ from hermes_explorer import stores as registry
 from hermes_explorer.paging import BadCursor, KeysetPage
 from hermes_explorer.stores import Store
 
-if TYPE_CHECKING:
-    from sessions_app.pagination import Keyset
-
 NOTHING = 0
 
 
-def _bound(keyset: Keyset, position, forward: bool) -> Q | None:
+class KeysetLike(Protocol):
+    """What a list's ordering gives (:class:`sessions_app.pagination.Keyset` does)."""
+
+    keys: tuple[tuple[str, bool], ...]
+    name: str
+
+    def after(self, values: list, reverse: bool = False) -> Q: ...
+
+    def values_of(self, row) -> list: ...
+
+
+def _bound(keyset: KeysetLike, position, forward: bool) -> Q | None:
     """Rows on the far side of ``position`` going ``forward`` (None: every row)."""
     values, inclusive = position
     beyond = keyset.after(values, reverse=not forward)
@@ -40,7 +48,7 @@ def _bound(keyset: Keyset, position, forward: bool) -> Q | None:
     return beyond
 
 
-def _compare(keyset: Keyset) -> Callable:
+def _compare(keyset: KeysetLike) -> Callable:
     def compare(a, b) -> int:
         for (_name, desc), x, y in zip(keyset.keys, a[0], b[0], strict=True):
             if x == y:
@@ -53,13 +61,13 @@ def _compare(keyset: Keyset) -> Callable:
     return compare
 
 
-def encode(keyset: Keyset, direction: str, positions: dict[str, object]) -> str:
+def encode(keyset: KeysetLike, direction: str, positions: dict[str, object]) -> str:
     payload = {"k": keyset.name, "d": direction, "s": positions}
     raw = json.dumps(payload, separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode(keyset: Keyset, token: str) -> tuple[str, dict]:
+def decode(keyset: KeysetLike, token: str) -> tuple[str, dict]:
     damaged = gettext("This page link is damaged; showing the first page.")
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
@@ -87,7 +95,7 @@ def decode(keyset: Keyset, token: str) -> tuple[str, dict]:
 
 
 def paginate(
-    keyset: Keyset,
+    keyset: KeysetLike,
     parts: Sequence[Store],
     fetch: Callable[[Store, Q | None, bool, int], list],
     token: str | None,
