@@ -344,7 +344,7 @@ def default_store(among: tuple[Store, ...] | list[Store] | None = None) -> Store
     """The store read when nothing says which: ``default``, else the first one."""
     return min(
         all_stores() if among is None else among,
-        key=lambda s: (s.alias != DEFAULT_ALIAS, s.name != DEFAULT_PROFILE),
+        key=lambda s: 0 if s.alias == DEFAULT_ALIAS else 1 if s.name == DEFAULT_PROFILE else 2,
         default=None,
     )
 
