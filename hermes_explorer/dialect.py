@@ -97,9 +97,8 @@ def plain(value):
 
 
 def tool_result_error(content: str, head: int, tail: int) -> str:
-    """Whether a tool result reads as an error (the failures page's rule): text starting
-    with ``Error``, or in its first ``head`` characters a JSON ``"error"`` or ``"success":
-    false``, or in its last ``tail`` an ``"error"`` or a non-zero ``"exit_code"``."""
+    """Whether a tool result reads as an error (the failures page's rule), looking at its
+    first ``head`` and last ``tail`` characters."""
     return pick(
         f"""(
   substr({content}, 1, 5) = 'Error'
