@@ -57,10 +57,7 @@ def client_ip(request) -> str | None:
     peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
     if settings.HERMES_TRUST_FORWARDED_FOR and is_trusted_proxy(peer):
         forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-        if forwarded:
-            candidate = _valid_ip(forwarded.split(",")[-1])
-            if candidate:
-                return candidate
+        return _valid_ip(forwarded.split(",")[-1]) or peer
     return peer
 
 
@@ -77,10 +74,8 @@ class LoginThrottleBackend(AxesStandaloneBackend):
 def _too_many_for_user(request, username: str) -> bool:
     """Whether, from the proxy, one user name's failures from every address together reached
     ``HERMES_LOGIN_USER_FAILURE_LIMIT``."""
-    if not settings.HERMES_TRUST_FORWARDED_FOR:
-        return False
     peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
-    if not is_trusted_proxy(peer):
+    if not (settings.HERMES_TRUST_FORWARDED_FOR and is_trusted_proxy(peer)):
         return False
     from axes.models import AccessAttempt
     from django.db.models import Sum

@@ -20,9 +20,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 def env_bool(name: str, default: bool) -> bool:
     value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return truthy(value)
+    return truthy(value) if value else default
 
 
 def env_list(name: str, default: str) -> list[str]:

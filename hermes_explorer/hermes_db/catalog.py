@@ -146,8 +146,7 @@ def read_catalog(conn: sqlite3.Connection) -> Catalog:
         if kind == "view":
             views.append(name)
             continue
-        virtual = not rootpage
-        if virtual:
+        if not rootpage:  # a virtual table
             tables[name] = TableInfo(
                 name=name, columns=_virtual_columns(sql), virtual=True, sql=sql or ""
             )
