@@ -57,8 +57,7 @@ def _patterns(resolver: URLResolver) -> None:
 
 
 def _reverse(resolver: URLResolver, ns_pattern: str = "", converters: dict | None = None) -> None:
-    """The reverse tables of the root and of each namespace, made as :func:`django.urls.reverse`
-    makes them (its cache of namespace resolvers then holds them)."""
+    """The reverse tables of the root and of each namespace, as ``reverse`` caches them."""
     resolver.reverse_dict  # noqa: B018
     for extra, sub in resolver.namespace_dict.values():
         found = {**(converters or {}), **sub.pattern.converters}
@@ -67,8 +66,8 @@ def _reverse(resolver: URLResolver, ns_pattern: str = "", converters: dict | Non
 
 
 def _templates() -> None:
-    """Every template of the project's template directories and of the forms' renderer,
-    compiled into the cached loaders, with what they extend and include by name."""
+    """Every template of the project's and the forms' directories, and what they extend and
+    include, compiled into the cached loaders."""
     for backend in (*engines.all(), get_default_renderer().engine):
         engine = backend.engine
         waiting = [
@@ -94,8 +93,7 @@ def _templates() -> None:
 
 
 def _backends() -> None:
-    """The database, cache, router, session and static-file machinery, imported and set up;
-    each store's shape read (then its connection closed)."""
+    """The database, cache, session and static-file machinery set up; each store's shape read."""
     router.routers  # noqa: B018
     stores.REGISTRY.stores()  # each profile's alias
     for alias in connections:
