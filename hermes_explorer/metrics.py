@@ -121,7 +121,7 @@ class _Stores:
 
 
 class _Seen:
-    """The families of ``registries``; with ``served`` (the stores the reader may see), without
+    """The families of ``registries`` (or collectors); with ``served`` (the stores the reader may see), without
     the samples whose ``alias`` or ``profile`` label names another store."""
 
     def __init__(self, registries, served=None):
@@ -155,10 +155,8 @@ def metrics_view(request):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     served = served_to(request)
-    stores_registry = CollectorRegistry()
-    stores_registry.register(_Stores(served))
     # A reader who sees every store gets every series (the "hermes" alias of a store no longer
     # served included); anyone else only the series of the stores they see.
     every = set(served) == set(stores.all_stores())
-    body = generate_latest(_Seen([registry, stores_registry], None if every else served))
+    body = generate_latest(_Seen([registry, _Stores(served)], None if every else served))
     return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
