@@ -1,16 +1,12 @@
 """Where the explorer keeps its own data and caches, read from two environment variables.
 
-``DATABASE_URL`` names the app's own database (accounts, roles, audit, API tokens, console
-queries, insights summaries, sessions of signed-in users).  Unset, it is the SQLite file in the
-data directory, as for one machine; ``postgresql://user:pass@host:5432/name`` moves it to
-PostgreSQL (driver: psycopg 3), which several app servers can share.  The state.db is not
-concerned: it stays on its own read-only SQLite backend, whatever this says.
+``DATABASE_URL`` names the app's own database (accounts, audit, tokens, summaries…): unset, a
+SQLite file in the data directory; ``postgresql://…`` lets several app servers share it.  The
+state.db stays on its own read-only backend whatever this says.
 
-``CACHE_URL`` names the cache every worker shares (insights reports, capped counts, facets,
-the failures blocks): nothing in it is needed for correctness.  Unset, it is a file cache in
-the data directory, shared by the workers of this host and kept across restarts;
-``redis://host:6379/0`` (or ``rediss://``, ``unix://``) moves it to Redis through
-django-redis, which several hosts can share.
+``CACHE_URL`` names the cache every worker shares (nothing in it is needed for correctness):
+unset, a file cache in the data directory; ``redis://`` (``rediss://``, ``unix://``) lets
+several hosts share it.
 """
 
 from __future__ import annotations

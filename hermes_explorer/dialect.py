@@ -15,25 +15,25 @@ from django.db import connections
 from .hermes_db.current import current_alias
 
 
-def postgres(alias: str | None = None) -> bool:
+def postgres() -> bool:
     """Whether the store is a PostgreSQL schema."""
-    return connections[alias or current_alias()].vendor == "postgresql"
+    return connections[current_alias()].vendor == "postgresql"
 
 
-def pick(sqlite: str, postgresql: str, alias: str | None = None) -> str:
+def pick(sqlite: str, postgresql: str) -> str:
     """The fragment for the store's dialect."""
-    return postgresql if postgres(alias) else sqlite
+    return postgresql if postgres() else sqlite
 
 
-def greatest(a: str, b: str, alias: str | None = None) -> str:
+def greatest(a: str, b: str) -> str:
     """The larger of two values (SQLite's two-argument ``MAX``)."""
-    return pick(f"MAX({a}, {b})", f"GREATEST({a}, {b})", alias)
+    return pick(f"MAX({a}, {b})", f"GREATEST({a}, {b})")
 
 
 # Search (sessions_app.search) ----------------------------------------------------------------
 
 
-def text_window(column: str, chars: int, alias: str | None = None) -> str:
+def text_window(column: str, chars: int) -> str:
     """The first ``chars`` characters of ``column``.  SQLite's text functions stop at a NUL,
     so its multimodal content (``\\x00json:…``) is cut as bytes and its NUL put back;
     PostgreSQL text holds no NUL."""
@@ -42,52 +42,50 @@ def text_window(column: str, chars: int, alias: str | None = None) -> str:
         f"substr(CAST(substr(CAST({column} AS BLOB), 2) AS TEXT), 1, {chars}) "
         f"ELSE substr({column}, 1, {chars}) END",
         f"substr({column}, 1, {chars})",
-        alias,
     )
 
 
-def like_ascii_case(alias: str | None = None) -> str:
+def like_ascii_case() -> str:
     """A pattern match that ignores ASCII case, as SQLite's ``LIKE`` does (PostgreSQL's
     ``ILIKE`` ignores every case: the caller rechecks ASCII case where it matters)."""
-    return pick("LIKE", "ILIKE", alias)
+    return pick("LIKE", "ILIKE")
 
 
 # --- insights, people, failures and the home page --------------------------------------------
 
 
-def stored_number(column: str, alias: str | None = None) -> str:
+def stored_number(column: str) -> str:
     """Whether ``column`` holds a number (a SQLite column may hold any type; a PostgreSQL
     column holds its declared type, or NULL)."""
-    return pick(f"typeof({column}) IN ('integer', 'real')", f"({column}) IS NOT NULL", alias)
+    return pick(f"typeof({column}) IN ('integer', 'real')", f"({column}) IS NOT NULL")
 
 
-def truncated(expr: str, alias: str | None = None) -> str:
+def truncated(expr: str) -> str:
     """``expr`` cut to an integer towards zero (PostgreSQL's cast would round it)."""
-    return pick(f"CAST({expr} AS INTEGER)", f"CAST(trunc({expr}) AS BIGINT)", alias)
+    return pick(f"CAST({expr} AS INTEGER)", f"CAST(trunc({expr}) AS BIGINT)")
 
 
-def in_json_list(column: str, alias: str | None = None) -> str:
+def in_json_list(column: str) -> str:
     """``column`` is one of the values of the JSON array passed as the parameter."""
     return pick(
         f"{column} IN (SELECT value FROM json_each(%s))",
         f"{column} IN (SELECT json_array_elements_text(%s::json))",
-        alias,
     )
 
 
-def json_pair(a: str, b: str, alias: str | None = None) -> str:
+def json_pair(a: str, b: str) -> str:
     """A JSON array ``[a, b]`` as text."""
-    return pick(f"json_array({a}, {b})", f"json_build_array({a}, {b})::text", alias)
+    return pick(f"json_array({a}, {b})", f"json_build_array({a}, {b})::text")
 
 
-def highest_rowid(table: str, alias: str | None = None) -> str:
+def highest_rowid(table: str) -> str:
     """The highest rowid of ``table`` (NULL on PostgreSQL, whose tables have none)."""
-    return pick(f"(SELECT MAX(rowid) FROM {table})", "NULL", alias)
+    return pick(f"(SELECT MAX(rowid) FROM {table})", "NULL")
 
 
-def row_key(table: str, alias: str | None = None) -> str:
+def row_key(table: str) -> str:
     """The column that identifies a session row: SQLite's rowid, PostgreSQL's primary key."""
-    return pick(f"{table}.rowid", f"{table}.id", alias)
+    return pick(f"{table}.rowid", f"{table}.id")
 
 
 def plain(value):
@@ -98,10 +96,9 @@ def plain(value):
     return value
 
 
-def tool_result_error(content: str, head: int, tail: int, alias: str | None = None) -> str:
-    """Whether a tool result reads as an error (the failures page's rule): text starting
-    with ``Error``, or in its first ``head`` characters a JSON ``"error"`` or ``"success":
-    false``, or in its last ``tail`` an ``"error"`` or a non-zero ``"exit_code"``."""
+def tool_result_error(content: str, head: int, tail: int) -> str:
+    """Whether a tool result reads as an error (the failures page's rule), looking at its
+    first ``head`` and last ``tail`` characters."""
     return pick(
         f"""(
   substr({content}, 1, 5) = 'Error'
@@ -117,7 +114,6 @@ def tool_result_error(content: str, head: int, tail: int, alias: str | None = No
   OR strpos(right({content}, {tail}), '"error": "') > 0
   OR right({content}, {tail}) ~ '"exit_code": [1-9-]'
 )""",
-        alias,
     )
 
 

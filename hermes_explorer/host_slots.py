@@ -8,10 +8,9 @@ ends or is closed (:class:`Holding`).
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from django.conf import settings
@@ -41,6 +40,12 @@ class Held:
     # A slot nothing can release any more (a response dropped unclosed) is given back.
     __del__ = release
 
+    def __enter__(self) -> Held:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
 
 def take(kind: str, count: int) -> Held:
     """Take one of the host's ``count`` slots of ``kind`` now, or raise :class:`Busy`."""
@@ -58,14 +63,8 @@ def take(kind: str, count: int) -> Held:
     raise Busy(kind, count)
 
 
-@contextlib.contextmanager
-def slot(kind: str, count: int) -> Iterator[None]:
-    """Hold one of the host's ``count`` slots of ``kind``, or raise :class:`Busy`."""
-    held = take(kind, count)
-    try:
-        yield
-    finally:
-        held.release()
+# ``with slot(kind, count):`` holds one of the host's ``count`` slots of ``kind`` for the block.
+slot = take
 
 
 class Holding:

@@ -1,9 +1,7 @@
 """HTTP behaviour every page shares, whichever view answers (:class:`HttpPolicyMiddleware`).
 
-* Anything but ``GET``, ``HEAD``, ``POST`` and ``OPTIONS`` is a 405, before anything reads
-  the request.
-* ``HEAD`` is served as ``GET`` with the body dropped (its headers kept): ``require_GET``
-  would answer 405, which breaks link checkers and monitors.
+* Anything but ``GET``, ``HEAD``, ``POST`` and ``OPTIONS`` is a 405, before anything reads it.
+* ``HEAD`` is served as ``GET`` without the body (``require_GET`` would answer 405).
 * ``Cache-Control: private, no-store`` on every response (static files aside): conversation
   data must not stay in a cache after sign-out.
 * An error on the old API's URLs is answered in its format (:func:`api_error`).

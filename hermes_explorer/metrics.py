@@ -1,20 +1,13 @@
-"""``/metrics``: Prometheus's text format, with prometheus-client (its multi-process mode serves
-gunicorn's workers; django-prometheus would wrap database backends, and the state.db's is our
-own).
-
-Requests by view, method and status and their duration (:class:`MetricsMiddleware`); queries
-and their time by alias; exported bytes by kind; console runs by outcome; and, at scrape time,
-each store's readability, size and journal mode.
+"""``/metrics``: Prometheus's text format, with prometheus-client (django-prometheus would wrap
+the database backends, and the state.db's is our own).
 
 Every label takes its values from a closed set, never from what a client sends: a method
 Django does not know is ``other``, a status outside HTTP's is ``other``, a view is a URL
 pattern's name, an alias is one of the configured databases.
 
-Not public: it answers staff (signed in, or a staff API token as ``Authorization: Bearer``)
-and a scraper on the loopback address reaching the server directly (no forwarding header);
-anyone else gets a 403.  Staff restricted to some profiles see only those profiles' series
-(stores and statements per alias), filtered when the figures are written out.  Workers share
-their figures through ``PROMETHEUS_MULTIPROC_DIR`` (set by ``deploy/gunicorn.conf.py``).
+Not public: staff (signed in, or a staff token) and a scraper on the loopback address reaching
+the server directly; anyone else gets a 403.  Staff restricted to some profiles see only those
+profiles' series.  Workers share their figures through ``PROMETHEUS_MULTIPROC_DIR``.
 """
 
 from __future__ import annotations
@@ -50,9 +43,7 @@ EXPORT_BYTES = Counter("hermes_explorer_export_bytes", "Bytes of streamed downlo
 CONSOLE_RUNS = Counter("hermes_explorer_console_runs", "SQL console statements", ["outcome"])
 
 # The request methods a label may name (any other is "other": a client may send any word).
-METHODS = frozenset(
-    {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"}
-)
+METHODS = frozenset("GET HEAD POST PUT PATCH DELETE OPTIONS TRACE CONNECT".split())
 STATUSES = frozenset(str(s.value) for s in HTTPStatus)
 
 
@@ -103,26 +94,17 @@ class _Stores:
     def collect(self):
         from .views import check_store
 
-        readable = GaugeMetricFamily(
-            "hermes_explorer_store_readable", "Whether the store reads", labels=["profile"]
-        )
-        size = GaugeMetricFamily(
-            "hermes_explorer_store_size_bytes", "The store's file size", labels=["profile"]
-        )
-        mode = GaugeMetricFamily(
-            "hermes_explorer_store_journal_mode",
-            "The store's journal mode (1 for the mode it is in)",
-            labels=["profile", "mode"],
-        )
-        lag = GaugeMetricFamily(
-            "hermes_explorer_store_standby_lag_seconds",
-            "How far a hot standby is behind its primary",
-            labels=["profile"],
-        )
-        replaying = GaugeMetricFamily(
-            "hermes_explorer_store_standby_replaying",
-            "Whether a hot standby replays its primary's changes (0: stopped)",
-            labels=["profile"],
+        def family(name: str, text: str, *labels: str) -> GaugeMetricFamily:
+            return GaugeMetricFamily(
+                f"hermes_explorer_store_{name}", text, labels=["profile", *labels]
+            )
+
+        readable = family("readable", "Whether the store reads")
+        size = family("size_bytes", "The store's file size")
+        mode = family("journal_mode", "The store's journal mode (1 for the mode it is in)", "mode")
+        lag = family("standby_lag_seconds", "How far a hot standby is behind its primary")
+        replaying = family(
+            "standby_replaying", "Whether a hot standby replays its primary's changes (0: stopped)"
         )
         for one in self.served:
             found = check_store(one)
@@ -139,7 +121,7 @@ class _Stores:
 
 
 class _Seen:
-    """The families of ``registries``; with ``served`` (the stores the reader may see), without
+    """The families of ``registries`` (or collectors); with ``served`` (the stores the reader may see), without
     the samples whose ``alias`` or ``profile`` label names another store."""
 
     def __init__(self, registries, served=None):
@@ -173,10 +155,8 @@ def metrics_view(request):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     served = served_to(request)
-    stores_registry = CollectorRegistry()
-    stores_registry.register(_Stores(served))
     # A reader who sees every store gets every series (the "hermes" alias of a store no longer
     # served included); anyone else only the series of the stores they see.
     every = set(served) == set(stores.all_stores())
-    body = generate_latest(_Seen([registry, stores_registry], None if every else served))
+    body = generate_latest(_Seen([registry, _Stores(served)], None if every else served))
     return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)

@@ -1,13 +1,11 @@
 """Sign-in hardening pieces that the settings point at.
 
 * :func:`client_ip`: the address for the login throttle (django-axes) and the audit log.
-  Behind the Caddy proxy (``DJANGO_BEHIND_TLS_PROXY=1``), for a request from the proxy
-  (``HERMES_TRUSTED_PROXIES``), the right-most ``X-Forwarded-For`` entry, the one Caddy
-  appended (anything left of it could be forged); otherwise the socket's address.  A local
-  process at the proxy's address could still rotate the header, so from there the user name's
-  failures from every address also count (``HERMES_LOGIN_USER_FAILURE_LIMIT``).
-* :class:`LoginThrottleBackend`: django-axes' backend, standing aside when there is no
-  request (``login()`` in tests, ``authenticate()`` in a shell).
+  For a request from a trusted proxy (``HERMES_TRUSTED_PROXIES``, behind TLS), the right-most
+  ``X-Forwarded-For`` entry, the one the proxy appended (anything left of it could be forged);
+  otherwise the socket's address.  A local process at the proxy's address could still rotate
+  the header, so from there a user name's failures from every address also count.
+* :class:`LoginThrottleBackend`: django-axes' backend, standing aside when there is no request.
 * :class:`ProxyUserMiddleware` / :class:`ProxyUserBackend`: optional trust of a user name
   set by the proxy (``HERMES_REMOTE_USER_HEADER``, off by default).
 """
@@ -59,10 +57,7 @@ def client_ip(request) -> str | None:
     peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
     if settings.HERMES_TRUST_FORWARDED_FOR and is_trusted_proxy(peer):
         forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-        if forwarded:
-            candidate = _valid_ip(forwarded.split(",")[-1])
-            if candidate:
-                return candidate
+        return _valid_ip(forwarded.split(",")[-1]) or peer
     return peer
 
 
@@ -77,13 +72,10 @@ class LoginThrottleBackend(AxesStandaloneBackend):
 
 
 def _too_many_for_user(request, username: str) -> bool:
-    """Behind the proxy, the failures of one user name from every forwarded address together,
-    against ``HERMES_LOGIN_USER_FAILURE_LIMIT``: a local process rotating the forwarded
-    address buys a few more tries, never an endless run."""
-    if not settings.HERMES_TRUST_FORWARDED_FOR:
-        return False
+    """Whether, from the proxy, one user name's failures from every address together reached
+    ``HERMES_LOGIN_USER_FAILURE_LIMIT``."""
     peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
-    if not is_trusted_proxy(peer):
+    if not (settings.HERMES_TRUST_FORWARDED_FOR and is_trusted_proxy(peer)):
         return False
     from axes.models import AccessAttempt
     from django.db.models import Sum

@@ -1,17 +1,12 @@
-"""The one door to a Hermes store (a state.db, or a PostgreSQL schema through ``hermes_pg``):
-its shape, its rows, its path and its time budget.
+"""The one door to a Hermes store (a state.db, or a PostgreSQL schema through ``hermes_pg``).
 
-Every query to a state.db goes through this module (the ORM reaches the same connection
-through the router).  Code asks :func:`shape` what the file has before it names a column, and
-runs raw SQL with :func:`rows` / :func:`one`, which always pass a parameter list (so ``%%`` is
-a literal ``%``) and honour the current :func:`~hermes_explorer.hermes_db.deadline.query_budget`.
+Code asks :func:`shape` what the store has before it names a column, and runs raw SQL with
+:func:`rows` / :func:`one`, which always pass a parameter list (so ``%%`` is a literal ``%``)
+and honour the current ``query_budget``.
 
-Short reads: Hermes falls back to the rollback journal on most distributions' SQLite, and in
-that mode a reader's statement keeps Hermes from committing while it runs.  So on such a file,
-work cut into many statements asks a :class:`ChunkClock` how big its next chunk may be (each
-statement near ``SHORT_READ_SECONDS``, stopped past ``SHORT_READ_CAP``), and a process runs
-one statement at a time (:mod:`hermes_explorer.hermes_db.gate`).  On a WAL file the clock gives
-the sizes callers always used.
+Short reads: in rollback-journal mode (most distributions' SQLite) a reader's statement keeps
+Hermes from committing while it runs, so chunked work asks a :class:`ChunkClock` how big its
+next chunk may be, and a process runs one statement at a time (``hermes_db.gate``).
 """
 
 from __future__ import annotations

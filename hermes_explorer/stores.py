@@ -2,19 +2,15 @@
 
 Hermes keeps ``$HERMES_HOME/state.db`` for the default profile and
 ``$HERMES_HOME/profiles/<name>/state.db`` for each named one, unless the profile's
-``config.yaml`` says ``database.backend: postgres``: its conversations are then in a PostgreSQL
-schema (``database.schema``, else the name Hermes derives), reached by ``HERMES_DATABASE_URL``
-from the profile's ``.env`` or else the environment, whether or not an old state.db remains.
-The registry serves ``HERMES_STORES="name=/path/a.db,other=postgresql://u@host/db?schema=s,…"``
-(exactly these; ``schema`` is taken off the URL, the rest is libpq's), else ``HERMES_STATE_DB``
-(one file, profile ``default``), else every store under ``HERMES_HOME`` (``~/.hermes`` when it
-exists), scanned again every ``HERMES_STORES_RESCAN`` seconds.
+``config.yaml`` says ``database.backend: postgres`` (a schema reached by
+``HERMES_DATABASE_URL`` from the profile's ``.env`` or the environment).  The registry serves
+``HERMES_STORES="name=/path/a.db,other=postgresql://u@host/db?schema=s,…"``, else
+``HERMES_STATE_DB`` (profile ``default``), else every store under ``HERMES_HOME``, rescanned
+every ``HERMES_STORES_RESCAN`` seconds.
 
-Each store is its own read-only Django alias made from the ``hermes`` alias's settings (the
-same read-only layers, its own shape and deadline; ``hermes_pg`` for a schema); code reads
-whichever is *current* (:mod:`hermes_explorer.hermes_db.current`) and :func:`using` switches.
-A store that is missing, corrupt, locked, down or misconfigured is reported unavailable with
-the reason; the others keep working.
+Each store is its own read-only Django alias copied from ``hermes`` (the same read-only
+layers); :func:`using` makes one current.  A store that cannot be read is reported unavailable
+with the reason; the others keep working.
 """
 
 from __future__ import annotations
@@ -346,14 +342,11 @@ def by_name(name: str, among: tuple[Store, ...] | list[Store] | None = None) -> 
 
 def default_store(among: tuple[Store, ...] | list[Store] | None = None) -> Store | None:
     """The store read when nothing says which: ``default``, else the first one."""
-    candidates = list(all_stores() if among is None else among)
-    for store in candidates:
-        if store.alias == DEFAULT_ALIAS:
-            return store
-    for store in candidates:
-        if store.name == DEFAULT_PROFILE:
-            return store
-    return candidates[0] if candidates else None
+    return min(
+        all_stores() if among is None else among,
+        key=lambda s: 0 if s.alias == DEFAULT_ALIAS else 1 if s.name == DEFAULT_PROFILE else 2,
+        default=None,
+    )
 
 
 def current() -> Store | None:
@@ -363,17 +356,13 @@ def current() -> Store | None:
 
 
 @contextlib.contextmanager
-def using(store: Store | str | None) -> Iterator[Store | None]:
-    """Read ``store`` (a :class:`Store` or a profile name) inside the block; None leaves the
-    store read around it."""
+def using(store: Store | None) -> Iterator[Store | None]:
+    """Read ``store`` inside the block; None leaves the store read around it."""
     if store is None:
         yield None
         return
-    found = by_name(store) if isinstance(store, str) else store
-    if found is None:
-        raise LookupError(f"no store named {store!r}")
-    with using_alias(found.alias):
-        yield found
+    with using_alias(store.alias):
+        yield store
 
 
 def per_store(items: list, call) -> list:

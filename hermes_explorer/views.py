@@ -21,8 +21,7 @@ logger = logging.getLogger(__name__)
 
 
 def check_store(one: stores.Store) -> dict:
-    """Whether ``one`` reads right now: shape, journal mode and size (and how a PostgreSQL
-    role could write), or the error."""
+    """Whether ``one`` reads right now, with its shape, journal mode and size, or the error."""
     try:
         with stores.using(one):
             shape = store.shape()

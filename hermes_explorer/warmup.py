@@ -1,14 +1,9 @@
 """What a new process would otherwise build on its first request, built once at start.
 
-Django builds much of what a page needs lazily: the URL conf and its reverse tables, compiled
-templates, each language's catalog and formats, the database and cache backends.  The WSGI
-entry point calls :func:`warm` after loading the application, and gunicorn loads it once in its
-master before forking the workers (``preload_app`` in ``deploy/gunicorn.conf.py``), so every
-worker, the first ones and each replacement, starts with all of it built in its copy of memory.
-
-What belongs to one process is not made here, or is closed before the fork: connections to the
-app database and the stores (each worker opens its own), cache clients, Hyperscan scratch space
-(made per thread on its first scan).
+The WSGI entry point calls :func:`warm`, and gunicorn loads it once in its master before
+forking the workers (``preload_app``), so every worker starts with the URL tables, compiled
+templates, catalogs, formats and backends built.  What belongs to one process (connections,
+cache clients) is not made here, or is closed before the fork.
 """
 
 from __future__ import annotations
@@ -62,8 +57,7 @@ def _patterns(resolver: URLResolver) -> None:
 
 
 def _reverse(resolver: URLResolver, ns_pattern: str = "", converters: dict | None = None) -> None:
-    """The reverse tables of the root and of each namespace, made as :func:`django.urls.reverse`
-    makes them (its cache of namespace resolvers then holds them)."""
+    """The reverse tables of the root and of each namespace, as ``reverse`` caches them."""
     resolver.reverse_dict  # noqa: B018
     for extra, sub in resolver.namespace_dict.values():
         found = {**(converters or {}), **sub.pattern.converters}
@@ -72,8 +66,8 @@ def _reverse(resolver: URLResolver, ns_pattern: str = "", converters: dict | Non
 
 
 def _templates() -> None:
-    """Every template of the project's template directories and of the forms' renderer,
-    compiled into the cached loaders, with what they extend and include by name."""
+    """Every template of the project's and the forms' directories, and what they extend and
+    include, compiled into the cached loaders."""
     for backend in (*engines.all(), get_default_renderer().engine):
         engine = backend.engine
         waiting = [
@@ -99,8 +93,7 @@ def _templates() -> None:
 
 
 def _backends() -> None:
-    """The database, cache, router, session and static-file machinery, imported and set up;
-    each store's shape read (then its connection closed)."""
+    """The database, cache, session and static-file machinery set up; each store's shape read."""
     router.routers  # noqa: B018
     stores.REGISTRY.stores()  # each profile's alias
     for alias in connections:

@@ -20,19 +20,14 @@ def allowed_names(user) -> frozenset[str] | None:
     return ProfileRestriction.allowed_for(user)
 
 
-def visible_stores(user) -> tuple[Store, ...]:
-    stores = registry.all_stores()
-    allowed = allowed_names(user)
-    if allowed is None:
-        return stores
-    return tuple(s for s in stores if s.name in allowed)
-
-
 def for_request(request) -> tuple[Store, ...]:
     """The stores of this request's user (computed once per request)."""
     found = getattr(request, "_visible_stores", None)
     if found is None:
-        found = visible_stores(getattr(request, "user", None))
+        found = registry.all_stores()
+        allowed = allowed_names(getattr(request, "user", None))
+        if allowed is not None:
+            found = tuple(s for s in found if s.name in allowed)
         request._visible_stores = found
     return found
 

@@ -1,11 +1,9 @@
 """Keyset pages across several stores: one opaque cursor carrying a position per store.
 
-Every store is paged by the list's :class:`~sessions_app.pagination.Keyset` (never
-``OFFSET``): each gives at most ``n + 1`` rows after its own position, the candidates are
-merged in the list's order (ties broken by profile name) and the first ``n`` make the page.
-The cursor remembers where each store's rows of the page end or begin, so a deep page costs
-what a first page costs.  Light candidates (keys only) are completed by ``load`` for the
-page's rows only.
+Each store gives at most ``n + 1`` rows after its own position (never ``OFFSET``), the
+candidates are merged in the list's order (ties broken by profile name) and the first ``n``
+make the page, so a deep page costs what a first page costs.  Light candidates (keys only)
+are completed by ``load`` for the page's rows only.
 
 A position is ``[values, inclusive]``, ``0`` when a store has nothing on that side, absent
 when the store starts from its first row.

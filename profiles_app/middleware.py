@@ -2,16 +2,11 @@
 
 Under ``/p/<profile>/`` the prefix is taken off before the URL is resolved, the profile's store
 is made current and the script prefix gains ``p/<profile>/``, so every ``reverse`` stays in the
-profile.  A profile that does not exist, or that the user may not see, is a 404.  Pages that
-merge every profile go over the others themselves.
+profile.  A profile that does not exist, or that the user may not see, is a 404 (the old API's
+own 404 under its URLs, and its 401 to a visitor who is not signed in).
 
-The old API under a profile (``/p/<profile>/state/<table>.json``) answers as the API does
-without one: a 401 to a visitor who is not signed in, and its 404 for a profile that does not
-exist or is hidden (JSON for ``.json``, a plain line for ``.csv``), the same for both.
-
-With several stores served, the old ``/sessions/<id>/`` form without a profile lands on the
-one visible store that has the session (:func:`land`), offers a choice when several do, and
-is a 404 when none does.
+With several stores served, ``/sessions/<id>/`` without a profile lands on the visible store
+that has the session (:func:`land`), or offers a choice when several do.
 """
 
 from __future__ import annotations
@@ -31,7 +26,7 @@ from django.utils.translation import gettext
 
 from hermes_explorer import store as one_store
 from hermes_explorer import stores as registry
-from hermes_explorer.hermes_db.current import DEFAULT_ALIAS, reset_alias, set_alias
+from hermes_explorer.hermes_db.current import DEFAULT_ALIAS, using
 from hermes_explorer.http_policy import API_PATH, SIGN_IN, api_error
 from hermes_explorer.stores import Store
 from redaction import redact
@@ -91,7 +86,12 @@ class StoreScopeMiddleware:
         request.store_scoped = match is not None
         request.profile_base = base
         alias = store.alias if store is not None else DEFAULT_ALIAS
-        return scoped_call(self.get_response, request, alias, prefix, base)
+        with _scoped(alias, prefix, base):
+            response = self.get_response(request)
+        if getattr(response, "streaming", False):
+            content = response.streaming_content
+            response.streaming_content = _scoped_stream(content, alias, prefix, base)
+        return response
 
 
 def fallback_store(visible):
@@ -99,31 +99,17 @@ def fallback_store(visible):
     store = registry.default_store(visible)
     if store is None or len(visible) < 2 or registry.REGISTRY.status(store).readable:
         return store
-    for other in visible:
-        if registry.REGISTRY.status(other).readable:
-            return other
-    return store
+    return next((other for other in visible if registry.REGISTRY.status(other).readable), store)
 
 
 @contextmanager
 def _scoped(alias, prefix, base):
-    token = set_alias(alias)
-    if prefix is not None:
-        set_script_prefix(prefix)
+    set_script_prefix(prefix or base)
     try:
-        yield
+        with using(alias):
+            yield
     finally:
-        reset_alias(token)
-        if prefix is not None:
-            set_script_prefix(base)
-
-
-def scoped_call(get_response, request, alias, prefix, base):
-    with _scoped(alias, prefix, base):
-        response = get_response(request)
-    if getattr(response, "streaming", False):
-        response.streaming_content = _scoped_stream(response.streaming_content, alias, prefix, base)
-    return response
+        set_script_prefix(base)
 
 
 _END = object()
@@ -157,14 +143,15 @@ class Holder:
     url: str
 
 
-def holders(session_id: str, among) -> list[tuple[Store, tuple]]:
-    """``(store, (title, started_at))`` for each store of ``among`` that has the session."""
-    found = []
+def land(request, session_id: str, among) -> HttpResponseRedirect:
+    """The redirect, the chooser page or a 404 for ``/sessions/<id>/…`` without a profile."""
+    base = get_script_prefix()
+    rest = request.get_full_path()[len(base) :]
+    targets = []
     for store in among:
         try:
             with registry.using(store):
-                shape = one_store.shape()
-                title = "title" if shape.has_column("sessions", "title") else "NULL"
+                title = "title" if one_store.shape().has_column("sessions", "title") else "NULL"
                 row = one_store.one(
                     f"SELECT {title}, started_at FROM sessions WHERE id = ?",
                     [session_id],
@@ -174,21 +161,10 @@ def holders(session_id: str, among) -> list[tuple[Store, tuple]]:
             registry.REGISTRY.failed(store, exc)
             continue
         if row is not None:
-            found.append((store, row))
-    return found
-
-
-def land(request, session_id: str, among) -> HttpResponseRedirect:
-    """The redirect, the chooser page or a 404 for ``/sessions/<id>/…`` without a profile."""
-    found = holders(session_id, among)
-    if not found:
+            url = f"{base}p/{quote(store.name, safe='')}/{rest}"
+            targets.append(Holder(store, redact(row[0]), row[1], url))
+    if not targets:
         raise Http404(gettext("No session with this id in the state.db."))
-    base = get_script_prefix()
-    rest = request.get_full_path()[len(base) :]
-    targets = [
-        Holder(store, redact(row[0]), row[1], f"{base}p/{quote(store.name, safe='')}/{rest}")
-        for store, row in found
-    ]
     if len(targets) == 1:
         return HttpResponseRedirect(targets[0].url)
     return render(

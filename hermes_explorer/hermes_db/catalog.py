@@ -1,9 +1,6 @@
-"""Every table and view of a state.db, as Datasette listed them: columns, keys, what is hidden.
-
-The old Datasette API serves whatever the file has: each table's columns in declared order,
-its primary key, its single-column foreign keys, the views, and which tables Datasette hid
-(full-text index tables and their shadows).  Virtual tables are never opened (one whose
-tokenizer is missing fails): their columns come from their ``CREATE VIRTUAL TABLE`` text.
+"""Every table and view of a state.db, as Datasette listed them (for the old Datasette API):
+columns, keys, and which tables it hid (full-text tables and their shadows).  Virtual tables
+are never opened (one whose tokenizer is missing fails): their columns come from their text.
 """
 
 from __future__ import annotations
@@ -149,8 +146,7 @@ def read_catalog(conn: sqlite3.Connection) -> Catalog:
         if kind == "view":
             views.append(name)
             continue
-        virtual = not rootpage
-        if virtual:
+        if not rootpage:  # a virtual table
             tables[name] = TableInfo(
                 name=name, columns=_virtual_columns(sql), virtual=True, sql=sql or ""
             )

@@ -19,14 +19,6 @@ def current_alias() -> str:
     return _alias.get() or DEFAULT_ALIAS
 
 
-def set_alias(alias: str | None) -> contextvars.Token:
-    return _alias.set(alias)
-
-
-def reset_alias(token: contextvars.Token) -> None:
-    _alias.reset(token)
-
-
 @contextlib.contextmanager
 def using(alias: str) -> Iterator[None]:
     """Read the store of ``alias`` inside the block."""

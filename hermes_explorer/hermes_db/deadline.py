@@ -1,10 +1,8 @@
 """Statement deadlines for the state.db.
 
-Each statement gets a budget when it starts, and an SQLite progress handler interrupts it once
-spent, during ``execute`` and fetches alike.  Exports and the console pick their own with
-:func:`query_budget`.  Chunked work on a rollback-journal file also sets a *cap*
-(:func:`statement_cap`): past it, :class:`QueryTimeout` has ``capped`` true and the caller
-runs a smaller chunk (:class:`hermes_explorer.store.ChunkClock`).
+Each statement gets a budget (:func:`query_budget`) when it starts, and an SQLite progress
+handler interrupts it once spent, during ``execute`` and fetches alike.  Past a *cap*
+(:func:`statement_cap`), :class:`QueryTimeout` has ``capped`` true: the work can be cut smaller.
 """
 
 from __future__ import annotations

@@ -32,15 +32,14 @@ class StatementGate:
         self._owner: int | None = None
         self._depth = 0
 
-    def enter(self, wait: float | None = None) -> bool:
-        """Wait for the gate (at most ``wait`` seconds, ``WAIT`` by default); False if not."""
-        wait = WAIT if wait is None else wait
+    def enter(self) -> bool:
+        """Wait for the gate (at most ``WAIT`` seconds); False if it did not open."""
         me = threading.get_ident()
         with self._changed:
             if self._owner == me:
                 self._depth += 1
                 return True
-            deadline = time.monotonic() + wait
+            deadline = time.monotonic() + WAIT
             while self._owner is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -61,17 +60,13 @@ _GATES: dict[tuple, StatementGate] = {}
 _GATES_LOCK = threading.Lock()
 
 
-def file_key(path: str) -> tuple:
-    """What names one file whatever path reaches it: (device, inode), else the real path."""
+def for_file(path: str) -> StatementGate:
+    """The gate of the file at ``path`` (the same one for every connection of the process),
+    named by (device, inode) whatever path reaches it, else by its real path."""
     try:
         st = os.stat(path)
+        key: tuple = ("inode", st.st_dev, st.st_ino)
     except OSError:
-        return ("path", os.path.realpath(path))
-    return ("inode", st.st_dev, st.st_ino)
-
-
-def for_file(path: str) -> StatementGate:
-    """The gate of the file at ``path`` (the same one for every connection of the process)."""
-    key = file_key(path)
+        key = ("path", os.path.realpath(path))
     with _GATES_LOCK:
         return _GATES.setdefault(key, StatementGate())

@@ -1,10 +1,8 @@
 """How long each statement on the state.db kept its read lock: a probe for tests and benchmarks.
 
-In rollback-journal mode Hermes cannot commit while a reader's SHARED lock lasts.  The cursor
-(``base.py``) reports each statement from ``execute`` until it is done (read to the end, closed
-or replaced): an upper bound of the lock's life.  Nothing is recorded unless someone watches
-(one truth test per statement); ``HERMES_LOG_LOCK_HOLDS_MS`` watches for good and logs every
-statement that held its lock longer.
+The cursor (``base.py``) reports each statement from ``execute`` until it is done: an upper
+bound of its lock's life, during which Hermes cannot commit in rollback-journal mode.  Nothing
+is recorded unless someone watches; ``HERMES_LOG_LOCK_HOLDS_MS`` logs the long ones.
 """
 
 from __future__ import annotations

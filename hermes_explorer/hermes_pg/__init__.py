@@ -1,19 +1,15 @@
 """The Django database backend for a Hermes profile kept in a PostgreSQL schema.
 
-Django's PostgreSQL backend, read-only in PostgreSQL's own terms, beside the SQLite one
-(``hermes_db``) and serving the same door (:mod:`hermes_explorer.store`):
+Django's PostgreSQL backend, read-only in PostgreSQL's own terms:
 
-* the session starts with ``default_transaction_read_only=on`` and ``search_path=<schema>,
-  pg_catalog`` (libpq ``options``), and every statement runs alone in a ``BEGIN READ ONLY``
-  transaction that is rolled back once its rows are in (so a ``SET`` cannot outlive it), sent
-  with the extended protocol (one statement per call) and a ``SET LOCAL`` of the search path
-  and of ``statement_timeout`` (what is left of the statement's budget; past it,
-  :class:`~hermes_explorer.hermes_db.deadline.QueryTimeout`, as on SQLite);
+* the session starts ``default_transaction_read_only=on`` with ``search_path=<schema>,
+  pg_catalog``; every statement runs alone in a ``BEGIN READ ONLY`` transaction, rolled back
+  once its rows are in (so a ``SET`` cannot outlive it), sent with the extended protocol (one
+  statement per call) under a ``SET LOCAL statement_timeout`` of its budget;
 * nothing lives on the server between two statements (no server-side cursor, no prepared
-  statement, no session state but the startup options), so it works behind PgBouncer in
-  transaction mode; connections are kept and health-checked by Django;
-* the schema's shape is read from ``pg_catalog`` into the same ``StoreShape`` as SQLite's, and
-  each new connection checks whether its role could write (a warning on pages and /healthz).
+  statement), so it works behind PgBouncer in transaction mode;
+* the shape is read from ``pg_catalog`` into the same ``StoreShape`` as SQLite's, and each new
+  connection checks whether its role could write (a warning on pages and /healthz).
 """
 
 import re

@@ -149,17 +149,10 @@ class DatabaseWrapper(pg_base.DatabaseWrapper):
         params["cursor_factory"] = ReadOnlyCursor
         # libpq's floor is 2 s; past the budget a page fails anyway.
         params["connect_timeout"] = max(2, math.ceil(current_budget()))
-        params["options"] = " ".join(
-            filter(
-                None,
-                [
-                    params.get("options", ""),
-                    "-c default_transaction_read_only=on",
-                    f"-c search_path={schema},pg_catalog",
-                    f"-c TimeZone={self.timezone_name}",
-                ],
-            )
-        )
+        params["options"] = (
+            f"{params.get('options') or ''} -c default_transaction_read_only=on "
+            f"-c search_path={schema},pg_catalog -c TimeZone={self.timezone_name}"
+        ).strip()
         return params
 
     def get_new_connection(self, conn_params):

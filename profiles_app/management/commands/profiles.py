@@ -35,11 +35,8 @@ class Command(BaseCommand):
         key = self._owner(options["who"], options["group"])
         if options["action"] == "unrestrict":
             deleted, _ = ProfileRestriction.objects.filter(**key).delete()
-            self.stdout.write(
-                f"{options['who']}: every profile"
-                if deleted
-                else f"{options['who']}: not restricted"
-            )
+            state = "every profile" if deleted else "not restricted"
+            self.stdout.write(f"{options['who']}: {state}")
             return None
         names = sorted({p.strip() for p in options["profiles"] if p.strip()})
         served = {s.name for s in registry.all_stores()}
