@@ -193,13 +193,14 @@ def rule_spans(rule: Rule, text: str, low: str) -> list[tuple[int, int, str]]:
     """(start, end, replacement) of each secret ``rule`` finds in ``text``."""
     compiled = COMPILED[rule]
     spans: list[tuple[int, int, str]] = []
+    hidden = "secret" if "secret" in compiled.regex.groupindex else 0  # else the whole match
     for m in compiled.regex.finditer(low if rule.lowered else text):
         if rule.handler == "pair":
             # A value with a provider's shape is labelled by it: that rule finds the same
             # span and comes first.
             spans.append((*m.span(m.lastgroup or "bare"), marker(rule.kind)))
             continue
-        start, end = m.span(rule.secret or 0)
+        start, end = m.span(hidden)
         if rule.handler == "cookie":
             spans += _cookie_spans(text, start, end)
             continue
