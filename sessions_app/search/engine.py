@@ -216,37 +216,32 @@ def _snippet_hits(found: list, match: str, index: Index) -> list[Hit]:
     marks = (MARK_OPEN, MARK_CLOSE, ELLIPSIS)
     docs = [doc for _row, doc in found]
     snippets = matching(match, docs, index.columns, index.tokenize, snippets=marks)
-    return [_snippet_hit(row, snippets.get(doc[0])) for row, doc in found]
-
-
-def _snippet_hit(row, snippet: str | None) -> Hit:
-    return statements.to_hit(row, render_snippet((snippet or "").replace(SECRET, REDACTED)))
-
-
-def _query_error(result: SearchResult, exc: DatabaseError) -> None:
-    result.error = (
-        gettext(
-            "SQLite could not read this query (%(error)s). Check quotes, parentheses and "
-            "operators, or search plain words instead."
+    return [
+        statements.to_hit(
+            row, render_snippet((snippets.get(doc[0]) or "").replace(SECRET, REDACTED))
         )
-        % {"error": exc}
-        if result.request.mode == "advanced"
-        else gettext("This search could not be run (%(error)s).") % {"error": exc}
-    )
+        for row, doc in found
+    ]
 
 
-def _out_of_time(result: SearchResult, walk: Walk, seconds: float) -> None:
-    """Say that a walk stopped before it looked at every candidate, and where to go on."""
-    result.timed_out = True
-    result.next_before = walk.resume_before
-    result.notes.append(
-        gettext(
-            "The search stopped after %(seconds)s s: older messages were not searched yet. "
-            "Continue with the link below, or narrow the search (a rarer word, a session, a "
-            "source or a shorter date range)."
+def _newest_page(result: SearchResult, walk: Walk, seconds: float) -> list:
+    """The first page of a walk newest first, and where the next one starts: below it, or
+    where a walk out of time stopped (said in a note)."""
+    page = walk.found[: result.request.per_page]
+    if len(walk.found) > len(page):
+        result.next_before = page[-1][0][0]
+    elif not walk.finished:
+        result.timed_out = True
+        result.next_before = walk.resume_before
+        result.notes.append(
+            gettext(
+                "The search stopped after %(seconds)s s: older messages were not searched yet. "
+                "Continue with the link below, or narrow the search (a rarer word, a session, a "
+                "source or a shorter date range)."
+            )
+            % {"seconds": plain(seconds)}
         )
-        % {"seconds": plain(seconds)}
-    )
+    return page
 
 
 def _indexed_search(result: SearchResult, table: str, match: str) -> None:
@@ -260,7 +255,15 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
     except DatabaseError as exc:
         if not is_query_error(exc):
             raise
-        _query_error(result, exc)
+        result.error = (
+            gettext(
+                "SQLite could not read this query (%(error)s). Check quotes, parentheses and "
+                "operators, or search plain words instead."
+            )
+            % {"error": exc}
+            if req.mode == "advanced"
+            else gettext("This search could not be run (%(error)s).") % {"error": exc}
+        )
         return
     result.sort = "rank" if ranking else "newest"
     found, index = walk.found, Index.of(table)
@@ -287,12 +290,7 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
         if len(order) > start + req.per_page:
             result.next_page = req.page + 1
         return
-    page = found[: req.per_page]
-    result.hits = _snippet_hits(page, match, index)
-    if len(found) > req.per_page:
-        result.next_before = page[-1][0][0]
-    elif not walk.finished:
-        _out_of_time(result, walk, SEARCH_BUDGET)
+    result.hits = _snippet_hits(_newest_page(result, walk, SEARCH_BUDGET), match, index)
 
 
 def _contains(texts: dict[str, str], terms: list[str], columns: tuple[str, ...]) -> bool:
@@ -359,12 +357,8 @@ def _scan_search(result: SearchResult, terms: list[str], columns: tuple[str, ...
     walk = _walk_scan(
         req, terms, columns, budget=SCAN_BUDGET, need=req.per_page + 1, below=req.before
     )
-    page = walk.found[: req.per_page]
+    page = _newest_page(result, walk, SCAN_BUDGET)
     result.hits = [_excerpt_hit(row, texts, terms) for row, texts in page]
-    if len(walk.found) > req.per_page:
-        result.next_before = page[-1][0][0]
-    elif not walk.finished:
-        _out_of_time(result, walk, SCAN_BUDGET)
 
 
 def _top_up(result: SearchResult, match: str, state: IndexState) -> None:

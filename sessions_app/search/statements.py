@@ -149,7 +149,8 @@ def index_page(table: str, match: str, req: SearchRequest, budget: float) -> lis
     # The order must name the driving table's key, or SQLite sorts every match.
     key = "m.id" if req.session_id else f"{table}.rowid"
     if store.readers_block_writer():
-        low, high = _id_range(req)
+        # A session's ids were looked up once per search (run_search); else every id.
+        low, high = req.session_range if req.session_id else (0, max_id())
         upper = high + 1 if req.before is None else min(high + 1, req.before)
         page_sql = sql + f" AND {key} >= %s AND {key} < %s ORDER BY {key} DESC LIMIT %s"
 
@@ -165,19 +166,6 @@ def index_page(table: str, match: str, req: SearchRequest, budget: float) -> lis
     sql += f" ORDER BY {key} DESC LIMIT %s"
     params.append(req.per_page + 1)
     return store.rows(sql, params, budget)
-
-
-def _read(sql: str, params: list, budget: float) -> list:
-    """The rows of a hit statement (a PostgreSQL store's text is read back as a SQLite file
-    holds it by its backend)."""
-    return store.rows(sql, params, budget)
-
-
-def _id_range(req: SearchRequest) -> tuple[int, int]:
-    """The message ids a search covers: its session's, else every one."""
-    if req.session_id:
-        return req.session_range or session_id_range(req.session_id)
-    return 0, max_id()
 
 
 def session_id_range(session_id: str) -> tuple[int, int]:
@@ -260,7 +248,7 @@ def scan(
         def one(chunk: int, upper=upper, remaining=remaining, want=want) -> list:
             lower = max(above, upper - chunk)
             params = [lower, upper, *filter_params, *like_params, want]
-            return _read(sql_head + tail, params, remaining)
+            return store.rows(sql_head + tail, params, remaining)
 
         try:
             chunk, found = clock.run(one)
