@@ -33,14 +33,6 @@ _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def escaped_literals(text: str) -> Iterator[tuple[int, int, str]]:
-    """(start, end, body) of each string literal in ``text`` whose body holds an escape."""
-    for m in _LITERAL.finditer(text):
-        start, end = m.span(1)
-        if text.find("\\", start, end) >= 0:
-            yield start, end, m.group(1)
-
-
 # Escapes after which matching the stored text is not enough.  A newline's (``\\n``, ``\\r``,
 # at any depth) is handled there: the shapes stop at it, and one after it starts a word.  Any
 # other (``\\"``, ``\\t``, ``\\u…``, ``\\/``, or a deeper level's ``\\\\u…``) may hide a
@@ -51,6 +43,14 @@ _MEANINGFUL_ESCAPE = re.compile(r"\\+[^nr\\]")
 def needs_decoding(body: str) -> bool:
     """Whether a literal's body holds an escape that decoding must undo before matching."""
     return _MEANINGFUL_ESCAPE.search(body) is not None
+
+
+def escaped_literals(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, body) of each string literal in ``text`` that :func:`needs_decoding`."""
+    for m in _LITERAL.finditer(text):
+        start, end = m.span(1)
+        if text.find("\\", start, end) >= 0 and _MEANINGFUL_ESCAPE.search(text, start, end):
+            yield start, end, m.group(1)
 
 
 def unescape(body: str) -> str:

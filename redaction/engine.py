@@ -20,7 +20,6 @@ import re
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import hyperscan
 
@@ -40,18 +39,10 @@ DECODE_GATES = (
 )
 
 
-@dataclass(frozen=True)
-class _Compiled:
-    regex: re.Pattern
-    lead: re.Pattern | None
-
-
 # Rules run in this order: it decides the marker when two find the same span.
 _ORDER = {rule: i for i, rule in enumerate(RULES)}
-COMPILED = {
-    rule: _Compiled(re.compile(rule.pattern), re.compile(rule.lead[0]) if rule.lead else None)
-    for rule in RULES
-}
+COMPILED = {rule: re.compile(rule.pattern) for rule in RULES}
+_LEADS = {rule: re.compile(rule.lead[0]) for rule in RULES if rule.lead}
 
 
 def marker(kind: str) -> str:
@@ -179,10 +170,10 @@ def _glued(text: str, start: int, after: tuple[str, ...]) -> bool:
     return not any(text[max(0, start - len(w)) : start].lower() == w for w in after)
 
 
-def _lead(text: str, start: int, rule: Rule, lead: re.Pattern) -> int | None:
+def _lead(text: str, start: int, rule: Rule) -> int | None:
     """Where the secret begins when its first characters come before the match (longest
     run first), or None when they are missing."""
-    _, fewest, most = rule.lead
+    lead, (_, fewest, most) = _LEADS[rule], rule.lead
     for size in range(most, fewest - 1, -1):
         if start - size >= 0 and lead.fullmatch(text, start - size, start):
             return start - size
@@ -191,10 +182,10 @@ def _lead(text: str, start: int, rule: Rule, lead: re.Pattern) -> int | None:
 
 def rule_spans(rule: Rule, text: str, low: str) -> list[tuple[int, int, str]]:
     """(start, end, replacement) of each secret ``rule`` finds in ``text``."""
-    compiled = COMPILED[rule]
+    regex = COMPILED[rule]
     spans: list[tuple[int, int, str]] = []
-    hidden = "secret" if "secret" in compiled.regex.groupindex else 0  # else the whole match
-    for m in compiled.regex.finditer(low if rule.lowered else text):
+    hidden = "secret" if "secret" in regex.groupindex else 0  # else the whole match
+    for m in regex.finditer(low if rule.lowered else text):
         if rule.handler == "pair":
             # A value with a provider's shape is labelled by it: that rule finds the same
             # span and comes first.
@@ -204,8 +195,8 @@ def rule_spans(rule: Rule, text: str, low: str) -> list[tuple[int, int, str]]:
         if rule.handler == "cookie":
             spans += _cookie_spans(text, start, end)
             continue
-        if compiled.lead is not None:
-            start = _lead(text, start, rule, compiled.lead)
+        if rule.lead is not None:
+            start = _lead(text, start, rule)
             if start is None:
                 continue
         if decode.inside_escape(text, start):
@@ -237,14 +228,6 @@ def _cookie_spans(text: str, start: int, end: int) -> list[tuple[int, int, str]]
 
 
 # Decoding, merging, rebuilding ------------------------------------------------------------------
-@dataclass(frozen=True)
-class Edit:
-    start: int
-    end: int
-    replacement: str
-    count: int  # secrets it hides
-
-
 def redact_text(
     text: str, *, gated: bool = True, _depth: int = 0, _scanned: tuple | None = None
 ) -> tuple[str, int]:
@@ -256,11 +239,12 @@ def redact_text(
     view, origin = decode.visible(text)
     edits = _edits(view, gated, _depth, _scanned if origin is None else None)
     if origin is not None:
-        edits = [Edit(*origin(e.start, e.end), e.replacement, e.count) for e in edits]
+        edits = [(*origin(start, end), new, n) for start, end, new, n in edits]
     return _applied(text, edits)
 
 
-def _edits(text: str, gated: bool, depth: int, scanned: tuple | None) -> list[Edit]:
+def _edits(text: str, gated: bool, depth: int, scanned: tuple | None) -> list[tuple]:
+    """(start, end, replacement, secrets it hides) of each secret in ``text``."""
     low = lowered(text)
     if not gated:
         found, gate_spans = set(RULES), []
@@ -278,11 +262,10 @@ def _edits(text: str, gated: bool, depth: int, scanned: tuple | None) -> list[Ed
     swaps = []
     if "\\" in text and depth < MAX_DEPTH and decode.needs_decoding(text):
         swaps = _decoded(text, gate_spans, gated, depth)
-    edits = [Edit(start, end, replacement, n) for start, end, replacement, n in swaps]
+    edits = list(swaps)
     for start, end, replacement in spans:
         end = decode.escape_end(text, end)
-        for piece_start, piece_end in _outside(start, end, swaps):
-            edits.append(Edit(piece_start, piece_end, replacement, 1))
+        edits += [(*piece, replacement, 1) for piece in _outside(start, end, swaps)]
     return edits
 
 
@@ -294,8 +277,6 @@ def _decoded(text: str, spans: list[tuple[int, int]], gated: bool, depth: int) -
     reach = list(itertools.accumulate((end for _, end in spans), max))
     swaps = []
     for start, end, body in decode.escaped_literals(text):
-        if not decode.needs_decoding(body):
-            continue
         if gated:
             before = bisect.bisect_left(starts, end)
             if not before or reach[before - 1] <= start:
@@ -321,22 +302,22 @@ def _outside(start: int, end: int, swaps: list[tuple]) -> list[tuple[int, int]]:
     return pieces
 
 
-def _applied(text: str, edits: list[Edit]) -> tuple[str, int]:
+def _applied(text: str, edits: list[tuple]) -> tuple[str, int]:
     """``text`` with each edit made; of overlapping ones the first (then longest, then the
     earliest rule's: a provider's before a pair's or a header's) wins."""
     if not edits:
         return text, 0
-    edits.sort(key=lambda e: (e.start, -e.end))
+    edits.sort(key=lambda e: (e[0], -e[1]))
     out: list[str] = []
     position = 0
     count = 0
-    for edit in edits:
-        if edit.start < position:  # inside a secret already replaced
+    for start, end, replacement, n in edits:
+        if start < position:  # inside a secret already replaced
             continue
-        out.append(text[position : edit.start])
-        out.append(edit.replacement)
-        position = edit.end
-        count += edit.count
+        out.append(text[position:start])
+        out.append(replacement)
+        position = end
+        count += n
     out.append(text[position:])
     return "".join(out), count
 
