@@ -2,17 +2,12 @@
 invisible characters.
 
 Tool results and arguments are JSON, often JSON inside a JSON string, so a secret may sit
-behind an escape (after ``\\n``), be spelled with escapes (``\\u0073k-…``), or be a
-``"password": "…"`` pair one level down.  The engine matches the stored text, and also each
-JSON string literal holding an escape, decoded (and the next level inside it): what it finds
-there it hides in the decoded value, encoded again in place, so a JSON document stays valid
-with the same layout.  Literals are found by their quotes, not by parsing, so non-JSON text
-and JSON cut short (a preview) are handled too.
-
-Zero-width characters (U+200B–U+200D, U+2060, U+FEFF), percent-escapes, character
-references, ``\\u`` escapes of plain ASCII characters (``\\u0070assword``, wherever they
-are) and fullwidth forms (``password：X``) would break every shape: :func:`visible` reads them
-as the characters they stand for, and a secret that contained them is hidden with them.
+behind an escape or be spelled with escapes (``\\u0073k-…``).  The engine also matches each
+JSON string literal holding an escape, decoded (and the next level inside it), and hides what it
+finds in the decoded value, encoded again in place: a JSON document stays valid, with the same
+layout.  Literals are found by their quotes, not by parsing, so text cut short is handled too.
+:func:`visible` reads zero-width characters, percent-escapes, character references, ``\\u``
+escapes of ASCII characters and fullwidth forms as the characters they stand for.
 """
 
 from __future__ import annotations

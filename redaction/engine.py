@@ -1,15 +1,11 @@
 """The redactor: gates, matching, decoding and one rebuild of the text.  Measured; change it
 with ``bench/redaction.py`` (exports run every message through it).
 
-Most text holds no secret, so a rule runs only where one of its gates (:mod:`.rules`)
-matched.  Every gate is found in one pass of a Hyperscan automaton over the text (about
-2 ns a byte, where a regex per leading character took 8); :func:`redact_batch` reads a whole
-export column in one pass.
-
-Gates are only necessary conditions: a rule that runs finds exactly what it would find
-without them (``gated=False`` runs every rule; the tests compare).  Decoding (:mod:`.decode`)
-runs only where it can change the result: a JSON string literal holding an escape and a gate
-match, or an escape that decodes to a character a shape may hold (``\\u0073``, ``\\/``).
+Most text holds no secret, so a rule runs only where one of its gates (:mod:`.rules`) matched,
+all found in one pass of a Hyperscan automaton (about 2 ns a byte, where a regex per leading
+character took 8); :func:`redact_batch` reads a whole export column in one pass.  A rule that
+runs finds exactly what it would without gates (``gated=False``; the tests compare).  Decoding
+(:mod:`.decode`) runs only where it can change the result.
 """
 
 from __future__ import annotations

@@ -1,34 +1,17 @@
 """The secret shapes, as data: what each looks like and the cheap literals that must be in it.
 
 Provider shapes follow gitleaks' default rules (v8.30) and detect-secrets' plugins (v1.5),
-named in each :class:`Rule`'s ``origin``, re-expressed: a rule keeps the token's prefix,
-alphabet and length, and drops what only serves scanning a repository (entropy thresholds,
-path allow-lists, trailing delimiters, which the engine's boundary check replaces).  Rules
-without an origin are our own: headers, values named as secrets (pairs in config files, YAML,
-netrc, command-line flags and argv arrays), URLs with a password, LLM keys.  Not taken over: gitleaks' keyword rules, which the ``NAME=value`` rule covers in their usual
-spelling without their false positives, and the prefixes of smaller services.
+named in each rule's ``origin``, re-expressed: a rule keeps the token's prefix, alphabet and
+length, and drops what only serves scanning a repository (entropy thresholds, path allow-lists,
+trailing delimiters: the engine's boundary check replaces them).  Rules without an origin are
+our own.  Not taken over: gitleaks' keyword rules (the ``NAME=value`` rules cover their usual
+spelling without their false positives) and the prefixes of smaller services.
 
-A rule is data for :mod:`redaction.engine`:
-
-``pattern``
-    The regex, starting with a literal whenever it can (scanned for at C speed); when the
-    secret begins with a run without one (Telegram's bot id), ``lead`` describes that run.
-``gates``
-    *Necessary* regexes in the syntax Hyperscan shares with ``re`` (no lookaround, no
-    backreference): whatever the pattern matches contains a match of one of them, and a rule
-    runs only where one matched.
-    ``gates`` run on the lower-cased text, ``raw_gates`` on the text as it is.  A gate holding
-    a quote, space or tab also accepts its JSON-escaped form, so a secret one level down still
-    opens it (:mod:`.decode`).
-``(?P<secret>…)``
-    The group hidden, when the pattern has one; else the whole match.
-``handler``
-    ``"plain"``; ``"pair"`` (``NAME=value``: :func:`_pair`); ``"cookie"`` (each cookie value
-    hidden, names kept).
-
-``tests/test_redaction.py`` runs every rule with and without gates over random strings and
-requires the same result; ``tests/test_redaction_corpus.py`` plants a value in every shape and
-spelling and checks it, and whatever detect-secrets flags there, is gone.
+A pattern starts with a literal whenever it can (scanned for at C speed) and hides its group
+``(?P<secret>…)``, else the whole match.  Gates are *necessary* regexes in the syntax Hyperscan
+shares with ``re``: whatever the pattern matches contains a match of one, and a rule runs only
+where one matched (``tests/test_redaction.py`` compares with and without gates).  A gate holding
+a quote, space or tab also accepts its JSON-escaped form, so a secret one level down opens it.
 """
 
 from __future__ import annotations
@@ -48,7 +31,7 @@ class Rule:
     lead: tuple[str, int, int] | None = None
     glued: bool = False  # may follow a letter or a digit
     after: tuple[str, ...] = ()  # words a match may be glued to all the same
-    handler: str = "plain"
+    handler: str = "plain"  # "pair" (see _pair) or "cookie" (each value hidden, names kept)
     origin: str = ""
 
 
