@@ -1,17 +1,12 @@
 """Search messages with the best index this file has, within time budgets, decided on the
 redacted text (:mod:`.redacted`).
 
-A file may have ``messages_fts`` (FTS5, ``unicode61``; inline, or external content through
-``messages_fts_src``; rowid is ``messages.id``) and ``messages_fts_trigram`` (substrings and
-CJK, three characters or more; no tool rows nor cron/subagent sessions); ``messages_fts_cjk``
-needs a tokenizer we lack.  With no index that can answer, a LIKE scan in short id-range
-statements proposes the candidates.  Best match ranks the newest :data:`RANKED_CAP` hits; a
+An index proposes candidates: ``messages_fts`` (FTS5, ``unicode61``; rowid is ``messages.id``),
+``messages_fts_trigram`` (substrings, three characters or more; no tool rows nor cron/subagent
+sessions), else a LIKE scan in short id-range statements; on a PostgreSQL schema, every message
+holding the query's words (:mod:`.pg`).  Best match ranks the newest :data:`RANKED_CAP` hits; a
 walk out of time shows what it found and says how far it got; rows an index rebuild has not
 reached (``state_meta``) are scanned on the first page and shown apart.
-
-A PostgreSQL schema has no FTS5 index: its candidates are every message holding the query's
-words (:mod:`.pg`), read in id ranges, newest first, and all of them are matched again, with
-the columns of Hermes's ``search_vector`` (content, tool name, tool calls).
 """
 
 from __future__ import annotations
@@ -52,7 +47,7 @@ from .redacted import (
     searchable_many,
 )
 from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN, REDACTED, highlight, render_snippet
-from .statements import Hit, IndexState
+from .statements import Hit, IndexState, Walk
 
 # Best match ranks this many of the newest hits (a common word's every match would cost).
 RANKED_CAP = 200
@@ -84,16 +79,6 @@ class SearchResult:
     @property
     def searched(self) -> bool:
         return bool(self.engine)
-
-
-@dataclass
-class Walk:
-    """Hits of one walk down the candidates: ``(row, its searchable texts)`` each (as an
-    index's document after an indexed walk)."""
-
-    found: list = field(default_factory=list)
-    finished: bool = True  # every candidate was looked at
-    resume_before: int | None = None  # where a walk out of time would go on
 
 
 def _texts(rows) -> list[dict[str, str]]:
@@ -174,14 +159,14 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         try:
             if remaining <= 0.02:
                 raise QueryTimeout(SEARCH_BUDGET)
-            rows = statements.index_page(
+            rows, stopped = statements.index_page(
                 table, relaxed, replace(req, before=before, per_page=batch), remaining
             )
         except QueryTimeout:
             walk.finished, walk.resume_before = False, before
             break
         more = len(rows) > batch
-        stopped = None if more else getattr(rows, "stopped_at", None)
+        stopped = None if more else stopped
         last = rows[batch - 1][0] if more else None
         rows = _filtered(rows[:batch], req)
         texts = _texts(rows)
@@ -323,7 +308,7 @@ def _walk_scan(req, terms, columns, *, budget, need, above=0, below=None, match=
         outcome = statements.scan(
             req, terms, budget=remaining, limit=want, above=above, below=below, columns=columns
         )
-        rows = _filtered(outcome.rows, req)
+        rows = _filtered(outcome.found, req)
         texts = _texts(rows)
         if match is None:
             kept = {
