@@ -27,12 +27,12 @@ MAX_DEPTH = 4
 # Not a rule: escapes that decode to a character a shape may hold (ASCII, invisible, "/") open
 # the decoding of their literals (an accent or emoji cannot complete a shape, so stays cheap);
 # percent-escapes and character references too, decoded by :func:`decode.visible`.
-DECODE = Rule("", "")
 DECODE_GATES = (
     r"\\(?:/|u00[0-7]|u20[0-6]|u[fF][eE][fF][fF]|u[fF][fF][0-5]|u3000)",
     r"%[0-7][0-9A-Fa-f]",
     r"&#?[A-Za-z0-9]{2,31};",
 )
+DECODE = Rule("", "", raw_gates=DECODE_GATES)
 
 
 # Rules run in this order: it decides the marker when two find the same span.
@@ -106,12 +106,10 @@ def _automata(rules: Iterable[Rule]) -> tuple[_Automaton, _Automaton]:
             on_lowered[gate].add(rule)
         for gate in rule.raw_gates:
             on_text[gate].add(rule)
-    for gate in DECODE_GATES:
-        on_text[gate].add(DECODE)
     return _Automaton(on_lowered), _Automaton(on_text)
 
 
-_ON_LOWERED, _ON_TEXT = _automata(RULES)
+_ON_LOWERED, _ON_TEXT = _automata((*RULES, DECODE))
 
 
 def _in_characters(data: bytes, matches: list) -> list:

@@ -88,14 +88,9 @@ _BARE = (
 )
 # Name gates, by the last letters of the names above ("key" after the letter that ends
 # secret, api, private, access or account).
+_ENDS = ("password", "passwd", "pass", "pwd", "cret", "ken", "credential", "credentials")
 _PAIR_GATES = tuple(
-    end + SEPARATOR_GATE
-    for end in (
-        *("password", "passwd", "passphrase", "pass", "pwd", "cret", "ken", "credential"),
-        "credentials",
-        r"[a-z0-9][_\-]?key",
-        "[_\\-]pat",
-    )
+    end + SEPARATOR_GATE for end in (*_ENDS, "passphrase", r"[a-z0-9][_\-]?key", "[_\\-]pat")
 )
 
 # The value of a pair: quoted, or bare (a label that swallows it is passed over).
@@ -114,19 +109,7 @@ _BARE_RAW = "(?i:" + _BARE + ")"
 _NAME_END = (
     r"(?:password|passwd|passphrase|pass|pwd|secret|token|key|credentials?|pat(?<=[_\-]pat))"
 )
-_NAME_GATE_ENDS = (
-    "[_\\-]pat",
-    "phrase",
-    "password",
-    "passwd",
-    "pass",
-    "pwd",
-    "cret",
-    "ken",
-    "key",
-    "credential",
-    "credentials",
-)
+_NAME_GATE_ENDS = (*_ENDS, "phrase", "key", "[_\\-]pat")
 # Between such a name (and its closing quote) and the word "value": a comma, or a line break
 # and a YAML list's dash; the gate is the same text, so it opens only where a pair can be.
 _NAME_VALUE_GAP = r"(?:[ \t]*,?[ \t]*|[ \t]*(?:\r?\n|\\r)?(?:\\n)?[ \t]*(?:- )?)(?:\\*[\"'])?"
