@@ -60,14 +60,10 @@ def redact_value(value, *, kind: str = "text"):
     replaced whole.  Other values come back unchanged."""
     if not redaction_enabled():
         return value
-    if isinstance(value, str):
-        out = redact_text(value)[0] if value else value
-        if kind == "json" and out is not value:
-            out = _still_json(value, out)
-        return out
-    if isinstance(value, (dict, list)):
-        return _redact_structure(value)
-    return value
+    out = _redact_structure(value)
+    if kind == "json" and isinstance(value, str) and out is not value:
+        out = _still_json(value, out)
+    return out
 
 
 # A JSON document (a string) with its secrets hidden, still a valid JSON document.

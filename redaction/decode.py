@@ -2,17 +2,12 @@
 invisible characters.
 
 Tool results and arguments are JSON, often JSON inside a JSON string, so a secret may sit
-behind an escape (after ``\\n``), be spelled with escapes (``\\u0073k-…``), or be a
-``"password": "…"`` pair one level down.  The engine matches the stored text, and also each
-JSON string literal holding an escape, decoded (and the next level inside it): what it finds
-there it hides in the decoded value, encoded again in place, so a JSON document stays valid
-with the same layout.  Literals are found by their quotes, not by parsing, so non-JSON text
-and JSON cut short (a preview) are handled too.
-
-Zero-width characters (U+200B–U+200D, U+2060, U+FEFF), percent-escapes, character
-references, ``\\u`` escapes of plain ASCII characters (``\\u0070assword``, wherever they
-are) and fullwidth forms (``password：X``) would break every shape: :func:`visible` reads them
-as the characters they stand for, and a secret that contained them is hidden with them.
+behind an escape or be spelled with escapes (``\\u0073k-…``).  The engine also matches each
+JSON string literal holding an escape, decoded (and the next level inside it), and hides what it
+finds in the decoded value, encoded again in place: a JSON document stays valid, with the same
+layout.  Literals are found by their quotes, not by parsing, so text cut short is handled too.
+:func:`visible` reads zero-width characters, percent-escapes, character references, ``\\u``
+escapes of ASCII characters and fullwidth forms as the characters they stand for.
 """
 
 from __future__ import annotations
@@ -33,14 +28,6 @@ _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def escaped_literals(text: str) -> Iterator[tuple[int, int, str]]:
-    """(start, end, body) of each string literal in ``text`` whose body holds an escape."""
-    for m in _LITERAL.finditer(text):
-        start, end = m.span(1)
-        if text.find("\\", start, end) >= 0:
-            yield start, end, m.group(1)
-
-
 # Escapes after which matching the stored text is not enough.  A newline's (``\\n``, ``\\r``,
 # at any depth) is handled there: the shapes stop at it, and one after it starts a word.  Any
 # other (``\\"``, ``\\t``, ``\\u…``, ``\\/``, or a deeper level's ``\\\\u…``) may hide a
@@ -51,6 +38,14 @@ _MEANINGFUL_ESCAPE = re.compile(r"\\+[^nr\\]")
 def needs_decoding(body: str) -> bool:
     """Whether a literal's body holds an escape that decoding must undo before matching."""
     return _MEANINGFUL_ESCAPE.search(body) is not None
+
+
+def escaped_literals(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, body) of each string literal in ``text`` that :func:`needs_decoding`."""
+    for m in _LITERAL.finditer(text):
+        start, end = m.span(1)
+        if text.find("\\", start, end) >= 0 and _MEANINGFUL_ESCAPE.search(text, start, end):
+            yield start, end, m.group(1)
 
 
 def unescape(body: str) -> str:

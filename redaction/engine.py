@@ -1,15 +1,11 @@
 """The redactor: gates, matching, decoding and one rebuild of the text.  Measured; change it
 with ``bench/redaction.py`` (exports run every message through it).
 
-Most text holds no secret, so a rule runs only where one of its gates (:mod:`.rules`)
-matched.  Every gate is found in one pass of a Hyperscan automaton over the text (about
-2 ns a byte, where a regex per leading character took 8); :func:`redact_batch` reads a whole
-export column in one pass.
-
-Gates are only necessary conditions: a rule that runs finds exactly what it would find
-without them (``gated=False`` runs every rule; the tests compare).  Decoding (:mod:`.decode`)
-runs only where it can change the result: a JSON string literal holding an escape and a gate
-match, or an escape that decodes to a character a shape may hold (``\\u0073``, ``\\/``).
+Most text holds no secret, so a rule runs only where one of its gates (:mod:`.rules`) matched,
+all found in one pass of a Hyperscan automaton (about 2 ns a byte, where a regex per leading
+character took 8); :func:`redact_batch` reads a whole export column in one pass.  A rule that
+runs finds exactly what it would without gates (``gated=False``; the tests compare).  Decoding
+(:mod:`.decode`) runs only where it can change the result.
 """
 
 from __future__ import annotations
@@ -20,7 +16,6 @@ import re
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import hyperscan
 
@@ -32,26 +27,18 @@ MAX_DEPTH = 4
 # Not a rule: escapes that decode to a character a shape may hold (ASCII, invisible, "/") open
 # the decoding of their literals (an accent or emoji cannot complete a shape, so stays cheap);
 # percent-escapes and character references too, decoded by :func:`decode.visible`.
-DECODE = Rule("", "")
 DECODE_GATES = (
     r"\\(?:/|u00[0-7]|u20[0-6]|u[fF][eE][fF][fF]|u[fF][fF][0-5]|u3000)",
     r"%[0-7][0-9A-Fa-f]",
     r"&#?[A-Za-z0-9]{2,31};",
 )
-
-
-@dataclass(frozen=True)
-class _Compiled:
-    regex: re.Pattern
-    lead: re.Pattern | None
+DECODE = Rule("", "", raw_gates=DECODE_GATES)
 
 
 # Rules run in this order: it decides the marker when two find the same span.
 _ORDER = {rule: i for i, rule in enumerate(RULES)}
-COMPILED = {
-    rule: _Compiled(re.compile(rule.pattern), re.compile(rule.lead[0]) if rule.lead else None)
-    for rule in RULES
-}
+COMPILED = {rule: re.compile(rule.pattern) for rule in RULES}
+_LEADS = {rule: re.compile(rule.lead[0]) for rule in RULES if rule.lead}
 
 
 def marker(kind: str) -> str:
@@ -119,12 +106,10 @@ def _automata(rules: Iterable[Rule]) -> tuple[_Automaton, _Automaton]:
             on_lowered[gate].add(rule)
         for gate in rule.raw_gates:
             on_text[gate].add(rule)
-    for gate in DECODE_GATES:
-        on_text[gate].add(DECODE)
     return _Automaton(on_lowered), _Automaton(on_text)
 
 
-_ON_LOWERED, _ON_TEXT = _automata(RULES)
+_ON_LOWERED, _ON_TEXT = _automata((*RULES, DECODE))
 
 
 def _in_characters(data: bytes, matches: list) -> list:
@@ -179,10 +164,10 @@ def _glued(text: str, start: int, after: tuple[str, ...]) -> bool:
     return not any(text[max(0, start - len(w)) : start].lower() == w for w in after)
 
 
-def _lead(text: str, start: int, rule: Rule, lead: re.Pattern) -> int | None:
+def _lead(text: str, start: int, rule: Rule) -> int | None:
     """Where the secret begins when its first characters come before the match (longest
     run first), or None when they are missing."""
-    _, fewest, most = rule.lead
+    lead, (_, fewest, most) = _LEADS[rule], rule.lead
     for size in range(most, fewest - 1, -1):
         if start - size >= 0 and lead.fullmatch(text, start - size, start):
             return start - size
@@ -191,20 +176,21 @@ def _lead(text: str, start: int, rule: Rule, lead: re.Pattern) -> int | None:
 
 def rule_spans(rule: Rule, text: str, low: str) -> list[tuple[int, int, str]]:
     """(start, end, replacement) of each secret ``rule`` finds in ``text``."""
-    compiled = COMPILED[rule]
+    regex = COMPILED[rule]
     spans: list[tuple[int, int, str]] = []
-    for m in compiled.regex.finditer(low if rule.lowered else text):
+    hidden = "secret" if "secret" in regex.groupindex else 0  # else the whole match
+    for m in regex.finditer(low if rule.lowered else text):
         if rule.handler == "pair":
             # A value with a provider's shape is labelled by it: that rule finds the same
             # span and comes first.
             spans.append((*m.span(m.lastgroup or "bare"), marker(rule.kind)))
             continue
-        start, end = m.span(rule.secret or 0)
+        start, end = m.span(hidden)
         if rule.handler == "cookie":
             spans += _cookie_spans(text, start, end)
             continue
-        if compiled.lead is not None:
-            start = _lead(text, start, rule, compiled.lead)
+        if rule.lead is not None:
+            start = _lead(text, start, rule)
             if start is None:
                 continue
         if decode.inside_escape(text, start):
@@ -236,14 +222,6 @@ def _cookie_spans(text: str, start: int, end: int) -> list[tuple[int, int, str]]
 
 
 # Decoding, merging, rebuilding ------------------------------------------------------------------
-@dataclass(frozen=True)
-class Edit:
-    start: int
-    end: int
-    replacement: str
-    count: int  # secrets it hides
-
-
 def redact_text(
     text: str, *, gated: bool = True, _depth: int = 0, _scanned: tuple | None = None
 ) -> tuple[str, int]:
@@ -255,11 +233,12 @@ def redact_text(
     view, origin = decode.visible(text)
     edits = _edits(view, gated, _depth, _scanned if origin is None else None)
     if origin is not None:
-        edits = [Edit(*origin(e.start, e.end), e.replacement, e.count) for e in edits]
+        edits = [(*origin(start, end), new, n) for start, end, new, n in edits]
     return _applied(text, edits)
 
 
-def _edits(text: str, gated: bool, depth: int, scanned: tuple | None) -> list[Edit]:
+def _edits(text: str, gated: bool, depth: int, scanned: tuple | None) -> list[tuple]:
+    """(start, end, replacement, secrets it hides) of each secret in ``text``."""
     low = lowered(text)
     if not gated:
         found, gate_spans = set(RULES), []
@@ -277,11 +256,10 @@ def _edits(text: str, gated: bool, depth: int, scanned: tuple | None) -> list[Ed
     swaps = []
     if "\\" in text and depth < MAX_DEPTH and decode.needs_decoding(text):
         swaps = _decoded(text, gate_spans, gated, depth)
-    edits = [Edit(start, end, replacement, n) for start, end, replacement, n in swaps]
+    edits = list(swaps)
     for start, end, replacement in spans:
         end = decode.escape_end(text, end)
-        for piece_start, piece_end in _outside(start, end, swaps):
-            edits.append(Edit(piece_start, piece_end, replacement, 1))
+        edits += [(*piece, replacement, 1) for piece in _outside(start, end, swaps)]
     return edits
 
 
@@ -293,8 +271,6 @@ def _decoded(text: str, spans: list[tuple[int, int]], gated: bool, depth: int) -
     reach = list(itertools.accumulate((end for _, end in spans), max))
     swaps = []
     for start, end, body in decode.escaped_literals(text):
-        if not decode.needs_decoding(body):
-            continue
         if gated:
             before = bisect.bisect_left(starts, end)
             if not before or reach[before - 1] <= start:
@@ -320,22 +296,22 @@ def _outside(start: int, end: int, swaps: list[tuple]) -> list[tuple[int, int]]:
     return pieces
 
 
-def _applied(text: str, edits: list[Edit]) -> tuple[str, int]:
+def _applied(text: str, edits: list[tuple]) -> tuple[str, int]:
     """``text`` with each edit made; of overlapping ones the first (then longest, then the
     earliest rule's: a provider's before a pair's or a header's) wins."""
     if not edits:
         return text, 0
-    edits.sort(key=lambda e: (e.start, -e.end))
+    edits.sort(key=lambda e: (e[0], -e[1]))
     out: list[str] = []
     position = 0
     count = 0
-    for edit in edits:
-        if edit.start < position:  # inside a secret already replaced
+    for start, end, replacement, n in edits:
+        if start < position:  # inside a secret already replaced
             continue
-        out.append(text[position : edit.start])
-        out.append(edit.replacement)
-        position = edit.end
-        count += edit.count
+        out.append(text[position:start])
+        out.append(replacement)
+        position = end
+        count += n
     out.append(text[position:])
     return "".join(out), count
 

@@ -1,34 +1,17 @@
 """The secret shapes, as data: what each looks like and the cheap literals that must be in it.
 
 Provider shapes follow gitleaks' default rules (v8.30) and detect-secrets' plugins (v1.5),
-named in each :class:`Rule`'s ``origin``, re-expressed: a rule keeps the token's prefix,
-alphabet and length, and drops what only serves scanning a repository (entropy thresholds,
-path allow-lists, trailing delimiters, which the engine's boundary check replaces).  Rules
-without an origin are our own: headers, values named as secrets (pairs in config files, YAML,
-netrc, command-line flags and argv arrays), URLs with a password, LLM keys.  Not taken over: gitleaks' keyword rules, which the ``NAME=value`` rule covers in their usual
-spelling without their false positives, and the prefixes of smaller services.
+named in each rule's ``origin``, re-expressed: a rule keeps the token's prefix, alphabet and
+length, and drops what only serves scanning a repository (entropy thresholds, path allow-lists,
+trailing delimiters: the engine's boundary check replaces them).  Rules without an origin are
+our own.  Not taken over: gitleaks' keyword rules (the ``NAME=value`` rules cover their usual
+spelling without their false positives) and the prefixes of smaller services.
 
-A rule is data for :mod:`redaction.engine`:
-
-``pattern``
-    The regex, starting with a literal whenever it can (scanned for at C speed); when the
-    secret begins with a run without one (Telegram's bot id), ``lead`` describes that run.
-``gates``
-    *Necessary* regexes in the syntax Hyperscan shares with ``re`` (no lookaround, no
-    backreference): whatever the pattern matches contains a match of one of them, and a rule
-    runs only where one matched.
-    ``gates`` run on the lower-cased text, ``raw_gates`` on the text as it is.  A gate holding
-    a quote, space or tab also accepts its JSON-escaped form, so a secret one level down still
-    opens it (:mod:`.decode`).
-``secret``
-    The named group hidden; by default the whole match.
-``handler``
-    ``"plain"``; ``"pair"`` (``NAME=value``, the value labelled by its own shape when it has
-    one); ``"cookie"`` (each cookie value hidden, names kept).
-
-``tests/test_redaction.py`` runs every rule with and without gates over random strings and
-requires the same result; ``tests/test_redaction_corpus.py`` plants a value in every shape and
-spelling and checks it, and whatever detect-secrets flags there, is gone.
+A pattern starts with a literal whenever it can (scanned for at C speed) and hides its group
+``(?P<secret>…)``, else the whole match.  Gates are *necessary* regexes in the syntax Hyperscan
+shares with ``re``: whatever the pattern matches contains a match of one, and a rule runs only
+where one matched (``tests/test_redaction.py`` compares with and without gates).  A gate holding
+a quote, space or tab also accepts its JSON-escaped form, so a secret one level down opens it.
 """
 
 from __future__ import annotations
@@ -43,13 +26,12 @@ class Rule:
     gates: tuple[str, ...] = ()  # on the lower-cased text
     raw_gates: tuple[str, ...] = ()  # on the text as it is
     lowered: bool = False  # the pattern is written for the lower-cased text
-    secret: str | None = None  # the group hidden (default: the whole match)
     # Characters just before the match that belong to the secret: (a regex for them, fewest,
     # most).
     lead: tuple[str, int, int] | None = None
     glued: bool = False  # may follow a letter or a digit
     after: tuple[str, ...] = ()  # words a match may be glued to all the same
-    handler: str = "plain"
+    handler: str = "plain"  # "pair" (see _pair) or "cookie" (each value hidden, names kept)
     origin: str = ""
 
 
@@ -106,14 +88,9 @@ _BARE = (
 )
 # Name gates, by the last letters of the names above ("key" after the letter that ends
 # secret, api, private, access or account).
+_ENDS = ("password", "passwd", "pass", "pwd", "cret", "ken", "credential", "credentials")
 _PAIR_GATES = tuple(
-    end + SEPARATOR_GATE
-    for end in (
-        *("password", "passwd", "passphrase", "pass", "pwd", "cret", "ken", "credential"),
-        "credentials",
-        r"[a-z0-9][_\-]?key",
-        "[_\\-]pat",
-    )
+    end + SEPARATOR_GATE for end in (*_ENDS, "passphrase", r"[a-z0-9][_\-]?key", "[_\\-]pat")
 )
 
 # The value of a pair: quoted, or bare (a label that swallows it is passed over).
@@ -132,24 +109,19 @@ _BARE_RAW = "(?i:" + _BARE + ")"
 _NAME_END = (
     r"(?:password|passwd|passphrase|pass|pwd|secret|token|key|credentials?|pat(?<=[_\-]pat))"
 )
-_NAME_GATE_ENDS = (
-    "[_\\-]pat",
-    "phrase",
-    "password",
-    "passwd",
-    "pass",
-    "pwd",
-    "cret",
-    "ken",
-    "key",
-    "credential",
-    "credentials",
-)
+_NAME_GATE_ENDS = (*_ENDS, "phrase", "key", "[_\\-]pat")
 # Between such a name (and its closing quote) and the word "value": a comma, or a line break
 # and a YAML list's dash; the gate is the same text, so it opens only where a pair can be.
 _NAME_VALUE_GAP = r"(?:[ \t]*,?[ \t]*|[ \t]*(?:\r?\n|\\r)?(?:\\n)?[ \t]*(?:- )?)(?:\\*[\"'])?"
 _NAME_VALUE_GATE = r"(?:\\*[\"'])?" + _NAME_VALUE_GAP + "value"
 
+# "value" and its value (for names and values given apart).
+_VALUE = (
+    r"value(?:\\*[\"'])?[ \t]*[:=][ \t]*(?:"
+    r"\\*\"(?P<dq>(?!\[redacted)[^\"\\\n]{1,500})\\*\""
+    r"|'(?P<sq>(?!\[redacted)[^'\n]{1,500})'"
+    r"|(?P<bare>(?!\[redacted)[^\s\"'\\,<>]{1,500}))"
+)
 # The "name" (or XML "key") of a name/value pair given apart, up to the name's first letter.
 _NAME_KEY = r"(?:name|key)(?:\\*[\"'])?[ \t]*[:=][ \t]*(?:\\*[\"'])?"
 # A line break, as it is or escaped in a JSON string.
@@ -165,6 +137,12 @@ _ARG_VALUE = (
     r"|'(?P<sq>(?!\[redacted)[^'\n]{1,500})'"
     r"|(?P<bare>(?!\[redacted)[^\s\"'\\]{1,500}))"
 )
+
+
+def _pair(pattern: str, gates: tuple[str, ...], *, lowered: bool = True) -> Rule:
+    """A value named as a secret (``NAME=value``), labelled by its own shape when it has one."""
+    return Rule("secret", pattern, gates=gates, lowered=lowered, glued=True, handler="pair")
+
 
 # Provider keys and tokens: a fixed prefix, then the token's alphabet --------------------------
 PROVIDER_RULES: tuple[Rule, ...] = (
@@ -220,7 +198,6 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         "azure storage key",
         r"AccountKey=(?P<secret>" + _B64 + "{86}==)",
         gates=("accountkey=",),
-        secret="secret",
         glued=True,
         origin="detect-secrets AzureStorageKeyDetector",
     ),
@@ -472,7 +449,6 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "url password",
         r"://(?P<user>[^/\s:@'\"<>]{0,100}):(?P<secret>[^/\s@'\"<>]{1,200})@",
         raw_gates=(r"//[^/\s\x1c-\x1f:@'\"<>]{0,100}:",),
-        secret="secret",
         glued=True,
         origin="detect-secrets BasicAuthDetector",
     ),
@@ -481,7 +457,6 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "url token",
         r"://(?P<secret>[A-Za-z0-9_\-.~]{20,200})@",
         raw_gates=(r"//[A-Za-z0-9_\-.~]{20,200}@",),
-        secret="secret",
         glued=True,
     ),
     Rule(
@@ -489,7 +464,6 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"bearer(?:\s|\\[tnr])+(?P<secret>[a-z0-9\-._~+/]{16,}=*)",
         gates=("bearer" + _SPACE_GATE,),
         lowered=True,
-        secret="secret",
         glued=True,
     ),
     Rule(
@@ -498,7 +472,6 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"(?P<secret>[a-z0-9+/]{8,}={0,2})",
         gates=("basic" + _SPACE_GATE,),
         lowered=True,
-        secret="secret",
         glued=True,
         origin="gitleaks curl-auth-header",
     ),
@@ -508,7 +481,6 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"(?P<secret>[a-z0-9._~+/=\-]{8,})",
         gates=("token" + _SPACE_GATE,),
         lowered=True,
-        secret="secret",
         glued=True,
     ),
     # The value of a Cookie or Set-Cookie header, to the end of the line (or of its JSON string).
@@ -517,77 +489,51 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"cookie(?:\\?[\"'])?[ \t]*:[ \t]*(?:\\?[\"'])?(?P<secret>[^\r\n\"\\]{4,})",
         gates=("cookie" + SEPARATOR_GATE,),
         lowered=True,
-        secret="secret",
         glued=True,
         handler="cookie",
     ),
     # NAME=value and "name": "value" where the name says password, secret, token or key.  A
     # label that swallows the value ("secret: NAME = value") hides the value after it too.
-    Rule(
-        "secret",
+    _pair(
         SECRET_NAME + SEPARATOR + PAIR_VALUE,
         gates=_PAIR_GATES,
-        lowered=True,
-        glued=True,
-        handler="pair",
     ),
-    Rule(
-        "secret",
+    _pair(
         ENV_SECRET_NAME
         + SEPARATOR
         + PAIR_VALUE.replace("(?P<bare>" + _BARE, "(?P<bare>" + _BARE_RAW),
         gates=tuple(end + SEPARATOR_GATE for end in ("_key", "pass", "_pwd", "_pat")),
-        glued=True,
-        handler="pair",
+        lowered=False,
     ),
     # A name and its value given apart: JSON ({"name": "DB_PASSWORD", "value": "…"}, a
     # Kubernetes env list), YAML ("- name: API_TOKEN" then "value: …") and XML attributes
     # (<add key="ApiKey" value="…"/>).  Matched from the end of the name (a literal), so that
     # the regex engine does not try every position of a long text.
-    Rule(
-        "secret",
-        _NAME_END + r"(?:\\*[\"'])?" + _NAME_VALUE_GAP + r"value(?:\\*[\"'])?[ \t]*[:=][ \t]*(?:"
-        r"\\*\"(?P<dq>(?!\[redacted)[^\"\\\n]{1,500})\\*\""
-        r"|'(?P<sq>(?!\[redacted)[^'\n]{1,500})'"
-        r"|(?P<bare>(?!\[redacted)[^\s\"'\\,<>]{1,500}))",
+    _pair(
+        _NAME_END + r"(?:\\*[\"'])?" + _NAME_VALUE_GAP + _VALUE,
         gates=tuple(end + _NAME_VALUE_GATE for end in _NAME_GATE_ENDS),
-        lowered=True,
-        glued=True,
-        handler="pair",
     ),
     # <password>…</password>, <apiKey>…</apiKey>.
-    Rule(
-        "secret",
+    _pair(
         _NAME_END + r">(?P<bare>(?!\[redacted)[^<\n]{1,500})</",
         gates=tuple(end + ">" for end in _NAME_GATE_ENDS),
-        lowered=True,
-        glued=True,
-        handler="pair",
     ),
     # A name and its value given apart, the value first ({"value": "…", "name": "API_TOKEN"},
     # "- value: …" then "name: API_TOKEN", <add value="…" key="ApiKey"/>).  Matched from the
     # literal "value"; the gates need the name after it.
-    Rule(
-        "secret",
-        r"value(?:\\*[\"'])?[ \t]*[:=][ \t]*(?:"
-        r"\\*\"(?P<dq>(?!\[redacted)[^\"\\\n]{1,500})\\*\""
-        r"|'(?P<sq>(?!\[redacted)[^'\n]{1,500})'"
-        r"|(?P<bare>(?!\[redacted)[^\s\"'\\,<>]{1,500}))"
+    _pair(
+        _VALUE
         + _NAME_VALUE_GAP
         + _NAME_KEY
         + r"[a-z0-9_.\-]{0,100}?"
         + _NAME_END
         + r"(?![a-z0-9])",
         gates=tuple(_NAME_KEY + "[a-z0-9_.\\-]*" + end for end in _NAME_GATE_ENDS),
-        lowered=True,
-        glued=True,
-        handler="pair",
     ),
     # YAML: a key that names a secret at the start of a line, its value on the next, indented
     # line, or a "|" or ">" block (every line of it).  A line that is itself a key ("token:"
     # then "  name: x") is no value.
-    Rule(
-        "secret",
+    _pair(
         r"(?:(?m:^)|(?<=\\n)|(?<=\": \")|(?<=\":\"))[ \t]*(?:- )?(?:\\*[\"'`])?[a-z0-9_.\-]{0,60}"
         + SECRET_NAME
         + r"(?:\\*[\"'`])?[ \t]*:[ \t]*(?:"
@@ -599,49 +545,33 @@ CONTEXT_RULES: tuple[Rule, ...] = (
             end + r"(?:\\*[\"'`])?[ \t]*:[ \t]*(?:[|>][+\-]?[0-9]?[ \t]*)?" + _LINE_BREAK
             for end in _NAME_GATE_ENDS
         ),
-        lowered=True,
-        glued=True,
-        handler="pair",
     ),
     # netrc: "machine h login u password X" (or "default …"), one field a line or all on one.
-    Rule(
-        "secret",
+    _pair(
         r"(?:machine[ \t]+[^\s\"'\\]{1,200}|default)"
         r"(?:(?>(?:\s|\\[nrt])+)(?:login|account)[ \t]+[^\s\"'\\]{1,200})*"
         r"(?>(?:\s|\\[nrt])+)(?:password|passwd)[ \t]+" + _ARG_VALUE,
         gates=("password[ \\t]", "passwd[ \\t]"),
-        lowered=True,
-        glued=True,
-        handler="pair",
     ),
     # Command-line flags whose name ends in a secret word, with a space between or as an argv
     # array: --password X, --db-password "X", --token X, --api-key X; "--password", "X".  With
     # "=" (--password=X) they are pairs.
-    Rule(
-        "secret",
+    _pair(
         r"--(?:[a-z0-9]+[_\-]){0,3}(?:password|passwd|pass|pwd|token|secret|api[_\-]?key"
         r"|private[_\-]key)" + _ARG + r"(?!-)" + _ARG_VALUE,
         gates=("[_\\-]pass", "[_\\-]pwd", "[_\\-]token", "[_\\-i]key", "[_\\-]secret"),
-        lowered=True,
-        glued=True,
-        handler="pair",
     ),
     # Short flags: mysql -pX, -p'X' (attached only: "-p X" asks, X is the database); sshpass
     # -p X and docker (podman, helm registry…) login -p X, attached or not; curl -u user:pw,
     # -uuser:pw.  Each on a command line or as an argv array.
-    Rule(
-        "secret",
+    _pair(
         r"(?:mysql|mariadb)[^\n;&|]{0,200}?(?:[ \t]|\\*[\"'`])-p(?:"
         r"\\*\"(?P<dq>(?!\[redacted)[^\"\\\n]{1,200})\\*\""
         r"|'(?P<sq>(?!\[redacted)[^'\n]{1,200})'"
         r"|(?P<bare>(?!\[redacted)[^\s\"'\\\-][^\s\"'\\]{0,200}))",
         gates=("ysql", "mariadb"),
-        lowered=True,
-        glued=True,
-        handler="pair",
     ),
-    Rule(
-        "secret",
+    _pair(
         r"(?:sshpass|(?:docker|podman|nerdctl|buildah|skopeo|oras|helm(?:"
         + _ARG
         + "registry)?)"
@@ -658,19 +588,12 @@ CONTEXT_RULES: tuple[Rule, ...] = (
             "sshpass",
             "(?:docker|podman|nerdctl|buildah|skopeo|oras|registry)" + _ARG_GATE + "login",
         ),
-        lowered=True,
-        glued=True,
-        handler="pair",
     ),
-    Rule(
-        "secret",
+    _pair(
         r"curl[^\n]{0,300}?(?:[ \t]|\\*[\"'][ \t]*,[ \t]*\\*[\"'])(?:-u|--user)"
         r"(?:" + _ARG + r"|=)?(?:\\*[\"'])?[^\s:\"'\\]{0,100}:"
         r"(?P<bare>(?!\[redacted)[^\s\"'\\@]{1,200})",
         gates=("curl",),
-        lowered=True,
-        glued=True,
-        handler="pair",
     ),
 )
 

@@ -11,7 +11,6 @@ from .csv_fast import csv_lines, neutralise_formula
 from .encoders import json_text
 from .http import buffered, invalid_filters_response, stream_export
 from .plans import (
-    TablePlan,
     export_messages,
     export_session_list,
     message_rows,
@@ -26,7 +25,6 @@ from .request import (
 )
 
 __all__ = [
-    "TablePlan",
     "buffered",
     "csv_lines",
     "export_filename",

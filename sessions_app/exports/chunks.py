@@ -1,9 +1,4 @@
-"""Rows of a queryset in keyset order, one short statement per chunk.
-
-Each chunk is fetched whole before it is handed on, so no read transaction spans chunks; big
-rows shrink the next chunk, so memory is bounded by bytes too; on a rollback-journal file a
-chunk's rows follow its time (:class:`hermes_explorer.store.ChunkClock`).
-"""
+"""Rows of a queryset in keyset order, one short statement per chunk (:func:`keyset_chunks`)."""
 
 from __future__ import annotations
 
@@ -31,18 +26,17 @@ def keyset_chunks(
     *,
     to_row: Callable | None = None,
     chunk_size: int = EXPORT_CHUNK_ROWS,
-    max_chunk_bytes: int | None = EXPORT_CHUNK_BYTES,
+    max_chunk_bytes: int = EXPORT_CHUNK_BYTES,
     to_rows: Callable[[list], list] | None = None,
     keys_of: Callable | None = None,
     text_size: Callable[[list], int] | None = None,
 ) -> Iterator[list]:
-    """The rows of ``queryset`` in ``keyset`` order, in lists of ``to_row(row)`` (or as fetched).
+    """The rows of ``queryset`` in ``keyset`` order, in lists of ``to_row(row)`` (dicts), or
+    ``to_rows(rows)`` of a whole chunk.
 
     Each chunk is one statement read to the end before it is yielded, so no read transaction
-    spans chunks; the next starts strictly after the last row's keys, so no row is skipped or
-    repeated.  Exports fetch tuples and convert a whole chunk at once: ``to_rows`` replaces
-    ``to_row``, ``keys_of(row)`` reads the keys, ``text_size`` measures the text that bounds
-    the next chunk."""
+    spans chunks; the next starts strictly after the last row's keys (``keys_of``); big rows
+    (``text_size``) shrink the next chunk, so memory is bounded by bytes too."""
     order = keyset.order_by()
     keys_of = keys_of or keyset.values_of
     size = max(1, chunk_size)
@@ -64,21 +58,15 @@ def keyset_chunks(
             return
         last = keys_of(raw[-1])
         full = len(raw) == limit
-        used = text_size(raw) if text_size and max_chunk_bytes else 0
-        if to_rows is not None:
-            rows = to_rows(raw)
-        elif to_row is not None:
-            rows = [to_row(r) for r in raw]
-        else:
-            rows = raw
+        used = text_size(raw) if text_size else 0
+        rows = to_rows(raw) if to_rows is not None else [to_row(r) for r in raw]
         del raw
-        if max_chunk_bytes:
-            if not text_size:
-                used = sum(len(v) for row in rows for v in row.values() if isinstance(v, str))
-            if used > max_chunk_bytes:
-                size = max(1, int(size * max_chunk_bytes / used))
-            elif size < chunk_size:
-                size = min(chunk_size, size * 2)
+        if not text_size:
+            used = sum(len(v) for row in rows for v in row.values() if isinstance(v, str))
+        if used > max_chunk_bytes:
+            size = max(1, int(size * max_chunk_bytes / used))
+        elif size < chunk_size:
+            size = min(chunk_size, size * 2)
         # Handed over, not kept, so its text is freed once the consumer is done with it.
         handed = [rows]
         del rows

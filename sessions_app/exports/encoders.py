@@ -74,25 +74,22 @@ def _pieces(lines: list[str], sep: str, lead: str = "", tail: str = "") -> Itera
         done, start = ends[stop - 1], stop
 
 
-def _semicolon_pieces(columns, chunks) -> Iterator[str]:
-    yield "\ufeff" + semicolon_lines([columns])[0] + "\r\n"
-    for chunk in chunks:
-        lines = semicolon_lines(_as_values(chunk, columns))
-        del chunk
-        yield from _pieces(lines, "\r\n", tail="\r\n")
-
-
 def _csv_pieces(columns, chunks, style: str) -> Iterator[str]:
-    if style == SEMICOLON_STYLE:
-        yield from _semicolon_pieces(columns, chunks)
-        return
-    yield ("\ufeff" if style == "spreadsheet" else "") + csv_line(columns) + "\r\n"
+    semicolon = style == SEMICOLON_STYLE
+    head = semicolon_lines([columns])[0] if semicolon else csv_line(columns)
+    yield ("\ufeff" if style in ("spreadsheet", SEMICOLON_STYLE) else "") + head + "\r\n"
     for chunk in chunks:
         # Each form of the chunk is dropped once the next is made: its text is held twice at most.
-        cells = [csv_column(c, style=style) for c in zip(*_as_values(chunk, columns), strict=True)]
-        del chunk
-        lines = records(cells)
-        del cells
+        if semicolon:
+            lines = semicolon_lines(_as_values(chunk, columns))
+            del chunk
+        else:
+            cells = [
+                csv_column(c, style=style) for c in zip(*_as_values(chunk, columns), strict=True)
+            ]
+            del chunk
+            lines = records(cells)
+            del cells
         yield from _pieces(lines, "\r\n", tail="\r\n")
 
 

@@ -78,7 +78,9 @@ def stream_export(
     try:
         held = export_slot()
     except host_slots.Busy:
-        return busy_response()
+        response = _plain(BUSY, status=429)
+        response["Retry-After"] = str(host_slots.RETRY_SECONDS)
+        return response
     iterator = iter(chunks)
     try:
         # Run the first query now: a bad filter or a timeout still gets a proper error page.
@@ -114,10 +116,9 @@ def export_slot() -> host_slots.Held:
 BUSY = "Too many downloads are running on this server right now: try again in a moment."
 
 
-def busy_response() -> HttpResponse:
-    """The 429 of an export that found every slot taken."""
-    response = HttpResponse(BUSY + "\n", status=429, content_type="text/plain; charset=utf-8")
-    response["Retry-After"] = str(host_slots.RETRY_SECONDS)
+def _plain(text: str, *, status: int) -> HttpResponse:
+    """A plain-text answer (scripts read it too)."""
+    response = HttpResponse(text + "\n", status=status, content_type="text/plain; charset=utf-8")
     response["X-Content-Type-Options"] = "nosniff"
     return response
 
@@ -131,13 +132,7 @@ def spreadsheet_style() -> str:
 
 
 def invalid_filters_response(form) -> HttpResponse:
-    """A 400 that says which filters are wrong (plain text: scripts read it too)."""
-    lines = ["The export was not made: some filters are not valid.", ""]
-    for field, errors in form.errors.items():
-        for error in errors:
-            lines.append(f"{field}: {error}")
-    response = HttpResponse(
-        "\n".join(lines) + "\n", status=400, content_type="text/plain; charset=utf-8"
-    )
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    """A 400 that says which filters are wrong."""
+    lines = [f"{field}: {error}" for field, errors in form.errors.items() for error in errors]
+    head = "The export was not made: some filters are not valid."
+    return _plain("\n".join([head, "", *lines]), status=400)

@@ -1,9 +1,6 @@
-"""Session and message exports with a ``profile`` column, over one or several stores.
-
-With several stores served, a table export names each row's profile in a first column, on a
-profile's own page too (so every file has the same shape).  Over several profiles, each
-profile's rows come in turn (name order, the default first), read in short chunks; the columns
-are those of any store (a column one store lacks is empty in its rows).
+"""Session and message exports with a first ``profile`` column when several stores are served
+(on a profile's own page too: every file has the same shape).  Each profile's rows come in turn
+(name order, the default first); the columns are those of any store (empty where it lacks one).
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ from hermes_explorer.stores import Store
 
 from .. import exports
 from ..merged_list import chosen_stores
-from .plans import MESSAGE_FIELDS, SESSION_FIELDS, output_columns
+from .plans import MESSAGE_FIELDS, SESSION_FIELDS, TablePlan, output_columns
 
 
 def export_parts(request) -> list[Store] | None:
@@ -33,14 +30,14 @@ def export_parts(request) -> list[Store] | None:
 def merged_export(
     request,
     parts: list[Store],
-    plan_for: Callable[[], exports.TablePlan | None],
+    plan_for: Callable[[], TablePlan | None],
     *,
     noun: str,
     filename_bits=(),
     preview: bool = False,
 ):
     """The download of ``plan_for()`` (called reading each store; None: skip the store)."""
-    plans: list[tuple[Store, exports.TablePlan]] = []
+    plans: list[tuple[Store, TablePlan]] = []
     for store in parts:
         try:
             with registry.using(store):

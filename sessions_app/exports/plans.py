@@ -1,9 +1,4 @@
-"""Table exports: which columns a session or message export has, and how its rows are made.
-
-A :class:`TablePlan` holds the ``values_list()`` queryset an export reads and turns a fetched
-chunk into output rows a column at a time: ISO 8601 times beside the raw epoch
-(:mod:`.isotime`), secrets redacted (:func:`redaction.redact_many`), keyset-only keys dropped.
-"""
+"""Table exports: which columns a session or message export has, and how its rows are made."""
 
 from __future__ import annotations
 
@@ -114,12 +109,11 @@ def output_columns(fields: Sequence[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class TablePlan:
-    """A table export: the ``values_list()`` queryset it reads (``fields``, then any other
-    keyset key) and how rows become lines; ``columns`` is the header."""
+    """A table export: the ``values_list()`` queryset it reads and how fetched rows become
+    output rows; ``columns`` is the header."""
 
     queryset: object
     keyset: Keyset
-    fields: list[str]
     columns: list[str]
     to_rows: Callable[[list[tuple]], list[tuple]]
     key_positions: tuple[int, ...]
@@ -142,11 +136,8 @@ class TablePlan:
         return [row[i] for i in self.key_positions]
 
     def _text_size(self, rows: list[tuple]) -> int:
-        total = 0
-        for i in self.text_positions:
-            column = [row[i] for row in rows]
-            total += sum(map(len, [v for v in column if v.__class__ is str]))
-        return total
+        columns = ([row[i] for row in rows] for i in self.text_positions)
+        return sum(sum(map(len, [v for v in column if v.__class__ is str])) for column in columns)
 
 
 def table_plan(
@@ -155,24 +146,21 @@ def table_plan(
     fields: Sequence[str],
     sources: dict[str, str] | None = None,
     *,
-    redacted: Iterable[str] = (),
+    redacted: Sequence[str] = (),
     text_fields: Iterable[str] | None = None,
     cut: int | None = None,
 ) -> TablePlan:
-    """The plan of an export of ``fields`` of ``queryset`` in ``keyset`` order: ``sources``
-    maps a field to its annotation, ``redacted`` fields are redacted a column at a time,
-    ``text_fields`` bound the next chunk (all by default), and times become ISO 8601 then the
-    raw epoch."""
+    """The plan of an export of ``fields`` of ``queryset`` in ``keyset`` order, a column at a
+    time: ``sources`` maps a field to its annotation, ``redacted`` fields are redacted,
+    ``text_fields`` bound the next chunk (all by default), times become ISO 8601 then the raw
+    epoch, and keys the keyset alone needs are dropped."""
     fields = list(fields)
     sources = sources or {}
     selected = [sources.get(f, f) for f in fields]
     names = selected + [k for k, _ in keyset.keys if k not in selected]
     count = len(fields)
     times = frozenset(i for i, f in enumerate(fields) if f in TIME_FIELDS)
-    redacted = set(redacted)
-    hide = frozenset(i for i, f in enumerate(fields) if f in redacted)
-    if not redaction_enabled():
-        hide = frozenset()
+    hide = {i for i, f in enumerate(fields) if f in redacted and redaction_enabled()}
     # Resolved once: looking the zone up per value cost a third of the time of a row.
     iso = iso_converter(timezone.get_current_timezone())
     values = queryset.values_list(*names)
@@ -196,7 +184,6 @@ def table_plan(
     return TablePlan(
         queryset=values,
         keyset=keyset,
-        fields=fields,
         columns=output_columns(fields),
         to_rows=to_rows,
         key_positions=tuple(names.index(k) for k, _ in keyset.keys),
@@ -207,7 +194,6 @@ def table_plan(
 def _present(queryset, fields: Sequence[str], virtual: Iterable[str] = ()) -> list[str]:
     """The fields this file has (``virtual`` ones are computed and always there)."""
     meta = queryset.model._meta
-    virtual = set(virtual)
     return [f for f in fields if f in virtual or queryset.has_column(meta.get_field(f).column)]
 
 

@@ -1,14 +1,11 @@
-"""What an export request asks for: its format, its options and the name of its file.
-
-``?_export=csv|json|jsonl`` (anything else shows the page with a note), ``?_bom=1`` (CSV for
-spreadsheets), ``?_preview=1`` (long text cut in SQL).  The file is named for what it holds
-(``sessions-telegram-2026-11-30.csv``) in safe characters, as it goes into a header.
-"""
+"""What an export request asks for (``?_export=csv|json|jsonl``, ``_bom``, ``_raw``,
+``_preview``) and the name of its file, in characters safe in a header."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import partial
 
 from django.contrib import messages
 from django.utils import timezone
@@ -39,17 +36,11 @@ def requested_format(request) -> str | None:
     return value
 
 
-def wants_spreadsheet(request) -> bool:
-    return flag(request, "_bom")
-
-
-def wants_raw(request) -> bool:
-    """``_raw=1``: CSV cells exactly as stored, formulas included (for scripts)."""
-    return flag(request, "_raw")
-
-
-def wants_preview(request) -> bool:
-    return flag(request, "_preview")
+# ``_bom=1``: CSV for spreadsheets; ``_raw=1``: CSV cells exactly as stored, formulas included
+# (for scripts); ``_preview=1``: long text cut in SQL.
+wants_spreadsheet = partial(flag, name="_bom")
+wants_raw = partial(flag, name="_raw")
+wants_preview = partial(flag, name="_preview")
 
 
 # Filenames ---------------------------------------------------------------------------------------

@@ -1,9 +1,5 @@
-"""Full-text search over messages: which index answers, how user text becomes a query.
-
-``query`` (the request and its FTS5 query or LIKE terms), ``engine`` (strategy, budgets,
-fallbacks, notes: :func:`run_search`), ``statements`` (the SQL, and ``state_meta``),
-``snippets`` (hits as redacted, escaped, highlighted HTML).
-"""
+"""Full-text search over messages: :func:`run_search` (``engine``) answers a
+:class:`SearchRequest` (``query``)."""
 
 from .engine import RANKED_CAP, SearchResult, run_search
 from .query import MODES, PER_PAGE, SORTS, SearchRequest

@@ -1,17 +1,12 @@
 """Search messages with the best index this file has, within time budgets, decided on the
 redacted text (:mod:`.redacted`).
 
-A file may have ``messages_fts`` (FTS5, ``unicode61``; inline, or external content through
-``messages_fts_src``; rowid is ``messages.id``) and ``messages_fts_trigram`` (substrings and
-CJK, three characters or more; no tool rows nor cron/subagent sessions); ``messages_fts_cjk``
-needs a tokenizer we lack.  With no index that can answer, a LIKE scan in short id-range
-statements proposes the candidates.  Best match ranks the newest :data:`RANKED_CAP` hits; a
+An index proposes candidates: ``messages_fts`` (FTS5, ``unicode61``; rowid is ``messages.id``),
+``messages_fts_trigram`` (substrings, three characters or more; no tool rows nor cron/subagent
+sessions), else a LIKE scan in short id-range statements; on a PostgreSQL schema, every message
+holding the query's words (:mod:`.pg`).  Best match ranks the newest :data:`RANKED_CAP` hits; a
 walk out of time shows what it found and says how far it got; rows an index rebuild has not
 reached (``state_meta``) are scanned on the first page and shown apart.
-
-A PostgreSQL schema has no FTS5 index: its candidates are every message holding the query's
-words (:mod:`.pg`), read in id ranges, newest first, and all of them are matched again, with
-the columns of Hermes's ``search_vector`` (content, tool name, tool calls).
 """
 
 from __future__ import annotations
@@ -52,7 +47,7 @@ from .redacted import (
     searchable_many,
 )
 from .snippets import ELLIPSIS, MARK_CLOSE, MARK_OPEN, REDACTED, highlight, render_snippet
-from .statements import Hit, IndexState
+from .statements import Hit, IndexState, Walk
 
 # Best match ranks this many of the newest hits (a common word's every match would cost).
 RANKED_CAP = 200
@@ -84,16 +79,6 @@ class SearchResult:
     @property
     def searched(self) -> bool:
         return bool(self.engine)
-
-
-@dataclass
-class Walk:
-    """Hits of one walk down the candidates: ``(row, its searchable texts)`` each (as an
-    index's document after an indexed walk)."""
-
-    found: list = field(default_factory=list)
-    finished: bool = True  # every candidate was looked at
-    resume_before: int | None = None  # where a walk out of time would go on
 
 
 def _texts(rows) -> list[dict[str, str]]:
@@ -174,14 +159,14 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         try:
             if remaining <= 0.02:
                 raise QueryTimeout(SEARCH_BUDGET)
-            rows = statements.index_page(
+            rows, stopped = statements.index_page(
                 table, relaxed, replace(req, before=before, per_page=batch), remaining
             )
         except QueryTimeout:
             walk.finished, walk.resume_before = False, before
             break
         more = len(rows) > batch
-        stopped = None if more else getattr(rows, "stopped_at", None)
+        stopped = None if more else stopped
         last = rows[batch - 1][0] if more else None
         rows = _filtered(rows[:batch], req)
         texts = _texts(rows)
@@ -216,37 +201,32 @@ def _snippet_hits(found: list, match: str, index: Index) -> list[Hit]:
     marks = (MARK_OPEN, MARK_CLOSE, ELLIPSIS)
     docs = [doc for _row, doc in found]
     snippets = matching(match, docs, index.columns, index.tokenize, snippets=marks)
-    return [_snippet_hit(row, snippets.get(doc[0])) for row, doc in found]
-
-
-def _snippet_hit(row, snippet: str | None) -> Hit:
-    return statements.to_hit(row, render_snippet((snippet or "").replace(SECRET, REDACTED)))
-
-
-def _query_error(result: SearchResult, exc: DatabaseError) -> None:
-    result.error = (
-        gettext(
-            "SQLite could not read this query (%(error)s). Check quotes, parentheses and "
-            "operators, or search plain words instead."
+    return [
+        statements.to_hit(
+            row, render_snippet((snippets.get(doc[0]) or "").replace(SECRET, REDACTED))
         )
-        % {"error": exc}
-        if result.request.mode == "advanced"
-        else gettext("This search could not be run (%(error)s).") % {"error": exc}
-    )
+        for row, doc in found
+    ]
 
 
-def _out_of_time(result: SearchResult, walk: Walk, seconds: float) -> None:
-    """Say that a walk stopped before it looked at every candidate, and where to go on."""
-    result.timed_out = True
-    result.next_before = walk.resume_before
-    result.notes.append(
-        gettext(
-            "The search stopped after %(seconds)s s: older messages were not searched yet. "
-            "Continue with the link below, or narrow the search (a rarer word, a session, a "
-            "source or a shorter date range)."
+def _newest_page(result: SearchResult, walk: Walk, seconds: float) -> list:
+    """The first page of a walk newest first, and where the next one starts: below it, or
+    where a walk out of time stopped (said in a note)."""
+    page = walk.found[: result.request.per_page]
+    if len(walk.found) > len(page):
+        result.next_before = page[-1][0][0]
+    elif not walk.finished:
+        result.timed_out = True
+        result.next_before = walk.resume_before
+        result.notes.append(
+            gettext(
+                "The search stopped after %(seconds)s s: older messages were not searched yet. "
+                "Continue with the link below, or narrow the search (a rarer word, a session, a "
+                "source or a shorter date range)."
+            )
+            % {"seconds": plain(seconds)}
         )
-        % {"seconds": plain(seconds)}
-    )
+    return page
 
 
 def _indexed_search(result: SearchResult, table: str, match: str) -> None:
@@ -260,7 +240,15 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
     except DatabaseError as exc:
         if not is_query_error(exc):
             raise
-        _query_error(result, exc)
+        result.error = (
+            gettext(
+                "SQLite could not read this query (%(error)s). Check quotes, parentheses and "
+                "operators, or search plain words instead."
+            )
+            % {"error": exc}
+            if req.mode == "advanced"
+            else gettext("This search could not be run (%(error)s).") % {"error": exc}
+        )
         return
     result.sort = "rank" if ranking else "newest"
     found, index = walk.found, Index.of(table)
@@ -287,12 +275,7 @@ def _indexed_search(result: SearchResult, table: str, match: str) -> None:
         if len(order) > start + req.per_page:
             result.next_page = req.page + 1
         return
-    page = found[: req.per_page]
-    result.hits = _snippet_hits(page, match, index)
-    if len(found) > req.per_page:
-        result.next_before = page[-1][0][0]
-    elif not walk.finished:
-        _out_of_time(result, walk, SEARCH_BUDGET)
+    result.hits = _snippet_hits(_newest_page(result, walk, SEARCH_BUDGET), match, index)
 
 
 def _contains(texts: dict[str, str], terms: list[str], columns: tuple[str, ...]) -> bool:
@@ -325,7 +308,7 @@ def _walk_scan(req, terms, columns, *, budget, need, above=0, below=None, match=
         outcome = statements.scan(
             req, terms, budget=remaining, limit=want, above=above, below=below, columns=columns
         )
-        rows = _filtered(outcome.rows, req)
+        rows = _filtered(outcome.found, req)
         texts = _texts(rows)
         if match is None:
             kept = {
@@ -359,12 +342,8 @@ def _scan_search(result: SearchResult, terms: list[str], columns: tuple[str, ...
     walk = _walk_scan(
         req, terms, columns, budget=SCAN_BUDGET, need=req.per_page + 1, below=req.before
     )
-    page = walk.found[: req.per_page]
+    page = _newest_page(result, walk, SCAN_BUDGET)
     result.hits = [_excerpt_hit(row, texts, terms) for row, texts in page]
-    if len(walk.found) > req.per_page:
-        result.next_before = page[-1][0][0]
-    elif not walk.finished:
-        _out_of_time(result, walk, SCAN_BUDGET)
 
 
 def _top_up(result: SearchResult, match: str, state: IndexState) -> None:

@@ -36,16 +36,9 @@ def hit_words() -> dict:
 _v = text_html
 
 
-def badge_key(hit):
-    """The key of a hit's session in ``badges``: its id, or (profile, id) over profiles."""
-    store = getattr(hit, "store", None)
-    return hit.session_id if store is None else (store.name, hit.session_id)
-
-
-def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None) -> str:
-    words = words or hit_words()
+def hit_html(hit, links: TranscriptLinks, badges: dict | None, words: dict) -> str:
     roles, visibilities = words["labels"]
-    store = getattr(hit, "store", None)
+    store = hit.store
     url = links.message(hit.session_id, hit.id, store)
     untitled = f'<span class="untitled">{_v(hit.session_id)}</span>'
     if url:
@@ -64,7 +57,9 @@ def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None
         if store is not None
         else ""
     )
-    badge = badges.get(badge_key(hit)) if badges else None
+    # A session's badge is keyed by its id, or (profile, id) over profiles.
+    key = hit.session_id if store is None else (store.name, hit.session_id)
+    badge = badges.get(key) if badges else None
     tool = f'<span class="tool-name">{_v(hit.tool_name)}</span>' if hit.tool_name else ""
     visibility = (
         f'<span class="badge warn" title="{words["not_live"]}">'
@@ -89,7 +84,7 @@ def hit_html(hit, links: TranscriptLinks, badges: dict | None = None, words=None
 
 
 def hits_html(hits, badges: dict | None = None) -> SafeString:
-    """``badges``: the team's tags (safe HTML) after each hit's source, by :func:`badge_key`."""
+    """``badges``: the team's tags (safe HTML) after each hit's source, by session."""
     links = TranscriptLinks()
     words = hit_words()
     return mark_safe("".join(hit_html(hit, links, badges, words) for hit in hits))  # noqa: S308 - escaped

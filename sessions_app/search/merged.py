@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import itertools
 import math
 import os
 import sqlite3
@@ -101,27 +102,22 @@ def merged_search(req: SearchRequest, parts: list[Store], pos: str | None) -> Se
     share = max(1, math.ceil(req.per_page / max(1, len(parts))))
     columns: list[list] = []
     more = False
-    fell_back: SearchResult | None = None
     for store in sorted(parts, key=_size, reverse=True):
         found = _search_one(store, replace(req, per_page=share), result)
         if found is None:
             continue
         _gather(result, store, found, many)
         if found.sort != "rank":
-            # Why this store could not rank is why none is ranked.
+            # A store could not rank in time, so no store is ranked: newest first for all (and
+            # why this store could not is why none is).
             fell_back = SearchResult(request=req, sort="newest")
             _store_notes(fell_back, store, found, many)
-            break
+            return _newest(replace(req, sort="newest", page=1), parts, None, fell_back, many)
         columns.append(found.hits)
         more = more or bool(found.next_page or found.next_before)
-    if fell_back is not None:
-        # A store could not rank in time, so no store is ranked: newest first for all.
-        return _newest(replace(req, sort="newest", page=1), parts, None, fell_back, many)
     result.sort = "rank"
-    for rank in range(max((len(c) for c in columns), default=0)):
-        tier = [c[rank] for c in columns if rank < len(c)]
-        tier.sort(key=lambda h: (-(h.timestamp or 0), h.store.name))
-        result.hits += tier
+    for tier in itertools.zip_longest(*columns):
+        result.hits += sorted(filter(None, tier), key=lambda h: (-(h.timestamp or 0), h.store.name))
     if more and req.page * share < search.RANKED_CAP:
         result.next_page = req.page + 1
     return result
@@ -168,6 +164,5 @@ def _newest(req, parts, pos, result: SearchResult, many: bool) -> SearchResult:
         elif name in last_taken:
             following[name] = last_taken[name]
     more = bool(leftover) or any(further[n] for n in further if n not in leftover)
-    result.next_before = None
     result.next_pos = signing.Signer(salt=SALT, sep=".").sign_object(following) if more else None
     return result

@@ -48,17 +48,13 @@ def _pattern(word: str) -> str:
     return "".join(out)
 
 
-def _word_clause(word: str, columns) -> tuple[str, list]:
-    clause = " OR ".join(f"m.{c} ~ %s" for c in columns)
-    return f"({clause})", [_pattern(word)] * len(columns)
-
-
 def candidate_clause(relaxed: str, columns=COLUMNS) -> tuple[str, list]:
     """A ``WHERE`` clause over ``messages m`` true of every row whose text may match the
     relaxed FTS5 query ``relaxed`` (see :func:`.redacted.candidates`): each phrase's words
     (:func:`_pattern`) in any column, the query's ``AND``, ``OR`` and parentheses kept,
     column filters, prefixes and initial-token marks loosened to "anywhere"."""
     tokens = _tokens(relaxed) or []
+    any_column = "(" + " OR ".join(f"m.{c} ~ %s" for c in columns) + ")"
     parts: list[str] = []
     params: list = []
     operand_before = in_braces = False
@@ -78,8 +74,8 @@ def candidate_clause(relaxed: str, columns=COLUMNS) -> tuple[str, list]:
             operand_before = token == ")"
             continue
         text = token[1:-1].replace('""', '"') if token.startswith('"') else token
-        words = [_word_clause(w, columns) for w in _WORD.findall(text)]
-        parts.append("(" + " AND ".join(w for w, _ in words) + ")" if words else "TRUE")
-        params += [p for _, values in words for p in values]
+        words = _WORD.findall(text)
+        parts.append("(" + " AND ".join([any_column] * len(words)) + ")" if words else "TRUE")
+        params += [_pattern(w) for w in words for _ in columns]
         operand_before = True
     return ("(" + " ".join(parts) + ")" if parts else "TRUE"), params

@@ -151,24 +151,26 @@ def _index(conn: sqlite3.Connection, name: str, columns: Sequence[str], tokenize
     return f"insert into {name} (rowid, {names}) values ({marks})"
 
 
-def _connect(deadline: float | None) -> sqlite3.Connection:
+def _private(sql: str, params: tuple, rows, columns, tokenize, deadline=None) -> list:
+    """The rows ``sql`` reads of a private FTS5 table ``recheck`` of ``rows``; raises what
+    SQLite says, also when the statement runs past ``deadline`` (``time.monotonic()``)."""
     conn = sqlite3.connect(":memory:")
     if deadline is not None:
         conn.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
-    return conn
+    try:
+        conn.executemany(_index(conn, "recheck", columns, tokenize), rows)
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
 
 
 def query_error(match: str, columns: Sequence[str], tokenize: str | None = None) -> str | None:
     """What FTS5 says of ``match`` over these columns, when it cannot read it."""
-    conn = sqlite3.connect(":memory:")
     try:
-        _index(conn, "probe", columns, tokenize)
-        conn.execute("select rowid from probe where probe match ?", (match,)).fetchall()
+        _private("select rowid from recheck where recheck match ?", (match,), [], columns, tokenize)
         return None
     except sqlite3.Error as exc:
         return str(exc)
-    finally:
-        conn.close()
 
 
 def matching(
@@ -188,17 +190,13 @@ def matching(
     rows = list(rows)
     if not rows:
         return {}
-    conn = _connect(deadline)
+    target = '"' + column.replace('"', '""') + '"' if column else "recheck"
+    cut = f"snippet(recheck, -1, ?, ?, ?, {SNIPPET_TOKENS})" if snippets else "NULL"
+    sql = f"select rowid, {cut} from recheck where {target} match ?"
     try:
-        conn.executemany(_index(conn, "recheck", columns, tokenize), rows)
-        target = '"' + column.replace('"', '""') + '"' if column else "recheck"
-        cut = f"snippet(recheck, -1, ?, ?, ?, {SNIPPET_TOKENS})" if snippets else "NULL"
-        sql = f"select rowid, {cut} from recheck where {target} match ?"
-        return dict(conn.execute(sql, (*(snippets or ()), match)))
+        return dict(_private(sql, (*(snippets or ()), match), rows, columns, tokenize, deadline))
     except sqlite3.Error:
         return {}
-    finally:
-        conn.close()
 
 
 def ranked(
@@ -212,19 +210,11 @@ def ranked(
     """The ids of ``rows`` (which all match), best first by FTS5's rank over these rows alone,
     read up to :data:`RANK_WINDOW` characters a column (ties, and rows whose match lies beyond:
     newest first, as ``rows`` come)."""
-    conn = _connect(deadline)
+    sql = "select rowid from recheck where recheck match ? order by rank, rowid desc"
+    cut = [(row[0], *(text[:RANK_WINDOW] for text in row[1:])) for row in rows]
     try:
-        conn.executemany(
-            _index(conn, "ranked", columns, tokenize),
-            [(row[0], *(text[:RANK_WINDOW] for text in row[1:])) for row in rows],
-        )
-        found = conn.execute(
-            "select rowid from ranked where ranked match ? order by rank, rowid desc", (match,)
-        )
-        order = [r[0] for r in found]
+        order = [r[0] for r in _private(sql, (match,), cut, columns, tokenize, deadline)]
     except sqlite3.Error:
         order = []
-    finally:
-        conn.close()
     placed = set(order)
     return order + [row[0] for row in rows if row[0] not in placed]

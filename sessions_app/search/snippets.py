@@ -1,9 +1,5 @@
-"""Hits as HTML: FTS5 snippets and scan excerpts of searchable (redacted) text, escaped and
-highlighted.
-
-Snippets come with private-use markers around the matches, so they are escaped whole before
-their ``<mark>`` tags.  They are cut from text that holds no secret (:mod:`.redacted`), so no
-cut can show part of one.
+"""Hits as HTML: FTS5 snippets and scan excerpts of searchable text, escaped and highlighted.
+They are cut from text that holds no secret (:mod:`.redacted`), so no cut can show part of one.
 """
 
 from __future__ import annotations
@@ -43,11 +39,9 @@ def highlight(text: str | None, terms: list[str]) -> SafeString:
     terms = [t for t in terms if t]
     if not terms:
         return mark_safe(escape(text))
-    pattern = re.compile("|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)), re.I)
-    out, last = [], 0
-    for match in pattern.finditer(text):
-        out.append(escape(text[last : match.start()]))
-        out.append(f"<mark>{escape(match.group(0))}</mark>")
-        last = match.end()
-    out.append(escape(text[last:]))
-    return mark_safe("".join(out))
+    pattern = "(" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + ")"
+    # Split on a group: the matches are the odd pieces.
+    pieces = re.split(pattern, text, flags=re.I)
+    return mark_safe(
+        "".join(f"<mark>{escape(p)}</mark>" if i % 2 else escape(p) for i, p in enumerate(pieces))
+    )

@@ -1,17 +1,14 @@
 """The SQL of search: an indexed page, a bounded LIKE scan, and what ``state_meta`` says.
 
-Every statement returns the columns of :func:`select_columns` (the hit's fields, and the start
-of its content and tool calls, which the engine redacts and matches again: :mod:`.redacted`),
-read by :func:`to_hit`.  Candidates come newest first: on a rollback-journal file from short
-statements over id ranges (:mod:`.ranges`); scans size their ranges by time.  A PostgreSQL
-schema has no FTS5 index: its candidates are a scan for the query's words (:mod:`.pg`), read
-back as a SQLite file holds its text.
+Every statement returns the columns of :func:`select_columns`, read by :func:`to_hit`.
+Candidates come newest first: on a rollback-journal file from short statements over id ranges
+(:mod:`.ranges`); scans size their ranges by time; a PostgreSQL schema's are a scan (:mod:`.pg`).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import DatabaseError
 from django.utils.safestring import SafeString
@@ -110,9 +107,11 @@ def to_hit(row, snippet: SafeString) -> Hit:
     return Hit(mid, session_id, role, tool_name, ts, title, source, snippet, visibility)
 
 
-def index_page(table: str, match: str, req: SearchRequest, budget: float) -> list:
+def index_page(
+    table: str, match: str, req: SearchRequest, budget: float
+) -> tuple[list, int | None]:
     """Up to ``req.per_page`` + 1 rows of ``table MATCH match``, newest first (ids below
-    ``req.before``).
+    ``req.before``), and the id below which a walk out of time would go on (PostgreSQL).
 
     Across all messages the FTS table drives the join, its rowids walked down; within one
     session, the session's messages are read by their index and each checked by rowid.
@@ -132,52 +131,34 @@ def index_page(table: str, match: str, req: SearchRequest, budget: float) -> lis
             below=req.before,
             match=pg.candidate_clause(match, columns),
         )
-        return Candidates(outcome.rows, stopped_at=outcome.resume_before)
-    if req.session_id:
-        joins = (
-            f"FROM messages m CROSS JOIN {table} ON {table}.rowid = m.id "
-            "LEFT JOIN sessions s ON s.id = m.session_id"
-        )
-    else:
-        joins = (
-            f"FROM {table} JOIN messages m ON m.id = {table}.rowid "
-            "LEFT JOIN sessions s ON s.id = m.session_id"
-        )
+        return outcome.found, outcome.resume_before
+    joins = (
+        f"FROM messages m CROSS JOIN {table} ON {table}.rowid = m.id"
+        if req.session_id
+        else f"FROM {table} JOIN messages m ON m.id = {table}.rowid"
+    ) + " LEFT JOIN sessions s ON s.id = m.session_id"
     sql = f"SELECT {select_columns(shape)} {joins} WHERE {table} MATCH %s"
     sql += "".join(f" AND {clause}" for clause in where)
     params: list = [match, *filter_params]
     # The order must name the driving table's key, or SQLite sorts every match.
     key = "m.id" if req.session_id else f"{table}.rowid"
     if store.readers_block_writer():
-        low, high = _id_range(req)
+        # A session's ids were looked up once per search (run_search); else every id.
+        low, high = req.session_range if req.session_id else (0, max_id())
         upper = high + 1 if req.before is None else min(high + 1, req.before)
         page_sql = sql + f" AND {key} >= %s AND {key} < %s ORDER BY {key} DESC LIMIT %s"
 
         def newest(lo: int, hi: int, limit: int, seconds: float) -> list:
             return store.rows(page_sql, [*params, lo, hi, limit], seconds)
 
-        return ranges.newest_first(
-            newest, low=low, upper=upper, need=req.per_page + 1, budget=budget
-        )
+        need = req.per_page + 1
+        return ranges.newest_first(newest, low=low, upper=upper, need=need, budget=budget), None
     if req.before is not None:
         sql += f" AND {key} < %s"
         params.append(req.before)
     sql += f" ORDER BY {key} DESC LIMIT %s"
     params.append(req.per_page + 1)
-    return store.rows(sql, params, budget)
-
-
-def _read(sql: str, params: list, budget: float) -> list:
-    """The rows of a hit statement (a PostgreSQL store's text is read back as a SQLite file
-    holds it by its backend)."""
-    return store.rows(sql, params, budget)
-
-
-def _id_range(req: SearchRequest) -> tuple[int, int]:
-    """The message ids a search covers: its session's, else every one."""
-    if req.session_id:
-        return req.session_range or session_id_range(req.session_id)
-    return 0, max_id()
+    return store.rows(sql, params, budget), None
 
 
 def session_id_range(session_id: str) -> tuple[int, int]:
@@ -189,19 +170,14 @@ def session_id_range(session_id: str) -> tuple[int, int]:
     return (0, -1) if low is None else (int(low), int(high))
 
 
-class Candidates(list):
-    """Candidate rows; ``stopped_at``: the id below which a walk out of time would go on."""
-
-    def __init__(self, rows, stopped_at: int | None = None):
-        super().__init__(rows)
-        self.stopped_at = stopped_at
-
-
 @dataclass
-class ScanOutcome:
-    rows: list
-    finished: bool  # the whole id range was looked at
-    resume_before: int | None  # where a next page (or a longer scan) would continue
+class Walk:
+    """Rows a walk down the messages found, newest first (the engine's: ``(row, its searchable
+    texts)`` each, as an index's document after an indexed walk)."""
+
+    found: list = field(default_factory=list)
+    finished: bool = True  # every candidate was looked at
+    resume_before: int | None = None  # where a next page (or a walk out of time) would go on
 
 
 def max_id() -> int:
@@ -219,7 +195,7 @@ def scan(
     below: int | None = None,
     columns: tuple[str, ...] = ("content", "tool_name", "tool_calls"),
     match: tuple[str, list] | None = None,
-) -> ScanOutcome:
+) -> Walk:
     """Messages with ``above < id < below`` whose text contains every term (or, given,
     satisfies the clause ``match``: SQL and its values), newest first, one id range a
     statement, so a scan out of time returns what it found and where it stopped.  One
@@ -260,7 +236,7 @@ def scan(
         def one(chunk: int, upper=upper, remaining=remaining, want=want) -> list:
             lower = max(above, upper - chunk)
             params = [lower, upper, *filter_params, *like_params, want]
-            return _read(sql_head + tail, params, remaining)
+            return store.rows(sql_head + tail, params, remaining)
 
         try:
             chunk, found = clock.run(one)
@@ -268,10 +244,10 @@ def scan(
             break
         rows += found
         if len(rows) >= limit:
-            return ScanOutcome(rows=rows, finished=False, resume_before=rows[-1][0])
+            return Walk(rows, finished=False, resume_before=rows[-1][0])
         upper = max(above, upper - chunk) + 1
     finished = upper <= above + 1
-    return ScanOutcome(rows=rows, finished=finished, resume_before=None if finished else upper)
+    return Walk(rows, finished, None if finished else upper)
 
 
 @dataclass(frozen=True)
