@@ -40,11 +40,8 @@ def components(token: str) -> list[str]:
 
 def next_token(key_values: list, sort_value=None, *, sorted_: bool = False) -> str:
     """The token that resumes after a row: ``[sort value,]key``."""
-    token = key_path(key_values)
-    if sorted_:
-        prefix = NULL if sort_value is None else tilde_encode(str(sort_value))
-        token = f"{prefix},{token}"
-    return token
+    prefix = NULL if sort_value is None else tilde_encode(str(sort_value))
+    return f"{prefix},{key_path(key_values)}" if sorted_ else key_path(key_values)
 
 
 def keys_after(names: list[str], values: list[str], binder: Binder) -> str:
@@ -67,9 +64,9 @@ def after(
     sort: str | None,
     desc: bool,
     binder: Binder,
-    sort_sql: str | None = None,
 ) -> list[str]:
-    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions)."""
+    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions); ``sort``: the
+    sort column as SQL."""
     parts = components(token)
     sort_value: str | None = None
     if sort and len(parts) > 1:
@@ -86,12 +83,11 @@ def after(
     if not key_clauses:
         raise ApiError(f"The _next token {token!r} does not name a row of this table.")
     keyed = " and ".join(key_clauses)
-    column = sort_sql or quote(sort)
     if sort_value is None:
         if desc:
-            return [f"({column} is null and {keyed})"]
-        return [f"({column} is not null or ({column} is null and {keyed}))"]
+            return [f"({sort} is null and {keyed})"]
+        return [f"({sort} is not null or ({sort} is null and {keyed}))"]
     value = binder.bind(sort_value)
     if desc:
-        return [f"({column} < {value} or {column} is null or ({column} = {value} and {keyed}))"]
-    return [f"({column} > {value} or ({column} = {value} and {keyed}))"]
+        return [f"({sort} < {value} or {sort} is null or ({sort} = {value} and {keyed}))"]
+    return [f"({sort} > {value} or ({sort} = {value} and {keyed}))"]
