@@ -1,10 +1,5 @@
-"""The old Datasette URLs on the database ``state`` keep working.
-
-Bookmarks and scripts point at ``/state``, ``/state/sessions?…``, ``/state/messages.csv?…``.
-One engine answers them with Datasette's semantics (:mod:`legacy_app.api.tables`): a
-``.json``/``.csv`` URL gets the API's answer, and the page of the same URL shows the same rows,
-order and pages, ids linked to explorer pages.  ``/state?sql=…`` fills in the console's form;
-``/state/sessions/<id>`` and ``/state/messages/<id>`` open the session or message.
+"""The pages of the old Datasette URLs: the same rows, order and pages as the URL's ``.json``
+(:mod:`legacy_app.api.tables`), ids linked to explorer pages.
 """
 
 from __future__ import annotations

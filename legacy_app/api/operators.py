@@ -1,9 +1,5 @@
 """Datasette's column filters: ``col=value``, ``col__op=value``, their SQL and their words.
-
-A query-string key that does not start with ``_``, or that contains ``__``, is a filter; the
-operator follows the *last* ``__`` (``exact`` when there is none).  :data:`OPERATORS` holds
-every operator of Datasette 0.65 with its SQL and its description.  Values are bound, never
-pasted; an operator Datasette did not know is ignored, as it was.
+Values are bound, never pasted; an operator Datasette did not know is ignored, as it was.
 """
 
 from __future__ import annotations

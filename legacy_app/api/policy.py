@@ -68,9 +68,7 @@ class Policy:
 
     def columns(self, names: list[str], values: list[list]) -> list[list]:
         """``values`` (one list per column) with hidden values nulled and secrets redacted."""
-        for i, name in enumerate(names):
-            if i >= len(values):
-                break
+        for i, name in enumerate(names[: len(values)]):
             if name in self.hidden:
                 values[i] = [None] * len(values[i])
             elif name in self.redacted and any(values[i]):  # a column of NULLs: nothing to do

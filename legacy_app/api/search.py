@@ -30,8 +30,6 @@ from .errors import ApiError
 from .operators import Binder, column_sql, quote
 from .query import Statement, run_store
 
-# Seconds the re-check of one batch of candidates may take (fetch, redaction and matching).
-RECHECK_SECONDS = 2.0
 # The index Datasette could not see, for the table whose rows it indexes.
 KNOWN_INDEXES = {"messages": "messages_fts"}
 _ESCAPE_SPLIT = re.compile(r'\s+|(".*?")')
@@ -180,11 +178,10 @@ class Recheck:
         budget = max(0.05, deadline - time.monotonic())
         return run_store(Statement(sql, binder.params), budget=budget)[1]
 
-    def keep(self, ids: list, deadline: float | None = None) -> set:
+    def keep(self, ids: list, deadline: float) -> set:
         """The ids among ``ids`` that still match once redacted (none past ``deadline``)."""
         if not ids:
             return set()
-        deadline = deadline if deadline is not None else time.monotonic() + RECHECK_SECONDS
         rows = self._texts(ids, deadline)
         # Not in the source: nothing to redact (and nothing a NOT could have hidden).
         kept = set(ids) - {r[0] for r in rows}

@@ -67,16 +67,11 @@ def sql_data(request, user) -> tuple[dict, int]:
     for name in sql_parameters(sql):
         if not name.startswith("_"):
             params.setdefault(name, "")
-    error = None
-    columns: list[str] = []
-    rows: list = []
-    truncated = False
+    columns, fetched, error = [], [], None
     try:
         columns, fetched = run_console(
             Statement(sql, params), budget=float(settings.HERMES_SQL_TIMEOUT)
         )
-        truncated = len(fetched) > SQL_MAX_ROWS
-        rows = policies.sql_rows(fetched[:SQL_MAX_ROWS])
     except ApiError as exc:
         if exc.status != 400 or exc.title == "SQL Interrupted":
             raise
@@ -86,8 +81,8 @@ def sql_data(request, user) -> tuple[dict, int]:
         "ok": error is None,
         "database": "state",
         "query_name": None,
-        "rows": rows,
-        "truncated": truncated,
+        "rows": policies.sql_rows(fetched[:SQL_MAX_ROWS]),
+        "truncated": len(fetched) > SQL_MAX_ROWS,
         "columns": columns,
         "query": {"sql": sql, "params": params},
         "error": error,
