@@ -5,19 +5,12 @@
 ``{"rows": [[...], ...]}``, then one of ``end`` (``truncated``: false, "rows" or "bytes";
 ``row_cap``), ``too_large``, ``failed`` or ``unavailable``.
 
-The process first limits its address space, CPU time, file size (SQLite's temporary files)
-and priority.  The web process kills it at the deadline anyway; the progress handler stops it
-earlier when it can, so that the answer says "out of time" rather than nothing.
+The web process kills it at the deadline anyway; the progress handler stops it earlier when
+it can, so that the answer says "out of time" rather than nothing.  Rows are measured as
+fetched, so the web process never receives more than its caps.
 
-Rows are measured as fetched: a result stops at ``max_rows`` rows (fewer past ``max_cells``
-cells) and at ``max_bytes``, with ``too_large`` (the page) or as a cut result (a download);
-one row over ``max_row_bytes`` is ``too_large`` in both.  For the page, text is cut to what
-it can show plus a margin (so redaction still sees a whole secret at the cut), and a blob is
-sent as its size.
-
-Only the standard library and ``readonly.py`` are imported, so it starts in tens of ms; on a
-PostgreSQL profile (``postgres`` in the request: the connection's parameters) it imports the
-driver, and the statement runs as the query of a cursor in a read-only transaction.
+Only the standard library and ``readonly.py`` are imported, so it starts in tens of ms (on a
+PostgreSQL profile, the driver too).
 """
 
 from __future__ import annotations
@@ -88,8 +81,7 @@ def run(request: dict, out: Frames) -> None:
     if request.get("postgres"):
         run_postgres(request, out)
         return
-    started = time.monotonic()
-    expires_at = started + float(request["timeout"])
+    expires_at = time.monotonic() + float(request["timeout"])
     try:
         conn, authorizer = open_readonly(
             request["path"],
@@ -148,15 +140,12 @@ def run_postgres(request: dict, out: Frames) -> None:
             cursor.execute(pyformat(request["sql"]), request["params"])
             columns = [d[0] for d in cursor.description or ()]
             out.send({"columns": columns})
-            _send_rows(map(_sqlite_row, cursor), len(columns), request, out)
+            rows = (tuple(map(_sqlite_value, row)) for row in cursor)
+            _send_rows(rows, len(columns), request, out)
     except psycopg.Error as exc:
         out.send({"failed": {"text": str(exc).strip(), "sqlstate": exc.sqlstate or ""}})
     finally:
         conn.close()
-
-
-def _sqlite_row(row: tuple) -> tuple:
-    return tuple(_sqlite_value(v) for v in row)
 
 
 def _sqlite_value(value):

@@ -234,8 +234,6 @@ class _Child:
             self.proc.kill()
         self.proc.wait()
         self.proc.stdout.close()
-        if not self.proc.stdin.closed:
-            self.proc.stdin.close()
 
     def columns(self) -> list[str]:
         message = json.loads(self._frame())
