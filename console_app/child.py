@@ -41,18 +41,6 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 def main() -> int:
     request = json.loads(sys.stdin.buffer.read(MAX_REQUEST_BYTES))
-    _limit_process(request)
-    out = Frames(sys.stdout.fileno())
-    try:
-        run(request, out)
-    except MemoryError:
-        out.send({"failed": {"text": "out of memory", "refusal": None, "programming": False}})
-    except BrokenPipeError:
-        return 1  # the web process gave up on us
-    return 0
-
-
-def _limit_process(request: dict) -> None:
     memory = int(request["memory_bytes"])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     cpu = math.ceil(float(request["timeout"])) + 2
@@ -60,26 +48,26 @@ def _limit_process(request: dict) -> None:
     temp = int(request["temp_file_bytes"])
     resource.setrlimit(resource.RLIMIT_FSIZE, (temp, temp))
     os.nice(5)  # pages of other people come first
+    try:
+        run(request)
+    except MemoryError:
+        send({"failed": {"text": "out of memory", "refusal": None, "programming": False}})
+    except BrokenPipeError:
+        return 1  # the web process gave up on us
+    return 0
 
 
-class Frames:
-    """Length-prefixed JSON frames on a file descriptor."""
-
-    def __init__(self, fd: int):
-        self.fd = fd
-
-    def send(self, message: dict) -> None:
-        self.send_encoded(_ENCODE(message).encode())
-
-    def send_encoded(self, payload: bytes) -> None:
-        view = memoryview(len(payload).to_bytes(4, "big") + payload)
-        while view:
-            view = view[os.write(self.fd, view) :]
+def send(message: dict | bytes) -> None:
+    """One length-prefixed JSON frame on stdout (``message``, or its encoding)."""
+    payload = message if isinstance(message, bytes) else _ENCODE(message).encode()
+    view = memoryview(len(payload).to_bytes(4, "big") + payload)
+    while view:
+        view = view[os.write(sys.stdout.fileno(), view) :]
 
 
-def run(request: dict, out: Frames) -> None:
+def run(request: dict) -> None:
     if request.get("postgres"):
-        run_postgres(request, out)
+        run_postgres(request)
         return
     expires_at = time.monotonic() + float(request["timeout"])
     try:
@@ -89,7 +77,7 @@ def run(request: dict, out: Frames) -> None:
             heap_limit=int(request["heap_limit"]),
         )
     except sqlite3.Error as exc:
-        out.send({"unavailable": str(exc)})
+        send({"unavailable": str(exc)})
         return
     conn.set_progress_handler(
         lambda: 1 if time.monotonic() > expires_at else 0, int(request["progress_steps"])
@@ -97,21 +85,21 @@ def run(request: dict, out: Frames) -> None:
     try:
         cursor = conn.execute(request["sql"], request["params"])
         columns = [d[0] for d in cursor.description or ()]
-        out.send({"columns": columns})
+        send({"columns": columns})
         if columns:
-            _send_rows(cursor, len(columns), request, out)
+            _send_rows(cursor, len(columns), request)
         else:
-            out.send({"end": {"truncated": False}})
+            send({"end": {"truncated": False}})
     except sqlite3.ProgrammingError as exc:
-        out.send({"failed": {"text": str(exc), "refusal": None, "programming": True}})
+        send({"failed": {"text": str(exc), "refusal": None, "programming": True}})
     except sqlite3.DatabaseError as exc:
         refusal = authorizer.refusal
-        out.send({"failed": {"text": str(exc), "refusal": refusal, "programming": False}})
+        send({"failed": {"text": str(exc), "refusal": refusal, "programming": False}})
     finally:
         conn.close()
 
 
-def run_postgres(request: dict, out: Frames) -> None:
+def run_postgres(request: dict) -> None:
     """The statement on a PostgreSQL schema: a cursor's query (so a statement that reads,
     and only one) in a read-only transaction under ``statement_timeout``, rows fetched a few
     at a time, as SQLite would give them (JSON as text, exact numbers as floats)."""
@@ -125,12 +113,12 @@ def run_postgres(request: dict, out: Frames) -> None:
             if denied
             else f"only {', '.join(sorted(POSTGRES_READS))} statements run here"
         )
-        out.send({"failed": {"text": text, "sqlstate": "hermes-read-only"}})
+        send({"failed": {"text": text, "sqlstate": "hermes-read-only"}})
         return
     try:
         conn = psycopg.connect(**request["postgres"])
     except psycopg.Error as exc:
-        out.send({"unavailable": str(exc)})
+        send({"unavailable": str(exc)})
         return
     try:
         conn.read_only = True
@@ -139,11 +127,11 @@ def run_postgres(request: dict, out: Frames) -> None:
         with conn.cursor(name="hermes_console") as cursor:
             cursor.execute(pyformat(request["sql"]), request["params"])
             columns = [d[0] for d in cursor.description or ()]
-            out.send({"columns": columns})
+            send({"columns": columns})
             rows = (tuple(map(_sqlite_value, row)) for row in cursor)
-            _send_rows(rows, len(columns), request, out)
+            _send_rows(rows, len(columns), request)
     except psycopg.Error as exc:
-        out.send({"failed": {"text": str(exc).strip(), "sqlstate": exc.sqlstate or ""}})
+        send({"failed": {"text": str(exc).strip(), "sqlstate": exc.sqlstate or ""}})
     finally:
         conn.close()
 
@@ -161,7 +149,7 @@ def _sqlite_value(value):
     return str(value)
 
 
-def _send_rows(cursor, width: int, request: dict, out: Frames) -> None:
+def _send_rows(cursor, width: int, request: dict) -> None:
     max_rows, max_bytes = int(request["max_rows"]), int(request["max_bytes"])
     if request.get("max_cells"):  # a wide result shows fewer rows
         max_rows = min(max_rows, max(1, int(request["max_cells"]) // width))
@@ -175,34 +163,34 @@ def _send_rows(cursor, width: int, request: dict, out: Frames) -> None:
     # One row at a time, measured before the next is fetched.
     for row in cursor:
         if sent >= max_rows:
-            _flush(out, batch)
-            out.send({"end": {"truncated": "rows", "row_cap": max_rows}})
+            _flush(batch)
+            send({"end": {"truncated": "rows", "row_cap": max_rows}})
             return
         encoded = _ENCODE([shape(v, keep) for v in row])
         total += max(_value_bytes(row), len(encoded))
         if len(encoded) > max_row_bytes or total > max_bytes:
-            _flush(out, batch)
+            _flush(batch)
             if len(encoded) > max_row_bytes:
-                out.send({"too_large": {"limit": max_row_bytes, "row": True}})
+                send({"too_large": {"limit": max_row_bytes, "row": True}})
             elif cut_results:
-                out.send({"end": {"truncated": "bytes"}})
+                send({"end": {"truncated": "bytes"}})
             else:
-                out.send({"too_large": {"limit": max_bytes, "row": False}})
+                send({"too_large": {"limit": max_bytes, "row": False}})
             return
         del row
         batch.append(encoded)
         batch_bytes += len(encoded)
         sent += 1
         if batch_bytes >= FRAME_BYTES:
-            _flush(out, batch)
+            _flush(batch)
             batch_bytes = 0
-    _flush(out, batch)
-    out.send({"end": {"truncated": False}})
+    _flush(batch)
+    send({"end": {"truncated": False}})
 
 
-def _flush(out: Frames, batch: list[str]) -> None:
+def _flush(batch: list[str]) -> None:
     if batch:
-        out.send_encoded(('{"rows":[' + ",".join(batch) + "]}").encode())
+        send(('{"rows":[' + ",".join(batch) + "]}").encode())
         batch.clear()
 
 

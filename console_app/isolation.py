@@ -166,7 +166,6 @@ def _execute(sql: str, params: dict[str, str], path: str, limits: Limits, take) 
     return child
 
 
-# The child -------------------------------------------------------------------------------------
 def _postgres_params() -> dict | None:
     """How the child connects to the current PostgreSQL profile (its role, read-only
     sessions, the schema's search path), or None on a state.db."""

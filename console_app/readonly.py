@@ -119,12 +119,9 @@ class ReadOnlyAuthorizer:
             return None
         if action == sqlite3.SQLITE_READ and (arg1 or "").lower() == CJK_TABLE:
             return CJK_EXPLANATION
-        if action in (sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE):
-            return None
-        if action == sqlite3.SQLITE_FUNCTION:
-            name = (arg2 or "").lower()
-            if name in DENIED_FUNCTIONS:
-                return f"The function {name}() is not allowed in the console."
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in DENIED_FUNCTIONS:
+            return f"The function {arg2.lower()}() is not allowed in the console."
+        if action in (sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE, sqlite3.SQLITE_FUNCTION):
             return None
         if action == sqlite3.SQLITE_PRAGMA:
             name = (arg1 or "").lower()
@@ -152,7 +149,6 @@ class ReadOnlyAuthorizer:
         return f"{what} is not allowed: the console only reads the state.db."
 
 
-# Parameters ---------------------------------------------------------------------------------
 _TOKEN = re.compile(
     r"""
     (?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
@@ -235,7 +231,6 @@ def leading_keyword(sql: str) -> str:
     return ""
 
 
-# Running ------------------------------------------------------------------------------------
 def check_statement(sql: str) -> None:
     """Refuse, before any process starts, what can be refused from the text alone."""
     if not sql.strip():
@@ -247,7 +242,7 @@ def check_statement(sql: str) -> None:
 
 
 def open_readonly(
-    path: str, *, busy_timeout: float, heap_limit: int = 0
+    path: str, *, busy_timeout: float, heap_limit: int
 ) -> tuple[sqlite3.Connection, ReadOnlyAuthorizer]:
     """A fresh raw connection on ``path``: mode=ro, query_only, limits, and the authorizer
     (``sqlite3.Error`` when the file cannot be opened)."""
@@ -262,9 +257,8 @@ def open_readonly(
     try:
         conn.execute("PRAGMA query_only = 1")
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        if heap_limit:
-            # SQLite answers "out of memory" past this instead of growing the process.
-            conn.execute(f"PRAGMA hard_heap_limit = {int(heap_limit)}")
+        # SQLite answers "out of memory" past this instead of growing the process.
+        conn.execute(f"PRAGMA hard_heap_limit = {int(heap_limit)}")
     except sqlite3.Error:
         conn.close()
         raise
@@ -278,7 +272,6 @@ def open_readonly(
     return conn, authorizer
 
 
-# Errors as sentences (in the web process) -----------------------------------------------------------
 def translate(
     text: str,
     *,
