@@ -92,9 +92,7 @@ class SaveQueryForm(forms.ModelForm):
         }
 
     def clean_sql(self):
-        sql = self.cleaned_data["sql"]
-        if not sql.strip():
-            raise forms.ValidationError(gettext("There is no SQL to save."))
+        sql = self.cleaned_data["sql"]  # required: never empty here
         if len(sql) > MAX_SQL_CHARS:
             raise forms.ValidationError(
                 gettext("The query is longer than %(n)s characters.") % {"n": number(MAX_SQL_CHARS)}

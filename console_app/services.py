@@ -1,7 +1,5 @@
 """What the console does with a statement, apart from HTTP: run it fenced in (``isolation``,
 ``readonly``), write it to the audit trail, and shape its rows for the page or a download.
-
-Views parse the request and render; everything here takes plain values.
 """
 
 from __future__ import annotations
@@ -120,7 +118,6 @@ def record_run(request, sql: str, params: dict[str, str]) -> None:
     audit.record(request, AuditEvent.SQL, detail=detail)
 
 
-# Cells ----------------------------------------------------------------------------------------
 # What the child sends for the page: None, numbers, text, {"cut": text, "length": n}, {"blob": n}.
 def display_rows(rows: list[list]) -> list[list[dict]]:
     return [[display_cell(v) for v in row] for row in rows]
