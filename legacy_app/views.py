@@ -147,18 +147,6 @@ def _redirect(name: str, args: list, missing: str) -> HttpResponse:
         raise Http404(missing) from exc
 
 
-def _to_message(message_id: str) -> HttpResponse:
-    try:
-        pk = int(message_id)
-    except ValueError as exc:
-        raise Http404(gettext("No such message.")) from exc
-    message = Message.objects.only("id", "session").filter(pk=pk).first()
-    if message is None:
-        raise Http404(gettext("No such message in this state.db."))
-    missing = gettext("This message's session id cannot be linked.")
-    return _redirect("sessions:message", [message.session_id, message.id], missing)
-
-
 @require_safe
 def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> HttpResponse:
     """Datasette's row pages: ``/state/sessions/<id>`` and ``/state/messages/<id>``."""
@@ -168,7 +156,14 @@ def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> Ht
     if table == "sessions":
         return _redirect("sessions:detail", [pk], gettext("No such session."))
     if table == "messages":
-        return _to_message(pk)
+        try:
+            message = Message.objects.only("id", "session").filter(pk=int(pk)).first()
+        except ValueError as exc:
+            raise Http404(gettext("No such message.")) from exc
+        if message is None:
+            raise Http404(gettext("No such message in this state.db."))
+        missing = gettext("This message's session id cannot be linked.")
+        return _redirect("sessions:message", [message.session_id, message.id], missing)
     raise Http404(
         gettext("The old address /state/%(table)s/… has no page in the explorer.")
         % {"table": table}

@@ -39,9 +39,7 @@ def _expanded_columns(columns, values, expanded):
 
 def _style(request) -> str:
     """Formulas defused unless ``_raw=1`` (Datasette's bytes); ``_bom=1`` adds a BOM."""
-    if wants_spreadsheet(request):
-        return "spreadsheet"
-    return "raw" if wants_raw(request) else "safe"
+    return "spreadsheet" if wants_spreadsheet(request) else "raw" if wants_raw(request) else "safe"
 
 
 def _blobs(columns, values, key, blob_url):

@@ -1,9 +1,6 @@
-"""``_facet``, ``_facet_date`` and ``_facet_array``: Datasette's ``facet_results``.
-
-Each facet is one ``GROUP BY`` over the matching rows (after ``_next``, as Datasette counted),
-most frequent first, ``_facet_size`` values (30, or ``max`` for 1,000) plus one for
-``truncated``, each with the URL that toggles its filter.  A facet out of time is left out,
-as in Datasette.
+"""``_facet``, ``_facet_date`` and ``_facet_array``: Datasette's ``facet_results``, each one
+``GROUP BY`` over the matching rows after ``_next`` (as Datasette counted); a facet out of time
+is left out, as in Datasette.
 """
 
 from __future__ import annotations

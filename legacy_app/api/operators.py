@@ -158,8 +158,8 @@ class Operator:
         if typed and not self.textual:
             converted = affinity(converted, number)
             if number and isinstance(converted, str):
-                # A text never equals a number, and sorts after every one.
-                return _number_against_text(self.key, target)
+                # A text never equals a number, and sorts after every one (as SQLite decides).
+                return f"{target} is not null" if self.key in ("not", "lt", "lte") else "1 = 0"
         elif typed and self.key == "glob":
             converted = glob_regex(str(converted))
         elif typed:
@@ -171,13 +171,6 @@ class Operator:
     def describe(self, column: str, value: str) -> str:
         template = self.human(column, value) if callable(self.human) else self.human
         return template.format(c=column, v=value)
-
-
-def _number_against_text(op: str, target: str) -> str:
-    """A number column compared with a text, as SQLite decides it."""
-    return {"not": f"{target} is not null", "lt": f"{target} is not null"}.get(
-        op, f"{target} is not null" if op == "lte" else "1 = 0"
-    )
 
 
 class ListOperator(Operator):

@@ -86,14 +86,6 @@ class Plan:
         return Statement(sql, dict(self.binder.params), self.table)
 
 
-def sort_sql(request: TableRequest, seen: frozenset[str]) -> str | None:
-    """The sort column as SQL: the redacted value for free-text metadata (``seen``)."""
-    if not request.sort:
-        return None
-    column = column_sql(request.sort)
-    return f"hermes_redact({column})" if request.sort in seen else column
-
-
 def plan(request: TableRequest, *, extra: list[str], binder: Binder, seen: frozenset[str]) -> Plan:
     """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``;
     ``seen`` columns are filtered and sorted on their redacted value."""
@@ -114,7 +106,9 @@ def plan(request: TableRequest, *, extra: list[str], binder: Binder, seen: froze
     ]
     p.filters += extra
     key = request.key
-    sort = sort_sql(request, seen)
+    sort = column_sql(request.sort) if request.sort else None
+    if request.sort in seen:
+        sort = f"hermes_redact({sort})"
     if request.next:
         p.after = tokens.after(
             request.next,

@@ -28,6 +28,7 @@ from sessions_app.search.redacted import (
 
 from .errors import ApiError
 from .operators import Binder, column_sql, quote
+from .params import TableRequest
 from .query import Statement, run_store
 
 # The index Datasette could not see, for the table whose rows it indexes.
@@ -102,31 +103,26 @@ def _raw_match(text: str, hidden: bool) -> tuple[str, bool]:
     return relaxed, relaxed != text
 
 
-def search_clauses(
-    catalog: Catalog,
-    table: str,
-    args: dict[str, str],
-    raw: bool,
-    binder: Binder,
-    *,
-    hidden: bool = True,
-) -> Search | None:
-    """The WHERE clauses of the search arguments; None when there is nothing to search or no
-    index.  ``hidden``: the reader cannot read every secret."""
+def search_clauses(catalog: Catalog, req: TableRequest, binder: Binder, *, hidden: bool):
+    """The WHERE clauses of the search arguments (a :class:`Search`); None when there is nothing
+    to search or no index.  ``hidden``: the reader cannot read every secret."""
+    table = req.table.name
     vector = _vector_index(catalog, table)
     name = index_for(catalog, table) if vector is None else table
-    if not args or name is None:
+    if not req.search or name is None:
         return None
     index = vector or catalog.table(name)
     fts = quote(name)
     search = Search(index=index, clauses=[], descriptions=[], terms=[], hidden=hidden)
     wanted = (
-        [(None, args["_search"])]
-        if "_search" in args
+        [(None, req.search["_search"])]
+        if "_search" in req.search
         else [
-            (key.split("_search_", 1)[1] if "_search_" in key else "", t) for key, t in args.items()
+            (key.split("_search_", 1)[1] if "_search_" in key else "", t)
+            for key, t in req.search.items()
         ]
     )
+    raw = req.search_raw
     for column, text in wanted:
         if column is not None and column not in index.columns:
             raise ApiError("Cannot search by that column")

@@ -43,7 +43,7 @@ class Builder:
 
     def __init__(self, req: TableRequest, catalog: Catalog, pol: policies.Policy):
         self.req, self.catalog, self.policy = req, catalog, pol
-        self.search = self._search(Binder())
+        self.search = search_clauses(catalog, req, Binder(), hidden=not pol.staff)
         self.extra = list(self.search.clauses) if self.search else []
         if req.wheres:
             if not pol.may_use_sql:
@@ -60,23 +60,12 @@ class Builder:
             self.recheck = Recheck(catalog, self.search)
         self.plan = self.plan_for(req.next)
 
-    def _search(self, binder: Binder):
-        req = self.req
-        return search_clauses(
-            self.catalog,
-            req.table.name,
-            req.search,
-            req.search_raw,
-            binder,
-            hidden=not self.policy.staff,
-        )
-
     def plan_for(self, token: str | None) -> query.Plan:
         """The statement resuming after ``token`` (search values bound first, so every plan
         has the same parameter names)."""
         binder = Binder()
         if self.search:
-            self._search(binder)
+            search_clauses(self.catalog, self.req, binder, hidden=not self.policy.staff)
         return query.plan(
             replace(self.req, next=token),
             extra=self.extra,
@@ -205,7 +194,7 @@ def fetch(b: Builder) -> tuple[list[str], list[tuple], str | None]:
     req = b.req
     columns, rows = b.rows(req.size + 1)
     if not (0 < req.size < len(rows)):
-        return columns, list(rows[: req.size]) if req.size else [], None
+        return columns, list(rows[: req.size]), None
     last = dict(zip(columns, rows[req.size - 1], strict=True))
     if req.sort and req.sort not in last:
         last[req.sort] = _sort_value(b, req, last)
@@ -222,7 +211,6 @@ def table_page(request, info: TableInfo, *, user) -> Page:
     pol = policies.for_table(user, info.name)
     b = Builder(req, catalog, pol)
     columns, rows, next_value = fetch(b)
-    rows = [list(r) for r in rows]
     count = None if req.nocount else b.count()
     facets: dict = {}
     lookup = labels_for(catalog, info, user)

@@ -1,10 +1,5 @@
-"""Datasette's ``_next`` tokens: how they are written, and the rows that come after one.
-
-A token is the last row's key, tilde-encoded and joined by commas: the sort value when sorted
-(``$null`` for NULL), then the primary key (or ``rowid``); ``_sort=role&_next=assistant,4``
-resumes after (role "assistant", id 4), as a real Datasette token does.  The rows after it
-follow Datasette's conditions (a greater or, descending, smaller or NULL sort value, or an
-equal one and a greater key; NULLs first ascending), in sort column then key order.
+"""Datasette's ``_next`` tokens (``[sort value,]key``, tilde-encoded: a real Datasette token
+resumes at the same row), and the rows that come after one, by Datasette's conditions.
 """
 
 from __future__ import annotations

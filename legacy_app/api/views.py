@@ -80,8 +80,7 @@ def table(request, table: str, fmt: str):
                 status=429,
                 title="Busy",
             ) from None
-        elapsed = (time.perf_counter() - started) * 1000
-        return shapes.json_response(page.data, request.GET, query_ms=elapsed)
+        return shapes.json_response(page.data, request.GET, started=started)
 
     return _answer(fmt, build)
 
@@ -105,8 +104,7 @@ def database(request, fmt: str):
                 if status != 200:
                     raise ApiError(data["error"], title="Invalid SQL")
                 return downloads.sql_csv_response(request, data)
-            elapsed = (time.perf_counter() - started) * 1000
-            return shapes.json_response(data, request.GET, status=status, query_ms=elapsed)
+            return shapes.json_response(data, request.GET, status=status, started=started)
         if fmt == "csv":
             raise ApiError("The database has no CSV: add ?sql=… or open a table.")
         return shapes.json_response(meta.database_data(request.user), request.GET)
@@ -127,8 +125,7 @@ def row(request, table: str, pk: str):
             data["foreign_key_tables"] = meta.foreign_key_tables(
                 store.shape().catalog, info, data["primary_key_values"]
             )
-        elapsed = (time.perf_counter() - started) * 1000
-        return shapes.json_response(data, request.GET, query_ms=elapsed)
+        return shapes.json_response(data, request.GET, started=started)
 
     return _answer("json", build)
 
