@@ -1,9 +1,6 @@
-"""Datasette's CSV: ``/state/<table>.csv`` (one page) and ``?_stream=on`` (every row).
-
-The header is the page's columns in table order (``rowid`` first without a primary key,
-``<column>_label`` after each ``_labels`` column); values are stored ones, written as Python's
-``csv`` writes them.  ``_stream=on`` sends every matching row in chunks of 1,000 that resume
-after the last row sent (not with ``_next``, as in Datasette).
+"""Datasette's CSV: ``/state/<table>.csv`` (one page) and ``?_stream=on`` (every row, in
+chunks that resume after the last row sent, not with ``_next``, as in Datasette), the stored
+values as Python's ``csv`` writes them.
 """
 
 from __future__ import annotations

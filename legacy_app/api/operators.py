@@ -204,11 +204,8 @@ class ListOperator(Operator):
         return self.template.format(c=target, v=marks)
 
     def describe(self, column: str, value: str) -> str:
-        try:
-            items = self.values(value)
-        except ApiError:
-            items = [value]
-        return self.human.format(c=column, v=json.dumps(items))
+        # Described after its clause was written: ``value`` is a valid list.
+        return self.human.format(c=column, v=json.dumps(self.values(value)))
 
 
 def _equals(symbol: str) -> Callable[[str, str], str]:

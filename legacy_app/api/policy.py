@@ -132,9 +132,7 @@ def audit_secret_reads(request, table: str) -> None:
 
 
 def refusals(table: str, params: QueryDict, user) -> list[str]:
-    """Why ``user`` may not ask these parameters of ``table`` (empty: nothing refused): filters
-    and sorts of columns it cannot read or compare, facets of those, ``_where``, and a search
-    with facets (they would count matches inside redacted text)."""
+    """Why ``user`` may not ask these parameters of ``table`` (empty: nothing refused)."""
     if can_reveal(user):
         return []
     hidden = hidden_columns(table, user)

@@ -1,8 +1,5 @@
 """``_search``, ``_search_<column>`` and ``_searchmode=raw`` with Datasette's semantics
-(``docs/old-urls.md``): ``rowid in (select rowid from <fts> where <fts> match :search)``, words
-escaped unless raw, over the index Datasette recognised or else ``messages_fts``.
-
-No oracle: for roles that cannot reveal secrets the index finds candidates with the relaxed
+(``docs/old-urls.md``).  No oracle: for roles that cannot reveal secrets the index finds candidates with the relaxed
 query and a row matches only if the whole query matches its redacted text, re-checked in a
 private in-memory index (:class:`Recheck`), as on the search page.
 """
@@ -45,13 +42,9 @@ def escape_fts(text: str) -> str:
 
 
 def index_for(catalog: Catalog, table: str) -> str | None:
-    name = catalog.fts_table(table)
-    if name is None:
-        candidate = KNOWN_INDEXES.get(table)
-        info = catalog.table(candidate) if candidate else None
-        if info is not None and info.virtual:
-            name = candidate
-    return name
+    candidate = KNOWN_INDEXES.get(table)
+    info = catalog.table(candidate) if candidate else None
+    return catalog.fts_table(table) or (candidate if info is not None and info.virtual else None)
 
 
 @dataclass

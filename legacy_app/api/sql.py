@@ -33,10 +33,10 @@ _ALLOWED = re.compile(
 )
 
 
-def run_console(statement, *, budget: float, max_rows: int = SQL_MAX_ROWS + 1):
+def run_console(statement, *, budget: float):
     """Columns and rows of ``statement`` through the console's runner (blobs as hex)."""
     limits = statement_limits(
-        budget, max_rows=max_rows, max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES
+        budget, max_rows=SQL_MAX_ROWS + 1, max_bytes=settings.HERMES_SQL_EXPORT_MAX_BYTES
     )
     try:
         result = isolation.run(statement.sql, statement.params, path=store.name(), limits=limits)

@@ -277,9 +277,8 @@ def _sort_value(b: Builder, req: TableRequest, row: dict):
 
 
 def stream(request, info: TableInfo, *, user, chunk_size: int = 1000):
-    """Every row of the URL's table and filters (``_stream=on``), one short statement per
-    ``chunk_size`` rows resuming after the last row sent; yields ``(columns, values)``, a list
-    per column with the role's policy applied."""
+    """Every row of the URL's table and filters, ``chunk_size`` rows a statement, as
+    ``(columns, values)`` (a list per column) with the role's policy applied."""
     catalog = store.shape().catalog
     req = parse(info, request.GET)
     req.size = chunk_size

@@ -1,8 +1,5 @@
-"""The Django views of the API: ``.json`` and ``.csv`` on the database, tables and rows, and
-``/-/versions.json``.
-
-Every failure is an answer a script can read: Datasette's error object with a 4xx for
-``.json``, one plain-text line for ``.csv``; never an HTML page, never a 500.
+"""The views of the API.  Every failure is an answer a script can read: Datasette's error
+object with a 4xx for ``.json``, one plain-text line for ``.csv``; never an HTML page.
 """
 
 from __future__ import annotations
@@ -120,8 +117,7 @@ def row(request, table: str, pk: str):
         info = served_table(table, request.user)
         started = time.perf_counter()
         data = meta.row_data(info, pk, request.user)
-        extras = (request.GET.get("_extras") or "").split(",")
-        if "foreign_key_tables" in extras:
+        if "foreign_key_tables" in request.GET.get("_extras", "").split(","):
             data["foreign_key_tables"] = meta.foreign_key_tables(
                 store.shape().catalog, info, data["primary_key_values"]
             )
