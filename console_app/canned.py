@@ -1,7 +1,5 @@
-"""Named queries that ship with the console, and lookup of the ones staff saved.
-
-The team's old Datasette runbook's queries, each with a stable slug so links such as
-``/sql/?query=sessions-with-cost`` keep working (the keyword search takes ``:keyword``).
+"""Named queries: the old runbook's, which ship with the console under stable slugs (links
+such as ``/sql/?query=sessions-with-cost`` keep working), and the ones staff saved.
 """
 
 from __future__ import annotations

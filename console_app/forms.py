@@ -67,8 +67,7 @@ class ConsoleForm(forms.Form):
 
     def missing_parameters(self) -> list[str]:
         """Parameters the request did not give at all (an empty value counts as given)."""
-        data = self.data if self.is_bound else {}
-        return [n for n in self.parameter_names if n not in data]
+        return [n for n in self.parameter_names if n not in self.data]
 
 
 class SaveQueryForm(forms.ModelForm):

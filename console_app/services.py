@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.conf import settings
 
@@ -28,10 +28,9 @@ EXPORT_FORMATS = ("csv", "json", "jsonl")
 
 @dataclass
 class Outcome:
-    """A statement run for the page: its result and display rows, or why it did not run."""
+    """A statement run for the page: its result (display rows), or why it did not run."""
 
     result: Result | None = None
-    rows: list[list[dict]] = field(default_factory=list)
     error: str | None = None
     status: int = 200
 
@@ -74,7 +73,7 @@ def run_for_page(request, sql: str, params: dict[str, str]) -> Outcome:
     finally:
         record_run(request, sql, params)
     CONSOLE_RUNS.labels("ran").inc()
-    return Outcome(result=result, rows=result.rows)
+    return Outcome(result=result)
 
 
 def export_response(

@@ -32,7 +32,19 @@ DEFAULT_POSTGRES_SQL = "SELECT id, title, source, to_timestamp(started_at) AS st
 def console(request):
     """The form (filled in by a GET), the rows of a POST, and the named queries on the side."""
     data = request.POST if request.method == "POST" else request.GET
-    named, sql = _named_query_and_sql(request, data)
+    # The query named by ``?query=`` (a note when unknown), and the SQL to show: ``sql`` first,
+    # else the named query's.
+    named = None
+    slug = data.get("query", "").strip()
+    if slug:
+        named = canned.named_query(slug)
+        if named is None:
+            messages.warning(
+                request, gettext("There is no query called “%(slug)s”.") % {"slug": slug[:80]}
+            )
+    sql = data.get("sql")
+    if sql is None:
+        sql = named.sql if named else ""
     if sql:
         data = data.copy()
         data["sql"] = sql
@@ -98,23 +110,6 @@ def delete(request, slug: str):
     return redirect("sql:saved")
 
 
-def _named_query_and_sql(request, data):
-    """The query named by ``?query=`` (a note when unknown), and the SQL to show: ``sql``
-    first, else the named query's."""
-    named = None
-    slug = data.get("query", "").strip()
-    if slug:
-        named = canned.named_query(slug)
-        if named is None:
-            messages.warning(
-                request, gettext("There is no query called “%(slug)s”.") % {"slug": slug[:80]}
-            )
-    sql = data.get("sql")
-    if sql is None:
-        sql = named.sql if named else ""
-    return named, sql
-
-
 def _page(request, form, named, *, sql, missing=(), outcome=None, save_form=None, status=200):
     # The fields that run this statement again (download buttons, the shareable link).
     replay = []
@@ -133,7 +128,7 @@ def _page(request, form, named, *, sql, missing=(), outcome=None, save_form=None
             "sql": sql,
             "missing": list(missing),
             "result": outcome.result if outcome else None,
-            "rows": outcome.rows if outcome else [],
+            "rows": outcome.result.rows if outcome and outcome.result else [],
             "error": outcome.error if outcome else None,
             "replay": replay,
             "share_link": reverse("sql:console") + "?" + urlencode(replay) if replay else "",
