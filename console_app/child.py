@@ -167,7 +167,8 @@ def _send_rows(cursor, width: int, request: dict) -> None:
             send({"end": {"truncated": "rows", "row_cap": max_rows}})
             return
         encoded = _ENCODE([shape(v, keep) for v in row])
-        total += max(_value_bytes(row), len(encoded))
+        measured = sum(len(v) if isinstance(v, str | bytes) else MIN_CELL_BYTES for v in row)
+        total += max(measured, len(encoded))
         if len(encoded) > max_row_bytes or total > max_bytes:
             _flush(batch)
             if len(encoded) > max_row_bytes:
@@ -192,10 +193,6 @@ def _flush(batch: list[str]) -> None:
     if batch:
         send(('{"rows":[' + ",".join(batch) + "]}").encode())
         batch.clear()
-
-
-def _value_bytes(row: tuple) -> int:
-    return sum(len(v) if isinstance(v, str | bytes) else MIN_CELL_BYTES for v in row)
 
 
 def _page_cell(value, keep: int):
