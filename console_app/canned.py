@@ -1,7 +1,5 @@
-"""Named queries that ship with the console, and lookup of the ones staff saved.
-
-The team's old Datasette runbook's queries, each with a stable slug so links such as
-``/sql/?query=sessions-with-cost`` keep working (the keyword search takes ``:keyword``).
+"""Named queries: the old runbook's, which ship with the console under stable slugs (links
+such as ``/sql/?query=sessions-with-cost`` keep working), and the ones staff saved.
 """
 
 from __future__ import annotations
@@ -23,8 +21,8 @@ class NamedQuery:
     description: str = ""
     canned: bool = True
     created_by: str = ""
-    # The query on a PostgreSQL profile ("": not offered there).
-    postgres_sql: str = ""
+    # The query on a PostgreSQL profile ("": the same; None: not offered there).
+    postgres_sql: str | None = ""
 
 
 CANNED_QUERIES: tuple[NamedQuery, ...] = (
@@ -110,11 +108,6 @@ FROM sessions s
 JOIN messages m ON m.session_id = s.id
 GROUP BY s.id
 ORDER BY nb_messages DESC""",
-        postgres_sql="""SELECT s.title, s.source, COUNT(m.id) AS nb_messages
-FROM sessions s
-JOIN messages m ON m.session_id = s.id
-GROUP BY s.id
-ORDER BY nb_messages DESC""",
     ),
     NamedQuery(
         slug="search-messages-fts",
@@ -131,6 +124,7 @@ JOIN sessions s ON s.id = m.session_id
 WHERE messages_fts MATCH :query_text
 ORDER BY m.id DESC
 LIMIT 200""",
+        postgres_sql=None,
     ),
 )
 CANNED_BY_SLUG = {q.slug: q for q in CANNED_QUERIES}
@@ -152,7 +146,8 @@ def canned_queries() -> list[NamedQuery]:
     where the full-text one has no equivalent)."""
     if not dialect.postgres():
         return list(CANNED_QUERIES)
-    return [replace(q, sql=q.postgres_sql) for q in CANNED_QUERIES if q.postgres_sql]
+    offered = [q for q in CANNED_QUERIES if q.postgres_sql is not None]
+    return [replace(q, sql=q.postgres_sql or q.sql) for q in offered]
 
 
 def named_query(slug: str) -> NamedQuery | None:
@@ -163,7 +158,7 @@ def named_query(slug: str) -> NamedQuery | None:
     return _from_saved(saved) if saved else None
 
 
-def all_named_queries() -> tuple[list[NamedQuery], list[NamedQuery]]:
-    """(canned, saved) for the console's side list."""
+def all_named_queries() -> dict[str, list[NamedQuery]]:
+    """The canned and the saved queries, as the console's templates list them."""
     saved = [_from_saved(q) for q in SavedQuery.objects.select_related("created_by")]
-    return canned_queries(), saved
+    return {"canned_queries": canned_queries(), "saved_queries": saved}

@@ -5,19 +5,12 @@
 ``{"rows": [[...], ...]}``, then one of ``end`` (``truncated``: false, "rows" or "bytes";
 ``row_cap``), ``too_large``, ``failed`` or ``unavailable``.
 
-The process first limits its address space, CPU time, file size (SQLite's temporary files)
-and priority.  The web process kills it at the deadline anyway; the progress handler stops it
-earlier when it can, so that the answer says "out of time" rather than nothing.
+The web process kills it at the deadline anyway; the progress handler stops it earlier when
+it can, so that the answer says "out of time" rather than nothing.  Rows are measured as
+fetched, so the web process never receives more than its caps.
 
-Rows are measured as fetched: a result stops at ``max_rows`` rows (fewer past ``max_cells``
-cells) and at ``max_bytes``, with ``too_large`` (the page) or as a cut result (a download);
-one row over ``max_row_bytes`` is ``too_large`` in both.  For the page, text is cut to what
-it can show plus a margin (so redaction still sees a whole secret at the cut), and a blob is
-sent as its size.
-
-Only the standard library and ``readonly.py`` are imported, so it starts in tens of ms; on a
-PostgreSQL profile (``postgres`` in the request: the connection's parameters) it imports the
-driver, and the statement runs as the query of a cursor in a read-only transaction.
+Only the standard library and ``readonly.py`` are imported, so it starts in tens of ms (on a
+PostgreSQL profile, the driver too).
 """
 
 from __future__ import annotations
@@ -48,18 +41,6 @@ _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 def main() -> int:
     request = json.loads(sys.stdin.buffer.read(MAX_REQUEST_BYTES))
-    _limit_process(request)
-    out = Frames(sys.stdout.fileno())
-    try:
-        run(request, out)
-    except MemoryError:
-        out.send({"failed": {"text": "out of memory", "refusal": None, "programming": False}})
-    except BrokenPipeError:
-        return 1  # the web process gave up on us
-    return 0
-
-
-def _limit_process(request: dict) -> None:
     memory = int(request["memory_bytes"])
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     cpu = math.ceil(float(request["timeout"])) + 2
@@ -67,29 +48,28 @@ def _limit_process(request: dict) -> None:
     temp = int(request["temp_file_bytes"])
     resource.setrlimit(resource.RLIMIT_FSIZE, (temp, temp))
     os.nice(5)  # pages of other people come first
+    try:
+        run(request)
+    except MemoryError:
+        send({"failed": {"text": "out of memory", "refusal": None, "programming": False}})
+    except BrokenPipeError:
+        return 1  # the web process gave up on us
+    return 0
 
 
-class Frames:
-    """Length-prefixed JSON frames on a file descriptor."""
-
-    def __init__(self, fd: int):
-        self.fd = fd
-
-    def send(self, message: dict) -> None:
-        self.send_encoded(_ENCODE(message).encode())
-
-    def send_encoded(self, payload: bytes) -> None:
-        view = memoryview(len(payload).to_bytes(4, "big") + payload)
-        while view:
-            view = view[os.write(self.fd, view) :]
+def send(message: dict | bytes) -> None:
+    """One length-prefixed JSON frame on stdout (``message``, or its encoding)."""
+    payload = message if isinstance(message, bytes) else _ENCODE(message).encode()
+    view = memoryview(len(payload).to_bytes(4, "big") + payload)
+    while view:
+        view = view[os.write(sys.stdout.fileno(), view) :]
 
 
-def run(request: dict, out: Frames) -> None:
+def run(request: dict) -> None:
     if request.get("postgres"):
-        run_postgres(request, out)
+        run_postgres(request)
         return
-    started = time.monotonic()
-    expires_at = started + float(request["timeout"])
+    expires_at = time.monotonic() + float(request["timeout"])
     try:
         conn, authorizer = open_readonly(
             request["path"],
@@ -97,7 +77,7 @@ def run(request: dict, out: Frames) -> None:
             heap_limit=int(request["heap_limit"]),
         )
     except sqlite3.Error as exc:
-        out.send({"unavailable": str(exc)})
+        send({"unavailable": str(exc)})
         return
     conn.set_progress_handler(
         lambda: 1 if time.monotonic() > expires_at else 0, int(request["progress_steps"])
@@ -105,21 +85,21 @@ def run(request: dict, out: Frames) -> None:
     try:
         cursor = conn.execute(request["sql"], request["params"])
         columns = [d[0] for d in cursor.description or ()]
-        out.send({"columns": columns})
+        send({"columns": columns})
         if columns:
-            _send_rows(cursor, len(columns), request, out)
+            _send_rows(cursor, len(columns), request)
         else:
-            out.send({"end": {"truncated": False}})
+            send({"end": {"truncated": False}})
     except sqlite3.ProgrammingError as exc:
-        out.send({"failed": {"text": str(exc), "refusal": None, "programming": True}})
+        send({"failed": {"text": str(exc), "refusal": None, "programming": True}})
     except sqlite3.DatabaseError as exc:
         refusal = authorizer.refusal
-        out.send({"failed": {"text": str(exc), "refusal": refusal, "programming": False}})
+        send({"failed": {"text": str(exc), "refusal": refusal, "programming": False}})
     finally:
         conn.close()
 
 
-def run_postgres(request: dict, out: Frames) -> None:
+def run_postgres(request: dict) -> None:
     """The statement on a PostgreSQL schema: a cursor's query (so a statement that reads,
     and only one) in a read-only transaction under ``statement_timeout``, rows fetched a few
     at a time, as SQLite would give them (JSON as text, exact numbers as floats)."""
@@ -133,12 +113,12 @@ def run_postgres(request: dict, out: Frames) -> None:
             if denied
             else f"only {', '.join(sorted(POSTGRES_READS))} statements run here"
         )
-        out.send({"failed": {"text": text, "sqlstate": "hermes-read-only"}})
+        send({"failed": {"text": text, "sqlstate": "hermes-read-only"}})
         return
     try:
         conn = psycopg.connect(**request["postgres"])
     except psycopg.Error as exc:
-        out.send({"unavailable": str(exc)})
+        send({"unavailable": str(exc)})
         return
     try:
         conn.read_only = True
@@ -147,16 +127,13 @@ def run_postgres(request: dict, out: Frames) -> None:
         with conn.cursor(name="hermes_console") as cursor:
             cursor.execute(pyformat(request["sql"]), request["params"])
             columns = [d[0] for d in cursor.description or ()]
-            out.send({"columns": columns})
-            _send_rows(map(_sqlite_row, cursor), len(columns), request, out)
+            send({"columns": columns})
+            rows = (tuple(map(_sqlite_value, row)) for row in cursor)
+            _send_rows(rows, len(columns), request)
     except psycopg.Error as exc:
-        out.send({"failed": {"text": str(exc).strip(), "sqlstate": exc.sqlstate or ""}})
+        send({"failed": {"text": str(exc).strip(), "sqlstate": exc.sqlstate or ""}})
     finally:
         conn.close()
-
-
-def _sqlite_row(row: tuple) -> tuple:
-    return tuple(_sqlite_value(v) for v in row)
 
 
 def _sqlite_value(value):
@@ -172,7 +149,7 @@ def _sqlite_value(value):
     return str(value)
 
 
-def _send_rows(cursor, width: int, request: dict, out: Frames) -> None:
+def _send_rows(cursor, width: int, request: dict) -> None:
     max_rows, max_bytes = int(request["max_rows"]), int(request["max_bytes"])
     if request.get("max_cells"):  # a wide result shows fewer rows
         max_rows = min(max_rows, max(1, int(request["max_cells"]) // width))
@@ -186,39 +163,36 @@ def _send_rows(cursor, width: int, request: dict, out: Frames) -> None:
     # One row at a time, measured before the next is fetched.
     for row in cursor:
         if sent >= max_rows:
-            _flush(out, batch)
-            out.send({"end": {"truncated": "rows", "row_cap": max_rows}})
+            _flush(batch)
+            send({"end": {"truncated": "rows", "row_cap": max_rows}})
             return
         encoded = _ENCODE([shape(v, keep) for v in row])
-        total += max(_value_bytes(row), len(encoded))
+        measured = sum(len(v) if isinstance(v, str | bytes) else MIN_CELL_BYTES for v in row)
+        total += max(measured, len(encoded))
         if len(encoded) > max_row_bytes or total > max_bytes:
-            _flush(out, batch)
+            _flush(batch)
             if len(encoded) > max_row_bytes:
-                out.send({"too_large": {"limit": max_row_bytes, "row": True}})
+                send({"too_large": {"limit": max_row_bytes, "row": True}})
             elif cut_results:
-                out.send({"end": {"truncated": "bytes"}})
+                send({"end": {"truncated": "bytes"}})
             else:
-                out.send({"too_large": {"limit": max_bytes, "row": False}})
+                send({"too_large": {"limit": max_bytes, "row": False}})
             return
         del row
         batch.append(encoded)
         batch_bytes += len(encoded)
         sent += 1
         if batch_bytes >= FRAME_BYTES:
-            _flush(out, batch)
+            _flush(batch)
             batch_bytes = 0
-    _flush(out, batch)
-    out.send({"end": {"truncated": False}})
+    _flush(batch)
+    send({"end": {"truncated": False}})
 
 
-def _flush(out: Frames, batch: list[str]) -> None:
+def _flush(batch: list[str]) -> None:
     if batch:
-        out.send_encoded(('{"rows":[' + ",".join(batch) + "]}").encode())
+        send(('{"rows":[' + ",".join(batch) + "]}").encode())
         batch.clear()
-
-
-def _value_bytes(row: tuple) -> int:
-    return sum(len(v) if isinstance(v, str | bytes) else MIN_CELL_BYTES for v in row)
 
 
 def _page_cell(value, keep: int):

@@ -67,8 +67,7 @@ class ConsoleForm(forms.Form):
 
     def missing_parameters(self) -> list[str]:
         """Parameters the request did not give at all (an empty value counts as given)."""
-        data = self.data if self.is_bound else {}
-        return [n for n in self.parameter_names if n not in data]
+        return [n for n in self.parameter_names if n not in self.data]
 
 
 class SaveQueryForm(forms.ModelForm):
@@ -92,9 +91,7 @@ class SaveQueryForm(forms.ModelForm):
         }
 
     def clean_sql(self):
-        sql = self.cleaned_data["sql"]
-        if not sql.strip():
-            raise forms.ValidationError(gettext("There is no SQL to save."))
+        sql = self.cleaned_data["sql"]  # required: never empty here
         if len(sql) > MAX_SQL_CHARS:
             raise forms.ValidationError(
                 gettext("The query is longer than %(n)s characters.") % {"n": number(MAX_SQL_CHARS)}

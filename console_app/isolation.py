@@ -166,7 +166,6 @@ def _execute(sql: str, params: dict[str, str], path: str, limits: Limits, take) 
     return child
 
 
-# The child -------------------------------------------------------------------------------------
 def _postgres_params() -> dict | None:
     """How the child connects to the current PostgreSQL profile (its role, read-only
     sessions, the schema's search path), or None on a state.db."""
@@ -234,8 +233,6 @@ class _Child:
             self.proc.kill()
         self.proc.wait()
         self.proc.stdout.close()
-        if not self.proc.stdin.closed:
-            self.proc.stdin.close()
 
     def columns(self) -> list[str]:
         message = json.loads(self._frame())

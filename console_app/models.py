@@ -1,7 +1,4 @@
-"""The console's own records (in the ``default`` database, never in the state.db).
-
-:class:`SavedQuery`: SQL that staff saved from the console, linkable by slug.
-"""
+"""SQL that staff saved from the console (in the ``default`` database, never in the state.db)."""
 
 from __future__ import annotations
 

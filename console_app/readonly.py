@@ -1,16 +1,6 @@
-"""The read-only fence around one SQL statement typed by a person on the state.db.
-
-Each statement gets its own raw ``sqlite3`` connection in a process of its own
-(``isolation.py`` starts it, ``child.py`` runs it), fenced in more tightly than the app's own
-queries:
-
-1. the file is opened ``mode=ro`` and ``PRAGMA query_only=1`` is set;
-2. an authorizer allows reads only (``SELECT``, column reads, functions but a short deny
-   list, recursive CTEs, a few introspection pragmas); writes, DDL, ``ATTACH``, transactions
-   and other pragmas are refused when the statement is *prepared*;
-3. SQLite's limits: no attached database, :data:`MAX_VALUE_BYTES` per value,
-   :data:`MAX_LIKE_PATTERN_CHARS` per pattern, and a heap limit;
-4. a deadline (a progress handler) covers ``execute`` and every fetch.
+"""The read-only fence around one SQL statement typed by a person on the state.db: a raw
+``sqlite3`` connection (:func:`open_readonly`) in a process of its own (``child.py``), whose
+authorizer refuses anything but reads when the statement is *prepared*.
 
 Only the first statement runs, and named parameters are bound, never pasted.  No Django is
 imported at load time, so the child starts fast; :func:`translate` runs in the web process.
@@ -99,14 +89,6 @@ class ConsoleTooLarge(ConsoleError):
         )
 
 
-class ConsoleOutOfMemory(ConsoleError):
-    def __init__(self):
-        super().__init__(
-            "The query needed more memory than the console allows and was stopped. Select fewer "
-            "or shorter values, or avoid building huge strings (printf, zeroblob, group_concat)."
-        )
-
-
 class ConsoleBusy(ConsoleError):
     def __init__(self, slots: int):
         super().__init__(
@@ -137,12 +119,9 @@ class ReadOnlyAuthorizer:
             return None
         if action == sqlite3.SQLITE_READ and (arg1 or "").lower() == CJK_TABLE:
             return CJK_EXPLANATION
-        if action in (sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE):
-            return None
-        if action == sqlite3.SQLITE_FUNCTION:
-            name = (arg2 or "").lower()
-            if name in DENIED_FUNCTIONS:
-                return f"The function {name}() is not allowed in the console."
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in DENIED_FUNCTIONS:
+            return f"The function {arg2.lower()}() is not allowed in the console."
+        if action in (sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE, sqlite3.SQLITE_FUNCTION):
             return None
         if action == sqlite3.SQLITE_PRAGMA:
             name = (arg1 or "").lower()
@@ -170,7 +149,6 @@ class ReadOnlyAuthorizer:
         return f"{what} is not allowed: the console only reads the state.db."
 
 
-# Parameters ---------------------------------------------------------------------------------
 _TOKEN = re.compile(
     r"""
     (?P<comment>--[^\n]*|/\*.*?(?:\*/|\Z))
@@ -223,13 +201,15 @@ POSTGRES_DENIED_FUNCTIONS = frozenset(
 )  # fmt: skip
 
 
+def _name(kind: str, text: str) -> str:
+    """A token as the name it may be (lower case; "" when it cannot be one)."""
+    return (text if kind == "word" else text[1:-1] if kind == "quoted" else "").lower()
+
+
 def denied_postgres_function(sql: str) -> str | None:
     """The first function of :data:`POSTGRES_DENIED_FUNCTIONS` that ``sql`` names."""
-    for kind, text in _tokens(sql):
-        name = (text if kind == "word" else text[1:-1] if kind == "quoted" else "").lower()
-        if name in POSTGRES_DENIED_FUNCTIONS:
-            return name
-    return None
+    names = (_name(kind, text) for kind, text in _tokens(sql))
+    return next((name for name in names if name in POSTGRES_DENIED_FUNCTIONS), None)
 
 
 WRITE_KEYWORDS = frozenset(
@@ -251,27 +231,18 @@ def leading_keyword(sql: str) -> str:
     return ""
 
 
-def names_cjk_table(sql: str) -> bool:
-    return any(
-        (text if kind == "word" else text[1:-1]).lower() == CJK_TABLE
-        for kind, text in _tokens(sql)
-        if kind in ("word", "quoted")
-    )
-
-
-# Running ------------------------------------------------------------------------------------
 def check_statement(sql: str) -> None:
     """Refuse, before any process starts, what can be refused from the text alone."""
     if not sql.strip():
         raise ConsoleError("Type a query first.")
     if len(sql) > MAX_SQL_CHARS:
         raise ConsoleError(f"The query is longer than {MAX_SQL_CHARS:,} characters.")
-    if names_cjk_table(sql):
+    if any(_name(kind, text) == CJK_TABLE for kind, text in _tokens(sql)):
         raise ConsoleDenied(CJK_EXPLANATION)
 
 
 def open_readonly(
-    path: str, *, busy_timeout: float, heap_limit: int = 0
+    path: str, *, busy_timeout: float, heap_limit: int
 ) -> tuple[sqlite3.Connection, ReadOnlyAuthorizer]:
     """A fresh raw connection on ``path``: mode=ro, query_only, limits, and the authorizer
     (``sqlite3.Error`` when the file cannot be opened)."""
@@ -286,9 +257,8 @@ def open_readonly(
     try:
         conn.execute("PRAGMA query_only = 1")
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        if heap_limit:
-            # SQLite answers "out of memory" past this instead of growing the process.
-            conn.execute(f"PRAGMA hard_heap_limit = {int(heap_limit)}")
+        # SQLite answers "out of memory" past this instead of growing the process.
+        conn.execute(f"PRAGMA hard_heap_limit = {int(heap_limit)}")
     except sqlite3.Error:
         conn.close()
         raise
@@ -302,7 +272,6 @@ def open_readonly(
     return conn, authorizer
 
 
-# Errors as sentences (in the web process) -----------------------------------------------------------
 def translate(
     text: str,
     *,
@@ -316,14 +285,32 @@ def translate(
     PostgreSQL's (with its ``sqlstate``)."""
     from hermes_explorer.middleware import describe_store_fault
 
+    if sqlstate == "57014":  # PostgreSQL's query_canceled: the statement_timeout
+        return ConsoleTimeout(timeout)
+    if sqlstate in POSTGRES_REFUSALS:
+        return ConsoleDenied(
+            f"{keyword or 'This statement'} is refused: the console only reads the profile "
+            f"(PostgreSQL said: {text})"
+        )
+    if sqlstate is not None and sqlstate.startswith("08"):
+        return unavailable(text)
     if sqlstate is not None:
-        return _postgres_error(text, sqlstate, keyword, timeout)
+        return ConsoleError(f"PostgreSQL said: {text}")
+    if programming and "one statement at a time" in text:
+        return ConsoleError(
+            "Only one statement can run at a time: remove everything after the first ';'."
+        )
+    if programming and ("Binding" in text or "supplied" in text):
+        return ConsoleError(f"{text} Use named parameters (:name), each filled in the form.")
     if programming:
-        return ConsoleError(_programming_text(text))
+        return ConsoleError(text)
     if text == "interrupted":
         return ConsoleTimeout(timeout)
     if text == "out of memory":
-        return ConsoleOutOfMemory()
+        return ConsoleError(
+            "The query needed more memory than the console allows and was stopped. Select fewer "
+            "or shorter values, or avoid building huge strings (printf, zeroblob, group_concat)."
+        )
     if refusal is not None and ("authoriz" in text or "prohibited" in text):
         if keyword in WRITE_KEYWORDS and not refusal.startswith(("PRAGMA", "The ")):
             # SQLite reports DROP as a DELETE from the schema…: name what the person typed.
@@ -341,19 +328,6 @@ def translate(
     return ConsoleError(f"SQLite said: {text}")
 
 
-def _postgres_error(text: str, sqlstate: str, keyword: str, timeout: float) -> ConsoleError:
-    if sqlstate == "57014":  # query_canceled: the statement_timeout
-        return ConsoleTimeout(timeout)
-    if sqlstate in POSTGRES_REFUSALS:
-        return ConsoleDenied(
-            f"{keyword or 'This statement'} is refused: the console only reads the profile "
-            f"(PostgreSQL said: {text})"
-        )
-    if sqlstate.startswith("08"):
-        return unavailable(text)
-    return ConsoleError(f"PostgreSQL said: {text}")
-
-
 def unavailable(text: str) -> ConsoleUnavailable:
     """The error for a state.db that could not even be opened."""
     from hermes_explorer.middleware import describe_store_fault
@@ -362,11 +336,3 @@ def unavailable(text: str) -> ConsoleUnavailable:
     return ConsoleUnavailable(
         f"{fault} (SQLite said: {text})" if fault else f"The state.db cannot be opened: {text}"
     )
-
-
-def _programming_text(text: str) -> str:
-    if "one statement at a time" in text:
-        return "Only one statement can run at a time: remove everything after the first ';'."
-    if "Binding" in text or "supplied" in text:
-        return f"{text} Use named parameters (:name), each filled in the form."
-    return text

@@ -1,12 +1,10 @@
 """What the console does with a statement, apart from HTTP: run it fenced in (``isolation``,
 ``readonly``), write it to the audit trail, and shape its rows for the page or a download.
-
-Views parse the request and render; everything here takes plain values.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from django.conf import settings
 
@@ -30,10 +28,9 @@ EXPORT_FORMATS = ("csv", "json", "jsonl")
 
 @dataclass
 class Outcome:
-    """A statement run for the page: its result and display rows, or why it did not run."""
+    """A statement run for the page: its result (display rows), or why it did not run."""
 
     result: Result | None = None
-    rows: list[list[dict]] = field(default_factory=list)
     error: str | None = None
     status: int = 200
 
@@ -76,7 +73,7 @@ def run_for_page(request, sql: str, params: dict[str, str]) -> Outcome:
     finally:
         record_run(request, sql, params)
     CONSOLE_RUNS.labels("ran").inc()
-    return Outcome(result=result, rows=result.rows)
+    return Outcome(result=result)
 
 
 def export_response(
@@ -120,7 +117,6 @@ def record_run(request, sql: str, params: dict[str, str]) -> None:
     audit.record(request, AuditEvent.SQL, detail=detail)
 
 
-# Cells ----------------------------------------------------------------------------------------
 # What the child sends for the page: None, numbers, text, {"cut": text, "length": n}, {"blob": n}.
 def display_rows(rows: list[list]) -> list[list[dict]]:
     return [[display_cell(v) for v in row] for row in rows]

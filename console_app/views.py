@@ -1,9 +1,8 @@
 """The SQL console (staff only; the role middleware enforces it for every ``sql:*`` URL).
 
 ``/sql/?sql=…&name=value`` and ``/sql/?query=<slug>`` fill in the form, so a query is a link
-people can share, but a GET never runs anything.  A POST of the form (CSRF-protected) runs it
-and shows the rows, or with ``_export=`` downloads them; saving and deleting are POSTs too.
-Running, auditing and exporting live in ``services.py``.
+people can share, but a GET never runs anything: only a POST (CSRF-protected) runs, saves or
+deletes.
 """
 
 from __future__ import annotations
@@ -33,16 +32,33 @@ DEFAULT_POSTGRES_SQL = "SELECT id, title, source, to_timestamp(started_at) AS st
 def console(request):
     """The form (filled in by a GET), the rows of a POST, and the named queries on the side."""
     data = request.POST if request.method == "POST" else request.GET
-    named, sql = _named_query_and_sql(request, data)
+    # The query named by ``?query=`` (a note when unknown), and the SQL to show: ``sql`` first,
+    # else the named query's.
+    named = None
+    slug = data.get("query", "").strip()
+    if slug:
+        named = canned.named_query(slug)
+        if named is None:
+            messages.warning(
+                request, gettext("There is no query called “%(slug)s”.") % {"slug": slug[:80]}
+            )
+    sql = data.get("sql")
+    if sql is None:
+        sql = named.sql if named else ""
+    if sql:
+        data = data.copy()
+        data["sql"] = sql
     form = ConsoleForm(
-        _with_sql(data, sql),
+        data if sql else None,  # no SQL: an empty form, not an invalid one
         sql=sql,
         initial={"sql": sql or dialect.pick(DEFAULT_SQL, DEFAULT_POSTGRES_SQL)},
     )
     missing = form.missing_parameters() if sql else []
     if request.method != "POST" or not sql or missing:
         return _page(request, form, named, sql=sql, missing=missing)
-    fmt = _export_format(data)
+    fmt = data.get("_export", "").strip().lower() or None
+    if fmt is not None and fmt not in services.EXPORT_FORMATS:
+        raise BadRequest("Unknown export format: use csv, json or jsonl.")
     if not form.is_valid():
         return _page(request, form, named, sql=sql, status=400)
     sql, params = form.cleaned_data["sql"], form.parameters()
@@ -61,12 +77,7 @@ def console(request):
 @require_safe
 def saved(request):
     """Every named query: the ones that ship with the console and the ones staff saved."""
-    canned_queries, saved_queries = canned.all_named_queries()
-    return render(
-        request,
-        "console_app/query_list.html",
-        {"canned_queries": canned_queries, "saved_queries": saved_queries},
-    )
+    return render(request, "console_app/query_list.html", canned.all_named_queries())
 
 
 @require_POST
@@ -99,52 +110,13 @@ def delete(request, slug: str):
     return redirect("sql:saved")
 
 
-# Request parsing and rendering -----------------------------------------------------------------
-def _named_query_and_sql(request, data):
-    """The query named by ``?query=`` (a note when unknown), and the SQL to show: ``sql``
-    first, else the named query's."""
-    named = None
-    slug = data.get("query", "").strip()
-    if slug:
-        named = canned.named_query(slug)
-        if named is None:
-            messages.warning(
-                request, gettext("There is no query called “%(slug)s”.") % {"slug": slug[:80]}
-            )
-    sql = data.get("sql")
-    if sql is None:
-        sql = named.sql if named else ""
-    return named, sql
-
-
-def _with_sql(data, sql: str):
-    """The form's data (None when there is no SQL: an empty form, not an invalid one)."""
-    if not sql:
-        return None
-    data = data.copy()
-    data["sql"] = sql
-    return data
-
-
-def _export_format(data) -> str | None:
-    fmt = data.get("_export", "").strip().lower() or None
-    if fmt is not None and fmt not in services.EXPORT_FORMATS:
-        raise BadRequest("Unknown export format: use csv, json or jsonl.")
-    return fmt
-
-
-def _replay(form, named) -> list[tuple[str, str]]:
-    """The fields that run this statement again (download buttons, the shareable link)."""
-    fields = [("sql", form.cleaned_data["sql"])]
-    fields += list(form.parameters().items())
-    if named is not None:
-        fields.append(("query", named.slug))
-    return fields
-
-
 def _page(request, form, named, *, sql, missing=(), outcome=None, save_form=None, status=200):
-    canned_queries, saved_queries = canned.all_named_queries()
-    replay = _replay(form, named) if outcome is not None and outcome.result is not None else []
+    # The fields that run this statement again (download buttons, the shareable link).
+    replay = []
+    if outcome is not None and outcome.result is not None:
+        replay = [("sql", form.cleaned_data["sql"]), *form.parameters().items()]
+        if named is not None:
+            replay.append(("query", named.slug))
     if save_form is None and sql:
         save_form = SaveQueryForm(initial={"sql": sql})
     return render(
@@ -156,14 +128,13 @@ def _page(request, form, named, *, sql, missing=(), outcome=None, save_form=None
             "sql": sql,
             "missing": list(missing),
             "result": outcome.result if outcome else None,
-            "rows": outcome.rows if outcome else [],
+            "rows": outcome.result.rows if outcome and outcome.result else [],
             "error": outcome.error if outcome else None,
             "replay": replay,
             "share_link": reverse("sql:console") + "?" + urlencode(replay) if replay else "",
             "export_formats": services.EXPORT_FORMATS if outcome and outcome.result else (),
             "prefilled": request.method != "POST" and bool(sql) and not missing,
-            "canned_queries": canned_queries,
-            "saved_queries": saved_queries,
+            **canned.all_named_queries(),
             "save_form": save_form,
             "timeout": settings.HERMES_SQL_TIMEOUT,
             "row_cap": settings.HERMES_SQL_MAX_ROWS,

@@ -1,6 +1,4 @@
-"""The old Datasette addresses: ``/state``, ``/state/<table>`` and ``/state/<table>/<pk>``, with
-an optional ``.csv`` / ``.json`` suffix (a trailing slash tolerated).
-"""
+"""The old Datasette addresses, with an optional ``.csv`` / ``.json`` suffix."""
 
 from django.urls import re_path
 

@@ -1,10 +1,5 @@
-"""The old Datasette URLs on the database ``state`` keep working.
-
-Bookmarks and scripts point at ``/state``, ``/state/sessions?…``, ``/state/messages.csv?…``.
-One engine answers them with Datasette's semantics (:mod:`legacy_app.api.tables`): a
-``.json``/``.csv`` URL gets the API's answer, and the page of the same URL shows the same rows,
-order and pages, ids linked to explorer pages.  ``/state?sql=…`` fills in the console's form;
-``/state/sessions/<id>`` and ``/state/messages/<id>`` open the session or message.
+"""The pages of the old Datasette URLs: the same rows, order and pages as the URL's ``.json``
+(:mod:`legacy_app.api.tables`), ids linked to explorer pages.
 """
 
 from __future__ import annotations
@@ -152,18 +147,6 @@ def _redirect(name: str, args: list, missing: str) -> HttpResponse:
         raise Http404(missing) from exc
 
 
-def _to_message(message_id: str) -> HttpResponse:
-    try:
-        pk = int(message_id)
-    except ValueError as exc:
-        raise Http404(gettext("No such message.")) from exc
-    message = Message.objects.only("id", "session").filter(pk=pk).first()
-    if message is None:
-        raise Http404(gettext("No such message in this state.db."))
-    missing = gettext("This message's session id cannot be linked.")
-    return _redirect("sessions:message", [message.session_id, message.id], missing)
-
-
 @require_safe
 def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> HttpResponse:
     """Datasette's row pages: ``/state/sessions/<id>`` and ``/state/messages/<id>``."""
@@ -173,7 +156,14 @@ def row(request: HttpRequest, table: str, pk: str, fmt: str | None = None) -> Ht
     if table == "sessions":
         return _redirect("sessions:detail", [pk], gettext("No such session."))
     if table == "messages":
-        return _to_message(pk)
+        try:
+            message = Message.objects.only("id", "session").filter(pk=int(pk)).first()
+        except ValueError as exc:
+            raise Http404(gettext("No such message.")) from exc
+        if message is None:
+            raise Http404(gettext("No such message in this state.db."))
+        missing = gettext("This message's session id cannot be linked.")
+        return _redirect("sessions:message", [message.session_id, message.id], missing)
     raise Http404(
         gettext("The old address /state/%(table)s/… has no page in the explorer.")
         % {"table": table}

@@ -1,11 +1,6 @@
-"""Datasette's CSV: ``/state/<table>.csv`` (one page) and ``?_stream=on`` (every row).
-
-The header is the page's columns in table order (``rowid`` first without a primary key,
-``<column>_label`` after each ``_labels`` column); values are stored ones, written as Python's
-``csv`` writes them.  ``_stream=on`` sends every matching row in chunks of 1,000 that resume
-after the last row sent (not with ``_next``, as in Datasette).  ``_dl=1`` makes it a
-``text/csv`` attachment (else ``text/plain``); ``_header=off`` drops the header.  Formula
-cells are defused as in every CSV of the explorer unless ``_raw=1``; ``_bom=1`` adds a BOM.
+"""Datasette's CSV: ``/state/<table>.csv`` (one page) and ``?_stream=on`` (every row, in
+chunks that resume after the last row sent, not with ``_next``, as in Datasette), the stored
+values as Python's ``csv`` writes them.
 """
 
 from __future__ import annotations
@@ -41,9 +36,7 @@ def _expanded_columns(columns, values, expanded):
 
 def _style(request) -> str:
     """Formulas defused unless ``_raw=1`` (Datasette's bytes); ``_bom=1`` adds a BOM."""
-    if wants_spreadsheet(request):
-        return "spreadsheet"
-    return "raw" if wants_raw(request) else "safe"
+    return "spreadsheet" if wants_spreadsheet(request) else "raw" if wants_raw(request) else "safe"
 
 
 def _blobs(columns, values, key, blob_url):
@@ -64,7 +57,6 @@ def csv_response(request, info, *, user):
     if req.stream and req.next:
         raise ApiError("_next not allowed for CSV streaming")
     style = _style(request)
-    key = ["rowid"] if info.use_rowid else list(info.pks)
     lookup = tables.labels_for(store.shape().catalog, info, user)
 
     def blob_url(key_values, column):
@@ -81,10 +73,10 @@ def csv_response(request, info, *, user):
     try:
         if req.stream:
             chunks = tables.stream(request, info, user=user)
-        else:
-            page = tables.table_page(request, info, user=user, with_extras=False)
-            values = [list(c) for c in zip(*page.rows, strict=True)] if page.rows else []
-            chunks = iter([(page.columns, values)])
+        else:  # one page: the first chunk of a page's size
+            chunks = itertools.islice(
+                tables.stream(request, info, user=user, chunk_size=req.size), 1
+            )
         # The first chunk is read now: a refusal or a timeout is still a proper error answer.
         columns, values = next(chunks)
     except BaseException:
@@ -96,22 +88,16 @@ def csv_response(request, info, *, user):
     wanted = [c for c in wanted if any(fk.column == c for fk in info.foreign_keys)]
 
     def expand(columns, values):
-        if not wanted or not values:
-            return values, []
         done = []
-        for name in wanted:
+        for name in wanted if values else []:
             i = columns.index(name)
-            found = lookup(
-                name, [v for v in values[i] if v is not None and not isinstance(v, dict)]
-            )
+            found = lookup(name, [v for v in values[i] if v is not None])
             if found:
                 done.append(name)
                 values[i] = [
                     {"value": v, "label": found[v]} if v is not None and v in found else v
                     for v in values[i]
                 ]
-            elif any(isinstance(v, dict) for v in values[i]):
-                done.append(name)
         return values, done
 
     first_values, expanded = expand(columns, values)
@@ -130,7 +116,7 @@ def csv_response(request, info, *, user):
                 chunk = first_values
             if not chunk or not chunk[0]:
                 continue
-            chunk = _blobs(names, chunk, key, blob_url)
+            chunk = _blobs(names, chunk, req.key, blob_url)
             _names, chunk = _expanded_columns(names, chunk, expanded)
             lines = records([csv_column(column, style=style) for column in chunk])
             lines.append("")  # the last line end, without copying the chunk's text again

@@ -11,6 +11,3 @@ class ApiError(Exception):
         self.message = message
         self.status = status
         self.title = title
-
-    def as_dict(self) -> dict:
-        return {"ok": False, "error": self.message, "status": self.status, "title": self.title}

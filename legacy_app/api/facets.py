@@ -1,9 +1,6 @@
-"""``_facet``, ``_facet_date`` and ``_facet_array``: Datasette's ``facet_results``.
-
-Each facet is one ``GROUP BY`` over the matching rows (after ``_next``, as Datasette counted),
-most frequent first, ``_facet_size`` values (30, or ``max`` for 1,000) plus one for
-``truncated``, each with the URL that toggles its filter.  A facet out of time is left out,
-as in Datasette.
+"""``_facet``, ``_facet_date`` and ``_facet_array``: Datasette's ``facet_results``, each one
+``GROUP BY`` over the matching rows after ``_next`` (as Datasette counted); a facet out of time
+is left out, as in Datasette.
 """
 
 from __future__ import annotations
@@ -27,19 +24,14 @@ def _url(query_path: str, pairs) -> str:
 
 def _sql(facet: Facet, inner: str, limit: int, seen: frozenset[str], number: bool) -> str:
     col = quote(facet.column)
-    if facet.kind == "column":
+    if facet.kind != "array":
         # Free-text metadata is counted as shown (redacted), as on the page.
         value = f"hermes_redact({col})" if facet.column in seen else col
+        if facet.kind == "date":
+            col = value = dialect.sqlite_date(col, number)
         return (
             f"select {value} as value, count(*) as count from ({inner}) as matched "
             f"where {col} is not null group by {value} order by count desc, value limit {limit}"
-        )
-    if facet.kind == "date":
-        day = dialect.sqlite_date(col, number)
-        return (
-            f"select {day} as value, count(*) as count from ({inner}) as matched "
-            f"where {day} is not null group by {day} "
-            f"order by count desc, value limit {limit}"
         )
     return (
         f"with inner_rows as ({inner}), deduped_array_items as (select distinct j.value, "

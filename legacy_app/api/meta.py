@@ -1,7 +1,5 @@
-"""``/state.json`` (the tables), ``/-/versions.json`` and the row URLs
-``/state/<table>/<key>(.json)``, with Datasette's keys.  Counts are null when they take too
-long, as Datasette's were; full-text index tables are listed (``hidden``) but never opened.
-"""
+"""``/state.json``, ``/-/versions.json`` and the row URLs, with Datasette's keys; counts are
+null when they take too long, as Datasette's were."""
 
 from __future__ import annotations
 

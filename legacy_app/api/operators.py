@@ -1,9 +1,5 @@
 """Datasette's column filters: ``col=value``, ``col__op=value``, their SQL and their words.
-
-A query-string key that does not start with ``_``, or that contains ``__``, is a filter; the
-operator follows the *last* ``__`` (``exact`` when there is none).  :data:`OPERATORS` holds
-every operator of Datasette 0.65 with its SQL and its description.  Values are bound, never
-pasted; an operator Datasette did not know is ignored, as it was.
+Values are bound, never pasted; an operator Datasette did not know is ignored, as it was.
 """
 
 from __future__ import annotations
@@ -162,8 +158,8 @@ class Operator:
         if typed and not self.textual:
             converted = affinity(converted, number)
             if number and isinstance(converted, str):
-                # A text never equals a number, and sorts after every one.
-                return _number_against_text(self.key, target)
+                # A text never equals a number, and sorts after every one (as SQLite decides).
+                return f"{target} is not null" if self.key in ("not", "lt", "lte") else "1 = 0"
         elif typed and self.key == "glob":
             converted = glob_regex(str(converted))
         elif typed:
@@ -175,13 +171,6 @@ class Operator:
     def describe(self, column: str, value: str) -> str:
         template = self.human(column, value) if callable(self.human) else self.human
         return template.format(c=column, v=value)
-
-
-def _number_against_text(op: str, target: str) -> str:
-    """A number column compared with a text, as SQLite decides it."""
-    return {"not": f"{target} is not null", "lt": f"{target} is not null"}.get(
-        op, f"{target} is not null" if op == "lte" else "1 = 0"
-    )
 
 
 class ListOperator(Operator):
@@ -215,11 +204,8 @@ class ListOperator(Operator):
         return self.template.format(c=target, v=marks)
 
     def describe(self, column: str, value: str) -> str:
-        try:
-            items = self.values(value)
-        except ApiError:
-            items = [value]
-        return self.human.format(c=column, v=json.dumps(items))
+        # Described after its clause was written: ``value`` is a valid list.
+        return self.human.format(c=column, v=json.dumps(self.values(value)))
 
 
 def _equals(symbol: str) -> Callable[[str, str], str]:

@@ -25,17 +25,12 @@ from .operators import PRESENCE_OPS, column_and_op, is_filter_key, is_search_key
 from .params import FACET_TYPES
 
 SORT_PARAMS = ("_sort", "_sort_desc")
-# Columns only roles that read content may see (the session page shows them to no one else).
-CONTENT_COLUMNS = {
-    "sessions": frozenset({"system_prompt", "model_config", "origin_json"}),
-    "messages": frozenset(SECRET_MESSAGE_COLUMNS),
-    # Where the current layout keeps the system prompts themselves.
-    "system_prompts": frozenset({"prompt"}),
-}
-# Columns whose text the explorer shows redacted.
-REDACTED_COLUMNS = {
+# Columns that may hold secrets: shown redacted, and only to roles that read content (the
+# session page shows them to no one else).
+SECRET_COLUMNS = {
     "sessions": frozenset(SECRET_SESSION_COLUMNS),
     "messages": frozenset(SECRET_MESSAGE_COLUMNS),
+    # Where the current layout keeps the system prompts themselves.
     "system_prompts": frozenset({"prompt"}),
 }
 
@@ -49,7 +44,7 @@ def sort_column(table: str, value: str) -> str:
 
 def hidden_columns(table: str, user) -> frozenset[str]:
     """The columns of ``table`` this user cannot read."""
-    return frozenset() if can_see_content(user) else CONTENT_COLUMNS.get(table, frozenset())
+    return frozenset() if can_see_content(user) else SECRET_COLUMNS.get(table, frozenset())
 
 
 @dataclass(frozen=True)
@@ -68,9 +63,7 @@ class Policy:
 
     def columns(self, names: list[str], values: list[list]) -> list[list]:
         """``values`` (one list per column) with hidden values nulled and secrets redacted."""
-        for i, name in enumerate(names):
-            if i >= len(values):
-                break
+        for i, name in enumerate(names[: len(values)]):
             if name in self.hidden:
                 values[i] = [None] * len(values[i])
             elif name in self.redacted and any(values[i]):  # a column of NULLs: nothing to do
@@ -99,7 +92,7 @@ def keyed_for(info: TableInfo, user) -> TableInfo:
 def for_table(user, table: str) -> Policy:
     return Policy(
         hidden=hidden_columns(table, user),
-        redacted=REDACTED_COLUMNS.get(table, frozenset()) | metadata_columns(table),
+        redacted=SECRET_COLUMNS.get(table, frozenset()) | metadata_columns(table),
         staff=can_reveal(user),
         may_use_sql=can_use_sql(user),
     )
@@ -112,14 +105,16 @@ def sql_rows(rows: list) -> list[list]:
     return [list(r) for r in zip(*cols, strict=True)]
 
 
-def secret_comparisons(table: str, params: QueryDict) -> list[str]:
-    """The parameters that compare, sort, count or search the stored text of a column that may
-    hold secrets (what staff, who may reveal, are audited for: an answer is a read).  Every
-    ``_where`` counts: its SQL may name any column, under any spelling."""
-    redacted = REDACTED_COLUMNS.get(table, frozenset())
+def audit_secret_reads(request, table: str) -> None:
+    """Staff comparing, sorting, counting or searching the stored text of a column that may hold
+    secrets: audited as a reveal (an answer is a read).  Every ``_where`` counts: its SQL may
+    name any column, under any spelling."""
+    if not can_reveal(request.user):
+        return
+    redacted = SECRET_COLUMNS.get(table, frozenset())
     found = []
-    for key in params:
-        values = params.getlist(key)
+    for key in request.GET:
+        values = request.GET.getlist(key)
         if key == "_where":
             found += [f"{key}={v}" for v in values]
         elif key in SORT_PARAMS or key == "_facet":
@@ -132,26 +127,16 @@ def secret_comparisons(table: str, params: QueryDict) -> list[str]:
             column, op = column_and_op(key)
             if column in redacted and op not in PRESENCE_OPS:
                 found += [f"{key}={v}" for v in values]
-    return found
-
-
-def audit_secret_reads(request, table: str) -> None:
-    """Staff comparing, sorting, counting or searching stored secret text: audited as a reveal."""
-    if not can_reveal(request.user):
-        return
-    asked = secret_comparisons(table, request.GET)
-    if asked:
-        audit.record(request, AuditEvent.FILTER, detail=f"/state/{table}?" + "&".join(asked))
+    if found:
+        audit.record(request, AuditEvent.FILTER, detail=f"/state/{table}?" + "&".join(found))
 
 
 def refusals(table: str, params: QueryDict, user) -> list[str]:
-    """Why ``user`` may not ask these parameters of ``table`` (empty: nothing refused): filters
-    and sorts of columns it cannot read or compare, facets of those, ``_where``, and a search
-    with facets (they would count matches inside redacted text)."""
+    """Why ``user`` may not ask these parameters of ``table`` (empty: nothing refused)."""
     if can_reveal(user):
         return []
     hidden = hidden_columns(table, user)
-    redacted = REDACTED_COLUMNS.get(table, frozenset())
+    redacted = SECRET_COLUMNS.get(table, frozenset())
     reasons: list[str] = []
     for key in params:
         if key in SORT_PARAMS:

@@ -1,10 +1,5 @@
-"""The statements behind a table URL, and the two places they can run.
-
-:func:`plan` turns a :class:`~legacy_app.api.params.TableRequest` into WHERE clauses and an
-order; :class:`Plan` writes the page, count and facet statements with ``:p0``-style
-parameters as Datasette showed them.  They run on the store (:func:`run_store`), or, with
-``_where`` (staff's raw SQL), through the SQL console's runner
-(:func:`legacy_app.api.sql.run_console`).
+"""The statements behind a table URL (``:p0``-style parameters, as Datasette showed them),
+and the store they run on (``_where``, staff's raw SQL, runs through the SQL console).
 
 Order: the sort column, then the primary key (or rowid), as Datasette ordered every page after
 a ``_next`` token; its sorted first page was ordered by the sort column alone (ties in SQLite's
@@ -82,9 +77,6 @@ class Plan:
         sql = f"select {selected} from {quote(self.table)}{self._where(self.filters)}"
         return Statement(sql, dict(self.binder.params), self.table)
 
-    def count(self) -> Statement:
-        return self.matching("count(*)")
-
     def base(self) -> Statement:
         """Every column of the matching rows after ``_next``, unordered (what facets count)."""
         sql = (
@@ -94,24 +86,9 @@ class Plan:
         return Statement(sql, dict(self.binder.params), self.table)
 
 
-def sort_sql(request: TableRequest, seen: frozenset[str] = frozenset()) -> str | None:
-    """The sort column as SQL: the redacted value for free-text metadata (``seen``)."""
-    if not request.sort:
-        return None
-    column = column_sql(request.sort)
-    return f"hermes_redact({column})" if request.sort in seen else column
-
-
-def plan(
-    request: TableRequest,
-    *,
-    extra: list[str] | None = None,
-    binder=None,
-    seen: frozenset[str] = frozenset(),
-) -> Plan:
+def plan(request: TableRequest, *, extra: list[str], binder: Binder, seen: frozenset[str]) -> Plan:
     """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``;
     ``seen`` columns are filtered and sorted on their redacted value."""
-    binder = binder or Binder()
     p = Plan(request=request, binder=binder)
     known = set(request.table.columns) | {"rowid"}
     p.filters = [
@@ -127,18 +104,19 @@ def plan(
         for s in request.selections
         if s.operator is not None
     ]
-    p.filters += extra or []
+    p.filters += extra
     key = request.key
-    sort = sort_sql(request, seen)
+    sort = column_sql(request.sort) if request.sort else None
+    if request.sort in seen:
+        sort = f"hermes_redact({sort})"
     if request.next:
         p.after = tokens.after(
             request.next,
             key=key,
             rowid=request.table.use_rowid,
-            sort=request.sort,
+            sort=sort,
             desc=request.sort_desc,
             binder=binder,
-            sort_sql=sort,
         )
     if sort:
         text = not number_kind(request.table, request.sort)

@@ -1,8 +1,5 @@
 """``_search``, ``_search_<column>`` and ``_searchmode=raw`` with Datasette's semantics
-(``docs/old-urls.md``): ``rowid in (select rowid from <fts> where <fts> match :search)``, words
-escaped unless raw, over the index Datasette recognised or else ``messages_fts``.
-
-No oracle: for roles that cannot reveal secrets the index finds candidates with the relaxed
+(``docs/old-urls.md``).  No oracle: for roles that cannot reveal secrets the index finds candidates with the relaxed
 query and a row matches only if the whole query matches its redacted text, re-checked in a
 private in-memory index (:class:`Recheck`), as on the search page.
 """
@@ -28,10 +25,9 @@ from sessions_app.search.redacted import (
 
 from .errors import ApiError
 from .operators import Binder, column_sql, quote
+from .params import TableRequest
 from .query import Statement, run_store
 
-# Seconds the re-check of one batch of candidates may take (fetch, redaction and matching).
-RECHECK_SECONDS = 2.0
 # The index Datasette could not see, for the table whose rows it indexes.
 KNOWN_INDEXES = {"messages": "messages_fts"}
 _ESCAPE_SPLIT = re.compile(r'\s+|(".*?")')
@@ -46,13 +42,9 @@ def escape_fts(text: str) -> str:
 
 
 def index_for(catalog: Catalog, table: str) -> str | None:
-    name = catalog.fts_table(table)
-    if name is None:
-        candidate = KNOWN_INDEXES.get(table)
-        info = catalog.table(candidate) if candidate else None
-        if info is not None and info.virtual:
-            name = candidate
-    return name
+    candidate = KNOWN_INDEXES.get(table)
+    info = catalog.table(candidate) if candidate else None
+    return catalog.fts_table(table) or (candidate if info is not None and info.virtual else None)
 
 
 @dataclass
@@ -104,31 +96,26 @@ def _raw_match(text: str, hidden: bool) -> tuple[str, bool]:
     return relaxed, relaxed != text
 
 
-def search_clauses(
-    catalog: Catalog,
-    table: str,
-    args: dict[str, str],
-    raw: bool,
-    binder: Binder,
-    *,
-    hidden: bool = True,
-) -> Search | None:
-    """The WHERE clauses of the search arguments; None when there is nothing to search or no
-    index.  ``hidden``: the reader cannot read every secret."""
+def search_clauses(catalog: Catalog, req: TableRequest, binder: Binder, *, hidden: bool):
+    """The WHERE clauses of the search arguments (a :class:`Search`); None when there is nothing
+    to search or no index.  ``hidden``: the reader cannot read every secret."""
+    table = req.table.name
     vector = _vector_index(catalog, table)
     name = index_for(catalog, table) if vector is None else table
-    if not args or name is None:
+    if not req.search or name is None:
         return None
     index = vector or catalog.table(name)
     fts = quote(name)
     search = Search(index=index, clauses=[], descriptions=[], terms=[], hidden=hidden)
     wanted = (
-        [(None, args["_search"])]
-        if "_search" in args
+        [(None, req.search["_search"])]
+        if "_search" in req.search
         else [
-            (key.split("_search_", 1)[1] if "_search_" in key else "", t) for key, t in args.items()
+            (key.split("_search_", 1)[1] if "_search_" in key else "", t)
+            for key, t in req.search.items()
         ]
     )
+    raw = req.search_raw
     for column, text in wanted:
         if column is not None and column not in index.columns:
             raise ApiError("Cannot search by that column")
@@ -180,11 +167,10 @@ class Recheck:
         budget = max(0.05, deadline - time.monotonic())
         return run_store(Statement(sql, binder.params), budget=budget)[1]
 
-    def keep(self, ids: list, deadline: float | None = None) -> set:
+    def keep(self, ids: list, deadline: float) -> set:
         """The ids among ``ids`` that still match once redacted (none past ``deadline``)."""
         if not ids:
             return set()
-        deadline = deadline if deadline is not None else time.monotonic() + RECHECK_SECONDS
         rows = self._texts(ids, deadline)
         # Not in the source: nothing to redact (and nothing a NOT could have hidden).
         kept = set(ids) - {r[0] for r in rows}

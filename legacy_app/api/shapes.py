@@ -1,19 +1,5 @@
-"""Datasette's JSON: the default object and every ``_shape``, ``_nl``, ``_json``.
-
-================  ==============================================================
-``arrays``        (default) the object, ``rows`` as lists in ``columns`` order
-``objects``       the object, ``rows`` as ``{column: value}``
-``array``         only the rows, as objects (``_nl=on``: one object per line)
-``object``        ``{key path: row object}`` (tables with a primary key only)
-``arrayfirst``    the first value of each row, as one list
-================  ==============================================================
-
-``_json=col`` decodes that column's JSON text; ``Infinity`` becomes null unless
-``_json_infinity=1``; a blob is its UTF-8 text, or ``{"$base64": true, "encoded": …}``.
-The ``Link: <next_url>; rel="next"`` header is set whenever there is a next page.
-
-Where Datasette answered a 200 with ``{"ok": false}`` (``_shape=object`` on a table without
-a primary key) the explorer answers the same object with status 400.
+"""Datasette's JSON: the default object and every ``_shape``, ``_nl``, ``_json`` (see
+``docs/old-urls.md``).  A blob is its UTF-8 text, or ``{"$base64": true, "encoded": …}``.
 """
 
 from __future__ import annotations
@@ -21,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import time
 
 from django.http import HttpResponse
 
@@ -62,29 +49,23 @@ def _loads(value):
         return value
 
 
-def _decode_json(rows, columns, wanted):
-    wanted = set(wanted)
-    if not wanted.intersection(columns):
-        return rows
-    return [
-        {k: _loads(v) if k in wanted else v for k, v in row.items()}
-        if isinstance(row, dict)
-        else [_loads(v) if c in wanted else v for c, v in zip(columns, row, strict=False)]
-        for row in rows
-    ]
-
-
-def json_response(data: dict, params, *, status: int = 200, query_ms: float | None = None):
-    """The response for ``data`` (a table, row or query dict) shaped as the URL asks."""
-    if query_ms is not None:
-        data["query_ms"] = query_ms
-    wanted = params.getlist("_json")
-    if wanted and "rows" in data and "columns" in data:
-        data["rows"] = _decode_json(data["rows"], data["columns"], wanted)
+def json_response(data: dict, params, *, status: int = 200, started: float | None = None):
+    """The response for ``data`` (a table, row or query dict) shaped as the URL asks;
+    ``query_ms`` counts from ``started`` (a ``time.perf_counter()``)."""
+    if started is not None:
+        data["query_ms"] = (time.perf_counter() - started) * 1000
+    wanted = set(params.getlist("_json"))
+    if "rows" in data and wanted.intersection(data.get("columns") or ()):
+        columns = data["columns"]
+        data["rows"] = [
+            {k: _loads(v) if k in wanted else v for k, v in row.items()}
+            if isinstance(row, dict)
+            else [_loads(v) if c in wanted else v for c, v in zip(columns, row, strict=False)]
+            for row in data["rows"]
+        ]
     if "rows" in data and not as_boolean(first(params, "_json_infinity", "0")):
         data["rows"] = [_finite(r) for r in data["rows"]]
     shape = "arrays" if data.get("error") else first(params, "_shape", "arrays")
-    next_url = data.get("next_url")
     body = data
     if shape == "arrayfirst":
         body = [row[0] for row in data["rows"]]
@@ -118,8 +99,8 @@ def json_response(data: dict, params, *, status: int = 200, query_ms: float | No
         text = dumps(body)
         content_type = "application/json; charset=utf-8"
     response = HttpResponse(text, status=status, content_type=content_type)
-    if next_url:
-        response["Link"] = f'<{next_url}>; rel="next"'
+    if data.get("next_url"):
+        response["Link"] = f'<{data["next_url"]}>; rel="next"'
     return response
 
 
@@ -131,9 +112,8 @@ def error_response(error: ApiError, fmt: str | None):
             error.message + "\n", status=error.status, content_type="text/plain; charset=utf-8"
         )
     else:
-        response = HttpResponse(
-            dumps(error.as_dict()), status=error.status, content_type="application/json"
-        )
+        body = {"ok": False, "error": error.message, "status": error.status, "title": error.title}
+        response = HttpResponse(dumps(body), status=error.status, content_type="application/json")
     if error.status == 429:
         response["Retry-After"] = str(host_slots.RETRY_SECONDS)
     return response

@@ -1,9 +1,5 @@
-"""One page of a table URL, as Datasette 0.65 put it together: the rows and every JSON key.
-
-:func:`table_page` gathers the search, filter and ``_next`` clauses, reads ``_size`` + 1 rows,
-writes the next token, counts the matches (null past its budget, as Datasette's), runs the
-facets, expands ``_labels`` and applies the role's policy.  Keys are Datasette's, in its
-order; ``suggested_facets`` is always empty.
+"""One page of a table URL, as Datasette 0.65 put it together: the rows and every JSON key,
+in Datasette's order, with the role's policy applied.
 """
 
 from __future__ import annotations
@@ -47,18 +43,16 @@ class Builder:
 
     def __init__(self, req: TableRequest, catalog: Catalog, pol: policies.Policy):
         self.req, self.catalog, self.policy = req, catalog, pol
-        self.search = self._search(Binder())
-        extra = list(self.search.clauses) if self.search else []
+        self.search = search_clauses(catalog, req, Binder(), hidden=not pol.staff)
+        self.extra = list(self.search.clauses) if self.search else []
         if req.wheres:
             if not pol.may_use_sql:
                 raise ApiError("_where= is not allowed", status=403)
-            extra += [f"({w})" for w in req.wheres]
-        self.extra = extra
+            self.extra += [f"({w})" for w in req.wheres]
         self.run = run_console if req.wheres else query.run_store
         # Free-text metadata is filtered and sorted as shown (redacted) on the store; the
         # console's SQL (staff) compares the stored text.
         self.seen = frozenset() if req.wheres else policies.metadata_columns(req.table.name)
-        self.sort_sql = query.sort_sql(req, self.seen)
         self.recheck = None
         if self.search and (not pol.staff or self.search.relaxed):
             if len(req.key) != 1 or not (req.table.use_rowid or _is_rowid(req.table)):
@@ -66,23 +60,12 @@ class Builder:
             self.recheck = Recheck(catalog, self.search)
         self.plan = self.plan_for(req.next)
 
-    def _search(self, binder: Binder):
-        req = self.req
-        return search_clauses(
-            self.catalog,
-            req.table.name,
-            req.search,
-            req.search_raw,
-            binder,
-            hidden=not self.policy.staff,
-        )
-
     def plan_for(self, token: str | None) -> query.Plan:
         """The statement resuming after ``token`` (search values bound first, so every plan
         has the same parameter names)."""
         binder = Binder()
         if self.search:
-            self._search(binder)
+            search_clauses(self.catalog, self.req, binder, hidden=not self.policy.staff)
         return query.plan(
             replace(self.req, next=token),
             extra=self.extra,
@@ -93,7 +76,7 @@ class Builder:
     def rows(self, limit: int) -> tuple[list[str], list[tuple]]:
         """Up to ``limit`` rows of the page (re-checked ones only, for roles that need it)."""
         req = self.req
-        if req.sorted and not req.next and self.recheck is None:
+        if req.sort and not req.next and self.recheck is None:
             # Datasette's sorted first page: the sort column alone orders it.
             return self.run(self.plan.page(limit, order=self.plan.sort_only), budget=page_budget())
         columns, rows = self.run(self.plan.page(limit), budget=page_budget())
@@ -117,7 +100,7 @@ class Builder:
 
     def count(self) -> int | None:
         if self.recheck is None:
-            return query.cached_count(self.plan.count(), self.run, budget=COUNT_BUDGET)
+            return query.cached_count(self.plan.matching("count(*)"), self.run, budget=COUNT_BUDGET)
         statement = self.plan.matching(column_sql(self.req.key[0]))
         deadline, total = time.monotonic() + RECHECK_BUDGET, 0
         try:
@@ -132,15 +115,12 @@ class Builder:
 
 def _is_rowid(table: TableInfo) -> bool:
     """A single INTEGER PRIMARY KEY is the rowid itself (messages.id)."""
-    if len(table.pks) != 1:
-        return False
     return table.types[table.columns.index(table.pks[0])].upper() in ("INTEGER", "BIGINT")
 
 
 def row_token(req: TableRequest, row: dict) -> str:
     keys = [row[k] for k in req.key]
-    sort_value = row.get(req.sort) if req.sort else None
-    return tokens.next_token(keys, sort_value, sorted_=req.sorted)
+    return tokens.next_token(keys, row.get(req.sort), sorted_=bool(req.sort))
 
 
 def _label_column(info: TableInfo | None) -> str | None:
@@ -214,7 +194,7 @@ def fetch(b: Builder) -> tuple[list[str], list[tuple], str | None]:
     req = b.req
     columns, rows = b.rows(req.size + 1)
     if not (0 < req.size < len(rows)):
-        return columns, list(rows[: req.size]) if req.size else [], None
+        return columns, list(rows[: req.size]), None
     last = dict(zip(columns, rows[req.size - 1], strict=True))
     if req.sort and req.sort not in last:
         last[req.sort] = _sort_value(b, req, last)
@@ -223,7 +203,7 @@ def fetch(b: Builder) -> tuple[list[str], list[tuple], str | None]:
     return columns, list(rows[: req.size]), row_token(req, last)
 
 
-def table_page(request, info: TableInfo, *, user, with_extras: bool = True) -> Page:
+def table_page(request, info: TableInfo, *, user) -> Page:
     """One page of ``info`` for the URL's parameters."""
     catalog = store.shape().catalog
     query_string = request.META.get("QUERY_STRING", "")
@@ -231,11 +211,10 @@ def table_page(request, info: TableInfo, *, user, with_extras: bool = True) -> P
     pol = policies.for_table(user, info.name)
     b = Builder(req, catalog, pol)
     columns, rows, next_value = fetch(b)
-    rows = [list(r) for r in rows]
-    count = b.count() if with_extras and not req.nocount else None
+    count = None if req.nocount else b.count()
     facets: dict = {}
     lookup = labels_for(catalog, info, user)
-    if with_extras and not req.nofacet and req.facets:
+    if not req.nofacet and req.facets:
         facets = facet_results(
             req,
             b.plan.base(),
@@ -298,9 +277,8 @@ def _sort_value(b: Builder, req: TableRequest, row: dict):
 
 
 def stream(request, info: TableInfo, *, user, chunk_size: int = 1000):
-    """Every row of the URL's table and filters (``_stream=on``), one short statement per
-    ``chunk_size`` rows resuming after the last row sent; yields ``(columns, values)``, a list
-    per column with the role's policy applied."""
+    """Every row of the URL's table and filters, ``chunk_size`` rows a statement, as
+    ``(columns, values)`` (a list per column) with the role's policy applied."""
     catalog = store.shape().catalog
     req = parse(info, request.GET)
     req.size = chunk_size

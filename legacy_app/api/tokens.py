@@ -1,10 +1,5 @@
-"""Datasette's ``_next`` tokens: how they are written, and the rows that come after one.
-
-A token is the last row's key, tilde-encoded and joined by commas: the sort value when sorted
-(``$null`` for NULL), then the primary key (or ``rowid``); ``_sort=role&_next=assistant,4``
-resumes after (role "assistant", id 4), as a real Datasette token does.  The rows after it
-follow Datasette's conditions (a greater or, descending, smaller or NULL sort value, or an
-equal one and a greater key; NULLs first ascending), in sort column then key order.
+"""Datasette's ``_next`` tokens (``[sort value,]key``, tilde-encoded: a real Datasette token
+resumes at the same row), and the rows that come after one, by Datasette's conditions.
 """
 
 from __future__ import annotations
@@ -40,11 +35,8 @@ def components(token: str) -> list[str]:
 
 def next_token(key_values: list, sort_value=None, *, sorted_: bool = False) -> str:
     """The token that resumes after a row: ``[sort value,]key``."""
-    token = key_path(key_values)
-    if sorted_:
-        prefix = NULL if sort_value is None else tilde_encode(str(sort_value))
-        token = f"{prefix},{token}"
-    return token
+    prefix = NULL if sort_value is None else tilde_encode(str(sort_value))
+    return f"{prefix},{key_path(key_values)}" if sorted_ else key_path(key_values)
 
 
 def keys_after(names: list[str], values: list[str], binder: Binder) -> str:
@@ -67,9 +59,9 @@ def after(
     sort: str | None,
     desc: bool,
     binder: Binder,
-    sort_sql: str | None = None,
 ) -> list[str]:
-    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions)."""
+    """WHERE clauses selecting the rows after ``token`` (Datasette's conditions); ``sort``: the
+    sort column as SQL."""
     parts = components(token)
     sort_value: str | None = None
     if sort and len(parts) > 1:
@@ -86,12 +78,11 @@ def after(
     if not key_clauses:
         raise ApiError(f"The _next token {token!r} does not name a row of this table.")
     keyed = " and ".join(key_clauses)
-    column = sort_sql or quote(sort)
     if sort_value is None:
         if desc:
-            return [f"({column} is null and {keyed})"]
-        return [f"({column} is not null or ({column} is null and {keyed}))"]
+            return [f"({sort} is null and {keyed})"]
+        return [f"({sort} is not null or ({sort} is null and {keyed}))"]
     value = binder.bind(sort_value)
     if desc:
-        return [f"({column} < {value} or {column} is null or ({column} = {value} and {keyed}))"]
-    return [f"({column} > {value} or ({column} = {value} and {keyed}))"]
+        return [f"({sort} < {value} or {sort} is null or ({sort} = {value} and {keyed}))"]
+    return [f"({sort} > {value} or ({sort} = {value} and {keyed}))"]

@@ -1,12 +1,10 @@
-"""The Django views of the API: ``.json`` and ``.csv`` on the database, tables and rows, and
-``/-/versions.json``.
-
-Every failure is an answer a script can read: Datasette's error object with a 4xx for
-``.json``, one plain-text line for ``.csv``; never an HTML page, never a 500.
+"""The views of the API.  Every failure is an answer a script can read: Datasette's error
+object with a 4xx for ``.json``, one plain-text line for ``.csv``; never an HTML page.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 
@@ -67,21 +65,19 @@ def table(request, table: str, fmt: str):
         if fmt == "csv":
             return downloads.csv_response(request, info, user=request.user)
         started = time.perf_counter()
-        if any(map(is_search_key, request.GET)):
-            # Full-text search is the costly part of this API: a bounded number at once.
-            try:
-                with host_slots.slot("search", settings.HERMES_SEARCH_CONCURRENCY):
-                    page = tables.table_page(request, info, user=request.user)
-            except host_slots.Busy:
-                raise ApiError(
-                    "Too many searches are running on this server: retry in a moment.",
-                    status=429,
-                    title="Busy",
-                ) from None
-        else:
-            page = tables.table_page(request, info, user=request.user)
-        elapsed = (time.perf_counter() - started) * 1000
-        return shapes.json_response(page.data, request.GET, query_ms=elapsed)
+        # Full-text search is the costly part of this API: a bounded number at once.
+        searching = any(map(is_search_key, request.GET))
+        slots = host_slots.slot("search", settings.HERMES_SEARCH_CONCURRENCY)
+        try:
+            with slots if searching else contextlib.nullcontext():
+                page = tables.table_page(request, info, user=request.user)
+        except host_slots.Busy:
+            raise ApiError(
+                "Too many searches are running on this server: retry in a moment.",
+                status=429,
+                title="Busy",
+            ) from None
+        return shapes.json_response(page.data, request.GET, started=started)
 
     return _answer(fmt, build)
 
@@ -105,8 +101,7 @@ def database(request, fmt: str):
                 if status != 200:
                     raise ApiError(data["error"], title="Invalid SQL")
                 return downloads.sql_csv_response(request, data)
-            elapsed = (time.perf_counter() - started) * 1000
-            return shapes.json_response(data, request.GET, status=status, query_ms=elapsed)
+            return shapes.json_response(data, request.GET, status=status, started=started)
         if fmt == "csv":
             raise ApiError("The database has no CSV: add ?sql=… or open a table.")
         return shapes.json_response(meta.database_data(request.user), request.GET)
@@ -122,13 +117,11 @@ def row(request, table: str, pk: str):
         info = served_table(table, request.user)
         started = time.perf_counter()
         data = meta.row_data(info, pk, request.user)
-        extras = (request.GET.get("_extras") or "").split(",")
-        if "foreign_key_tables" in extras:
+        if "foreign_key_tables" in request.GET.get("_extras", "").split(","):
             data["foreign_key_tables"] = meta.foreign_key_tables(
                 store.shape().catalog, info, data["primary_key_values"]
             )
-        elapsed = (time.perf_counter() - started) * 1000
-        return shapes.json_response(data, request.GET, query_ms=elapsed)
+        return shapes.json_response(data, request.GET, started=started)
 
     return _answer("json", build)
 
