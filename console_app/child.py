@@ -152,7 +152,7 @@ def _sqlite_value(value):
 def _send_rows(cursor, width: int, request: dict) -> None:
     max_rows, max_bytes = int(request["max_rows"]), int(request["max_bytes"])
     if request.get("max_cells"):  # a wide result shows fewer rows
-        max_rows = min(max_rows, max(1, int(request["max_cells"]) // width))
+        max_rows = min(max_rows, max(1, int(request["max_cells"]) // max(width, 1)))
     max_row_bytes = int(request["max_row_bytes"])
     keep = request.get("cell_chars")  # the page: cut text, blobs as their size
     cut_results = bool(request.get("cut_when_too_large"))

@@ -279,6 +279,10 @@ def test_the_console_reads_a_schema_in_postgresqls_dialect(console, pg):
     (row,) = page.context["rows"]
     assert row[0]["text"] == str(len(pg.stores["current"].session_ids))
     assert row[2]["text"] == "a%b" and row[4]["text"] == "x"
+    # PostgreSQL allows a select list of no columns: its rows show, none of its cells.
+    empty = console("SELECT FROM sessions LIMIT 3")
+    assert empty.status_code == 200 and empty.context["error"] is None, empty.content[:500]
+    assert [list(r) for r in empty.context["rows"]] == [[], [], []]
     casts = console("SELECT 1.5::numeric AS a, '{\"k\": 1}'::jsonb AS b, 2::numeric AS c")
     assert [c["text"] for c in casts.context["rows"][0]] == ["1.5", '{"k": 1}', "2"]
 
