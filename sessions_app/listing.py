@@ -8,7 +8,6 @@ filtered query to the export hook.
 
 from __future__ import annotations
 
-from django.http import HttpResponse
 from django.utils.translation import gettext, gettext_noop
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
@@ -17,7 +16,6 @@ from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
 
 from . import exports
-from .pagination import Keyset
 
 
 class KeysetTableView(SingleTableMixin, FilterView):
@@ -32,18 +30,11 @@ class KeysetTableView(SingleTableMixin, FilterView):
     page_budget: float | None = None
     invalid_note = gettext_noop("Some filters are not valid; fix them to see rows.")
     table_pagination = False  # the keyset page is the pagination
-    strict = False
 
     def get_filterset_kwargs(self, filterset_class):
         # Always bound, so the defaults (visibility, archived and hidden left out) apply
         # without a filter given.
         return {**super().get_filterset_kwargs(filterset_class), "data": self.request.GET}
-
-    def get_sorts(self) -> dict[str, Keyset]:
-        raise NotImplementedError
-
-    def export(self) -> HttpResponse:
-        raise NotImplementedError
 
     def get_count(self, filtered):
         return None
@@ -115,9 +106,6 @@ class KeysetTableView(SingleTableMixin, FilterView):
             return
         self.rows = self.prepare_rows(self.page.rows)
         self.notes.extend(self.page.notes)
-
-    def get_table_data(self):
-        return self.rows
 
     def get_table_kwargs(self):
         return {"order_by": self.sort}

@@ -8,6 +8,7 @@ own shape), counts are summed and capped, and a store that fails is named in a n
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 
 import django_tables2 as tables
@@ -69,8 +70,23 @@ def sum_counts(counts: list[CappedCount], cap: int = COUNT_CAP) -> CappedCount:
     return CappedCount(value=total, capped=False)
 
 
-def ran_out_note(store: Store) -> str:
-    return gettext("Profile %(profile)s ran out of time for this filter.") % {"profile": store.name}
+@contextlib.contextmanager
+def store_trouble(store: Store, budget: float | None, notes: list[str]):
+    """Run the block under ``budget``; a store out of time (when there is a budget) or broken
+    is named in ``notes`` and the block left, its rows left out."""
+    try:
+        with query_budget(budget):
+            yield
+    except QueryTimeout:
+        if budget is None:
+            raise
+        notes.append(
+            gettext("Profile %(profile)s ran out of time for this filter.")
+            % {"profile": store.name}
+        )
+    except (DatabaseError, sqlite3.Error) as exc:
+        failure = registry.REGISTRY.failed(store, exc)
+        notes.append(registry.unavailable_note(store, failure.reason))
 
 
 def profile_column() -> tuple[str, tables.Column]:
@@ -115,42 +131,32 @@ class MergedListMixin:
         def fetch(store: Store, bound, forward: bool, limit: int) -> list:
             if store.name in failed:
                 return []
-            try:
-                with query_budget(budget):
-                    self.shape = one_store.shape()
-                    if self.sort not in self.get_sorts():
-                        self.notes.append(
-                            gettext("Profile %(profile)s cannot be ordered this way: left out.")
-                            % {"profile": store.name}
-                        )
-                        failed.add(store.name)
-                        return []
-                    layout = _layout(self.shape)
-                    filterset = filtersets.get(layout)
-                    if filterset is None:
-                        filterset = filtersets[layout] = self.get_filterset(
-                            self.get_filterset_class()
-                        )
-                    if not filterset.is_valid():
-                        return []
-                    # The filters' querysets are built reading this store.
-                    filtered = filterset.filter_queryset(filterset.queryset.all())
-                    count = self.get_count(filtered)
-                    if count is not None:
-                        counts.append(count)
-                    qs = self.key_queryset(filtered)
-                    if bound is not None:
-                        qs = qs.filter(bound)
-                    order = self.keyset.order_by(reverse=not forward)
-                    keys = qs.order_by(*order).values(*key_names, "pk")[:limit]
-                    return [KeyRow(row) for row in keys]
-            except QueryTimeout:
-                if budget is None:
-                    raise
-                self.notes.append(ran_out_note(store))
-            except (DatabaseError, sqlite3.Error) as exc:
-                found = registry.REGISTRY.failed(store, exc)
-                self.notes.append(registry.unavailable_note(store, found.reason))
+            with store_trouble(store, budget, self.notes):
+                self.shape = one_store.shape()
+                if self.sort not in self.get_sorts():
+                    self.notes.append(
+                        gettext("Profile %(profile)s cannot be ordered this way: left out.")
+                        % {"profile": store.name}
+                    )
+                    failed.add(store.name)
+                    return []
+                layout = _layout(self.shape)
+                filterset = filtersets.get(layout)
+                if filterset is None:
+                    filterset = filtersets[layout] = self.get_filterset(self.get_filterset_class())
+                if not filterset.is_valid():
+                    return []
+                # The filters' querysets are built reading this store.
+                filtered = filterset.filter_queryset(filterset.queryset.all())
+                count = self.get_count(filtered)
+                if count is not None:
+                    counts.append(count)
+                qs = self.key_queryset(filtered)
+                if bound is not None:
+                    qs = qs.filter(bound)
+                order = self.keyset.order_by(reverse=not forward)
+                keys = qs.order_by(*order).values(*key_names, "pk")[:limit]
+                return [KeyRow(row) for row in keys]
             failed.add(store.name)
             return []
 
@@ -161,19 +167,10 @@ class MergedListMixin:
             if layout not in shown:
                 shown[layout] = self.rows_queryset()
             qs = shown[layout].using(store.alias).filter(pk__in=wanted)
-            try:
-                with query_budget(budget):
-                    found = {row.pk: row for row in qs}
-            except QueryTimeout:
-                if budget is None:
-                    raise
-                self.notes.append(ran_out_note(store))
-                found = {}
-            except (DatabaseError, sqlite3.Error) as exc:
-                # Broken since its keys were read: its rows are left out, the others shown.
-                failure = registry.REGISTRY.failed(store, exc)
-                self.notes.append(registry.unavailable_note(store, failure.reason))
-                found = {}
+            found = {}
+            # Out of time or broken since its keys were read: its rows are left out.
+            with store_trouble(store, budget, self.notes):
+                found = {row.pk: row for row in qs}
             return [found.get(pk) for pk in wanted]
 
         try:

@@ -429,30 +429,10 @@ def message_position(session_id: str, message_id: int, visibility: Visibility) -
 REVEAL_CUT = 1_000_000
 
 
-@dataclass(frozen=True)
-class RevealedMessage:
-    """One message as a staff reveal shows it: content and reasoning unredacted, cut at
-    ``REVEAL_CUT`` characters (``body_length`` is the full length), tool calls parsed."""
-
-    id: int
-    session_id: str
-    role: str | None
-    tool_name: str | None
-    timestamp: float | None
-    tool_calls: str | None
-    text: str
-    body_length: int | None
-    reasoning_text: str | None
-    calls: list
-    malformed_calls: bool
-
-    @property
-    def truncated(self) -> bool:
-        return (self.body_length or 0) > REVEAL_CUT
-
-
-def message_for_reveal(*, session_id: str, message_id: int) -> RevealedMessage | None:
-    """Message ``message_id`` of session ``session_id`` for a reveal, or None."""
+def message_for_reveal(*, session_id: str, message_id: int) -> Message | None:
+    """Message ``message_id`` of session ``session_id`` as a staff reveal shows it, or None:
+    content and reasoning unredacted, cut at ``REVEAL_CUT`` characters (``body_length`` is the
+    full length), tool calls parsed."""
     base = Message.objects.only_readable(
         "id", "session", "role", "tool_name", "timestamp", "tool_calls"
     )
@@ -469,22 +449,11 @@ def message_for_reveal(*, session_id: str, message_id: int) -> RevealedMessage |
         )
         .first()
     )
-    if message is None:
-        return None
-    calls, malformed = parse_tool_calls(message.tool_calls)
-    return RevealedMessage(
-        id=message.id,
-        session_id=message.session_id,
-        role=message.role,
-        tool_name=message.tool_name,
-        timestamp=message.timestamp,
-        tool_calls=message.tool_calls,
-        text=as_text(message.body),
-        body_length=message.body_length,
-        reasoning_text=message.reasoning_text,
-        calls=calls,
-        malformed_calls=malformed,
-    )
+    if message is not None:
+        message.content = message.body  # what ``message.text`` reads: no query for the column
+        message.truncated = (message.body_length or 0) > REVEAL_CUT
+        message.calls, message.malformed_calls = parse_tool_calls(message.tool_calls)
+    return message
 
 
 # Messages table ---------------------------------------------------------------------------
