@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-from datetime import datetime
 
 from django.apps import apps
 from django.db import models
@@ -20,7 +19,6 @@ from redaction import redact, redaction_enabled
 from . import content as content_format
 from .formatting import short_model
 from .querysets import HermesManager, HermesQuerySet, MessageQuerySet, SessionQuerySet
-from .timefmt import from_epoch
 from .visibility import kind_of
 
 
@@ -118,15 +116,6 @@ class Session(HermesModel):
     def __str__(self) -> str:
         return self.title or self.id
 
-    # Display helpers (no queries).
-    @property
-    def ended(self) -> datetime | None:
-        return from_epoch(self.ended_at)
-
-    @property
-    def last_activity(self) -> datetime | None:
-        return from_epoch(self.last_activity_at)
-
     @property
     def duration_seconds(self) -> float | None:
         """None when never closed, or when clock drift made it negative."""
@@ -221,8 +210,8 @@ TOKEN_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_w
 USAGE_COUNTERS = (*TOKEN_COUNTERS, "reasoning_tokens")
 
 
-class UsageCounters(HermesModel):
-    """The counters of a ``session_model_usage`` row (``session_daily_usage`` has the same)."""
+class SessionModelUsage(HermesModel):
+    """Per-session, per-route usage (v20+). ``task = ''`` is the main loop."""
 
     api_call_count = models.IntegerField(null=True)
     input_tokens = models.IntegerField(null=True)
@@ -232,14 +221,6 @@ class UsageCounters(HermesModel):
     reasoning_tokens = models.IntegerField(null=True)
     estimated_cost_usd = models.FloatField(null=True)
     actual_cost_usd = models.FloatField(null=True)
-
-    class Meta:
-        abstract = True
-
-
-class SessionModelUsage(UsageCounters):
-    """Per-session, per-route usage (v20+). ``task = ''`` is the main loop."""
-
     pk = models.CompositePrimaryKey(
         "session_id", "model", "billing_provider", "billing_base_url", "billing_mode", "task"
     )

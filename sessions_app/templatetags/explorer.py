@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import math
@@ -11,11 +12,14 @@ from django import template
 from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import NaturalTimeFormatter, intcomma
 from django.utils import timezone
+from django.utils.dates import WEEKDAYS_ABBR
 from django.utils.formats import localize
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
-from django.utils.translation import get_language, gettext, pgettext, pgettext_lazy
+from django.utils.translation import get_language, gettext, pgettext_lazy
+
+from redaction import redact as redact_secrets
 
 from .. import formatting
 from ..timefmt import from_epoch
@@ -39,18 +43,18 @@ def form_fragment_key(form) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-@register.filter
-def epoch(value):
-    """Epoch seconds → aware datetime (rendered in TIME_ZONE by the template engine)."""
-    return from_epoch(value)
-
-
+# Epoch seconds → aware datetime (rendered in TIME_ZONE by the template engine).
+register.filter("epoch", from_epoch)
 # Numbers, money, durations and model names: one definition each, in ``formatting``.
 register.filter("short_model", formatting.short_model)
 register.filter("compact", formatting.compact)
 register.filter("usd", formatting.usd)
 register.filter("duration", formatting.duration)
 register.filter("number", formatting.number)
+# ``4.2 s`` under a minute, else ``3m 07s``.
+register.filter("seconds", formatting.seconds_text)
+# Well-known secret shapes replaced by ``[redacted: …]`` markers (HERMES_REDACT_SECRETS).
+register.filter("redact", redact_secrets)
 
 
 @register.filter
@@ -89,11 +93,6 @@ COST_STATUS_LABELS = {
 }
 
 
-@register.filter
-def cost_status_label(status):
-    return COST_STATUS_LABELS.get(status, status)
-
-
 @formatting.per_language
 def role_labels() -> tuple[dict[str, str], dict[str, str]]:
     """The role and visibility words of the page's language (once per language)."""
@@ -113,41 +112,39 @@ def visibility_label(visibility):
     return role_labels()[1].get(visibility, visibility)
 
 
+def _local(value):
+    """A date, a datetime (an aware one in local time) or epoch seconds as a date or datetime;
+    None for none."""
+    if value is None or value == "":
+        return None
+    if not hasattr(value, "strftime"):
+        value = from_epoch(value)
+    if getattr(value, "tzinfo", None) is not None:
+        value = timezone.localtime(value)
+    return value
+
+
 @register.filter
 def when(value, precision=""):
     """A datetime (aware) or epoch seconds as local text in the language's order:
     ``{{ dt|when }}`` to the minute, ``{{ dt|when:"seconds" }}``; "" when there is none."""
-    if value is None or value == "":
-        return ""
-    if not hasattr(value, "strftime"):
-        value = from_epoch(value)
-        if value is None:
-            return ""
-    if getattr(value, "tzinfo", None) is not None:
-        value = timezone.localtime(value)
-    return formatting.datetime_text(value, seconds=precision == "seconds")
+    value = _local(value)
+    return "" if value is None else formatting.datetime_text(value, seconds=precision == "seconds")
 
 
 @register.filter
 def day(value):
     """A date (or ISO day), datetime or epoch as the language's day: ``2026-11-30`` /
     ``30/11/2026``."""
-    import datetime as dt
-
-    if value is None or value == "":
-        return ""
-    if isinstance(value, str):
+    if isinstance(value, str) and value:
         try:
             value = dt.date.fromisoformat(value)
         except ValueError:
             return value
-    if not hasattr(value, "strftime"):
-        value = from_epoch(value)
-        if value is None:
-            return ""
+    value = _local(value)
     if getattr(value, "tzinfo", None) is not None:
-        value = timezone.localtime(value).date()
-    return formatting.date_text(value)
+        value = value.date()
+    return "" if value is None else formatting.date_text(value)
 
 
 @register.simple_tag(takes_context=True)
@@ -175,20 +172,6 @@ def export_url(context, fmt, **extra):
     for key, value in extra.items():
         params[key] = value
     return request.path + "?" + params.urlencode()
-
-
-@register.filter
-def seconds(value):
-    """Seconds as ``4.2 s`` under a minute, else ``3m 07s`` (:func:`formatting.seconds_text`)."""
-    return formatting.seconds_text(value)
-
-
-@register.filter
-def redact(value):
-    """Well-known secret shapes replaced by ``[redacted: …]`` markers (HERMES_REDACT_SECRETS)."""
-    from redaction import redact as redact_secrets
-
-    return redact_secrets(value)
 
 
 def text_html(value) -> str:
@@ -280,26 +263,19 @@ def _source_badge(source) -> SafeString:
 @formatting.per_language
 def _cost_words() -> dict[str, str]:
     """The cost cells' fixed markup in the page's language (escaped; ``{}`` for a sum)."""
-    return {
-        "included": format_html(
-            '<span class="cost included" title="{}">{}</span>',
-            gettext("Included in a subscription: shows $0 but is not free"),
-            pgettext("cost", "included"),
-        ),
-        "unknown": format_html(
-            '<span class="cost unknown" title="{}">{}</span>',
-            gettext("No price known"),
-            pgettext("cost", "unknown"),
-        ),
-        "actual": format_html(
-            '<span class="cost actual" title="{}">', gettext("Provider-reported cost")
-        )
-        + "{}</span>",
-        "estimated": format_html(
-            '<span class="cost estimated" title="{}">', gettext("Local estimate")
-        )
-        + "{}</span>",
+    titles = {
+        "included": gettext("Included in a subscription: shows $0 but is not free"),
+        "unknown": gettext("No price known"),
+        "actual": gettext("Provider-reported cost"),
+        "estimated": gettext("Local estimate"),
     }
+    words = {
+        kind: format_html('<span class="cost {}" title="{}">', kind, title) + "{}</span>"
+        for kind, title in titles.items()
+    }
+    for kind in ("included", "unknown"):
+        words[kind] = mark_safe(words[kind].format(escape(str(COST_STATUS_LABELS[kind]))))  # noqa: S308
+    return words
 
 
 @register.filter
@@ -308,17 +284,14 @@ def cost_badge(record):
     not a missing number."""
     status = getattr(record, "cost_status", None)
     words = _cost_words()
-    if status == "included":
-        return words["included"]
-    if status == "unknown":
-        return words["unknown"]
-    actual = getattr(record, "actual_cost_usd", None)
-    if status == "actual" and actual is not None:
-        return mark_safe(words["actual"].format(escape(formatting.usd(actual))))  # noqa: S308
-    estimated = getattr(record, "estimated_cost_usd", None)
-    if estimated is not None:
-        return mark_safe(words["estimated"].format(escape(formatting.usd(estimated))))  # noqa: S308
-    return mark_safe('<span class="cost none">—</span>')
+    if status in ("included", "unknown"):
+        return words[status]
+    kind, value = "actual", getattr(record, "actual_cost_usd", None)
+    if status != "actual" or value is None:
+        kind, value = "estimated", getattr(record, "estimated_cost_usd", None)
+    if value is None:
+        return mark_safe('<span class="cost none">—</span>')
+    return mark_safe(words[kind].format(escape(formatting.usd(value))))  # noqa: S308
 
 
 # Insights words: Hermes's report keeps its English fields (exports and the JSON report read
@@ -347,27 +320,23 @@ CSV_TABLE_LABELS = {
 @register.filter
 def weekday_label(name):
     """``Mon`` → the language's abbreviation (``lun.``); other values as they are."""
-    from django.utils.dates import WEEKDAYS_ABBR
-
     index = WEEKDAY_INDEX.get(name)
     return name if index is None else WEEKDAYS_ABBR[index]
 
 
-@register.filter
-def bucket_label(size):
-    return BUCKET_LABELS.get(size, size)
+def _labelled(labels: dict):
+    """A filter giving each value its word of the page's language (others as they are)."""
+    return lambda value: labels.get(value, value)
 
 
-@register.filter
-def csv_table_label(table):
-    return CSV_TABLE_LABELS.get(table, table)
+register.filter("cost_status_label", _labelled(COST_STATUS_LABELS))
+register.filter("bucket_label", _labelled(BUCKET_LABELS))
+register.filter("csv_table_label", _labelled(CSV_TABLE_LABELS))
 
 
 @register.filter
 def month_label(value):
     """``2026-11`` as the page writes a month: as it is in English, ``novembre 2026`` in French."""
-    import datetime as dt
-
     try:
         first = dt.date.fromisoformat(f"{value}-01")
     except (TypeError, ValueError):
@@ -378,11 +347,8 @@ def month_label(value):
 @register.filter
 def long_day(value):
     """A datetime (or date) as ``Nov 30, 2026`` / ``30 nov. 2026``; "" without one."""
-    if value is None or value == "":
-        return ""
-    if getattr(value, "tzinfo", None) is not None:
-        value = timezone.localtime(value)
-    return formatting.long_date_text(value)
+    value = _local(value)
+    return "" if value is None else formatting.long_date_text(value)
 
 
 @register.filter
