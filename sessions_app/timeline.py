@@ -1,20 +1,14 @@
 """Where a session's time went: each message with the wait before it and what the wait was.
 
 The wait before an ``assistant`` row is the model thinking, before a ``tool`` row a tool
-running, before a ``user`` row the person answering (other roles: nothing).  A tool result that
-is a call (:mod:`sessions_app.toolcalls`, the definition every page shares) carries ``tool_s``,
-the time from the assistant message that called it to the result.  Calls made by one assistant
-message run in parallel, so their ``tool_s`` overlap and add up to more than the wall time;
-each such result says how many calls ran together.
-
-The rows are the transcript's (same ``?show=`` toggles, :mod:`sessions_app.visibility`), in id
-order.  The totals, the chart, the slowest steps and the tools are computed in one pass over
-the whole session's ids, roles and times (no message text), which the page renders once and
-keeps while the file is unchanged; the rows themselves are shown a keyset page at a time, and
-an export gets every row.  The tools count the calls whose result
-row is of a kind the toggles show: with every kind shown, every call of the session.  Files
-without ``timestamp`` cannot time anything, files without ``tool_call_id`` cannot pair a result
-with its call: :func:`missing_columns` names what the file lacks.
+running, before a ``user`` row the person answering.  A tool result that is a call
+(:mod:`sessions_app.toolcalls`) carries ``tool_s``, the time from the message that called it;
+calls made by one assistant message run in parallel, so their ``tool_s`` overlap and each says
+how many ran together.  The rows are the transcript's (same ``?show=`` toggles), in id order;
+the totals, chart, slowest steps and tools come from one pass over the session's ids, roles
+and times (no text), the rows a keyset page at a time.  Files without ``timestamp`` cannot
+time anything, without ``tool_call_id`` cannot pair a result with its call
+(:func:`missing_columns`).
 """
 
 from __future__ import annotations
@@ -22,6 +16,7 @@ from __future__ import annotations
 import functools
 import heapq
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from django.db.models import TextField, Value
 from django.utils import timezone
@@ -78,20 +73,11 @@ class Step:
     tool_s: float | None = None
     parallel_calls: int | None = None  # calls of the assistant message that asked for it
     calls: list[str] = field(default_factory=list)  # names (redacted), on assistant rows
-    link: str | None = None  # the message in its transcript, for roles that read content
 
     def as_row(self) -> dict:
         row = {name: getattr(self, name) for name in EXPORT_COLUMNS}
         row.update(at=self.at_iso, waited_s=_rounded(self.waited_s), tool_s=_rounded(self.tool_s))
         return row
-
-    @property
-    def spent_label(self) -> str:
-        return SPENT_LABELS.get(self.spent_on, "")
-
-    @property
-    def waited_text(self) -> str:
-        return seconds_text(self.waited_s)
 
 
 @dataclass
@@ -106,9 +92,6 @@ class Timeline:
     segments: list[dict]  # the chart's bar of the session
     stacked: list[dict]  # the chart's bar of the totals
 
-    def rows(self) -> list[dict]:
-        return [step.as_row() for step in self.steps]
-
 
 def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
@@ -118,11 +101,6 @@ def missing_columns() -> list[str]:
     """The columns the timeline needs that the file lacks."""
     qs = Message.objects.all()
     return [c for c in ("timestamp", "tool_call_id") if not qs.has_column(c)]
-
-
-def _fields(qs, names):
-    """``names`` as columns of ``values_list``, NULL for those the file lacks."""
-    return [n if qs.has_column(n) else Value(None, output_field=TextField()) for n in names]
 
 
 def shown_calls(session_id: str, visibility: Visibility, ids=None) -> dict[int, tuple]:
@@ -149,9 +127,12 @@ def session_timeline(session_id: str, visibility: Visibility, *, every_row=False
     timed: list[tuple] = []
     first = previous = None
     n_times = 0
-    for message_id, role, tool_name, at in qs.values_list(
-        *_fields(qs, ("id", "role", "tool_name", "timestamp"))
-    ):
+    # NULL for the columns the file lacks.
+    read = [
+        n if qs.has_column(n) else Value(None, output_field=TextField())
+        for n in ("id", "role", "tool_name", "timestamp")
+    ]
+    for message_id, role, tool_name, at in qs.values_list(*read):
         waited = None if at is None or previous is None else at - previous
         if at is not None:
             first = at if first is None else first
@@ -175,10 +156,12 @@ def session_timeline(session_id: str, visibility: Visibility, *, every_row=False
         totals=totals,
         counts=counts,
         tools=_tools(calls.values()),
-        slowest=[step(i, r, n, at, w) for w, i, r, n, at in heapq.nlargest(SLOWEST, timed, _first)],
+        slowest=[
+            step(i, r, n, at, w) for w, i, r, n, at in heapq.nlargest(SLOWEST, timed, itemgetter(0))
+        ],
         parallel=any(together > 1 for _, _, together in calls.values() if together),
         span_s=(previous - first) if n_times > 1 else None,
-        segments=_segments(_geometry(runs)),
+        segments=_segments(runs),
         stacked=_stacked(totals),
     )
 
@@ -227,10 +210,6 @@ def session_page(
     return steps, page
 
 
-def _first(item: tuple) -> float:
-    return item[0]
-
-
 def _tools(calls) -> list[dict]:
     """Per tool: its timed calls, their total and the slowest; most time first."""
     per_tool: dict[str, list[float]] = {}
@@ -267,34 +246,27 @@ def _stacked(totals: dict[str, float]) -> list[dict]:
     return out
 
 
-def _geometry(runs: list[list]) -> list[tuple]:
+def _segments(runs: list[list]) -> list[dict]:
     """Runs of consecutive waits of one kind ``[kind, seconds, steps, first message id]`` as
-    segments of the bar, ``(kind, x, width, seconds, steps, first message id)`` with ``x``
-    and ``width`` in chart units (negative waits, clock drift, take no room); those too
-    narrow to see are left out."""
+    segments of the bar, ``x`` and ``width`` in chart units (negative waits, clock drift, take
+    no room); those too narrow to see are left out."""
     total = sum(r[1] for r in runs) or 1.0
-    out, x = [], 0.0
+    out, x, formats = [], 0.0, page_formats()
+    labels = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
     for kind, seconds, steps, message_id in runs:
         width = seconds / total * CHART_WIDTH
         if width >= MIN_WIDTH:
-            out.append((kind, x, width, seconds, steps, message_id))
+            out.append(
+                {
+                    "kind": kind,
+                    "label": labels[kind],
+                    "x": f"{x:.2f}",
+                    "width": f"{width:.2f}",
+                    "seconds": seconds,
+                    "text": seconds_text(seconds, formats),
+                    "steps": steps,
+                    "message_id": message_id,
+                }
+            )
         x += width
     return out
-
-
-def _segments(geometry: list[tuple]) -> list[dict]:
-    formats = page_formats()
-    labels = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
-    return [
-        {
-            "kind": kind,
-            "label": labels[kind],
-            "x": f"{x:.2f}",
-            "width": f"{width:.2f}",
-            "seconds": seconds,
-            "text": seconds_text(seconds, formats),
-            "steps": steps,
-            "message_id": message_id,
-        }
-        for kind, x, width, seconds, steps, message_id in geometry
-    ]

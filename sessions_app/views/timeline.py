@@ -51,7 +51,7 @@ def timeline(request, session_id: str):
         return exports.stream_export(
             fmt=fmt,
             columns=EXPORT_COLUMNS,
-            chunks=[found.rows()],
+            chunks=[[step.as_row() for step in found.steps]],
             filename=exports.export_filename("timeline", bits, fmt),
             spreadsheet=exports.wants_spreadsheet(request),
             raw=exports.wants_raw(request),
