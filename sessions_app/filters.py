@@ -75,25 +75,20 @@ class SchemaAwareFilterSet(django_filters.FilterSet):
         self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
 
 
-def date_from(queryset, name, value):
-    return queryset.filter(**{f"{name}__gte": day_start_epoch(value)}) if value else queryset
+def bound(lookup: str, to_epoch):
+    """A filter method: ``field <lookup> to_epoch(value)``, nothing without a value."""
 
+    def method(queryset, name, value):
+        return (
+            queryset if value is None else queryset.filter(**{f"{name}__{lookup}": to_epoch(value)})
+        )
 
-def date_to(queryset, name, value):
-    return queryset.filter(**{f"{name}__lt": day_end_epoch(value)}) if value else queryset
-
-
-def epoch_from(queryset, name, value):
-    # Exact epoch seconds (a report's window to the second), not a whole local day.
-    return queryset if value is None else queryset.filter(**{f"{name}__gte": float(value)})
-
-
-def epoch_to(queryset, name, value):
-    return queryset if value is None else queryset.filter(**{f"{name}__lt": float(value)})
+    return method
 
 
 def epoch_filter(field_name: str, method, label: str) -> django_filters.NumberFilter:
-    """A bound in epoch seconds, carried by links (a hidden field of the form)."""
+    """A bound in exact epoch seconds (a report's window to the second, not a whole local
+    day), carried by links (a hidden field of the form)."""
     return django_filters.NumberFilter(
         field_name=field_name,
         method=method,
@@ -104,11 +99,12 @@ def epoch_filter(field_name: str, method, label: str) -> django_filters.NumberFi
     )
 
 
-def day_filter(field_name: str, method, label: str) -> django_filters.DateFilter:
-    """A local day (``TIME_ZONE``), picked with the browser's date input."""
+def day_filter(field_name: str, lookup: str, label: str) -> django_filters.DateFilter:
+    """A local day (``TIME_ZONE``), picked with the browser's date input: from its start
+    (``gte``) or to its end (``lt``)."""
     return django_filters.DateFilter(
         field_name=field_name,
-        method=method,
+        method=bound(lookup, day_start_epoch if lookup == "gte" else day_end_epoch),
         label=label,
         widget=forms.DateInput(attrs={"type": "date"}),
     )
@@ -170,10 +166,12 @@ class SessionFilter(SchemaAwareFilterSet):
         method="filter_source",
     )
     model = django_filters.CharFilter(method="filter_model", label=_("Model"))
-    started_after = day_filter("started_at", date_from, _("Started from"))
-    started_before = day_filter("started_at", date_to, _("Started to"))
-    started_from_epoch = epoch_filter("started_at", epoch_from, _("Started at or after (epoch s)"))
-    started_to_epoch = epoch_filter("started_at", epoch_to, _("Started before (epoch s)"))
+    started_after = day_filter("started_at", "gte", _("Started from"))
+    started_before = day_filter("started_at", "lt", _("Started to"))
+    started_from_epoch = epoch_filter(
+        "started_at", bound("gte", float), _("Started at or after (epoch s)")
+    )
+    started_to_epoch = epoch_filter("started_at", bound("lt", float), _("Started before (epoch s)"))
     used_model = django_filters.CharFilter(
         method="filter_used_model", label=_("Used model"), widget=forms.HiddenInput
     )
@@ -331,8 +329,8 @@ class MessageFilter(SchemaAwareFilterSet):
     source = OpenMultipleChoiceFilter(
         method="filter_source", label=_("Source"), widget=forms.CheckboxSelectMultiple
     )
-    date_from = day_filter("timestamp", date_from, _("From"))
-    date_to = day_filter("timestamp", date_to, _("To"))
+    date_from = day_filter("timestamp", "gte", _("From"))
+    date_to = day_filter("timestamp", "lt", _("To"))
     # The messages of sessions started in a window (epoch seconds) on a model: the insights
     # page's tool rows link here with its window.
     session_started_from_epoch = epoch_filter(

@@ -177,7 +177,6 @@ class SessionTable(KeysetTable):
             "cost",
             "duration",
         )
-        order_by_field = "sort"
         empty_text = gettext_lazy(
             "No session matches these filters. Loosen a filter or reset them."
         )
@@ -281,9 +280,7 @@ class MessageTable(KeysetTable):
     )
 
     class Meta(KeysetTable.Meta):
-        fields = ()
         sequence = ("id", "session", "role", "tool_name", "preview", "token_count")
-        order_by_field = "sort"
         empty_text = gettext_lazy(
             "No message matches these filters. Loosen a filter or reset them."
         )

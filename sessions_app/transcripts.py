@@ -82,21 +82,13 @@ def compression_chain(session: Session) -> list[Session]:
 
 
 # The messages -------------------------------------------------------------------------------
-def message_fields() -> list[str]:
-    """Every message column this file has, by model field name."""
-    qs = Message.objects.all()
-    return [
-        f.name if not f.is_relation else f.attname
-        for f in Message._meta.concrete_fields
-        if qs.has_column(f.column)
-    ]
-
-
 def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[list[dict]]:
     """The visible messages of each session in turn, in id order, a chunk query at a time."""
-    fields = message_fields()
-    columns = {f: Message._meta.get_field(f).column for f in fields if f != "session_id"}
-    columns["session_id"] = "session_id"
+    # Every message column this file has: model attribute → column.
+    qs = Message.objects.all()
+    columns = {
+        f.attname: f.column for f in Message._meta.concrete_fields if qs.has_column(f.column)
+    }
     hide = (
         [c for c in SECRET_MESSAGE_COLUMNS if c in columns.values()] if redaction_enabled() else []
     )
@@ -113,7 +105,7 @@ def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[
         return row
 
     for session in sessions:
-        qs = transcript_messages(session.id, visibility).values(*fields)
+        qs = transcript_messages(session.id, visibility).values(*columns)
         yield from keyset_chunks(qs, BY_ID, to_row=to_row, chunk_size=TRANSCRIPT_CHUNK_ROWS)
 
 
