@@ -63,13 +63,6 @@ def find_session(session_id: str, parts: list[Store] | None):
     return None
 
 
-def sum_counts(counts: list[CappedCount], cap: int = COUNT_CAP) -> CappedCount:
-    total = sum(c.value for c in counts)
-    if total > cap or any(c.capped for c in counts):
-        return CappedCount(value=max(total, cap + 1), capped=True)
-    return CappedCount(value=total, capped=False)
-
-
 @contextlib.contextmanager
 def store_trouble(store: Store, budget: float | None, notes: list[str]):
     """Run the block under ``budget``; a store out of time (when there is a budget) or broken
@@ -179,12 +172,10 @@ class MergedListMixin:
             )
         finally:
             self.shape = default_shape
-        self.count = sum_counts(counts) if counts else None
-        self.rows = self._prepare_by_store(self.page.rows)
-        self.notes.extend(self.page.notes)
-
-    def _prepare_by_store(self, rows: list) -> list:
-        """``prepare_rows`` on each store's rows, reading that store; the order kept."""
+        if counts:
+            total = sum(c.value for c in counts)
+            capped = total > COUNT_CAP or any(c.capped for c in counts)
+            self.count = CappedCount(max(total, COUNT_CAP + 1) if capped else total, capped)
 
         def prepare(store: Store, chunk: list) -> list:
             prepared = self.prepare_rows(chunk)
@@ -192,7 +183,9 @@ class MergedListMixin:
                 row.store, row.store_name = store, store.name
             return prepared
 
-        return registry.per_store(rows, prepare)
+        # ``prepare_rows`` on each store's rows, reading that store; the order kept.
+        self.rows = registry.per_store(self.page.rows, prepare)
+        self.notes.extend(self.page.notes)
 
     def get_table_kwargs(self):
         kwargs = super().get_table_kwargs()

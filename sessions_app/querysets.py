@@ -125,7 +125,3 @@ class MessageQuerySet(HermesQuerySet):
             session_id=OuterRef("session_id"), message_uid=OuterRef("message_uid"), active=1
         )
         return self.exclude(Q(active=0) & Q(message_uid__isnull=False) & Exists(live_copy))
-
-    def with_preview(self, chars: int = PREVIEW_CHARS):
-        """Content cut in SQL: a page of previews never loads a megabyte tool output."""
-        return self.defer("content").annotate(preview=ContentHead("content", chars))

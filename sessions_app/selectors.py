@@ -487,8 +487,9 @@ def messages_for_table(queryset):
             Session.objects.filter(pk=OuterRef("session_id")).order_by().values(column)[:1]
         )
 
-    return (
-        queryset.only_readable(*MESSAGE_TABLE_COLUMNS)
-        .with_preview(PREVIEW_READ_CHARS)
-        .annotate(session_title=of_session("title"), session_source=of_session("source"))
+    # The content cut in SQL: a page of previews never loads a megabyte tool output.
+    return queryset.only_readable(*MESSAGE_TABLE_COLUMNS).annotate(
+        preview=ContentHead("content", PREVIEW_READ_CHARS),
+        session_title=of_session("title"),
+        session_source=of_session("source"),
     )
