@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import django_filters
 from django import forms
+from django.core.exceptions import FieldDoesNotExist
 from django.db import connections
 from django.db.models import Exists, OuterRef, Q
 from django.db.models.expressions import RawSQL
@@ -62,15 +63,19 @@ class OpenMultipleChoiceFilter(django_filters.MultipleChoiceFilter):
 class SchemaAwareFilterSet(django_filters.FilterSet):
     """Drops filters whose column this file does not have, and offers the file's sources."""
 
-    # filter name → column it needs (only where the name differs or the column is optional)
+    # filter name → column it needs, where its ``field_name`` is not a column of the model
     needs_column: dict[str, str] = {}
 
     def __init__(self, data=None, queryset=None, *, request=None, prefix=None):
         super().__init__(data, queryset, request=request, prefix=prefix)
         shape = self.queryset.shape
-        table = self._meta.model._meta.db_table
-        for name, column in self.needs_column.items():
-            if name in self.filters and not shape.has_column(table, column):
+        meta = self._meta.model._meta
+        for name, found in list(self.filters.items()):
+            try:
+                column = self.needs_column.get(name) or meta.get_field(found.field_name).column
+            except FieldDoesNotExist:
+                continue
+            if not shape.has_column(meta.db_table, column):
                 del self.filters[name]
         self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
 
@@ -214,19 +219,7 @@ class SessionFilter(SchemaAwareFilterSet):
         widget=forms.Select,
     )
 
-    needs_column = {
-        "title": "title",
-        "end_reason": "end_reason",
-        "cost_status": "cost_status",
-        "min_cost": "estimated_cost_usd",
-        "max_cost": "estimated_cost_usd",
-        "has_parent": "parent_session_id",
-        "cwd": "cwd",
-        "git_branch": "git_branch",
-        "git_repo_root": "git_repo_root",
-        "chat_type": "chat_type",
-        "flags": "archived",
-    }
+    needs_column = {"flags": "archived"}
 
     class Meta:
         model = Session
