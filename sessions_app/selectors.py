@@ -7,6 +7,7 @@ without a cap or loads a whole transcript.
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, field
 
 from django.db.models import Count, F, FloatField, OuterRef, Subquery, Sum, TextField, Value
@@ -124,10 +125,7 @@ def session_detail(session_id: str) -> Session | None:
 SYSTEM_PROMPT_HEAD = 4000
 
 
-@dataclass(frozen=True)
-class SystemPrompt:
-    head: str
-    length: int
+SystemPrompt = namedtuple("SystemPrompt", "head length")
 
 
 def system_prompt_of(session: Session) -> SystemPrompt | None:
@@ -304,7 +302,6 @@ class TranscriptPage:
     page: int
     pages: int
     total: int
-    per_page: int
 
     @property
     def has_previous(self) -> bool:
@@ -355,7 +352,6 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
         page=page,
         pages=pages,
         total=total,
-        per_page=TRANSCRIPT_PAGE,
     )
 
 
