@@ -135,9 +135,8 @@ def system_prompt_of(session: Session) -> SystemPrompt | None:
         return SystemPrompt(
             redact(session.system_prompt_head)[:SYSTEM_PROMPT_HEAD], session.system_prompt_length
         )
-    shape = store.shape()
     digest = getattr(session, "system_prompt_hash", None)
-    if not digest or not shape.has_table("system_prompts"):
+    if not digest or not store.shape().has_table("system_prompts"):
         return None
     row = store.one(
         "SELECT substr(prompt, 1, %s), length(prompt) FROM system_prompts WHERE hash = %s",
@@ -240,11 +239,8 @@ def session_lineage(session: Session) -> Lineage:
             [session.id],
         )
         lineage.ancestors = [_lineage_row(r) for r in cursor.fetchall()]
-        top_parent = (
-            lineage.ancestors[0]["parent"] if lineage.ancestors else session.parent_session_id
-        )
-        if top_parent:
-            lineage.missing_parent = top_parent
+        top = lineage.ancestors[0]["parent"] if lineage.ancestors else session.parent_session_id
+        lineage.missing_parent = top or None
         cursor.execute(
             f"""
             WITH RECURSIVE down(id, parent, depth, path) AS (

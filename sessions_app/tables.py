@@ -63,12 +63,10 @@ class KeysetTable(tables.Table):
         """Per column: the ``<td>`` tag, the ``render_<column>`` function and what it takes,
         the accessor, the empty values and the default; worked out once per table class and
         columns, as cell attributes do not change from a page to the next."""
-        columns = tuple(bound.name for bound in self.columns)
-        key = (type(self), columns, self.default, repr(self.attrs))
-        plan = _PLANS.get(key)
-        if plan is None:
-            plan = _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)
-        return plan
+        key = (type(self), tuple(b.name for b in self.columns), self.default, repr(self.attrs))
+        if key not in _PLANS:
+            _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)
+        return _PLANS[key]
 
     def _column_plan(self, bound) -> tuple:
         render = getattr(type(self), f"render_{bound.name}", None)

@@ -150,15 +150,13 @@ def day(value):
 @register.simple_tag(takes_context=True)
 def query_with(context, **changes):
     """The current query string with some parameters replaced (None removes one)."""
-    request = context["request"]
-    params = request.GET.copy()
+    params = context["request"].GET.copy()
     for key, value in changes.items():
         if value is None or value == "":
             params.pop(key, None)
         else:
             params[key] = value
-    encoded = params.urlencode()
-    return "?" + encoded if encoded else "?"
+    return "?" + params.urlencode()
 
 
 @register.simple_tag(takes_context=True)
