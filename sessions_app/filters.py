@@ -1,8 +1,5 @@
-"""django-filter FilterSets for the session and message tables.
-
-Filters on columns an older file lacks are removed at construction, so the form never offers
-what the file cannot answer.  Every filter names its ``lookup_expr``; dates are local days
-(``TIME_ZONE``) turned into epoch bounds.
+"""django-filter FilterSets for the session and message tables: filters on columns an older
+file lacks are removed, so the form never offers what the file cannot answer.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The messages of one session after a given id, as transcript entries (for following).
-
-The same queryset, cut, pairing and redaction as a transcript page
-(:func:`sessions_app.selectors.transcript_page`), keyed on "after this id", so a following
-page asks only for what is new.  A result whose call came in an earlier batch stands alone.
+"""The messages of one session after a given id, as transcript entries (for following): a
+transcript page's query, cut, pairing and redaction, so a poll asks only for what is new.  A
+result whose call came in an earlier batch stands alone.
 """
 
 from __future__ import annotations

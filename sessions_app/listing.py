@@ -1,9 +1,5 @@
-"""One list pipeline for every keyset-paged table of the state.db.
-
-sort → filterset → ``_export``? → keyset page → table → render, in the django-tables2 and
-django-filter idiom (``SingleTableMixin`` + ``FilterView``): rows come from a
-:class:`~sessions_app.pagination.Keyset` (never ``OFFSET``), and ``?_export=`` hands the same
-filtered query to the export hook.
+"""One list pipeline for every keyset-paged table of the state.db: sort → filterset →
+``_export``? → keyset page (never ``OFFSET``) → table, with django-tables2 and django-filter.
 """
 
 from __future__ import annotations
@@ -19,10 +15,9 @@ from . import exports
 
 
 class KeysetTableView(SingleTableMixin, FilterView):
-    """A filtered, sorted table, a keyset page at a time, exportable whole.  Subclasses name
-    ``filterset_class``, ``table_class``, ``template_name`` and ``default_sort``, and give
-    :meth:`get_sorts` and :meth:`export` (and, when needed, :meth:`get_count`,
-    :meth:`page_queryset`, :meth:`prepare_rows`)."""
+    """A filtered, sorted table, a keyset page at a time, exportable whole.  Subclasses give
+    ``default_sort``, ``get_sorts()`` and ``export()`` besides django-filter's and
+    django-tables2's attributes, and override the hooks below as needed."""
 
     default_sort = ""
     per_page = 50

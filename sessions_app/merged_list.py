@@ -1,9 +1,6 @@
-"""The session and message tables over every profile at once.
-
-Without ``/p/<profile>/`` and with several stores served, a :class:`MergedListMixin` list pages
-through every profile the user may see (or ``?profile=…``), merged in the list's order
-(:mod:`profiles_app.merge`), with a Profile column.  Each store has its own filterset (on its
-own shape), counts are summed and capped, and a store that fails is named in a note.
+"""The session and message tables over every profile the user may see (or ``?profile=…``),
+when several stores are served and the URL has no ``/p/<profile>/``: merged in the list's
+order (:mod:`profiles_app.merge`), counts summed and capped, a failing store named in a note.
 """
 
 from __future__ import annotations

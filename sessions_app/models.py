@@ -1,8 +1,6 @@
-"""Unmanaged mirrors of the tables in Hermes's ``state.db``, for every layout from v1 to v31.
-
-Every field of the current shape is declared; on an older file the managers defer the columns
-it lacks (``HermesQuerySet.readable``), which read as ``None``.  Times are epoch seconds kept as
-floats (``sessions_app.timefmt`` formats them).  Nothing is ever saved: the router refuses.
+"""Unmanaged mirrors of Hermes's ``state.db`` tables, v1 to v31: the current shape's fields,
+those an older file lacks deferred (read as ``None``).  Times are epoch seconds (floats).
+Nothing is ever saved: the router refuses.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Keyset pagination: a page costs what its rows cost, however deep it is.
-
-``OFFSET 500000`` makes SQLite walk half a million rows; a keyset page instead starts right
-after the last row seen (``WHERE (key, id) < (?, ?)``), which an index answers directly.  The
-cursor is an opaque token in the URL (``?cursor=…``), so any page can be bookmarked.
+"""Keyset pagination: a page starts right after the last row seen (``WHERE (key, id) < (?,
+?)``), which an index answers however deep it is (``OFFSET`` walks every row before).  The
+cursor is a signed token in the URL, so any page can be bookmarked.
 """
 
 from __future__ import annotations

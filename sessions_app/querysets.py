@@ -1,8 +1,5 @@
-"""QuerySets for the state.db, with methods named for what a page wants.
-
-Every queryset starts with the columns the file lacks deferred (``readable``), so the same code
-serves the doc, legacy and current shapes.  List pages ask for ``for_list()``: only the columns a
-table shows, and long text cut in SQL.
+"""QuerySets for the state.db: every one starts with the columns the file lacks deferred
+(``readable``), so the same code serves the doc, legacy and current shapes.
 """
 
 from __future__ import annotations

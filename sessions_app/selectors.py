@@ -1,7 +1,4 @@
-"""Read-side selectors: what each page asks of the state.db, in one place.
-
-Views parse input and call one of these; these build the queries (QuerySet methods from
-``querysets.py``) and return rows or small dataclasses.  Nothing here counts a big table
+"""What each page asks of the state.db, in one place.  Nothing here counts a big table
 without a cap or loads a whole transcript.
 """
 

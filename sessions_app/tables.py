@@ -1,8 +1,5 @@
-"""django-tables2 tables for sessions and messages.
-
-Rows arrive sorted and sliced by a keyset page (``sessions_app.pagination``), so the tables take
-them as :class:`PresortedData`: the header links toggle the sort, but the table never re-sorts
-or counts.  Cells are f-strings of escaped values, not hundreds of small templates a page.
+"""django-tables2 tables for sessions and messages, over a keyset page's rows (the table
+never re-sorts or counts); cells are f-strings of escaped values.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""One transcript entry as HTML (``<li>``), built in Python.
-
-Through templates, a page of a hundred entries (head, body, reasoning, paired tool calls and
-reveal buttons) was two thirds of the session page's time (measured); here every value is
-escaped once (``html.escape``) and joined from strings.  Text arrives already redacted
-(:func:`sessions_app.selectors.transcript_entries`).
+"""One transcript entry as HTML (``<li>``), built in Python: through templates a page of a
+hundred entries was two thirds of the session page's time (measured).  Every value is escaped
+once (``html.escape``); text arrives already redacted (``selectors.transcript_entries``).
 """
 
 from __future__ import annotations

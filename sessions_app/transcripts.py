@@ -1,10 +1,7 @@
-"""One transcript as a file: readable Markdown or complete JSON, streamed.
-
-``/sessions/<id>/export.md`` and ``export.json`` hold the messages the session page shows
-(``?show=`` like the page), fetched in keyset chunks so a long session costs no more memory
-than a short one; ``?chain=1`` exports the whole compression chain (:func:`compression_chain`).
-Secrets are redacted as on the page.  The Markdown survives any content: text sits in fences
-longer than any backtick run inside, inline values are escaped, and no data is live HTML.
+"""One transcript as a file, readable Markdown or complete JSON, streamed in keyset chunks
+(a long session costs no more memory than a short one), redacted as on the page.  The Markdown
+survives any content: fences outgrow any backtick run inside, inline values are escaped, and
+no data is live HTML.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The message table: every message of the state.db, filtered, a keyset page at a time.
-
-Only the primary key orders the whole table, so pages walk ids and filters without an index
-are checked row by row until a page is full; the page query runs under a short deadline, and
-a scan out of time says so on the same page rather than hold a worker.
+"""The message table.  Only the primary key orders the whole table, so pages walk ids and
+check unindexed filters row by row, under a short deadline: a scan out of time says so on the
+page rather than hold a worker.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Full-text search: ``/search/?q=…`` with filters, snippets and links into transcripts.
-
-The view parses the form and calls :func:`sessions_app.search.run_search`, which picks the
-index (word, trigram, or a bounded scan) and never raises on user text.
+"""Full-text search: ``/search/?q=…``; the form's request goes to
+:func:`sessions_app.search.run_search`, which never raises on user text.
 """
 
 from __future__ import annotations

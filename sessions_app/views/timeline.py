@@ -1,12 +1,9 @@
-"""``/sessions/<id>/timeline/``: where the session's time went (:mod:`sessions_app.timeline`),
-a keyset page of rows at a time (``?cursor=``); ``?_export=csv|json|jsonl`` gives one row per
-message, every row.
+"""``/sessions/<id>/timeline/`` (:mod:`sessions_app.timeline`): a keyset page of rows at a
+time; ``?_export=csv|json|jsonl`` gives every row.
 
-The totals section (the figures of the whole session) is rendered once per session, toggles,
-language and role (links or none) and kept while the file is unchanged: paging through a
-session, or coming back to it, renders only the page's rows.  Against the explorer before it,
-in the same rounds of ``bench/benchmark.py`` on the 1M-message store, the page of a 2,000- or
-30,000-message session took a fifth to a quarter less server CPU (about 20 ms against 26)."""
+The totals section is rendered once per session, toggles, language and role and kept while the
+file is unchanged, so paging renders only the rows: measured (``bench/benchmark.py``, 1M-message
+store) a fifth to a quarter less server CPU on 2,000- and 30,000-message sessions."""
 
 from __future__ import annotations
 
