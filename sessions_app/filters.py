@@ -78,12 +78,10 @@ class SchemaAwareFilterSet(django_filters.FilterSet):
 
 
 def bound(lookup: str, to_epoch):
-    """A filter method: ``field <lookup> to_epoch(value)``, nothing without a value."""
+    """A filter method: ``field <lookup> to_epoch(value)`` (django-filter skips empty values)."""
 
     def method(queryset, name, value):
-        return (
-            queryset if value is None else queryset.filter(**{f"{name}__{lookup}": to_epoch(value)})
-        )
+        return queryset.filter(**{f"{name}__{lookup}": to_epoch(value)})
 
     return method
 
@@ -251,8 +249,6 @@ class SessionFilter(SchemaAwareFilterSet):
     COMMON_SHARE = 0.02
 
     def filter_source(self, queryset, name, value):
-        if not value:
-            return queryset
         values = list(value)
         if self.time_ordered:
             counts = source_counts()
@@ -264,14 +260,10 @@ class SessionFilter(SchemaAwareFilterSet):
         return queryset.filter(source__in=values)
 
     def filter_model(self, queryset, name, value):
-        value = value.strip()
-        return queryset.filter(model_named(value)) if value else queryset
+        return queryset.filter(model_named(value))
 
     def filter_used_model(self, queryset, name, value):
         # The sessions an insights models row counts: see model_usage.used_model_sql.
-        value = value.strip()
-        if not value:
-            return queryset
         sql, params = used_model_sql(queryset.shape, value)
         return queryset.filter(id__in=RawSQL(sql, params))
 
@@ -365,23 +357,15 @@ class MessageFilter(SchemaAwareFilterSet):
         return super().filter_queryset(queryset)
 
     def filter_session(self, queryset, name, value):
-        if value is None:
-            return queryset
         of_window = Session.objects.order_by().filter(**{name: float(value)})
         return queryset.filter(session_id__in=of_window.values("id"))
 
     def filter_session_model(self, queryset, name, value):
-        value = value.strip()
-        if not value:
-            return queryset
         of_model = Session.objects.order_by().filter(model_named(value))
         return queryset.filter(session_id__in=of_model.values("id"))
 
     def filter_skill(self, queryset, name, value):
         # Assistant messages loading or editing this skill (see skill_calls).
-        value = value.strip()
-        if not value:
-            return queryset
         if not queryset.has_column("tool_calls"):
             return queryset.none()
         if connections[queryset.db].vendor == "postgresql":
@@ -405,8 +389,6 @@ class MessageFilter(SchemaAwareFilterSet):
         messages come from the session index and only those are sorted by id. A common one
         is an EXISTS on the session's primary key while messages are walked newest first,
         which stops after a page; starting from its sessions would sort most of the table."""
-        if not value:
-            return queryset
         values = list(value)
         counts = source_counts()
         of_sources = Session.objects.order_by().filter(source__in=values)
