@@ -118,10 +118,9 @@ def at_least(field_name: str, label: str, lookup_expr: str = "gte") -> django_fi
 
 
 class SeenCharFilter(django_filters.CharFilter):
-    """A text filter that, on free text shown redacted (a :class:`MetadataText` column), also
-    compares the redacted value, so that a guess at a key pasted into a title, a user name or
-    a branch matches nothing (no oracle).  The plain test comes first: only the rows it keeps
-    are redacted."""
+    """On a :class:`MetadataText` column (shown redacted), also compares the redacted value, so
+    a guess at a key pasted into a title matches nothing (no oracle); only the rows the plain
+    test keeps are redacted."""
 
     def filter(self, qs, value):
         qs = super().filter(qs, value)
@@ -297,11 +296,8 @@ class OpenChoiceFilter(django_filters.ChoiceFilter):
 
 
 class MessageFilter(SchemaAwareFilterSet):
-    """Filters of the message table. Only ``session_id`` has an index of its own; the others
-    are checked row by row while the id-ordered page is walked, under a short deadline.
-
-    Visibility is applied on every bound request: without ``show`` only the live transcript
-    (``active = 1``, no hidden scaffolding) is listed."""
+    """Only ``session_id`` has an index; the others are checked row by row along the ids, under a
+    short deadline.  Without ``show`` only the live transcript is listed."""
 
     session_id = text_filter("session_id", _("Session id"), max_length=200)
     role = OpenChoiceFilter(
@@ -383,12 +379,9 @@ class MessageFilter(SchemaAwareFilterSet):
     RARE_SOURCE_SESSIONS = 1500
 
     def filter_source(self, queryset, name, value):
-        """Messages of sessions from these sources, planned by how common the sources are.
-
-        NOTE: a rare source (or one with no session) is answered from its sessions: their
-        messages come from the session index and only those are sorted by id. A common one
-        is an EXISTS on the session's primary key while messages are walked newest first,
-        which stops after a page; starting from its sessions would sort most of the table."""
+        """A rare source is answered from its sessions (only their messages are sorted); a
+        common one is an EXISTS per message walked newest first, which stops after a page
+        (starting from its sessions would sort most of the table)."""
         values = list(value)
         counts = source_counts()
         of_sources = Session.objects.order_by().filter(source__in=values)

@@ -97,8 +97,7 @@ def _layout(shape) -> tuple:
 
 
 class MergedListMixin:
-    """For a :class:`~sessions_app.listing.KeysetTableView`: span the chosen stores.  Each
-    gives the keys of a page and one rows, the merge picks the page and only its rows are read
+    """Each store gives the keys of a page, the merge picks the page and only its rows are read
     in full; stores of the same layout share one validated filterset."""
 
     merged_parts: list[Store] | None = None

@@ -350,8 +350,7 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
 
 def transcript_entries(messages: list) -> list[TranscriptEntry]:
     """The entries of consecutive transcript rows, each tool result under the call that asked
-    for it (by ``tool_call_id``): the stored texts redacted as the exports redact them, then
-    decoded and formatted (tool calls parsed and pretty-printed from the redacted JSON)."""
+    for it (by ``tool_call_id``), redacted before anything is decoded or formatted."""
     counts = redact_rows(messages)
     results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
     paired_ids: set[int] = set()
@@ -384,9 +383,8 @@ TRANSCRIPT_TEXTS = ("body", "reasoning_text", "reasoning_extra", "tool_calls")
 
 
 def redact_rows(messages: list) -> dict[int, int]:
-    """Redact the stored texts of these rows in place, before anything decodes, cuts or
-    formats them, and count the secrets per row (for the reveal button); the gates run once
-    over the whole page.  Then the texts read past ``TRANSCRIPT_CUT`` are cut to it."""
+    """Redact the stored texts of these rows in place, once over the whole page, counting the
+    secrets per row (for the reveal button); then cut them to ``TRANSCRIPT_CUT``."""
     places = [
         (message, name)
         for message in messages

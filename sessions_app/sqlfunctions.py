@@ -96,10 +96,8 @@ class Redacted(Func):
 
 
 class NoIndex(Func):
-    """``+column``: the same value, but SQLite will not use an index for this term.  We
-    cannot add indexes to Hermes's file, so we steer the planner: with ``+source = ?`` it
-    walks the ``started_at`` index and stops after a page, rather than sort every session of
-    a common source."""
+    """``+column``: the same value, but SQLite uses no index for this term (we cannot add
+    indexes to Hermes's file, so we steer the planner along the ``started_at`` index)."""
 
     template = "+%(expressions)s"
 

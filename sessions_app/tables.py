@@ -43,12 +43,9 @@ class PresortedData(TableListData):
 
 
 class KeysetTable(tables.Table):
-    """A table of one keyset page: django-tables2 columns and headers, a body built in Python.
-
-    django-tables2's cell rendering costs about a millisecond per row of nine columns
-    (measured: most of a session list page), so the body calls the same ``render_<column>``
-    methods once per cell and joins the HTML; headers, sort links and attributes stay its own.
-    """
+    """django-tables2 columns and headers, a body built in Python: its cell rendering cost
+    about a millisecond per row (measured), so the body calls the ``render_<column>`` methods
+    once per cell and joins the HTML."""
 
     class Meta:
         template_name = "includes/_table.html"
@@ -57,9 +54,8 @@ class KeysetTable(tables.Table):
         super().__init__(PresortedData(data), order_by=order_by, **kwargs)
 
     def _cell_plan(self) -> tuple:
-        """Per column: the ``<td>`` tag, the ``render_<column>`` function and what it takes,
-        the accessor, the empty values and the default; worked out once per table class and
-        columns, as cell attributes do not change from a page to the next."""
+        """Per column: the ``<td>`` tag, ``render_<column>`` and what it takes, the accessor,
+        the empty values and the default; once per table class and columns."""
         key = (type(self), tuple(b.name for b in self.columns), self.default, repr(self.attrs))
         if key not in _PLANS:
             _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)

@@ -29,11 +29,9 @@ register = template.Library()
 
 @register.simple_tag
 def form_fragment_key(form) -> str:
-    """What a filter form's HTML depends on: the language, its fields (which this file and role
-    have), their choices and the submitted values.  The list templates cache the form's HTML
-    under this key (``{% cache %}``, the per-process ``template_fragments`` cache): rendering
-    its ~30 widgets through Django's widget templates took 6–7 ms of a 20 ms session list
-    (in-process, 1M-message store); a hit takes ~0.1 ms."""
+    """What a filter form's HTML depends on (language, fields, choices, submitted values): the
+    list templates cache the form under it, as rendering its ~30 widgets took 6–7 ms of a 20 ms
+    session list (measured, 1M-message store); a hit takes ~0.1 ms."""
     fields = [
         (name, type(field).__name__, [str(c) for c in getattr(field, "choices", ())])
         for name, field in form.fields.items()
@@ -59,10 +57,8 @@ register.filter("redact", redact_secrets)
 
 @register.filter
 def grouped(value):
-    """``intcomma`` (thousands grouped the page's way) for the figures of the insights and
-    overview tables: plain ints and finite floats through :func:`formatting.number`, anything
-    else as ``intcomma`` does it.  Django's version looks up three formats of the active
-    language per number (about 5 µs each; an insights page shows ~300 numbers)."""
+    """``intcomma`` through :func:`formatting.number` for plain ints and finite floats: Django's
+    looks up three formats per number (about 5 µs each; an insights page shows ~300)."""
     kind = value.__class__
     if kind is int or (kind is float and math.isfinite(value) and abs(value) < 1e15):
         return formatting.number(value)
@@ -173,9 +169,8 @@ def export_url(context, fmt, **extra):
 
 
 def text_html(value) -> str:
-    """What ``{{ value }}`` renders in an autoescaping template (safe HTML as it is, anything
-    else localised and escaped), without ``conditional_escape``'s lazy-string wrapper: the
-    tables, transcripts and search hits call this for every value they show."""
+    """What ``{{ value }}`` renders in an autoescaping template, without
+    ``conditional_escape``'s lazy-string wrapper (called for every value a table shows)."""
     if value.__class__ is str:
         return escape(value)
     if hasattr(value, "__html__"):
