@@ -154,12 +154,8 @@ def model_named(value: str) -> Q:
 
 class SessionFilter(SchemaAwareFilterSet):
     # Chosen sessions (``?id=a&id=b``): the page and every export of it hold exactly those.
-    id = OpenMultipleChoiceFilter(
-        field_name="id", lookup_expr="exact", label=_("Sessions"), widget=forms.MultipleHiddenInput
-    )
+    id = OpenMultipleChoiceFilter(label=_("Sessions"), widget=forms.MultipleHiddenInput)
     source = OpenMultipleChoiceFilter(
-        field_name="source",
-        lookup_expr="exact",
         label=_("Source"),
         widget=forms.CheckboxSelectMultiple,
         method="filter_source",
@@ -182,7 +178,6 @@ class SessionFilter(SchemaAwareFilterSet):
         method="filter_cost_status",
         label=_("Cost status"),
         empty_label=pgettext_lazy("filter", "any"),
-        widget=forms.Select,
     )
     min_cost = at_least("estimated_cost_usd", _("Min cost $"))
     max_cost = at_least("estimated_cost_usd", _("Max cost $"), "lte")
@@ -210,7 +205,6 @@ class SessionFilter(SchemaAwareFilterSet):
         method="filter_flags",
         label=_("Archived / hidden"),
         empty_label=_("hide archived and hidden"),
-        widget=forms.Select,
     )
 
     needs_column = {"flags": "archived"}
@@ -300,9 +294,7 @@ class MessageFilter(SchemaAwareFilterSet):
     short deadline.  Without ``show`` only the live transcript is listed."""
 
     session_id = text_filter("session_id", _("Session id"), max_length=200)
-    role = OpenChoiceFilter(
-        field_name="role", lookup_expr="exact", label=_("Role"), choices=[], widget=forms.Select
-    )
+    role = OpenChoiceFilter(label=_("Role"), choices=[])
     tool_name = text_filter("tool_name", _("Tool name"), max_length=200)
     source = OpenMultipleChoiceFilter(
         method="filter_source", label=_("Source"), widget=forms.CheckboxSelectMultiple

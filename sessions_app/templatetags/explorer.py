@@ -347,18 +347,14 @@ def long_day(value):
 @register.filter
 def notable_value(top):
     """Hermes's text for a notable session's figure (``12 msgs``), in the page's language."""
-    if formatting.hermes_words():
-        return top.get("value", "")
     metric, raw = top.get("metric"), top.get("raw_value")
-    if raw is None:
-        return top.get("value", "")
-    if metric == "longest":
-        return formatting.duration(raw)
     labels = {
         "messages": gettext("%(n)s msgs"),
         "tokens": gettext("%(n)s tokens"),
         "tool_calls": gettext("%(n)s calls"),
     }
-    if metric not in labels:
+    if formatting.hermes_words() or raw is None or metric not in (*labels, "longest"):
         return top.get("value", "")
+    if metric == "longest":
+        return formatting.duration(raw)
     return labels[metric] % {"n": formatting.number(int(raw))}
