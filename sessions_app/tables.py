@@ -18,7 +18,6 @@ from redaction import redact
 from .content import as_text
 from .formatting import compact, duration, per_language, truncate_chars
 from .links import TranscriptLinks
-from .models import Session
 from .templatetags.explorer import (
     cost_badge,
     role_label,
@@ -129,6 +128,8 @@ class SessionTable(KeysetTable):
     select = tables.Column(verbose_name=gettext_lazy("Select"), orderable=False, empty_values=())
     started_at = tables.Column(verbose_name=gettext_lazy("Started"))
     title = tables.Column(verbose_name=gettext_lazy("Title"), orderable=False, empty_values=())
+    tags = tables.Column(verbose_name=gettext_lazy("Tags"), orderable=False, empty_values=())
+    scores = tables.Column(verbose_name=gettext_lazy("Scores"), orderable=False, empty_values=())
     source = tables.Column(verbose_name=gettext_lazy("Source"))
     model = tables.Column(
         accessor="model_short", verbose_name=gettext_lazy("Model"), orderable=False
@@ -148,26 +149,8 @@ class SessionTable(KeysetTable):
     duration = tables.Column(
         verbose_name=gettext_lazy("Duration"), orderable=False, attrs=NUM, empty_values=()
     )
-    tags = tables.Column(verbose_name=gettext_lazy("Tags"), orderable=False, empty_values=())
-    scores = tables.Column(verbose_name=gettext_lazy("Scores"), orderable=False, empty_values=())
 
     class Meta(KeysetTable.Meta):
-        model = Session
-        fields = ()
-        sequence = (
-            "select",
-            "started_at",
-            "title",
-            "tags",
-            "scores",
-            "source",
-            "model",
-            "message_count",
-            "tool_call_count",
-            "tokens",
-            "cost",
-            "duration",
-        )
         empty_text = gettext_lazy(
             "No session matches these filters. Loosen a filter or reset them."
         )
@@ -271,7 +254,6 @@ class MessageTable(KeysetTable):
     )
 
     class Meta(KeysetTable.Meta):
-        sequence = ("id", "session", "role", "tool_name", "preview", "token_count")
         empty_text = gettext_lazy(
             "No message matches these filters. Loosen a filter or reset them."
         )
