@@ -301,8 +301,7 @@ class MessageFilter(SchemaAwareFilterSet):
     )
     date_from = day_filter("timestamp", "gte", _("From"))
     date_to = day_filter("timestamp", "lt", _("To"))
-    # The messages of sessions started in a window (epoch seconds) on a model: the insights
-    # page's tool rows link here with its window.
+    # The messages of sessions started in a window on a model (the insights tool rows' links).
     session_started_from_epoch = epoch_filter(
         "started_at__gte", "filter_session", _("Session started at or after (epoch s)")
     )

@@ -27,8 +27,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
     table_pagination = False  # the keyset page is the pagination
 
     def get_filterset_kwargs(self, filterset_class):
-        # Always bound, so the defaults (visibility, archived and hidden left out) apply
-        # without a filter given.
+        # Always bound, so the defaults (visibility, archived and hidden left out) apply.
         return {**super().get_filterset_kwargs(filterset_class), "data": self.request.GET}
 
     def get_count(self, filtered):

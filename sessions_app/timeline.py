@@ -54,9 +54,8 @@ EXPORT_COLUMNS = [
     "tool_s",
     "parallel_calls",
 ]
-# The chart: one bar the session's length, a segment per run of waits of one kind (runs
-# narrower than ``MIN_WIDTH`` chart units cannot be seen and are left out: a long session
-# has thousands), and one bar of the totals per kind.
+# The chart: a bar of the session, a segment per run of waits of one kind (those narrower
+# than ``MIN_WIDTH`` units cannot be seen: a long session has thousands).
 CHART_WIDTH = 720
 MIN_WIDTH = 0.5
 
@@ -162,7 +161,8 @@ def session_timeline(session_id: str, visibility: Visibility, *, every_row=False
         parallel=any(together > 1 for _, _, together in calls.values() if together),
         span_s=(previous - first) if n_times > 1 else None,
         segments=_segments(runs),
-        stacked=_stacked(totals),
+        # The totals side by side on one bar.
+        stacked=_segments([[kind, max(totals[kind], 0.0), 0, None] for kind in KINDS], 0.0),
     )
 
 
@@ -225,28 +225,7 @@ def _tools(calls) -> list[dict]:
     )
 
 
-def _stacked(totals: dict[str, float]) -> list[dict]:
-    """The totals per kind side by side on one bar of ``CHART_WIDTH`` units."""
-    whole = sum(max(v, 0.0) for v in totals.values()) or 1.0
-    out, x, formats = [], 0.0, page_formats()
-    for kind in KINDS:
-        width = max(totals[kind], 0.0) / whole * CHART_WIDTH
-        if width > 0:
-            text = seconds_text(totals[kind], formats)
-            out.append(
-                {
-                    "kind": kind,
-                    "label": gettext(SPENT_LABELS[kind]),
-                    "x": f"{x:.2f}",
-                    "width": f"{width:.2f}",
-                    "text": text,
-                }
-            )
-        x += width
-    return out
-
-
-def _segments(runs: list[list]) -> list[dict]:
+def _segments(runs: list[list], min_width: float = MIN_WIDTH) -> list[dict]:
     """Runs of consecutive waits of one kind ``[kind, seconds, steps, first message id]`` as
     segments of the bar, ``x`` and ``width`` in chart units (negative waits, clock drift, take
     no room); those too narrow to see are left out."""
@@ -255,7 +234,7 @@ def _segments(runs: list[list]) -> list[dict]:
     labels = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
     for kind, seconds, steps, message_id in runs:
         width = seconds / total * CHART_WIDTH
-        if width >= MIN_WIDTH:
+        if width > 0 and width >= min_width:
             out.append(
                 {
                     "kind": kind,

@@ -65,8 +65,8 @@ def grouped(value):
     return intcomma(value)
 
 
-# Hermes's roles and the explorer's visibilities, as words of the page's language (the
-# values themselves stay in classes, URLs and exports). Unknown values show as they are.
+# Roles and visibilities as words of the page's language (the values stay in classes, URLs
+# and exports); unknown values show as they are.
 ROLE_LABELS = {
     "user": pgettext_lazy("message role", "user"),
     "assistant": pgettext_lazy("message role", "assistant"),
@@ -180,10 +180,8 @@ def text_html(value) -> str:
     return escape(str(localize(value)))
 
 
-# Ages: Django's ``naturaltime`` with its phrases translated once per language and values.
-# Each age past a day asks the catalog for three or four plural phrases; kept, the session list
-# sorted by source went from 22.8 to 18.6 ms a page (0.81; gunicorn, the 1M-message store,
-# the revision before in the same rounds).  The calendar arithmetic is still Django's.
+# Ages: Django's ``naturaltime`` with its phrases translated once per language and values
+# (measured: the session list sorted by source went from 22.8 to 18.6 ms a page).
 class _Phrase:
     """One of ``naturaltime``'s lazily translated phrases, its ``%`` kept per language."""
 
@@ -204,9 +202,8 @@ class _Ages(NaturalTimeFormatter):
     future_substrings = {k: _Phrase(v) for k, v in NaturalTimeFormatter.future_substrings.items()}
 
 
-# Cells shared by the django-tables2 tables and the page templates (one rendering each).
-# Tables call these once per row: they build their HTML with f-strings and ``html.escape``
-# rather than ``format_html`` (whose lazy-string checks cost more than the formatting).
+# Cells shared by the tables and the templates, called once per row: f-strings and
+# ``html.escape``, as ``format_html``'s lazy-string checks cost more than the formatting.
 def time_html(epoch_value, *, seconds: bool = False, age: bool = False, empty="—"):
     """The one ``<time>`` element of the explorer: local time (to the minute, or the second),
     the full time and zone on hover, optionally its age beneath."""
@@ -287,8 +284,7 @@ def cost_badge(record):
     return mark_safe(words[kind].format(escape(formatting.usd(value))))  # noqa: S308
 
 
-# Insights words: Hermes's report keeps its English fields (exports and the JSON report read
-# them); the page shows them in its language.
+# Insights words: Hermes's report keeps its English fields, the page shows its language's.
 WEEKDAY_INDEX = {
     name: i for i, name in enumerate(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"))
 }
