@@ -1,9 +1,6 @@
-"""Hermes values written for people: model names, counts, money, durations and times.
-
-One definition each, for the template filters, tables and insights.  Each follows the active
-language's format module (``hermes_explorer/formats``: ``1,234.5`` and ``$12.34``; ``1 234,5``
-and ``12,34 $US``), read once per language, with plain string operations: the list pages call
-these for every row, where Django's generic formatting costs several times more.
+"""Hermes values written for people, one definition each: the active language's format module
+(``hermes_explorer/formats``) read once per language, then plain string operations, as the
+list pages call these for every row where Django's generic formatting costs several times more.
 """
 
 from __future__ import annotations
