@@ -111,6 +111,9 @@ def _session_words() -> dict:
         "not_live": escape(gettext("Not part of the live transcript")),
         "no_text_tool": escape(gettext("(no text: %(tool)s)")),
         "no_text": escape(gettext("(no text)")),
+        "copy_id": escape(gettext("Copy message id")),
+        "copy": escape(gettext("Copy")),
+        "no_time": format_html('<span class="muted">{}</span>', gettext("no time")),
         "open": format_html(
             '<span class="muted" title="{}">{}</span>',
             gettext("Never closed"),
@@ -259,19 +262,14 @@ class MessageTable(KeysetTable):
         )
         attrs = {"class": "data-table messages-table"}
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        # The same words on every row: looked up once per page.
-        self._copy_words = (escape(gettext("Copy message id")), escape(gettext("Copy")))
-        self._no_time = format_html('<span class="muted">{}</span>', gettext("no time"))
-
     def render_id(self, record):
         mid = escape(str(record.id))
-        label, copy = self._copy_words
+        words = _session_words()
+        label = words["copy_id"]
         return mark_safe(  # noqa: S308 - every value is escaped
-            f"{time_html(record.timestamp, seconds=True, empty=self._no_time)}"
+            f"{time_html(record.timestamp, seconds=True, empty=words['no_time'])}"
             f'<span class="age copy-id">#{mid} <button type="button" class="copy" data-copy="{mid}"'
-            f' aria-label="{label} {mid}" title="{label}">{copy}</button></span>'
+            f' aria-label="{label} {mid}" title="{label}">{words["copy"]}</button></span>'
         )
 
     def render_session(self, record):
