@@ -87,8 +87,7 @@ def bound(lookup: str, to_epoch):
 
 
 def epoch_filter(field_name: str, method, label: str) -> django_filters.NumberFilter:
-    """A bound in exact epoch seconds (a report's window to the second, not a whole local
-    day), carried by links (a hidden field of the form)."""
+    """A bound in exact epoch seconds (a report's window), carried by links in a hidden field."""
     return django_filters.NumberFilter(
         field_name=field_name,
         method=method,
@@ -100,8 +99,7 @@ def epoch_filter(field_name: str, method, label: str) -> django_filters.NumberFi
 
 
 def day_filter(field_name: str, lookup: str, label: str) -> django_filters.DateFilter:
-    """A local day (``TIME_ZONE``), picked with the browser's date input: from its start
-    (``gte``) or to its end (``lt``)."""
+    """A local day (``TIME_ZONE``): from its start (``gte``) or to its end (``lt``)."""
     return django_filters.DateFilter(
         field_name=field_name,
         method=bound(lookup, day_start_epoch if lookup == "gte" else day_end_epoch),

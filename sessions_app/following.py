@@ -34,8 +34,7 @@ OPEN_HORIZON = 86_400.0
 
 
 def follow_state(session, transcript, visibility: Visibility, now: float) -> dict | None:
-    """What the session page needs to offer "Follow", or None (not running, hidden, not its
-    last page)."""
+    """What the session page needs to offer "Follow", or None."""
     if transcript is None or transcript.page < transcript.pages:
         return None
     started = session.started_at or 0

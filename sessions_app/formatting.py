@@ -52,22 +52,19 @@ def _formats(lang: str) -> Formats:
 
 
 def page_formats() -> Formats:
-    """The page language's formats (``hermes_explorer/formats``, read with Django's
-    ``get_format`` once per language), ready for the functions here."""
+    """The page language's formats, read once per language."""
     return _formats(language())
 
 
 def date_format(value: dt.date, name: str) -> str:
-    """``value`` in the page language's date format ``name`` (``LONG_DATE_FORMAT``...), with
-    Django's ``date`` syntax and catalog of month and day names."""
+    """``value`` in the page language's date format ``name`` (Django's ``date`` syntax)."""
     return dateformat.format(value, get_format(name))
 
 
 # The session list asks the catalog for the same few words ~1,300 times a page; kept per
 # language, its server time went from 25 to 15 ms (bench/benchmark.py, the 1M-message store).
 def per_language(build):
-    """``build(*args)`` (which translates a few words, or a phrase with a count), once per
-    language and arguments."""
+    """``build(*args)`` (which translates a few words), once per language and arguments."""
 
     @functools.lru_cache(maxsize=1024)
     def built(lang: str, *args):
@@ -105,8 +102,7 @@ def datetime_text(moment: dt.datetime, *, seconds: bool = False) -> str:
 
 
 def iso_text(iso: str) -> str:
-    """A local ISO 8601 time (``2026-11-30T14:05:09+01:00``) as :func:`datetime_text` writes
-    it, to the second."""
+    """A local ISO 8601 time as :func:`datetime_text` writes it, to the second."""
     return page_formats().seconds(dt.datetime.fromisoformat(iso[:19]))
 
 
@@ -116,8 +112,7 @@ def date_text(day: dt.date) -> str:
 
 
 def short_model(model: str | None, *, missing: str = "") -> str:
-    """Hermes's display name for a model: the last ``/`` segment of its route
-    (``anthropic/claude-sonnet-4.5`` → ``claude-sonnet-4.5``); ``missing`` when there is none."""
+    """Hermes's display name for a model: the last ``/`` segment of its route (or ``missing``)."""
     return (model or missing).split("/")[-1]
 
 

@@ -60,8 +60,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
         return self.per_page
 
     def prepare(self, request) -> None:
-        """The list's sort, keyset and filterset from the query string (no query run): what a
-        page, an export or another walk of the same list starts from."""
+        """The list's sort, keyset and filterset from the query string (no query run)."""
         self.notes: list[str] = []
         self.shape = store.shape()
         sorts = self.get_sorts()

@@ -45,8 +45,7 @@ def chosen_stores(request, notes: list[str] | None = None) -> list[Store] | None
 
 
 def find_session(session_id: str, parts: list[Store] | None):
-    """The session ``session_id`` of the first store of ``parts`` (None: current) that has
-    it, with a ``store`` attribute."""
+    """The session in the first store of ``parts`` (None: current) that has it, with ``store``."""
     from sessions_app.models import Session
 
     for part in parts or [None]:
@@ -62,8 +61,7 @@ def find_session(session_id: str, parts: list[Store] | None):
 
 @contextlib.contextmanager
 def store_trouble(store: Store, budget: float | None, notes: list[str]):
-    """Run the block under ``budget``; a store out of time (when there is a budget) or broken
-    is named in ``notes`` and the block left, its rows left out."""
+    """Run the block under ``budget``; a store out of time or broken is named in ``notes``."""
     try:
         with query_budget(budget):
             yield
@@ -87,8 +85,7 @@ def profile_column() -> tuple[str, tables.Column]:
 
 
 class KeyRow(dict):
-    """One row of a store as the merge sees it: key values and primary key (a dict with a
-    ``store`` attribute)."""
+    """A row's keys and primary key as the merge sees them (a dict that takes a ``store``)."""
 
 
 def _layout(shape) -> tuple:

@@ -258,8 +258,7 @@ class SessionModelUsage(HermesModel):
 
 @functools.cache
 def metadata_columns(table: str) -> frozenset[str]:
-    """The :class:`MetadataText` columns of a state.db table: free text shown to every role,
-    redacted, and filtered and sorted on its redacted value."""
+    """The :class:`MetadataText` columns of a table: redacted free text shown to every role."""
     return frozenset(
         f.column
         for model in apps.get_app_config("sessions_app").get_models()

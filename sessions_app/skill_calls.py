@@ -23,8 +23,7 @@ SKILL_CALLS_SQL = f"""
 
 
 def calls_skill(tool_calls: str | None, name: str) -> bool:
-    """Whether an assistant row's ``tool_calls`` (a JSON list) holds a skill call naming
-    ``name`` in its arguments, as :data:`SKILL_CALLS_SQL` decides."""
+    """Whether a ``tool_calls`` value holds a skill call naming ``name``, as the SQL decides."""
     try:
         calls = json.loads(tool_calls or "")
     except ValueError:

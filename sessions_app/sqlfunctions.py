@@ -33,8 +33,7 @@ class NulSafeText(TextField):
 
 
 class ContentHead(Func):
-    """The first ``length`` characters of a text column, NUL characters included (a row with
-    one is cut as bytes through a BLOB cast and decoded in Python)."""
+    """The first ``length`` characters of a text column, NUL characters included."""
 
     def __init__(self, expression, length: int, **extra):
         self.length = int(length)

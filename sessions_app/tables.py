@@ -53,8 +53,7 @@ class KeysetTable(tables.Table):
         super().__init__(PresortedData(data), order_by=order_by, **kwargs)
 
     def _cell_plan(self) -> tuple:
-        """Per column: the ``<td>`` tag, ``render_<column>`` and what it takes, the accessor,
-        the empty values and the default; once per table class and columns."""
+        """Per column: ``<td>``, renderer and its arguments, accessor, empty values, default."""
         key = (type(self), tuple(b.name for b in self.columns), self.default, repr(self.attrs))
         if key not in _PLANS:
             _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)

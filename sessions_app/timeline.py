@@ -167,8 +167,7 @@ def session_timeline(session_id: str, visibility: Visibility, *, every_row=False
 
 
 def _stepper(calls: dict[int, tuple], names):
-    """A function making a :class:`Step` of a row and its wait, with its call among ``calls``
-    (:func:`shown_calls`); tool names redacted by ``names``."""
+    """A function making a :class:`Step` of a row and its wait, with its call among ``calls``."""
     to_iso = iso_converter(timezone.get_current_timezone())
 
     def step(message_id, role, tool_name, at, waited) -> Step:

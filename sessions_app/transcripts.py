@@ -36,9 +36,8 @@ def _chain_columns(qs):
 
 
 def _is_continuation(child: Session) -> bool:
-    if child.source == "subagent":
-        return False
-    return not any(marker in child.model_config_data for marker in NOT_CONTINUATION)
+    markers = child.model_config_data
+    return child.source != "subagent" and not any(m in markers for m in NOT_CONTINUATION)
 
 
 def compression_chain(session: Session) -> list[Session]:
@@ -129,8 +128,7 @@ def json_pieces(
     extra: dict | None = None,
     profile: str | None = None,
 ) -> Iterator[str]:
-    """``{"export": …, "session": …, "annotations": …, "sessions": […], "messages": [ … ]}``,
-    streamed (``annotations``: :mod:`sessions_app.extensions`)."""
+    """``{"export", "session", "annotations", "sessions", "messages"}``, streamed."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
         "visibility": visibility.as_param(),

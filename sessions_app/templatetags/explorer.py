@@ -109,8 +109,7 @@ def visibility_label(visibility):
 
 
 def _local(value):
-    """A date, a datetime (an aware one in local time) or epoch seconds as a date or datetime;
-    None for none."""
+    """A date, a datetime (aware ones in local time) or epoch seconds as a date or datetime."""
     if value is None or value == "":
         return None
     if not hasattr(value, "strftime"):
@@ -130,8 +129,7 @@ def when(value, precision=""):
 
 @register.filter
 def day(value):
-    """A date (or ISO day), datetime or epoch as the language's day: ``2026-11-30`` /
-    ``30/11/2026``."""
+    """A date (or ISO day), datetime or epoch as the language's day ("" without one)."""
     if isinstance(value, str) and value:
         try:
             value = dt.date.fromisoformat(value)
@@ -205,8 +203,7 @@ class _Ages(NaturalTimeFormatter):
 # Cells shared by the tables and the templates, called once per row: f-strings and
 # ``html.escape``, as ``format_html``'s lazy-string checks cost more than the formatting.
 def time_html(epoch_value, *, seconds: bool = False, age: bool = False, empty="—"):
-    """The one ``<time>`` element of the explorer: local time (to the minute, or the second),
-    the full time and zone on hover, optionally its age beneath."""
+    """The ``<time>`` element: local time, the full time and zone on hover, the age if asked."""
     moment = from_epoch(epoch_value)
     if moment is None:
         return empty
