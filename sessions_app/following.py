@@ -50,6 +50,4 @@ def follow_state(session, transcript, visibility: Visibility, now: float) -> dic
     running = (session.ended_at is None and now - started <= OPEN_HORIZON) or (
         now - activity <= RECENT_ACTIVITY
     )
-    if not running:
-        return None
-    return {"last_id": last, "query": "?show=" + visibility.as_param()}
+    return {"last_id": last, "query": "?show=" + visibility.as_param()} if running else None

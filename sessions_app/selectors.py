@@ -194,10 +194,10 @@ def session_usage(session: Session) -> list[SessionModelUsage] | None:
         for c in covered:
             covered[c] += getattr(row, c)
     residual = {c: max(0, (getattr(session, c, 0) or 0) - covered[c]) for c in USAGE_COUNTERS}
-    api_calls = max(0, (session.api_call_count or 0) - covered["api_call_count"])
     if any(residual.values()):
-        row = SessionModelUsage(model=session.model or "?", task="", **residual)
-        row.api_call_count, row.residual = api_calls, True
+        api_calls = max(0, (session.api_call_count or 0) - covered["api_call_count"])
+        row = SessionModelUsage(model=session.model or "?", api_call_count=api_calls, **residual)
+        row.residual = True
         rows.append(row)
     return rows
 

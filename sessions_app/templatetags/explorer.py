@@ -160,8 +160,7 @@ def export_url(context, fmt, **extra):
     params = request.GET.copy()
     for key in ("cursor", "page"):
         params.pop(key, None)
-    params["_export"] = fmt
-    for key, value in extra.items():
+    for key, value in {"_export": fmt, **extra}.items():
         params[key] = value
     return request.path + "?" + params.urlencode()
 

@@ -85,7 +85,6 @@ def shown_rows(steps: list[Step], session_id: str, links, show: str) -> list[dic
     spent = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
     out = []
     for s in steps:
-        at_text = formatting.iso_text(s.at_iso) if s.at_iso else ""
         link = links.message(session_id, s.message_id) if links is not None else None
         out.append(
             {
@@ -95,7 +94,7 @@ def shown_rows(steps: list[Step], session_id: str, links, show: str) -> list[dic
                 "tool": s.tool_name,
                 "calls": ", ".join(s.calls),
                 "at_iso": s.at_iso,
-                "at": at_text,
+                "at": formatting.iso_text(s.at_iso) if s.at_iso else "",
                 "waited": formatting.seconds_text(s.waited_s, formats),
                 "spent_on": s.spent_on,
                 "spent": spent.get(s.spent_on, ""),
