@@ -44,9 +44,8 @@ def _redacted_metadata(value: str) -> str:
 
 
 class MetadataText(models.TextField):
-    """Free text written into a metadata column (a title, a user or display name, a model
-    route): shown to every role, so redacted as soon as it is read through the ORM.  Filters
-    compare the stored and the redacted value (``filters.SeenCharFilter``)."""
+    """Free text in a metadata column (a title, a name, a model route): shown to every role, so
+    redacted as soon as it is read (filters compare both values: ``SeenCharFilter``)."""
 
     def from_db_value(self, value, expression, connection):
         if value.__class__ is str and value and redaction_enabled():

@@ -126,8 +126,7 @@ SystemPrompt = namedtuple("SystemPrompt", "head length")
 
 
 def system_prompt_of(session: Session) -> SystemPrompt | None:
-    """The session's system prompt: ``sessions.system_prompt`` (older writers), or
-    ``system_prompts`` by ``sessions.system_prompt_hash`` (current writers)."""
+    """``sessions.system_prompt`` (older writers), or ``system_prompts`` by its hash (current)."""
     if getattr(session, "system_prompt_length", None):
         return SystemPrompt(
             redact(session.system_prompt_head)[:SYSTEM_PROMPT_HEAD], session.system_prompt_length
@@ -170,9 +169,8 @@ USAGE_ROW_COLUMNS = ("model", "task", "api_call_count", *USAGE_AS_STORED, *USAGE
 
 
 def session_usage(session: Session) -> list[SessionModelUsage] | None:
-    """Per-model usage of one session: its ``session_model_usage`` rows plus the residual
-    (the counters minus all its rows, floored at 0, as ``hermes insights`` and the insights
-    page compute it) on its own model.  None when the file has no such table."""
+    """Per-model usage of one session: its ``session_model_usage`` rows plus the residual (the
+    counters minus all its rows, floored at 0, as the insights page computes it), or None."""
     if not store.shape().has_model_usage:
         return None
     rows = []
@@ -417,9 +415,8 @@ REVEAL_CUT = 1_000_000
 
 
 def message_for_reveal(*, session_id: str, message_id: int) -> Message | None:
-    """Message ``message_id`` of session ``session_id`` as a staff reveal shows it, or None:
-    content and reasoning unredacted, cut at ``REVEAL_CUT`` characters (``body_length`` is the
-    full length), tool calls parsed."""
+    """The message as a staff reveal shows it, or None: content and reasoning unredacted, cut
+    at ``REVEAL_CUT`` characters (``body_length`` is the full length), tool calls parsed."""
     base = Message.objects.only_readable(
         "id", "session", "role", "tool_name", "timestamp", "tool_calls"
     )

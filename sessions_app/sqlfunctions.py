@@ -1,12 +1,10 @@
 """SQL expressions for Hermes's text columns.
 
-NOTE: multimodal content is stored as ``"\\x00json:" + JSON``, and tool output can hold NUL
-bytes. SQLite's ``substr()`` and ``length()`` stop at the first NUL character (``''`` and
-``0`` for multimodal rows), so these expressions cut such values through a BLOB cast instead.
-PostgreSQL text holds no NUL: Hermes marks such values there (``"\\x01json:"`` + JSON,
-``"\\x01bytes:"`` + base64) and the backend reads them back as SQLite holds them
-(:mod:`hermes_explorer.hermes_pg.base`), so the ``as_postgresql`` forms cut a marked value long
-enough to decode and measure it as SQLite measures the value it stands for.
+NOTE: multimodal content starts with a NUL, and tool output can hold NUL bytes; SQLite's
+``substr()`` and ``length()`` stop at the first NUL, so these cut such values through a BLOB
+cast.  PostgreSQL text holds no NUL: Hermes marks such values (``"\\x01json:"`` + JSON,
+``"\\x01bytes:"`` + base64), so the ``as_postgresql`` forms cut a marked value long enough to
+decode and measure it as SQLite measures the value it stands for.
 """
 
 from __future__ import annotations

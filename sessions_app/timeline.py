@@ -1,14 +1,10 @@
 """Where a session's time went: each message with the wait before it and what the wait was.
 
 The wait before an ``assistant`` row is the model thinking, before a ``tool`` row a tool
-running, before a ``user`` row the person answering.  A tool result that is a call
-(:mod:`sessions_app.toolcalls`) carries ``tool_s``, the time from the message that called it;
-calls made by one assistant message run in parallel, so their ``tool_s`` overlap and each says
-how many ran together.  The rows are the transcript's (same ``?show=`` toggles), in id order;
-the totals, chart, slowest steps and tools come from one pass over the session's ids, roles
-and times (no text), the rows a keyset page at a time.  Files without ``timestamp`` cannot
-time anything, without ``tool_call_id`` cannot pair a result with its call
-(:func:`missing_columns`).
+running, before a ``user`` row the person answering.  A tool result that is a call carries
+``tool_s``, the time from the message that called it; calls of one message run in parallel, so
+their ``tool_s`` overlap and each says how many ran together.  The figures come from one pass
+over the session's ids, roles and times (no text), the rows a keyset page at a time.
 """
 
 from __future__ import annotations
@@ -103,9 +99,8 @@ def missing_columns() -> list[str]:
 
 
 def shown_calls(session_id: str, visibility: Visibility, ids=None) -> dict[int, tuple]:
-    """The session's calls (those with results ``ids`` only, when given) whose result is of a
-    kind the toggles show: result id → (name redacted, seconds or None, calls of its
-    assistant message)."""
+    """The session's calls (with results ``ids`` only, when given) whose result the toggles show:
+    result id → (name redacted, seconds or None, calls of its assistant message)."""
     names = functools.cache(redact)
     out = {}
     for message_id, name, seconds, together, *state in session_calls(session_id, ids):
@@ -116,8 +111,7 @@ def shown_calls(session_id: str, visibility: Visibility, ids=None) -> dict[int, 
 
 
 def session_timeline(session_id: str, visibility: Visibility, *, every_row=False) -> Timeline:
-    """The session's figures, in one pass over all its transcript rows: each row's wait, the
-    totals, the runs of one kind and the slowest steps (and every row, when ``every_row``)."""
+    """The session's figures in one pass over its transcript rows (every row if ``every_row``)."""
     qs = transcript_messages(session_id, visibility).order_by("id")
     calls = shown_calls(session_id, visibility)
     step, steps = _stepper(calls, functools.cache(redact)), []
@@ -185,8 +179,7 @@ def _stepper(calls: dict[int, tuple], names):
 def session_page(
     session_id: str, visibility: Visibility, cursor: str | None
 ) -> tuple[list[Step], KeysetPage]:
-    """The keyset page of transcript rows after ``cursor``, read with what only they need, and
-    the time of the row before the page, if any (the first row's wait)."""
+    """The keyset page of transcript rows after ``cursor``, each with its wait."""
     qs = transcript_messages(session_id, visibility).order_by("id")
     page = KEYSET.paginate(
         qs.values(*[c for c in PAGE_COLUMNS if qs.has_column(c)]), cursor, PER_PAGE
@@ -225,9 +218,8 @@ def _tools(calls) -> list[dict]:
 
 
 def _segments(runs: list[list], min_width: float = MIN_WIDTH) -> list[dict]:
-    """Runs of consecutive waits of one kind ``[kind, seconds, steps, first message id]`` as
-    segments of the bar, ``x`` and ``width`` in chart units (negative waits, clock drift, take
-    no room); those too narrow to see are left out."""
+    """Runs ``[kind, seconds, steps, first message id]`` as segments of a bar in chart units;
+    those too narrow to see are left out."""
     total = sum(r[1] for r in runs) or 1.0
     out, x, formats = [], 0.0, page_formats()
     labels = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
