@@ -132,8 +132,6 @@ def compact(value):
 
 def usd(value, digits=4) -> str:
     """Dollars with ``digits`` decimals and thousands separators; "—" when there is no value."""
-    if value is None or value == "":
-        return "—"
     try:
         text = f"{float(value):_.{int(digits)}f}"
     except (TypeError, ValueError):
@@ -149,8 +147,6 @@ def money(value: float) -> str:
 
 def duration(seconds) -> str:
     """``1h 05m``, ``3m 07s``, ``45s``; "—" when unknown or negative (clock drift)."""
-    if seconds is None or seconds == "":
-        return "—"
     try:
         seconds = int(float(seconds))
     except (TypeError, ValueError):

@@ -110,10 +110,8 @@ def visibility_label(visibility):
 
 def _local(value):
     """A date, a datetime (aware ones in local time) or epoch seconds as a date or datetime."""
-    if value is None or value == "":
-        return None
     if not hasattr(value, "strftime"):
-        value = from_epoch(value)
+        value = from_epoch(value)  # None for None or ""
     if getattr(value, "tzinfo", None) is not None:
         value = timezone.localtime(value)
     return value
@@ -130,7 +128,7 @@ def when(value, precision=""):
 @register.filter
 def day(value):
     """A date (or ISO day), datetime or epoch as the language's day ("" without one)."""
-    if isinstance(value, str) and value:
+    if isinstance(value, str):
         try:
             value = dt.date.fromisoformat(value)
         except ValueError:
