@@ -34,7 +34,6 @@ class KeysetTableView(SingleTableMixin, FilterView):
         return None
 
     def unknown_sort_note(self, sort: str) -> str:
-        """What the page says when ``sort`` is not one of ``get_sorts()``."""
         return gettext("Unknown sort “%(sort)s”: showing newest first.") % {"sort": sort}
 
     def page_queryset(self, filtered):

@@ -19,6 +19,7 @@ from hermes_explorer.stores import Store
 from profiles_app import merge
 from profiles_app.access import for_request
 
+from .models import Session
 from .selectors import COUNT_CAP, CappedCount
 
 
@@ -46,8 +47,6 @@ def chosen_stores(request, notes: list[str] | None = None) -> list[Store] | None
 
 def find_session(session_id: str, parts: list[Store] | None):
     """The session in the first store of ``parts`` (None: current) that has it, with ``store``."""
-    from sessions_app.models import Session
-
     for part in parts or [None]:
         with registry.using(part):
             found = (
@@ -132,7 +131,6 @@ class MergedListMixin:
                     filterset = filtersets[layout] = self.get_filterset(self.get_filterset_class())
                 if not filterset.is_valid():
                     return []
-                # The filters' querysets are built reading this store.
                 filtered = filterset.filter_queryset(filterset.queryset.all())
                 count = self.get_count(filtered)
                 if count is not None:

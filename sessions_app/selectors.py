@@ -330,7 +330,6 @@ def transcript_rows(base):
 def transcript_page(session_id: str, visibility: Visibility, page: int) -> TranscriptPage:
     """One page of a transcript, tool calls paired with the results that answer them."""
     base = transcript_messages(session_id, visibility)
-    # How many rows the transcript shows, reused while the file is unchanged.
     total = store.while_unchanged(
         "transcript-total", (session_id, visibility.as_param()), base.order_by().count, COUNT_TTL
     )

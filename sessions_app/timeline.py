@@ -120,7 +120,6 @@ def session_timeline(session_id: str, visibility: Visibility, *, every_row=False
     timed: list[tuple] = []
     first = previous = None
     n_times = 0
-    # NULL for the columns the file lacks.
     read = [
         n if qs.has_column(n) else Value(None, output_field=TextField())
         for n in ("id", "role", "tool_name", "timestamp")

@@ -80,7 +80,6 @@ def compression_chain(session: Session) -> list[Session]:
 # The messages -------------------------------------------------------------------------------
 def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[list[dict]]:
     """The visible messages of each session in turn, in id order, a chunk query at a time."""
-    # Every message column this file has: model attribute → column.
     qs = Message.objects.all()
     columns = {
         f.attname: f.column for f in Message._meta.concrete_fields if qs.has_column(f.column)
