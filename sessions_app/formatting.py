@@ -164,8 +164,7 @@ def duration(seconds) -> str:
 
 
 def seconds_text(value: float | None, formats: Formats | None = None) -> str:
-    """``4.2 s`` under a minute (``4,2 s`` in French), else ``3m 07s``; "—" when unknown.
-    ``formats``: :func:`page_formats`, when the caller has it (a table of many)."""
+    """``4.2 s`` under a minute, else ``3m 07s``; "—" when unknown (``formats``: if at hand)."""
     if value is None:
         return "—"
     if abs(value) >= 60:
@@ -187,7 +186,6 @@ def duration_compact(seconds: float) -> str:
     return f"{hours / 24:.1f}d"
 
 
-# Day and month names from Django's catalog.
 def long_date_text(day: dt.date) -> str:
     """``Nov 30, 2026`` / ``30 nov. 2026``."""
     return date_format(day, "LONG_DATE_FORMAT")

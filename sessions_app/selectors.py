@@ -146,8 +146,7 @@ FIELD_CHARS = 500
 
 
 def recorded_fields(session_id: str, *, hidden: frozenset[str] = frozenset()) -> list[tuple]:
-    """Every column this file records for the session (newer releases' too), text redacted and
-    cut to ``FIELD_CHARS``; ``hidden`` columns are not read."""
+    """Every column the file has for the session, text redacted and cut; ``hidden`` not read."""
     shape = store.shape()
     names = [c for c in shape.column_order.get("sessions", ()) if c not in hidden]
     info = shape.catalog.tables.get("sessions")
@@ -349,29 +348,27 @@ def transcript_entries(messages: list) -> list[TranscriptEntry]:
     """The entries of consecutive transcript rows, each tool result under the call that asked
     for it (by ``tool_call_id``), redacted before anything is decoded or formatted."""
     counts = redact_rows(messages)
-    results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
-    paired_ids: set[int] = set()
-    by_id = {}
-    for message in messages:
-        entry = TranscriptEntry(
-            message=message,
-            text=as_text(message.body),
-            truncated=(message.body_length or 0) > TRANSCRIPT_CUT,
-            length=message.body_length or 0,
-            redacted=counts.get(message.id, 0),
+    by_id = {
+        m.id: TranscriptEntry(
+            message=m,
+            text=as_text(m.body),
+            truncated=(m.body_length or 0) > TRANSCRIPT_CUT,
+            length=m.body_length or 0,
+            redacted=counts.get(m.id, 0),
         )
+        for m in messages
+    }
+    results = {m.tool_call_id: by_id[m.id] for m in messages if m.role == "tool" and m.tool_call_id}
+    paired_ids: set[int] = set()
+    for entry in by_id.values():
+        message = entry.message
         if message.role == "assistant" and message.tool_calls:
             calls, entry.malformed_calls = parse_tool_calls(message.tool_calls)
             for call in calls:
-                result = results_by_call.get(call.call_id) if call.call_id else None
+                result = results.get(call.call_id) if call.call_id else None
                 if result is not None:
-                    paired_ids.add(result.id)
+                    paired_ids.add(result.message.id)
                 entry.calls.append(PairedCall(call=call, result=result))
-        by_id[message.id] = entry
-    for e in by_id.values():
-        for paired in e.calls:
-            if paired.result is not None:
-                paired.result = by_id[paired.result.id]
     return [e for e in by_id.values() if e.message.id not in paired_ids]
 
 

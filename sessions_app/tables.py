@@ -237,8 +237,7 @@ class SessionTable(KeysetTable):
 
 # Messages ---------------------------------------------------------------------------------
 class MessageTable(KeysetTable):
-    """One row per message; "Time" sorts by id (insertion order, the only order an index
-    answers on the whole table).  Links are set beforehand (``links.link_message_rows``)."""
+    """ "Time" sorts by id (insertion order: the only order an index gives on the whole table)."""
 
     id = tables.Column(verbose_name=gettext_lazy("Time"))
     # The accessor is the plain column: "session" would load the related row, once per row.

@@ -60,8 +60,7 @@ class CallSQL:
 
 
 def call_sql(shape=None, t: str = "t", a: str = "a", outer: bool = False) -> CallSQL:
-    """The definition for this file, over results aliased ``t`` and their callers ``a``
-    (``outer``: a ``LEFT JOIN``, for statements that read other rows too)."""
+    """The definition over results ``t`` and their callers ``a`` (``outer``: a ``LEFT JOIN``)."""
     shape = shape or store.shape()
     has = lambda column: shape.has_column("messages", column)  # noqa: E731
     where = [f"{t}.role = 'tool'"]

@@ -119,8 +119,7 @@ def _local(value):
 
 @register.filter
 def when(value, precision=""):
-    """A datetime (aware) or epoch seconds as local text in the language's order:
-    ``{{ dt|when }}`` to the minute, ``{{ dt|when:"seconds" }}``; "" when there is none."""
+    """A datetime or epoch seconds as local text: ``|when`` to the minute, ``|when:"seconds"``."""
     value = _local(value)
     return "" if value is None else formatting.datetime_text(value, seconds=precision == "seconds")
 
@@ -264,8 +263,7 @@ def _cost_words() -> dict[str, str]:
 
 @register.filter
 def cost_badge(record):
-    """A cost with its status: an ``included`` session is not a plain $0, an ``unknown`` one
-    not a missing number."""
+    """A cost and its status: ``included`` is not a plain $0, ``unknown`` not a missing number."""
     status = getattr(record, "cost_status", None)
     words = _cost_words()
     if status in ("included", "unknown"):
