@@ -1,6 +1,5 @@
-"""The messages of one session after a given id, as transcript entries (for following): a
-transcript page's query, cut, pairing and redaction, so a poll asks only for what is new.  A
-result whose call came in an earlier batch stands alone.
+"""The messages of one session after a given id (for following), with a transcript page's
+query, cut, pairing and redaction; a result whose call came in an earlier batch stands alone.
 """
 
 from __future__ import annotations

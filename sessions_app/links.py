@@ -1,8 +1,6 @@
-"""Links to sessions and messages for pages that show many of them.
-
-``reverse()`` costs about 0.1 ms (measured) per row, so :class:`TranscriptLinks` reverses each
-route once with a placeholder and fills in ids of ``[A-Za-z0-9_-]`` (which ``reverse()`` leaves
-as they are); other ids go through ``reverse()``, and one it cannot route gives ``None``.
+"""Links to sessions and messages for pages that show many: ``reverse()`` costs about 0.1 ms
+(measured), so :class:`TranscriptLinks` reverses each route once with a placeholder and fills
+in ids of ``[A-Za-z0-9_-]``; other ids go through ``reverse()`` (None when it cannot route).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Which sessions *used* a model, by the rule of the insights models table (so the session
-list linked from a models row shows the same number): a ``session_model_usage`` row for it, or
-it is the session's own model and the counters exceed the sum of the usage rows (the
-*residual*; without that table, any counter above zero).
-"""
+"""Which sessions *used* a model, by the insights models table's rule (so its links agree): a
+``session_model_usage`` row for it, or it is their own model and their counters exceed the
+sum of their usage rows (without that table, any counter above zero)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Keyset pagination: a page starts right after the last row seen (``WHERE (key, id) < (?,
-?)``), which an index answers however deep it is (``OFFSET`` walks every row before).  The
-cursor is a signed token in the URL, so any page can be bookmarked.
+"""Keyset pagination: a page starts right after the last row seen, which an index answers
+however deep it is (``OFFSET`` walks every row before); the cursor is a signed URL token.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from .sqlfunctions import ContentHead, ContentLength
 from .visibility import Visibility
 
 COUNT_CAP = 10_000
+COUNT_TTL = 60  # seconds a count is reused while the file is unchanged
 TRANSCRIPT_PAGE = 100
 # Characters of one message loaded into a transcript page; the rest is a click away.
 TRANSCRIPT_CUT = 20_000
@@ -30,6 +31,7 @@ TRANSCRIPT_CUT = 20_000
 # cut is seen whole, and no tail too short to recognise is left.
 READ_PAST_CUT = PREVIEW_READ_CHARS
 LINEAGE_LIMIT = 200
+SYSTEM_PROMPT_HEAD = 4000  # characters of a system prompt on the session page
 
 
 @dataclass
@@ -41,9 +43,6 @@ class CappedCount:
         if self.capped:
             return gettext("more than %(count)s") % {"count": number(self.value - 1)}
         return number(self.value)
-
-
-COUNT_TTL = 60
 
 
 def capped_count(queryset, cap: int = COUNT_CAP) -> CappedCount:
@@ -117,9 +116,6 @@ def session_detail(session_id: str) -> Session | None:
             system_prompt_length=Length("system_prompt"),
         )
     return qs.filter(pk=session_id).first()
-
-
-SYSTEM_PROMPT_HEAD = 4000
 
 
 SystemPrompt = namedtuple("SystemPrompt", "head length")
@@ -336,12 +332,7 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
     page = min(max(page, 1), pages)
     start = (page - 1) * TRANSCRIPT_PAGE
     messages = list(transcript_rows(base).order_by("id")[start : start + TRANSCRIPT_PAGE])
-    return TranscriptPage(
-        entries=transcript_entries(messages),
-        page=page,
-        pages=pages,
-        total=total,
-    )
+    return TranscriptPage(transcript_entries(messages), page, pages, total)
 
 
 def transcript_entries(messages: list) -> list[TranscriptEntry]:

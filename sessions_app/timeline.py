@@ -23,7 +23,6 @@ from redaction import redact
 from .content import call_id_and_name, call_objects
 from .exports.isotime import iso_converter
 from .formatting import page_formats, seconds_text
-from .models import Message
 from .pagination import Keyset, KeysetPage
 from .selectors import transcript_messages
 from .toolcalls import session_calls
@@ -90,12 +89,6 @@ class Timeline:
 
 def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
-
-
-def missing_columns() -> list[str]:
-    """The columns the timeline needs that the file lacks."""
-    qs = Message.objects.all()
-    return [c for c in ("timestamp", "tool_call_id") if not qs.has_column(c)]
 
 
 def shown_calls(session_id: str, visibility: Visibility, ids=None) -> dict[int, tuple]:

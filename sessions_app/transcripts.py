@@ -1,8 +1,6 @@
-"""One transcript as a file, readable Markdown or complete JSON, streamed in keyset chunks
-(a long session costs no more memory than a short one), redacted as on the page.  The Markdown
-survives any content: fences outgrow any backtick run inside, inline values are escaped, and
-no data is live HTML.
-"""
+"""One transcript as a file, Markdown or JSON, streamed in keyset chunks and redacted as on the
+page.  The Markdown survives any content: fences outgrow any backtick run inside, inline
+values are escaped, and no data is live HTML."""
 
 from __future__ import annotations
 

@@ -52,13 +52,12 @@ class SessionListView(MergedListMixin, KeysetTableView):
             )
         if self.filterset.is_bound and not self.filterset.is_valid():
             return exports.invalid_filters_response(self.filterset.form)
-        bits = session_filename_bits(self.filterset)
         return merged_export(
             self.request,
             parts,
             functools.partial(self._store_plan, extend),
             noun="sessions",
-            filename_bits=bits,
+            filename_bits=session_filename_bits(self.filterset),
         )
 
     def _store_plan(self, extend=None):

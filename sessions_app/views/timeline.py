@@ -23,7 +23,6 @@ from ..timeline import (
     EXPORT_COLUMNS,
     SPENT_LABELS,
     Step,
-    missing_columns,
     session_page,
     session_timeline,
 )
@@ -68,7 +67,12 @@ def timeline(request, session_id: str):
         "sessions_app/session_timeline.html",
         {
             "session": session,
-            "missing": missing_columns(),
+            # What the timeline needs that the file lacks.
+            "missing": [
+                c
+                for c in ("timestamp", "tool_call_id")
+                if not store.shape().has_column("messages", c)
+            ],
             "totals": store.while_unchanged("timeline-totals", parts, totals, TOTALS_TTL),
             "page": page,
             "visibility": visibility,
