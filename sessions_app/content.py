@@ -1,9 +1,6 @@
-"""How Hermes encodes message content and tool calls, and how we turn it into something to read.
-
-* ``content`` is plain text, NULL, or ``"\\x00json:" + JSON`` holding multimodal parts
-  (``{"type": "text", "text": …}`` and image parts).
-* ``tool_calls`` is a JSON list of ``{"id", "type", "function": {"name", "arguments"}}`` where
-  ``arguments`` is itself a JSON *string*; old rows can be malformed.
+"""Message content and tool calls as Hermes encodes them, made readable: ``content`` is text,
+NULL or ``"\\x00json:" + JSON`` multimodal parts; ``tool_calls`` a JSON list of ``{"id",
+"function": {"name", "arguments"}}`` (``arguments`` a JSON *string*), malformed in old rows.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Where other apps add to the session pages without this app importing them.
-
-``TRANSCRIPT_METADATA``: an app's ``AppConfig.ready()`` registers ``provider(request,
-session_id) -> dict``, added to a transcript export's header (JSON: ``annotations``).
+"""Where other apps add to the session pages without this app importing them: an app's
+``ready()`` registers ``provider(request, session_id) -> dict`` for a transcript export's header.
 """
 
 from __future__ import annotations

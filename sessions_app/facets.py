@@ -26,22 +26,22 @@ def _cached(label: str, compute):
     return value
 
 
-def distinct_values(column: str, *, table: str = "sessions") -> list[str]:
-    if not store.shape().has_column(table, column):
+def distinct_values(column: str) -> list[str]:
+    if not store.shape().has_column("sessions", column):
         return []
 
     def compute(cursor):
         cursor.execute(
-            f'SELECT DISTINCT "{column}" FROM "{table}" '
+            f'SELECT DISTINCT "{column}" FROM sessions '
             f'WHERE "{column}" IS NOT NULL AND "{column}" != \'\' LIMIT {FACET_LIMIT}'
         )
         values = {str(row[0]) for row in cursor.fetchall()}
-        if table == "sessions" and column in metadata_columns(table):
+        if column in metadata_columns("sessions"):
             # Free text shown to every role: a pasted key never reaches a filter's choices.
             values = {redact(v) for v in values}
         return sorted(values)
 
-    return _cached(f"{table}.{column}", compute)
+    return _cached(f"sessions.{column}", compute)
 
 
 def source_counts() -> dict[str, int]:

@@ -1,14 +1,12 @@
-"""django-filter FilterSets for the session and message tables.
-
-Filters on columns an older file lacks are removed at construction, so the form never offers
-what the file cannot answer.  Every filter names its ``lookup_expr``; dates are local days
-(``TIME_ZONE``) turned into epoch bounds.
+"""django-filter FilterSets for the session and message tables: filters on columns an older
+file lacks are removed, so the form never offers what the file cannot answer.
 """
 
 from __future__ import annotations
 
 import django_filters
 from django import forms
+from django.core.exceptions import FieldDoesNotExist
 from django.db import connections
 from django.db.models import Exists, OuterRef, Q
 from django.db.models.expressions import RawSQL
@@ -62,38 +60,34 @@ class OpenMultipleChoiceFilter(django_filters.MultipleChoiceFilter):
 class SchemaAwareFilterSet(django_filters.FilterSet):
     """Drops filters whose column this file does not have, and offers the file's sources."""
 
-    # filter name → column it needs (only where the name differs or the column is optional)
+    # filter name → column it needs, where its ``field_name`` is not a column of the model
     needs_column: dict[str, str] = {}
 
     def __init__(self, data=None, queryset=None, *, request=None, prefix=None):
         super().__init__(data, queryset, request=request, prefix=prefix)
         shape = self.queryset.shape
-        table = self._meta.model._meta.db_table
-        for name, column in self.needs_column.items():
-            if name in self.filters and not shape.has_column(table, column):
+        meta = self._meta.model._meta
+        for name, found in list(self.filters.items()):
+            try:
+                column = self.needs_column.get(name) or meta.get_field(found.field_name).column
+            except FieldDoesNotExist:
+                continue
+            if not shape.has_column(meta.db_table, column):
                 del self.filters[name]
         self.filters["source"].extra["choices"] = [(s, s) for s in distinct_values("source")]
 
 
-def date_from(queryset, name, value):
-    return queryset.filter(**{f"{name}__gte": day_start_epoch(value)}) if value else queryset
+def bound(lookup: str, to_epoch):
+    """A filter method: ``field <lookup> to_epoch(value)`` (django-filter skips empty values)."""
 
+    def method(queryset, name, value):
+        return queryset.filter(**{f"{name}__{lookup}": to_epoch(value)})
 
-def date_to(queryset, name, value):
-    return queryset.filter(**{f"{name}__lt": day_end_epoch(value)}) if value else queryset
-
-
-def epoch_from(queryset, name, value):
-    # Exact epoch seconds (a report's window to the second), not a whole local day.
-    return queryset if value is None else queryset.filter(**{f"{name}__gte": float(value)})
-
-
-def epoch_to(queryset, name, value):
-    return queryset if value is None else queryset.filter(**{f"{name}__lt": float(value)})
+    return method
 
 
 def epoch_filter(field_name: str, method, label: str) -> django_filters.NumberFilter:
-    """A bound in epoch seconds, carried by links (a hidden field of the form)."""
+    """A bound in exact epoch seconds (a report's window), carried by links in a hidden field."""
     return django_filters.NumberFilter(
         field_name=field_name,
         method=method,
@@ -104,11 +98,11 @@ def epoch_filter(field_name: str, method, label: str) -> django_filters.NumberFi
     )
 
 
-def day_filter(field_name: str, method, label: str) -> django_filters.DateFilter:
-    """A local day (``TIME_ZONE``), picked with the browser's date input."""
+def day_filter(field_name: str, lookup: str, label: str) -> django_filters.DateFilter:
+    """A local day (``TIME_ZONE``): from its start (``gte``) or to its end (``lt``)."""
     return django_filters.DateFilter(
         field_name=field_name,
-        method=method,
+        method=bound(lookup, day_start_epoch if lookup == "gte" else day_end_epoch),
         label=label,
         widget=forms.DateInput(attrs={"type": "date"}),
     )
@@ -122,10 +116,9 @@ def at_least(field_name: str, label: str, lookup_expr: str = "gte") -> django_fi
 
 
 class SeenCharFilter(django_filters.CharFilter):
-    """A text filter that, on free text shown redacted (a :class:`MetadataText` column), also
-    compares the redacted value, so that a guess at a key pasted into a title, a user name or
-    a branch matches nothing (no oracle).  The plain test comes first: only the rows it keeps
-    are redacted."""
+    """On a :class:`MetadataText` column (shown redacted), also compares the redacted value, so
+    a guess at a key pasted into a title matches nothing (no oracle); only the rows the plain
+    test keeps are redacted."""
 
     def filter(self, qs, value):
         qs = super().filter(qs, value)
@@ -159,21 +152,19 @@ def model_named(value: str) -> Q:
 
 class SessionFilter(SchemaAwareFilterSet):
     # Chosen sessions (``?id=a&id=b``): the page and every export of it hold exactly those.
-    id = OpenMultipleChoiceFilter(
-        field_name="id", lookup_expr="exact", label=_("Sessions"), widget=forms.MultipleHiddenInput
-    )
+    id = OpenMultipleChoiceFilter(label=_("Sessions"), widget=forms.MultipleHiddenInput)
     source = OpenMultipleChoiceFilter(
-        field_name="source",
-        lookup_expr="exact",
         label=_("Source"),
         widget=forms.CheckboxSelectMultiple,
         method="filter_source",
     )
     model = django_filters.CharFilter(method="filter_model", label=_("Model"))
-    started_after = day_filter("started_at", date_from, _("Started from"))
-    started_before = day_filter("started_at", date_to, _("Started to"))
-    started_from_epoch = epoch_filter("started_at", epoch_from, _("Started at or after (epoch s)"))
-    started_to_epoch = epoch_filter("started_at", epoch_to, _("Started before (epoch s)"))
+    started_after = day_filter("started_at", "gte", _("Started from"))
+    started_before = day_filter("started_at", "lt", _("Started to"))
+    started_from_epoch = epoch_filter(
+        "started_at", bound("gte", float), _("Started at or after (epoch s)")
+    )
+    started_to_epoch = epoch_filter("started_at", bound("lt", float), _("Started before (epoch s)"))
     used_model = django_filters.CharFilter(
         method="filter_used_model", label=_("Used model"), widget=forms.HiddenInput
     )
@@ -185,7 +176,6 @@ class SessionFilter(SchemaAwareFilterSet):
         method="filter_cost_status",
         label=_("Cost status"),
         empty_label=pgettext_lazy("filter", "any"),
-        widget=forms.Select,
     )
     min_cost = at_least("estimated_cost_usd", _("Min cost $"))
     max_cost = at_least("estimated_cost_usd", _("Max cost $"), "lte")
@@ -213,22 +203,9 @@ class SessionFilter(SchemaAwareFilterSet):
         method="filter_flags",
         label=_("Archived / hidden"),
         empty_label=_("hide archived and hidden"),
-        widget=forms.Select,
     )
 
-    needs_column = {
-        "title": "title",
-        "end_reason": "end_reason",
-        "cost_status": "cost_status",
-        "min_cost": "estimated_cost_usd",
-        "max_cost": "estimated_cost_usd",
-        "has_parent": "parent_session_id",
-        "cwd": "cwd",
-        "git_branch": "git_branch",
-        "git_repo_root": "git_repo_root",
-        "chat_type": "chat_type",
-        "flags": "archived",
-    }
+    needs_column = {"flags": "archived"}
 
     class Meta:
         model = Session
@@ -263,8 +240,6 @@ class SessionFilter(SchemaAwareFilterSet):
     COMMON_SHARE = 0.02
 
     def filter_source(self, queryset, name, value):
-        if not value:
-            return queryset
         values = list(value)
         if self.time_ordered:
             counts = source_counts()
@@ -276,14 +251,10 @@ class SessionFilter(SchemaAwareFilterSet):
         return queryset.filter(source__in=values)
 
     def filter_model(self, queryset, name, value):
-        value = value.strip()
-        return queryset.filter(model_named(value)) if value else queryset
+        return queryset.filter(model_named(value))
 
     def filter_used_model(self, queryset, name, value):
         # The sessions an insights models row counts: see model_usage.used_model_sql.
-        value = value.strip()
-        if not value:
-            return queryset
         sql, params = used_model_sql(queryset.shape, value)
         return queryset.filter(id__in=RawSQL(sql, params))
 
@@ -317,24 +288,18 @@ class OpenChoiceFilter(django_filters.ChoiceFilter):
 
 
 class MessageFilter(SchemaAwareFilterSet):
-    """Filters of the message table. Only ``session_id`` has an index of its own; the others
-    are checked row by row while the id-ordered page is walked, under a short deadline.
-
-    Visibility is applied on every bound request: without ``show`` only the live transcript
-    (``active = 1``, no hidden scaffolding) is listed."""
+    """Only ``session_id`` has an index; the others are checked row by row along the ids, under a
+    short deadline.  Without ``show`` only the live transcript is listed."""
 
     session_id = text_filter("session_id", _("Session id"), max_length=200)
-    role = OpenChoiceFilter(
-        field_name="role", lookup_expr="exact", label=_("Role"), choices=[], widget=forms.Select
-    )
+    role = OpenChoiceFilter(label=_("Role"), choices=[])
     tool_name = text_filter("tool_name", _("Tool name"), max_length=200)
     source = OpenMultipleChoiceFilter(
         method="filter_source", label=_("Source"), widget=forms.CheckboxSelectMultiple
     )
-    date_from = day_filter("timestamp", date_from, _("From"))
-    date_to = day_filter("timestamp", date_to, _("To"))
-    # The messages of sessions started in a window (epoch seconds) on a model: the insights
-    # page's tool rows link here with its window.
+    date_from = day_filter("timestamp", "gte", _("From"))
+    date_to = day_filter("timestamp", "lt", _("To"))
+    # The messages of sessions started in a window on a model (the insights tool rows' links).
     session_started_from_epoch = epoch_filter(
         "started_at__gte", "filter_session", _("Session started at or after (epoch s)")
     )
@@ -377,23 +342,15 @@ class MessageFilter(SchemaAwareFilterSet):
         return super().filter_queryset(queryset)
 
     def filter_session(self, queryset, name, value):
-        if value is None:
-            return queryset
         of_window = Session.objects.order_by().filter(**{name: float(value)})
         return queryset.filter(session_id__in=of_window.values("id"))
 
     def filter_session_model(self, queryset, name, value):
-        value = value.strip()
-        if not value:
-            return queryset
         of_model = Session.objects.order_by().filter(model_named(value))
         return queryset.filter(session_id__in=of_model.values("id"))
 
     def filter_skill(self, queryset, name, value):
         # Assistant messages loading or editing this skill (see skill_calls).
-        value = value.strip()
-        if not value:
-            return queryset
         if not queryset.has_column("tool_calls"):
             return queryset.none()
         if connections[queryset.db].vendor == "postgresql":
@@ -411,14 +368,9 @@ class MessageFilter(SchemaAwareFilterSet):
     RARE_SOURCE_SESSIONS = 1500
 
     def filter_source(self, queryset, name, value):
-        """Messages of sessions from these sources, planned by how common the sources are.
-
-        NOTE: a rare source (or one with no session) is answered from its sessions: their
-        messages come from the session index and only those are sorted by id. A common one
-        is an EXISTS on the session's primary key while messages are walked newest first,
-        which stops after a page; starting from its sessions would sort most of the table."""
-        if not value:
-            return queryset
+        """A rare source is answered from its sessions (only their messages are sorted); a
+        common one is an EXISTS per message walked newest first, which stops after a page
+        (starting from its sessions would sort most of the table)."""
         values = list(value)
         counts = source_counts()
         of_sources = Session.objects.order_by().filter(source__in=values)

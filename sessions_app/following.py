@@ -1,8 +1,5 @@
-"""The messages of one session after a given id, as transcript entries (for following).
-
-The same queryset, cut, pairing and redaction as a transcript page
-(:func:`sessions_app.selectors.transcript_page`), keyed on "after this id", so a following
-page asks only for what is new.  A result whose call came in an earlier batch stands alone.
+"""The messages of one session after a given id (for following), with a transcript page's
+query, cut, pairing and redaction; a result whose call came in an earlier batch stands alone.
 """
 
 from __future__ import annotations
@@ -36,8 +33,7 @@ OPEN_HORIZON = 86_400.0
 
 
 def follow_state(session, transcript, visibility: Visibility, now: float) -> dict | None:
-    """What the session page needs to offer "Follow", or None (not running, hidden, not its
-    last page)."""
+    """What the session page needs to offer "Follow", or None."""
     if transcript is None or transcript.page < transcript.pages:
         return None
     started = session.started_at or 0
@@ -53,6 +49,4 @@ def follow_state(session, transcript, visibility: Visibility, now: float) -> dic
     running = (session.ended_at is None and now - started <= OPEN_HORIZON) or (
         now - activity <= RECENT_ACTIVITY
     )
-    if not running:
-        return None
-    return {"last_id": last, "query": "?show=" + visibility.as_param()}
+    return {"last_id": last, "query": "?show=" + visibility.as_param()} if running else None

@@ -1,9 +1,6 @@
-"""Hermes values written for people: model names, counts, money, durations and times.
-
-One definition each, for the template filters, tables and insights.  Each follows the active
-language's format module (``hermes_explorer/formats``: ``1,234.5`` and ``$12.34``; ``1 234,5``
-and ``12,34 $US``), read once per language, with plain string operations: the list pages call
-these for every row, where Django's generic formatting costs several times more.
+"""Hermes values written for people, one definition each: the active language's format module
+(``hermes_explorer/formats``) read once per language, then plain string operations, as the
+list pages call these for every row where Django's generic formatting costs several times more.
 """
 
 from __future__ import annotations
@@ -55,22 +52,19 @@ def _formats(lang: str) -> Formats:
 
 
 def page_formats() -> Formats:
-    """The page language's formats (``hermes_explorer/formats``, read with Django's
-    ``get_format`` once per language), ready for the functions here."""
+    """The page language's formats, read once per language."""
     return _formats(language())
 
 
 def date_format(value: dt.date, name: str) -> str:
-    """``value`` in the page language's date format ``name`` (``LONG_DATE_FORMAT``...), with
-    Django's ``date`` syntax and catalog of month and day names."""
+    """``value`` in the page language's date format ``name`` (Django's ``date`` syntax)."""
     return dateformat.format(value, get_format(name))
 
 
 # The session list asks the catalog for the same few words ~1,300 times a page; kept per
 # language, its server time went from 25 to 15 ms (bench/benchmark.py, the 1M-message store).
 def per_language(build):
-    """``build(*args)`` (which translates a few words, or a phrase with a count), once per
-    language and arguments."""
+    """``build(*args)`` (which translates a few words), once per language and arguments."""
 
     @functools.lru_cache(maxsize=1024)
     def built(lang: str, *args):
@@ -108,8 +102,7 @@ def datetime_text(moment: dt.datetime, *, seconds: bool = False) -> str:
 
 
 def iso_text(iso: str) -> str:
-    """A local ISO 8601 time (``2026-11-30T14:05:09+01:00``) as :func:`datetime_text` writes
-    it, to the second."""
+    """A local ISO 8601 time as :func:`datetime_text` writes it, to the second."""
     return page_formats().seconds(dt.datetime.fromisoformat(iso[:19]))
 
 
@@ -119,8 +112,7 @@ def date_text(day: dt.date) -> str:
 
 
 def short_model(model: str | None, *, missing: str = "") -> str:
-    """Hermes's display name for a model: the last ``/`` segment of its route
-    (``anthropic/claude-sonnet-4.5`` → ``claude-sonnet-4.5``); ``missing`` when there is none."""
+    """Hermes's display name for a model: the last ``/`` segment of its route (or ``missing``)."""
     return (model or missing).split("/")[-1]
 
 
@@ -140,8 +132,6 @@ def compact(value):
 
 def usd(value, digits=4) -> str:
     """Dollars with ``digits`` decimals and thousands separators; "—" when there is no value."""
-    if value is None or value == "":
-        return "—"
     try:
         text = f"{float(value):_.{int(digits)}f}"
     except (TypeError, ValueError):
@@ -157,8 +147,6 @@ def money(value: float) -> str:
 
 def duration(seconds) -> str:
     """``1h 05m``, ``3m 07s``, ``45s``; "—" when unknown or negative (clock drift)."""
-    if seconds is None or seconds == "":
-        return "—"
     try:
         seconds = int(float(seconds))
     except (TypeError, ValueError):
@@ -176,8 +164,7 @@ def duration(seconds) -> str:
 
 
 def seconds_text(value: float | None, formats: Formats | None = None) -> str:
-    """``4.2 s`` under a minute (``4,2 s`` in French), else ``3m 07s``; "—" when unknown.
-    ``formats``: :func:`page_formats`, when the caller has it (a table of many)."""
+    """``4.2 s`` under a minute, else ``3m 07s``; "—" when unknown (``formats``: if at hand)."""
     if value is None:
         return "—"
     if abs(value) >= 60:
@@ -199,7 +186,6 @@ def duration_compact(seconds: float) -> str:
     return f"{hours / 24:.1f}d"
 
 
-# Day and month names from Django's catalog.
 def long_date_text(day: dt.date) -> str:
     """``Nov 30, 2026`` / ``30 nov. 2026``."""
     return date_format(day, "LONG_DATE_FORMAT")

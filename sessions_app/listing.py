@@ -1,14 +1,9 @@
-"""One list pipeline for every keyset-paged table of the state.db.
-
-sort → filterset → ``_export``? → keyset page → table → render, in the django-tables2 and
-django-filter idiom (``SingleTableMixin`` + ``FilterView``): rows come from a
-:class:`~sessions_app.pagination.Keyset` (never ``OFFSET``), and ``?_export=`` hands the same
-filtered query to the export hook.
+"""One list pipeline for every keyset-paged table of the state.db: sort → filterset →
+``_export``? → keyset page (never ``OFFSET``) → table, with django-tables2 and django-filter.
 """
 
 from __future__ import annotations
 
-from django.http import HttpResponse
 from django.utils.translation import gettext, gettext_noop
 from django_filters.views import FilterView
 from django_tables2 import SingleTableMixin
@@ -17,14 +12,12 @@ from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import QueryTimeout, query_budget
 
 from . import exports
-from .pagination import Keyset
 
 
 class KeysetTableView(SingleTableMixin, FilterView):
-    """A filtered, sorted table, a keyset page at a time, exportable whole.  Subclasses name
-    ``filterset_class``, ``table_class``, ``template_name`` and ``default_sort``, and give
-    :meth:`get_sorts` and :meth:`export` (and, when needed, :meth:`get_count`,
-    :meth:`page_queryset`, :meth:`prepare_rows`)."""
+    """A filtered, sorted table, a keyset page at a time, exportable whole.  Subclasses give
+    ``default_sort``, ``get_sorts()`` and ``export()`` besides django-filter's and
+    django-tables2's attributes, and override the hooks below as needed."""
 
     default_sort = ""
     per_page = 50
@@ -32,24 +25,15 @@ class KeysetTableView(SingleTableMixin, FilterView):
     page_budget: float | None = None
     invalid_note = gettext_noop("Some filters are not valid; fix them to see rows.")
     table_pagination = False  # the keyset page is the pagination
-    strict = False
 
     def get_filterset_kwargs(self, filterset_class):
-        # Always bound, so the defaults (visibility, archived and hidden left out) apply
-        # without a filter given.
+        # Always bound, so the defaults (visibility, archived and hidden left out) apply.
         return {**super().get_filterset_kwargs(filterset_class), "data": self.request.GET}
-
-    def get_sorts(self) -> dict[str, Keyset]:
-        raise NotImplementedError
-
-    def export(self) -> HttpResponse:
-        raise NotImplementedError
 
     def get_count(self, filtered):
         return None
 
     def unknown_sort_note(self, sort: str) -> str:
-        """What the page says when ``sort`` is not one of ``get_sorts()``."""
         return gettext("Unknown sort “%(sort)s”: showing newest first.") % {"sort": sort}
 
     def page_queryset(self, filtered):
@@ -75,8 +59,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
         return self.per_page
 
     def prepare(self, request) -> None:
-        """The list's sort, keyset and filterset from the query string (no query run): what a
-        page, an export or another walk of the same list starts from."""
+        """The list's sort, keyset and filterset from the query string (no query run)."""
         self.notes: list[str] = []
         self.shape = store.shape()
         sorts = self.get_sorts()
@@ -115,9 +98,6 @@ class KeysetTableView(SingleTableMixin, FilterView):
             return
         self.rows = self.prepare_rows(self.page.rows)
         self.notes.extend(self.page.notes)
-
-    def get_table_data(self):
-        return self.rows
 
     def get_table_kwargs(self):
         return {"order_by": self.sort}

@@ -1,13 +1,11 @@
-"""The session and message tables over every profile at once.
-
-Without ``/p/<profile>/`` and with several stores served, a :class:`MergedListMixin` list pages
-through every profile the user may see (or ``?profile=…``), merged in the list's order
-(:mod:`profiles_app.merge`), with a Profile column.  Each store has its own filterset (on its
-own shape), counts are summed and capped, and a store that fails is named in a note.
+"""The session and message tables over every profile the user may see (or ``?profile=…``),
+when several stores are served and the URL has no ``/p/<profile>/``: merged in the list's
+order (:mod:`profiles_app.merge`), counts summed and capped, a failing store named in a note.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 
 import django_tables2 as tables
@@ -21,6 +19,7 @@ from hermes_explorer.stores import Store
 from profiles_app import merge
 from profiles_app.access import for_request
 
+from .models import Session
 from .selectors import COUNT_CAP, CappedCount
 
 
@@ -47,10 +46,7 @@ def chosen_stores(request, notes: list[str] | None = None) -> list[Store] | None
 
 
 def find_session(session_id: str, parts: list[Store] | None):
-    """The session ``session_id`` of the first store of ``parts`` (None: current) that has
-    it, with a ``store`` attribute."""
-    from sessions_app.models import Session
-
+    """The session in the first store of ``parts`` (None: current) that has it, with ``store``."""
     for part in parts or [None]:
         with registry.using(part):
             found = (
@@ -62,15 +58,22 @@ def find_session(session_id: str, parts: list[Store] | None):
     return None
 
 
-def sum_counts(counts: list[CappedCount], cap: int = COUNT_CAP) -> CappedCount:
-    total = sum(c.value for c in counts)
-    if total > cap or any(c.capped for c in counts):
-        return CappedCount(value=max(total, cap + 1), capped=True)
-    return CappedCount(value=total, capped=False)
-
-
-def ran_out_note(store: Store) -> str:
-    return gettext("Profile %(profile)s ran out of time for this filter.") % {"profile": store.name}
+@contextlib.contextmanager
+def store_trouble(store: Store, budget: float | None, notes: list[str]):
+    """Run the block under ``budget``; a store out of time or broken is named in ``notes``."""
+    try:
+        with query_budget(budget):
+            yield
+    except QueryTimeout:
+        if budget is None:
+            raise
+        notes.append(
+            gettext("Profile %(profile)s ran out of time for this filter.")
+            % {"profile": store.name}
+        )
+    except (DatabaseError, sqlite3.Error) as exc:
+        failure = registry.REGISTRY.failed(store, exc)
+        notes.append(registry.unavailable_note(store, failure.reason))
 
 
 def profile_column() -> tuple[str, tables.Column]:
@@ -81,8 +84,7 @@ def profile_column() -> tuple[str, tables.Column]:
 
 
 class KeyRow(dict):
-    """One row of a store as the merge sees it: key values and primary key (a dict with a
-    ``store`` attribute)."""
+    """A row's keys and primary key as the merge sees them (a dict that takes a ``store``)."""
 
 
 def _layout(shape) -> tuple:
@@ -91,8 +93,7 @@ def _layout(shape) -> tuple:
 
 
 class MergedListMixin:
-    """For a :class:`~sessions_app.listing.KeysetTableView`: span the chosen stores.  Each
-    gives the keys of a page and one rows, the merge picks the page and only its rows are read
+    """Each store gives the keys of a page, the merge picks the page and only its rows are read
     in full; stores of the same layout share one validated filterset."""
 
     merged_parts: list[Store] | None = None
@@ -115,42 +116,31 @@ class MergedListMixin:
         def fetch(store: Store, bound, forward: bool, limit: int) -> list:
             if store.name in failed:
                 return []
-            try:
-                with query_budget(budget):
-                    self.shape = one_store.shape()
-                    if self.sort not in self.get_sorts():
-                        self.notes.append(
-                            gettext("Profile %(profile)s cannot be ordered this way: left out.")
-                            % {"profile": store.name}
-                        )
-                        failed.add(store.name)
-                        return []
-                    layout = _layout(self.shape)
-                    filterset = filtersets.get(layout)
-                    if filterset is None:
-                        filterset = filtersets[layout] = self.get_filterset(
-                            self.get_filterset_class()
-                        )
-                    if not filterset.is_valid():
-                        return []
-                    # The filters' querysets are built reading this store.
-                    filtered = filterset.filter_queryset(filterset.queryset.all())
-                    count = self.get_count(filtered)
-                    if count is not None:
-                        counts.append(count)
-                    qs = self.key_queryset(filtered)
-                    if bound is not None:
-                        qs = qs.filter(bound)
-                    order = self.keyset.order_by(reverse=not forward)
-                    keys = qs.order_by(*order).values(*key_names, "pk")[:limit]
-                    return [KeyRow(row) for row in keys]
-            except QueryTimeout:
-                if budget is None:
-                    raise
-                self.notes.append(ran_out_note(store))
-            except (DatabaseError, sqlite3.Error) as exc:
-                found = registry.REGISTRY.failed(store, exc)
-                self.notes.append(registry.unavailable_note(store, found.reason))
+            with store_trouble(store, budget, self.notes):
+                self.shape = one_store.shape()
+                if self.sort not in self.get_sorts():
+                    self.notes.append(
+                        gettext("Profile %(profile)s cannot be ordered this way: left out.")
+                        % {"profile": store.name}
+                    )
+                    failed.add(store.name)
+                    return []
+                layout = _layout(self.shape)
+                filterset = filtersets.get(layout)
+                if filterset is None:
+                    filterset = filtersets[layout] = self.get_filterset(self.get_filterset_class())
+                if not filterset.is_valid():
+                    return []
+                filtered = filterset.filter_queryset(filterset.queryset.all())
+                count = self.get_count(filtered)
+                if count is not None:
+                    counts.append(count)
+                qs = self.key_queryset(filtered)
+                if bound is not None:
+                    qs = qs.filter(bound)
+                order = self.keyset.order_by(reverse=not forward)
+                keys = qs.order_by(*order).values(*key_names, "pk")[:limit]
+                return [KeyRow(row) for row in keys]
             failed.add(store.name)
             return []
 
@@ -161,19 +151,10 @@ class MergedListMixin:
             if layout not in shown:
                 shown[layout] = self.rows_queryset()
             qs = shown[layout].using(store.alias).filter(pk__in=wanted)
-            try:
-                with query_budget(budget):
-                    found = {row.pk: row for row in qs}
-            except QueryTimeout:
-                if budget is None:
-                    raise
-                self.notes.append(ran_out_note(store))
-                found = {}
-            except (DatabaseError, sqlite3.Error) as exc:
-                # Broken since its keys were read: its rows are left out, the others shown.
-                failure = registry.REGISTRY.failed(store, exc)
-                self.notes.append(registry.unavailable_note(store, failure.reason))
-                found = {}
+            found = {}
+            # Out of time or broken since its keys were read: its rows are left out.
+            with store_trouble(store, budget, self.notes):
+                found = {row.pk: row for row in qs}
             return [found.get(pk) for pk in wanted]
 
         try:
@@ -182,12 +163,10 @@ class MergedListMixin:
             )
         finally:
             self.shape = default_shape
-        self.count = sum_counts(counts) if counts else None
-        self.rows = self._prepare_by_store(self.page.rows)
-        self.notes.extend(self.page.notes)
-
-    def _prepare_by_store(self, rows: list) -> list:
-        """``prepare_rows`` on each store's rows, reading that store; the order kept."""
+        if counts:
+            total = sum(c.value for c in counts)
+            capped = total > COUNT_CAP or any(c.capped for c in counts)
+            self.count = CappedCount(max(total, COUNT_CAP + 1) if capped else total, capped)
 
         def prepare(store: Store, chunk: list) -> list:
             prepared = self.prepare_rows(chunk)
@@ -195,7 +174,9 @@ class MergedListMixin:
                 row.store, row.store_name = store, store.name
             return prepared
 
-        return registry.per_store(rows, prepare)
+        # ``prepare_rows`` on each store's rows, reading that store; the order kept.
+        self.rows = registry.per_store(self.page.rows, prepare)
+        self.notes.extend(self.page.notes)
 
     def get_table_kwargs(self):
         kwargs = super().get_table_kwargs()

@@ -1,10 +1,6 @@
-"""Which sessions *used* a model, by the rule of the insights models table.
-
-A session counts for a model (short name or full route) when it has a ``session_model_usage``
-row for it, or when it is the session's own model and the session's counters exceed the sum of
-its usage rows (the *residual*; without that table, any counter above zero).  The list's
-``used_model`` filter uses it, so the list linked from a models row shows the same number.
-"""
+"""Which sessions *used* a model, by the insights models table's rule (so its links agree): a
+``session_model_usage`` row for it, or it is their own model and their counters exceed the
+sum of their usage rows (without that table, any counter above zero)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,12 @@
-"""Unmanaged mirrors of the tables in Hermes's ``state.db``, for every layout from v1 to v31.
-
-Every field of the current shape is declared; on an older file the managers defer the columns
-it lacks (``HermesQuerySet.readable``), which read as ``None``.  Times are epoch seconds kept as
-floats (``sessions_app.timefmt`` formats them).  Nothing is ever saved: the router refuses.
+"""Unmanaged mirrors of Hermes's ``state.db`` tables, v1 to v31: the current shape's fields,
+those an older file lacks deferred (read as ``None``).  Times are epoch seconds (floats).
+Nothing is ever saved: the router refuses.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from datetime import datetime
 
 from django.apps import apps
 from django.db import models
@@ -20,7 +17,6 @@ from redaction import redact, redaction_enabled
 from . import content as content_format
 from .formatting import short_model
 from .querysets import HermesManager, HermesQuerySet, MessageQuerySet, SessionQuerySet
-from .timefmt import from_epoch
 from .visibility import kind_of
 
 
@@ -48,9 +44,8 @@ def _redacted_metadata(value: str) -> str:
 
 
 class MetadataText(models.TextField):
-    """Free text written into a metadata column (a title, a user or display name, a model
-    route): shown to every role, so redacted as soon as it is read through the ORM.  Filters
-    compare the stored and the redacted value (``filters.SeenCharFilter``)."""
+    """Free text in a metadata column (a title, a name, a model route): shown to every role, so
+    redacted as soon as it is read (filters compare both values: ``SeenCharFilter``)."""
 
     def from_db_value(self, value, expression, connection):
         if value.__class__ is str and value and redaction_enabled():
@@ -117,15 +112,6 @@ class Session(HermesModel):
 
     def __str__(self) -> str:
         return self.title or self.id
-
-    # Display helpers (no queries).
-    @property
-    def ended(self) -> datetime | None:
-        return from_epoch(self.ended_at)
-
-    @property
-    def last_activity(self) -> datetime | None:
-        return from_epoch(self.last_activity_at)
 
     @property
     def duration_seconds(self) -> float | None:
@@ -221,8 +207,8 @@ TOKEN_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_w
 USAGE_COUNTERS = (*TOKEN_COUNTERS, "reasoning_tokens")
 
 
-class UsageCounters(HermesModel):
-    """The counters of a ``session_model_usage`` row (``session_daily_usage`` has the same)."""
+class SessionModelUsage(HermesModel):
+    """Per-session, per-route usage (v20+). ``task = ''`` is the main loop."""
 
     api_call_count = models.IntegerField(null=True)
     input_tokens = models.IntegerField(null=True)
@@ -232,14 +218,6 @@ class UsageCounters(HermesModel):
     reasoning_tokens = models.IntegerField(null=True)
     estimated_cost_usd = models.FloatField(null=True)
     actual_cost_usd = models.FloatField(null=True)
-
-    class Meta:
-        abstract = True
-
-
-class SessionModelUsage(UsageCounters):
-    """Per-session, per-route usage (v20+). ``task = ''`` is the main loop."""
-
     pk = models.CompositePrimaryKey(
         "session_id", "model", "billing_provider", "billing_base_url", "billing_mode", "task"
     )
@@ -279,8 +257,7 @@ class SessionModelUsage(UsageCounters):
 
 @functools.cache
 def metadata_columns(table: str) -> frozenset[str]:
-    """The :class:`MetadataText` columns of a state.db table: free text shown to every role,
-    redacted, and filtered and sorted on its redacted value."""
+    """The :class:`MetadataText` columns of a table: redacted free text shown to every role."""
     return frozenset(
         f.column
         for model in apps.get_app_config("sessions_app").get_models()

@@ -1,8 +1,5 @@
-"""Keyset pagination: a page costs what its rows cost, however deep it is.
-
-``OFFSET 500000`` makes SQLite walk half a million rows; a keyset page instead starts right
-after the last row seen (``WHERE (key, id) < (?, ?)``), which an index answers directly.  The
-cursor is an opaque token in the URL (``?cursor=…``), so any page can be bookmarked.
+"""Keyset pagination: a page starts right after the last row seen, which an index answers
+however deep it is (``OFFSET`` walks every row before); the cursor is a signed URL token.
 """
 
 from __future__ import annotations
@@ -81,21 +78,18 @@ class Keyset:
             except BadCursor as exc:
                 notes.append(str(exc))
         reverse = direction == "p"
-        qs = queryset
         if values is not None:
-            qs = qs.filter(self.after(values, reverse=reverse))
-        rows = list(qs.order_by(*self.order_by(reverse=reverse))[: per_page + 1])
+            queryset = queryset.filter(self.after(values, reverse=reverse))
+        rows = list(queryset.order_by(*self.order_by(reverse=reverse))[: per_page + 1])
         more = len(rows) > per_page
         rows = rows[:per_page]
         if reverse:
             rows.reverse()
         page = KeysetPage(rows=rows, per_page=per_page, notes=notes)
         if rows:
-            has_next = more if not reverse else True
-            has_prev = (values is not None) if not reverse else more
-            if has_next:
+            if more or reverse:
                 page.next_cursor = self.encode(rows[-1], "n")
-            if has_prev:
+            if more if reverse else values is not None:
                 page.prev_cursor = self.encode(rows[0], "p")
         elif values is not None:
             # Past the end (a stale link): offer the way back.

@@ -1,8 +1,5 @@
-"""QuerySets for the state.db, with methods named for what a page wants.
-
-Every queryset starts with the columns the file lacks deferred (``readable``), so the same code
-serves the doc, legacy and current shapes.  List pages ask for ``for_list()``: only the columns a
-table shows, and long text cut in SQL.
+"""QuerySets for the state.db: every one starts with the columns the file lacks deferred
+(``readable``), so the same code serves the doc, legacy and current shapes.
 """
 
 from __future__ import annotations
@@ -125,7 +122,3 @@ class MessageQuerySet(HermesQuerySet):
             session_id=OuterRef("session_id"), message_uid=OuterRef("message_uid"), active=1
         )
         return self.exclude(Q(active=0) & Q(message_uid__isnull=False) & Exists(live_copy))
-
-    def with_preview(self, chars: int = PREVIEW_CHARS):
-        """Content cut in SQL: a page of previews never loads a megabyte tool output."""
-        return self.defer("content").annotate(preview=ContentHead("content", chars))

@@ -1,12 +1,10 @@
-"""Read-side selectors: what each page asks of the state.db, in one place.
-
-Views parse input and call one of these; these build the queries (QuerySet methods from
-``querysets.py``) and return rows or small dataclasses.  Nothing here counts a big table
+"""What each page asks of the state.db, in one place.  Nothing here counts a big table
 without a cap or loads a whole transcript.
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass, field
 
 from django.db.models import Count, F, FloatField, OuterRef, Subquery, Sum, TextField, Value
@@ -25,6 +23,7 @@ from .sqlfunctions import ContentHead, ContentLength
 from .visibility import Visibility
 
 COUNT_CAP = 10_000
+COUNT_TTL = 60  # seconds a count is reused while the file is unchanged
 TRANSCRIPT_PAGE = 100
 # Characters of one message loaded into a transcript page; the rest is a click away.
 TRANSCRIPT_CUT = 20_000
@@ -32,6 +31,7 @@ TRANSCRIPT_CUT = 20_000
 # cut is seen whole, and no tail too short to recognise is left.
 READ_PAST_CUT = PREVIEW_READ_CHARS
 LINEAGE_LIMIT = 200
+SYSTEM_PROMPT_HEAD = 4000  # characters of a system prompt on the session page
 
 
 @dataclass
@@ -43,9 +43,6 @@ class CappedCount:
         if self.capped:
             return gettext("more than %(count)s") % {"count": number(self.value - 1)}
         return number(self.value)
-
-
-COUNT_TTL = 60
 
 
 def capped_count(queryset, cap: int = COUNT_CAP) -> CappedCount:
@@ -121,25 +118,17 @@ def session_detail(session_id: str) -> Session | None:
     return qs.filter(pk=session_id).first()
 
 
-SYSTEM_PROMPT_HEAD = 4000
-
-
-@dataclass(frozen=True)
-class SystemPrompt:
-    head: str
-    length: int
+SystemPrompt = namedtuple("SystemPrompt", "head length")
 
 
 def system_prompt_of(session: Session) -> SystemPrompt | None:
-    """The session's system prompt: ``sessions.system_prompt`` (older writers), or
-    ``system_prompts`` by ``sessions.system_prompt_hash`` (current writers)."""
+    """``sessions.system_prompt`` (older writers), or ``system_prompts`` by its hash (current)."""
     if getattr(session, "system_prompt_length", None):
         return SystemPrompt(
             redact(session.system_prompt_head)[:SYSTEM_PROMPT_HEAD], session.system_prompt_length
         )
-    shape = store.shape()
     digest = getattr(session, "system_prompt_hash", None)
-    if not digest or not shape.has_table("system_prompts"):
+    if not digest or not store.shape().has_table("system_prompts"):
         return None
     row = store.one(
         "SELECT substr(prompt, 1, %s), length(prompt) FROM system_prompts WHERE hash = %s",
@@ -153,8 +142,7 @@ FIELD_CHARS = 500
 
 
 def recorded_fields(session_id: str, *, hidden: frozenset[str] = frozenset()) -> list[tuple]:
-    """Every column this file records for the session (newer releases' too), text redacted and
-    cut to ``FIELD_CHARS``; ``hidden`` columns are not read."""
+    """Every column the file has for the session, text redacted and cut; ``hidden`` not read."""
     shape = store.shape()
     names = [c for c in shape.column_order.get("sessions", ()) if c not in hidden]
     info = shape.catalog.tables.get("sessions")
@@ -176,9 +164,8 @@ USAGE_ROW_COLUMNS = ("model", "task", "api_call_count", *USAGE_AS_STORED, *USAGE
 
 
 def session_usage(session: Session) -> list[SessionModelUsage] | None:
-    """Per-model usage of one session: its ``session_model_usage`` rows plus the residual
-    (the counters minus all its rows, floored at 0, as ``hermes insights`` and the insights
-    page compute it) on its own model.  None when the file has no such table."""
+    """Per-model usage of one session: its ``session_model_usage`` rows plus the residual (the
+    counters minus all its rows, floored at 0, as the insights page computes it), or None."""
     if not store.shape().has_model_usage:
         return None
     rows = []
@@ -200,10 +187,10 @@ def session_usage(session: Session) -> list[SessionModelUsage] | None:
         for c in covered:
             covered[c] += getattr(row, c)
     residual = {c: max(0, (getattr(session, c, 0) or 0) - covered[c]) for c in USAGE_COUNTERS}
-    api_calls = max(0, (session.api_call_count or 0) - covered["api_call_count"])
     if any(residual.values()):
-        row = SessionModelUsage(model=session.model or "?", task="", **residual)
-        row.api_call_count, row.residual = api_calls, True
+        api_calls = max(0, (session.api_call_count or 0) - covered["api_call_count"])
+        row = SessionModelUsage(model=session.model or "?", api_call_count=api_calls, **residual)
+        row.residual = True
         rows.append(row)
     return rows
 
@@ -242,11 +229,8 @@ def session_lineage(session: Session) -> Lineage:
             [session.id],
         )
         lineage.ancestors = [_lineage_row(r) for r in cursor.fetchall()]
-        top_parent = (
-            lineage.ancestors[0]["parent"] if lineage.ancestors else session.parent_session_id
-        )
-        if top_parent:
-            lineage.missing_parent = top_parent
+        top = lineage.ancestors[0]["parent"] if lineage.ancestors else session.parent_session_id
+        lineage.missing_parent = top or None
         cursor.execute(
             f"""
             WITH RECURSIVE down(id, parent, depth, path) AS (
@@ -304,7 +288,6 @@ class TranscriptPage:
     page: int
     pages: int
     total: int
-    per_page: int
 
     @property
     def has_previous(self) -> bool:
@@ -342,7 +325,6 @@ def transcript_rows(base):
 def transcript_page(session_id: str, visibility: Visibility, page: int) -> TranscriptPage:
     """One page of a transcript, tool calls paired with the results that answer them."""
     base = transcript_messages(session_id, visibility)
-    # How many rows the transcript shows, reused while the file is unchanged.
     total = store.while_unchanged(
         "transcript-total", (session_id, visibility.as_param()), base.order_by().count, COUNT_TTL
     )
@@ -350,43 +332,34 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
     page = min(max(page, 1), pages)
     start = (page - 1) * TRANSCRIPT_PAGE
     messages = list(transcript_rows(base).order_by("id")[start : start + TRANSCRIPT_PAGE])
-    return TranscriptPage(
-        entries=transcript_entries(messages),
-        page=page,
-        pages=pages,
-        total=total,
-        per_page=TRANSCRIPT_PAGE,
-    )
+    return TranscriptPage(transcript_entries(messages), page, pages, total)
 
 
 def transcript_entries(messages: list) -> list[TranscriptEntry]:
     """The entries of consecutive transcript rows, each tool result under the call that asked
-    for it (by ``tool_call_id``): the stored texts redacted as the exports redact them, then
-    decoded and formatted (tool calls parsed and pretty-printed from the redacted JSON)."""
+    for it (by ``tool_call_id``), redacted before anything is decoded or formatted."""
     counts = redact_rows(messages)
-    results_by_call = {m.tool_call_id: m for m in messages if m.role == "tool" and m.tool_call_id}
-    paired_ids: set[int] = set()
-    by_id = {}
-    for message in messages:
-        entry = TranscriptEntry(
-            message=message,
-            text=as_text(message.body),
-            truncated=(message.body_length or 0) > TRANSCRIPT_CUT,
-            length=message.body_length or 0,
-            redacted=counts.get(message.id, 0),
+    by_id = {
+        m.id: TranscriptEntry(
+            message=m,
+            text=as_text(m.body),
+            truncated=(m.body_length or 0) > TRANSCRIPT_CUT,
+            length=m.body_length or 0,
+            redacted=counts.get(m.id, 0),
         )
+        for m in messages
+    }
+    results = {m.tool_call_id: by_id[m.id] for m in messages if m.role == "tool" and m.tool_call_id}
+    paired_ids: set[int] = set()
+    for entry in by_id.values():
+        message = entry.message
         if message.role == "assistant" and message.tool_calls:
             calls, entry.malformed_calls = parse_tool_calls(message.tool_calls)
             for call in calls:
-                result = results_by_call.get(call.call_id) if call.call_id else None
+                result = results.get(call.call_id) if call.call_id else None
                 if result is not None:
-                    paired_ids.add(result.id)
+                    paired_ids.add(result.message.id)
                 entry.calls.append(PairedCall(call=call, result=result))
-        by_id[message.id] = entry
-    for e in by_id.values():
-        for paired in e.calls:
-            if paired.result is not None:
-                paired.result = by_id[paired.result.id]
     return [e for e in by_id.values() if e.message.id not in paired_ids]
 
 
@@ -395,9 +368,8 @@ TRANSCRIPT_TEXTS = ("body", "reasoning_text", "reasoning_extra", "tool_calls")
 
 
 def redact_rows(messages: list) -> dict[int, int]:
-    """Redact the stored texts of these rows in place, before anything decodes, cuts or
-    formats them, and count the secrets per row (for the reveal button); the gates run once
-    over the whole page.  Then the texts read past ``TRANSCRIPT_CUT`` are cut to it."""
+    """Redact the stored texts of these rows in place, once over the whole page, counting the
+    secrets per row (for the reveal button); then cut them to ``TRANSCRIPT_CUT``."""
     places = [
         (message, name)
         for message in messages
@@ -429,30 +401,9 @@ def message_position(session_id: str, message_id: int, visibility: Visibility) -
 REVEAL_CUT = 1_000_000
 
 
-@dataclass(frozen=True)
-class RevealedMessage:
-    """One message as a staff reveal shows it: content and reasoning unredacted, cut at
-    ``REVEAL_CUT`` characters (``body_length`` is the full length), tool calls parsed."""
-
-    id: int
-    session_id: str
-    role: str | None
-    tool_name: str | None
-    timestamp: float | None
-    tool_calls: str | None
-    text: str
-    body_length: int | None
-    reasoning_text: str | None
-    calls: list
-    malformed_calls: bool
-
-    @property
-    def truncated(self) -> bool:
-        return (self.body_length or 0) > REVEAL_CUT
-
-
-def message_for_reveal(*, session_id: str, message_id: int) -> RevealedMessage | None:
-    """Message ``message_id`` of session ``session_id`` for a reveal, or None."""
+def message_for_reveal(*, session_id: str, message_id: int) -> Message | None:
+    """The message as a staff reveal shows it, or None: content and reasoning unredacted, cut
+    at ``REVEAL_CUT`` characters (``body_length`` is the full length), tool calls parsed."""
     base = Message.objects.only_readable(
         "id", "session", "role", "tool_name", "timestamp", "tool_calls"
     )
@@ -469,22 +420,11 @@ def message_for_reveal(*, session_id: str, message_id: int) -> RevealedMessage |
         )
         .first()
     )
-    if message is None:
-        return None
-    calls, malformed = parse_tool_calls(message.tool_calls)
-    return RevealedMessage(
-        id=message.id,
-        session_id=message.session_id,
-        role=message.role,
-        tool_name=message.tool_name,
-        timestamp=message.timestamp,
-        tool_calls=message.tool_calls,
-        text=as_text(message.body),
-        body_length=message.body_length,
-        reasoning_text=message.reasoning_text,
-        calls=calls,
-        malformed_calls=malformed,
-    )
+    if message is not None:
+        message.content = message.body  # what ``message.text`` reads: no query for the column
+        message.truncated = (message.body_length or 0) > REVEAL_CUT
+        message.calls, message.malformed_calls = parse_tool_calls(message.tool_calls)
+    return message
 
 
 # Messages table ---------------------------------------------------------------------------
@@ -518,8 +458,9 @@ def messages_for_table(queryset):
             Session.objects.filter(pk=OuterRef("session_id")).order_by().values(column)[:1]
         )
 
-    return (
-        queryset.only_readable(*MESSAGE_TABLE_COLUMNS)
-        .with_preview(PREVIEW_READ_CHARS)
-        .annotate(session_title=of_session("title"), session_source=of_session("source"))
+    # The content cut in SQL: a page of previews never loads a megabyte tool output.
+    return queryset.only_readable(*MESSAGE_TABLE_COLUMNS).annotate(
+        preview=ContentHead("content", PREVIEW_READ_CHARS),
+        session_title=of_session("title"),
+        session_source=of_session("source"),
     )

@@ -1,10 +1,7 @@
-"""Which assistant messages call a skill: a ``skill_view`` or ``skill_manage`` call whose
-arguments (a JSON string or object) name it.
-
-The message list's ``skill`` filter, counting as the insights skills table does (whose rows
-link here).  Every JSON step is guarded so no malformed row fails the query.  PostgreSQL 14
-and 15 cannot guard a JSON step in SQL: there the rows that mention a skill call are decided
-here (:func:`calls_skill`), by the same steps.
+"""Which assistant messages call a skill (a ``skill_view`` or ``skill_manage`` call whose
+arguments name it), counted as the insights skills table does.  Every JSON step is guarded so
+no malformed row fails the query; PostgreSQL 14 and 15 cannot guard one in SQL, so there
+:func:`calls_skill` decides by the same steps.
 """
 
 from __future__ import annotations
@@ -26,8 +23,7 @@ SKILL_CALLS_SQL = f"""
 
 
 def calls_skill(tool_calls: str | None, name: str) -> bool:
-    """Whether an assistant row's ``tool_calls`` (a JSON list) holds a skill call naming
-    ``name`` in its arguments, as :data:`SKILL_CALLS_SQL` decides."""
+    """Whether a ``tool_calls`` value holds a skill call naming ``name``, as the SQL decides."""
     try:
         calls = json.loads(tool_calls or "")
     except ValueError:

@@ -1,12 +1,10 @@
 """SQL expressions for Hermes's text columns.
 
-NOTE: multimodal content is stored as ``"\\x00json:" + JSON``, and tool output can hold NUL
-bytes. SQLite's ``substr()`` and ``length()`` stop at the first NUL character (``''`` and
-``0`` for multimodal rows), so these expressions cut such values through a BLOB cast instead.
-PostgreSQL text holds no NUL: Hermes marks such values there (``"\\x01json:"`` + JSON,
-``"\\x01bytes:"`` + base64) and the backend reads them back as SQLite holds them
-(:mod:`hermes_explorer.hermes_pg.base`), so the ``as_postgresql`` forms cut a marked value long
-enough to decode and measure it as SQLite measures the value it stands for.
+NOTE: multimodal content starts with a NUL, and tool output can hold NUL bytes; SQLite's
+``substr()`` and ``length()`` stop at the first NUL, so these cut such values through a BLOB
+cast.  PostgreSQL text holds no NUL: Hermes marks such values (``"\\x01json:"`` + JSON,
+``"\\x01bytes:"`` + base64), so the ``as_postgresql`` forms cut a marked value long enough to
+decode and measure it as SQLite measures the value it stands for.
 """
 
 from __future__ import annotations
@@ -33,8 +31,7 @@ class NulSafeText(TextField):
 
 
 class ContentHead(Func):
-    """The first ``length`` characters of a text column, NUL characters included (a row with
-    one is cut as bytes through a BLOB cast and decoded in Python)."""
+    """The first ``length`` characters of a text column, NUL characters included."""
 
     def __init__(self, expression, length: int, **extra):
         self.length = int(length)
@@ -96,10 +93,8 @@ class Redacted(Func):
 
 
 class NoIndex(Func):
-    """``+column``: the same value, but SQLite will not use an index for this term.  We
-    cannot add indexes to Hermes's file, so we steer the planner: with ``+source = ?`` it
-    walks the ``started_at`` index and stops after a page, rather than sort every session of
-    a common source."""
+    """``+column``: the same value, but SQLite uses no index for this term (we cannot add
+    indexes to Hermes's file, so we steer the planner along the ``started_at`` index)."""
 
     template = "+%(expressions)s"
 

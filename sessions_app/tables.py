@@ -1,8 +1,5 @@
-"""django-tables2 tables for sessions and messages.
-
-Rows arrive sorted and sliced by a keyset page (``sessions_app.pagination``), so the tables take
-them as :class:`PresortedData`: the header links toggle the sort, but the table never re-sorts
-or counts.  Cells are f-strings of escaped values, not hundreds of small templates a page.
+"""django-tables2 tables for sessions and messages, over a keyset page's rows (the table
+never re-sorts or counts); cells are f-strings of escaped values.
 """
 
 from __future__ import annotations
@@ -21,7 +18,6 @@ from redaction import redact
 from .content import as_text
 from .formatting import compact, duration, per_language, truncate_chars
 from .links import TranscriptLinks
-from .models import Session
 from .templatetags.explorer import (
     cost_badge,
     role_label,
@@ -46,12 +42,9 @@ class PresortedData(TableListData):
 
 
 class KeysetTable(tables.Table):
-    """A table of one keyset page: django-tables2 columns and headers, a body built in Python.
-
-    django-tables2's cell rendering costs about a millisecond per row of nine columns
-    (measured: most of a session list page), so the body calls the same ``render_<column>``
-    methods once per cell and joins the HTML; headers, sort links and attributes stay its own.
-    """
+    """django-tables2 columns and headers, a body built in Python: its cell rendering cost
+    about a millisecond per row (measured), so the body calls the ``render_<column>`` methods
+    once per cell and joins the HTML."""
 
     class Meta:
         template_name = "includes/_table.html"
@@ -60,15 +53,11 @@ class KeysetTable(tables.Table):
         super().__init__(PresortedData(data), order_by=order_by, **kwargs)
 
     def _cell_plan(self) -> tuple:
-        """Per column: the ``<td>`` tag, the ``render_<column>`` function and what it takes,
-        the accessor, the empty values and the default; worked out once per table class and
-        columns, as cell attributes do not change from a page to the next."""
-        columns = tuple(bound.name for bound in self.columns)
-        key = (type(self), columns, self.default, repr(self.attrs))
-        plan = _PLANS.get(key)
-        if plan is None:
-            plan = _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)
-        return plan
+        """Per column: ``<td>``, renderer and its arguments, accessor, empty values, default."""
+        key = (type(self), tuple(b.name for b in self.columns), self.default, repr(self.attrs))
+        if key not in _PLANS:
+            _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)
+        return _PLANS[key]
 
     def _column_plan(self, bound) -> tuple:
         render = getattr(type(self), f"render_{bound.name}", None)
@@ -121,6 +110,9 @@ def _session_words() -> dict:
         "not_live": escape(gettext("Not part of the live transcript")),
         "no_text_tool": escape(gettext("(no text: %(tool)s)")),
         "no_text": escape(gettext("(no text)")),
+        "copy_id": escape(gettext("Copy message id")),
+        "copy": escape(gettext("Copy")),
+        "no_time": format_html('<span class="muted">{}</span>', gettext("no time")),
         "open": format_html(
             '<span class="muted" title="{}">{}</span>',
             gettext("Never closed"),
@@ -138,6 +130,8 @@ class SessionTable(KeysetTable):
     select = tables.Column(verbose_name=gettext_lazy("Select"), orderable=False, empty_values=())
     started_at = tables.Column(verbose_name=gettext_lazy("Started"))
     title = tables.Column(verbose_name=gettext_lazy("Title"), orderable=False, empty_values=())
+    tags = tables.Column(verbose_name=gettext_lazy("Tags"), orderable=False, empty_values=())
+    scores = tables.Column(verbose_name=gettext_lazy("Scores"), orderable=False, empty_values=())
     source = tables.Column(verbose_name=gettext_lazy("Source"))
     model = tables.Column(
         accessor="model_short", verbose_name=gettext_lazy("Model"), orderable=False
@@ -157,27 +151,8 @@ class SessionTable(KeysetTable):
     duration = tables.Column(
         verbose_name=gettext_lazy("Duration"), orderable=False, attrs=NUM, empty_values=()
     )
-    tags = tables.Column(verbose_name=gettext_lazy("Tags"), orderable=False, empty_values=())
-    scores = tables.Column(verbose_name=gettext_lazy("Scores"), orderable=False, empty_values=())
 
     class Meta(KeysetTable.Meta):
-        model = Session
-        fields = ()
-        sequence = (
-            "select",
-            "started_at",
-            "title",
-            "tags",
-            "scores",
-            "source",
-            "model",
-            "message_count",
-            "tool_call_count",
-            "tokens",
-            "cost",
-            "duration",
-        )
-        order_by_field = "sort"
         empty_text = gettext_lazy(
             "No session matches these filters. Loosen a filter or reset them."
         )
@@ -262,8 +237,7 @@ class SessionTable(KeysetTable):
 
 # Messages ---------------------------------------------------------------------------------
 class MessageTable(KeysetTable):
-    """One row per message; "Time" sorts by id (insertion order, the only order an index
-    answers on the whole table).  Links are set beforehand (``links.link_message_rows``)."""
+    """ "Time" sorts by id (insertion order: the only order an index gives on the whole table)."""
 
     id = tables.Column(verbose_name=gettext_lazy("Time"))
     # The accessor is the plain column: "session" would load the related row, once per row.
@@ -281,27 +255,19 @@ class MessageTable(KeysetTable):
     )
 
     class Meta(KeysetTable.Meta):
-        fields = ()
-        sequence = ("id", "session", "role", "tool_name", "preview", "token_count")
-        order_by_field = "sort"
         empty_text = gettext_lazy(
             "No message matches these filters. Loosen a filter or reset them."
         )
         attrs = {"class": "data-table messages-table"}
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        # The same words on every row: looked up once per page.
-        self._copy_words = (escape(gettext("Copy message id")), escape(gettext("Copy")))
-        self._no_time = format_html('<span class="muted">{}</span>', gettext("no time"))
-
     def render_id(self, record):
         mid = escape(str(record.id))
-        label, copy = self._copy_words
+        words = _session_words()
+        label = words["copy_id"]
         return mark_safe(  # noqa: S308 - every value is escaped
-            f"{time_html(record.timestamp, seconds=True, empty=self._no_time)}"
+            f"{time_html(record.timestamp, seconds=True, empty=words['no_time'])}"
             f'<span class="age copy-id">#{mid} <button type="button" class="copy" data-copy="{mid}"'
-            f' aria-label="{label} {mid}" title="{label}">{copy}</button></span>'
+            f' aria-label="{label} {mid}" title="{label}">{words["copy"]}</button></span>'
         )
 
     def render_session(self, record):

@@ -1,20 +1,10 @@
 """Where a session's time went: each message with the wait before it and what the wait was.
 
 The wait before an ``assistant`` row is the model thinking, before a ``tool`` row a tool
-running, before a ``user`` row the person answering (other roles: nothing).  A tool result that
-is a call (:mod:`sessions_app.toolcalls`, the definition every page shares) carries ``tool_s``,
-the time from the assistant message that called it to the result.  Calls made by one assistant
-message run in parallel, so their ``tool_s`` overlap and add up to more than the wall time;
-each such result says how many calls ran together.
-
-The rows are the transcript's (same ``?show=`` toggles, :mod:`sessions_app.visibility`), in id
-order.  The totals, the chart, the slowest steps and the tools are computed in one pass over
-the whole session's ids, roles and times (no message text), which the page renders once and
-keeps while the file is unchanged; the rows themselves are shown a keyset page at a time, and
-an export gets every row.  The tools count the calls whose result
-row is of a kind the toggles show: with every kind shown, every call of the session.  Files
-without ``timestamp`` cannot time anything, files without ``tool_call_id`` cannot pair a result
-with its call: :func:`missing_columns` names what the file lacks.
+running, before a ``user`` row the person answering.  A tool result that is a call carries
+``tool_s``, the time from the message that called it; calls of one message run in parallel, so
+their ``tool_s`` overlap and each says how many ran together.  The figures come from one pass
+over the session's ids, roles and times (no text), the rows a keyset page at a time.
 """
 
 from __future__ import annotations
@@ -22,6 +12,7 @@ from __future__ import annotations
 import functools
 import heapq
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from django.db.models import TextField, Value
 from django.utils import timezone
@@ -32,7 +23,6 @@ from redaction import redact
 from .content import call_id_and_name, call_objects
 from .exports.isotime import iso_converter
 from .formatting import page_formats, seconds_text
-from .models import Message
 from .pagination import Keyset, KeysetPage
 from .selectors import transcript_messages
 from .toolcalls import session_calls
@@ -59,9 +49,8 @@ EXPORT_COLUMNS = [
     "tool_s",
     "parallel_calls",
 ]
-# The chart: one bar the session's length, a segment per run of waits of one kind (runs
-# narrower than ``MIN_WIDTH`` chart units cannot be seen and are left out: a long session
-# has thousands), and one bar of the totals per kind.
+# The chart: a bar of the session, a segment per run of waits of one kind (those narrower
+# than ``MIN_WIDTH`` units cannot be seen: a long session has thousands).
 CHART_WIDTH = 720
 MIN_WIDTH = 0.5
 
@@ -78,20 +67,11 @@ class Step:
     tool_s: float | None = None
     parallel_calls: int | None = None  # calls of the assistant message that asked for it
     calls: list[str] = field(default_factory=list)  # names (redacted), on assistant rows
-    link: str | None = None  # the message in its transcript, for roles that read content
 
     def as_row(self) -> dict:
         row = {name: getattr(self, name) for name in EXPORT_COLUMNS}
         row.update(at=self.at_iso, waited_s=_rounded(self.waited_s), tool_s=_rounded(self.tool_s))
         return row
-
-    @property
-    def spent_label(self) -> str:
-        return SPENT_LABELS.get(self.spent_on, "")
-
-    @property
-    def waited_text(self) -> str:
-        return seconds_text(self.waited_s)
 
 
 @dataclass
@@ -106,29 +86,14 @@ class Timeline:
     segments: list[dict]  # the chart's bar of the session
     stacked: list[dict]  # the chart's bar of the totals
 
-    def rows(self) -> list[dict]:
-        return [step.as_row() for step in self.steps]
-
 
 def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-def missing_columns() -> list[str]:
-    """The columns the timeline needs that the file lacks."""
-    qs = Message.objects.all()
-    return [c for c in ("timestamp", "tool_call_id") if not qs.has_column(c)]
-
-
-def _fields(qs, names):
-    """``names`` as columns of ``values_list``, NULL for those the file lacks."""
-    return [n if qs.has_column(n) else Value(None, output_field=TextField()) for n in names]
-
-
 def shown_calls(session_id: str, visibility: Visibility, ids=None) -> dict[int, tuple]:
-    """The session's calls (those with results ``ids`` only, when given) whose result is of a
-    kind the toggles show: result id → (name redacted, seconds or None, calls of its
-    assistant message)."""
+    """The session's calls (with results ``ids`` only, when given) whose result the toggles show:
+    result id → (name redacted, seconds or None, calls of its assistant message)."""
     names = functools.cache(redact)
     out = {}
     for message_id, name, seconds, together, *state in session_calls(session_id, ids):
@@ -139,8 +104,7 @@ def shown_calls(session_id: str, visibility: Visibility, ids=None) -> dict[int, 
 
 
 def session_timeline(session_id: str, visibility: Visibility, *, every_row=False) -> Timeline:
-    """The session's figures, in one pass over all its transcript rows: each row's wait, the
-    totals, the runs of one kind and the slowest steps (and every row, when ``every_row``)."""
+    """The session's figures in one pass over its transcript rows (every row if ``every_row``)."""
     qs = transcript_messages(session_id, visibility).order_by("id")
     calls = shown_calls(session_id, visibility)
     step, steps = _stepper(calls, functools.cache(redact)), []
@@ -149,9 +113,11 @@ def session_timeline(session_id: str, visibility: Visibility, *, every_row=False
     timed: list[tuple] = []
     first = previous = None
     n_times = 0
-    for message_id, role, tool_name, at in qs.values_list(
-        *_fields(qs, ("id", "role", "tool_name", "timestamp"))
-    ):
+    read = [
+        n if qs.has_column(n) else Value(None, output_field=TextField())
+        for n in ("id", "role", "tool_name", "timestamp")
+    ]
+    for message_id, role, tool_name, at in qs.values_list(*read):
         waited = None if at is None or previous is None else at - previous
         if at is not None:
             first = at if first is None else first
@@ -175,17 +141,19 @@ def session_timeline(session_id: str, visibility: Visibility, *, every_row=False
         totals=totals,
         counts=counts,
         tools=_tools(calls.values()),
-        slowest=[step(i, r, n, at, w) for w, i, r, n, at in heapq.nlargest(SLOWEST, timed, _first)],
+        slowest=[
+            step(i, r, n, at, w) for w, i, r, n, at in heapq.nlargest(SLOWEST, timed, itemgetter(0))
+        ],
         parallel=any(together > 1 for _, _, together in calls.values() if together),
         span_s=(previous - first) if n_times > 1 else None,
-        segments=_segments(_geometry(runs)),
-        stacked=_stacked(totals),
+        segments=_segments(runs),
+        # The totals side by side on one bar.
+        stacked=_segments([[kind, max(totals[kind], 0.0), 0, None] for kind in KINDS], 0.0),
     )
 
 
 def _stepper(calls: dict[int, tuple], names):
-    """A function making a :class:`Step` of a row and its wait, with its call among ``calls``
-    (:func:`shown_calls`); tool names redacted by ``names``."""
+    """A function making a :class:`Step` of a row and its wait, with its call among ``calls``."""
     to_iso = iso_converter(timezone.get_current_timezone())
 
     def step(message_id, role, tool_name, at, waited) -> Step:
@@ -203,8 +171,7 @@ def _stepper(calls: dict[int, tuple], names):
 def session_page(
     session_id: str, visibility: Visibility, cursor: str | None
 ) -> tuple[list[Step], KeysetPage]:
-    """The keyset page of transcript rows after ``cursor``, read with what only they need, and
-    the time of the row before the page, if any (the first row's wait)."""
+    """The keyset page of transcript rows after ``cursor``, each with its wait."""
     qs = transcript_messages(session_id, visibility).order_by("id")
     page = KEYSET.paginate(
         qs.values(*[c for c in PAGE_COLUMNS if qs.has_column(c)]), cursor, PER_PAGE
@@ -227,10 +194,6 @@ def session_page(
     return steps, page
 
 
-def _first(item: tuple) -> float:
-    return item[0]
-
-
 def _tools(calls) -> list[dict]:
     """Per tool: its timed calls, their total and the slowest; most time first."""
     per_tool: dict[str, list[float]] = {}
@@ -246,55 +209,26 @@ def _tools(calls) -> list[dict]:
     )
 
 
-def _stacked(totals: dict[str, float]) -> list[dict]:
-    """The totals per kind side by side on one bar of ``CHART_WIDTH`` units."""
-    whole = sum(max(v, 0.0) for v in totals.values()) or 1.0
+def _segments(runs: list[list], min_width: float = MIN_WIDTH) -> list[dict]:
+    """Runs ``[kind, seconds, steps, first message id]`` as segments of a bar in chart units;
+    those too narrow to see are left out."""
+    total = sum(r[1] for r in runs) or 1.0
     out, x, formats = [], 0.0, page_formats()
-    for kind in KINDS:
-        width = max(totals[kind], 0.0) / whole * CHART_WIDTH
-        if width > 0:
-            text = seconds_text(totals[kind], formats)
+    labels = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
+    for kind, seconds, steps, message_id in runs:
+        width = seconds / total * CHART_WIDTH
+        if width > 0 and width >= min_width:
             out.append(
                 {
                     "kind": kind,
-                    "label": gettext(SPENT_LABELS[kind]),
+                    "label": labels[kind],
                     "x": f"{x:.2f}",
                     "width": f"{width:.2f}",
-                    "text": text,
+                    "seconds": seconds,
+                    "text": seconds_text(seconds, formats),
+                    "steps": steps,
+                    "message_id": message_id,
                 }
             )
         x += width
     return out
-
-
-def _geometry(runs: list[list]) -> list[tuple]:
-    """Runs of consecutive waits of one kind ``[kind, seconds, steps, first message id]`` as
-    segments of the bar, ``(kind, x, width, seconds, steps, first message id)`` with ``x``
-    and ``width`` in chart units (negative waits, clock drift, take no room); those too
-    narrow to see are left out."""
-    total = sum(r[1] for r in runs) or 1.0
-    out, x = [], 0.0
-    for kind, seconds, steps, message_id in runs:
-        width = seconds / total * CHART_WIDTH
-        if width >= MIN_WIDTH:
-            out.append((kind, x, width, seconds, steps, message_id))
-        x += width
-    return out
-
-
-def _segments(geometry: list[tuple]) -> list[dict]:
-    formats = page_formats()
-    labels = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
-    return [
-        {
-            "kind": kind,
-            "label": labels[kind],
-            "x": f"{x:.2f}",
-            "width": f"{width:.2f}",
-            "seconds": seconds,
-            "text": seconds_text(seconds, formats),
-            "steps": steps,
-            "message_id": message_id,
-        }
-        for kind, x, width, seconds, steps, message_id in geometry
-    ]

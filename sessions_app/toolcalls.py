@@ -1,13 +1,9 @@
-"""What a tool call is, in SQL, once for every page that counts or times calls (the definition
-and its reasons: ``docs/tool-calls.md``).
-
-A call is a ``tool`` row answering the nearest earlier assistant row of its session whose
-``tool_calls`` holds its ``tool_call_id``; it counts once however many copies compaction made.
-A file without ``tool_call_id`` counts every ``tool`` row as an untimed call.
-
-PostgreSQL 14 and 15 cannot test whether a text is JSON without failing the statement, so on
-a PostgreSQL store one session's calls (:func:`session_calls`) are paired in Python by the
-same definition, over that session's rows.
+"""What a tool call is, in SQL, for every page that counts or times calls (reasons:
+``docs/tool-calls.md``): a ``tool`` row answering the nearest earlier assistant row of its
+session whose ``tool_calls`` holds its ``tool_call_id``, once however many copies compaction
+made (without ``tool_call_id``, every ``tool`` row, untimed).  PostgreSQL 14 and 15 cannot test
+whether a text is JSON without failing the statement, so there one session's calls are paired
+in Python by the same definition.
 """
 
 from __future__ import annotations
@@ -45,10 +41,8 @@ _CALL_NAME = _MATCHING.format(
 
 @dataclass(frozen=True)
 class CallSQL:
-    """The parts of a statement over results ``t`` joined to the rows that called them ``a``:
-    ``joins`` (after ``FROM messages t``), ``where`` (the results that are calls, counted
-    once), and the columns ``name``, ``seconds`` (NULL when untimed), ``together`` (calls of
-    the assistant row) and ``active``, ``compacted``, ``display_kind`` (NULL when absent)."""
+    """A statement over results ``t`` and their callers ``a``: ``joins`` (after ``FROM messages
+    t``), ``where`` (the results that are calls, once) and the columns (NULL where absent)."""
 
     joins: str
     where: str
@@ -66,8 +60,7 @@ class CallSQL:
 
 
 def call_sql(shape=None, t: str = "t", a: str = "a", outer: bool = False) -> CallSQL:
-    """The definition for this file, over results aliased ``t`` and their callers ``a``
-    (``outer``: a ``LEFT JOIN``, for statements that read other rows too)."""
+    """The definition over results ``t`` and their callers ``a`` (``outer``: a ``LEFT JOIN``)."""
     shape = shape or store.shape()
     has = lambda column: shape.has_column("messages", column)  # noqa: E731
     where = [f"{t}.role = 'tool'"]
@@ -99,9 +92,8 @@ def call_sql(shape=None, t: str = "t", a: str = "a", outer: bool = False) -> Cal
 
 
 def session_calls(session_id: str, ids=None) -> list[tuple]:
-    """Every call of one session (whose results are ``ids``, when given): ``(result id, name,
-    seconds, together, active, compacted, display_kind)`` in id order (the name as stored:
-    redact it before showing it)."""
+    """Every call of one session (whose results are ``ids``, when given): ``(result id, name as
+    stored, seconds, together, active, compacted, display_kind)`` in id order."""
     if dialect.postgres():
         return _paired_in_python(session_id, ids)
     sql = call_sql()

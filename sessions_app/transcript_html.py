@@ -1,13 +1,11 @@
-"""One transcript entry as HTML (``<li>``), built in Python.
-
-Through templates, a page of a hundred entries (head, body, reasoning, paired tool calls and
-reveal buttons) was two thirds of the session page's time (measured); here every value is
-escaped once (``html.escape``) and joined from strings.  Text arrives already redacted
-(:func:`sessions_app.selectors.transcript_entries`).
+"""One transcript entry as HTML (``<li>``), built in Python: through templates a page of a
+hundred entries was two thirds of the session page's time (measured).  Every value is escaped
+once (``html.escape``); text arrives already redacted (``selectors.transcript_entries``).
 """
 
 from __future__ import annotations
 
+import functools
 from html import escape
 
 from django.middleware.csrf import get_token
@@ -65,19 +63,15 @@ class EntryRenderer:
     def __init__(self, request, *, can_reveal: bool):
         self.request = request
         self.can_reveal = can_reveal
-        self._csrf: str | None = None
         self.words = entry_words()
         self.roles, self.visibilities = role_labels()
 
-    def _csrf_input(self) -> str:
-        if self._csrf is None:
-            token = get_token(self.request) if self.request is not None else ""
-            self._csrf = (
-                f'<input type="hidden" name="csrfmiddlewaretoken" value="{_v(token)}">'
-                if token and token != "NOTPROVIDED"
-                else ""
-            )
-        return self._csrf
+    @functools.cached_property
+    def csrf_input(self) -> str:
+        token = get_token(self.request) if self.request is not None else ""
+        if token and token != "NOTPROVIDED":
+            return f'<input type="hidden" name="csrfmiddlewaretoken" value="{_v(token)}">'
+        return ""
 
     def reveal_button(self, entry) -> str:
         if not (self.can_reveal and entry.redacted):
@@ -85,7 +79,7 @@ class EntryRenderer:
         message = entry.message
         url = reverse("sessions:reveal", args=[message.session_id, message.id])
         return (
-            f'<form method="post" action="{_v(url)}" class="reveal-form">{self._csrf_input()}'
+            f'<form method="post" action="{_v(url)}" class="reveal-form">{self.csrf_input}'
             f'<button type="submit" class="link-button" title="{self.words["reveal_title"]}">'
             f"{reveal_label(entry.redacted)}</button></form>\n"
         )

@@ -1,11 +1,6 @@
-"""One transcript as a file: readable Markdown or complete JSON, streamed.
-
-``/sessions/<id>/export.md`` and ``export.json`` hold the messages the session page shows
-(``?show=`` like the page), fetched in keyset chunks so a long session costs no more memory
-than a short one; ``?chain=1`` exports the whole compression chain (:func:`compression_chain`).
-Secrets are redacted as on the page.  The Markdown survives any content: text sits in fences
-longer than any backtick run inside, inline values are escaped, and no data is live HTML.
-"""
+"""One transcript as a file, Markdown or JSON, streamed in keyset chunks and redacted as on the
+page.  The Markdown survives any content: fences outgrow any backtick run inside, inline
+values are escaped, and no data is live HTML."""
 
 from __future__ import annotations
 
@@ -39,9 +34,8 @@ def _chain_columns(qs):
 
 
 def _is_continuation(child: Session) -> bool:
-    if child.source == "subagent":
-        return False
-    return not any(marker in child.model_config_data for marker in NOT_CONTINUATION)
+    markers = child.model_config_data
+    return child.source != "subagent" and not any(m in markers for m in NOT_CONTINUATION)
 
 
 def compression_chain(session: Session) -> list[Session]:
@@ -82,21 +76,12 @@ def compression_chain(session: Session) -> list[Session]:
 
 
 # The messages -------------------------------------------------------------------------------
-def message_fields() -> list[str]:
-    """Every message column this file has, by model field name."""
-    qs = Message.objects.all()
-    return [
-        f.name if not f.is_relation else f.attname
-        for f in Message._meta.concrete_fields
-        if qs.has_column(f.column)
-    ]
-
-
 def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[list[dict]]:
     """The visible messages of each session in turn, in id order, a chunk query at a time."""
-    fields = message_fields()
-    columns = {f: Message._meta.get_field(f).column for f in fields if f != "session_id"}
-    columns["session_id"] = "session_id"
+    qs = Message.objects.all()
+    columns = {
+        f.attname: f.column for f in Message._meta.concrete_fields if qs.has_column(f.column)
+    }
     hide = (
         [c for c in SECRET_MESSAGE_COLUMNS if c in columns.values()] if redaction_enabled() else []
     )
@@ -113,7 +98,7 @@ def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[
         return row
 
     for session in sessions:
-        qs = transcript_messages(session.id, visibility).values(*fields)
+        qs = transcript_messages(session.id, visibility).values(*columns)
         yield from keyset_chunks(qs, BY_ID, to_row=to_row, chunk_size=TRANSCRIPT_CHUNK_ROWS)
 
 
@@ -140,8 +125,7 @@ def json_pieces(
     extra: dict | None = None,
     profile: str | None = None,
 ) -> Iterator[str]:
-    """``{"export": …, "session": …, "annotations": …, "sessions": […], "messages": [ … ]}``,
-    streamed (``annotations``: :mod:`sessions_app.extensions`)."""
+    """``{"export", "session", "annotations", "sessions", "messages"}``, streamed."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
         "visibility": visibility.as_param(),

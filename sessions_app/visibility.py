@@ -1,8 +1,6 @@
-"""Which messages a transcript shows: Hermes's history edits, defined once.
-
-A row is *live*, *compacted* (``active = 0, compacted = 1``: archived by a compaction),
-*rewound* (``active = 0`` otherwise: undone by the user) or *hidden* (``display_kind =
-'hidden'``: model-only scaffolding).  On files without these columns every row is live.
+"""Which messages a transcript shows: *live*, *compacted* (archived by a compaction),
+*rewound* (undone by the user) or *hidden* (model-only scaffolding); on files without these
+columns every row is live.
 """
 
 from __future__ import annotations

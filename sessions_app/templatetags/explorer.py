@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import math
@@ -11,11 +12,14 @@ from django import template
 from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import NaturalTimeFormatter, intcomma
 from django.utils import timezone
+from django.utils.dates import WEEKDAYS_ABBR
 from django.utils.formats import localize
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
-from django.utils.translation import get_language, gettext, pgettext, pgettext_lazy
+from django.utils.translation import get_language, gettext, pgettext_lazy
+
+from redaction import redact as redact_secrets
 
 from .. import formatting
 from ..timefmt import from_epoch
@@ -25,11 +29,9 @@ register = template.Library()
 
 @register.simple_tag
 def form_fragment_key(form) -> str:
-    """What a filter form's HTML depends on: the language, its fields (which this file and role
-    have), their choices and the submitted values.  The list templates cache the form's HTML
-    under this key (``{% cache %}``, the per-process ``template_fragments`` cache): rendering
-    its ~30 widgets through Django's widget templates took 6–7 ms of a 20 ms session list
-    (in-process, 1M-message store); a hit takes ~0.1 ms."""
+    """What a filter form's HTML depends on (language, fields, choices, submitted values): the
+    list templates cache the form under it, as rendering its ~30 widgets took 6–7 ms of a 20 ms
+    session list (measured, 1M-message store); a hit takes ~0.1 ms."""
     fields = [
         (name, type(field).__name__, [str(c) for c in getattr(field, "choices", ())])
         for name, field in form.fields.items()
@@ -39,34 +41,32 @@ def form_fragment_key(form) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-@register.filter
-def epoch(value):
-    """Epoch seconds → aware datetime (rendered in TIME_ZONE by the template engine)."""
-    return from_epoch(value)
-
-
+# Epoch seconds → aware datetime (rendered in TIME_ZONE by the template engine).
+register.filter("epoch", from_epoch)
 # Numbers, money, durations and model names: one definition each, in ``formatting``.
 register.filter("short_model", formatting.short_model)
 register.filter("compact", formatting.compact)
 register.filter("usd", formatting.usd)
 register.filter("duration", formatting.duration)
 register.filter("number", formatting.number)
+# ``4.2 s`` under a minute, else ``3m 07s``.
+register.filter("seconds", formatting.seconds_text)
+# Well-known secret shapes replaced by ``[redacted: …]`` markers (HERMES_REDACT_SECRETS).
+register.filter("redact", redact_secrets)
 
 
 @register.filter
 def grouped(value):
-    """``intcomma`` (thousands grouped the page's way) for the figures of the insights and
-    overview tables: plain ints and finite floats through :func:`formatting.number`, anything
-    else as ``intcomma`` does it.  Django's version looks up three formats of the active
-    language per number (about 5 µs each; an insights page shows ~300 numbers)."""
+    """``intcomma`` through :func:`formatting.number` for plain ints and finite floats: Django's
+    looks up three formats per number (about 5 µs each; an insights page shows ~300)."""
     kind = value.__class__
     if kind is int or (kind is float and math.isfinite(value) and abs(value) < 1e15):
         return formatting.number(value)
     return intcomma(value)
 
 
-# Hermes's roles and the explorer's visibilities, as words of the page's language (the
-# values themselves stay in classes, URLs and exports). Unknown values show as they are.
+# Roles and visibilities as words of the page's language (the values stay in classes, URLs
+# and exports); unknown values show as they are.
 ROLE_LABELS = {
     "user": pgettext_lazy("message role", "user"),
     "assistant": pgettext_lazy("message role", "assistant"),
@@ -89,11 +89,6 @@ COST_STATUS_LABELS = {
 }
 
 
-@register.filter
-def cost_status_label(status):
-    return COST_STATUS_LABELS.get(status, status)
-
-
 @formatting.per_language
 def role_labels() -> tuple[dict[str, str], dict[str, str]]:
     """The role and visibility words of the page's language (once per language)."""
@@ -113,55 +108,46 @@ def visibility_label(visibility):
     return role_labels()[1].get(visibility, visibility)
 
 
-@register.filter
-def when(value, precision=""):
-    """A datetime (aware) or epoch seconds as local text in the language's order:
-    ``{{ dt|when }}`` to the minute, ``{{ dt|when:"seconds" }}``; "" when there is none."""
-    if value is None or value == "":
-        return ""
+def _local(value):
+    """A date, a datetime (aware ones in local time) or epoch seconds as a date or datetime."""
     if not hasattr(value, "strftime"):
-        value = from_epoch(value)
-        if value is None:
-            return ""
+        value = from_epoch(value)  # None for None or ""
     if getattr(value, "tzinfo", None) is not None:
         value = timezone.localtime(value)
-    return formatting.datetime_text(value, seconds=precision == "seconds")
+    return value
+
+
+@register.filter
+def when(value, precision=""):
+    """A datetime or epoch seconds as local text: ``|when`` to the minute, ``|when:"seconds"``."""
+    value = _local(value)
+    return "" if value is None else formatting.datetime_text(value, seconds=precision == "seconds")
 
 
 @register.filter
 def day(value):
-    """A date (or ISO day), datetime or epoch as the language's day: ``2026-11-30`` /
-    ``30/11/2026``."""
-    import datetime as dt
-
-    if value is None or value == "":
-        return ""
+    """A date (or ISO day), datetime or epoch as the language's day ("" without one)."""
     if isinstance(value, str):
         try:
             value = dt.date.fromisoformat(value)
         except ValueError:
             return value
-    if not hasattr(value, "strftime"):
-        value = from_epoch(value)
-        if value is None:
-            return ""
+    value = _local(value)
     if getattr(value, "tzinfo", None) is not None:
-        value = timezone.localtime(value).date()
-    return formatting.date_text(value)
+        value = value.date()
+    return "" if value is None else formatting.date_text(value)
 
 
 @register.simple_tag(takes_context=True)
 def query_with(context, **changes):
     """The current query string with some parameters replaced (None removes one)."""
-    request = context["request"]
-    params = request.GET.copy()
+    params = context["request"].GET.copy()
     for key, value in changes.items():
         if value is None or value == "":
             params.pop(key, None)
         else:
             params[key] = value
-    encoded = params.urlencode()
-    return "?" + encoded if encoded else "?"
+    return "?" + params.urlencode()
 
 
 @register.simple_tag(takes_context=True)
@@ -171,30 +157,14 @@ def export_url(context, fmt, **extra):
     params = request.GET.copy()
     for key in ("cursor", "page"):
         params.pop(key, None)
-    params["_export"] = fmt
-    for key, value in extra.items():
+    for key, value in {"_export": fmt, **extra}.items():
         params[key] = value
     return request.path + "?" + params.urlencode()
 
 
-@register.filter
-def seconds(value):
-    """Seconds as ``4.2 s`` under a minute, else ``3m 07s`` (:func:`formatting.seconds_text`)."""
-    return formatting.seconds_text(value)
-
-
-@register.filter
-def redact(value):
-    """Well-known secret shapes replaced by ``[redacted: …]`` markers (HERMES_REDACT_SECRETS)."""
-    from redaction import redact as redact_secrets
-
-    return redact_secrets(value)
-
-
 def text_html(value) -> str:
-    """What ``{{ value }}`` renders in an autoescaping template (safe HTML as it is, anything
-    else localised and escaped), without ``conditional_escape``'s lazy-string wrapper: the
-    tables, transcripts and search hits call this for every value they show."""
+    """What ``{{ value }}`` renders in an autoescaping template, without
+    ``conditional_escape``'s lazy-string wrapper (called for every value a table shows)."""
     if value.__class__ is str:
         return escape(value)
     if hasattr(value, "__html__"):
@@ -204,10 +174,8 @@ def text_html(value) -> str:
     return escape(str(localize(value)))
 
 
-# Ages: Django's ``naturaltime`` with its phrases translated once per language and values.
-# Each age past a day asks the catalog for three or four plural phrases; kept, the session list
-# sorted by source went from 22.8 to 18.6 ms a page (0.81; gunicorn, the 1M-message store,
-# the revision before in the same rounds).  The calendar arithmetic is still Django's.
+# Ages: Django's ``naturaltime`` with its phrases translated once per language and values
+# (measured: the session list sorted by source went from 22.8 to 18.6 ms a page).
 class _Phrase:
     """One of ``naturaltime``'s lazily translated phrases, its ``%`` kept per language."""
 
@@ -228,12 +196,10 @@ class _Ages(NaturalTimeFormatter):
     future_substrings = {k: _Phrase(v) for k, v in NaturalTimeFormatter.future_substrings.items()}
 
 
-# Cells shared by the django-tables2 tables and the page templates (one rendering each).
-# Tables call these once per row: they build their HTML with f-strings and ``html.escape``
-# rather than ``format_html`` (whose lazy-string checks cost more than the formatting).
+# Cells shared by the tables and the templates, called once per row: f-strings and
+# ``html.escape``, as ``format_html``'s lazy-string checks cost more than the formatting.
 def time_html(epoch_value, *, seconds: bool = False, age: bool = False, empty="—"):
-    """The one ``<time>`` element of the explorer: local time (to the minute, or the second),
-    the full time and zone on hover, optionally its age beneath."""
+    """The ``<time>`` element: local time, the full time and zone on hover, the age if asked."""
     moment = from_epoch(epoch_value)
     if moment is None:
         return empty
@@ -280,49 +246,37 @@ def _source_badge(source) -> SafeString:
 @formatting.per_language
 def _cost_words() -> dict[str, str]:
     """The cost cells' fixed markup in the page's language (escaped; ``{}`` for a sum)."""
-    return {
-        "included": format_html(
-            '<span class="cost included" title="{}">{}</span>',
-            gettext("Included in a subscription: shows $0 but is not free"),
-            pgettext("cost", "included"),
-        ),
-        "unknown": format_html(
-            '<span class="cost unknown" title="{}">{}</span>',
-            gettext("No price known"),
-            pgettext("cost", "unknown"),
-        ),
-        "actual": format_html(
-            '<span class="cost actual" title="{}">', gettext("Provider-reported cost")
-        )
-        + "{}</span>",
-        "estimated": format_html(
-            '<span class="cost estimated" title="{}">', gettext("Local estimate")
-        )
-        + "{}</span>",
+    titles = {
+        "included": gettext("Included in a subscription: shows $0 but is not free"),
+        "unknown": gettext("No price known"),
+        "actual": gettext("Provider-reported cost"),
+        "estimated": gettext("Local estimate"),
     }
+    words = {
+        kind: format_html('<span class="cost {}" title="{}">', kind, title) + "{}</span>"
+        for kind, title in titles.items()
+    }
+    for kind in ("included", "unknown"):
+        words[kind] = mark_safe(words[kind].format(escape(str(COST_STATUS_LABELS[kind]))))  # noqa: S308
+    return words
 
 
 @register.filter
 def cost_badge(record):
-    """A cost with its status: an ``included`` session is not a plain $0, an ``unknown`` one
-    not a missing number."""
+    """A cost and its status: ``included`` is not a plain $0, ``unknown`` not a missing number."""
     status = getattr(record, "cost_status", None)
     words = _cost_words()
-    if status == "included":
-        return words["included"]
-    if status == "unknown":
-        return words["unknown"]
-    actual = getattr(record, "actual_cost_usd", None)
-    if status == "actual" and actual is not None:
-        return mark_safe(words["actual"].format(escape(formatting.usd(actual))))  # noqa: S308
-    estimated = getattr(record, "estimated_cost_usd", None)
-    if estimated is not None:
-        return mark_safe(words["estimated"].format(escape(formatting.usd(estimated))))  # noqa: S308
-    return mark_safe('<span class="cost none">—</span>')
+    if status in ("included", "unknown"):
+        return words[status]
+    kind, value = "actual", getattr(record, "actual_cost_usd", None)
+    if status != "actual" or value is None:
+        kind, value = "estimated", getattr(record, "estimated_cost_usd", None)
+    if value is None:
+        return mark_safe('<span class="cost none">—</span>')
+    return mark_safe(words[kind].format(escape(formatting.usd(value))))  # noqa: S308
 
 
-# Insights words: Hermes's report keeps its English fields (exports and the JSON report read
-# them); the page shows them in its language.
+# Insights words: Hermes's report keeps its English fields, the page shows its language's.
 WEEKDAY_INDEX = {
     name: i for i, name in enumerate(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"))
 }
@@ -347,27 +301,23 @@ CSV_TABLE_LABELS = {
 @register.filter
 def weekday_label(name):
     """``Mon`` → the language's abbreviation (``lun.``); other values as they are."""
-    from django.utils.dates import WEEKDAYS_ABBR
-
     index = WEEKDAY_INDEX.get(name)
     return name if index is None else WEEKDAYS_ABBR[index]
 
 
-@register.filter
-def bucket_label(size):
-    return BUCKET_LABELS.get(size, size)
+def _labelled(labels: dict):
+    """A filter giving each value its word of the page's language (others as they are)."""
+    return lambda value: labels.get(value, value)
 
 
-@register.filter
-def csv_table_label(table):
-    return CSV_TABLE_LABELS.get(table, table)
+register.filter("cost_status_label", _labelled(COST_STATUS_LABELS))
+register.filter("bucket_label", _labelled(BUCKET_LABELS))
+register.filter("csv_table_label", _labelled(CSV_TABLE_LABELS))
 
 
 @register.filter
 def month_label(value):
     """``2026-11`` as the page writes a month: as it is in English, ``novembre 2026`` in French."""
-    import datetime as dt
-
     try:
         first = dt.date.fromisoformat(f"{value}-01")
     except (TypeError, ValueError):
@@ -378,28 +328,21 @@ def month_label(value):
 @register.filter
 def long_day(value):
     """A datetime (or date) as ``Nov 30, 2026`` / ``30 nov. 2026``; "" without one."""
-    if value is None or value == "":
-        return ""
-    if getattr(value, "tzinfo", None) is not None:
-        value = timezone.localtime(value)
-    return formatting.long_date_text(value)
+    value = _local(value)
+    return "" if value is None else formatting.long_date_text(value)
 
 
 @register.filter
 def notable_value(top):
     """Hermes's text for a notable session's figure (``12 msgs``), in the page's language."""
-    if formatting.hermes_words():
-        return top.get("value", "")
     metric, raw = top.get("metric"), top.get("raw_value")
-    if raw is None:
-        return top.get("value", "")
-    if metric == "longest":
-        return formatting.duration(raw)
     labels = {
         "messages": gettext("%(n)s msgs"),
         "tokens": gettext("%(n)s tokens"),
         "tool_calls": gettext("%(n)s calls"),
     }
-    if metric not in labels:
+    if formatting.hermes_words() or raw is None or metric not in (*labels, "longest"):
         return top.get("value", "")
+    if metric == "longest":
+        return formatting.duration(raw)
     return labels[metric] % {"n": formatting.number(int(raw))}

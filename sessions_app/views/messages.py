@@ -1,13 +1,10 @@
-"""The message table: every message of the state.db, filtered, a keyset page at a time.
-
-Only the primary key orders the whole table, so pages walk ids and filters without an index
-are checked row by row until a page is full; the page query runs under a short deadline, and
-a scan out of time says so on the same page rather than hold a worker.
+"""The message table.  Only the primary key orders the whole table, so pages walk ids and
+check unindexed filters row by row, under a short deadline: a scan out of time says so on the
+page rather than hold a worker.
 """
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.translation import gettext, gettext_noop
@@ -25,14 +22,6 @@ from ..tables import MessageTable
 MAX_PER_PAGE = 1000
 # Parameters of this page that mean nothing to the search page.
 LIST_ONLY_PARAMS = ("sort", "cursor", "size", "_export")
-
-
-def search_redirect(request: HttpRequest) -> HttpResponse:
-    """``/messages/?q=…`` is a search: the same filters, shown as hits with snippets."""
-    params = request.GET.copy()
-    for name in LIST_ONLY_PARAMS:
-        params.pop(name, None)
-    return redirect(reverse("search:results") + "?" + params.urlencode())
 
 
 def export_filename_bits(filterset) -> list[str]:
@@ -57,7 +46,11 @@ class MessageListView(MergedListMixin, KeysetTableView):
 
     def get(self, request, *args, **kwargs):
         if request.GET.get("q", "").strip():
-            return search_redirect(request)
+            # A search: the same filters, shown as hits with snippets.
+            params = request.GET.copy()
+            for name in LIST_ONLY_PARAMS:
+                params.pop(name, None)
+            return redirect(reverse("search:results") + "?" + params.urlencode())
         return super().get(request, *args, **kwargs)
 
     def get_sorts(self):

@@ -1,7 +1,5 @@
-"""Reveal one message without redaction (staff; the role middleware enforces it).
-
-A POST, so that it takes a deliberate click (and a CSRF token), never a link preview or a
-crawler; every reveal is written to the audit log before anything is shown.
+"""Reveal one message without redaction (staff, enforced by the role middleware): a POST, so
+it takes a deliberate click, and written to the audit log before anything is shown.
 """
 
 from __future__ import annotations

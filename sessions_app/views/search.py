@@ -1,7 +1,5 @@
-"""Full-text search: ``/search/?q=…`` with filters, snippets and links into transcripts.
-
-The view parses the form and calls :func:`sessions_app.search.run_search`, which picks the
-index (word, trigram, or a bounded scan) and never raises on user text.
+"""Full-text search: ``/search/?q=…``; the form's request goes to
+:func:`sessions_app.search.run_search`, which never raises on user text.
 """
 
 from __future__ import annotations
@@ -28,19 +26,14 @@ class SearchForm(forms.Form):
     q = forms.CharField(
         label=_("Search"),
         required=False,
-        strip=True,
         widget=forms.TextInput(attrs={"type": "search", "placeholder": _("words to find")}),
     )
-    mode = forms.ChoiceField(
-        label=_("Match"), choices=list(search.MODES.items()), required=False, widget=forms.Select
-    )
-    sort = forms.ChoiceField(
-        label=_("Order"), choices=list(search.SORTS.items()), required=False, widget=forms.Select
-    )
+    mode = forms.ChoiceField(label=_("Match"), choices=list(search.MODES.items()), required=False)
+    sort = forms.ChoiceField(label=_("Order"), choices=list(search.SORTS.items()), required=False)
     source = OpenMultipleChoiceField(
         label=_("Source"), required=False, widget=forms.CheckboxSelectMultiple
     )
-    role = OpenChoiceField(label=_("Role"), required=False, widget=forms.Select)
+    role = OpenChoiceField(label=_("Role"), required=False)
     tool_name = forms.CharField(label=_("Tool name"), required=False, max_length=200)
     session_id = forms.CharField(label=_("Session id"), required=False, max_length=200)
     date_from = forms.DateField(

@@ -52,13 +52,12 @@ class SessionListView(MergedListMixin, KeysetTableView):
             )
         if self.filterset.is_bound and not self.filterset.is_valid():
             return exports.invalid_filters_response(self.filterset.form)
-        bits = session_filename_bits(self.filterset)
         return merged_export(
             self.request,
             parts,
             functools.partial(self._store_plan, extend),
             noun="sessions",
-            filename_bits=bits,
+            filename_bits=session_filename_bits(self.filterset),
         )
 
     def _store_plan(self, extend=None):
@@ -89,13 +88,6 @@ class SessionListView(MergedListMixin, KeysetTableView):
         }
 
 
-def _int_param(request, name: str, default: int = 1) -> int:
-    try:
-        return max(1, min(int(request.GET.get(name, default)), 10**9))
-    except (TypeError, ValueError):
-        return default
-
-
 @require_GET
 def session_detail(request, session_id: str):
     return render(request, "sessions_app/session_detail.html", session_context(request, session_id))
@@ -112,7 +104,11 @@ def session_context(request, session_id: str) -> dict:
     content = can_see_content(request.user)
     transcript = None
     if content:
-        transcript = selectors.transcript_page(session.id, visibility, _int_param(request, "page"))
+        try:
+            page = max(1, min(int(request.GET.get("page", 1)), 10**9))
+        except ValueError:
+            page = 1
+        transcript = selectors.transcript_page(session.id, visibility, page)
     hidden = frozenset() if content else frozenset(SECRET_SESSION_COLUMNS)
     return {
         "session": session,

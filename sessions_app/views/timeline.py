@@ -1,12 +1,9 @@
-"""``/sessions/<id>/timeline/``: where the session's time went (:mod:`sessions_app.timeline`),
-a keyset page of rows at a time (``?cursor=``); ``?_export=csv|json|jsonl`` gives one row per
-message, every row.
+"""``/sessions/<id>/timeline/`` (:mod:`sessions_app.timeline`): a keyset page of rows at a
+time; ``?_export=csv|json|jsonl`` gives every row.
 
-The totals section (the figures of the whole session) is rendered once per session, toggles,
-language and role (links or none) and kept while the file is unchanged: paging through a
-session, or coming back to it, renders only the page's rows.  Against the explorer before it,
-in the same rounds of ``bench/benchmark.py`` on the 1M-message store, the page of a 2,000- or
-30,000-message session took a fifth to a quarter less server CPU (about 20 ms against 26)."""
+The totals section is rendered once per session, toggles, language and role and kept while the
+file is unchanged, so paging renders only the rows: measured (``bench/benchmark.py``, 1M-message
+store) a fifth to a quarter less server CPU on 2,000- and 30,000-message sessions."""
 
 from __future__ import annotations
 
@@ -26,7 +23,6 @@ from ..timeline import (
     EXPORT_COLUMNS,
     SPENT_LABELS,
     Step,
-    missing_columns,
     session_page,
     session_timeline,
 )
@@ -51,7 +47,7 @@ def timeline(request, session_id: str):
         return exports.stream_export(
             fmt=fmt,
             columns=EXPORT_COLUMNS,
-            chunks=[found.rows()],
+            chunks=[[step.as_row() for step in found.steps]],
             filename=exports.export_filename("timeline", bits, fmt),
             spreadsheet=exports.wants_spreadsheet(request),
             raw=exports.wants_raw(request),
@@ -71,7 +67,12 @@ def timeline(request, session_id: str):
         "sessions_app/session_timeline.html",
         {
             "session": session,
-            "missing": missing_columns(),
+            # What the timeline needs that the file lacks.
+            "missing": [
+                c
+                for c in ("timestamp", "tool_call_id")
+                if not store.shape().has_column("messages", c)
+            ],
             "totals": store.while_unchanged("timeline-totals", parts, totals, TOTALS_TTL),
             "page": page,
             "visibility": visibility,
@@ -88,7 +89,6 @@ def shown_rows(steps: list[Step], session_id: str, links, show: str) -> list[dic
     spent = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}
     out = []
     for s in steps:
-        at_text = formatting.iso_text(s.at_iso) if s.at_iso else ""
         link = links.message(session_id, s.message_id) if links is not None else None
         out.append(
             {
@@ -98,7 +98,7 @@ def shown_rows(steps: list[Step], session_id: str, links, show: str) -> list[dic
                 "tool": s.tool_name,
                 "calls": ", ".join(s.calls),
                 "at_iso": s.at_iso,
-                "at": at_text,
+                "at": formatting.iso_text(s.at_iso) if s.at_iso else "",
                 "waited": formatting.seconds_text(s.waited_s, formats),
                 "spent_on": s.spent_on,
                 "spent": spent.get(s.spent_on, ""),

@@ -1,6 +1,4 @@
-"""One transcript as a download: ``/sessions/<id>/export.md`` and ``export.json``, streamed
-(``?show=`` as on the page, ``?chain=1`` for the compression chain; ``sessions_app.transcripts``).
-"""
+"""One transcript as a download (``sessions_app.transcripts``; ``?chain=1``: its chain)."""
 
 from __future__ import annotations
 

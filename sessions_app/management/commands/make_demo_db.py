@@ -1,8 +1,5 @@
-"""``manage.py make_demo_db PATH``: write a realistic, seeded Hermes state.db.
-
-Used for the demo (when no ``HERMES_STATE_DB`` is configured) and to build benchmark stores.
-The file is written next to its destination under a temporary name and renamed into place
-only when complete, so a reader never sees a half-built file. No Django database is touched.
+"""``manage.py make_demo_db PATH``: write a realistic, seeded Hermes state.db (demo and
+benchmark stores), renamed into place only when complete so no reader sees a half-built file.
 """
 
 from __future__ import annotations
