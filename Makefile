@@ -69,6 +69,10 @@ run: $(BIN)/.installed $(DATA_DIR)/secret_key catalogs
 ## test: set up, check the layering, and run the whole test suite on both cores (the browser
 ## tests drive Debian's Chromium), then the app-database and cache tests again on a real
 ## PostgreSQL and Redis (throwaway servers): the tests marked `appdb`
+# pytest rewrites the asserts of every test module when it imports it and keeps the result in
+# __pycache__; with bytecode writing turned off in the environment, each of the four pytest
+# processes below would redo it for the whole suite.
+test: export PYTHONDONTWRITEBYTECODE :=
 test: $(BIN)/.installed-dev chromium servers catalogs
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not serial"

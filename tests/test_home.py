@@ -27,7 +27,10 @@ from tests.builders import StateDB, tool_call
 from tests.conftest import use_store
 from tests.roles_helpers import client_for
 
-pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
+# Each layout's figures are direct SQL on the store; what goes through the cache (the figures
+# computed ahead, read back later) is checked by the tests marked ``appdb`` and by the current
+# layout's run of the others, which rerun on PostgreSQL and Redis.
+pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
 
 DAY = 86_400.0
 AGES = (60, 1 * DAY, 3 * DAY, 8 * DAY, 12 * DAY, 20 * DAY)
@@ -137,7 +140,12 @@ def _served(tmp_path, layout: str):
     connections["hermes"].close()
 
 
-@pytest.fixture(params=[*dict.fromkeys([*RELEASE_LAYOUTS, *SHAPES])])
+@pytest.fixture(
+    params=[
+        pytest.param(layout, marks=[pytest.mark.appdb] if layout == "current" else [])
+        for layout in dict.fromkeys([*RELEASE_LAYOUTS, *SHAPES])
+    ]
+)
 def home_store(request, tmp_path):
     yield from _served(tmp_path, request.param)
 
@@ -239,6 +247,7 @@ def new_version(path) -> None:
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
 
 
+@pytest.mark.appdb
 def test_figures_computed_ahead_are_shown_as_of_their_time(current_home, staff_client, settings):
     from live_app import home
 
@@ -254,6 +263,7 @@ def test_figures_computed_ahead_are_shown_as_of_their_time(current_home, staff_c
     assert response.context["figures"]["generated_at"] > kept["generated_at"]
 
 
+@pytest.mark.appdb
 def test_failures_warm_computes_the_figures_ahead(current_home, staff_client):
     from django.core.management import call_command
 
@@ -266,6 +276,7 @@ def test_failures_warm_computes_the_figures_ahead(current_home, staff_client):
     assert _figures(response)[("sessions", "today")] >= 1
 
 
+@pytest.mark.appdb
 def test_sessions_per_source_are_computed_ahead_with_the_figures(current_home, staff_client):
     """No view groups every session by source: ``failures_warm`` computes the sums with the
     other figures, and the page shows them as of then (a new session counts from the next)."""
@@ -287,6 +298,7 @@ def test_sessions_per_source_are_computed_ahead_with_the_figures(current_home, s
     assert 'href="/sessions/?source=telegram"' in response.content.decode()
 
 
+@pytest.mark.appdb
 def test_the_latest_failed_sessions_are_read_a_few_at_a_time(current_home, staff_client):
     """The newest failed sessions are read with a LIMIT: the page stops at the few it shows
     instead of fetching every failed session of the week."""
@@ -300,6 +312,7 @@ def test_the_latest_failed_sessions_are_read_a_few_at_a_time(current_home, staff
     }
 
 
+@pytest.mark.appdb
 def test_the_period_table_is_read_from_insights_report(current_home, staff_client):
     """The period table adds up the days of insights' own report of the two weeks: with that
     report computed (as insights keeps it), the home page sums no sessions per day itself, and

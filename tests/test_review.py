@@ -21,7 +21,10 @@ from tests.roles_helpers import make_user
 from tests.test_annotations import START, all_pages, app_sql, expected_ids, make_tag, sql
 from tests.test_redaction import GITHUB, OPENAI
 
-pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
+# Every test here reads or writes the app's scores, so each is marked ``appdb`` and rerun on
+# PostgreSQL and Redis; those over every layout rerun there on the current layout only (the
+# layouts differ in the state.db, which the app database does not change).
+pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
 
 
 @pytest.fixture
@@ -58,6 +61,7 @@ def press(client, session_id, score, value, **extra):
 
 
 # Defining scores -------------------------------------------------------------------------------
+@pytest.mark.appdb
 def test_staff_define_a_score_on_the_scores_page_and_it_is_audited(client, queue_store):
     signed_in(client, "staff")
     page = client.get("/review/scores/").content.decode()
@@ -69,6 +73,7 @@ def test_staff_define_a_score_on_the_scores_page_and_it_is_audited(client, queue
     assert "created score=quality" in event.detail
 
 
+@pytest.mark.appdb
 @pytest.mark.parametrize(
     ("name", "values", "message"),
     [
@@ -90,6 +95,7 @@ def test_bad_score_definitions_get_a_message(client, queue_store, quality, name,
     assert Score.objects.count() == 1
 
 
+@pytest.mark.appdb
 def test_only_staff_define_scores(client, queue_store):
     signed_in(client, "analyst")
     assert client.post("/review/scores/", {"name": "q", "values": "a"}).status_code == 403
@@ -98,6 +104,7 @@ def test_only_staff_define_scores(client, queue_store):
 
 
 # Scoring a session -----------------------------------------------------------------------------
+@pytest.mark.appdb
 def test_each_person_has_one_value_per_score_and_pressing_it_again_clears_it(
     client, queue_store, quality
 ):
@@ -121,6 +128,7 @@ def test_each_person_has_one_value_per_score_and_pressing_it_again_clears_it(
     assert actions == ["score", "score", "score", "unscore"]
 
 
+@pytest.mark.appdb
 def test_a_value_the_score_lacks_or_a_missing_session_is_refused(client, queue_store, quality):
     signed_in(client, "analyst")
     response = press(client, "q01", quality, "meh")
@@ -131,6 +139,7 @@ def test_a_value_the_score_lacks_or_a_missing_session_is_refused(client, queue_s
     assert response.status_code == 302 and not SessionScore.objects.exists()
 
 
+@pytest.mark.appdb
 def test_a_viewer_sees_the_tally_but_cannot_score(client, queue_store, quality):
     signed_in(client, "viewer")
     assert press(client, "q01", quality, "good").status_code == 403
@@ -140,6 +149,7 @@ def test_a_viewer_sees_the_tally_but_cannot_score(client, queue_store, quality):
     assert not SessionScore.objects.exists()
 
 
+@pytest.mark.appdb
 def test_scores_of_a_session_that_left_the_store_are_on_the_orphans_page(
     client, queue_store, quality
 ):
@@ -175,6 +185,7 @@ def scored(client, queue_store, quality):
     return client
 
 
+@pytest.mark.appdb
 @pytest.mark.parametrize("sort", ["-started_at", "started_at", "source"])
 def test_score_filters_return_what_sql_on_both_databases_returns(scored, queue_store, sort):
     order = {
@@ -198,6 +209,7 @@ def test_score_filters_return_what_sql_on_both_databases_returns(scored, queue_s
     assert len(all_pages(scored, {"score": "quality:", "sort": sort})) == len(any_score)
 
 
+@pytest.mark.appdb
 def test_an_unknown_score_matches_nothing_and_says_so(scored, queue_store):
     response = scored.get("/sessions/?score=speed:fast")
     assert response.status_code == 200
@@ -205,6 +217,7 @@ def test_an_unknown_score_matches_nothing_and_says_so(scored, queue_store):
     assert "No score is named “speed”" in response.content.decode()
 
 
+@pytest.mark.appdb
 def test_the_score_filtered_page_never_carries_every_scored_id(scored, queue_store):
     with CaptureQueriesContext(connections["hermes"]) as hermes:
         assert scored.get("/sessions/?score=quality:bad").status_code == 200
@@ -212,6 +225,7 @@ def test_the_score_filtered_page_never_carries_every_scored_id(scored, queue_sto
     assert len(hermes) <= 4
 
 
+@pytest.mark.appdb
 def test_the_list_shows_a_scores_column_facet_counts_and_exports_them(scored, queue_store):
     response = scored.get("/sessions/")
     body = response.content.decode()
@@ -231,6 +245,7 @@ def cron_order(queue_store) -> list[str]:
     return expected_ids(queue_store, {f"q{i:02d}" for i in range(60)}, "source = 'cron'")
 
 
+@pytest.mark.appdb
 def test_a_queue_opens_the_first_session_you_have_not_scored_in_the_lists_order(
     client, queue_store, quality
 ):
@@ -261,6 +276,7 @@ def test_a_queue_opens_the_first_session_you_have_not_scored_in_the_lists_order(
     assert "Nothing left to review" in done.content.decode()
 
 
+@pytest.mark.appdb
 def test_a_queue_by_score_keeps_what_you_scored_with_another_score(client, queue_store, quality):
     """``review=quality`` collects quality: a session you gave only another score stays in
     the queue, and it leaves once you gave each of the queue's scores."""
@@ -297,6 +313,7 @@ def test_a_queue_by_score_keeps_what_you_scored_with_another_score(client, queue
     )
 
 
+@pytest.mark.appdb
 def test_a_queue_follows_the_lists_sort_and_annotation_filters(client, queue_store, quality):
     ana = signed_in(client, "analyst", "ana")
     tag = make_tag("batch")
@@ -322,6 +339,7 @@ def test_a_queue_follows_the_lists_sort_and_annotation_filters(client, queue_sto
     assert f"8 of {len(order)}" in page.content.decode()
 
 
+@pytest.mark.appdb
 def test_next_to_review_reads_one_batch_not_the_whole_list(client, queue_store, quality):
     signed_in(client, "analyst")
     with CaptureQueriesContext(connections["hermes"]) as hermes:
@@ -337,7 +355,12 @@ def test_next_to_review_reads_one_batch_not_the_whole_list(client, queue_store, 
 LAYOUTS = ["doc", "legacy", "current", "v1", "v5"]
 
 
-@pytest.fixture(params=LAYOUTS)
+@pytest.fixture(
+    params=[
+        pytest.param(layout, marks=[pytest.mark.appdb] if layout == "current" else [])
+        for layout in LAYOUTS
+    ]
+)
 def dataset_store(request, tmp_path):
     path = tmp_path / f"{request.param}.db"
     db = StateDB.create(path, request.param)
@@ -473,6 +496,7 @@ def test_the_list_links_to_the_dataset(client, dataset_store):
 
 
 # Profiles -------------------------------------------------------------------------------------
+@pytest.mark.appdb
 @pytest.mark.django_db(databases="__all__")
 def test_scores_queues_and_datasets_keep_to_their_profile(home, staff_client, quality):
     from tests.profile_home import SHARED_ID
@@ -502,6 +526,7 @@ def test_scores_queues_and_datasets_keep_to_their_profile(home, staff_client, qu
     assert [json.loads(line)["metadata"]["profile"] for line in lines] == ["support"]
 
 
+@pytest.mark.appdb
 def test_staff_manage_scores_in_the_admin_too(client, queue_store, quality):
     signed_in(client, "staff")
     page = client.get(f"/admin/annotations_app/score/{quality.pk}/change/").content.decode()
@@ -518,6 +543,7 @@ def test_staff_manage_scores_in_the_admin_too(client, queue_store, quality):
     assert added.status_code == 200 and "differ by more than case" in added.content.decode()
 
 
+@pytest.mark.appdb
 def test_bad_queue_and_dataset_input_gets_a_clear_answer(client, queue_store, quality):
     signed_in(client, "analyst")
     assert client.get("/review/next/?sort=bogus")["Location"] == "/review/sessions/q59/?sort=bogus"

@@ -25,7 +25,10 @@ from tests.builders import NASTY_NOW, StateDB, tool_call
 from tests.conftest import use_store
 from tests.roles_helpers import PASSWORD, client_for, make_user
 
-pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
+# The tests that read or write the app's own tables or cache beyond signing in (roles, audit
+# events, the sign-in lockout, accounts) are marked ``appdb`` and rerun on PostgreSQL and Redis;
+# the others check the views' own rules, which no app database changes.
+pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
 
 ROOT = Path(__file__).resolve().parent.parent
 RANK = {None: -1, "viewer": 0, "analyst": 1, "staff": 2}
@@ -68,6 +71,10 @@ ACCESS = [
     ("/sql/saved/", "staff"),
 ]
 
+# The pages of the matrix that read the app's own tables or cache (annotations, cached
+# summaries, saved queries): their rows of every role also run on PostgreSQL and Redis.
+APPDB_PAGES = {"/", "/sessions/{xss_session_id}/", "/insights/", "/sql/saved/"}
+
 
 def _exists(path: str) -> bool:
     try:
@@ -78,7 +85,13 @@ def _exists(path: str) -> bool:
 
 
 @pytest.mark.parametrize("role", ["viewer", "analyst", "staff"])
-@pytest.mark.parametrize("url, minimum", ACCESS, ids=[u for u, _ in ACCESS])
+@pytest.mark.parametrize(
+    "url, minimum",
+    [
+        pytest.param(url, minimum, id=url, marks=[pytest.mark.appdb] if url in APPDB_PAGES else [])
+        for url, minimum in ACCESS
+    ],
+)
 def test_each_role_opens_exactly_what_it_may(current_store, role, url, minimum):
     path = url.format(**vars(current_store))
     if not _exists(path):
@@ -97,6 +110,7 @@ def test_each_role_opens_exactly_what_it_may(current_store, role, url, minimum):
         assert not response.streaming
 
 
+@pytest.mark.appdb
 def test_a_user_without_any_group_is_a_viewer(current_store):
     user = make_user(None)
     assert role_of(user) == "viewer"
@@ -106,6 +120,7 @@ def test_a_user_without_any_group_is_a_viewer(current_store):
     assert client.get("/sessions/?_export=csv").status_code == 403
 
 
+@pytest.mark.appdb
 def test_a_superuser_without_groups_can_do_everything(current_store, django_user_model):
     admin = django_user_model.objects.create_superuser("root", password="x")
     client = Client()
@@ -155,6 +170,7 @@ def test_viewer_session_table_hides_first_message_previews(current_store):
     assert current_store.untitled_session_id in viewer
 
 
+@pytest.mark.appdb
 def test_role_names_are_in_the_page_context(current_store):
     response = client_for("analyst").get("/sessions/")
     assert response.context["role"] == "analyst"
@@ -223,6 +239,7 @@ def test_redaction_can_be_turned_off(secret_store, settings):
     assert OPENAI in body
 
 
+@pytest.mark.appdb
 def test_staff_reveal_one_message_and_the_reveal_is_logged(secret_store, staff_user):
     client = Client()
     client.force_login(staff_user)
@@ -244,6 +261,7 @@ def test_staff_reveal_one_message_and_the_reveal_is_logged(secret_store, staff_u
     )
 
 
+@pytest.mark.appdb
 def test_reveal_needs_staff_and_a_csrf_token(secret_store, staff_user):
     url = f"/sessions/{secret_store['session_id']}/messages/{secret_store['first']}/reveal"
     for role in ("viewer", "analyst"):
@@ -314,6 +332,7 @@ def _login(client, username, password, ip="127.0.0.1", **extra):
     )
 
 
+@pytest.mark.appdb
 def test_failed_sign_ins_lock_the_user_out_from_that_address(current_store, settings):
     make_user("analyst", username="alice")
     client = Client()
@@ -330,6 +349,7 @@ def test_failed_sign_ins_lock_the_user_out_from_that_address(current_store, sett
     assert _login(Client(), "bob", PASSWORD).status_code == 302
 
 
+@pytest.mark.appdb
 def test_a_successful_sign_in_resets_the_failure_count(current_store, settings):
     make_user("viewer", username="carol")
     for _ in range(settings.AXES_FAILURE_LIMIT - 1):
@@ -340,6 +360,7 @@ def test_a_successful_sign_in_resets_the_failure_count(current_store, settings):
     assert _login(Client(), "carol", PASSWORD).status_code == 302
 
 
+@pytest.mark.appdb
 def test_sign_in_form_needs_a_csrf_token(current_store):
     make_user("viewer", username="dave")
     client = Client(enforce_csrf_checks=True)
@@ -361,6 +382,7 @@ def test_proxy_user_header_is_ignored_unless_configured(client, current_store):
     assert response.status_code == 302
 
 
+@pytest.mark.appdb
 def test_proxy_user_header_signs_in_a_new_viewer_when_configured(current_store, settings):
     settings.HERMES_REMOTE_USER_HEADER = "X-Forwarded-User"
     auth = settings.MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
@@ -403,6 +425,7 @@ def test_hsts_is_sent_over_https(staff_client, current_store, settings):
     assert response["Strict-Transport-Security"].startswith("max-age=31536000")
 
 
+@pytest.mark.appdb
 def test_cookies_are_http_only_and_same_site(current_store):
     make_user("viewer", username="frank")
     response = _login(Client(), "frank", PASSWORD)
@@ -487,6 +510,7 @@ def test_env_example_lists_every_variable_the_settings_read():
 
 
 # The roles command and groups ------------------------------------------------------------------------
+@pytest.mark.appdb
 def test_role_groups_exist_after_migrate(current_store):
     from django.contrib.auth.models import Group
 
@@ -495,6 +519,7 @@ def test_role_groups_exist_after_migrate(current_store):
     assert staff.permissions.filter(codename="change_user").exists()
 
 
+@pytest.mark.appdb
 def test_roles_command_grants_lists_and_revokes(current_store, django_user_model):
     make_user(None, username="gina")
 
@@ -517,12 +542,14 @@ def test_roles_command_grants_lists_and_revokes(current_store, django_user_model
         call_command("roles", "grant", "nobody", "viewer")
 
 
+@pytest.mark.appdb
 def test_staff_manage_accounts_in_the_admin(current_store):
     client = client_for("staff")
     assert client.get("/admin/auth/user/").status_code == 200
     assert client_for("analyst").get("/admin/").status_code == 302
 
 
+@pytest.mark.appdb
 def test_staff_reveal_of_a_multimodal_message_shows_its_text_on_every_shape(store, staff_client):
     """Multimodal content starts with a NUL: the reveal must cut it NUL-safely (plain
     ``substr()`` returns '' for it), and must not name a column the file lacks."""
@@ -620,6 +647,7 @@ def test_there_are_no_anonymous_password_reset_pages(client, current_store, path
     assert response.status_code == 404 or response["Location"].startswith("/accounts/login/")
 
 
+@pytest.mark.appdb
 def test_signed_in_users_still_change_their_own_password(current_store):
     client = client_for("viewer")
     assert client.get("/accounts/password_change/").status_code == 200
@@ -702,6 +730,7 @@ def test_forwarded_for_is_believed_only_from_a_trusted_proxy(rf, settings):
         assert client_ip(via) == "203.0.113.9", proxy
 
 
+@pytest.mark.appdb
 def test_a_direct_client_cannot_rotate_forwarded_for_to_dodge_the_lockout(current_store, settings):
     settings.HERMES_TRUST_FORWARDED_FOR = True
     make_user("analyst", username="hank")

@@ -24,7 +24,10 @@ from console_app.readonly import (
 )
 from tests.roles_helpers import client_for
 
-pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
+# The sandbox's tests run the console's child process on a store file and touch neither the app
+# database nor the cache; the page's tests do (sessions, audit events, saved queries), so only
+# they are marked ``appdb`` and rerun on PostgreSQL and Redis.
+pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
 
 RUNAWAY = (
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) "
@@ -213,6 +216,7 @@ def console_client(staff_client, current_store):
     return staff_client
 
 
+@pytest.mark.appdb
 def test_console_runs_a_query_and_escapes_the_results(console_client, current_store):
     response = console_client.post(
         reverse("sql:console"),
@@ -225,6 +229,7 @@ def test_console_runs_a_query_and_escapes_the_results(console_client, current_st
     assert response.context["result"].row_count == 1
 
 
+@pytest.mark.appdb
 @pytest.mark.parametrize(
     "sql", ["DELETE FROM sessions", "ATTACH ':memory:' AS x", "PRAGMA user_version=5"]
 )
@@ -236,6 +241,7 @@ def test_console_page_refuses_writes_with_a_400_and_a_message(console_client, cu
     assert fingerprint(current_store.path) == before
 
 
+@pytest.mark.appdb
 def test_console_page_says_when_a_query_ran_out_of_time(console_client, current_store, settings):
     settings.HERMES_SQL_TIMEOUT = 0.2
     response = console_client.post(reverse("sql:console"), {"sql": RUNAWAY})
@@ -243,6 +249,7 @@ def test_console_page_says_when_a_query_ran_out_of_time(console_client, current_
     assert "0.2 s limit" in response.content.decode()
 
 
+@pytest.mark.appdb
 def test_console_page_notes_truncation(console_client, current_store, settings):
     settings.HERMES_SQL_MAX_ROWS = 3
     response = console_client.post(reverse("sql:console"), {"sql": "SELECT id FROM messages"})
@@ -251,6 +258,7 @@ def test_console_page_notes_truncation(console_client, current_store, settings):
     assert len(response.context["rows"]) == 3
 
 
+@pytest.mark.appdb
 @pytest.mark.parametrize("query", CANNED_QUERIES, ids=lambda q: q.slug)
 def test_every_canned_query_runs_on_every_shape(staff_client, store, query):
     params = {"query": query.slug}
@@ -261,6 +269,7 @@ def test_every_canned_query_runs_on_every_shape(staff_client, store, query):
     assert response.context["result"] is not None
 
 
+@pytest.mark.appdb
 def test_canned_keyword_query_asks_for_its_parameter_first(console_client):
     response = console_client.post(reverse("sql:console"), {"query": "search-messages"})
     assert response.status_code == 200
@@ -274,6 +283,7 @@ def test_canned_keyword_query_asks_for_its_parameter_first(console_client):
     assert all("telegram" in row[3]["text"].lower() for row in response.context["rows"])
 
 
+@pytest.mark.appdb
 def test_old_datasette_sql_url_lands_on_the_console(console_client, current_store):
     sql = "SELECT s.title, s.source, COUNT(m.id) as nb_messages FROM sessions s JOIN messages m ON m.session_id = s.id GROUP BY s.id ORDER BY nb_messages DESC"
     response = console_client.get("/state", {"sql": sql}, follow=True)
@@ -286,6 +296,7 @@ def test_old_datasette_sql_url_lands_on_the_console(console_client, current_stor
     assert ran.context["result"].columns == ["title", "source", "nb_messages"]
 
 
+@pytest.mark.appdb
 @pytest.mark.parametrize("fmt", ["csv", "json", "jsonl"])
 def test_console_exports_stream_the_result(console_client, current_store, fmt):
     response = console_client.post(
@@ -305,6 +316,7 @@ def test_console_exports_stream_the_result(console_client, current_store, fmt):
         assert len(body.strip().splitlines()) == len(current_store.session_ids)
 
 
+@pytest.mark.appdb
 def test_console_export_of_a_refused_statement_is_not_a_download(console_client, current_store):
     response = console_client.post(
         reverse("sql:console"), {"sql": "DELETE FROM sessions", "_export": "csv"}
@@ -313,6 +325,7 @@ def test_console_export_of_a_refused_statement_is_not_a_download(console_client,
     assert not response.streaming
 
 
+@pytest.mark.appdb
 def test_console_results_and_exports_are_redacted(console_client, current_store):
     secret = "sk-proj-" + "A1b2C3d4" * 6
     response = console_client.post(
@@ -327,6 +340,7 @@ def test_console_results_and_exports_are_redacted(console_client, current_store)
     assert secret not in b"".join(export.streaming_content).decode()
 
 
+@pytest.mark.appdb
 def test_console_runs_are_audited(console_client, current_store, staff_user):
     console_client.post(reverse("sql:console"), {"sql": "SELECT count(*) FROM sessions"})
     event = AuditEvent.objects.get(action=AuditEvent.SQL)
@@ -335,6 +349,7 @@ def test_console_runs_are_audited(console_client, current_store, staff_user):
     assert event.ip == "127.0.0.1"
 
 
+@pytest.mark.appdb
 def test_staff_save_reopen_and_delete_a_query(console_client, current_store):
     response = console_client.post(
         reverse("sql:save"),
@@ -356,6 +371,7 @@ def test_staff_save_reopen_and_delete_a_query(console_client, current_store):
     assert not SavedQuery.objects.exists()
 
 
+@pytest.mark.appdb
 def test_a_saved_query_cannot_take_a_canned_slug(console_client, current_store):
     response = console_client.post(
         reverse("sql:save"), {"name": "x", "slug": "sessions-with-cost", "sql": "SELECT 1"}
@@ -364,6 +380,7 @@ def test_a_saved_query_cannot_take_a_canned_slug(console_client, current_store):
     assert not SavedQuery.objects.exists()
 
 
+@pytest.mark.appdb
 def test_staff_cannot_delete_someone_elses_query(current_store, django_user_model):
     owner = django_user_model.objects.create_user("owner", is_staff=True)
     SavedQuery.objects.create(name="Mine", slug="mine", sql="SELECT 1", created_by=owner)
@@ -372,6 +389,7 @@ def test_staff_cannot_delete_someone_elses_query(current_store, django_user_mode
     assert SavedQuery.objects.filter(slug="mine").exists()
 
 
+@pytest.mark.appdb
 def test_console_save_and_delete_need_csrf(current_store, staff_user):
     from django.test import Client
 
@@ -382,6 +400,7 @@ def test_console_save_and_delete_need_csrf(current_store, staff_user):
     assert not SavedQuery.objects.exists()
 
 
+@pytest.mark.appdb
 @pytest.mark.parametrize("role", ["viewer", "analyst", None])
 def test_console_is_staff_only(current_store, role):
     client = client_for(role)
@@ -397,6 +416,7 @@ def test_console_is_staff_only(current_store, role):
     assert response.status_code == 403
 
 
+@pytest.mark.appdb
 def test_console_csv_defuses_formulas_unless_raw_and_adds_a_bom_for_spreadsheets(console_client):
     sql = {"sql": "SELECT '=HYPERLINK(\"x\")' AS f, 1 AS n"}
 
