@@ -83,8 +83,6 @@ URL_RULES: dict[tuple[str, str], Capability] = {
     ("messages", "*"): CONTENT,
     ("search", "*"): CONTENT,
 }
-# URL names (any namespace) that start with this are downloads: transcripts as .md/.json.
-EXPORT_NAME_PREFIX = "export"
 # The old Datasette URLs: message tables are content and ``/state?sql=`` is the console.
 # Their ``.json``/``.csv`` are the API, not exports (``legacy_app.api.policy`` nulls content
 # columns for viewers); every other ``.csv``/``.json``/… is a download.
@@ -105,9 +103,8 @@ def required_capability(request) -> Capability | None:
         rule = URL_RULES.get((namespace, name)) or URL_RULES.get((namespace, "*"))
         if rule is not None:
             needs.append(rule)
-        if namespace in ("sessions", "messages", "legacy", "state") and name.startswith(
-            EXPORT_NAME_PREFIX
-        ):
+        # URL names that start with "export" are downloads: transcripts as .md/.json.
+        if namespace in ("sessions", "messages", "legacy", "state") and name.startswith("export"):
             needs.append(EXPORT)
     if "_export" in request.GET:
         needs.append(EXPORT)

@@ -116,12 +116,8 @@ def _note_count(count: int) -> str:
 def hit_session_tags(result):
     """``{session id: tag badges}`` for every hit of a search result, one query per profile
     (keyed ``(profile, session id)`` over several)."""
-    hits = [
-        *(getattr(result, "hits", None) or ()),
-        *(getattr(result, "unindexed_hits", None) or ()),
-    ]
     by_store: dict = {}
-    for hit in hits:
+    for hit in result.hits + result.unindexed_hits:
         by_store.setdefault(getattr(hit, "store", None), []).append(hit.session_id)
     out: dict = {}
     for store, ids in by_store.items():
