@@ -13,7 +13,8 @@ from profiles_app.links import in_store
 from sessions_app.formatting import per_language
 
 from .. import permissions, selectors
-from ..models import Tag
+from ..models import Note, Tag
+from ..targets import current_store
 
 register = template.Library()
 
@@ -22,14 +23,11 @@ register = template.Library()
 def session_annotations(context, session_id: str):
     request = context["request"]
     user = request.user
-    found = selectors.for_session(session_id, user)
+    found = selectors.for_sessions([session_id], user).get(session_id, selectors.NONE)
+    written = Note.objects.filter(target__store=current_store(), target__session_id=session_id)
     notes = [
-        (
-            note,
-            permissions.can_edit_note(user, note),
-            permissions.can_delete_note(user, note),
-        )
-        for note in found.notes
+        (note, permissions.can_edit_note(user, note), permissions.can_delete_note(user, note))
+        for note in written
     ]
     annotate = permissions.can_annotate(user)
     have = {t.pk for t in found.tags}
