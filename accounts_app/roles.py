@@ -129,24 +129,21 @@ STAFF_PERMISSIONS = {
 }
 
 
-def ensure_role_groups(using: str = "default", app_configs=None) -> None:
+def ensure_role_groups(app_configs=None) -> None:
     """Create the three groups, and give the staff group its permissions, if they are missing:
     after every ``migrate`` and ``flush`` (post_migrate, once per app in ``app_configs``), so
     a flushed database gets them back and an app installed later grants its own."""
     from django.apps import apps
     from django.contrib.auth.models import Group, Permission
 
-    groups = {
-        name: Group.objects.using(using).get_or_create(name=name)[0]
-        for name in GROUP_OF_ROLE.values()
-    }
+    groups = {name: Group.objects.get_or_create(name=name)[0] for name in GROUP_OF_ROLE.values()}
     for app_config in app_configs if app_configs is not None else apps.get_app_configs():
         codenames = (
             *STAFF_PERMISSIONS.get(app_config.label, ()),
             *getattr(app_config, "staff_permissions", ()),
         )
         if codenames:
-            permissions = Permission.objects.using(using).filter(
+            permissions = Permission.objects.filter(
                 content_type__app_label=app_config.label, codename__in=codenames
             )
             groups["staff"].permissions.add(*permissions)

@@ -255,8 +255,7 @@ class AnnotationFiltersMixin:
         context = super().get_context_data(**kwargs)
         user = self.request.user
         cells = getattr(self, "_table_cells", None)
-        facets = cells.facets if cells is not None else None
-        scores = cells.score_facets if cells is not None else None
+        facets, scores = getattr(cells, "facets", None), getattr(cells, "score_facets", None)
         if facets is None:  # no table (the page ran out of time): the facets alone
             facets = selectors.tag_facets(self._facet_stores())
         if scores is None:
