@@ -1,13 +1,6 @@
-"""The admin of accounts and of the audit trail, without a way up.
-
-Staff manage **viewers and analysts only**: accounts of staff and superusers are read-only to
-them (passwords included), as are ``is_staff``, ``is_superuser`` and ``user_permissions``, and
-the only groups they can give are the viewer and analyst roles.  Staff restricted to some
-profiles reach no further through the admin: they manage only accounts restricted within their
-own profiles, an account they create carries their restriction, they grant only profiles they
-see and never lift a restriction.  Superusers can do everything.
-Nobody adds, changes or deletes an audit event.  API tokens can be revoked; only their hash is
-kept.
+"""The admin of accounts and of the audit trail, without a way up: staff manage viewers and
+analysts only, never the fields or groups that elevate; staff restricted to some profiles reach
+no further through it.  Nobody adds, changes or deletes an audit event.
 """
 
 from __future__ import annotations

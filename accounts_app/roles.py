@@ -1,14 +1,8 @@
-"""Who may see what: three roles, and the one place that enforces them.
-
-Roles are Django groups (created by a data migration, managed in the admin and with
-``manage.py roles``): *viewers* see metadata (session tables and pages without transcripts,
-insights); *analysts* also message content and every export; *staff* also the SQL console,
-revealing secrets and managing users.  A user with no group is a viewer; ``is_staff`` or the
-``staff`` group make staff; a superuser can do everything.
-
-:func:`required_capability` is applied to every request by
-:class:`accounts_app.middleware.RoleAccessMiddleware`, exports and the legacy ``.csv``/``.json``
-URLs included, so an export never shows what the page hides.
+"""Who may see what: three roles (README, "Roles and security"), and the one place that
+enforces them.  A user with no group is a viewer; ``is_staff`` or the ``staff`` group make
+staff; a superuser can do everything.  :func:`required_capability` is applied to every request
+by :class:`accounts_app.middleware.RoleAccessMiddleware`, exports and the legacy
+``.csv``/``.json`` URLs included, so an export never shows what the page hides.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """``?_export=dataset`` on a session list: the listed sessions as a chat-format dataset.
 
-One JSON line per session, in the list's order: ``{"messages": [...], "metadata": {...}}``,
-``messages`` in the OpenAI chat format (the system prompt, then the transcript's live rows as
-``user``, ``assistant`` with its ``tool_calls`` and ``tool`` with its ``tool_call_id``),
-``metadata`` naming the session with the team's tags and score tallies.  The sessions come
-from the list's own export plan, their messages a group of about ``GROUP_MESSAGES`` at a time
-(bounded memory), redacted a column at a time.
+One JSON line per session, in the list's order: ``{"messages": [...], "metadata": {...}}``
+(the OpenAI chat format; the team's tags and score tallies).  The sessions come from the list's
+own export plan, their messages a group of about ``GROUP_MESSAGES`` at a time (bounded memory),
+redacted a column at a time.
 
-NOTE: files written before ``tool_call_id`` existed (and CLI tool rows that lack it) name no
-call on their tool rows: a result then answers the oldest call of the conversation not yet
-answered, the order Hermes runs them in.
+NOTE: a tool row that names no call (files older than ``tool_call_id``, CLI rows) answers the
+oldest call not yet answered, the order Hermes runs them in.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The session list's annotation filters and columns, as a mixin of its keyset table view.
-
+"""The session list's annotation filters and columns, as a mixin of its keyset table view:
 ``?tag=``, ``?starred=1``, ``?has_note=1`` and ``?score=`` narrow the list through the walk of
-:mod:`.crossdb`; ``?noscore=`` leaves the scored sessions out by id.  Every page gets the tag
-column, the user's stars, the note count and, for those who may tag, the selection checkboxes
-of the bulk-tag form.
+:mod:`.crossdb`; ``?noscore=`` leaves the scored sessions out by id.
 """
 
 from __future__ import annotations

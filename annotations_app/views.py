@@ -1,8 +1,5 @@
-"""Pages and form posts of the annotations: stars, tags, notes, the tag vocabulary, saved
-views, scores and review queues, and the annotations whose session has left the store.
-
-Every change is a CSRF-checked POST answered with a redirect (no JavaScript needed), allowed
-by :mod:`.permissions` and audited by :mod:`.services`.
+"""Pages and form posts of the annotations.  Every change is a CSRF-checked POST answered with
+a redirect (no JavaScript needed), allowed by :mod:`.permissions`, audited by :mod:`.services`.
 """
 
 from __future__ import annotations
