@@ -13,16 +13,26 @@ from accounts_app import audit
 
 from .models import AnnotatedSession, Note, SavedView, Score, SessionScore, SessionTag, Star, Tag
 
+# Audit actions (the audit trail's ``action`` column).
+STAR = "star"
+UNSTAR = "unstar"
+TAG = "tag"
+UNTAG = "untag"
+NOTE = "note"
+NOTE_EDIT = "note_edit"
+NOTE_DELETE = "note_delete"
+TAG_VOCABULARY = "tag_vocabulary"
+VIEW_SAVE = "view_save"
+VIEW_DELETE = "view_delete"
+SCORE = "score"
+UNSCORE = "unscore"
+SCORE_DEFINITION = "score_definition"
+
 
 def _log(request, action: str, target: AnnotatedSession | None, detail: str) -> None:
-    """One audit event; ``action`` is one of ``AuditEvent.ACTIONS``."""
-    prefix = f"store={target.store}; " if target is not None else ""
-    audit.record(
-        request,
-        action,
-        session_id=target.session_id if target is not None else "",
-        detail=prefix + detail,
-    )
+    if target is not None:
+        detail = f"store={target.store}; {detail}"
+    audit.record(request, action, session_id=getattr(target, "session_id", ""), detail=detail)
 
 
 def toggle_star(request, target: AnnotatedSession) -> bool:
@@ -33,18 +43,15 @@ def toggle_star(request, target: AnnotatedSession) -> bool:
             star = Star(target=target, user=request.user)
             star.copy_keys(target)
             star.save()
-        _log(request, "unstar" if deleted else "star", target, "")
+        _log(request, UNSTAR if deleted else STAR, target, "")
     return not deleted
 
 
 def add_tag(request, targets: list[AnnotatedSession], tag: Tag) -> int:
     """Put ``tag`` on every target that lacks it; the number newly tagged."""
     with transaction.atomic():
-        have = set(
-            SessionTag.objects.filter(tag=tag, target__in=targets).values_list(
-                "target_id", flat=True
-            )
-        )
+        tagged = SessionTag.objects.filter(tag=tag, target__in=targets)
+        have = set(tagged.values_list("target_id", flat=True))
         new = []
         for target in targets:
             if target.pk in have:
@@ -54,7 +61,7 @@ def add_tag(request, targets: list[AnnotatedSession], tag: Tag) -> int:
             new.append(row)
         SessionTag.objects.bulk_create(new)
         for row in new:
-            _log(request, "tag", row.target, f"tag={tag.name}")
+            _log(request, TAG, row.target, f"tag={tag.name}")
     return len(new)
 
 
@@ -62,7 +69,7 @@ def remove_tag(request, target: AnnotatedSession, tag: Tag) -> bool:
     with transaction.atomic():
         deleted, _ = SessionTag.objects.filter(target=target, tag=tag).delete()
         if deleted:
-            _log(request, "untag", target, f"tag={tag.name}")
+            _log(request, UNTAG, target, f"tag={tag.name}")
     return bool(deleted)
 
 
@@ -75,7 +82,7 @@ def add_note(request, target: AnnotatedSession, text: str) -> Note:
             text=text,
         )
         AnnotatedSession.objects.filter(pk=target.pk).update(notes_count=F("notes_count") + 1)
-        _log(request, "note", target, f"note={note.pk}")
+        _log(request, NOTE, target, f"note={note.pk}")
     return note
 
 
@@ -84,13 +91,13 @@ def edit_note(request, note: Note, text: str) -> None:
         before = note.text
         note.text = text
         note.save(update_fields=["text", "updated_at"])
-        _log(request, "note_edit", note.target, f"note={note.pk}; before={before}")
+        _log(request, NOTE_EDIT, note.target, f"note={note.pk}; before={before}")
 
 
 def delete_note(request, note: Note) -> None:
     with transaction.atomic():
         target = note.target
-        _log(request, "note_delete", target, f"note={note.pk}; by={note.author_name}; {note.text}")
+        _log(request, NOTE_DELETE, target, f"note={note.pk}; by={note.author_name}; {note.text}")
         note.delete()
         AnnotatedSession.objects.filter(pk=target.pk, notes_count__gt=0).update(
             notes_count=F("notes_count") - 1
@@ -101,13 +108,13 @@ def save_tag(request, tag: Tag, *, created: bool) -> None:
     with transaction.atomic():
         tag.save()
         verb = "created" if created else "changed"
-        _log(request, "tag_vocabulary", None, f"{verb} tag={tag.name}; colour={tag.colour}")
+        _log(request, TAG_VOCABULARY, None, f"{verb} tag={tag.name}; colour={tag.colour}")
 
 
 def delete_tag(request, tag: Tag) -> None:
     with transaction.atomic():
         uses = tag.session_tags.count()
-        _log(request, "tag_vocabulary", None, f"deleted tag={tag.name}; was on {uses} sessions")
+        _log(request, TAG_VOCABULARY, None, f"deleted tag={tag.name}; was on {uses} sessions")
         tag.delete()
 
 
@@ -115,12 +122,12 @@ def save_view(request, view: SavedView) -> None:
     with transaction.atomic():
         view.save()
         shared = "shared" if view.shared else "personal"
-        _log(request, "view_save", None, f"view={view.name}; {shared}; url={view.url}")
+        _log(request, VIEW_SAVE, None, f"view={view.name}; {shared}; url={view.url}")
 
 
 def delete_view(request, view: SavedView) -> None:
     with transaction.atomic():
-        _log(request, "view_delete", None, f"view={view.name}; url={view.url}")
+        _log(request, VIEW_DELETE, None, f"view={view.name}; url={view.url}")
         view.delete()
 
 
@@ -132,7 +139,7 @@ def press_score(request, target: AnnotatedSession, score: Score, value: str) -> 
         before = mine.values_list("value", flat=True).first()
         if before == value:
             mine.delete()
-            _log(request, "unscore", target, f"score={score.name}; was={value}")
+            _log(request, UNSCORE, target, f"score={score.name}; was={value}")
             return None
         if before is None:
             row = SessionScore(target=target, score=score, user=request.user, value=value)
@@ -140,7 +147,7 @@ def press_score(request, target: AnnotatedSession, score: Score, value: str) -> 
             row.save()
         else:
             mine.update(value=value)
-        _log(request, "score", target, f"score={score.name}; value={value}; before={before or ''}")
+        _log(request, SCORE, target, f"score={score.name}; value={value}; before={before or ''}")
     return value
 
 
@@ -148,11 +155,11 @@ def save_score(request, score: Score, *, created: bool) -> None:
     with transaction.atomic():
         score.save()
         verb = "created" if created else "changed"
-        _log(request, "score_definition", None, f"{verb} score={score.name}; values={score.values}")
+        _log(request, SCORE_DEFINITION, None, f"{verb} score={score.name}; values={score.values}")
 
 
 def delete_score(request, score: Score) -> None:
     with transaction.atomic():
         uses = score.session_scores.count()
-        _log(request, "score_definition", None, f"deleted score={score.name}; {uses} scores given")
+        _log(request, SCORE_DEFINITION, None, f"deleted score={score.name}; {uses} scores given")
         score.delete()
