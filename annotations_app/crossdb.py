@@ -166,32 +166,11 @@ def _growing(first: int):
         first = min(MAX_BATCH, first * 4)
 
 
-def walk(selection: Selection, sessions: QuerySet, keyset, values, *, reverse: bool, want: int):
-    """``(rows, exhausted, walked, stopped_at)``: up to ``want`` annotated sessions in ``keyset``
-    order (or reversed) after ``values``, as many as ``MAX_WALK`` annotation rows give; whether
-    the annotation rows ran out, how many were walked, and the keys (list field names) of the
-    last one when the walk stopped at ``MAX_WALK``."""
-    found: list = []
-    walked = 0
-    sizes = _growing(max(1, want * FIRST_BATCH_PAGES))
-    for chunk, rows, last in _batches(
-        selection, sessions, keyset, values, reverse=reverse, sizes=sizes
-    ):
-        walked += len(chunk)
-        found.extend(rows)
-        if last:
-            return found, True, walked, None
-        if len(found) >= want:
-            return found, False, walked, None
-        if walked >= MAX_WALK:
-            stopped = {name: chunk[-1][i] for i, (name, _) in enumerate(keyset.keys)}
-            return found, False, walked, stopped
-    raise AssertionError("unreachable: the batches end with a last one")
-
-
 def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None, per_page: int):
     """A :class:`~sessions_app.pagination.KeysetPage` of ``sessions`` carrying the selection's
-    annotations, with the same cursors as the unfiltered list."""
+    annotations, with the same cursors as the unfiltered list: the annotation rows are walked
+    after the cursor until a page and one more are found, they run out, or ``MAX_WALK`` of
+    them were walked (the page then stops there: ``stopped_at``, the list's keys)."""
     notes: list[str] = []
     direction, values = "n", None
     if token:
@@ -200,9 +179,19 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
         except BadCursor as exc:
             notes.append(str(exc))
     reverse = direction == "p"
-    found, exhausted, walked, stopped_at = walk(
-        selection, sessions, keyset, values, reverse=reverse, want=per_page + 1
-    )
+    found: list = []
+    walked, stopped_at = 0, None
+    sizes = _growing(max(1, (per_page + 1) * FIRST_BATCH_PAGES))
+    for chunk, rows, exhausted in _batches(
+        selection, sessions, keyset, values, reverse=reverse, sizes=sizes
+    ):
+        walked += len(chunk)
+        found.extend(rows)
+        if exhausted or len(found) > per_page:
+            break
+        if walked >= MAX_WALK:
+            stopped_at = {name: chunk[-1][i] for i, (name, _) in enumerate(keyset.keys)}
+            break
     rows = found[:per_page]
     more = len(found) > per_page or not exhausted
     if reverse:
@@ -262,13 +251,13 @@ def extend_plan(plan, user):
     )
 
 
+@dataclass
 class SelectedPlan:
     """A session export plan whose rows come a batch of annotated sessions at a time, in the
     plan's order, one query in each database per batch; the rest is the wrapped plan's."""
 
-    def __init__(self, plan, selection: Selection) -> None:
-        self.plan = plan
-        self.selection = selection
+    plan: object
+    selection: Selection
 
     def __getattr__(self, name):
         return getattr(self.plan, name)

@@ -115,30 +115,21 @@ def transcripts(session_ids: list[str]) -> dict[str, list[dict]]:
     return out
 
 
-def _redacted(value):
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {_redacted(k): _redacted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
-
-
-def record(row: dict, profile: str | None, annotations, messages: list[dict], prompt):
-    """``(messages, metadata)`` of one session: a session row of the export plan, its
-    transcript rows and system prompt, and its annotations."""
+def metadata(row: dict, profile: str | None, annotations) -> dict:
+    """The metadata of a session row of the export plan, with its annotations."""
     # The plan's columns are redacted as metadata already; the team's words are redacted here.
-    metadata = {
+    return {
         "session_id": row["id"],
         "profile": profile,
         "source": row.get("source"),
         "model": row.get("model"),
         "started_at": row.get("started_at"),
-        "tags": _redacted([t.name for t in annotations.tags]),
-        "scores": _redacted(annotations.scores),
+        "tags": [redact(t.name) for t in annotations.tags],
+        "scores": {
+            redact(name): {redact(value): n for value, n in tally.items()}
+            for name, tally in annotations.scores.items()
+        },
     }
-    return chat_messages(messages, prompt), metadata
 
 
 def groups(rows: list[dict]):
@@ -185,12 +176,9 @@ def _records(view):
                 with registry.using(part):
                     messages, prompts = transcripts(ids), system_prompts(ids)
                 yield [
-                    record(
-                        row,
-                        profile,
-                        found.get(row["id"], NONE),
-                        messages[row["id"]],
-                        prompts.get(row["id"]),
+                    (
+                        chat_messages(messages[row["id"]], prompts.get(row["id"])),
+                        metadata(row, profile, found.get(row["id"], NONE)),
                     )
                     for row in group
                 ]
