@@ -210,16 +210,14 @@ class ProfileRestrictionAdmin(admin.ModelAdmin):
 
     def get_form(self, request, obj=None, **kwargs):
         form, reach = super().get_form(request, obj, **kwargs), reach_of(request.user)
-        if reach is None:
-            return form
 
-        class WithinReach(form):
-            def clean_profiles(self):
-                if not profile_names(self.cleaned_data["profiles"]) <= reach:
-                    raise ValidationError("Name only profiles you can see yourself.")
-                return self.cleaned_data["profiles"]
+        def within_reach(value):
+            if not profile_names(value) <= reach:
+                raise ValidationError("Name only profiles you can see yourself.")
 
-        return WithinReach
+        if reach is not None:
+            form.base_fields["profiles"].validators.append(within_reach)
+        return form
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and reach_of(request.user) is not None:

@@ -339,12 +339,10 @@ def score_session(request, session_id: str):
     score, value = form.cleaned_data["score"], form.cleaned_data["value"]
     now = services.press_score(request, _target_or_404(session_id), score, value)
     if now is None:
-        messages.success(request, gettext("Score “%(name)s” cleared.") % {"name": score.name})
+        text = gettext("Score “%(name)s” cleared.")
     else:
-        messages.success(
-            request,
-            gettext("Scored “%(name)s”: %(value)s.") % {"name": score.name, "value": value},
-        )
+        text = gettext("Scored “%(name)s”: %(value)s.")
+    messages.success(request, text % {"name": score.name, "value": value})
     return redirect(back)
 
 
