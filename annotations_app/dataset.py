@@ -147,20 +147,15 @@ def groups(rows: list[dict]):
         yield group
 
 
-def _plans(view):
-    """``(store or None, plan)`` of every store the list reads, narrowed like the list."""
-    parts = export_parts(view.request)
+def _records(view):
+    """Lists of ``(messages, metadata)``, a group of sessions at a time, of every store the
+    list reads (each store's export plan narrowed like the list)."""
+    user, parts = view.request.user, export_parts(view.request)
     for part in parts if parts is not None else [None]:
         with registry.using(part):
             plan = view._store_plan(view.narrowed)
-        if plan is not None:
-            yield part, plan
-
-
-def _records(view):
-    """Lists of ``(messages, metadata)``, a group of sessions at a time."""
-    user = view.request.user
-    for part, plan in _plans(view):
+        if plan is None:
+            continue
         chunks = plan.chunks()
         while True:
             with registry.using(part):

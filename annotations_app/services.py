@@ -1,7 +1,5 @@
-"""Writing annotations: every change is one call here, and every call is in the audit trail.
-
-Views check the role (:mod:`.permissions`) and validate the input (:mod:`.forms`) first; these
-functions only write, keep the copies on the anchor (``notes_count``) in step, and log.
+"""Writing annotations: every change is one call here, after the view checked the role and the
+input; each keeps the anchor's ``notes_count`` in step and is in the audit trail.
 """
 
 from __future__ import annotations
