@@ -51,12 +51,12 @@ Key = tuple[str, str]
 
 
 def read(
-    keys: Iterable[Key] | None, user, facet_stores: list[str] | None
+    keys: Iterable[Key], user, facet_stores: list[str] | None
 ) -> tuple[dict[Key, RowAnnotations], list[tuple[Tag, int]] | None]:
     """``({(store key, session id): RowAnnotations}, [(tag, sessions of facet_stores)])``, in
-    one statement at most; None ``keys`` or ``facet_stores`` asks for no rows or no facet."""
+    one statement at most; None ``facet_stores`` asks for no facet."""
     by_store: dict[str, list[str]] = defaultdict(list)
-    for store, sid in keys or ():
+    for store, sid in keys:
         by_store[store].append(sid)
     rows: dict[Key, RowAnnotations] = {}
     if by_store:

@@ -123,6 +123,5 @@ def hit_session_tags(result):
         with stores.using(store):
             tags = selectors.tags_by_session(ids)
         for sid, found in tags.items():
-            if found:
-                out[(store.name, sid) if store is not None else sid] = tag_chips(found)
+            out[(store.name, sid) if store is not None else sid] = tag_chips(found)
     return out
