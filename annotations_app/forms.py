@@ -23,7 +23,6 @@ from .models import (
     Tag,
 )
 
-# Pages a saved view may open: the tables, search, insights, live and failures.
 VIEW_NAMESPACES = frozenset({"sessions", "messages", "search", "insights", "live", "failures"})
 MAX_TAG_FILTERS = 10
 # The colours' names in the page's language (the stored value stays the English word).

@@ -32,7 +32,6 @@ from .forms import (
 from .models import AnnotatedSession, Note, SavedView, Score, Tag
 from .permissions import ANNOTATE, MANAGE_TAGS, requires
 
-# Every check of who may do what: one decorator (:func:`.permissions.requires`).
 annotate, manage = requires(ANNOTATE), requires(MANAGE_TAGS)
 NOTE = ("note_id", Note.objects.select_related("target"))
 ORPHANS_PER_PAGE = 50
