@@ -197,7 +197,7 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
     if reverse:
         rows.reverse()
     page = KeysetPage(rows=rows, per_page=per_page, notes=notes)
-    if stopped_at is not None and len(found) <= per_page:
+    if stopped_at is not None:  # the walk stops only short of a page
         notes.append(
             gettext(
                 "Looked through %(count)s annotated sessions for this page; "
