@@ -75,12 +75,10 @@ class Selection:
         store = current_store()
         if self.unknown_tags or self.unknown_scores:
             return AnnotatedSession.objects.none()
-        rest: list[Tag] = []
-        scores = list(self.scores)
+        tags, scores = list(self.tags), list(self.scores)
         ref = "target_id"
-        if self.tags:
-            qs = SessionTag.objects.filter(tag=self.tags[0], store=store)
-            rest = self.tags[1:]
+        if tags:
+            qs = SessionTag.objects.filter(tag=tags.pop(0), store=store)
         elif self.starred_by is not None:
             qs = Star.objects.filter(user=self.starred_by, store=store)
         elif scores:
@@ -89,7 +87,7 @@ class Selection:
         else:
             qs = AnnotatedSession.objects.filter(store=store, notes_count__gt=0)
             ref = "pk"
-        for tag in rest:
+        for tag in tags:
             qs = qs.filter(Exists(SessionTag.objects.filter(target_id=OuterRef(ref), tag=tag)))
         if self.starred_by is not None and self.tags:
             qs = qs.filter(
