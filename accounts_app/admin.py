@@ -1,13 +1,6 @@
-"""The admin of accounts and of the audit trail, without a way up.
-
-Staff manage **viewers and analysts only**: accounts of staff and superusers are read-only to
-them (passwords included), as are ``is_staff``, ``is_superuser`` and ``user_permissions``, and
-the only groups they can give are the viewer and analyst roles.  Staff restricted to some
-profiles reach no further through the admin: they manage only accounts restricted within their
-own profiles, an account they create carries their restriction, they grant only profiles they
-see and never lift a restriction.  Superusers can do everything.
-Nobody adds, changes or deletes an audit event.  API tokens can be revoked; only their hash is
-kept.
+"""The admin of accounts and of the audit trail, without a way up: staff manage viewers and
+analysts only, never the fields or groups that elevate; staff restricted to some profiles reach
+no further through it.  Nobody adds, changes or deletes an audit event.
 """
 
 from __future__ import annotations
@@ -217,16 +210,14 @@ class ProfileRestrictionAdmin(admin.ModelAdmin):
 
     def get_form(self, request, obj=None, **kwargs):
         form, reach = super().get_form(request, obj, **kwargs), reach_of(request.user)
-        if reach is None:
-            return form
 
-        class WithinReach(form):
-            def clean_profiles(self):
-                if not profile_names(self.cleaned_data["profiles"]) <= reach:
-                    raise ValidationError("Name only profiles you can see yourself.")
-                return self.cleaned_data["profiles"]
+        def within_reach(value):
+            if not profile_names(value) <= reach:
+                raise ValidationError("Name only profiles you can see yourself.")
 
-        return WithinReach
+        if reach is not None:
+            form.base_fields["profiles"].validators.append(within_reach)
+        return form
 
     def get_readonly_fields(self, request, obj=None):
         if obj is not None and reach_of(request.user) is not None:

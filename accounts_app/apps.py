@@ -6,7 +6,7 @@ def _grant_staff_permissions(sender, using="default", **kwargs):
     from .roles import ensure_role_groups
 
     if using == "default":
-        ensure_role_groups(using, app_configs=[sender])
+        ensure_role_groups(app_configs=[sender])
 
 
 class AccountsAppConfig(AppConfig):

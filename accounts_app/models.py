@@ -1,8 +1,5 @@
-"""The audit trail, in the app's own ``default`` database (never in the state.db).
-
-:class:`AuditEvent`: who revealed a redacted message or ran SQL against the state.db, when,
-and from where.  Written by :func:`accounts_app.audit.record`; nobody edits or deletes it in
-the admin.
+"""The audit trail (written by :func:`accounts_app.audit.record`) and personal API tokens, in
+the app's own ``default`` database (never in the state.db).
 """
 
 from __future__ import annotations

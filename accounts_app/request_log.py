@@ -1,8 +1,5 @@
-"""One log line per request: when, who (user and role), which view and profile, the status and
-the time taken; JSON when ``HERMES_LOG_JSON`` is on (:class:`JsonFormatter`).
-
-Only what any reader of the logs may see: the path without its query string, no message
-text, no header.
+"""One log line per request (JSON when ``HERMES_LOG_JSON`` is on): only what any reader of the
+logs may see, so the path without its query string, no message text, no header.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""Who may see what: three roles, and the one place that enforces them.
-
-Roles are Django groups (created by a data migration, managed in the admin and with
-``manage.py roles``): *viewers* see metadata (session tables and pages without transcripts,
-insights); *analysts* also message content and every export; *staff* also the SQL console,
-revealing secrets and managing users.  A user with no group is a viewer; ``is_staff`` or the
-``staff`` group make staff; a superuser can do everything.
-
-:func:`required_capability` is applied to every request by
-:class:`accounts_app.middleware.RoleAccessMiddleware`, exports and the legacy ``.csv``/``.json``
-URLs included, so an export never shows what the page hides.
+"""Who may see what: three roles (README, "Roles and security"), and the one place that
+enforces them.  A user with no group is a viewer; ``is_staff`` or the ``staff`` group make
+staff; a superuser can do everything.  :func:`required_capability` is applied to every request
+by :class:`accounts_app.middleware.RoleAccessMiddleware`, exports and the legacy
+``.csv``/``.json`` URLs included, so an export never shows what the page hides.
 """
 
 from __future__ import annotations
@@ -83,8 +77,6 @@ URL_RULES: dict[tuple[str, str], Capability] = {
     ("messages", "*"): CONTENT,
     ("search", "*"): CONTENT,
 }
-# URL names (any namespace) that start with this are downloads: transcripts as .md/.json.
-EXPORT_NAME_PREFIX = "export"
 # The old Datasette URLs: message tables are content and ``/state?sql=`` is the console.
 # Their ``.json``/``.csv`` are the API, not exports (``legacy_app.api.policy`` nulls content
 # columns for viewers); every other ``.csv``/``.json``/… is a download.
@@ -105,9 +97,8 @@ def required_capability(request) -> Capability | None:
         rule = URL_RULES.get((namespace, name)) or URL_RULES.get((namespace, "*"))
         if rule is not None:
             needs.append(rule)
-        if namespace in ("sessions", "messages", "legacy", "state") and name.startswith(
-            EXPORT_NAME_PREFIX
-        ):
+        # URL names that start with "export" are downloads: transcripts as .md/.json.
+        if namespace in ("sessions", "messages", "legacy", "state") and name.startswith("export"):
             needs.append(EXPORT)
     if "_export" in request.GET:
         needs.append(EXPORT)
@@ -132,24 +123,21 @@ STAFF_PERMISSIONS = {
 }
 
 
-def ensure_role_groups(using: str = "default", app_configs=None) -> None:
+def ensure_role_groups(app_configs=None) -> None:
     """Create the three groups, and give the staff group its permissions, if they are missing:
     after every ``migrate`` and ``flush`` (post_migrate, once per app in ``app_configs``), so
     a flushed database gets them back and an app installed later grants its own."""
     from django.apps import apps
     from django.contrib.auth.models import Group, Permission
 
-    groups = {
-        name: Group.objects.using(using).get_or_create(name=name)[0]
-        for name in GROUP_OF_ROLE.values()
-    }
+    groups = {name: Group.objects.get_or_create(name=name)[0] for name in GROUP_OF_ROLE.values()}
     for app_config in app_configs if app_configs is not None else apps.get_app_configs():
         codenames = (
             *STAFF_PERMISSIONS.get(app_config.label, ()),
             *getattr(app_config, "staff_permissions", ()),
         )
         if codenames:
-            permissions = Permission.objects.using(using).filter(
+            permissions = Permission.objects.filter(
                 content_type__app_label=app_config.label, codename__in=codenames
             )
             groups["staff"].permissions.add(*permissions)

@@ -1,17 +1,9 @@
-"""Sign-in for scripts: HTTP Basic and personal tokens on the API and export URLs.
+"""Sign-in for scripts: HTTP Basic and personal tokens (``tokens.py``) on *script URLs* only
+(:func:`is_script_url`: the old API and every download, GET or HEAD).  Pages keep the session
+sign-in, so a browser that once sent Basic credentials cannot be led to act with them.
 
-Scripts fetch ``/state/<table>.json`` and ``.csv`` with ``curl -u user:pass``;
-:class:`ScriptAuthMiddleware` accepts that against the explorer's accounts, and personal
-tokens (``Authorization: Bearer hxp_…``, ``tokens.py``), on *script URLs* only
-(:func:`is_script_url`: the old API and every download, with GET or HEAD).  Pages keep the
-session sign-in, so a browser that once sent Basic credentials cannot be led to act with them.
-
-* The user is signed in for the request only (no session, no cookie); roles apply as for a
-  person.
-* Basic goes through ``authenticate``, so django-axes' lockout counts and refuses (429).
-* Behind the TLS proxy (``DJANGO_BEHIND_TLS_PROXY``), credentials over plain HTTP get a 403.
-* Tokens are read from the header only, never the query string (URLs end up in logs).
-* A script URL without a signed-in user answers 401 (JSON for ``.json``), not the sign-in page.
+Basic goes through ``authenticate``, so django-axes' lockout counts and refuses (429).  Tokens
+are read from the header only, never the query string (URLs end up in logs).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Personal API tokens: made, checked and revoked here (the model is ``ApiToken``).
-
-A token reads ``hxp_<key id>_<secret>``: the key id (12 hex digits) names it, the secret (256
-random bits) proves it.  Only the secret's SHA-256 is stored: with that much randomness a slow
-hash adds nothing.  A token acts with its account's role until revoked or expired;
-``last_used_at`` is written at most once a minute.
+"""Personal API tokens, ``hxp_<key id>_<secret>``: the key id (12 hex digits) names one, the
+secret (256 random bits) proves it.  Only the secret's SHA-256 is stored: with that much
+randomness a slow hash adds nothing.
 """
 
 from __future__ import annotations

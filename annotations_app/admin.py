@@ -14,26 +14,35 @@ from .forms import ScoreForm, TagForm
 from .models import Note, SavedView, Score, Tag
 
 
+class AuditedAdmin(admin.ModelAdmin):
+    """Saves and deletes go through ``services.save_<kind>``/``delete_<kind>`` (audited)."""
+
+    kind = ""
+
+    def save_model(self, request, obj, form, change):
+        getattr(services, f"save_{self.kind}")(request, obj, created=not change)
+
+    def delete_model(self, request, obj):
+        getattr(services, f"delete_{self.kind}")(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset:
+            self.delete_model(request, obj)
+
+
 @admin.register(Tag)
-class TagAdmin(admin.ModelAdmin):
+class TagAdmin(AuditedAdmin):
+    kind = "tag"
     form = TagForm
     list_display = ("name", "colour", "description", "created_at")
     search_fields = ("name", "description")
 
-    def save_model(self, request, obj, form, change):
-        services.save_tag(request, obj, created=not change)
-
-    def delete_model(self, request, obj):
-        services.delete_tag(request, obj)
-
-    def delete_queryset(self, request, queryset):
-        for tag in queryset:
-            services.delete_tag(request, tag)
-
 
 @admin.register(Note)
-class NoteAdmin(ReadOnlyAdmin):
+class NoteAdmin(AuditedAdmin, ReadOnlyAdmin):
     """Notes are written on the session page; here staff read them and remove any."""
+
+    kind = "note"
 
     list_display = ("author_name", "created_at", "target")
     search_fields = ("text", "author_name", "target__session_id")
@@ -47,12 +56,8 @@ class NoteAdmin(ReadOnlyAdmin):
         # Annotations are keyed by profile name when several profiles are served.
         return found.filter(target__store__in=names)
 
-    def delete_model(self, request, obj):
-        services.delete_note(request, obj)
-
     def delete_queryset(self, request, queryset):
-        for note in queryset.select_related("target"):
-            services.delete_note(request, note)
+        super().delete_queryset(request, queryset.select_related("target"))
 
 
 @admin.register(SavedView)
@@ -73,21 +78,12 @@ class SavedViewAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Score)
-class ScoreAdmin(admin.ModelAdmin):
+class ScoreAdmin(AuditedAdmin):
+    kind = "score"
     form = ScoreForm
     list_display = ("name", "values", "created_at")
     search_fields = ("name",)
 
-    def save_model(self, request, obj, form, change):
-        services.save_score(request, obj, created=not change)
-
     def has_delete_permission(self, request, obj=None):
         allowed = super().has_delete_permission(request, obj)
         return allowed and (obj is None or permissions.can_delete_score(request, obj))
-
-    def delete_model(self, request, obj):
-        services.delete_score(request, obj)
-
-    def delete_queryset(self, request, queryset):
-        for score in queryset:
-            services.delete_score(request, score)

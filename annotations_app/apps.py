@@ -6,18 +6,10 @@ class AnnotationsAppConfig(AppConfig):
     verbose_name = "Stars, tags, notes, scores and saved views"
     # Given to the staff group (accounts_app.roles.ensure_role_groups): staff look after the
     # team's tag vocabulary and scores and may remove anyone's note in the admin.
-    staff_permissions = (
-        "add_tag",
-        "change_tag",
-        "delete_tag",
-        "view_tag",
-        "view_note",
-        "delete_note",
-        "view_savedview",
-        "add_score",
-        "change_score",
-        "delete_score",
-        "view_score",
+    staff_permissions = ("view_note", "delete_note", "view_savedview") + tuple(
+        f"{action}_{model}"
+        for model in ("tag", "score")
+        for action in ("add", "change", "delete", "view")
     )
 
     def ready(self):

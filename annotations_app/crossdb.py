@@ -75,12 +75,10 @@ class Selection:
         store = current_store()
         if self.unknown_tags or self.unknown_scores:
             return AnnotatedSession.objects.none()
-        rest: list[Tag] = []
-        scores = list(self.scores)
+        tags, scores = list(self.tags), list(self.scores)
         ref = "target_id"
-        if self.tags:
-            qs = SessionTag.objects.filter(tag=self.tags[0], store=store)
-            rest = self.tags[1:]
+        if tags:
+            qs = SessionTag.objects.filter(tag=tags.pop(0), store=store)
         elif self.starred_by is not None:
             qs = Star.objects.filter(user=self.starred_by, store=store)
         elif scores:
@@ -89,7 +87,7 @@ class Selection:
         else:
             qs = AnnotatedSession.objects.filter(store=store, notes_count__gt=0)
             ref = "pk"
-        for tag in rest:
+        for tag in tags:
             qs = qs.filter(Exists(SessionTag.objects.filter(target_id=OuterRef(ref), tag=tag)))
         if self.starred_by is not None and self.tags:
             qs = qs.filter(
@@ -166,32 +164,11 @@ def _growing(first: int):
         first = min(MAX_BATCH, first * 4)
 
 
-def walk(selection: Selection, sessions: QuerySet, keyset, values, *, reverse: bool, want: int):
-    """``(rows, exhausted, walked, stopped_at)``: up to ``want`` annotated sessions in ``keyset``
-    order (or reversed) after ``values``, as many as ``MAX_WALK`` annotation rows give; whether
-    the annotation rows ran out, how many were walked, and the keys (list field names) of the
-    last one when the walk stopped at ``MAX_WALK``."""
-    found: list = []
-    walked = 0
-    sizes = _growing(max(1, want * FIRST_BATCH_PAGES))
-    for chunk, rows, last in _batches(
-        selection, sessions, keyset, values, reverse=reverse, sizes=sizes
-    ):
-        walked += len(chunk)
-        found.extend(rows)
-        if last:
-            return found, True, walked, None
-        if len(found) >= want:
-            return found, False, walked, None
-        if walked >= MAX_WALK:
-            stopped = {name: chunk[-1][i] for i, (name, _) in enumerate(keyset.keys)}
-            return found, False, walked, stopped
-    raise AssertionError("unreachable: the batches end with a last one")
-
-
 def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None, per_page: int):
     """A :class:`~sessions_app.pagination.KeysetPage` of ``sessions`` carrying the selection's
-    annotations, with the same cursors as the unfiltered list."""
+    annotations, with the same cursors as the unfiltered list: the annotation rows are walked
+    after the cursor until a page and one more are found, they run out, or ``MAX_WALK`` of
+    them were walked (the page then stops there: ``stopped_at``, the list's keys)."""
     notes: list[str] = []
     direction, values = "n", None
     if token:
@@ -200,15 +177,25 @@ def paginate(selection: Selection, sessions: QuerySet, keyset, token: str | None
         except BadCursor as exc:
             notes.append(str(exc))
     reverse = direction == "p"
-    found, exhausted, walked, stopped_at = walk(
-        selection, sessions, keyset, values, reverse=reverse, want=per_page + 1
-    )
+    found: list = []
+    walked, stopped_at = 0, None
+    sizes = _growing(max(1, (per_page + 1) * FIRST_BATCH_PAGES))
+    for chunk, rows, exhausted in _batches(
+        selection, sessions, keyset, values, reverse=reverse, sizes=sizes
+    ):
+        walked += len(chunk)
+        found.extend(rows)
+        if exhausted or len(found) > per_page:
+            break
+        if walked >= MAX_WALK:
+            stopped_at = {name: chunk[-1][i] for i, (name, _) in enumerate(keyset.keys)}
+            break
     rows = found[:per_page]
     more = len(found) > per_page or not exhausted
     if reverse:
         rows.reverse()
     page = KeysetPage(rows=rows, per_page=per_page, notes=notes)
-    if stopped_at is not None and len(found) <= per_page:
+    if stopped_at is not None:  # the walk stops only short of a page
         notes.append(
             gettext(
                 "Looked through %(count)s annotated sessions for this page; "
@@ -262,13 +249,13 @@ def extend_plan(plan, user):
     )
 
 
+@dataclass
 class SelectedPlan:
     """A session export plan whose rows come a batch of annotated sessions at a time, in the
     plan's order, one query in each database per batch; the rest is the wrapped plan's."""
 
-    def __init__(self, plan, selection: Selection) -> None:
-        self.plan = plan
-        self.selection = selection
+    plan: object
+    selection: Selection
 
     def __getattr__(self, name):
         return getattr(self.plan, name)

@@ -1,15 +1,12 @@
 """``?_export=dataset`` on a session list: the listed sessions as a chat-format dataset.
 
-One JSON line per session, in the list's order: ``{"messages": [...], "metadata": {...}}``,
-``messages`` in the OpenAI chat format (the system prompt, then the transcript's live rows as
-``user``, ``assistant`` with its ``tool_calls`` and ``tool`` with its ``tool_call_id``),
-``metadata`` naming the session with the team's tags and score tallies.  The sessions come
-from the list's own export plan, their messages a group of about ``GROUP_MESSAGES`` at a time
-(bounded memory), redacted a column at a time.
+One JSON line per session, in the list's order: ``{"messages": [...], "metadata": {...}}``
+(the OpenAI chat format; the team's tags and score tallies).  The sessions come from the list's
+own export plan, their messages a group of about ``GROUP_MESSAGES`` at a time (bounded memory),
+redacted a column at a time.
 
-NOTE: files written before ``tool_call_id`` existed (and CLI tool rows that lack it) name no
-call on their tool rows: a result then answers the oldest call of the conversation not yet
-answered, the order Hermes runs them in.
+NOTE: a tool row that names no call (files older than ``tool_call_id``, CLI rows) answers the
+oldest call not yet answered, the order Hermes runs them in.
 """
 
 from __future__ import annotations
@@ -118,30 +115,21 @@ def transcripts(session_ids: list[str]) -> dict[str, list[dict]]:
     return out
 
 
-def _redacted(value):
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {_redacted(k): _redacted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
-
-
-def record(row: dict, profile: str | None, annotations, messages: list[dict], prompt):
-    """``(messages, metadata)`` of one session: a session row of the export plan, its
-    transcript rows and system prompt, and its annotations."""
+def metadata(row: dict, profile: str | None, annotations) -> dict:
+    """The metadata of a session row of the export plan, with its annotations."""
     # The plan's columns are redacted as metadata already; the team's words are redacted here.
-    metadata = {
+    return {
         "session_id": row["id"],
         "profile": profile,
         "source": row.get("source"),
         "model": row.get("model"),
         "started_at": row.get("started_at"),
-        "tags": _redacted([t.name for t in annotations.tags]),
-        "scores": _redacted(annotations.scores),
+        "tags": [redact(t.name) for t in annotations.tags],
+        "scores": {
+            redact(name): {redact(value): n for value, n in tally.items()}
+            for name, tally in annotations.scores.items()
+        },
     }
-    return chat_messages(messages, prompt), metadata
 
 
 def groups(rows: list[dict]):
@@ -159,20 +147,15 @@ def groups(rows: list[dict]):
         yield group
 
 
-def _plans(view):
-    """``(store or None, plan)`` of every store the list reads, narrowed like the list."""
-    parts = export_parts(view.request)
+def _records(view):
+    """Lists of ``(messages, metadata)``, a group of sessions at a time, of every store the
+    list reads (each store's export plan narrowed like the list)."""
+    user, parts = view.request.user, export_parts(view.request)
     for part in parts if parts is not None else [None]:
         with registry.using(part):
             plan = view._store_plan(view.narrowed)
-        if plan is not None:
-            yield part, plan
-
-
-def _records(view):
-    """Lists of ``(messages, metadata)``, a group of sessions at a time."""
-    user = view.request.user
-    for part, plan in _plans(view):
+        if plan is None:
+            continue
         chunks = plan.chunks()
         while True:
             with registry.using(part):
@@ -188,12 +171,9 @@ def _records(view):
                 with registry.using(part):
                     messages, prompts = transcripts(ids), system_prompts(ids)
                 yield [
-                    record(
-                        row,
-                        profile,
-                        found.get(row["id"], NONE),
-                        messages[row["id"]],
-                        prompts.get(row["id"]),
+                    (
+                        chat_messages(messages[row["id"]], prompts.get(row["id"])),
+                        metadata(row, profile, found.get(row["id"], NONE)),
                     )
                     for row in group
                 ]

@@ -23,7 +23,6 @@ from .models import (
     Tag,
 )
 
-# Pages a saved view may open: the tables, search, insights, live and failures.
 VIEW_NAMESPACES = frozenset({"sessions", "messages", "search", "insights", "live", "failures"})
 MAX_TAG_FILTERS = 10
 # The colours' names in the page's language (the stored value stays the English word).
@@ -38,17 +37,15 @@ COLOUR_LABELS = {
 
 
 def _single_line(value: str, problem: str) -> str:
-    """``value`` stripped; ``problem`` (in words) when it is more than one line."""
-    value = (value or "").strip()
+    """``value`` (stripped by its field); ``problem`` (in words) when it is more than one line."""
     if any(ord(c) < 32 for c in value):
         raise forms.ValidationError(problem)
     return value
 
 
 class _NamedForm(forms.ModelForm):
-    """A model form whose name is one line and not empty (tags and scores: unique whatever
-    its case); clean methods say each rule in words, the database constraints stay as the
-    backstop."""
+    """A model form whose name is one line (tags and scores: unique whatever its case); clean
+    methods say each rule in words, the database constraints stay as the backstop."""
 
     # Per field, what its length limit says (``%(n)s``: the limit).
     too_long: dict = {}
@@ -60,15 +57,11 @@ class _NamedForm(forms.ModelForm):
             field = self.fields[name]
             field.error_messages["max_length"] = message % {"n": number(field.max_length)}
 
-    def _clean_name(self, one_line: str, needed: str, taken: str) -> str:
+    def _clean_name(self, one_line: str, taken: str) -> str:
         name = _single_line(self.cleaned_data["name"], one_line)
-        if not name:
-            raise forms.ValidationError(needed)
-        clash = type(self.instance).objects.filter(name__iexact=name)
-        if self.instance.pk:
-            clash = clash.exclude(pk=self.instance.pk)
-        if clash.exists():
-            raise forms.ValidationError(taken % {"name": clash.first().name})
+        clash = type(self.instance).objects.filter(name__iexact=name).exclude(pk=self.instance.pk)
+        if (existing := clash.first()) is not None:
+            raise forms.ValidationError(taken % {"name": existing.name})
         return name
 
     def validate_constraints(self, exclude=None):
@@ -94,7 +87,6 @@ class TagForm(_NamedForm):
     def clean_name(self):
         return self._clean_name(
             gettext("The tag name must be one line of text."),
-            gettext("A tag needs a name."),
             gettext("A tag “%(name)s” already exists; tag names differ by more than case."),
         )
 
@@ -146,12 +138,6 @@ class NoteForm(forms.Form):
             "A note has at most %(n)s characters (this one has %%(show_value)d)."
         ) % {"n": number(NOTE_CHARS)}
 
-    def clean_text(self):
-        text = self.cleaned_data["text"].strip()
-        if not text:
-            raise forms.ValidationError(gettext("A note cannot be empty."))
-        return text.replace("\x00", "")
-
 
 class ScoreForm(_NamedForm):
     """A score: a name (one line, unique whatever its case, no ``:``, which the list's
@@ -177,7 +163,6 @@ class ScoreForm(_NamedForm):
     def clean_name(self):
         name = self._clean_name(
             gettext("The score name must be one line of text."),
-            gettext("A score needs a name."),
             gettext("A score “%(name)s” already exists; score names differ by more than case."),
         )
         if ":" in name or "," in name:
@@ -283,8 +268,6 @@ class SavedViewForm(_NamedForm):
         name = _single_line(
             self.cleaned_data["name"], gettext("The view name must be one line of text.")
         )
-        if not name:
-            raise forms.ValidationError(gettext("A saved view needs a name."))
         if SavedView.objects.filter(owner=self.instance.owner, name__iexact=name).exists():
             raise forms.ValidationError(
                 gettext("You already have a view named “%(name)s”.") % {"name": name}
@@ -292,11 +275,9 @@ class SavedViewForm(_NamedForm):
         return name
 
     def clean_url(self):
-        url = (self.cleaned_data["url"] or "").strip()
-        problem = view_url_problem(url)
-        if problem:
+        if problem := view_url_problem(self.cleaned_data["url"]):
             raise forms.ValidationError(problem)
-        return url
+        return self.cleaned_data["url"]
 
 
 def _given(request, name: str) -> list[str]:

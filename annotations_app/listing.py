@@ -1,9 +1,6 @@
-"""The session list's annotation filters and columns, as a mixin of its keyset table view.
-
+"""The session list's annotation filters and columns, as a mixin of its keyset table view:
 ``?tag=``, ``?starred=1``, ``?has_note=1`` and ``?score=`` narrow the list through the walk of
-:mod:`.crossdb`; ``?noscore=`` leaves the scored sessions out by id.  Every page gets the tag
-column, the user's stars, the note count and, for those who may tag, the selection checkboxes
-of the bulk-tag form.
+:mod:`.crossdb`; ``?noscore=`` leaves the scored sessions out by id.
 """
 
 from __future__ import annotations
@@ -255,8 +252,7 @@ class AnnotationFiltersMixin:
         context = super().get_context_data(**kwargs)
         user = self.request.user
         cells = getattr(self, "_table_cells", None)
-        facets = cells.facets if cells is not None else None
-        scores = cells.score_facets if cells is not None else None
+        facets, scores = getattr(cells, "facets", None), getattr(cells, "score_facets", None)
         if facets is None:  # no table (the page ran out of time): the facets alone
             facets = selectors.tag_facets(self._facet_stores())
         if scores is None:

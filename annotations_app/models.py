@@ -11,10 +11,7 @@ from django.db import models
 from django.db.models.functions import Lower
 
 TAG_NAME_CHARS = 40
-TAG_DESCRIPTION_CHARS = 300
 NOTE_CHARS = 5_000
-VIEW_NAME_CHARS = 80
-VIEW_URL_CHARS = 2_000
 COLOURS = [(colour, colour) for colour in ("grey", "blue", "green", "amber", "red", "purple")]
 
 
@@ -23,7 +20,7 @@ class Tag(models.Model):
 
     name = models.CharField(max_length=TAG_NAME_CHARS)
     colour = models.CharField(max_length=12, choices=COLOURS, default="grey")
-    description = models.CharField(max_length=TAG_DESCRIPTION_CHARS, blank=True)
+    description = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -151,8 +148,8 @@ class Note(models.Model):
 class SavedView(models.Model):
     """A page of the explorer (path and query string) saved under a name."""
 
-    name = models.CharField(max_length=VIEW_NAME_CHARS)
-    url = models.CharField(max_length=VIEW_URL_CHARS)
+    name = models.CharField(max_length=80)
+    url = models.CharField(max_length=2_000)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_views"
     )

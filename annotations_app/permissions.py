@@ -1,7 +1,5 @@
-"""Who may do what with annotations (on top of ``accounts_app.roles``): every role reads tags and
-notes and keeps personal stars; analysts also tag and write notes; staff manage the tag
-vocabulary and may remove any note.  A note is edited by its author only.  A score with
-values given in a profile the staff member cannot see is not theirs to delete.
+"""Who may do what with annotations, on top of ``accounts_app.roles``: a note is edited by its
+author only; a score given in a profile the staff member cannot see is not theirs to delete.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Review queues: any session list, walked in its own order, skipping what the reviewer scored.
-
-The list's query string is the queue: ``/review/next/?<list>`` opens its first session the
-user has not scored (with ``review=<score>``, repeatable: not given each of those scores;
-with ``from=<id>``: after that session).  The walk is the list's own keyset paging (so
-annotation filters walk the app's database as the list does), a batch of keys at a time, each
+"""Review queues: any session list (its query string), walked in its own order, skipping what
+the reviewer scored.  The walk is the list's own keyset paging, a batch of keys at a time, each
 batch checked against the user's scores in one query: a click costs the run of sessions
 already scored, never the whole list, and gives up after ``MAX_BATCHES`` batches.
 """

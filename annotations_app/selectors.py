@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q
 
-from .models import AnnotatedSession, Note, SavedView, Score, SessionScore, SessionTag, Star, Tag
+from .models import AnnotatedSession, SavedView, Score, SessionScore, SessionTag, Star, Tag
 from .targets import current_store
 
 
@@ -51,12 +51,12 @@ Key = tuple[str, str]
 
 
 def read(
-    keys: Iterable[Key] | None, user, facet_stores: list[str] | None
+    keys: Iterable[Key], user, facet_stores: list[str] | None
 ) -> tuple[dict[Key, RowAnnotations], list[tuple[Tag, int]] | None]:
     """``({(store key, session id): RowAnnotations}, [(tag, sessions of facet_stores)])``, in
-    one statement at most; None ``keys`` or ``facet_stores`` asks for no rows or no facet."""
+    one statement at most; None ``facet_stores`` asks for no facet."""
     by_store: dict[str, list[str]] = defaultdict(list)
-    for store, sid in keys or ():
+    for store, sid in keys:
         by_store[store].append(sid)
     rows: dict[Key, RowAnnotations] = {}
     if by_store:
@@ -179,23 +179,6 @@ def scored_by(user, session_ids: Iterable[str], scores=()) -> set[str]:
             .filter(given=len(scores))
         )
     return set(given.values_list("session_id", flat=True))
-
-
-@dataclass
-class SessionAnnotations:
-    tags: list[Tag]
-    starred: bool
-    notes: list[Note]
-
-
-def for_session(session_id: str, user) -> SessionAnnotations:
-    target = AnnotatedSession.objects.filter(store=current_store(), session_id=session_id).first()
-    if target is None:
-        return SessionAnnotations([], False, [])
-    tags = [row.tag for row in target.tags.select_related("tag").order_by("tag__name")]
-    starred = user.is_authenticated and target.stars.filter(user=user).exists()
-    notes = list(target.notes.all())
-    return SessionAnnotations(tags, starred, notes)
 
 
 def tag_facets(store_keys: list[str] | None = None) -> list[tuple[Tag, int]]:

@@ -1,7 +1,5 @@
-"""Writing annotations: every change is one call here, and every call is in the audit trail.
-
-Views check the role (:mod:`.permissions`) and validate the input (:mod:`.forms`) first; these
-functions only write, keep the copies on the anchor (``notes_count``) in step, and log.
+"""Writing annotations: every change is one call here, after the view checked the role and the
+input; each keeps the anchor's ``notes_count`` in step and is in the audit trail.
 """
 
 from __future__ import annotations
@@ -30,13 +28,9 @@ SCORE_DEFINITION = "score_definition"
 
 
 def _log(request, action: str, target: AnnotatedSession | None, detail: str) -> None:
-    prefix = f"store={target.store}; " if target is not None else ""
-    audit.record(
-        request,
-        action,
-        session_id=target.session_id if target is not None else "",
-        detail=prefix + detail,
-    )
+    if target is not None:
+        detail = f"store={target.store}; {detail}"
+    audit.record(request, action, session_id=getattr(target, "session_id", ""), detail=detail)
 
 
 def toggle_star(request, target: AnnotatedSession) -> bool:
@@ -54,11 +48,8 @@ def toggle_star(request, target: AnnotatedSession) -> bool:
 def add_tag(request, targets: list[AnnotatedSession], tag: Tag) -> int:
     """Put ``tag`` on every target that lacks it; the number newly tagged."""
     with transaction.atomic():
-        have = set(
-            SessionTag.objects.filter(tag=tag, target__in=targets).values_list(
-                "target_id", flat=True
-            )
-        )
+        tagged = SessionTag.objects.filter(tag=tag, target__in=targets)
+        have = set(tagged.values_list("target_id", flat=True))
         new = []
         for target in targets:
             if target.pk in have:

@@ -1,8 +1,5 @@
-"""Pages and form posts of the annotations: stars, tags, notes, the tag vocabulary, saved
-views, scores and review queues, and the annotations whose session has left the store.
-
-Every change is a CSRF-checked POST answered with a redirect (no JavaScript needed), allowed
-by :mod:`.permissions` and audited by :mod:`.services`.
+"""Pages and form posts of the annotations.  Every change is a CSRF-checked POST answered with
+a redirect (no JavaScript needed), allowed by :mod:`.permissions`, audited by :mod:`.services`.
 """
 
 from __future__ import annotations
@@ -35,7 +32,6 @@ from .forms import (
 from .models import AnnotatedSession, Note, SavedView, Score, Tag
 from .permissions import ANNOTATE, MANAGE_TAGS, requires
 
-# Every check of who may do what: one decorator (:func:`.permissions.requires`).
 annotate, manage = requires(ANNOTATE), requires(MANAGE_TAGS)
 NOTE = ("note_id", Note.objects.select_related("target"))
 ORPHANS_PER_PAGE = 50
@@ -342,12 +338,10 @@ def score_session(request, session_id: str):
     score, value = form.cleaned_data["score"], form.cleaned_data["value"]
     now = services.press_score(request, _target_or_404(session_id), score, value)
     if now is None:
-        messages.success(request, gettext("Score “%(name)s” cleared.") % {"name": score.name})
+        text = gettext("Score “%(name)s” cleared.")
     else:
-        messages.success(
-            request,
-            gettext("Scored “%(name)s”: %(value)s.") % {"name": score.name, "value": value},
-        )
+        text = gettext("Scored “%(name)s”: %(value)s.")
+    messages.success(request, text % {"name": score.name, "value": value})
     return redirect(back)
 
 

@@ -13,7 +13,8 @@ from profiles_app.links import in_store
 from sessions_app.formatting import per_language
 
 from .. import permissions, selectors
-from ..models import Tag
+from ..models import Note, Tag
+from ..targets import current_store
 
 register = template.Library()
 
@@ -22,20 +23,16 @@ register = template.Library()
 def session_annotations(context, session_id: str):
     request = context["request"]
     user = request.user
-    found = selectors.for_session(session_id, user)
+    found = selectors.for_sessions([session_id], user).get(session_id, selectors.NONE)
+    written = Note.objects.filter(target__store=current_store(), target__session_id=session_id)
     notes = [
-        (
-            note,
-            permissions.can_edit_note(user, note),
-            permissions.can_delete_note(user, note),
-        )
-        for note in found.notes
+        (note, permissions.can_edit_note(user, note), permissions.can_delete_note(user, note))
+        for note in written
     ]
     annotate = permissions.can_annotate(user)
     have = {t.pk for t in found.tags}
     return {
         "request": request,
-        "csrf_token": context.get("csrf_token"),
         "session_id": session_id,
         "found": found,
         "notes": notes,
@@ -78,7 +75,7 @@ def save_view_form(context):
         and user is not None
         and user.is_authenticated
     )
-    return {"shown": shown, "csrf_token": context.get("csrf_token")}
+    return {"shown": shown}  # an inclusion tag copies the CSRF token over itself
 
 
 @register.simple_tag(takes_context=True)
@@ -116,12 +113,8 @@ def _note_count(count: int) -> str:
 def hit_session_tags(result):
     """``{session id: tag badges}`` for every hit of a search result, one query per profile
     (keyed ``(profile, session id)`` over several)."""
-    hits = [
-        *(getattr(result, "hits", None) or ()),
-        *(getattr(result, "unindexed_hits", None) or ()),
-    ]
     by_store: dict = {}
-    for hit in hits:
+    for hit in result.hits + result.unindexed_hits:
         by_store.setdefault(getattr(hit, "store", None), []).append(hit.session_id)
     out: dict = {}
     for store, ids in by_store.items():
@@ -129,6 +122,5 @@ def hit_session_tags(result):
         with stores.using(store):
             tags = selectors.tags_by_session(ids)
         for sid, found in tags.items():
-            if found:
-                out[(store.name, sid) if store is not None else sid] = tag_chips(found)
+            out[(store.name, sid) if store is not None else sid] = tag_chips(found)
     return out

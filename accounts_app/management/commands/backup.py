@@ -17,6 +17,7 @@ from django.apps import apps
 from django.core import serializers, signing
 from django.core.management.base import BaseCommand
 from django.db.migrations.recorder import MigrationRecorder
+from django.db.models import Max
 from django.utils import timezone
 
 # 2: the manifest is signed and names every file's digest (1 was neither, and is refused).
@@ -92,14 +93,12 @@ class Command(BaseCommand):
                 )
             counts[label] = rows.count()
             files[label] = digest(file_of(directory, label))
-        applied = {}
-        for app, name in MigrationRecorder.Migration.objects.values_list("app", "name"):
-            applied[app] = max(applied.get(app, ""), name)
+        applied = MigrationRecorder.Migration.objects.values_list("app").annotate(Max("name"))
         manifest = {
             "format": FORMAT,
             "created_at": timezone.now().isoformat(),
             "django": django.get_version(),
-            "migrations": applied,
+            "migrations": dict(applied),
             "models": counts,
             "files": files,
         }

@@ -51,9 +51,8 @@ class Command(BaseCommand):
             )
         with transaction.atomic():
             if force:
-                for label in reversed(MODELS):
-                    if label not in PRESET:
-                        model_of(label)._default_manager.all().delete()
+                for label in reversed(held):
+                    model_of(label)._default_manager.all().delete()
             for label in MODELS:
                 self._load(directory, label)
             try:  # now rather than at the commit: a row pointing at no row is refused clearly
