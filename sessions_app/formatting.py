@@ -12,7 +12,6 @@ import operator
 
 from django.utils import dateformat, translation
 from django.utils.formats import get_format
-from django.utils.text import Truncator
 
 
 def language() -> str:
@@ -72,11 +71,6 @@ def per_language(build):
             return build(*args)
 
     return functools.wraps(build)(lambda *args: built(language(), *args))
-
-
-def truncate_chars(text, length: int) -> str:
-    """At most ``length`` characters, the last one "…" (Django's ``Truncator``)."""
-    return Truncator(text).chars(length)
 
 
 def number(value, digits: int | None = None) -> str:

@@ -212,6 +212,7 @@ def session_lineage(session: Session) -> Lineage:
     end_reason, title = (
         f"s.{c}" if shape.has_column("sessions", c) else "NULL" for c in ("end_reason", "title")
     )
+    shown = f"{title}, s.source, s.started_at, {end_reason}"
     with store.cursor() as cursor:
         cursor.execute(
             f"""
@@ -222,7 +223,7 @@ def session_lineage(session: Session) -> Lineage:
                 FROM sessions s JOIN up ON s.id = up.parent
                 WHERE up.depth < {LINEAGE_LIMIT}
             )
-            SELECT up.id, up.parent, up.depth, {title}, s.source, s.started_at, {end_reason}
+            SELECT up.id, up.parent, up.depth, {shown}
             FROM up JOIN sessions s ON s.id = up.id
             WHERE up.depth > 0 ORDER BY up.depth DESC
             """,
@@ -242,8 +243,7 @@ def session_lineage(session: Session) -> Lineage:
                 FROM sessions s JOIN down ON s.parent_session_id = down.id
                 WHERE down.depth < {LINEAGE_LIMIT}
             )
-            SELECT down.id, down.parent, down.depth, {title}, s.source, s.started_at,
-                   {end_reason}
+            SELECT down.id, down.parent, down.depth, {shown}
             FROM down JOIN sessions s ON s.id = down.id
             ORDER BY {dialect.binary_order("down.path")} LIMIT {LINEAGE_LIMIT}
             """,

@@ -10,13 +10,14 @@ from html import escape
 import django_tables2 as tables
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
 from django.utils.translation import gettext, gettext_lazy, pgettext, pgettext_lazy
 from django_tables2.data import TableListData
 
 from redaction import redact
 
 from .content import as_text
-from .formatting import compact, duration, per_language, truncate_chars
+from .formatting import compact, duration, per_language
 from .links import TranscriptLinks
 from .templatetags.explorer import (
     cost_badge,
@@ -194,7 +195,7 @@ class SessionTable(KeysetTable):
             label = escape(str(record.title))
         elif preview:
             label = (
-                f'<span class="untitled">{escape(truncate_chars(redact(as_text(preview)), 90))}'
+                f'<span class="untitled">{escape(Truncator(redact(as_text(preview))).chars(90))}'
                 "</span>"
             )
         else:
@@ -294,7 +295,7 @@ class MessageTable(KeysetTable):
         return mark_safe(cell)  # noqa: S308 - every value is escaped
 
     def render_preview(self, record):
-        text = escape(truncate_chars(redact(as_text(getattr(record, "preview", None))), 200))
+        text = escape(Truncator(redact(as_text(getattr(record, "preview", None)))).chars(200))
         if not text:
             words = _session_words()
             text = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from operator import itemgetter
 
 from django.db.models import TextField, Value
@@ -39,16 +39,6 @@ SLOWEST = 10
 PER_PAGE = 100
 KEYSET = Keyset((("id", False),), name="id")
 PAGE_COLUMNS = ("id", "role", "tool_name", "tool_calls", "timestamp")
-EXPORT_COLUMNS = [
-    "message_id",
-    "role",
-    "tool_name",
-    "at",
-    "waited_s",
-    "spent_on",
-    "tool_s",
-    "parallel_calls",
-]
 # The chart: a bar of the session, a segment per run of waits of one kind (those narrower
 # than ``MIN_WIDTH`` units cannot be seen: a long session has thousands).
 CHART_WIDTH = 720
@@ -72,6 +62,10 @@ class Step:
         row = {name: getattr(self, name) for name in EXPORT_COLUMNS}
         row.update(at=self.at_iso, waited_s=_rounded(self.waited_s), tool_s=_rounded(self.tool_s))
         return row
+
+
+# An export row is a step's fields in order, ``at`` in ISO 8601, without the call names.
+EXPORT_COLUMNS = [f.name for f in fields(Step) if f.name not in ("at_iso", "calls")]
 
 
 @dataclass

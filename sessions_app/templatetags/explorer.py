@@ -153,13 +153,8 @@ def query_with(context, **changes):
 @register.simple_tag(takes_context=True)
 def export_url(context, fmt, **extra):
     """The current URL plus ``_export=<fmt>``: the same rows, all pages, as a download."""
-    request = context["request"]
-    params = request.GET.copy()
-    for key in ("cursor", "page"):
-        params.pop(key, None)
-    for key, value in {"_export": fmt, **extra}.items():
-        params[key] = value
-    return request.path + "?" + params.urlencode()
+    changes = {"cursor": None, "page": None, "_export": fmt, **extra}
+    return context["request"].path + query_with(context, **changes)
 
 
 def text_html(value) -> str:

@@ -80,20 +80,18 @@ class MessageListView(MergedListMixin, KeysetTableView):
         if not self.filterset.is_valid():
             return exports.invalid_filters_response(self.filterset.form)
         parts = export_parts(self.request)
+        bits = export_filename_bits(self.filterset)
         if parts is not None:
             return merged_export(
                 self.request,
                 parts,
                 self._store_plan,
                 noun="messages",
-                filename_bits=export_filename_bits(self.filterset),
+                filename_bits=bits,
                 preview=exports.wants_preview(self.request),
             )
         return exports.export_messages(
-            self.request,
-            self.filterset.qs,
-            self.keyset,
-            filename_bits=export_filename_bits(self.filterset),
+            self.request, self.filterset.qs, self.keyset, filename_bits=bits
         )
 
     def _store_plan(self):
