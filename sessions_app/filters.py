@@ -58,8 +58,6 @@ class OpenMultipleChoiceFilter(django_filters.MultipleChoiceFilter):
 
 
 class SchemaAwareFilterSet(django_filters.FilterSet):
-    """Drops filters whose column this file does not have, and offers the file's sources."""
-
     # filter name → column it needs, where its ``field_name`` is not a column of the model
     needs_column: dict[str, str] = {}
 
@@ -78,8 +76,6 @@ class SchemaAwareFilterSet(django_filters.FilterSet):
 
 
 def bound(lookup: str, to_epoch):
-    """A filter method: ``field <lookup> to_epoch(value)`` (django-filter skips empty values)."""
-
     def method(queryset, name, value):
         return queryset.filter(**{f"{name}__{lookup}": to_epoch(value)})
 
@@ -99,7 +95,6 @@ def epoch_filter(field_name: str, method, label: str) -> django_filters.NumberFi
 
 
 def day_filter(field_name: str, lookup: str, label: str) -> django_filters.DateFilter:
-    """A local day (``TIME_ZONE``): from its start (``gte``) or to its end (``lt``)."""
     return django_filters.DateFilter(
         field_name=field_name,
         method=bound(lookup, day_start_epoch if lookup == "gte" else day_end_epoch),
@@ -109,7 +104,6 @@ def day_filter(field_name: str, lookup: str, label: str) -> django_filters.DateF
 
 
 def at_least(field_name: str, label: str, lookup_expr: str = "gte") -> django_filters.NumberFilter:
-    """A bound on a count or an amount (``lookup_expr``: ``gte`` or ``lte``)."""
     return django_filters.NumberFilter(
         field_name=field_name, lookup_expr=lookup_expr, label=label, min_value=0, max_value=HUGE
     )
@@ -321,8 +315,7 @@ class MessageFilter(SchemaAwareFilterSet):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        role = (self.data.get("role") or "") if self.data else ""
-        self.filters["role"].extra["choices"] = role_choices(role)
+        self.filters["role"].extra["choices"] = role_choices(self.data.get("role") or "")
         shape = self.queryset.shape
         if not (
             shape.has_column("messages", "active") or shape.has_column("messages", "display_kind")

@@ -51,12 +51,10 @@ def _formats(lang: str) -> Formats:
 
 
 def page_formats() -> Formats:
-    """The page language's formats, read once per language."""
     return _formats(language())
 
 
 def date_format(value: dt.date, name: str) -> str:
-    """``value`` in the page language's date format ``name`` (Django's ``date`` syntax)."""
     return dateformat.format(value, get_format(name))
 
 

@@ -36,8 +36,6 @@ _PLANS: dict[tuple, tuple] = {}
 
 
 class PresortedData(TableListData):
-    """Rows the database already ordered: sorting here would be wasted work."""
-
     def order_by(self, aliases):
         return None
 
@@ -54,7 +52,6 @@ class KeysetTable(tables.Table):
         super().__init__(PresortedData(data), order_by=order_by, **kwargs)
 
     def _cell_plan(self) -> tuple:
-        """Per column: ``<td>``, renderer and its arguments, accessor, empty values, default."""
         key = (type(self), tuple(b.name for b in self.columns), self.default, repr(self.attrs))
         if key not in _PLANS:
             _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)
@@ -103,7 +100,7 @@ class KeysetTable(tables.Table):
 
 @per_language
 def _session_words() -> dict:
-    """What the rows repeat, escaped, once per language (``%(…)s`` slots take escaped values)."""
+    # Escaped, once per language; the ``%(…)s`` slots take escaped values.
     return {
         "chain_title": escape(gettext("Continues or branches from %(parent)s")),
         "chain": escape(pgettext("session lineage", "chain")),

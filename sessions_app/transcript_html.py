@@ -155,8 +155,7 @@ class EntryRenderer:
                 "</pre></details>"
             )
         head.append("\n  ")
-        for paired in entry.calls:
-            call, result = paired.call, paired.result
+        for call, result in entry.calls:
             if result is not None:
                 chars = words["result_chars"] % {"n": escape(number(result.length))}
                 summary = f'<span class="muted">{chars}</span>'

@@ -74,7 +74,6 @@ def compression_chain(session: Session) -> list[Session]:
 
 # The messages -------------------------------------------------------------------------------
 def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[list[dict]]:
-    """The visible messages of each session in turn, in id order, a chunk query at a time."""
     qs = Message.objects.all()
     columns = {
         f.attname: f.column for f in Message._meta.concrete_fields if qs.has_column(f.column)
@@ -100,7 +99,6 @@ def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[
 
 
 def session_dict(session: Session) -> dict:
-    """Every column of the session this file has, plus ISO times."""
     qs = Session.objects.all()
     data = {}
     for f in Session._meta.concrete_fields:
@@ -122,7 +120,6 @@ def json_pieces(
     extra: dict | None = None,
     profile: str | None = None,
 ) -> Iterator[str]:
-    """``{"export", "session", "annotations", "sessions", "messages"}``, streamed."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
         "visibility": visibility.as_param(),
@@ -151,13 +148,11 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def md_inline(value: object) -> str:
-    """One line of text, every Markdown/HTML special character escaped."""
     text = " ".join(str(value).split())
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def _ticks(text: str, at_least: int) -> str:
-    """Backticks outgrowing any run of them in ``text``."""
     return "`" * max(at_least, max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
 
 
@@ -219,7 +214,6 @@ def markdown_pieces(
     extra: dict | None = None,
     profile: str | None = None,
 ) -> Iterator[str]:
-    """A readable conversation: metadata, then each message with role, time and content."""
     sessions = chain or [session]
     by_id = {s.id: s for s in sessions}
     yield f"# {md_inline(_title(session))}\n\n"

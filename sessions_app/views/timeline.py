@@ -67,7 +67,6 @@ def timeline(request, session_id: str):
         "sessions_app/session_timeline.html",
         {
             "session": session,
-            # What the timeline needs that the file lacks.
             "missing": store.shape().missing_columns("messages", ("timestamp", "tool_call_id")),
             "totals": store.while_unchanged("timeline-totals", parts, totals, TOTALS_TTL),
             "page": page,
