@@ -14,8 +14,7 @@ urlpatterns = [
     path("sessions/", include("live_app.urls_follow")),
     # The session pages, with the list the annotations extend (stars, tags, notes).
     path("sessions/", include("annotations_app.urls_sessions")),
-    path("messages/", include("sessions_app.urls_messages")),
-    path("search/", include("sessions_app.urls_search")),
+    path("", include("sessions_app.urls_messages")),
     path("insights/", include("insights_app.urls")),
     path("people/", include("insights_app.urls_people")),
     path("live/", include("live_app.urls")),

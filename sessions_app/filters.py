@@ -58,8 +58,6 @@ class OpenMultipleChoiceFilter(django_filters.MultipleChoiceFilter):
 
 
 class SchemaAwareFilterSet(django_filters.FilterSet):
-    """Drops filters whose column this file does not have, and offers the file's sources."""
-
     # filter name → column it needs, where its ``field_name`` is not a column of the model
     needs_column: dict[str, str] = {}
 
@@ -78,8 +76,6 @@ class SchemaAwareFilterSet(django_filters.FilterSet):
 
 
 def bound(lookup: str, to_epoch):
-    """A filter method: ``field <lookup> to_epoch(value)`` (django-filter skips empty values)."""
-
     def method(queryset, name, value):
         return queryset.filter(**{f"{name}__{lookup}": to_epoch(value)})
 
@@ -99,7 +95,6 @@ def epoch_filter(field_name: str, method, label: str) -> django_filters.NumberFi
 
 
 def day_filter(field_name: str, lookup: str, label: str) -> django_filters.DateFilter:
-    """A local day (``TIME_ZONE``): from its start (``gte``) or to its end (``lt``)."""
     return django_filters.DateFilter(
         field_name=field_name,
         method=bound(lookup, day_start_epoch if lookup == "gte" else day_end_epoch),
@@ -109,7 +104,6 @@ def day_filter(field_name: str, lookup: str, label: str) -> django_filters.DateF
 
 
 def at_least(field_name: str, label: str, lookup_expr: str = "gte") -> django_filters.NumberFilter:
-    """A bound on a count or an amount (``lookup_expr``: ``gte`` or ``lte``)."""
     return django_filters.NumberFilter(
         field_name=field_name, lookup_expr=lookup_expr, label=label, min_value=0, max_value=HUGE
     )
@@ -141,10 +135,6 @@ class SeenCharFilter(django_filters.CharFilter):
         )
 
 
-def text_filter(field_name: str, label: str, lookup_expr: str = "exact", **extra):
-    return SeenCharFilter(field_name=field_name, lookup_expr=lookup_expr, label=label, **extra)
-
-
 def model_named(value: str) -> Q:
     """The full route (vendor/model) or the short name people see."""
     return Q(model=value) | Q(model__endswith="/" + value)
@@ -168,9 +158,9 @@ class SessionFilter(SchemaAwareFilterSet):
     used_model = django_filters.CharFilter(
         method="filter_used_model", label=_("Used model"), widget=forms.HiddenInput
     )
-    title = text_filter("title", _("Title"), "icontains")
-    user_id = text_filter("user_id", _("User id"))
-    end_reason = text_filter("end_reason", _("End reason"))
+    title = SeenCharFilter("title", "icontains", label=_("Title"))
+    user_id = SeenCharFilter("user_id", label=_("User id"))
+    end_reason = SeenCharFilter("end_reason", label=_("End reason"))
     cost_status = django_filters.ChoiceFilter(
         choices=COST_STATUSES,
         method="filter_cost_status",
@@ -194,10 +184,10 @@ class SessionFilter(SchemaAwareFilterSet):
         ),
     )
 
-    cwd = text_filter("cwd", _("Working directory"), "icontains")
-    git_branch = text_filter("git_branch", _("Git branch"))
-    git_repo_root = text_filter("git_repo_root", _("Git repository"))
-    chat_type = text_filter("chat_type", _("Chat type"))
+    cwd = SeenCharFilter("cwd", "icontains", label=_("Working directory"))
+    git_branch = SeenCharFilter("git_branch", label=_("Git branch"))
+    git_repo_root = SeenCharFilter("git_repo_root", label=_("Git repository"))
+    chat_type = SeenCharFilter("chat_type", label=_("Chat type"))
     flags = django_filters.ChoiceFilter(
         choices=SESSION_FLAGS,
         method="filter_flags",
@@ -291,9 +281,9 @@ class MessageFilter(SchemaAwareFilterSet):
     """Only ``session_id`` has an index; the others are checked row by row along the ids, under a
     short deadline.  Without ``show`` only the live transcript is listed."""
 
-    session_id = text_filter("session_id", _("Session id"), max_length=200)
+    session_id = SeenCharFilter("session_id", label=_("Session id"), max_length=200)
     role = OpenChoiceFilter(label=_("Role"), choices=[])
-    tool_name = text_filter("tool_name", _("Tool name"), max_length=200)
+    tool_name = SeenCharFilter("tool_name", label=_("Tool name"), max_length=200)
     source = OpenMultipleChoiceFilter(
         method="filter_source", label=_("Source"), widget=forms.CheckboxSelectMultiple
     )
@@ -325,8 +315,7 @@ class MessageFilter(SchemaAwareFilterSet):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        role = (self.data.get("role") or "") if self.data else ""
-        self.filters["role"].extra["choices"] = role_choices(role)
+        self.filters["role"].extra["choices"] = role_choices(self.data.get("role") or "")
         shape = self.queryset.shape
         if not (
             shape.has_column("messages", "active") or shape.has_column("messages", "display_kind")

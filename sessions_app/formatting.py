@@ -12,7 +12,6 @@ import operator
 
 from django.utils import dateformat, translation
 from django.utils.formats import get_format
-from django.utils.text import Truncator
 
 
 def language() -> str:
@@ -52,12 +51,10 @@ def _formats(lang: str) -> Formats:
 
 
 def page_formats() -> Formats:
-    """The page language's formats, read once per language."""
     return _formats(language())
 
 
 def date_format(value: dt.date, name: str) -> str:
-    """``value`` in the page language's date format ``name`` (Django's ``date`` syntax)."""
     return dateformat.format(value, get_format(name))
 
 
@@ -72,11 +69,6 @@ def per_language(build):
             return build(*args)
 
     return functools.wraps(build)(lambda *args: built(language(), *args))
-
-
-def truncate_chars(text, length: int) -> str:
-    """At most ``length`` characters, the last one "…" (Django's ``Truncator``)."""
-    return Truncator(text).chars(length)
 
 
 def number(value, digits: int | None = None) -> str:

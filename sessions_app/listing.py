@@ -15,9 +15,8 @@ from . import exports
 
 
 class KeysetTableView(SingleTableMixin, FilterView):
-    """A filtered, sorted table, a keyset page at a time, exportable whole.  Subclasses give
-    ``default_sort``, ``get_sorts()`` and ``export()`` besides django-filter's and
-    django-tables2's attributes, and override the hooks below as needed."""
+    """Subclasses give ``default_sort``, ``get_sorts()`` and ``export()``, and override the
+    hooks below as needed."""
 
     default_sort = ""
     per_page = 50
@@ -40,8 +39,7 @@ class KeysetTableView(SingleTableMixin, FilterView):
         return filtered
 
     def key_queryset(self, filtered):
-        """``page_queryset`` as far as the page's order needs (a merged list reads the keys
-        of every candidate, and full rows for its page alone)."""
+        """``page_queryset`` as far as the order needs: a merged list reads every candidate's."""
         return self.page_queryset(filtered)
 
     def rows_queryset(self):
@@ -52,14 +50,12 @@ class KeysetTableView(SingleTableMixin, FilterView):
         return rows
 
     def paginate(self, queryset, token: str | None, per_page: int):
-        """The keyset page of ``queryset`` (a subclass may assemble it another way)."""
         return self.keyset.paginate(queryset, token, per_page)
 
     def get_per_page(self) -> int:
         return self.per_page
 
     def prepare(self, request) -> None:
-        """The list's sort, keyset and filterset from the query string (no query run)."""
         self.notes: list[str] = []
         self.shape = store.shape()
         sorts = self.get_sorts()

@@ -24,7 +24,6 @@ from .selectors import COUNT_CAP, CappedCount
 
 
 def requested_profiles(request) -> list[str]:
-    """The names of ``?profile=`` (repeated, or comma-separated), in order, once each."""
     names = (n.strip() for value in request.GET.getlist("profile") for n in value.split(","))
     return list(dict.fromkeys(n for n in names if n))
 
@@ -60,7 +59,7 @@ def find_session(session_id: str, parts: list[Store] | None):
 
 @contextlib.contextmanager
 def store_trouble(store: Store, budget: float | None, notes: list[str]):
-    """Run the block under ``budget``; a store out of time or broken is named in ``notes``."""
+    """A store out of time or broken is named in ``notes``."""
     try:
         with query_budget(budget):
             yield
@@ -88,7 +87,7 @@ class KeyRow(dict):
 
 
 def _layout(shape) -> tuple:
-    """What a filterset depends on in a file's shape: its tables' columns."""
+    """What a filterset depends on in a file's shape."""
     return tuple(sorted(shape.columns.items()))
 
 
@@ -111,7 +110,6 @@ class MergedListMixin:
         filtersets = {_layout(default_shape): self.filterset}
         # What the table shows, built once per layout and read from each store by its alias.
         shown: dict[tuple, object] = {}
-        key_names = [name for name, _desc in self.keyset.keys]
 
         def fetch(store: Store, bound, forward: bool, limit: int) -> list:
             if store.name in failed:
@@ -139,7 +137,7 @@ class MergedListMixin:
                 if bound is not None:
                     qs = qs.filter(bound)
                 order = self.keyset.order_by(reverse=not forward)
-                keys = qs.order_by(*order).values(*key_names, "pk")[:limit]
+                keys = qs.order_by(*order).values(*(k for k, _ in self.keyset.keys), "pk")[:limit]
                 return [KeyRow(row) for row in keys]
             failed.add(store.name)
             return []

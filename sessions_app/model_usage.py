@@ -6,17 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-UNKNOWN = "unknown"
-
-# (sessions column, session_model_usage column, neutral value when absent)
+# (column of sessions and of session_model_usage, neutral value when absent)
 _COUNTERS = (
-    ("input_tokens", "input_tokens", "0"),
-    ("output_tokens", "output_tokens", "0"),
-    ("cache_read_tokens", "cache_read_tokens", "0"),
-    ("cache_write_tokens", "cache_write_tokens", "0"),
-    ("api_call_count", "api_call_count", "0"),
-    ("estimated_cost_usd", "estimated_cost_usd", "0.0"),
-    ("actual_cost_usd", "actual_cost_usd", "0.0"),
+    ("input_tokens", "0"),
+    ("output_tokens", "0"),
+    ("cache_read_tokens", "0"),
+    ("cache_write_tokens", "0"),
+    ("api_call_count", "0"),
+    ("estimated_cost_usd", "0.0"),
+    ("actual_cost_usd", "0.0"),
 )
 
 
@@ -24,7 +22,7 @@ def model_match(column: str, name: str) -> tuple[str, list[str]]:
     """``column`` names the model ``name`` (the route, or ``…/name``; ``unknown``: none)."""
     escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     sql = f"({column} = %s OR {column} LIKE %s ESCAPE '\\'"
-    if name == UNKNOWN:
+    if name == "unknown":
         sql += f" OR {column} IS NULL OR {column} = ''"
     return sql + ")", [name, "%/" + escaped]
 
@@ -37,7 +35,7 @@ def used_model_sql(shape: Any, name: str) -> tuple[str, list[Any]]:
 
     own_model, own_params = model_match("s.model", name)
     if not shape.has_model_usage:
-        positive = " OR ".join(f"{own(col, n)} > 0" for col, _, n in _COUNTERS)
+        positive = " OR ".join(f"{own(col, n)} > 0" for col, n in _COUNTERS)
         return f"SELECT s.id FROM sessions s WHERE {own_model} AND ({positive})", own_params
 
     def rows(col: str, neutral: str) -> str:
@@ -48,7 +46,7 @@ def used_model_sql(shape: Any, name: str) -> tuple[str, list[Any]]:
         )
         return f"(SELECT {summed} FROM session_model_usage u WHERE u.session_id = s.id)"
 
-    residual = " OR ".join(f"{own(sc, n)} > {rows(uc, n)}" for sc, uc, n in _COUNTERS)
+    residual = " OR ".join(f"{own(c, n)} > {rows(c, n)}" for c, n in _COUNTERS)
     row_model, row_params = model_match("u.model", name)
     sql = (
         f"SELECT u.session_id FROM session_model_usage u WHERE {row_model}"

@@ -38,9 +38,7 @@ class HermesModel(models.Model):
             super().refresh_from_db(using=using, fields=rest, from_queryset=from_queryset)
 
 
-@functools.lru_cache(maxsize=8192)
-def _redacted_metadata(value: str) -> str:
-    return redact(value)
+_redacted_metadata = functools.lru_cache(maxsize=8192)(redact)
 
 
 class MetadataText(models.TextField):

@@ -54,19 +54,19 @@ class Keyset:
         return signing.Signer(salt=SALT, sep=".").sign_object(payload)
 
     def decode(self, token: str) -> tuple[str, list]:
+        damaged = BadCursor(gettext("This page link is damaged; showing the first page."))
         try:
             payload = signing.Signer(salt=SALT, sep=".").unsign_object(token)
             direction, values = payload["d"], payload["v"]
         except (signing.BadSignature, KeyError, TypeError) as exc:
-            raise BadCursor(gettext("This page link is damaged; showing the first page.")) from exc
+            raise damaged from exc
         if payload.get("k") != self.name or direction not in ("n", "p"):
             raise BadCursor(
                 gettext("This page link belongs to another sort; showing the first page.")
             )
-        if not isinstance(values, list) or len(values) != len(self.keys):
-            raise BadCursor(gettext("This page link is damaged; showing the first page."))
-        if any(isinstance(v, (dict, list)) for v in values):
-            raise BadCursor(gettext("This page link is damaged; showing the first page."))
+        shaped = isinstance(values, list) and len(values) == len(self.keys)
+        if not shaped or any(isinstance(v, (dict, list)) for v in values):
+            raise damaged
         return direction, values
 
     def paginate(self, queryset, token: str | None, per_page: int) -> KeysetPage:

@@ -93,8 +93,7 @@ class MessageQuerySet(HermesQuerySet):
     def transcript_visible(
         self, *, compacted: bool = True, rewound: bool = False, hidden: bool = False
     ):
-        """The live transcript by default; archived (compacted) rows kept, rewound and hidden
-        rows left out unless asked for. Columns an older file lacks mean "everything is live"."""
+        """Columns an older file lacks mean "everything is live"."""
         qs = self
         if self.has_column("active"):
             keep = Q(active=1) | Q(active__isnull=True)

@@ -87,8 +87,7 @@ def sessions_for_keys(queryset, *, sort: str):
 
 
 def source_overview() -> list[dict]:
-    """Sessions, messages and estimated cost per source, most sessions first.  A scan of every
-    session: the home page computes it ahead with its other figures (``live_app.home``)."""
+    """Sessions, messages and cost per source: a scan of every session (computed ahead)."""
     sessions = Session.objects.order_by()
     # Costs are recorded from v5 on.
     cost = (
@@ -164,8 +163,7 @@ USAGE_ROW_COLUMNS = ("model", "task", "api_call_count", *USAGE_AS_STORED, *USAGE
 
 
 def session_usage(session: Session) -> list[SessionModelUsage] | None:
-    """Per-model usage of one session: its ``session_model_usage`` rows plus the residual (the
-    counters minus all its rows, floored at 0, as the insights page computes it), or None."""
+    """Its ``session_model_usage`` rows plus the residual the rows leave (as insights does)."""
     if not store.shape().has_model_usage:
         return None
     rows = []
@@ -212,6 +210,7 @@ def session_lineage(session: Session) -> Lineage:
     end_reason, title = (
         f"s.{c}" if shape.has_column("sessions", c) else "NULL" for c in ("end_reason", "title")
     )
+    shown = f"{title}, s.source, s.started_at, {end_reason}"
     with store.cursor() as cursor:
         cursor.execute(
             f"""
@@ -222,7 +221,7 @@ def session_lineage(session: Session) -> Lineage:
                 FROM sessions s JOIN up ON s.id = up.parent
                 WHERE up.depth < {LINEAGE_LIMIT}
             )
-            SELECT up.id, up.parent, up.depth, {title}, s.source, s.started_at, {end_reason}
+            SELECT up.id, up.parent, up.depth, {shown}
             FROM up JOIN sessions s ON s.id = up.id
             WHERE up.depth > 0 ORDER BY up.depth DESC
             """,
@@ -242,8 +241,7 @@ def session_lineage(session: Session) -> Lineage:
                 FROM sessions s JOIN down ON s.parent_session_id = down.id
                 WHERE down.depth < {LINEAGE_LIMIT}
             )
-            SELECT down.id, down.parent, down.depth, {title}, s.source, s.started_at,
-                   {end_reason}
+            SELECT down.id, down.parent, down.depth, {shown}
             FROM down JOIN sessions s ON s.id = down.id
             ORDER BY {dialect.binary_order("down.path")} LIMIT {LINEAGE_LIMIT}
             """,
@@ -265,10 +263,7 @@ def _lineage_row(row) -> dict:
 
 
 # Transcript ---------------------------------------------------------------------------------
-@dataclass
-class PairedCall:
-    call: object
-    result: Message | None = None
+PairedCall = namedtuple("PairedCall", "call result")  # a ToolCall, its TranscriptEntry or None
 
 
 @dataclass
@@ -305,8 +300,7 @@ def transcript_messages(session_id: str, visibility: Visibility):
 
 
 def transcript_rows(base):
-    """``base`` (transcript messages) with the long texts cut in SQL, ``READ_PAST_CUT`` past
-    ``TRANSCRIPT_CUT`` (:func:`redact_rows` redacts them, then cuts them to it)."""
+    """``base`` with the long texts cut in SQL (``READ_PAST_CUT`` past the cut: see above)."""
     heavy = ["content", "reasoning", "reasoning_details", "api_content", "display_metadata"]
     read = TRANSCRIPT_CUT + READ_PAST_CUT
     qs = base.defer(*heavy).annotate(
@@ -336,8 +330,7 @@ def transcript_page(session_id: str, visibility: Visibility, page: int) -> Trans
 
 
 def transcript_entries(messages: list) -> list[TranscriptEntry]:
-    """The entries of consecutive transcript rows, each tool result under the call that asked
-    for it (by ``tool_call_id``), redacted before anything is decoded or formatted."""
+    """Each tool result under the call that asked for it; redacted before anything is decoded."""
     counts = redact_rows(messages)
     by_id = {
         m.id: TranscriptEntry(
@@ -368,8 +361,7 @@ TRANSCRIPT_TEXTS = ("body", "reasoning_text", "reasoning_extra", "tool_calls")
 
 
 def redact_rows(messages: list) -> dict[int, int]:
-    """Redact the stored texts of these rows in place, once over the whole page, counting the
-    secrets per row (for the reveal button); then cut them to ``TRANSCRIPT_CUT``."""
+    """Redact in place (once over the page), counting secrets per row; then cut the texts."""
     places = [
         (message, name)
         for message in messages
@@ -402,8 +394,7 @@ REVEAL_CUT = 1_000_000
 
 
 def message_for_reveal(*, session_id: str, message_id: int) -> Message | None:
-    """The message as a staff reveal shows it, or None: content and reasoning unredacted, cut
-    at ``REVEAL_CUT`` characters (``body_length`` is the full length), tool calls parsed."""
+    """The message unredacted, cut at ``REVEAL_CUT`` characters, tool calls parsed; or None."""
     base = Message.objects.only_readable(
         "id", "session", "role", "tool_name", "timestamp", "tool_calls"
     )
@@ -448,8 +439,8 @@ MESSAGE_TABLE_COLUMNS = (
 
 
 def messages_for_table(queryset):
-    """What the message table shows: the content cut in SQL, and the session's title and
-    source by a subquery (not a join: a message whose session was pruned is still listed)."""
+    """The session's title and source by a subquery: a message whose session was pruned is
+    still listed (a join would drop it)."""
 
     def of_session(column: str):
         if not store.shape().has_column("sessions", column):
@@ -458,7 +449,6 @@ def messages_for_table(queryset):
             Session.objects.filter(pk=OuterRef("session_id")).order_by().values(column)[:1]
         )
 
-    # The content cut in SQL: a page of previews never loads a megabyte tool output.
     return queryset.only_readable(*MESSAGE_TABLE_COLUMNS).annotate(
         preview=ContentHead("content", PREVIEW_READ_CHARS),
         session_title=of_session("title"),

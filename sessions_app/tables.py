@@ -10,13 +10,14 @@ from html import escape
 import django_tables2 as tables
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
 from django.utils.translation import gettext, gettext_lazy, pgettext, pgettext_lazy
 from django_tables2.data import TableListData
 
 from redaction import redact
 
 from .content import as_text
-from .formatting import compact, duration, per_language, truncate_chars
+from .formatting import compact, duration, per_language
 from .links import TranscriptLinks
 from .templatetags.explorer import (
     cost_badge,
@@ -35,8 +36,6 @@ _PLANS: dict[tuple, tuple] = {}
 
 
 class PresortedData(TableListData):
-    """Rows the database already ordered: sorting here would be wasted work."""
-
     def order_by(self, aliases):
         return None
 
@@ -53,7 +52,6 @@ class KeysetTable(tables.Table):
         super().__init__(PresortedData(data), order_by=order_by, **kwargs)
 
     def _cell_plan(self) -> tuple:
-        """Per column: ``<td>``, renderer and its arguments, accessor, empty values, default."""
         key = (type(self), tuple(b.name for b in self.columns), self.default, repr(self.attrs))
         if key not in _PLANS:
             _PLANS[key] = tuple(self._column_plan(bound) for bound in self.columns)
@@ -102,7 +100,7 @@ class KeysetTable(tables.Table):
 
 @per_language
 def _session_words() -> dict:
-    """What the rows repeat, escaped, once per language (``%(…)s`` slots take escaped values)."""
+    # Escaped, once per language; the ``%(…)s`` slots take escaped values.
     return {
         "chain_title": escape(gettext("Continues or branches from %(parent)s")),
         "chain": escape(pgettext("session lineage", "chain")),
@@ -194,7 +192,7 @@ class SessionTable(KeysetTable):
             label = escape(str(record.title))
         elif preview:
             label = (
-                f'<span class="untitled">{escape(truncate_chars(redact(as_text(preview)), 90))}'
+                f'<span class="untitled">{escape(Truncator(redact(as_text(preview))).chars(90))}'
                 "</span>"
             )
         else:
@@ -294,7 +292,7 @@ class MessageTable(KeysetTable):
         return mark_safe(cell)  # noqa: S308 - every value is escaped
 
     def render_preview(self, record):
-        text = escape(truncate_chars(redact(as_text(getattr(record, "preview", None))), 200))
+        text = escape(Truncator(redact(as_text(getattr(record, "preview", None)))).chars(200))
         if not text:
             words = _session_words()
             text = (

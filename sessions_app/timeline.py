@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from operator import itemgetter
 
 from django.db.models import TextField, Value
@@ -39,16 +39,6 @@ SLOWEST = 10
 PER_PAGE = 100
 KEYSET = Keyset((("id", False),), name="id")
 PAGE_COLUMNS = ("id", "role", "tool_name", "tool_calls", "timestamp")
-EXPORT_COLUMNS = [
-    "message_id",
-    "role",
-    "tool_name",
-    "at",
-    "waited_s",
-    "spent_on",
-    "tool_s",
-    "parallel_calls",
-]
 # The chart: a bar of the session, a segment per run of waits of one kind (those narrower
 # than ``MIN_WIDTH`` units cannot be seen: a long session has thousands).
 CHART_WIDTH = 720
@@ -74,6 +64,10 @@ class Step:
         return row
 
 
+# An export row is a step's fields in order, ``at`` in ISO 8601, without the call names.
+EXPORT_COLUMNS = [f.name for f in fields(Step) if f.name not in ("at_iso", "calls")]
+
+
 @dataclass
 class Timeline:
     steps: list[Step]  # every row, for an export
@@ -92,8 +86,8 @@ def _rounded(value: float | None) -> float | None:
 
 
 def shown_calls(session_id: str, visibility: Visibility, ids=None) -> dict[int, tuple]:
-    """The session's calls (with results ``ids`` only, when given) whose result the toggles show:
-    result id → (name redacted, seconds or None, calls of its assistant message)."""
+    """Result id → (name redacted, seconds or None, calls of its message), of the calls the
+    toggles show (with results ``ids`` only, when given)."""
     names = functools.cache(redact)
     out = {}
     for message_id, name, seconds, together, *state in session_calls(session_id, ids):
@@ -153,7 +147,6 @@ def session_timeline(session_id: str, visibility: Visibility, *, every_row=False
 
 
 def _stepper(calls: dict[int, tuple], names):
-    """A function making a :class:`Step` of a row and its wait, with its call among ``calls``."""
     to_iso = iso_converter(timezone.get_current_timezone())
 
     def step(message_id, role, tool_name, at, waited) -> Step:
@@ -195,7 +188,6 @@ def session_page(
 
 
 def _tools(calls) -> list[dict]:
-    """Per tool: its timed calls, their total and the slowest; most time first."""
     per_tool: dict[str, list[float]] = {}
     for name, seconds, _ in calls:
         if seconds is not None:
@@ -210,8 +202,7 @@ def _tools(calls) -> list[dict]:
 
 
 def _segments(runs: list[list], min_width: float = MIN_WIDTH) -> list[dict]:
-    """Runs ``[kind, seconds, steps, first message id]`` as segments of a bar in chart units;
-    those too narrow to see are left out."""
+    """Runs ``[kind, seconds, steps, first message id]`` as a bar's segments in chart units."""
     total = sum(r[1] for r in runs) or 1.0
     out, x, formats = [], 0.0, page_formats()
     labels = {kind: gettext(label) for kind, label in SPENT_LABELS.items()}

@@ -1,9 +1,6 @@
-"""What a tool call is, in SQL, for every page that counts or times calls (reasons:
-``docs/tool-calls.md``): a ``tool`` row answering the nearest earlier assistant row of its
-session whose ``tool_calls`` holds its ``tool_call_id``, once however many copies compaction
-made (without ``tool_call_id``, every ``tool`` row, untimed).  PostgreSQL 14 and 15 cannot test
-whether a text is JSON without failing the statement, so there one session's calls are paired
-in Python by the same definition.
+"""What a tool call is (``docs/tool-calls.md``), in SQL, for every page that counts or times
+calls.  PostgreSQL 14 and 15 cannot test whether a text is JSON without failing the statement,
+so there one session's calls are paired in Python by the same definition.
 """
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ from html import escape
 from django.middleware.csrf import get_token
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import slugify
+from django.utils.text import Truncator, slugify
 from django.utils.translation import gettext, ngettext
 
-from .formatting import number, per_language, truncate_chars
+from .formatting import number, per_language
 from .templatetags.explorer import role_labels, text_html, time_html
 
 # Characters of a long body shown before "Show more".
@@ -118,29 +118,27 @@ class EntryRenderer:
         finish = m.finish_reason
         words = self.words
         role = self.roles.get(m.role, m.role)
-        head = [
-            f'\n<li id="m{_v(m.id)}" class="msg role-{slugify(str(m.role))} vis-{_v(visibility)}">\n'
-            '  <div class="msg-head">\n'
-            f'    <span class="role">{_v(role or "?")}</span>\n'
-            "    ",
+        heading = [
+            f'<span class="role">{_v(role or "?")}</span>',
             f'<span class="tool-name">{_v(m.tool_name)}</span>' if m.tool_name else "",
-            "\n    ",
             f'<span class="badge vis">{_v(self.visibilities.get(visibility, visibility))}</span>'
             if visibility != "live"
             else "",
-            "\n    ",
             f'<span class="badge">{words["compression"]}</span>' if m.compressed_summary else "",
-            "\n    ",
             f'<span class="badge warn">{words["finish"] % {"reason": _v(finish)}}</span>'
             if finish and finish != "stop" and finish != "tool_calls"
             else "",
-            f'\n    <a class="permalink" href="#m{_v(m.id)}" title="{words["permalink"]}">'
-            f"{_v(time_html(m.timestamp, seconds=True))}</a>\n    ",
+            f'<a class="permalink" href="#m{_v(m.id)}" title="{words["permalink"]}">'
+            f"{_v(time_html(m.timestamp, seconds=True))}</a>",
             f'<span class="muted">{words["tok"] % {"n": _v(m.token_count)}}</span>'
             if m.token_count
             else "",
-            "\n    ",
             self.reveal_button(entry),
+        ]
+        head = [
+            f'\n<li id="m{_v(m.id)}" class="msg role-{slugify(str(m.role))} vis-{_v(visibility)}">\n'
+            '  <div class="msg-head">\n    ',
+            "\n    ".join(heading),
             "\n  </div>\n  ",
         ]
         reasoning = m.reasoning_text or m.reasoning_extra
@@ -153,12 +151,11 @@ class EntryRenderer:
         if entry.malformed_calls:
             head.append(
                 f'<p class="badge warn">{words["malformed"]}</p><details><summary>'
-                f"{words['raw_calls']}</summary><pre>{_v(truncate_chars(str(m.tool_calls), 5000))}"
+                f"{words['raw_calls']}</summary><pre>{_v(Truncator(str(m.tool_calls)).chars(5000))}"
                 "</pre></details>"
             )
         head.append("\n  ")
-        for paired in entry.calls:
-            call, result = paired.call, paired.result
+        for call, result in entry.calls:
             if result is not None:
                 chars = words["result_chars"] % {"n": escape(number(result.length))}
                 summary = f'<span class="muted">{chars}</span>'

@@ -45,17 +45,15 @@ def compression_chain(session: Session) -> list[Session]:
     qs = Session.objects.order_by()
     if not qs.has_column("parent_session_id") or not qs.has_column("end_reason"):
         return [session]
-    chain = [session]
-    seen = {session.id}
+    chain = [session]  # a session already in it ends the walk (models compare by id)
     current = session
     for _ in range(LINEAGE_LIMIT):
         if not current.parent_session_id or not _is_continuation(current):
             break
         parent = _chain_columns(qs.filter(pk=current.parent_session_id)).first()
-        if parent is None or parent.end_reason != "compression" or parent.id in seen:
+        if parent is None or parent.end_reason != "compression" or parent in chain:
             break
         chain.insert(0, parent)
-        seen.add(parent.id)
         current = parent
     current = session
     for _ in range(LINEAGE_LIMIT):
@@ -64,11 +62,10 @@ def compression_chain(session: Session) -> list[Session]:
         children = _chain_columns(qs.filter(parent_session_id=current.id)).order_by(
             "started_at", "id"
         )[:LINEAGE_LIMIT]
-        child = next((c for c in children if _is_continuation(c) and c.id not in seen), None)
+        child = next((c for c in children if _is_continuation(c) and c not in chain), None)
         if child is None:
             break
         chain.append(child)
-        seen.add(child.id)
         current = child
     # The walk read only the lineage columns: give every session all of its own.
     full = {s.id: s for s in Session.objects.filter(pk__in=[s.id for s in chain])}
@@ -77,7 +74,6 @@ def compression_chain(session: Session) -> list[Session]:
 
 # The messages -------------------------------------------------------------------------------
 def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[list[dict]]:
-    """The visible messages of each session in turn, in id order, a chunk query at a time."""
     qs = Message.objects.all()
     columns = {
         f.attname: f.column for f in Message._meta.concrete_fields if qs.has_column(f.column)
@@ -103,7 +99,6 @@ def message_chunks(sessions: list[Session], visibility: Visibility) -> Iterator[
 
 
 def session_dict(session: Session) -> dict:
-    """Every column of the session this file has, plus ISO times."""
     qs = Session.objects.all()
     data = {}
     for f in Session._meta.concrete_fields:
@@ -125,7 +120,6 @@ def json_pieces(
     extra: dict | None = None,
     profile: str | None = None,
 ) -> Iterator[str]:
-    """``{"export", "session", "annotations", "sessions", "messages"}``, streamed."""
     export = {
         "exported_at": timezone.localtime().isoformat(timespec="seconds"),
         "visibility": visibility.as_param(),
@@ -154,29 +148,31 @@ _BACKTICKS = re.compile(r"`+")
 
 
 def md_inline(value: object) -> str:
-    """One line of text, every Markdown/HTML special character escaped."""
     text = " ".join(str(value).split())
     return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def _ticks(text: str, at_least: int) -> str:
+    return "`" * max(at_least, max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
 
 
 def md_code(value: object) -> str:
     """An inline code span for ids and names; its delimiter outgrows any backticks inside."""
     text = " ".join(str(value).split())
-    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
-    ticks = "`" * (longest + 1)
+    ticks = _ticks(text, 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def fenced(text: str, info: str = "") -> str:
     """A fenced block no content can close early: longer than any backtick run inside."""
-    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = _ticks(text, 3)
     body = text if text.endswith("\n") else text + "\n"
     return f"{fence}{info}\n{body}{fence}\n"
 
 
 def _meta_lines(session: Session) -> list[str]:
+    cost = session.estimated_cost_usd
     codes = [
         ("Session", session.id),
         ("Source", session.source),
@@ -190,12 +186,7 @@ def _meta_lines(session: Session) -> list[str]:
         ("Ended", iso(session.ended_at) if session.ended_at is not None else "never closed"),
         ("Messages", session.message_count),
         ("Tokens", f"in {session.input_tokens or 0:,} · out {session.output_tokens or 0:,}"),
-        (
-            "Estimated cost",
-            f"${session.estimated_cost_usd:.4f}"
-            if session.estimated_cost_usd is not None
-            else None,
-        ),
+        ("Estimated cost", f"${cost:.4f}" if cost is not None else None),
         ("Cost status", session.cost_status),
     ]
     lines = [f"- **{label}:** {md_code(value)}" for label, value in codes if value]
@@ -223,7 +214,6 @@ def markdown_pieces(
     extra: dict | None = None,
     profile: str | None = None,
 ) -> Iterator[str]:
-    """A readable conversation: metadata, then each message with role, time and content."""
     sessions = chain or [session]
     by_id = {s.id: s for s in sessions}
     yield f"# {md_inline(_title(session))}\n\n"
@@ -285,13 +275,10 @@ def _markdown_message(number: int, row: dict, call_names: dict[str, str]) -> str
     if row.get("finish_reason"):
         notes.append(f"finish: {md_code(row['finish_reason'])}")
     out = [head, "\n\n", " · ".join(notes), "\n\n"]
-    for name in REASONING_FIELDS:
-        reasoning = row.get(name)
-        if reasoning:
-            out.append("<details><summary>Reasoning</summary>\n\n")
-            out.append(fenced(str(reasoning), "text"))
-            out.append("\n</details>\n\n")
-            break
+    reasoning = next((row[name] for name in REASONING_FIELDS if row.get(name)), None)
+    if reasoning:
+        reasoning = fenced(str(reasoning), "text")
+        out.append(f"<details><summary>Reasoning</summary>\n\n{reasoning}\n</details>\n\n")
     text = as_text(row.get("content"))
     if text:
         out.append(fenced(text, "markdown" if role == "assistant" else "text"))
@@ -322,8 +309,7 @@ def transcript_stream(
     profile: str | None = None,
 ) -> Iterable[bytes]:
     """The file's bytes (``kind``: ``md`` or ``json``; ``profile``: the store's, if several)."""
-    sessions = chain or [session]
-    chunks = message_chunks(sessions, visibility)
+    chunks = message_chunks(chain or [session], visibility)
     pieces = markdown_pieces if kind == "md" else json_pieces
     return buffered(
         pieces(session, chain, visibility, chunks, extra, profile),

@@ -1,11 +1,10 @@
-"""``/messages/``: the message table (``?q=`` hands over to search)."""
+"""``/messages/``, the message table (``?q=`` hands over to search), and ``/search/``."""
 
-from django.urls import path
+from django.urls import include, path
 
-from .views import messages
-
-app_name = "messages"
+from .views import messages, search
 
 urlpatterns = [
-    path("", messages.message_list, name="list"),
+    path("messages/", include(([path("", messages.message_list, name="list")], "messages"))),
+    path("search/", include(([path("", search.search_results, name="results")], "search"))),
 ]

@@ -43,6 +43,7 @@ class MessageListView(MergedListMixin, KeysetTableView):
     invalid_note = gettext_noop("Some filters are not valid; fix them to see messages.")
     # Seconds the page query may scan before we give up and ask for a narrower filter.
     page_budget = 2.0
+    filtered_session = None  # the session of ``?session_id=``, when found
 
     def get(self, request, *args, **kwargs):
         if request.GET.get("q", "").strip():
@@ -58,10 +59,8 @@ class MessageListView(MergedListMixin, KeysetTableView):
 
     def get_per_page(self) -> int:
         raw = self.request.GET.get("size")
-        if not raw:
-            return self.per_page
         try:
-            size = int(raw)
+            size = int(raw or self.per_page)
         except ValueError:
             self.notes.append(
                 gettext("Page size “%(raw)s” is not a number: showing %(n)s.")
@@ -80,20 +79,18 @@ class MessageListView(MergedListMixin, KeysetTableView):
         if not self.filterset.is_valid():
             return exports.invalid_filters_response(self.filterset.form)
         parts = export_parts(self.request)
+        bits = export_filename_bits(self.filterset)
         if parts is not None:
             return merged_export(
                 self.request,
                 parts,
                 self._store_plan,
                 noun="messages",
-                filename_bits=export_filename_bits(self.filterset),
+                filename_bits=bits,
                 preview=exports.wants_preview(self.request),
             )
         return exports.export_messages(
-            self.request,
-            self.filterset.qs,
-            self.keyset,
-            filename_bits=export_filename_bits(self.filterset),
+            self.request, self.filterset.qs, self.keyset, filename_bits=bits
         )
 
     def _store_plan(self):
@@ -116,14 +113,12 @@ class MessageListView(MergedListMixin, KeysetTableView):
 
     def _fill_page(self):
         self.session_id = self.filterset.form.cleaned_data.get("session_id")
-        self.filtered_session = None
         if self.session_id:
             self.filtered_session = find_session(self.session_id, chosen_stores(self.request))
         super()._fill_page()
 
     def get_context_data(self, **kwargs):
-        session = getattr(self, "filtered_session", None)
-        return {**super().get_context_data(**kwargs), "filtered_session": session}
+        return {**super().get_context_data(**kwargs), "filtered_session": self.filtered_session}
 
 
 message_list = require_GET(MessageListView.as_view())

@@ -1,6 +1,4 @@
-"""Full-text search: ``/search/?q=…``; the form's request goes to
-:func:`sessions_app.search.run_search`, which never raises on user text.
-"""
+"""``/search/?q=…``: :func:`sessions_app.search.run_search` never raises on user text."""
 
 from __future__ import annotations
 

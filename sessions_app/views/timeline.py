@@ -67,12 +67,7 @@ def timeline(request, session_id: str):
         "sessions_app/session_timeline.html",
         {
             "session": session,
-            # What the timeline needs that the file lacks.
-            "missing": [
-                c
-                for c in ("timestamp", "tool_call_id")
-                if not store.shape().has_column("messages", c)
-            ],
+            "missing": store.shape().missing_columns("messages", ("timestamp", "tool_call_id")),
             "totals": store.while_unchanged("timeline-totals", parts, totals, TOTALS_TTL),
             "page": page,
             "visibility": visibility,

@@ -28,7 +28,8 @@ def transcript_export(request, session_id: str, kind: str) -> StreamingHttpRespo
     chain = transcripts.compression_chain(session) if flag(request, "chain") else None
     current = stores.current() if stores.multi() else None
     profile = current.name if current is not None else None
-    extra = extensions.transcript_metadata(request, session.id)
+    header = [provider(request, session.id) for provider in extensions.TRANSCRIPT_METADATA]
+    extra = {k: v for fields in header for k, v in fields.items()} if header else None
     body = transcripts.transcript_stream(kind, session, chain, visibility, extra, profile)
     bits = [profile or "", session.id, "chain" if chain is not None else ""]
     response = StreamingHttpResponse(body, content_type=CONTENT_TYPES[kind])
