@@ -63,10 +63,6 @@ def take(kind: str, count: int) -> Held:
     raise Busy(kind, count)
 
 
-# ``with slot(kind, count):`` holds one of the host's ``count`` slots of ``kind`` for the block.
-slot = take
-
-
 class Holding:
     """``items`` as an iterator that gives ``held`` back when they end or fail, or when it is
     closed (the WSGI server closes a streamed response when it is sent or the client goes

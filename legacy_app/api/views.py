@@ -70,7 +70,7 @@ def table(request, table: str, fmt: str):
         if any(map(is_search_key, request.GET)):
             # Full-text search is the costly part of this API: a bounded number at once.
             try:
-                with host_slots.slot("search", settings.HERMES_SEARCH_CONCURRENCY):
+                with host_slots.take("search", settings.HERMES_SEARCH_CONCURRENCY):
                     page = tables.table_page(request, info, user=request.user)
             except host_slots.Busy:
                 raise ApiError(
