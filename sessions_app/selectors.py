@@ -179,7 +179,7 @@ def session_usage(session: Session) -> list[SessionModelUsage] | None:
     """Per-model usage of one session: its ``session_model_usage`` rows plus the residual
     (the counters minus all its rows, floored at 0, as ``hermes insights`` and the insights
     page compute it) on its own model.  None when the file has no such table."""
-    if not store.shape().has_model_usage:
+    if not store.shape().has_table("session_model_usage"):
         return None
     rows = []
     covered = dict.fromkeys(USAGE_COUNTERS + ("api_call_count",), 0)

@@ -58,14 +58,6 @@ class StoreShape:
         present = self.columns.get(table, frozenset())
         return {c for c in wanted if c not in present}
 
-    @property
-    def has_model_usage(self) -> bool:
-        return "session_model_usage" in self.tables
-
-    @property
-    def has_daily_usage(self) -> bool:
-        return "session_daily_usage" in self.tables
-
     def not_recorded(self) -> list[str]:
         """What this file does not record, in readers' words (most noticeable first)."""
         return [what for what, table, column in OPTIONAL_DATA if not self._records(table, column)]
