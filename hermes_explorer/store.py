@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from typing import TypeVar
 
 from django.core.cache import caches
@@ -144,6 +144,11 @@ def one(
         return cur.fetchone()
 
 
+def marks(values: Sized) -> str:
+    """One ``%s`` placeholder per value, comma-separated (for ``IN (…)``)."""
+    return ", ".join(["%s"] * len(values))
+
+
 def present(table: str, wanted: Sequence[str], *, alias: str | None = None) -> list[str]:
     """The columns of ``wanted`` that this file's ``table`` has, in the order given."""
     s = shape(alias)
@@ -157,7 +162,7 @@ def close(alias: str | None = None) -> None:
 class ChunkClock:
     """How big the next chunk of chunked work may be: rows, sessions, messages or ids.
 
-    On a WAL file: ``start``, growing ``growth``-fold after a statement quicker than
+    On a WAL file: ``start``, growing fourfold after a statement quicker than
     ``grow_below`` seconds, up to ``maximum``.  On a rollback-journal file: sized from the
     measured time per unit to take about ``SHORT_READ_SECONDS``; :meth:`run` stops a statement
     past ``SHORT_READ_CAP`` and retries a smaller chunk (one of ``minimum`` cannot be cut).
@@ -171,7 +176,6 @@ class ChunkClock:
         maximum: int | None = None,
         first: int | None = None,
         grow_below: float | None = None,
-        growth: int = 2,
         alias: str | None = None,
         short: bool | None = None,
     ) -> None:
@@ -180,7 +184,6 @@ class ChunkClock:
         self.minimum = max(1, int(minimum))
         self.maximum = maximum
         self.grow_below = grow_below
-        self.growth = growth
         self.size = self._clamp(first if self.short and first is not None else start)
 
     def _clamp(self, n: float) -> int:
@@ -213,7 +216,7 @@ class ChunkClock:
             elif seconds < SHORT_READ_SECONDS / 2:
                 self.size = self._clamp(n * SHORT_READ_GROWTH)
         elif self.grow_below is not None and seconds < self.grow_below:
-            self.size = self._clamp(n * self.growth)
+            self.size = self._clamp(n * 4)
 
 
 _MISSING = object()
