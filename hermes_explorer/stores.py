@@ -1,12 +1,5 @@
-"""Every Hermes store the explorer serves: one per profile, found on disk or listed.
-
-Hermes keeps ``$HERMES_HOME/state.db`` for the default profile and
-``$HERMES_HOME/profiles/<name>/state.db`` for each named one, unless the profile's
-``config.yaml`` says ``database.backend: postgres`` (a schema reached by
-``HERMES_DATABASE_URL`` from the profile's ``.env`` or the environment).  The registry serves
-``HERMES_STORES="name=/path/a.db,other=postgresql://u@host/db?schema=s,…"``, else
-``HERMES_STATE_DB`` (profile ``default``), else every store under ``HERMES_HOME``, rescanned
-every ``HERMES_STORES_RESCAN`` seconds.
+"""Every Hermes store the explorer serves: one per profile, found on disk or listed
+(``HERMES_STORES``, else ``HERMES_STATE_DB``, else every profile under ``HERMES_HOME``).
 
 Each store is its own read-only Django alias copied from ``hermes`` (the same read-only
 layers); :func:`using` makes one current.  A store that cannot be read is reported unavailable
@@ -74,7 +67,6 @@ class Status:
     readable: bool
     reason: str = ""
     shape: str = ""
-    journal_mode: str = ""
     size: int | None = None
     # How the PostgreSQL role could write to the store ("" when it cannot).
     writes: str = ""
@@ -257,9 +249,8 @@ class Registry:
     def status(self, store: Store, *, fresh: bool = False) -> Status:
         """Whether ``store`` reads now, and if not why; probed at most once per rescan period."""
         now = time.monotonic()
-        rescan = float(settings.HERMES_STORES_RESCAN)
         known = self._status.get(store)
-        if known is not None and not fresh and now - known[0] <= rescan:
+        if known is not None and not fresh and now - known[0] <= settings.HERMES_STORES_RESCAN:
             return known[1]
         found = probe(store)
         self._status[store] = (now, found)
@@ -289,15 +280,12 @@ def probe(store: Store) -> Status:
         with using_alias(store.alias), query_budget(PROBE_BUDGET):
             label = one_store.shape().label
             one_store.one("SELECT 1 FROM sessions LIMIT 1")
-            journal = one_store.journal_mode()
             writes = one_store.writes()
             standby = one_store.standby()
         size = None if store.postgres else os.path.getsize(store.path)
     except (DatabaseError, sqlite3.Error, OSError) as exc:
         return Status(False, reason=fault_reason(exc, store))
-    return Status(
-        True, shape=label, journal_mode=journal, size=size, writes=writes, standby=standby
-    )
+    return Status(True, shape=label, size=size, writes=writes, standby=standby)
 
 
 def writes_warning(writes: str) -> str:
@@ -358,10 +346,7 @@ def current() -> Store | None:
 @contextlib.contextmanager
 def using(store: Store | None) -> Iterator[Store | None]:
     """Read ``store`` inside the block; None leaves the store read around it."""
-    if store is None:
-        yield None
-        return
-    with using_alias(store.alias):
+    with using_alias(store.alias if store is not None else None):
         yield store
 
 
