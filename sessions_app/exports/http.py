@@ -18,7 +18,7 @@ from hermes_explorer.metrics import EXPORT_BYTES
 from ..querysets import PREVIEW_CHARS
 from . import encoders
 from .csv_fast import SEMICOLON_STYLE
-from .request import FORMATS, safe_filename
+from .request import FORMATS, safe_filename, wants_raw, wants_spreadsheet
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +105,19 @@ def stream_export(
     if preview_only:
         response["X-Export-Preview"] = f"text cut to {PREVIEW_CHARS} characters"
     return response
+
+
+def stream_for(request, columns, chunks, fmt: str, filename: str, *, preview: bool = False):
+    """:func:`stream_export` with the CSV style the request asks for (``_bom``, ``_raw``)."""
+    return stream_export(
+        fmt=fmt,
+        columns=columns,
+        chunks=chunks,
+        filename=filename,
+        spreadsheet=wants_spreadsheet(request),
+        raw=wants_raw(request),
+        preview_only=preview,
+    )
 
 
 def export_slot() -> host_slots.Held:
