@@ -19,16 +19,6 @@ from django.conf import settings
 from .engine import marker, redact_batch, redact_text
 from .rules import SECRET_NAME
 
-__all__ = [
-    "redact",
-    "redact_json_text",
-    "redact_many",
-    "redact_text",
-    "redact_text_many",
-    "redact_value",
-    "redaction_enabled",
-]
-
 
 def redaction_enabled() -> bool:
     return bool(settings.HERMES_REDACT_SECRETS)

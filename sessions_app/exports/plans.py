@@ -92,7 +92,6 @@ MESSAGE_FIELDS = (
 )
 # Text a preview export cuts in SQL, and where secrets hide (redacted as on the pages).
 LONG_MESSAGE_FIELDS = ("content", "tool_calls", "reasoning")
-_JOINED = ("session_title", "source")
 
 
 def output_columns(fields: Sequence[str]) -> list[str]:
@@ -219,8 +218,8 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
     qs = queryset.annotate(
         export_session_title=of_session("title"), export_session_source=of_session("source")
     )
-    fields = _present(qs, MESSAGE_FIELDS, virtual=_JOINED)
     sources = {"session_title": "export_session_title", "source": "export_session_source"}
+    fields = _present(qs, MESSAGE_FIELDS, virtual=sources)
     if preview:
         cuts = {
             # NUL-safe: multimodal content starts with a NUL that stops SQLite's substr().
