@@ -1,8 +1,5 @@
-"""Links that name the store: ``/p/<profile>/sessions/<id>/`` when several stores are served.
-
-Under ``/p/<profile>/`` the script prefix already carries the profile
-(:mod:`profiles_app.middleware`); elsewhere :func:`in_store` / :func:`store_reverse` say which
-store a link is for.  With one store served, links stay ``/sessions/<id>/``.
+"""Links that name the store: ``/p/<profile>/sessions/<id>/`` when several stores are served
+(under ``/p/<profile>/`` the script prefix already carries it), ``/sessions/<id>/`` otherwise.
 """
 
 from __future__ import annotations

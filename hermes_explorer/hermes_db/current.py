@@ -1,7 +1,5 @@
-"""Which store's connection alias the code running now reads.
-
-Code written for one store reads the *current* store: ``hermes`` unless :func:`using` said
-otherwise.  A context variable, so threads and streamed responses each keep their own.
+"""Which store's connection alias the code running now reads: ``hermes`` unless :func:`using`
+said otherwise, in a context variable, so threads and streamed responses each keep their own.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Statement deadlines for the state.db.
-
-Each statement gets a budget (:func:`query_budget`) when it starts, and an SQLite progress
-handler interrupts it once spent, during ``execute`` and fetches alike.  Past a *cap*
-(:func:`statement_cap`), :class:`QueryTimeout` has ``capped`` true: the work can be cut smaller.
+"""Statement deadlines for the state.db: each statement gets a budget (:func:`query_budget`)
+when it starts, and an SQLite progress handler interrupts it once spent, during ``execute``
+and fetches alike.
 """
 
 from __future__ import annotations

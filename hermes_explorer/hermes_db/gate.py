@@ -7,11 +7,9 @@ PENDING, so the overlapping short statements of a worker's threads can hold it f
 (measured: over a second, with every statement under 50 ms).
 
 A thread enters the gate before a statement starts and leaves when it is reset, so between
-two statements the process's lock is released and a waiting writer commits first.  Statements
-stay short on such files (:class:`hermes_explorer.store.ChunkClock`), so the wait is short.
-The gate is per file (:func:`for_file`), as SQLite's lock is.  A thread may nest statements,
-and one that cannot enter within ``WAIT`` seconds goes ahead: a stuck statement must not stop
-every other page.
+two statements the process's lock is released and a waiting writer commits first.  The gate
+is per file, as SQLite's lock is.  A thread that cannot enter within ``WAIT`` seconds goes
+ahead: a stuck statement must not stop every other page.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """``manage.py profiles list|restrict|unrestrict``: the Hermes profiles served, and who is
-restricted to which (a user or, with ``--group``, a group).
-
-A restricted user sees only the profiles named for them and their groups.  A profile not
-served now may be named (it may be created later); the command says so.
+restricted to which (a user or, with ``--group``, a group).  A profile not served now may be
+named (it may be created later).
 """
 
 from __future__ import annotations
