@@ -233,17 +233,15 @@ class Registry:
             pairs += [(n, p) for n, p in self._seen.items() if n not in found]
             pairs.sort(key=lambda pair: (pair[0] != DEFAULT_PROFILE, pair[0]))
         self._seen.update(pairs)
-        return tuple(
-            Store(
-                name, path, _alias_for(name, path, problems.get(name, "")), problems.get(name, "")
-            )
-            for name, path in pairs
-        )
+        served = []
+        for name, path in pairs:
+            problem = problems.get(name, "")
+            served.append(Store(name, path, _alias_for(name, path, problem), problem))
+        return tuple(served)
 
     def rescan(self) -> None:
         """Forget the last scan (tests, and a profile just created on purpose)."""
         with self._lock:
-            self._scanned_at = 0.0
             self._key = None
 
     def status(self, store: Store, *, fresh: bool = False) -> Status:
