@@ -1,13 +1,10 @@
 """``/metrics``: Prometheus's text format, with prometheus-client (django-prometheus would wrap
 the database backends, and the state.db's is our own).
 
-Every label takes its values from a closed set, never from what a client sends: a method
-Django does not know is ``other``, a status outside HTTP's is ``other``, a view is a URL
-pattern's name, an alias is one of the configured databases.
-
-Not public: staff (signed in, or a staff token) and a scraper on the loopback address reaching
-the server directly; anyone else gets a 403.  Staff restricted to some profiles see only those
-profiles' series.  Workers share their figures through ``PROMETHEUS_MULTIPROC_DIR``.
+Every label takes its values from a closed set, never from what a client sends.  Not public:
+staff and a scraper on the loopback address reaching the server directly; staff restricted to
+some profiles see only those profiles' series.  Workers share their figures through
+``PROMETHEUS_MULTIPROC_DIR``.
 """
 
 from __future__ import annotations

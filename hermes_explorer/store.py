@@ -1,12 +1,9 @@
 """The one door to a Hermes store (a state.db, or a PostgreSQL schema through ``hermes_pg``).
 
 Code asks :func:`shape` what the store has before it names a column, and runs raw SQL with
-:func:`rows` / :func:`one`, which always pass a parameter list (so ``%%`` is a literal ``%``)
-and honour the current ``query_budget``.
-
-Short reads: in rollback-journal mode (most distributions' SQLite) a reader's statement keeps
-Hermes from committing while it runs, so chunked work asks a :class:`ChunkClock` how big its
-next chunk may be, and a process runs one statement at a time (``hermes_db.gate``).
+:func:`rows` / :func:`one`, which always pass a parameter list (so ``%%`` is a literal ``%``).
+In rollback-journal mode a reader's statement keeps Hermes from committing while it runs, so
+chunked work asks a :class:`ChunkClock` how big its next chunk may be.
 """
 
 from __future__ import annotations

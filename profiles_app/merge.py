@@ -2,8 +2,7 @@
 
 Each store gives at most ``n + 1`` rows after its own position (never ``OFFSET``), the
 candidates are merged in the list's order (ties broken by profile name) and the first ``n``
-make the page, so a deep page costs what a first page costs.  Light candidates (keys only)
-are completed by ``load`` for the page's rows only.
+make the page, so a deep page costs what a first page costs.
 
 A position is ``[values, inclusive]``, ``0`` when a store has nothing on that side, absent
 when the store starts from its first row.
