@@ -7,12 +7,11 @@ itself) live in the app's own database like every other app's.
 
 from django.db import DatabaseError
 
-from .hermes_db.current import current_alias
+from .hermes_db.current import DEFAULT_ALIAS, current_alias
 
 HERMES_APPS = {"sessions_app", "insights_app"}
 # Apps whose every model mirrors a Hermes table: never migrated anywhere.
 MIRROR_ONLY_APPS = {"sessions_app"}
-HERMES_ALIAS = "hermes"
 
 
 class HermesReadOnlyError(DatabaseError):
@@ -41,5 +40,5 @@ class HermesRouter:
         return None
 
     def allow_migrate(self, db, app_label, model_name=None, **hints):
-        in_store = db == HERMES_ALIAS or db.startswith(HERMES_ALIAS + "@")
+        in_store = db == DEFAULT_ALIAS or db.startswith(DEFAULT_ALIAS + "@")
         return False if in_store or app_label in MIRROR_ONLY_APPS else None
