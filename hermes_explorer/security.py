@@ -9,6 +9,7 @@ count.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import ipaddress
 
@@ -31,10 +32,8 @@ def _valid_ip(value: str) -> str | None:
 def _networks(entries: tuple[str, ...]) -> tuple:
     networks = []
     for entry in entries:
-        try:
+        with contextlib.suppress(ValueError):
             networks.append(ipaddress.ip_network(entry.strip(), strict=False))
-        except ValueError:
-            continue
     return tuple(networks)
 
 

@@ -112,10 +112,8 @@ def as_in_sqlite(text: str):
     payload = text[len(JSON_MARK) :]
     if payload.startswith('"'):
         for ending in ("", '"'):  # a string cut by ``left()`` lost its closing quote
-            try:
+            with contextlib.suppress(ValueError):
                 return json.loads(payload + ending)
-            except ValueError:
-                pass
     return "\x00json:" + payload
 
 
