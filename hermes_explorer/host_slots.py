@@ -28,8 +28,7 @@ RETRY_SECONDS = 10
 
 
 class Held(contextlib.AbstractContextManager):
-    """One slot taken; :meth:`release` (safe to call again, and on leaving a ``with``) gives it
-    back."""
+    """One slot taken; :meth:`release` (safe to call again) gives it back."""
 
     def __init__(self, fd: int):
         self.fd: int | None = fd

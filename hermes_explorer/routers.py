@@ -1,8 +1,5 @@
-"""Read-only layer 1: send the Hermes models to the state.db, and never write to it.
-
-A model lives in the state.db when it is an *unmanaged* model of a Hermes app (a mirror of a
-Hermes table).  Managed models of those apps (the insights summaries the explorer keeps for
-itself) live in the app's own database like every other app's.
+"""Read-only layer 1: send the Hermes models (the unmanaged models of a Hermes app, mirrors of
+Hermes tables) to the state.db, and never write to it.
 """
 
 from django.db import DatabaseError

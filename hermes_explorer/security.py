@@ -38,8 +38,7 @@ def _networks(entries: tuple[str, ...]) -> tuple:
 
 
 def _peer(request) -> tuple[str | None, bool]:
-    """The socket's address, and whether it is a trusted proxy (``HERMES_TRUSTED_PROXIES``,
-    behind TLS)."""
+    """The socket's address, and whether it is one of ``HERMES_TRUSTED_PROXIES`` (behind TLS)."""
     peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
     if peer is None or not settings.HERMES_TRUST_FORWARDED_FOR:
         return peer, False

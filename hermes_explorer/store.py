@@ -49,8 +49,7 @@ def journal_mode(alias: str | None = None) -> str:
 
 
 def readers_block_writer(alias: str | None = None) -> bool:
-    """Whether a running statement keeps Hermes from committing: any mode but WAL (and
-    PostgreSQL's MVCC)."""
+    """Whether a running statement keeps Hermes from committing: any mode but WAL and MVCC."""
     return journal_mode(alias) not in ("wal", "mvcc")
 
 

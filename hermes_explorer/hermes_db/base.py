@@ -168,8 +168,7 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
         return conn
 
     def hermes_shape_now(self):
-        """The detected shape of the file this alias points at (connects if needed); a file
-        without Hermes's two tables is refused."""
+        """The shape of the file (connects if needed); one without Hermes's tables is refused."""
         self.ensure_connection()
         missing = [t for t in ("sessions", "messages") if not self.hermes_shape.has_table(t)]
         if missing:

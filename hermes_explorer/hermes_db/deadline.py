@@ -42,14 +42,12 @@ def current_budget() -> float:
 
 
 def query_budget(seconds: float | None):
-    """Give every statement started inside the block ``seconds`` to finish (None: as around
-    the block)."""
+    """Give every statement started inside the block ``seconds`` to finish."""
     return scoped(_budget, seconds)
 
 
 def statement_cap(seconds: float | None):
-    """Stop every statement started inside the block after ``seconds`` at most (None: as
-    around the block)."""
+    """Stop every statement started inside the block after ``seconds`` at most."""
     return scoped(_cap, seconds)
 
 

@@ -180,8 +180,7 @@ class DatabaseWrapper(pg_base.DatabaseWrapper):
         return conn
 
     def hermes_shape_now(self):
-        """The shape of the schema (connects if needed); a missing or forbidden schema, or
-        one without Hermes's two tables, is refused."""
+        """The shape of the schema (connects if needed); a missing or forbidden one is refused."""
         self.ensure_connection()
         if self.hermes_problem:
             raise NotAHermesStore(self.hermes_problem)

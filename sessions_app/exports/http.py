@@ -121,8 +121,7 @@ def stream_for(request, columns, chunks, fmt: str, filename: str, *, preview: bo
 
 
 def export_slot() -> host_slots.Held:
-    """One of the host's ``HERMES_EXPORT_CONCURRENCY`` export slots, held for a whole stream
-    (give it to :class:`~hermes_explorer.host_slots.Holding`), or :class:`Busy`."""
+    """One of the host's ``HERMES_EXPORT_CONCURRENCY`` export slots, or :class:`Busy`."""
     return host_slots.take("export", settings.HERMES_EXPORT_CONCURRENCY)
 
 
