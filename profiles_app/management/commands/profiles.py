@@ -43,19 +43,16 @@ class Command(BaseCommand):
             self.stderr.write(f"Not served now (kept anyway): {', '.join(unknown)}")
         ProfileRestriction.objects.update_or_create(**key, defaults={"profiles": ",".join(names)})
         self.stdout.write(f"{options['who']}: {', '.join(names)}")
-        return None
 
     def _owner(self, who: str, group: bool) -> dict:
-        if group:
-            try:
-                return {"group": Group.objects.get(name=who)}
-            except Group.DoesNotExist as exc:
-                raise CommandError(f"No group called {who!r}.") from exc
         User = get_user_model()
+        key, model, field = (
+            ("group", Group, "name") if group else ("user", User, User.USERNAME_FIELD)
+        )
         try:
-            return {"user": User.objects.get(**{User.USERNAME_FIELD: who})}
-        except User.DoesNotExist as exc:
-            raise CommandError(f"No account called {who!r}.") from exc
+            return {key: model.objects.get(**{field: who})}
+        except model.DoesNotExist as exc:
+            raise CommandError(f"No {'group' if group else 'account'} called {who!r}.") from exc
 
     def list_all(self) -> None:
         for store in registry.all_stores():
