@@ -64,8 +64,7 @@ def writes() -> str:
 
 
 def standby():
-    """How far a PostgreSQL hot standby is behind its primary (``hermes_pg.base.Standby``);
-    None for a primary or a file."""
+    """A PostgreSQL hot standby's lag (``hermes_pg.base.Standby``); None for a primary or a file."""
     found = getattr(connections[current_alias()], "hermes_standby_now", None)
     return found() if found else None
 

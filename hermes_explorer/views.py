@@ -51,8 +51,7 @@ def check_store(one: stores.Store) -> dict:
 
 
 def served_to(request) -> tuple[stores.Store, ...]:
-    """The stores whose details the request may read: the signed-in user's profiles, or every
-    store for the monitor on the loopback address."""
+    """The stores whose details the request may read (every one for the loopback monitor)."""
     if request.user.is_authenticated:
         return tuple(getattr(request, "visible_stores", ()))
     return stores.all_stores()

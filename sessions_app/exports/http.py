@@ -136,8 +136,7 @@ def _plain(text: str, *, status: int) -> HttpResponse:
 
 
 def spreadsheet_style() -> str:
-    """The spreadsheet CSV of the page's language: ``;`` between fields where it writes a
-    decimal comma (French)."""
+    """The spreadsheet CSV of the page's language (``;`` where it writes a decimal comma)."""
     from ..formatting import page_formats
 
     return SEMICOLON_STYLE if page_formats().decimal == "," else "spreadsheet"
