@@ -78,10 +78,9 @@ def parse_list(spec: str) -> list[tuple[str, str]]:
     """``name=/path,other=/path`` as pairs; malformed entries and repeated names are skipped."""
     found: dict[str, str] = {}
     for part in spec.split(","):
-        name, eq, path = part.partition("=")
-        name, path = name.strip(), path.strip()
-        if eq and path and PROFILE_NAME.match(name) and name not in found:
-            found[name] = path
+        name, eq, path = (piece.strip() for piece in part.partition("="))
+        if eq and path and PROFILE_NAME.match(name):
+            found.setdefault(name, path)
     return list(found.items())
 
 

@@ -196,12 +196,12 @@ def _present(queryset, fields: Sequence[str], virtual: Iterable[str] = ()) -> li
 
 def session_rows(queryset, keyset: Keyset) -> TablePlan:
     """The plan of a session export: every column this file has, in ``keyset`` order."""
-    qs = queryset
     if any(k == "last_active" for k, _ in keyset.keys):
         # The sort's key (annotated again, the same expression, when the queryset has it).
-        qs = qs.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
+        queryset = queryset.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
     # model_config can carry a base URL with credentials: redacted like the session page.
-    return table_plan(qs, keyset, _present(qs, SESSION_FIELDS), redacted=("model_config",))
+    fields = _present(queryset, SESSION_FIELDS)
+    return table_plan(queryset, keyset, fields, redacted=("model_config",))
 
 
 def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
