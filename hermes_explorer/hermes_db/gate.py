@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 
 # Seconds a thread waits for the gate before it runs its statement regardless.
 WAIT = 2.0
@@ -37,12 +36,8 @@ class StatementGate:
             if self._owner == me:
                 self._depth += 1
                 return True
-            deadline = time.monotonic() + WAIT
-            while self._owner is not None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._changed.wait(left)
+            if not self._changed.wait_for(lambda: self._owner is None, WAIT):
+                return False
             self._owner, self._depth = me, 1
             return True
 
