@@ -66,12 +66,11 @@ class ReadOnlyCursor(pg_base.Cursor):
         deadline = Deadline()
         deadline.start()
         ms = max(1, math.ceil(deadline.budget * 1000))
-        schema = conn.hermes_schema
         self._prelude = True
         try:
             super().execute(
                 f"BEGIN READ ONLY; SET LOCAL statement_timeout = {ms}; "
-                f"SET LOCAL search_path = {schema}, pg_catalog"
+                f"SET LOCAL search_path = {conn.hermes_schema}, pg_catalog"
             )
         finally:
             self._prelude = False
