@@ -214,9 +214,6 @@ class ChunkClock:
             self.size = self._clamp(n * 4)
 
 
-_MISSING = object()
-
-
 def while_unchanged(label: str, parts, compute, timeout: float):
     """``compute()``, cached under the file's signature and ``parts`` for ``timeout``
     seconds; an unreadable file is computed every time."""
@@ -224,9 +221,4 @@ def while_unchanged(label: str, parts, compute, timeout: float):
     if signature is None:
         return compute()
     key = f"{label}:" + hashlib.sha256(repr((signature, parts)).encode()).hexdigest()
-    found = cache.get(key, _MISSING)
-    if found is not _MISSING:
-        return found
-    value = compute()
-    cache.set(key, value, timeout)
-    return value
+    return cache.get_or_set(key, compute, timeout)
