@@ -150,5 +150,4 @@ def metrics_view(request):
     # served included); anyone else only the series of the stores they see.
     every = set(served) == set(stores.all_stores())
     seen = _Seen([registry.collect(), _store_families(served)], None if every else served)
-    body = generate_latest(seen)
-    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
+    return HttpResponse(generate_latest(seen), content_type=CONTENT_TYPE_LATEST)

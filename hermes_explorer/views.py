@@ -30,8 +30,7 @@ def check_store(one: stores.Store) -> dict:
                 "readable": True,
                 "kind": "postgresql" if one.postgres else "sqlite",
                 "shape": shape.label,
-                # "wal", or a rollback journal ("delete"), where reads are cut short for Hermes;
-                # "mvcc" on PostgreSQL.
+                # "wal", a rollback journal ("delete": reads cut short for Hermes) or "mvcc".
                 "journal_mode": store.journal_mode(),
             }
             if store.writes():
@@ -113,8 +112,7 @@ def healthz(request):
             body["state_db"] = checked[default.name]
         names = {one.name for one in shown}
         body["stores"] = [{"profile": n, **f} for n, f in checked.items() if n in names]
-        body["app_db"] = {"reachable": app_db}
-        body["cache"] = {"reachable": cache_ok}
+        body.update(app_db={"reachable": app_db}, cache={"reachable": cache_ok})
     body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
     return JsonResponse(body, status=200 if readable and app_db else 503)
 
