@@ -85,7 +85,7 @@ def system_prompts(session_ids: list[str]) -> dict[str, str]:
         shared, join = "p.prompt", " LEFT JOIN system_prompts p ON p.hash = s.system_prompt_hash"
     if inline == "NULL" and shared == "NULL":
         return {}
-    marks = ", ".join(["%s"] * len(session_ids))
+    marks = store.marks(session_ids)
     found = {
         sid: a or b
         for sid, a, b in store.rows(

@@ -24,7 +24,7 @@ def _session_keys(session_ids: list[str]) -> dict[str, tuple]:
     found: dict[str, tuple] = {}
     for start in range(0, len(session_ids), 500):
         part = session_ids[start : start + 500]
-        marks = ", ".join(["%s"] * len(part))
+        marks = store.marks(part)
         for sid, started_at, source, head in store.rows(
             f"SELECT id, started_at, source, {title} FROM sessions WHERE id IN ({marks})",
             part,

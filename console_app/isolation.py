@@ -152,7 +152,7 @@ def _execute(sql: str, params: dict[str, str], path: str, limits: Limits, take) 
     time-out says ``limits.timeout_note``."""
     check_statement(sql)
     try:
-        with host_slots.slot("console", settings.HERMES_SQL_CONCURRENCY):
+        with host_slots.take("console", settings.HERMES_SQL_CONCURRENCY):
             with _Child(sql, params, path=path, limits=limits) as child:
                 child.column_names = child.columns()
                 for payload in child.row_frames():

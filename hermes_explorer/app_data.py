@@ -31,19 +31,16 @@ def database(url: str, data_dir: Path, *, conn_max_age: int = DEFAULT_CONN_MAX_A
     if not url:
         # A new data directory is made on first use (its SQLite file cannot be otherwise).
         data_dir.mkdir(parents=True, exist_ok=True)
-        return {
-            "ENGINE": SQLITE,
-            "NAME": data_dir / "explorer.sqlite3",
-            "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 10},
-        }
-    import dj_database_url
+        config = {"ENGINE": SQLITE, "NAME": data_dir / "explorer.sqlite3"}
+    else:
+        import dj_database_url
 
-    try:
-        config = dj_database_url.parse(
-            url, conn_max_age=conn_max_age, conn_health_checks=conn_max_age > 0
-        )
-    except (ValueError, KeyError) as exc:
-        raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
+        try:
+            config = dj_database_url.parse(
+                url, conn_max_age=conn_max_age, conn_health_checks=conn_max_age > 0
+            )
+        except (ValueError, KeyError) as exc:
+            raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from None
     engine = config.get("ENGINE")
     if engine == SQLITE:
         config.setdefault("OPTIONS", {}).update({"transaction_mode": "IMMEDIATE", "timeout": 10})
@@ -57,14 +54,9 @@ def database(url: str, data_dir: Path, *, conn_max_age: int = DEFAULT_CONN_MAX_A
 
 
 def caches(url: str, data_dir: Path) -> dict:
-    """``CACHES``: a file cache per host when ``url`` is empty, else Redis for every alias.
-
-    Four aliases: ``template_fragments`` (HTML of filter forms, keyed by everything it shows,
-    so kept in each process's memory whatever the shared cache is), ``default`` (short-lived
-    reports and counts, each keyed by the file's signature), ``failures`` (per-block counts of
-    full message blocks, which never change, kept for a day) and ``reports`` (the latest
-    insights report of each window, whatever the file's version, which ``insights_warm``
-    computes on its timer)."""
+    """``CACHES``: a file cache per host when ``url`` is empty, else Redis for every alias;
+    ``template_fragments`` (HTML of filter forms, keyed by everything it shows) always stays
+    in each process's memory."""
     fragments = {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "TIMEOUT": 3_600,

@@ -1,9 +1,6 @@
-"""What differs between a SQLite file and a PostgreSQL schema, in one place.
-
-Queries are written once; where the two dialects need different SQL, the query asks for the
-fragment here, and each fragment has its SQLite text next to its PostgreSQL text (never one
-rewritten into the other). ORM expressions carry their PostgreSQL form as ``as_postgresql``
-(:mod:`sessions_app.sqlfunctions`).
+"""What differs between a SQLite file and a PostgreSQL schema, in one place: each fragment has
+its SQLite text next to its PostgreSQL text (never one rewritten into the other).  ORM
+expressions carry their PostgreSQL form as ``as_postgresql`` (:mod:`sessions_app.sqlfunctions`).
 """
 
 from __future__ import annotations

@@ -8,9 +8,10 @@ ends or is closed (:class:`Holding`).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from django.conf import settings
@@ -26,7 +27,7 @@ class Busy(Exception):
 RETRY_SECONDS = 10
 
 
-class Held:
+class Held(contextlib.AbstractContextManager):
     """One slot taken; :meth:`release` (safe to call again) gives it back."""
 
     def __init__(self, fd: int):
@@ -39,9 +40,6 @@ class Held:
 
     # A slot nothing can release any more (a response dropped unclosed) is given back.
     __del__ = release
-
-    def __enter__(self) -> Held:
-        return self
 
     def __exit__(self, *exc) -> None:
         self.release()
@@ -63,11 +61,7 @@ def take(kind: str, count: int) -> Held:
     raise Busy(kind, count)
 
 
-# ``with slot(kind, count):`` holds one of the host's ``count`` slots of ``kind`` for the block.
-slot = take
-
-
-class Holding:
+class Holding(Iterator):
     """``items`` as an iterator that gives ``held`` back when they end or fail, or when it is
     closed (the WSGI server closes a streamed response when it is sent or the client goes
     away, started or not): a streamed body keeps its slot for as long as it streams."""
@@ -75,9 +69,6 @@ class Holding:
     def __init__(self, items: Iterable, held: Held):
         self.items = iter(items)
         self.held = held
-
-    def __iter__(self):
-        return self
 
     def __next__(self):
         try:

@@ -1,10 +1,7 @@
-"""HTTP behaviour every page shares, whichever view answers (:class:`HttpPolicyMiddleware`).
-
-* Anything but ``GET``, ``HEAD``, ``POST`` and ``OPTIONS`` is a 405, before anything reads it.
-* ``HEAD`` is served as ``GET`` without the body (``require_GET`` would answer 405).
-* ``Cache-Control: private, no-store`` on every response (static files aside): conversation
-  data must not stay in a cache after sign-out.
-* An error on the old API's URLs is answered in its format (:func:`api_error`).
+"""HTTP behaviour every page shares, whichever view answers (:class:`HttpPolicyMiddleware`):
+other methods than ``ALLOWED_METHODS`` get a 405, ``HEAD`` is served as ``GET`` without the
+body (``require_GET`` would answer 405), and every response (static files aside) is
+``private, no-store``: conversation data must not stay in a cache after sign-out.
 """
 
 from __future__ import annotations

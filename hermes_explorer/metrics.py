@@ -1,13 +1,10 @@
 """``/metrics``: Prometheus's text format, with prometheus-client (django-prometheus would wrap
 the database backends, and the state.db's is our own).
 
-Every label takes its values from a closed set, never from what a client sends: a method
-Django does not know is ``other``, a status outside HTTP's is ``other``, a view is a URL
-pattern's name, an alias is one of the configured databases.
-
-Not public: staff (signed in, or a staff token) and a scraper on the loopback address reaching
-the server directly; anyone else gets a 403.  Staff restricted to some profiles see only those
-profiles' series.  Workers share their figures through ``PROMETHEUS_MULTIPROC_DIR``.
+Every label takes its values from a closed set, never from what a client sends.  Not public:
+staff and a scraper on the loopback address reaching the server directly; staff restricted to
+some profiles see only those profiles' series.  Workers share their figures through
+``PROMETHEUS_MULTIPROC_DIR``.
 """
 
 from __future__ import annotations
@@ -85,55 +82,49 @@ class MetricsMiddleware:
         return response
 
 
-class _Stores:
-    """The health of ``served`` (stores), read when scraped."""
+def _store_families(served):
+    """The health of ``served`` (stores), read when the scrape reaches it."""
+    from .views import check_store
 
-    def __init__(self, served):
-        self.served = served
+    def family(name: str, text: str, *labels: str) -> GaugeMetricFamily:
+        return GaugeMetricFamily(f"hermes_explorer_store_{name}", text, labels=["profile", *labels])
 
-    def collect(self):
-        from .views import check_store
-
-        def family(name: str, text: str, *labels: str) -> GaugeMetricFamily:
-            return GaugeMetricFamily(
-                f"hermes_explorer_store_{name}", text, labels=["profile", *labels]
-            )
-
-        readable = family("readable", "Whether the store reads")
-        size = family("size_bytes", "The store's file size")
-        mode = family("journal_mode", "The store's journal mode (1 for the mode it is in)", "mode")
-        lag = family("standby_lag_seconds", "How far a hot standby is behind its primary")
-        replaying = family(
-            "standby_replaying", "Whether a hot standby replays its primary's changes (0: stopped)"
-        )
-        for one in self.served:
-            found = check_store(one)
-            if standby := found.get("standby"):
-                if standby["lag_seconds"] is not None:
-                    lag.add_metric([one.name], standby["lag_seconds"])
-                replaying.add_metric([one.name], 1 if standby["replaying"] else 0)
-            readable.add_metric([one.name], 1 if found["readable"] else 0)
-            if found.get("size") is not None:
-                size.add_metric([one.name], found["size"])
-            if found.get("journal_mode"):
-                mode.add_metric([one.name, found["journal_mode"]], 1)
-        yield from (readable, size, mode, lag, replaying)
+    readable = family("readable", "Whether the store reads")
+    size = family("size_bytes", "The store's file size")
+    mode = family("journal_mode", "The store's journal mode (1 for the mode it is in)", "mode")
+    lag = family("standby_lag_seconds", "How far a hot standby is behind its primary")
+    replaying = family(
+        "standby_replaying", "Whether a hot standby replays its primary's changes (0: stopped)"
+    )
+    for one in served:
+        found = check_store(one)
+        if standby := found.get("standby"):
+            if standby["lag_seconds"] is not None:
+                lag.add_metric([one.name], standby["lag_seconds"])
+            replaying.add_metric([one.name], 1 if standby["replaying"] else 0)
+        readable.add_metric([one.name], 1 if found["readable"] else 0)
+        if found.get("size") is not None:
+            size.add_metric([one.name], found["size"])
+        if found.get("journal_mode"):
+            mode.add_metric([one.name, found["journal_mode"]], 1)
+    yield from (readable, size, mode, lag, replaying)
 
 
 class _Seen:
-    """The families of ``registries`` (or collectors); with ``served`` (the stores the reader may see), without
-    the samples whose ``alias`` or ``profile`` label names another store."""
+    """The families of ``collections`` (iterables of families); with ``served`` (the stores the
+    reader may see), without the samples whose ``alias`` or ``profile`` label names another
+    store."""
 
-    def __init__(self, registries, served=None):
-        self.registries = registries
+    def __init__(self, collections, served=None):
+        self.collections = collections
         self.served = served
         if served is not None:
             self.profiles = {one.name for one in served}
             self.aliases = {one.alias for one in served} | {"app"}
 
     def collect(self):
-        for registry in self.registries:
-            for family in registry.collect():
+        for families in self.collections:
+            for family in families:
                 if self.served is not None:
                     family.samples = [s for s in family.samples if self.shown(s.labels)]
                 yield family
@@ -158,5 +149,5 @@ def metrics_view(request):
     # A reader who sees every store gets every series (the "hermes" alias of a store no longer
     # served included); anyone else only the series of the stores they see.
     every = set(served) == set(stores.all_stores())
-    body = generate_latest(_Seen([registry, _Stores(served)], None if every else served))
-    return HttpResponse(body, content_type=CONTENT_TYPE_LATEST)
+    seen = _Seen([registry.collect(), _store_families(served)], None if every else served)
+    return HttpResponse(generate_latest(seen), content_type=CONTENT_TYPE_LATEST)

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 
 
 class BadCursor(ValueError):
-    """A ``?cursor=`` this app did not make, or made for another sort (the list shows its first
-    page and says so)."""
+    """A ``?cursor=`` this app did not make, or made for another sort."""
 
 
 @dataclass

@@ -1,18 +1,14 @@
-"""Read-only layer 1: send the Hermes models to the state.db, and never write to it.
-
-A model lives in the state.db when it is an *unmanaged* model of a Hermes app (a mirror of a
-Hermes table).  Managed models of those apps (the insights summaries the explorer keeps for
-itself) live in the app's own database like every other app's.
+"""Read-only layer 1: send the Hermes models (the unmanaged models of a Hermes app, mirrors of
+Hermes tables) to the state.db, and never write to it.
 """
 
 from django.db import DatabaseError
 
-from .hermes_db.current import current_alias
+from .hermes_db.current import DEFAULT_ALIAS, current_alias
 
 HERMES_APPS = {"sessions_app", "insights_app"}
 # Apps whose every model mirrors a Hermes table: never migrated anywhere.
 MIRROR_ONLY_APPS = {"sessions_app"}
-HERMES_ALIAS = "hermes"
 
 
 class HermesReadOnlyError(DatabaseError):
@@ -41,5 +37,5 @@ class HermesRouter:
         return None
 
     def allow_migrate(self, db, app_label, model_name=None, **hints):
-        in_store = db == HERMES_ALIAS or db.startswith(HERMES_ALIAS + "@")
+        in_store = db == DEFAULT_ALIAS or db.startswith(DEFAULT_ALIAS + "@")
         return False if in_store or app_label in MIRROR_ONLY_APPS else None

@@ -1,17 +1,15 @@
 """Sign-in hardening pieces that the settings point at.
 
-* :func:`client_ip`: the address for the login throttle (django-axes) and the audit log.
-  For a request from a trusted proxy (``HERMES_TRUSTED_PROXIES``, behind TLS), the right-most
-  ``X-Forwarded-For`` entry, the one the proxy appended (anything left of it could be forged);
-  otherwise the socket's address.  A local process at the proxy's address could still rotate
-  the header, so from there a user name's failures from every address also count.
-* :class:`LoginThrottleBackend`: django-axes' backend, standing aside when there is no request.
-* :class:`ProxyUserMiddleware` / :class:`ProxyUserBackend`: optional trust of a user name
-  set by the proxy (``HERMES_REMOTE_USER_HEADER``, off by default).
+:func:`client_ip` (for the login throttle and the audit log): for a request from a trusted
+proxy, the right-most ``X-Forwarded-For`` entry, the one the proxy appended (anything left of
+it could be forged); otherwise the socket's address.  A local process at the proxy's address
+could still rotate the header, so from there a user name's failures from every address also
+count.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import ipaddress
 
@@ -34,28 +32,27 @@ def _valid_ip(value: str) -> str | None:
 def _networks(entries: tuple[str, ...]) -> tuple:
     networks = []
     for entry in entries:
-        try:
+        with contextlib.suppress(ValueError):
             networks.append(ipaddress.ip_network(entry.strip(), strict=False))
-        except ValueError:
-            continue
     return tuple(networks)
 
 
-def is_trusted_proxy(address: str | None) -> bool:
-    """Whether ``address`` is one of ``HERMES_TRUSTED_PROXIES``."""
-    if address is None:
-        return False
-    ip = ipaddress.ip_address(address)
+def _peer(request) -> tuple[str | None, bool]:
+    """The socket's address, and whether it is one of ``HERMES_TRUSTED_PROXIES`` (behind TLS)."""
+    peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
+    if peer is None or not settings.HERMES_TRUST_FORWARDED_FOR:
+        return peer, False
+    ip = ipaddress.ip_address(peer)
     if ip.version == 6 and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     networks = _networks(tuple(settings.HERMES_TRUSTED_PROXIES))
-    return any(ip.version == net.version and ip in net for net in networks)
+    return peer, any(ip.version == net.version and ip in net for net in networks)
 
 
 def client_ip(request) -> str | None:
     """The client's address (see the module docstring for which header is trusted)."""
-    peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
-    if settings.HERMES_TRUST_FORWARDED_FOR and is_trusted_proxy(peer):
+    peer, proxied = _peer(request)
+    if proxied:
         forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
         return _valid_ip(forwarded.split(",")[-1]) or peer
     return peer
@@ -74,8 +71,7 @@ class LoginThrottleBackend(AxesStandaloneBackend):
 def _too_many_for_user(request, username: str) -> bool:
     """Whether, from the proxy, one user name's failures from every address together reached
     ``HERMES_LOGIN_USER_FAILURE_LIMIT``."""
-    peer = _valid_ip(request.META.get("REMOTE_ADDR", "") or "")
-    if not (settings.HERMES_TRUST_FORWARDED_FOR and is_trusted_proxy(peer)):
+    if not _peer(request)[1]:
         return False
     from axes.models import AccessAttempt
     from django.db.models import Sum

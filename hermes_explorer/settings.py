@@ -154,7 +154,6 @@ TEMPLATES = [
     },
 ]
 
-# The app's own database: SQLite in the data directory, or DATABASE_URL (PostgreSQL).
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
 DATABASES = {
     "default": app_data.database(
@@ -199,7 +198,6 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "staticfiles"
 
-# Caches shared by the workers: files in the data directory, or Redis when CACHE_URL names it.
 CACHE_URL = os.environ.get("CACHE_URL", "").strip()
 CACHES = app_data.caches(CACHE_URL, DATA_DIR)
 # An unreachable Redis is a miss (django-redis IGNORE_EXCEPTIONS), logged.

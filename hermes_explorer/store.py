@@ -1,12 +1,9 @@
 """The one door to a Hermes store (a state.db, or a PostgreSQL schema through ``hermes_pg``).
 
 Code asks :func:`shape` what the store has before it names a column, and runs raw SQL with
-:func:`rows` / :func:`one`, which always pass a parameter list (so ``%%`` is a literal ``%``)
-and honour the current ``query_budget``.
-
-Short reads: in rollback-journal mode (most distributions' SQLite) a reader's statement keeps
-Hermes from committing while it runs, so chunked work asks a :class:`ChunkClock` how big its
-next chunk may be, and a process runs one statement at a time (``hermes_db.gate``).
+:func:`rows` / :func:`one`, which always pass a parameter list (so ``%%`` is a literal ``%``).
+In rollback-journal mode a reader's statement keeps Hermes from committing while it runs, so
+chunked work asks a :class:`ChunkClock` how big its next chunk may be.
 """
 
 from __future__ import annotations
@@ -15,10 +12,10 @@ import contextlib
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from typing import TypeVar
 
-from django.core.cache import caches
+from django.core.cache import cache
 from django.db import connections
 
 from . import hermes_pg
@@ -52,52 +49,50 @@ def journal_mode(alias: str | None = None) -> str:
 
 
 def readers_block_writer(alias: str | None = None) -> bool:
-    """Whether a running statement keeps Hermes from committing: any mode but WAL (and
-    PostgreSQL's MVCC)."""
+    """Whether a running statement keeps Hermes from committing: any mode but WAL and MVCC."""
     return journal_mode(alias) not in ("wal", "mvcc")
 
 
-def uncut_statement_budget(seconds: float, alias: str | None = None) -> float:
+def uncut_statement_budget(seconds: float) -> float:
     """``seconds``, at most ``UNCUT_READ_CAP`` on a rollback-journal file."""
-    return min(seconds, UNCUT_READ_CAP) if readers_block_writer(alias) else seconds
+    return min(seconds, UNCUT_READ_CAP) if readers_block_writer() else seconds
 
 
-def writes(alias: str | None = None) -> str:
+def writes() -> str:
     """How the store's PostgreSQL role could write to it, in words ("" when it cannot)."""
-    return getattr(connections[alias or current_alias()], "hermes_writes", "")
+    return getattr(connections[current_alias()], "hermes_writes", "")
 
 
-def standby(alias: str | None = None):
-    """How far a PostgreSQL hot standby is behind its primary (``hermes_pg.base.Standby``);
-    None for a primary or a file."""
-    found = getattr(connections[alias or current_alias()], "hermes_standby_now", None)
+def standby():
+    """A PostgreSQL hot standby's lag (``hermes_pg.base.Standby``); None for a primary or a file."""
+    found = getattr(connections[current_alias()], "hermes_standby_now", None)
     return found() if found else None
 
 
-def name(alias: str | None = None) -> str:
-    """The alias's configured NAME (a path or a ``file:`` URI), as the backend opens it; for a
-    schema, its URL without the password."""
-    config = connections[alias or current_alias()].settings_dict
+def name() -> str:
+    """The current alias's configured NAME (a path or a ``file:`` URI), as the backend opens
+    it; for a schema, its URL without the password."""
+    config = connections[current_alias()].settings_dict
     if config["ENGINE"] == hermes_pg.ENGINE:
         return hermes_pg.shown(config["HERMES_SOURCE"][0])
     return str(config["NAME"])
 
 
-def path(alias: str | None = None) -> str:
-    """The file system path of the state.db this alias reads."""
-    return path_of(name(alias))
+def path() -> str:
+    """The file system path of the state.db the current alias reads."""
+    return path_of(name())
 
 
-def file_signature(alias: str | None = None) -> tuple | None:
+def file_signature() -> tuple | None:
     """(name, device, inode, size, mtime) of the state.db and of its WAL; None if unreadable.
     Every commit changes one of the two, so an unchanged signature means unchanged data.
     A schema's is ``(name, its change revision as text)``."""
-    connection = connections[alias or current_alias()]
+    connection = connections[current_alias()]
     if hasattr(connection, "hermes_change_key"):
         key = connection.hermes_change_key()
-        return None if key is None else (name(alias), key)
-    file_path = path(alias)
-    parts: list = [name(alias)]
+        return None if key is None else (name(), key)
+    file_path = path()
+    parts: list = [name()]
     for candidate in (file_path, file_path + "-wal"):
         try:
             st = os.stat(candidate)
@@ -110,13 +105,13 @@ def file_signature(alias: str | None = None) -> tuple | None:
     return tuple(parts)
 
 
-def file_identity(alias: str | None = None) -> tuple:
+def file_identity() -> tuple:
     """(name, device, inode): the same file until it is replaced."""
     try:
-        st = os.stat(path(alias))
-        return (name(alias), st.st_dev, st.st_ino)
+        st = os.stat(path())
+        return (name(), st.st_dev, st.st_ino)
     except OSError:
-        return (name(alias), None, None)
+        return (name(), None, None)
 
 
 @contextlib.contextmanager
@@ -144,9 +139,14 @@ def one(
         return cur.fetchone()
 
 
-def present(table: str, wanted: Sequence[str], *, alias: str | None = None) -> list[str]:
+def marks(values: Sized) -> str:
+    """One ``%s`` placeholder per value, comma-separated (for ``IN (…)``)."""
+    return ", ".join(["%s"] * len(values))
+
+
+def present(table: str, wanted: Sequence[str]) -> list[str]:
     """The columns of ``wanted`` that this file's ``table`` has, in the order given."""
-    s = shape(alias)
+    s = shape()
     return [c for c in wanted if s.has_column(table, c)]
 
 
@@ -157,7 +157,7 @@ def close(alias: str | None = None) -> None:
 class ChunkClock:
     """How big the next chunk of chunked work may be: rows, sessions, messages or ids.
 
-    On a WAL file: ``start``, growing ``growth``-fold after a statement quicker than
+    On a WAL file: ``start``, growing fourfold after a statement quicker than
     ``grow_below`` seconds, up to ``maximum``.  On a rollback-journal file: sized from the
     measured time per unit to take about ``SHORT_READ_SECONDS``; :meth:`run` stops a statement
     past ``SHORT_READ_CAP`` and retries a smaller chunk (one of ``minimum`` cannot be cut).
@@ -171,7 +171,6 @@ class ChunkClock:
         maximum: int | None = None,
         first: int | None = None,
         grow_below: float | None = None,
-        growth: int = 2,
         alias: str | None = None,
         short: bool | None = None,
     ) -> None:
@@ -180,7 +179,6 @@ class ChunkClock:
         self.minimum = max(1, int(minimum))
         self.maximum = maximum
         self.grow_below = grow_below
-        self.growth = growth
         self.size = self._clamp(first if self.short and first is not None else start)
 
     def _clamp(self, n: float) -> int:
@@ -213,22 +211,14 @@ class ChunkClock:
             elif seconds < SHORT_READ_SECONDS / 2:
                 self.size = self._clamp(n * SHORT_READ_GROWTH)
         elif self.grow_below is not None and seconds < self.grow_below:
-            self.size = self._clamp(n * self.growth)
+            self.size = self._clamp(n * 4)
 
 
-_MISSING = object()
-
-
-def while_unchanged(label: str, parts, compute, timeout: float, *, alias: str = "default"):
+def while_unchanged(label: str, parts, compute, timeout: float):
     """``compute()``, cached under the file's signature and ``parts`` for ``timeout``
     seconds; an unreadable file is computed every time."""
     signature = file_signature()
     if signature is None:
         return compute()
     key = f"{label}:" + hashlib.sha256(repr((signature, parts)).encode()).hexdigest()
-    found = caches[alias].get(key, _MISSING)
-    if found is not _MISSING:
-        return found
-    value = compute()
-    caches[alias].set(key, value, timeout)
-    return value
+    return cache.get_or_set(key, compute, timeout)

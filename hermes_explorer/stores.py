@@ -1,12 +1,5 @@
-"""Every Hermes store the explorer serves: one per profile, found on disk or listed.
-
-Hermes keeps ``$HERMES_HOME/state.db`` for the default profile and
-``$HERMES_HOME/profiles/<name>/state.db`` for each named one, unless the profile's
-``config.yaml`` says ``database.backend: postgres`` (a schema reached by
-``HERMES_DATABASE_URL`` from the profile's ``.env`` or the environment).  The registry serves
-``HERMES_STORES="name=/path/a.db,other=postgresql://u@host/db?schema=s,…"``, else
-``HERMES_STATE_DB`` (profile ``default``), else every store under ``HERMES_HOME``, rescanned
-every ``HERMES_STORES_RESCAN`` seconds.
+"""Every Hermes store the explorer serves: one per profile, found on disk or listed
+(``HERMES_STORES``, else ``HERMES_STATE_DB``, else every profile under ``HERMES_HOME``).
 
 Each store is its own read-only Django alias copied from ``hermes`` (the same read-only
 layers); :func:`using` makes one current.  A store that cannot be read is reported unavailable
@@ -74,7 +67,6 @@ class Status:
     readable: bool
     reason: str = ""
     shape: str = ""
-    journal_mode: str = ""
     size: int | None = None
     # How the PostgreSQL role could write to the store ("" when it cannot).
     writes: str = ""
@@ -86,10 +78,9 @@ def parse_list(spec: str) -> list[tuple[str, str]]:
     """``name=/path,other=/path`` as pairs; malformed entries and repeated names are skipped."""
     found: dict[str, str] = {}
     for part in spec.split(","):
-        name, eq, path = part.partition("=")
-        name, path = name.strip(), path.strip()
-        if eq and path and PROFILE_NAME.match(name) and name not in found:
-            found[name] = path
+        name, eq, path = (piece.strip() for piece in part.partition("="))
+        if eq and path and PROFILE_NAME.match(name):
+            found.setdefault(name, path)
     return list(found.items())
 
 
@@ -241,25 +232,22 @@ class Registry:
             pairs += [(n, p) for n, p in self._seen.items() if n not in found]
             pairs.sort(key=lambda pair: (pair[0] != DEFAULT_PROFILE, pair[0]))
         self._seen.update(pairs)
-        return tuple(
-            Store(
-                name, path, _alias_for(name, path, problems.get(name, "")), problems.get(name, "")
-            )
-            for name, path in pairs
-        )
+        served = []
+        for name, path in pairs:
+            problem = problems.get(name, "")
+            served.append(Store(name, path, _alias_for(name, path, problem), problem))
+        return tuple(served)
 
     def rescan(self) -> None:
         """Forget the last scan (tests, and a profile just created on purpose)."""
         with self._lock:
-            self._scanned_at = 0.0
             self._key = None
 
     def status(self, store: Store, *, fresh: bool = False) -> Status:
         """Whether ``store`` reads now, and if not why; probed at most once per rescan period."""
         now = time.monotonic()
-        rescan = float(settings.HERMES_STORES_RESCAN)
         known = self._status.get(store)
-        if known is not None and not fresh and now - known[0] <= rescan:
+        if known is not None and not fresh and now - known[0] <= settings.HERMES_STORES_RESCAN:
             return known[1]
         found = probe(store)
         self._status[store] = (now, found)
@@ -289,15 +277,12 @@ def probe(store: Store) -> Status:
         with using_alias(store.alias), query_budget(PROBE_BUDGET):
             label = one_store.shape().label
             one_store.one("SELECT 1 FROM sessions LIMIT 1")
-            journal = one_store.journal_mode()
             writes = one_store.writes()
             standby = one_store.standby()
         size = None if store.postgres else os.path.getsize(store.path)
     except (DatabaseError, sqlite3.Error, OSError) as exc:
         return Status(False, reason=fault_reason(exc, store))
-    return Status(
-        True, shape=label, journal_mode=journal, size=size, writes=writes, standby=standby
-    )
+    return Status(True, shape=label, size=size, writes=writes, standby=standby)
 
 
 def writes_warning(writes: str) -> str:
@@ -358,10 +343,7 @@ def current() -> Store | None:
 @contextlib.contextmanager
 def using(store: Store | None) -> Iterator[Store | None]:
     """Read ``store`` inside the block; None leaves the store read around it."""
-    if store is None:
-        yield None
-        return
-    with using_alias(store.alias):
+    with using_alias(store.alias if store is not None else None):
         yield store
 
 

@@ -30,8 +30,7 @@ def check_store(one: stores.Store) -> dict:
                 "readable": True,
                 "kind": "postgresql" if one.postgres else "sqlite",
                 "shape": shape.label,
-                # "wal", or a rollback journal ("delete"), where reads are cut short for Hermes;
-                # "mvcc" on PostgreSQL.
+                # "wal", a rollback journal ("delete": reads cut short for Hermes) or "mvcc".
                 "journal_mode": store.journal_mode(),
             }
             if store.writes():
@@ -51,8 +50,7 @@ def check_store(one: stores.Store) -> dict:
 
 
 def served_to(request) -> tuple[stores.Store, ...]:
-    """The stores whose details the request may read: the signed-in user's profiles, or every
-    store for the monitor on the loopback address."""
+    """The stores whose details the request may read (every one for the loopback monitor)."""
     if request.user.is_authenticated:
         return tuple(getattr(request, "visible_stores", ()))
     return stores.all_stores()
@@ -114,8 +112,7 @@ def healthz(request):
             body["state_db"] = checked[default.name]
         names = {one.name for one in shown}
         body["stores"] = [{"profile": n, **f} for n, f in checked.items() if n in names]
-        body["app_db"] = {"reachable": app_db}
-        body["cache"] = {"reachable": cache_ok}
+        body.update(app_db={"reachable": app_db}, cache={"reachable": cache_ok})
     body["elapsed_ms"] = round((time.monotonic() - started) * 1000, 2)
     return JsonResponse(body, status=200 if readable and app_db else 503)
 

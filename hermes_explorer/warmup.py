@@ -1,9 +1,8 @@
 """What a new process would otherwise build on its first request, built once at start.
 
 The WSGI entry point calls :func:`warm`, and gunicorn loads it once in its master before
-forking the workers (``preload_app``), so every worker starts with the URL tables, compiled
-templates, catalogs, formats and backends built.  What belongs to one process (connections,
-cache clients) is not made here, or is closed before the fork.
+forking the workers (``preload_app``).  What belongs to one process (connections, cache
+clients) is not made here, or is closed before the fork.
 """
 
 from __future__ import annotations

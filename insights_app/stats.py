@@ -164,7 +164,7 @@ def build_report(
     report.activity = activity(report.heatmap, [d.day for d in report.days_by_start if d.sessions])
     report.top_sessions = figures["top_sessions"]
     report.day_models = figures["models"].by_day
-    if activity_days and scope.shape.has_daily_usage:
+    if activity_days and scope.shape.has_table("session_daily_usage"):
         report.days_by_activity = days_by_activity(scope)
     report.elapsed = time.monotonic() - started
     return report

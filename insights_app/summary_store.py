@@ -119,7 +119,7 @@ def _drop(key: int, ids: list[str]) -> None:
     prepares every id of every chunk as a lookup, a second of a big store's first build."""
     with connection.cursor() as cursor:
         for chunk in (ids[i : i + IN_CHUNK] for i in range(0, len(ids), IN_CHUNK)):
-            marks = ", ".join(["%s"] * len(chunk))
+            marks = state_db.marks(chunk)
             for model in (SummaryTool, SummarySkill, SummaryCall, StoredSummary):
                 table = connection.ops.quote_name(model._meta.db_table)
                 cursor.execute(
@@ -146,7 +146,7 @@ def _insert(model, columns: tuple[str, ...], rows: list[tuple]) -> None:
         return
     table = connection.ops.quote_name(model._meta.db_table)
     names = ", ".join(connection.ops.quote_name(c) for c in columns)
-    marks = ", ".join(["%s"] * len(columns))
+    marks = state_db.marks(columns)
     with connection.cursor() as cursor:
         for i in range(0, len(rows), SAVE_BATCH):
             cursor.executemany(

@@ -53,7 +53,9 @@ def index(request):
     notes: list[str] = []
     parts = chosen_stores(request, notes)
     sources = distinct_values("source") if parts is None else merged_insights.merged_sources(parts)
-    form = InsightsForm(request.GET or None, sources=sources, activity_days=shape.has_daily_usage)
+    form = InsightsForm(
+        request.GET or None, sources=sources, activity_days=shape.has_table("session_daily_usage")
+    )
     if form.is_bound and not form.is_valid():
         if fmt:
             return JsonResponse({"errors": form.errors.get_json_data()}, status=400)

@@ -127,7 +127,7 @@ class Scope:
 
     @property
     def has_usage(self) -> bool:
-        return self.shape.has_model_usage
+        return self.shape.has_table("session_model_usage")
 
     @property
     def session_ids(self) -> str:

@@ -111,7 +111,7 @@ def _session_rows(ids: list[str]) -> list[LiveSession]:
         if shape.has_column("sessions", "last_activity_at")
         else "s.started_at"
     )
-    marks = ", ".join(["%s"] * len(ids))
+    marks = store.marks(ids)
     sql = (
         f"SELECT s.id, s.source, {col('title')}, s.model, s.started_at, s.ended_at, {activity}, "
         f"COALESCE(s.message_count, 0), {col('tool_call_count')}, "
@@ -131,7 +131,7 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
     by_id = {s.last_message_id: s for s in sessions if s.last_message_id is not None}
     if not by_id:
         return
-    marks = ", ".join(["%s"] * len(by_id))
+    marks = store.marks(by_id)
     body = "substr(content, 1, 600)" if with_content else "NULL"
     for mid, role, ts, head in store.rows(
         f"SELECT id, role, timestamp, {body} FROM messages WHERE id IN ({marks})",
@@ -146,7 +146,7 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
             session.preview = one_line(redact(as_text(head)))
     # The newest tool call: walk each session's assistant rows backwards on its own index.
     sids = [s.id for s in sessions]
-    marks = ", ".join(["%s"] * len(sids))
+    marks = store.marks(sids)
     # PostgreSQL cannot test for valid JSON before parsing it: the row's text, parsed here.
     last = dialect.pick(
         "CASE WHEN json_valid(m.tool_calls) "

@@ -459,7 +459,7 @@ def failing_messages(
         ids = sorted(groups, reverse=True)[:limit]
         for part in range(0, len(ids), 500):
             wanted = ids[part : part + 500]
-            marks = ", ".join(["%s"] * len(wanted))
+            marks = store.marks(wanted)
             rows = store.rows(
                 f"SELECT m.id, m.session_id, m.timestamp, {title} FROM messages m "
                 f"JOIN sessions s ON s.id = m.session_id WHERE m.id IN ({marks}) "
@@ -494,7 +494,7 @@ def failed_sessions(
     ):
         return []
     _low, since, high = _list_bounds(f, time.time() if now is None else now)
-    marks = ", ".join(["%s"] * len(END_FAILURES))
+    marks = store.marks(END_FAILURES)
     past = ""
     if after is not None:
         past = " AND (s.started_at < %s OR (s.started_at = %s AND s.id < %s))"

@@ -205,8 +205,7 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
     )
     titles = dict(
         store.rows(
-            f"SELECT id, substr(title, 1, 200) FROM sessions WHERE id IN "
-            f"({', '.join(['%s'] * len(top))})",
+            f"SELECT id, substr(title, 1, 200) FROM sessions WHERE id IN ({store.marks(top)})",
             [r[0] for r in top],
             budget,
         )

@@ -1,8 +1,6 @@
-"""Which profiles (stores) a user may see.
-
-Every profile, unless staff restricted the user or one of their groups
-(:class:`profiles_app.models.ProfileRestriction`): then the profiles named for them and their
-groups.  A profile a user may not see does not exist for them (404, and in no list or figure).
+"""Which profiles (stores) a user may see: every one, unless staff restricted the user or one
+of their groups (then those named for them).  A profile a user may not see does not exist for
+them (404, and in no list or figure).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Links that name the store: ``/p/<profile>/sessions/<id>/`` when several stores are served.
-
-Under ``/p/<profile>/`` the script prefix already carries the profile
-(:mod:`profiles_app.middleware`); elsewhere :func:`in_store` / :func:`store_reverse` say which
-store a link is for.  With one store served, links stay ``/sessions/<id>/``.
+"""Links that name the store: ``/p/<profile>/sessions/<id>/`` when several stores are served
+(under ``/p/<profile>/`` the script prefix already carries it), ``/sessions/<id>/`` otherwise.
 """
 
 from __future__ import annotations
@@ -16,15 +13,6 @@ from hermes_explorer import stores as registry
 from hermes_explorer.stores import Store
 
 
-def _base_and_scope() -> tuple[str, str | None]:
-    """(the prefix before any ``p/<profile>/``, the profile that prefix names or None)."""
-    prefix = get_script_prefix()
-    head, sep, tail = prefix.rstrip("/").rpartition("/p/")
-    if sep and tail and "/" not in tail:
-        return head + "/", tail
-    return prefix, None
-
-
 def in_store(url: str, store: Store | None = None) -> str:
     """``url`` (built by ``reverse``) made to address ``store`` (default: the current one)."""
     if not registry.multi():
@@ -32,11 +20,13 @@ def in_store(url: str, store: Store | None = None) -> str:
     store = store or registry.current()
     if store is None:
         return url
-    base, scope = _base_and_scope()
-    if scope is not None:
+    base = get_script_prefix()
+    head, sep, scope = base.rstrip("/").rpartition("/p/")
+    if sep and scope and "/" not in scope:
+        # Under ``p/<profile>/`` already: the link is made again from the prefix before it.
         if scope == store.name:
             return url
-        url = base + url[len(get_script_prefix()) :]
+        url, base = head + "/" + url[len(base) :], head + "/"
     if not url.startswith(base):
         return url
     return f"{base}p/{quote(store.name, safe='')}/{url[len(base) :]}"

@@ -2,8 +2,7 @@
 
 Each store gives at most ``n + 1`` rows after its own position (never ``OFFSET``), the
 candidates are merged in the list's order (ties broken by profile name) and the first ``n``
-make the page, so a deep page costs what a first page costs.  Light candidates (keys only)
-are completed by ``load`` for the page's rows only.
+make the page, so a deep page costs what a first page costs.
 
 A position is ``[values, inclusive]``, ``0`` when a store has nothing on that side, absent
 when the store starts from its first row.
@@ -39,8 +38,8 @@ class KeysetLike(Protocol):
     def values_of(self, row) -> list: ...
 
 
-def _bound(keyset: KeysetLike, position, forward: bool) -> Q | None:
-    """Rows on the far side of ``position`` going ``forward`` (None: every row)."""
+def _bound(keyset: KeysetLike, position, forward: bool) -> Q:
+    """Rows on the far side of ``position`` going ``forward``."""
     values, inclusive = position
     beyond = keyset.after(values, reverse=not forward)
     if inclusive:
@@ -116,7 +115,6 @@ def paginate(
             notes.append(str(exc))
     forward = direction == "n"
     candidates = []
-    extra: dict[str, bool] = {}
     for store in parts:
         position = positions.get(store.name)
         if position == NOTHING:
@@ -124,14 +122,13 @@ def paginate(
         bound = None if position is None else _bound(keyset, position, forward)
         with registry.using(store):
             rows = fetch(store, bound, forward, per_page + 1)
-        extra[store.name] = len(rows) > per_page
         for row in rows:
             row.store = store
             candidates.append((keyset.values_of(row), store.name, row))
     order = functools.cmp_to_key(_compare(keyset))
     candidates.sort(key=lambda c: order(c[:2]), reverse=not forward)
     taken = candidates[:per_page]
-    more = len(candidates) > per_page or any(extra.values())
+    more = len(candidates) > per_page
     if not forward:
         taken.reverse()
     rows = [row for _values, _name, row in taken]

@@ -2,11 +2,7 @@
 
 Under ``/p/<profile>/`` the prefix is taken off before the URL is resolved, the profile's store
 is made current and the script prefix gains ``p/<profile>/``, so every ``reverse`` stays in the
-profile.  A profile that does not exist, or that the user may not see, is a 404 (the old API's
-own 404 under its URLs, and its 401 to a visitor who is not signed in).
-
-With several stores served, ``/sessions/<id>/`` without a profile lands on the visible store
-that has the session (:func:`land`), or offers a choice when several do.
+profile.  A profile that does not exist, or that the user may not see, is a 404.
 """
 
 from __future__ import annotations

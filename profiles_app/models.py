@@ -34,8 +34,7 @@ class ProfileRestriction(models.Model):
         verbose_name = "profile restriction"
 
     def __str__(self) -> str:
-        who = self.user or self.group
-        return f"{who}: {self.profiles}"
+        return f"{self.user or self.group}: {self.profiles}"
 
     def clean(self) -> None:
         if (self.user_id is None) == (self.group_id is None):

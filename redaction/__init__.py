@@ -9,6 +9,7 @@ learns nothing of a secret, an analyst its kind, staff its value through an audi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterable
@@ -18,16 +19,6 @@ from django.conf import settings
 
 from .engine import marker, redact_batch, redact_text
 from .rules import SECRET_NAME
-
-__all__ = [
-    "redact",
-    "redact_json_text",
-    "redact_many",
-    "redact_text",
-    "redact_text_many",
-    "redact_value",
-    "redaction_enabled",
-]
 
 
 def redaction_enabled() -> bool:
@@ -97,11 +88,9 @@ def _redact_structure(value):
 def _still_json(original: str, redacted: str) -> str:
     """``redacted``, or when the original parsed as JSON and it does not, the original
     decoded, walked and encoded again (a replacement that cut a string in two)."""
-    try:
+    with contextlib.suppress(ValueError):
         json.loads(redacted)
         return redacted
-    except ValueError:
-        pass
     try:
         document = json.loads(original)
     except ValueError:

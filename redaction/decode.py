@@ -6,8 +6,6 @@ behind an escape or be spelled with escapes (``\\u0073k-…``).  The engine also
 JSON string literal holding an escape, decoded (and the next level inside it), and hides what it
 finds in the decoded value, encoded again in place: a JSON document stays valid, with the same
 layout.  Literals are found by their quotes, not by parsing, so text cut short is handled too.
-:func:`visible` reads zero-width characters, percent-escapes, character references, ``\\u``
-escapes of ASCII characters and fullwidth forms as the characters they stand for.
 """
 
 from __future__ import annotations

@@ -59,10 +59,9 @@ _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
 # Gates ------------------------------------------------------------------------------------------
-# Every gate is compiled into one Hyperscan automaton for the lower-cased text and one for the
-# text as it is, read once each (about 2 ns a byte).  UTF-8 and Unicode properties make
-# ``\w``, ``\s`` and repeats count characters as Python's ``re`` does.  Leftmost starts give
-# each match's span: a JSON literal is decoded where a span overlaps it.
+# One Hyperscan automaton for the lower-cased text and one for the text as it is.  UTF-8 and
+# Unicode properties make ``\w``, ``\s`` and repeats count characters as Python's ``re`` does;
+# leftmost starts give each match's span (a JSON literal is decoded where a span overlaps it).
 _FLAGS = hyperscan.HS_FLAG_SOM_LEFTMOST | hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_UCP
 
 

@@ -1,10 +1,10 @@
 """The secret shapes, as data: what each looks like and the cheap literals that must be in it.
 
 Provider shapes follow gitleaks' default rules (v8.30) and detect-secrets' plugins (v1.5),
-named in each rule's ``origin``, re-expressed: a rule keeps the token's prefix, alphabet and
-length, and drops what only serves scanning a repository (entropy thresholds, path allow-lists,
-trailing delimiters: the engine's boundary check replaces them).  Rules without an origin are
-our own.  Not taken over: gitleaks' keyword rules (the ``NAME=value`` rules cover their usual
+named in a comment above each rule, re-expressed: a rule keeps the token's prefix, alphabet
+and length, and drops what only serves scanning a repository (entropy thresholds, path
+allow-lists, trailing delimiters: the engine's boundary check replaces them).  Rules without
+such a comment are our own.  Not taken over: gitleaks' keyword rules (the ``NAME=value`` rules cover their usual
 spelling without their false positives) and the prefixes of smaller services.
 
 A pattern starts with a literal whenever it can (scanned for at C speed) and hides its group
@@ -32,7 +32,6 @@ class Rule:
     glued: bool = False  # may follow a letter or a digit
     after: tuple[str, ...] = ()  # words a match may be glued to all the same
     handler: str = "plain"  # "pair" (see _pair) or "cookie" (each value hidden, names kept)
-    origin: str = ""
 
 
 # Pieces --------------------------------------------------------------------------------------
@@ -146,112 +145,78 @@ def _pair(pattern: str, gates: tuple[str, ...], *, lowered: bool = True) -> Rule
 
 # Provider keys and tokens: a fixed prefix, then the token's alphabet --------------------------
 PROVIDER_RULES: tuple[Rule, ...] = (
-    Rule(
-        "anthropic key",
-        r"sk-ant-" + _KEY + "{20,}",
-        gates=("sk-",),
-        origin="gitleaks anthropic-api-key, anthropic-admin-api-key",
-    ),
+    # From gitleaks anthropic-api-key, anthropic-admin-api-key.
+    Rule("anthropic key", r"sk-ant-" + _KEY + "{20,}", gates=("sk-",)),
     Rule("openrouter key", r"sk-or-" + _KEY + "{20,}", gates=("sk-",)),
+    # From gitleaks openai-api-key; detect-secrets OpenAIDetector.
     Rule(
-        "openai key",
-        r"sk-(?!ant-|or-)(?:proj-|svcacct-|admin-)?" + _KEY + "{20,}",
-        gates=("sk-",),
-        origin="gitleaks openai-api-key; detect-secrets OpenAIDetector",
+        "openai key", r"sk-(?!ant-|or-)(?:proj-|svcacct-|admin-)?" + _KEY + "{20,}", gates=("sk-",)
     ),
+    # From gitleaks stripe-access-token; detect-secrets StripeDetector.
     Rule(
         "stripe key",
         r"k_(?:live|test|prod)_[0-9A-Za-z]{10,99}",
         gates=("k_(?:live|test|prod)_",),
         lead=("[sr]", 1, 1),
-        origin="gitleaks stripe-access-token; detect-secrets StripeDetector",
     ),
-    Rule(
-        "twilio key",
-        r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])",
-        raw_gates=("SK[0-9a-fA-F]{32}",),
-        origin="gitleaks twilio-api-key; detect-secrets TwilioKeyDetector",
-    ),
+    # From gitleaks twilio-api-key; detect-secrets TwilioKeyDetector.
+    Rule("twilio key", r"SK[0-9a-fA-F]{32}(?![0-9A-Za-z])", raw_gates=("SK[0-9a-fA-F]{32}",)),
     Rule("groq key", r"gsk_[A-Za-z0-9]{40,}", gates=("gsk_",)),
     Rule("xai key", r"xai-[A-Za-z0-9]{40,}", gates=("xai-",)),
-    Rule(
-        "google api key",
-        r"AIza[0-9A-Za-z_\-]{35}",
-        raw_gates=("AIza",),
-        origin="gitleaks gcp-api-key",
-    ),
+    # From gitleaks gcp-api-key.
+    Rule("google api key", r"AIza[0-9A-Za-z_\-]{35}", raw_gates=("AIza",)),
     Rule("google oauth secret", r"GOCSPX-" + _KEY + "{20,}", gates=("gocspx-",)),
     Rule("google oauth token", r"ya29\.[0-9A-Za-z_\-]{20,}", gates=(_DOT_TOKEN,)),
+    # From gitleaks aws-access-token; detect-secrets AWSKeyDetector.
     Rule(
         "aws access key",
         r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}(?![0-9A-Za-z])",
         raw_gates=("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-        origin="gitleaks aws-access-token; detect-secrets AWSKeyDetector",
     ),
-    Rule(
-        "aws bedrock key",
-        r"ABSK" + _B64 + "{109,269}={0,2}",
-        raw_gates=("ABSK",),
-        origin="gitleaks aws-amazon-bedrock-api-key-long-lived",
-    ),
+    # From gitleaks aws-amazon-bedrock-api-key-long-lived.
+    Rule("aws bedrock key", r"ABSK" + _B64 + "{109,269}={0,2}", raw_gates=("ABSK",)),
+    # From detect-secrets AzureStorageKeyDetector.
     Rule(
         "azure storage key",
         r"AccountKey=(?P<secret>" + _B64 + "{86}==)",
         gates=("accountkey=",),
         glued=True,
-        origin="detect-secrets AzureStorageKeyDetector",
     ),
-    Rule(
-        "github token",
-        r"gh[pousr]_[A-Za-z0-9]{36,255}",
-        gates=("gh[pousr]_",),
-        origin="gitleaks github-pat, github-oauth, github-app-token, github-refresh-token",
-    ),
-    Rule(
-        "github token",
-        r"github_pat_[A-Za-z0-9_]{22,255}",
-        gates=("github_pat_",),
-        origin="gitleaks github-fine-grained-pat",
-    ),
+    # From gitleaks github-pat, github-oauth, github-app-token, github-refresh-token.
+    Rule("github token", r"gh[pousr]_[A-Za-z0-9]{36,255}", gates=("gh[pousr]_",)),
+    # From gitleaks github-fine-grained-pat.
+    Rule("github token", r"github_pat_[A-Za-z0-9_]{22,255}", gates=("github_pat_",)),
+    # From gitleaks gitlab-pat (and the other gitlab-* token rules);
+    # detect-secrets GitLabTokenDetector.
     Rule(
         "gitlab token",
         r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas|ffct)-" + _KEY + "{20,}"
         r"(?:\.[0-9a-z]{2}[0-9a-z]{7})?",
         gates=("gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas|ffct)-",),
-        origin="gitleaks gitlab-pat (and the other gitlab-* token rules); "
-        "detect-secrets GitLabTokenDetector",
     ),
-    Rule(
-        "gitlab token",
-        r"GR1348941" + _KEY + "{20,}",
-        gates=("gr1348941",),
-        origin="gitleaks gitlab-rrt",
-    ),
+    # From gitleaks gitlab-rrt.
+    Rule("gitlab token", r"GR1348941" + _KEY + "{20,}", gates=("gr1348941",)),
+    # From gitleaks grafana-cloud-api-token, grafana-service-account-token.
     Rule(
         "grafana token",
         r"glc_" + _B64 + "{32,400}={0,3}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
         gates=("glc_", "glsa_"),
-        origin="gitleaks grafana-cloud-api-token, grafana-service-account-token",
     ),
-    Rule(
-        "grafana token",
-        r"eyJrIjoi[A-Za-z0-9]{70,400}={0,3}",
-        raw_gates=("eyJrIjoi",),
-        origin="gitleaks grafana-api-key",
-    ),
+    # From gitleaks grafana-api-key.
+    Rule("grafana token", r"eyJrIjoi[A-Za-z0-9]{70,400}={0,3}", raw_gates=("eyJrIjoi",)),
+    # From gitleaks slack-bot-token, slack-user-token, slack-app-token, slack-config-*.
     Rule(
         "slack token",
         r"xox[abposre]-[A-Za-z0-9\-]{10,}|xoxe\.xox[bp]-\d-[A-Za-z0-9]{20,}"
         r"|xapp-\d-[A-Za-z0-9\-]{10,}",
         gates=("xox[abposre][-.]", "xapp-"),
-        origin="gitleaks slack-bot-token, slack-user-token, slack-app-token, slack-config-*",
     ),
+    # From gitleaks slack-webhook-url.
     Rule(
         "slack webhook",
         r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_]{20,}",
         gates=(r"ks\.slack\.com/",),
         glued=True,
-        origin="gitleaks slack-webhook-url",
     ),
     Rule(
         "discord webhook",
@@ -259,176 +224,102 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         gates=("webhooks/",),
         glued=True,
     ),
+    # From gitleaks microsoft-teams-webhook.
     Rule(
         "teams webhook",
         r"webhook\.office\.com/webhookb2/[A-Za-z0-9@/\-]{40,}",
         gates=(r"k\.office\.com/",),
         glued=True,
-        origin="gitleaks microsoft-teams-webhook",
     ),
-    Rule(
-        "hugging face token",
-        r"hf_[A-Za-z]{34}(?![A-Za-z0-9])",
-        gates=("hf_",),
-        origin="gitleaks huggingface-access-token",
-    ),
-    Rule(
-        "hugging face token",
-        r"api_org_[A-Za-z]{34}(?![A-Za-z0-9])",
-        gates=("api_org_",),
-        origin="gitleaks huggingface-organization-api-token",
-    ),
-    Rule(
-        "npm token",
-        r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])",
-        gates=("npm_",),
-        origin="gitleaks npm-access-token",
-    ),
+    # From gitleaks huggingface-access-token.
+    Rule("hugging face token", r"hf_[A-Za-z]{34}(?![A-Za-z0-9])", gates=("hf_",)),
+    # From gitleaks huggingface-organization-api-token.
+    Rule("hugging face token", r"api_org_[A-Za-z]{34}(?![A-Za-z0-9])", gates=("api_org_",)),
+    # From gitleaks npm-access-token.
+    Rule("npm token", r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])", gates=("npm_",)),
     # A package index upload token: a macaroon whose base64 names the index.
+    # From gitleaks pypi-upload-token; detect-secrets PypiTokenDetector.
     Rule(
         "package index token",
         r"pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_\-]{50,}",
         gates=("pypi-ageichlwas5vcmc", "pypi-agendgvzdc5wexbplm9yzw"),
-        origin="gitleaks pypi-upload-token; detect-secrets PypiTokenDetector",
     ),
-    Rule(
-        "sendgrid key",
-        r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
-        gates=(r"sg\.",),
-        origin="gitleaks sendgrid-api-token; detect-secrets SendGridDetector",
-    ),
-    Rule(
-        "sendinblue key",
-        r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}",
-        gates=("xkeysib-",),
-        origin="gitleaks sendinblue-api-token",
-    ),
-    Rule(
-        "digitalocean token",
-        r"dop_v1_[a-f0-9]{64}",
-        gates=("dop_v1_",),
-        origin="gitleaks digitalocean-pat",
-    ),
+    # From gitleaks sendgrid-api-token; detect-secrets SendGridDetector.
+    Rule("sendgrid key", r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}", gates=(r"sg\.",)),
+    # From gitleaks sendinblue-api-token.
+    Rule("sendinblue key", r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", gates=("xkeysib-",)),
+    # From gitleaks digitalocean-pat.
+    Rule("digitalocean token", r"dop_v1_[a-f0-9]{64}", gates=("dop_v1_",)),
+    # From gitleaks vault-service-token, vault-batch-token.
     Rule(
         "vault token",
         r"hvs\.[A-Za-z0-9_\-]{90,120}|hvb\.[A-Za-z0-9_\-]{138,300}",
         gates=(_DOT_TOKEN,),
-        origin="gitleaks vault-service-token, vault-batch-token",
     ),
-    Rule(
-        "postman key",
-        r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}",
-        gates=("pmak-",),
-        origin="gitleaks postman-api-token",
-    ),
-    Rule(
-        "rubygems token",
-        r"rubygems_[a-f0-9]{48}",
-        gates=("rubygems_",),
-        origin="gitleaks rubygems-api-token",
-    ),
-    Rule(
-        "flutterwave key",
-        r"FLWSECK_TEST-[a-hA-H0-9]{12,32}(?:-X)?",
-        gates=("flwseck_test-",),
-        origin="gitleaks flutterwave-secret-key, flutterwave-encryption-key",
-    ),
-    Rule(
-        "new relic key",
-        r"NRAK-[A-Za-z0-9]{27}",
-        gates=("nrak-",),
-        origin="gitleaks new-relic-user-api-key",
-    ),
-    Rule(
-        "scalingo token",
-        r"tk-us-" + _KEY + "{48}",
-        gates=("k-us-",),
-        origin="gitleaks scalingo-api-token",
-    ),
-    Rule(
-        "artifactory key",
-        r"AKCp[A-Za-z0-9]{69}",
-        raw_gates=("AKCp",),
-        origin="gitleaks artifactory-api-key",
-    ),
+    # From gitleaks postman-api-token.
+    Rule("postman key", r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}", gates=("pmak-",)),
+    # From gitleaks rubygems-api-token.
+    Rule("rubygems token", r"rubygems_[a-f0-9]{48}", gates=("rubygems_",)),
+    # From gitleaks flutterwave-secret-key, flutterwave-encryption-key.
+    Rule("flutterwave key", r"FLWSECK_TEST-[a-hA-H0-9]{12,32}(?:-X)?", gates=("flwseck_test-",)),
+    # From gitleaks new-relic-user-api-key.
+    Rule("new relic key", r"NRAK-[A-Za-z0-9]{27}", gates=("nrak-",)),
+    # From gitleaks scalingo-api-token.
+    Rule("scalingo token", r"tk-us-" + _KEY + "{48}", gates=("k-us-",)),
+    # From gitleaks artifactory-api-key.
+    Rule("artifactory key", r"AKCp[A-Za-z0-9]{69}", raw_gates=("AKCp",)),
+    # From gitleaks azure-ad-client-secret.
     Rule(
         "azure client secret",
         r"Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
         raw_gates=("Q~",),
         lead=("[A-Za-z0-9_~.]{3}[0-9]", 4, 4),
-        origin="gitleaks azure-ad-client-secret",
     ),
-    Rule(
-        "openshift token",
-        r"sha256~[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])",
-        raw_gates=("sha256~",),
-        origin="gitleaks openshift-user-token",
-    ),
-    Rule(
-        "alibaba key",
-        r"LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])",
-        raw_gates=("LTAI",),
-        origin="gitleaks alibaba-access-key-id",
-    ),
-    Rule(
-        "heroku key",
-        r"HRKU-AA[0-9A-Za-z_\-]{58}",
-        raw_gates=("HRKU-AA",),
-        origin="gitleaks heroku-api-key-v2",
-    ),
-    Rule(
-        "facebook token",
-        r"EAA[MC][A-Za-z0-9]{100,}",
-        raw_gates=("EAA[MC]",),
-        origin="gitleaks facebook-page-access-token",
-    ),
+    # From gitleaks openshift-user-token.
+    Rule("openshift token", r"sha256~[A-Za-z0-9_\-]{43}(?![A-Za-z0-9_\-])", raw_gates=("sha256~",)),
+    # From gitleaks alibaba-access-key-id.
+    Rule("alibaba key", r"LTAI[A-Za-z0-9]{20}(?![A-Za-z0-9])", raw_gates=("LTAI",)),
+    # From gitleaks heroku-api-key-v2.
+    Rule("heroku key", r"HRKU-AA[0-9A-Za-z_\-]{58}", raw_gates=("HRKU-AA",)),
+    # From gitleaks facebook-page-access-token.
+    Rule("facebook token", r"EAA[MC][A-Za-z0-9]{100,}", raw_gates=("EAA[MC]",)),
+    # From gitleaks age-secret-key.
     Rule(
         "age secret key",
         r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
         raw_gates=("AGE-SECRET-KEY-1",),
-        origin="gitleaks age-secret-key",
     ),
-    Rule(
-        "1password token",
-        r"ops_eyJ" + _B64 + "{250,}={0,3}",
-        raw_gates=("ops_eyJ",),
-        origin="gitleaks 1password-service-account-token",
-    ),
-    Rule(
-        "mapbox token",
-        r"sk\.eyJ" + _KEY + r"{10,}\." + _KEY + "{20,}",
-        raw_gates=(r"sk\.eyJ",),
-        origin="gitleaks mapbox-api-token",
-    ),
+    # From gitleaks 1password-service-account-token.
+    Rule("1password token", r"ops_eyJ" + _B64 + "{250,}={0,3}", raw_gates=("ops_eyJ",)),
+    # From gitleaks mapbox-api-token.
+    Rule("mapbox token", r"sk\.eyJ" + _KEY + r"{10,}\." + _KEY + "{20,}", raw_gates=(r"sk\.eyJ",)),
+    # From gitleaks sentry-org-token.
     Rule(
         "sentry token",
         r"sntrys_eyJ" + _B64 + "{30,}={0,2}_" + _B64 + "{43}",
         raw_gates=("sntrys_eyJ",),
-        origin="gitleaks sentry-org-token",
     ),
+    # From gitleaks jwt; detect-secrets JwtTokenDetector.
     Rule(
-        "jwt",
-        r"eyJ" + _KEY + r"{8,}\.eyJ" + _KEY + r"{8,}\." + _KEY + "{8,}",
-        raw_gates=("eyJ",),
-        origin="gitleaks jwt; detect-secrets JwtTokenDetector",
+        "jwt", r"eyJ" + _KEY + r"{8,}\.eyJ" + _KEY + r"{8,}\." + _KEY + "{8,}", raw_gates=("eyJ",)
     ),
     # "<bot id>:AA<33 chars>": matched from the colon, the id is the lead; glued to a word it
     # is not a token, except in the Bot API's ".../bot<token>/".
+    # From detect-secrets TelegramBotTokenDetector.
     Rule(
         "telegram bot token",
         r":AA" + _KEY + "{33}(?![A-Za-z0-9_\\-])",
         raw_gates=(":AA",),
         lead=("[0-9]+", 8, 10),
         after=("bot",),
-        origin="detect-secrets TelegramBotTokenDetector",
     ),
     # "<user id, base64>.<6>.<27+>": matched from the first dot, the user id is the lead.
+    # From detect-secrets DiscordBotTokenDetector.
     Rule(
         "discord bot token",
         r"\." + _KEY + r"{6}\." + _KEY + "{27,38}(?![A-Za-z0-9_\\-])",
         gates=(_DOT_TOKEN,),
         lead=("[MNO][A-Za-z0-9_\\-]+", 24, 26),
-        origin="detect-secrets DiscordBotTokenDetector",
     ),
 )
 # Blocks, URLs and headers --------------------------------------------------------------------
@@ -436,6 +327,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     # To its END line; a block cut short (a preview) is hidden to the end of the text, or to
     # the end of the JSON string that holds it (escapes are read in pairs, so an escaped quote
     # does not end it and an escaped backslash before the closing quote does not hide it).
+    # From gitleaks private-key; detect-secrets PrivateKeyDetector.
     Rule(
         "private key",
         r"-----BEGIN[ \t]+(?:[A-Z0-9]+[ \t]+)*PRIVATE[ \t]+KEY(?:[ \t]+BLOCK)?-----"
@@ -443,14 +335,13 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"(?:-----END[ \t]+(?:[A-Z0-9]+[ \t]+)*PRIVATE[ \t]+KEY(?:[ \t]+BLOCK)?-----|(?=\")|\Z)",
         gates=("begin(?:[ \\t]|\\\\+t)",),
         glued=True,
-        origin="gitleaks private-key; detect-secrets PrivateKeyDetector",
     ),
+    # From detect-secrets BasicAuthDetector.
     Rule(
         "url password",
         r"://(?P<user>[^/\s:@'\"<>]{0,100}):(?P<secret>[^/\s@'\"<>]{1,200})@",
         raw_gates=(r"//[^/\s\x1c-\x1f:@'\"<>]{0,100}:",),
         glued=True,
-        origin="detect-secrets BasicAuthDetector",
     ),
     # A token as the whole user part of a URL (https://TOKEN@host/…).
     Rule(
@@ -466,6 +357,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         lowered=True,
         glued=True,
     ),
+    # From gitleaks curl-auth-header.
     Rule(
         "basic auth",
         r"authorization(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?basic[ \t]+"
@@ -473,7 +365,6 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         gates=("basic" + _SPACE_GATE,),
         lowered=True,
         glued=True,
-        origin="gitleaks curl-auth-header",
     ),
     Rule(
         "authorization token",

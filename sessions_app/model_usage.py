@@ -34,7 +34,7 @@ def used_model_sql(shape: Any, name: str) -> tuple[str, list[Any]]:
         return f"COALESCE(s.{col}, {neutral})" if shape.has_column("sessions", col) else neutral
 
     own_model, own_params = model_match("s.model", name)
-    if not shape.has_model_usage:
+    if not shape.has_table("session_model_usage"):
         positive = " OR ".join(f"{own(col, n)} > 0" for col, n in _COUNTERS)
         return f"SELECT s.id FROM sessions s WHERE {own_model} AND ({positive})", own_params
 

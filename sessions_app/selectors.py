@@ -164,7 +164,7 @@ USAGE_ROW_COLUMNS = ("model", "task", "api_call_count", *USAGE_AS_STORED, *USAGE
 
 def session_usage(session: Session) -> list[SessionModelUsage] | None:
     """Its ``session_model_usage`` rows plus the residual the rows leave (as insights does)."""
-    if not store.shape().has_model_usage:
+    if not store.shape().has_table("session_model_usage"):
         return None
     rows = []
     covered = dict.fromkeys(USAGE_COUNTERS + ("api_call_count",), 0)

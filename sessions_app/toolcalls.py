@@ -96,7 +96,7 @@ def session_calls(session_id: str, ids=None) -> list[tuple]:
     sql = call_sql()
     only = ""
     if ids is not None:
-        only = f" AND t.id IN ({', '.join(['%s'] * len(ids))})" if ids else " AND 0"
+        only = f" AND t.id IN ({store.marks(ids)})" if ids else " AND 0"
     return store.rows(
         f"SELECT t.id, {sql.columns} FROM messages t {sql.joins}"
         f" WHERE t.session_id = %s AND {sql.where}{only} ORDER BY t.id",

@@ -207,7 +207,7 @@ def test_long_text_is_cut_by_the_child_and_still_redacted(console):
 # Workers ------------------------------------------------------------------------------------
 def test_one_statement_more_than_the_slots_is_told_the_console_is_busy(console, settings):
     settings.HERMES_SQL_CONCURRENCY = 2
-    with host_slots.slot("console", 2), host_slots.slot("console", 2):
+    with host_slots.take("console", 2), host_slots.take("console", 2):
         response, elapsed = _post(console, "SELECT 1")
     assert response.status_code == 503
     assert "already running 2 statements" in response.context["error"]

@@ -428,7 +428,7 @@ def test_on_a_wal_file_the_clock_gives_the_callers_sizes():
     assert fixed.run(lambda n: n) == (1000, 1000)
     fixed.measured(1000, 10.0)
     assert fixed.size == 1000
-    growing = store.ChunkClock(5000, maximum=2_000_000, grow_below=0.1, growth=4, short=False)
+    growing = store.ChunkClock(5000, maximum=2_000_000, grow_below=0.1, short=False)
     growing.measured(5000, 0.01)
     assert growing.size == 20_000
     growing.measured(20_000, 0.5)

@@ -525,7 +525,7 @@ def test_searches_beyond_the_hosts_bound_are_told_busy(current_store, settings, 
     settings.DATA_DIR = tmp_path
     settings.HERMES_SEARCH_CONCURRENCY = 1
     analyst = client_for("analyst")
-    with host_slots.slot("search", 1):
+    with host_slots.take("search", 1):
         page = analyst.get("/search/", {"q": "hello"})
         assert page.status_code == 429 and "Too many searches" in page.content.decode()
         assert page["Retry-After"] == str(host_slots.RETRY_SECONDS)

@@ -31,12 +31,6 @@ class NotAHermesStore(DatabaseError):
     """An SQLite file without the tables every Hermes release writes."""
 
 
-def _redact_for_sql(value):
-    if value.__class__ is not str or not value:
-        return value
-    return redact(value)
-
-
 class HermesCursor(sqlite_base.SQLiteCursorWrapper):
     """Django's SQLite cursor, plus deadlines, the checkpoint retry, the statement gate of
     rollback-journal files (``gate.py``) and the lock probe (``holds.py``)."""
@@ -166,7 +160,7 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
         conn.set_progress_handler(self.deadline.expired, PROGRESS_STEPS)
         self.hermes_shape = detect_shape(conn, self.settings_dict["NAME"])
         # Filters on free text compare the redacted value: ``hermes_redact(title) LIKE …``.
-        conn.create_function("hermes_redact", 1, _redact_for_sql, deterministic=True)
+        conn.create_function("hermes_redact", 1, redact, deterministic=True)
         # Asked after the shape (SQLite knows the mode once the header is read); not cached
         # with it, as Hermes may switch modes without changing the schema.
         self.hermes_journal_mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
@@ -174,8 +168,7 @@ class DatabaseWrapper(sqlite_base.DatabaseWrapper):
         return conn
 
     def hermes_shape_now(self):
-        """The detected shape of the file this alias points at (connects if needed); a file
-        without Hermes's two tables is refused."""
+        """The shape of the file (connects if needed); one without Hermes's tables is refused."""
         self.ensure_connection()
         missing = [t for t in ("sessions", "messages") if not self.hermes_shape.has_table(t)]
         if missing:

@@ -74,13 +74,8 @@ def _virtual_columns(sql: str) -> tuple[str, ...]:
     match = _ARGUMENTS.search(sql or "")
     if not match:
         return ()
-    names = []
-    for arg in _split_arguments(match.group(1)):
-        arg = arg.strip()
-        if not arg or "=" in arg:
-            continue
-        names.append(arg.split()[0].strip("\"'`[]"))
-    return tuple(names)
+    args = (arg.strip() for arg in _split_arguments(match.group(1)))
+    return tuple(arg.split()[0].strip("\"'`[]") for arg in args if arg and "=" not in arg)
 
 
 def _split_arguments(text: str) -> list[str]:

@@ -1,7 +1,5 @@
-"""Which store's connection alias the code running now reads.
-
-Code written for one store reads the *current* store: ``hermes`` unless :func:`using` said
-otherwise.  A context variable, so threads and streamed responses each keep their own.
+"""Which store's connection alias the code running now reads: ``hermes`` unless :func:`using`
+said otherwise, in a context variable, so threads and streamed responses each keep their own.
 """
 
 from __future__ import annotations
@@ -20,10 +18,18 @@ def current_alias() -> str:
 
 
 @contextlib.contextmanager
-def using(alias: str) -> Iterator[None]:
-    """Read the store of ``alias`` inside the block."""
-    token = _alias.set(alias)
+def scoped(var: contextvars.ContextVar, value) -> Iterator[None]:
+    """``var`` set to ``value`` inside the block; None leaves it as it is around the block."""
+    if value is None:
+        yield
+        return
+    token = var.set(value)
     try:
         yield
     finally:
-        _alias.reset(token)
+        var.reset(token)
+
+
+def using(alias: str | None):
+    """Read the store of ``alias`` inside the block (None: the one read around it)."""
+    return scoped(_alias, alias)

@@ -1,19 +1,17 @@
-"""Statement deadlines for the state.db.
-
-Each statement gets a budget (:func:`query_budget`) when it starts, and an SQLite progress
-handler interrupts it once spent, during ``execute`` and fetches alike.  Past a *cap*
-(:func:`statement_cap`), :class:`QueryTimeout` has ``capped`` true: the work can be cut smaller.
+"""Statement deadlines for the state.db: each statement gets a budget (:func:`query_budget`)
+when it starts, and an SQLite progress handler interrupts it once spent, during ``execute``
+and fetches alike.
 """
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import time
-from collections.abc import Iterator
 
 from django.conf import settings
 from django.db.utils import OperationalError
+
+from .current import scoped
 
 _budget: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "hermes_query_budget", default=None
@@ -43,29 +41,14 @@ def current_budget() -> float:
     return value if value is not None else float(settings.HERMES_QUERY_TIMEOUT)
 
 
-@contextlib.contextmanager
-def _set(var: contextvars.ContextVar, value) -> Iterator[None]:
-    # None leaves the block under whatever was set around it.
-    if value is None:
-        yield
-        return
-    token = var.set(value)
-    try:
-        yield
-    finally:
-        var.reset(token)
-
-
 def query_budget(seconds: float | None):
-    """Give every statement started inside the block ``seconds`` to finish (None: as around
-    the block)."""
-    return _set(_budget, seconds)
+    """Give every statement started inside the block ``seconds`` to finish."""
+    return scoped(_budget, seconds)
 
 
 def statement_cap(seconds: float | None):
-    """Stop every statement started inside the block after ``seconds`` at most (None: as
-    around the block)."""
-    return _set(_cap, seconds)
+    """Stop every statement started inside the block after ``seconds`` at most."""
+    return scoped(_cap, seconds)
 
 
 class Deadline:

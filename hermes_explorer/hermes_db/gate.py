@@ -7,18 +7,15 @@ PENDING, so the overlapping short statements of a worker's threads can hold it f
 (measured: over a second, with every statement under 50 ms).
 
 A thread enters the gate before a statement starts and leaves when it is reset, so between
-two statements the process's lock is released and a waiting writer commits first.  Statements
-stay short on such files (:class:`hermes_explorer.store.ChunkClock`), so the wait is short.
-The gate is per file (:func:`for_file`), as SQLite's lock is.  A thread may nest statements,
-and one that cannot enter within ``WAIT`` seconds goes ahead: a stuck statement must not stop
-every other page.
+two statements the process's lock is released and a waiting writer commits first.  The gate
+is per file, as SQLite's lock is.  A thread that cannot enter within ``WAIT`` seconds goes
+ahead: a stuck statement must not stop every other page.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-import time
 
 # Seconds a thread waits for the gate before it runs its statement regardless.
 WAIT = 2.0
@@ -39,12 +36,8 @@ class StatementGate:
             if self._owner == me:
                 self._depth += 1
                 return True
-            deadline = time.monotonic() + WAIT
-            while self._owner is not None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._changed.wait(left)
+            if not self._changed.wait_for(lambda: self._owner is None, WAIT):
+                return False
             self._owner, self._depth = me, 1
             return True
 

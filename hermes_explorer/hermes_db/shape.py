@@ -1,14 +1,12 @@
 """Which shape of state.db is this? Detected from the file, never from its version number.
 
 A newer Hermes adds columns whenever it opens a file, so a file can mix old and new.  We read
-``sqlite_master`` and ``PRAGMA table_info`` and cache the result per file and schema cookie
-(in the worker and the shared cache).  Virtual tables are only read as text: opening
-``messages_fts_cjk`` needs a tokenizer we lack.
+``sqlite_master`` and ``PRAGMA table_info`` and cache the result per file and schema cookie.
+Virtual tables are only read as text: opening ``messages_fts_cjk`` needs a tokenizer we lack.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sqlite3
@@ -20,8 +18,6 @@ from django.utils.translation import gettext, gettext_noop
 
 from .catalog import Catalog, read_catalog
 from .uri import path_of
-
-logger = logging.getLogger(__name__)
 
 # The plain tables whose columns the explorer reads.
 KNOWN_TABLES = (
@@ -57,14 +53,6 @@ class StoreShape:
     def missing_columns(self, table: str, wanted) -> set[str]:
         present = self.columns.get(table, frozenset())
         return {c for c in wanted if c not in present}
-
-    @property
-    def has_model_usage(self) -> bool:
-        return "session_model_usage" in self.tables
-
-    @property
-    def has_daily_usage(self) -> bool:
-        return "session_daily_usage" in self.tables
 
     def not_recorded(self) -> list[str]:
         """What this file does not record, in readers' words (most noticeable first)."""

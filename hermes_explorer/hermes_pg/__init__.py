@@ -1,15 +1,10 @@
 """The Django database backend for a Hermes profile kept in a PostgreSQL schema.
 
-Django's PostgreSQL backend, read-only in PostgreSQL's own terms:
-
-* the session starts ``default_transaction_read_only=on`` with ``search_path=<schema>,
-  pg_catalog``; every statement runs alone in a ``BEGIN READ ONLY`` transaction, rolled back
-  once its rows are in (so a ``SET`` cannot outlive it), sent with the extended protocol (one
-  statement per call) under a ``SET LOCAL statement_timeout`` of its budget;
-* nothing lives on the server between two statements (no server-side cursor, no prepared
-  statement), so it works behind PgBouncer in transaction mode;
-* the shape is read from ``pg_catalog`` into the same ``StoreShape`` as SQLite's, and each new
-  connection checks whether its role could write (a warning on pages and /healthz).
+Django's PostgreSQL backend, read-only in PostgreSQL's own terms: a read-only session, and
+every statement alone in a ``BEGIN READ ONLY`` transaction rolled back once its rows are in
+(``base.ReadOnlyCursor``).  Nothing lives on the server between two statements (no
+server-side cursor, no prepared statement), so it works behind PgBouncer in transaction mode.
+The shape is read from ``pg_catalog`` into the same ``StoreShape`` as SQLite's.
 """
 
 import re

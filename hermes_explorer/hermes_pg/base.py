@@ -66,12 +66,11 @@ class ReadOnlyCursor(pg_base.Cursor):
         deadline = Deadline()
         deadline.start()
         ms = max(1, math.ceil(deadline.budget * 1000))
-        schema = conn.hermes_schema
         self._prelude = True
         try:
             super().execute(
                 f"BEGIN READ ONLY; SET LOCAL statement_timeout = {ms}; "
-                f"SET LOCAL search_path = {schema}, pg_catalog"
+                f"SET LOCAL search_path = {conn.hermes_schema}, pg_catalog"
             )
         finally:
             self._prelude = False
@@ -112,10 +111,8 @@ def as_in_sqlite(text: str):
     payload = text[len(JSON_MARK) :]
     if payload.startswith('"'):
         for ending in ("", '"'):  # a string cut by ``left()`` lost its closing quote
-            try:
+            with contextlib.suppress(ValueError):
                 return json.loads(payload + ending)
-            except ValueError:
-                pass
     return "\x00json:" + payload
 
 
@@ -182,8 +179,7 @@ class DatabaseWrapper(pg_base.DatabaseWrapper):
         return conn
 
     def hermes_shape_now(self):
-        """The shape of the schema (connects if needed); a missing or forbidden schema, or
-        one without Hermes's two tables, is refused."""
+        """The shape of the schema (connects if needed); a missing or forbidden one is refused."""
         self.ensure_connection()
         if self.hermes_problem:
             raise NotAHermesStore(self.hermes_problem)

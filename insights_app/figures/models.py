@@ -178,7 +178,7 @@ def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
     several routes share a short name, a session that used two counts once."""
     u = scope.ucol
     named = [f for f in fulls if f is not None]
-    marks = ", ".join(["%s"] * len(named)) or "NULL"
+    marks = store.marks(named) or "NULL"
     null_model = " OR s.model IS NULL" if None in fulls else ""
 
     # Per counter but reasoning (as :func:`_residual`): its own against its usage rows' sum.

@@ -53,7 +53,7 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
     titles = {}
     ids = [top["session_id"] for top in found.values()]
     if ids and store.shape().has_column("sessions", "title"):
-        marks = ", ".join(["%s"] * len(ids))
+        marks = store.marks(ids)
         titles = dict(
             store.rows(f"SELECT id, substr(title, 1, 100) FROM sessions WHERE id IN ({marks})", ids)
         )

@@ -1,9 +1,6 @@
-"""Exports: any table view as CSV, JSON or JSONL, streamed in keyset-paged chunks.
-
-``?_export=csv|json|jsonl`` downloads every row of the current filters and sort, one short
-query per chunk, so memory stays flat and no read transaction spans chunks (an export is not
-a snapshot).  Secrets are redacted as on the pages; CSV cells are defused against formula
-injection unless ``_raw=1``.  Speed and how it was measured: ``docs/performance.md``.
+"""Exports: any table view as CSV, JSON or JSONL (``?_export=``), streamed in keyset-paged
+chunks (:mod:`.chunks`); secrets redacted as on the pages, CSV formulas defused unless
+``_raw=1``.  Speed and how it was measured: ``docs/performance.md``.
 """
 
 from .chunks import keyset_chunks

@@ -62,8 +62,6 @@ _EMPTY_FOR_NONE = {None: ""}
 _SCANNED_COLUMN = 64 * 1024
 # A first character that makes a cell a formula, found in the first characters of a column.
 _FORMULA_FIRST = re.compile("[=+\\-@\t\r]")
-_QUOTE = '"'
-_TWO_QUOTES = '""'
 
 
 def csv_column(values: Sequence, *, style: str = "safe") -> Sequence[str]:
@@ -95,7 +93,7 @@ def _text_column(values: Sequence, style: str, empty: bool) -> Sequence[str]:
         joined = "\x00".join(filter(None, values))
         if '"' not in joined and "," not in joined and "\n" not in joined and "\r" not in joined:
             return list(map(_EMPTY_FOR_NONE.get, values, values)) if empty else values
-    q, qq = _QUOTE, _TWO_QUOTES
+    q, qq = '"', '""'
     return [
         ""
         if v is None

@@ -18,7 +18,7 @@ from hermes_explorer.metrics import EXPORT_BYTES
 from ..querysets import PREVIEW_CHARS
 from . import encoders
 from .csv_fast import SEMICOLON_STYLE
-from .request import FORMATS, safe_filename
+from .request import FORMATS, safe_filename, wants_raw, wants_spreadsheet
 
 logger = logging.getLogger(__name__)
 
@@ -107,9 +107,21 @@ def stream_export(
     return response
 
 
+def stream_for(request, columns, chunks, fmt: str, filename: str, *, preview: bool = False):
+    """:func:`stream_export` with the CSV style the request asks for (``_bom``, ``_raw``)."""
+    return stream_export(
+        fmt=fmt,
+        columns=columns,
+        chunks=chunks,
+        filename=filename,
+        spreadsheet=wants_spreadsheet(request),
+        raw=wants_raw(request),
+        preview_only=preview,
+    )
+
+
 def export_slot() -> host_slots.Held:
-    """One of the host's ``HERMES_EXPORT_CONCURRENCY`` export slots, held for a whole stream
-    (give it to :class:`~hermes_explorer.host_slots.Holding`), or :class:`Busy`."""
+    """One of the host's ``HERMES_EXPORT_CONCURRENCY`` export slots, or :class:`Busy`."""
     return host_slots.take("export", settings.HERMES_EXPORT_CONCURRENCY)
 
 
@@ -124,8 +136,7 @@ def _plain(text: str, *, status: int) -> HttpResponse:
 
 
 def spreadsheet_style() -> str:
-    """The spreadsheet CSV of the page's language: ``;`` between fields where it writes a
-    decimal comma (French)."""
+    """The spreadsheet CSV of the page's language (``;`` where it writes a decimal comma)."""
     from ..formatting import page_formats
 
     return SEMICOLON_STYLE if page_formats().decimal == "," else "spreadsheet"

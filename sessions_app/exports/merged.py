@@ -15,6 +15,7 @@ from hermes_explorer.stores import Store
 
 from .. import exports
 from ..merged_list import chosen_stores
+from .http import stream_for
 from .plans import MESSAGE_FIELDS, SESSION_FIELDS, TablePlan, output_columns
 
 
@@ -69,12 +70,5 @@ def merged_export(
 
     fmt = exports.requested_format(request) or "csv"
     bits = list(filename_bits) + ([parts[0].name] if len(parts) == 1 else [])
-    return exports.stream_export(
-        fmt=fmt,
-        columns=["profile", *columns],
-        chunks=chunks(),
-        filename=exports.export_filename(noun, bits, fmt, preview=preview),
-        spreadsheet=exports.wants_spreadsheet(request),
-        raw=exports.wants_raw(request),
-        preview_only=preview,
-    )
+    filename = exports.export_filename(noun, bits, fmt, preview=preview)
+    return stream_for(request, ["profile", *columns], chunks(), fmt, filename, preview=preview)

@@ -18,15 +18,13 @@ from ..querysets import PREVIEW_CHARS, PREVIEW_READ_CHARS
 from ..selectors import sessions_for_table
 from ..sqlfunctions import ContentHead
 from . import chunks as chunking
-from .http import invalid_filters_response, stream_export
+from .http import invalid_filters_response, stream_for
 from .isotime import iso_converter
 from .request import (
     export_filename,
     requested_format,
     session_filename_bits,
     wants_preview,
-    wants_raw,
-    wants_spreadsheet,
 )
 
 # Columns of the exports, in order. Times become two columns: ISO 8601 and ``<name>_epoch``.
@@ -94,7 +92,6 @@ MESSAGE_FIELDS = (
 )
 # Text a preview export cuts in SQL, and where secrets hide (redacted as on the pages).
 LONG_MESSAGE_FIELDS = ("content", "tool_calls", "reasoning")
-_JOINED = ("session_title", "source")
 
 
 def output_columns(fields: Sequence[str]) -> list[str]:
@@ -197,26 +194,14 @@ def _present(queryset, fields: Sequence[str], virtual: Iterable[str] = ()) -> li
     return [f for f in fields if f in virtual or queryset.has_column(meta.get_field(f).column)]
 
 
-def _stream_plan(request, plan: TablePlan, fmt: str, filename: str, *, preview: bool = False):
-    return stream_export(
-        fmt=fmt,
-        columns=plan.columns,
-        chunks=plan.chunks(),
-        filename=filename,
-        spreadsheet=wants_spreadsheet(request),
-        raw=wants_raw(request),
-        preview_only=preview,
-    )
-
-
 def session_rows(queryset, keyset: Keyset) -> TablePlan:
     """The plan of a session export: every column this file has, in ``keyset`` order."""
-    qs = queryset
     if any(k == "last_active" for k, _ in keyset.keys):
         # The sort's key (annotated again, the same expression, when the queryset has it).
-        qs = qs.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
+        queryset = queryset.annotate(last_active=Coalesce(F("last_activity_at"), F("started_at")))
     # model_config can carry a base URL with credentials: redacted like the session page.
-    return table_plan(qs, keyset, _present(qs, SESSION_FIELDS), redacted=("model_config",))
+    fields = _present(queryset, SESSION_FIELDS)
+    return table_plan(queryset, keyset, fields, redacted=("model_config",))
 
 
 def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
@@ -233,8 +218,8 @@ def message_rows(queryset, keyset: Keyset, *, preview: bool) -> TablePlan:
     qs = queryset.annotate(
         export_session_title=of_session("title"), export_session_source=of_session("source")
     )
-    fields = _present(qs, MESSAGE_FIELDS, virtual=_JOINED)
     sources = {"session_title": "export_session_title", "source": "export_session_source"}
+    fields = _present(qs, MESSAGE_FIELDS, virtual=sources)
     if preview:
         cuts = {
             # NUL-safe: multimodal content starts with a NUL that stops SQLite's substr().
@@ -262,7 +247,7 @@ def export_messages(
     preview = wants_preview(request)
     plan = message_rows(queryset, keyset, preview=preview)
     filename = export_filename("messages", filename_bits, fmt, preview=preview)
-    return _stream_plan(request, plan, fmt, filename, preview=preview)
+    return stream_for(request, plan.columns, plan.chunks(), fmt, filename, preview=preview)
 
 
 def export_session_list(request, filterset, keyset: Keyset, *, extend=None):
@@ -275,4 +260,4 @@ def export_session_list(request, filterset, keyset: Keyset, *, extend=None):
     if extend is not None:
         plan = extend(plan)
     filename = export_filename("sessions", session_filename_bits(filterset), fmt)
-    return _stream_plan(request, plan, fmt, filename)
+    return stream_for(request, plan.columns, plan.chunks(), fmt, filename)

@@ -79,8 +79,7 @@ def session_filename_bits(filterset) -> list[str]:
     for key in ("model", "user_id", "end_reason", "cost_status"):
         if data.get(key):
             bits.append(str(data[key]).rsplit("/", 1)[-1])
-    if data.get("started_after"):
-        bits.append(f"from-{data['started_after'].isoformat()}")
-    if data.get("started_before"):
-        bits.append(f"to-{data['started_before'].isoformat()}")
+    for key, word in (("started_after", "from"), ("started_before", "to")):
+        if data.get(key):
+            bits.append(f"{word}-{data[key].isoformat()}")
     return bits

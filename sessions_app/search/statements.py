@@ -79,7 +79,7 @@ def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
         ("m.role = %s", [req.role] if req.role else []),
         ("m.tool_name = %s", [req.tool_name] if req.tool_name else []),
         ("m.session_id = %s", [req.session_id] if req.session_id else []),
-        (f"s.source IN ({', '.join(['%s'] * len(req.sources or ()))})", list(req.sources or ())),
+        (f"s.source IN ({store.marks(req.sources or ())})", list(req.sources or ())),
         ("m.timestamp >= %s", [] if req.since is None else [req.since]),
         ("m.timestamp < %s", [] if req.until is None else [req.until]),
     ]
@@ -222,7 +222,6 @@ def scan(
         maximum=2_000_000 if not req.session_id else None,
         first=SCAN_FIRST_IDS,
         grow_below=budget / 20,
-        growth=4,
     )
     started = time.monotonic()
     rows: list = []

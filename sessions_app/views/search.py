@@ -101,7 +101,7 @@ def search_results(request: HttpRequest) -> HttpResponse:
         before = _positive_int(request, "before", cap=2**62)
         req = form.to_request(page=page, before=before)
         try:
-            with host_slots.slot("search", settings.HERMES_SEARCH_CONCURRENCY):
+            with host_slots.take("search", settings.HERMES_SEARCH_CONCURRENCY):
                 if parts is None:
                     result = search.run_search(req)
                 else:

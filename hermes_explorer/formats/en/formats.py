@@ -2,9 +2,6 @@
 
 SHORT_DATE_FORMAT = "Y-m-d"
 SHORT_DATETIME_FORMAT = "Y-m-d H:i"
-YEAR_MONTH_FORMAT = "F Y"
-DECIMAL_SEPARATOR = "."
-THOUSAND_SEPARATOR = ","
 
 # The explorer's own, read with ``get_format`` like Django's (dates in its ``date`` syntax).
 LONG_DATE_FORMAT = "M j, Y"

@@ -1,8 +1,6 @@
 """``manage.py profiles list|restrict|unrestrict``: the Hermes profiles served, and who is
-restricted to which (a user or, with ``--group``, a group).
-
-A restricted user sees only the profiles named for them and their groups.  A profile not
-served now may be named (it may be created later); the command says so.
+restricted to which (a user or, with ``--group``, a group).  A profile not served now may be
+named (it may be created later).
 """
 
 from __future__ import annotations
@@ -45,19 +43,16 @@ class Command(BaseCommand):
             self.stderr.write(f"Not served now (kept anyway): {', '.join(unknown)}")
         ProfileRestriction.objects.update_or_create(**key, defaults={"profiles": ",".join(names)})
         self.stdout.write(f"{options['who']}: {', '.join(names)}")
-        return None
 
     def _owner(self, who: str, group: bool) -> dict:
-        if group:
-            try:
-                return {"group": Group.objects.get(name=who)}
-            except Group.DoesNotExist as exc:
-                raise CommandError(f"No group called {who!r}.") from exc
         User = get_user_model()
+        key, model, field = (
+            ("group", Group, "name") if group else ("user", User, User.USERNAME_FIELD)
+        )
         try:
-            return {"user": User.objects.get(**{User.USERNAME_FIELD: who})}
-        except User.DoesNotExist as exc:
-            raise CommandError(f"No account called {who!r}.") from exc
+            return {key: model.objects.get(**{field: who})}
+        except model.DoesNotExist as exc:
+            raise CommandError(f"No {'group' if group else 'account'} called {who!r}.") from exc
 
     def list_all(self) -> None:
         for store in registry.all_stores():
