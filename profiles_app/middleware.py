@@ -149,7 +149,7 @@ def land(request, session_id: str, among) -> HttpResponseRedirect:
             with registry.using(store):
                 title = "title" if one_store.shape().has_column("sessions", "title") else "NULL"
                 row = one_store.one(
-                    f"SELECT {title}, started_at FROM sessions WHERE id = ?",
+                    f"SELECT {title}, started_at FROM sessions WHERE id = %s",
                     [session_id],
                     budget=LOOKUP_BUDGET,
                 )

@@ -596,3 +596,19 @@ def test_an_explorer_of_schemas_only_answers(pg, serve, client, staff_user, url)
     serve(team=at(pg.reader_url, "hermes_current"), other=at(pg.reader_url, "hermes_legacy"))
     client.force_login(staff_user)
     assert client.get(url).status_code in (200, 501)
+
+
+def test_a_session_link_without_a_profile_lands_on_the_schema_that_holds_it(
+    pg, serve, client, staff_user, tmp_path
+):
+    """``/sessions/<id>/`` with no profile finds the profile holding the session, a schema
+    included, and leaves that profile readable."""
+    path = tmp_path / "state.db"
+    StateDB.create(path, "current").close()
+    served = serve(file=str(path), team=at(pg.reader_url, "hermes_current"))
+    client.force_login(staff_user)
+    sid = pg.stores["current"].session_ids[0]
+    page = client.get(f"/sessions/{sid}/")
+    assert page.status_code == 302, page.content[:300]
+    assert page["Location"] == f"/p/team/sessions/{sid}/"
+    assert REGISTRY.status(served["team"]).readable
