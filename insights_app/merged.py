@@ -191,20 +191,20 @@ def link_top_sessions(linked: dict[str, list[dict[str, Any]]]) -> None:
         row["url"] = store_reverse("sessions:detail", [row["session_id"]], row.pop("store"))
 
 
-def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: list[str]):
-    """``[(store, report, previous report or None)]`` of every store that could be read."""
+def each(parts, compute, notes: list[str]) -> list[tuple]:
+    """``[(store, compute(store))]`` for every store of ``parts`` that could be read (None:
+    the current store); the others are named in ``notes``."""
     found = []
     for store in parts:
         try:
             with registry.using(store):
-                report, previous = explorer.report_and_previous(
-                    window, activity_days=activity_days, collect_seconds=collect_seconds
-                )
+                found.append((store, compute(store)))
         except (DatabaseError, sqlite3.Error) as exc:
-            reason = registry.REGISTRY.failed(store, exc).reason
-            notes.append(registry.unavailable_note(store, reason))
-            continue
-        found.append((store, report, previous))
+            if store is None:
+                raise
+            notes.append(
+                registry.unavailable_note(store, registry.REGISTRY.failed(store, exc).reason)
+            )
     return found
 
 

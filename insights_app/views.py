@@ -80,19 +80,22 @@ def _found(request, form, parts, notes) -> Found | None:
     if parts is None:
         report, previous = explorer.report_and_previous(window, **options)
         return Found(report, previous, Drill(window=window, now=report.now), basis)
-    found = merged_insights.reports_of(parts, window, notes=notes, **options)
+    found = merged_insights.each(
+        parts, lambda _store: explorer.report_and_previous(window, **options), notes
+    )
     if not found:
         return None
-    report = merged_insights.combine([(s, r) for s, r, _p in found])
-    earlier = [(s, p) for s, _r, p in found if p is not None]
+    reports_found = [(s, r) for s, (r, _p) in found]
+    report = merged_insights.combine(reports_found)
+    earlier = [(s, p) for s, (_r, p) in found if p is not None]
     query = {k: v for k, v in request.GET.items() if k not in ("_export", "table")}
     return Found(
         report,
         merged_insights.combine(earlier) if earlier else None,
         Drill(window=window, now=report.now),
         basis,
-        served=[s for s, _r, _p in found],
-        profile_rows=merged_insights.breakdown([(s, r) for s, r, _p in found], query),
+        served=[s for s, _ in found],
+        profile_rows=merged_insights.breakdown(reports_found, query),
     )
 
 

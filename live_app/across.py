@@ -20,6 +20,7 @@ from django.db import DatabaseError
 
 from hermes_explorer import store as state_db
 from hermes_explorer import stores as registry
+from insights_app.merged import each
 
 from . import failures
 from .failures import Filters, Group, Report
@@ -31,23 +32,6 @@ def name_of(store) -> str:
     """A store's name (None: the current store's)."""
     store = store or registry.current()
     return store.name if store is not None else ""
-
-
-def each(parts, compute, notes: list[str]) -> list[tuple]:
-    """``[(store, compute(store))]`` for every store of ``parts`` that could be read (None:
-    the current store); the others are named in ``notes``."""
-    found = []
-    for store in parts:
-        try:
-            with registry.using(store):
-                found.append((store, compute(store)))
-        except (DatabaseError, sqlite3.Error) as exc:
-            if store is None:
-                raise
-            notes.append(
-                registry.unavailable_note(store, registry.REGISTRY.failed(store, exc).reason)
-            )
-    return found
 
 
 def _groups(lists: list[list[Group]]) -> list[Group]:
