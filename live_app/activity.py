@@ -9,6 +9,7 @@ the page costs what its ~100 rows cost.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 
@@ -111,18 +112,17 @@ def _session_rows(ids: list[str]) -> list[LiveSession]:
         if shape.has_column("sessions", "last_activity_at")
         else "s.started_at"
     )
-    marks = ", ".join(["%s"] * len(ids))
     sql = (
         f"SELECT s.id, s.source, {col('title')}, s.model, s.started_at, s.ended_at, {activity}, "
         f"COALESCE(s.message_count, 0), {col('tool_call_count')}, "
         f"COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0), {col('estimated_cost_usd')}, "
         "(SELECT MAX(m.id) FROM messages m WHERE m.session_id = s.id) "
-        f"FROM sessions s WHERE s.id IN ({marks})"
+        f"FROM sessions s WHERE {dialect.in_json_list('s.id')}"
     )
     # The columns in the order of LiveSession's fields; counts and tokens are never NULL.
     return [
         LiveSession(sid, source or "", redact(title or ""), short_model(redact(model)), *rest)
-        for sid, source, title, model, *rest in store.rows(sql, ids, BUDGET)
+        for sid, source, title, model, *rest in store.rows(sql, [json.dumps(ids)], BUDGET)
     ]
 
 
@@ -145,8 +145,6 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
         if with_content and head:
             session.preview = one_line(redact(as_text(head)))
     # The newest tool call: walk each session's assistant rows backwards on its own index.
-    sids = [s.id for s in sessions]
-    marks = ", ".join(["%s"] * len(sids))
     # PostgreSQL cannot test for valid JSON before parsing it: the row's text, parsed here.
     last = dialect.pick(
         "CASE WHEN json_valid(m.tool_calls) "
@@ -158,8 +156,8 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
             f"SELECT s.id, (SELECT {last} "
             "FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant' "
             "AND m.tool_calls IS NOT NULL ORDER BY m.id DESC LIMIT 1) "
-            f"FROM sessions s WHERE s.id IN ({marks})",
-            sids,
+            f"FROM sessions s WHERE {dialect.in_json_list('s.id')}",
+            [json.dumps([s.id for s in sessions])],
             BUDGET,
         )
     )

@@ -14,7 +14,6 @@ figures are summed (:func:`combine`, :func:`by_source`).
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import time
 from dataclasses import dataclass
 
@@ -29,6 +28,7 @@ from hermes_explorer.dialect import greatest
 from insights_app import reports
 from insights_app.drilldown import Drill
 from insights_app.figures.per_session import per_session_cte
+from insights_app.figures.top_sessions import session_titles
 from insights_app.localtime import offset_segments
 from insights_app.window import Window, scope_of, window_span
 from redaction import redact
@@ -85,10 +85,7 @@ def figures(*, budget: float) -> dict:
 
 
 def _latest_key(today: dt.date) -> str:
-    return (
-        "home-latest:"
-        + hashlib.sha256(repr((store.name(), today, KEPT_VERSION)).encode()).hexdigest()
-    )
+    return reports.cache_key(store.name(), today, KEPT_VERSION, "home-latest")
 
 
 def warm(*, budget: float, now: float | None = None) -> dict:
@@ -96,7 +93,7 @@ def warm(*, budget: float, now: float | None = None) -> dict:
     now = time.time() if now is None else now
     today = local_date(now)
     value = _figures(today, now, budget)
-    caches["reports"].set(_latest_key(today), value, 86_400)
+    caches["reports"].set(_latest_key(today), value, reports.LATEST_TTL)
     return value
 
 
@@ -203,16 +200,7 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
         [*scope.params, COSTLIEST],
         budget,
     )
-    titles = dict(
-        store.rows(
-            f"SELECT id, substr(title, 1, 200) FROM sessions WHERE id IN "
-            f"({', '.join(['%s'] * len(top))})",
-            [r[0] for r in top],
-            budget,
-        )
-        if top and scope.shape.has_column("sessions", "title")
-        else []
-    )
+    titles = session_titles([r[0] for r in top], 200, budget)
     costliest = [
         {
             "session_id": sid,
