@@ -149,11 +149,10 @@ def column_chart(
     fmt: Callable[[float], str] = compact,
     unit: str = "",
     css: str = "bar",
-    height: int = 150,
 ) -> SafeString:
     """One bar per time bucket, oldest left; a handful of ticks so labels never collide."""
     uid = _uid("col")
-    top, bottom, left = 16, 22, 48
+    top, bottom, left, height = 16, 22, 48, 150
     plot_w, plot_h = WIDTH - left - 8, height - top - bottom
     n = max(1, len(columns))
     step = plot_w / n

@@ -55,13 +55,9 @@ class PeopleForm(InsightsForm):
         )
 
 
-def id_value(key: tuple[str, str, str]) -> str:
-    """A joinable id as a form value: ``[profile, platform, user id]`` in JSON."""
-    return json.dumps(list(key))
-
-
 class IdsField(forms.MultipleChoiceField):
-    """Ids of :func:`id_value`, each a profile the user may see (``visible``)."""
+    """Joinable ids as ``[profile, platform, user id]`` in JSON, each of a profile the user
+    may see (``visible``)."""
 
     def __init__(self, *args, visible, **kwargs):
         super().__init__(*args, **kwargs)
@@ -145,7 +141,7 @@ class PeopleTable(KeysetTable):
         return format_html_join(
             " ",
             '<label title="{}"><input type="checkbox" name="id" value="{}" form="{}"> {} · {}</label>',
-            ((key[0], id_value(key), JOIN_FORM_ID, key[2], key[1]) for key in sorted(value)),
+            ((k[0], json.dumps(list(k)), JOIN_FORM_ID, k[2], k[1]) for k in sorted(value)),
         )
 
     def render_user_id(self, record):

@@ -195,13 +195,12 @@ WINDOW_FIRST_CHUNK = 500
 WINDOW_MAX_CHUNK = 5_000
 
 
-def window_chunks(
-    scope: Scope, columns: str, *, join: str = "", grouped: bool = False
-) -> Iterator[list[tuple]]:
-    """``SELECT <columns> FROM sessions s <join> WHERE <window>`` in lists of rows
-    (``grouped``: one per session).  One statement on a WAL file or for a small window;
+def window_chunks(scope: Scope, columns: str, *, join: str = "") -> Iterator[list[tuple]]:
+    """``SELECT <columns> FROM sessions s <join> WHERE <window>`` in lists of rows (with a
+    ``join``: grouped, one per session).  One statement on a WAL file or for a small window;
     otherwise keyset-paged by ``(started_at, rowid)`` or rowid in short chunks, a grouped
     chunk in two statements (grouping on the keyset would sort the whole window)."""
+    grouped = bool(join)
     if not scope.read_in_chunks:
         group = " GROUP BY s.id" if grouped else ""
         yield store.rows(

@@ -131,7 +131,7 @@ def staged_rows(scope: Scope, segments: OffsetSegments, sql: str) -> list[tuple]
                 f"SELECT {_names(usage)} FROM {USAGE_TABLE}"
                 " WHERE session_id IN (SELECT value FROM json_each(%s))"
             )
-        for rows in window_chunks(scope, per.columns, join=per.join, grouped=bool(per.join)):
+        for rows in window_chunks(scope, per.columns, join=per.join):
             memory.executemany(insert_per, rows)
             if usage:
                 ids = json.dumps([row[0] for row in rows if row[0] is not None])
