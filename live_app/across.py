@@ -1,10 +1,7 @@
-"""The failures page and the home page over several profiles (``docs/profiles.md``).
-
-Each profile's figures are computed (and cached) as on its own page, then summed
-(:func:`combine`); its lists are merged newest first, a page at a time, with a position per
-profile in the link to the next page (:func:`page`), signed so that a damaged link is a form
-error, never a wrong page.
-"""
+"""The failures page and the home page over several profiles (``docs/profiles.md``): each
+profile's figures as on its own page, summed; its lists merged newest first, with a position
+per profile in the next page's link, signed so that a damaged link is a form error, never a
+wrong page."""
 
 from __future__ import annotations
 
@@ -47,8 +44,8 @@ def _groups(lists: list[list[Group]]) -> list[Group]:
 
 
 def combine(reports: list[Report]) -> Report:
-    """One report of several profiles': counts summed, groups and days of the same key added;
-    a field is recorded when every profile records it."""
+    """One report of several profiles': counts, groups and days summed; a field is recorded
+    when every profile records it."""
     if len(reports) == 1:
         return reports[0]
     first = reports[0]
@@ -101,10 +98,9 @@ def positions(token: str) -> dict:
 
 
 def page(parts, which: str, f: Filters, at: dict, n: int, *, budget: float, notes: list[str]):
-    """``(rows, next_token)``: the next ``n`` rows of list ``which`` over ``parts`` after the
-    per-profile positions ``at`` (newest first, ties by profile name), and the link token of
-    the page after them (None at the end).  A position is absent before a profile's first row
-    and 0 past its last."""
+    """``(rows, next_token)``: the next ``n`` rows of list ``which`` after the per-profile
+    positions ``at`` (newest first, ties by profile), and the next page's token (None at the
+    end).  A position is absent before a profile's first row and 0 past its last."""
     fetch, key = LISTS[which]
     streams: dict[str, list[dict]] = {}
 
@@ -141,9 +137,8 @@ def _inside(store, call):
 
 
 def every_row(parts, f: Filters, *, budget: float):
-    """Every failure of ``parts``, a profile at a time: its failing messages a block at a time,
-    then its failed sessions (the export).  Each read is made inside its store: a streamed
-    response resumes this generator outside the view's store."""
+    """Every failure of ``parts`` for the export, a profile and a block at a time.  Each read
+    is made inside its store: a streamed response resumes this outside the view's store."""
     for store in parts:
         name = name_of(store)
         chunks = failures.failing_messages(f, budget=budget)

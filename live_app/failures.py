@@ -1,10 +1,6 @@
-"""What went wrong: failures as Hermes records them (``docs/failures.md``), counted by tool,
-model, source and day.
-
-The message side is scanned in fixed blocks of message ids whose counts (and failing ids) are
-kept as :class:`~live_app.models.FailureBlock` rows, completed with what was appended since;
-a window adds up the blocks it covers, and the list behind a count reads those ids by key.
-"""
+"""Failures as Hermes records them (``docs/failures.md``), counted by tool, model, source and
+day from fixed blocks of message ids kept as :class:`~live_app.models.FailureBlock` rows; the
+list behind a count reads the failing ids a block keeps, by key."""
 
 from __future__ import annotations
 
@@ -55,10 +51,9 @@ def _col(shape, name: str) -> str:
 
 
 def _kind_sql(shape, calls: str) -> tuple[str, str]:
-    """A message row's failure kind (``tool_ok`` for a good tool result, NULL for no kind) and
-    the rows that can have one: tool results that are calls (``calls``, the condition of the
-    definition every page shares, :mod:`sessions_app.toolcalls`) and assistant rows of a bad
-    finish."""
+    """A message row's failure kind (``tool_ok`` for a good tool result) and the rows that can
+    have one: tool results that are calls (``calls``, :mod:`sessions_app.toolcalls`) and
+    assistant rows of a bad finish."""
     has_finish = shape.has_column("messages", "finish_reason")
     tool_error = dialect.tool_result_error("m.content", HEAD, TAIL)
     bad_finish = "m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error')"
@@ -82,8 +77,7 @@ def _block_sql(shape) -> str:
 
 
 def _block_rows(shape, low: int, high: int, budget: float) -> list[tuple]:
-    """The rows of :func:`_block_sql` for message ids ``(low, high]``; on PostgreSQL its
-    results are paired with their calls in Python (:mod:`insights_app.pairing`)."""
+    """The rows of :func:`_block_sql` for ids ``(low, high]`` (paired in Python on PostgreSQL)."""
     if not dialect.postgres():
         return store.rows(_block_sql(shape), [low, high], budget)
     kind, wanted = _kind_sql(shape, "m.role = 'tool' AND m.tool_call_id <> ''")
@@ -139,11 +133,9 @@ def _row(start: int, *fields):
 
 
 def _block(start: int, top: int, shape, budget: float) -> dict:
-    """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``, kept in a
-    :class:`~live_app.models.FailureBlock` row with the id read up to, so a later view reads
-    only what is new.  Keys are ``(hour, source, model, tool, kind)`` (the model redacted,
-    then shortened), values ``(count, ids)``: the ids of the failing messages (none for good tool
-    results), the rows behind each count."""
+    """The groups of message ids ``(start, start + BLOCK]`` up to ``top``, kept with the id read
+    up to, so a later view reads only what is new: ``(hour, source, model, tool, kind)`` (the
+    model redacted, then shortened) → ``(count, failing message ids)``."""
     found = _row(start, "upto", "groups")
     upto, merged = start, {}
     if found:
@@ -162,9 +154,8 @@ def _block(start: int, top: int, shape, budget: float) -> dict:
 
 
 def _digest(start: int, top: int, shape, budget: float) -> dict:
-    """A block's groups summed for an unfiltered window that holds all of it (per ``(source,
-    model, tool, kind)``, per ``(hour, kind)``, first hour), kept beside the block: a few
-    hundred entries instead of thousands."""
+    """A block's sums for an unfiltered window that holds all of it, kept beside the block: a
+    few hundred entries instead of thousands."""
     want = min(start + BLOCK, top)
     found = _row(start, "upto", "digest")
     if found and found[0] == want and found[1] is not None:
@@ -192,8 +183,7 @@ def _digest(start: int, top: int, shape, budget: float) -> dict:
 
 
 def _add_groups(groups: dict, totals: Counter, hourly: Counter, wanted=None) -> None:
-    """A block's groups added to the counts per ``(source, model, tool, kind)`` and per
-    ``(hour, kind)``; ``wanted(hour, source, model, tool)`` picks the groups."""
+    """A block's groups added to ``totals`` and ``hourly``; ``wanted`` picks the groups."""
     for (hour, source, model, tool, kind), (count, _ids) in groups.items():
         if hour is None or kind is None or (wanted and not wanted(hour, source, model, tool)):
             continue
@@ -405,8 +395,8 @@ def _display_model(models: dict, raw) -> str:
 
 
 def _list_bounds(f: Filters, now: float) -> tuple[float, float, float]:
-    """Epoch bounds of the list: from the window's first hour for messages (as the counts
-    read them), from its exact start for sessions, to the end of ``f.end``."""
+    """The list's bounds: the window's first hour for messages (as counted), its exact start for
+    sessions, and the end of ``f.end``."""
     since = now - f.days * 86_400
     first_hour, end = (since // 3600) * 3600, 1e18
     if f.start:
@@ -418,8 +408,8 @@ def _list_bounds(f: Filters, now: float) -> tuple[float, float, float]:
 
 
 def _listed(f: Filters, key: tuple, low: float, high: float) -> bool:
-    """Whether a block's group ``(hour, source, model, tool, kind)`` is listed: the list takes
-    whole hours, as the counts do (a day is the hours that start in it)."""
+    """Whether a block's group is listed: by whole hours, as counted (a day is the hours that
+    start in it)."""
     hour, source, model, tool, kind = key
     return (
         hour is not None
@@ -433,11 +423,9 @@ def _listed(f: Filters, key: tuple, low: float, high: float) -> bool:
 def failing_messages(
     f: Filters, *, budget: float, now: float | None = None, limit=None, below: int | None = None
 ):
-    """The failing messages of the window and filters, newest first (by id), one list per
-    block; ``below``: only ids below it (where a page of the list ended).
-
-    They are the ids the blocks keep behind each count (the same groups, so the list and
-    the counts agree); only their metadata is read here, by primary key (never content)."""
+    """The failing messages of the window and filters, newest first, one list per block;
+    ``below``: only ids below it.  They are the ids the blocks keep behind each count, so the
+    list and the counts agree; only their metadata is read, by key (never content)."""
     if f.kind == "session_error":
         return
     now = time.time() if now is None else now
@@ -484,8 +472,8 @@ def failed_sessions(
     limit: int | None = None,
     after: list | None = None,
 ) -> list[dict]:
-    """The sessions of the window and filters that ended with a failure, newest first (the
-    first ``limit`` of them; ``after``: those after ``[started_at, id]`` in that order)."""
+    """The window's sessions that ended with a failure, newest first (``after``: those after
+    ``[started_at, id]``)."""
     shape = store.shape()
     if (
         not shape.has_column("sessions", "end_reason")

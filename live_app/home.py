@@ -1,14 +1,11 @@
 """The home page's figures: today against yesterday, this week against last, the latest
-failures and the costliest sessions of the week.
+failures and the week's costliest sessions.
 
-Periods are local days in ``TIME_ZONE`` (weeks start on Monday, as ISO 8601 has it), and each
-figure has the definition of the page it links to: sessions, messages, tool calls and cost are
-those of the sessions *started* in the period, added up from insights' own report of the last
-two weeks (:mod:`insights_app.reports`; a session's cost is its usage rows' estimates, or its own
-estimate when that is larger); failures are the failures page's (:mod:`live_app.failures`), per
-local day.  ``failures_warm`` computes the figures ahead on its timer (:func:`figures`): a view
-reads no more of the store on a store ten times bigger.  Over several profiles each profile's
-figures are summed (:func:`combine`, :func:`by_source`).
+Periods are local days (weeks start on Monday), and each figure has the definition of the page
+it links to: sessions, messages, tool calls and cost are those of the sessions *started* in the
+period, from insights' report of the last two weeks; failures are the failures page's, per
+local day.  ``failures_warm`` computes them ahead on its timer, so a view reads no more of a
+store ten times bigger.
 """
 
 from __future__ import annotations
@@ -66,12 +63,9 @@ def periods(today: dt.date) -> list[Period]:
 
 
 def figures(*, budget: float) -> dict:
-    """The period table and the week's costliest sessions.
-
-    Reused for a minute while the file is unchanged; else, as insights does with its preset
-    windows, the latest computed for this store and day while it is younger than
-    ``HERMES_INSIGHTS_STALE_SECONDS`` (``failures_warm`` computes it on its timer; the page
-    says "as of" its time); else computed here."""
+    """The period table and the week's costliest sessions: reused for a minute while the file
+    is unchanged; else the latest of this store and day while younger than
+    ``HERMES_INSIGHTS_STALE_SECONDS`` (the page says "as of" its time); else computed here."""
     now = time.time()
     today = local_date(now)
 
@@ -113,8 +107,8 @@ def latest_failures(*, budget: float) -> list[dict]:
 
 
 def newest(found: list[tuple], key: str, order, limit: int | None = None) -> list:
-    """The rows ``key`` of every profile's part in ``found`` (``[(store, part)]``), each
-    knowing its store (``store``, ``store_name``), newest first by ``order``."""
+    """The rows ``key`` of every ``(store, part)`` of ``found``, each knowing its store, newest
+    first by ``order``."""
     rows = []
     for one, part in found:
         name = across.name_of(one)
@@ -144,9 +138,9 @@ def by_source(parts) -> list[dict]:
 
 
 def combine(parts: list[tuple]) -> dict:
-    """The figures of several profiles ``[(store, figures)]``: every cell the sum of the
-    profiles' (the change recomputed), the costliest sessions of them all (each naming its
-    profile); a field counts as recorded when every profile records it."""
+    """The figures of several profiles ``[(store, figures)]``: every cell summed (the change
+    recomputed), the costliest sessions of them all; a field is recorded when every profile
+    records it."""
     for one, value in parts:
         for s in value["costliest"]:
             s["store"] = one
