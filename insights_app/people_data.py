@@ -1,13 +1,10 @@
-"""Who talks to the agents: the reads behind ``/people/``, one row per person of the window.
+"""The reads behind ``/people/``: one row per person of the insights window, with tokens and
+cost counted as the insights overview counts them.
 
-A *user id* is a non-empty ``sessions.user_id`` (gateway sessions record the platform's
-sender; cron and subagent sessions have none) of a session of the insights window.  Tokens and
-cost are counted as the insights overview counts them (:mod:`insights_app.figures.models`).
-
-A row is a *person*: the ids staff joined into one (:class:`~insights_app.models.Person`, by
-profile, platform and id), else one user id over every platform and profile.  User ids and
-display names are metadata: redacted for every role when read, and joined, filtered and
-sorted on their redacted text only.
+A person is the ids staff joined into one (by profile, platform and id), else one non-empty
+``sessions.user_id`` over every platform and profile.  User ids and display names are
+metadata: redacted for every role when read, and joined, filtered and sorted on their
+redacted text only.
 """
 
 from __future__ import annotations
