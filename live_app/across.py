@@ -79,13 +79,12 @@ def _messages(f: Filters, at, n: int, budget: float) -> list[dict]:
     return list(itertools.chain.from_iterable(chunks))[:n]
 
 
-def _sessions(f: Filters, at, n: int, budget: float) -> list[dict]:
-    return failures.failed_sessions(f, budget=budget, limit=n, after=at)
-
-
 LISTS = {
     "messages": (_messages, lambda row: row["message_id"]),
-    "sessions": (_sessions, lambda row: [row["timestamp"], row["session_id"]]),
+    "sessions": (
+        lambda f, at, n, budget: failures.failed_sessions(f, budget=budget, limit=n, after=at),
+        lambda row: [row["timestamp"], row["session_id"]],
+    ),
 }
 
 

@@ -27,6 +27,7 @@ from insights_app.drilldown import Drill
 from insights_app.figures.per_session import per_session_cte
 from insights_app.figures.top_sessions import session_titles
 from insights_app.localtime import offset_segments
+from insights_app.merged import add_rows
 from insights_app.window import Window, scope_of, window_span
 from redaction import redact
 from sessions_app.formatting import short_model
@@ -124,17 +125,8 @@ def newest(found: list[tuple], key: str, order, limit: int | None = None) -> lis
 def by_source(parts) -> list[dict]:
     """Sessions, messages and cost per source summed over profiles, most sessions first; a
     cost is shown when some profile records one."""
-    summed: dict[str, dict] = {}
-    for rows in parts:
-        for row in rows:
-            into = summed.setdefault(
-                row["source"], {"source": row["source"], "sessions": 0, "messages": 0, "cost": None}
-            )
-            into["sessions"] += row["sessions"]
-            into["messages"] += row["messages"] or 0
-            if row["cost"] is not None:
-                into["cost"] = (into["cost"] or 0) + row["cost"]
-    return sorted(summed.values(), key=lambda r: (-r["sessions"], r["source"] or ""))
+    summed = add_rows(parts, "source").values()
+    return sorted(summed, key=lambda r: (-r["sessions"], r["source"] or ""))
 
 
 def combine(parts: list[tuple]) -> dict:

@@ -9,14 +9,12 @@ NOTE: ``session_id`` is the whole id (Hermes cuts it to 16 characters for its te
 from __future__ import annotations
 
 import datetime as dt
-import json
 from typing import Any
 
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from hermes_explorer import store
-from hermes_explorer.dialect import in_json_list
 from redaction import redact
 from sessions_app.formatting import duration_compact
 
@@ -84,8 +82,9 @@ def session_titles(ids: list[str], chars: int, budget: float | None = None) -> d
     """The first ``chars`` characters of these sessions' titles (none where the file has none)."""
     if not ids or not store.shape().has_column("sessions", "title"):
         return {}
-    sql = f"SELECT id, substr(title, 1, {int(chars)}) FROM sessions WHERE {in_json_list('id')}"
-    return dict(store.rows(sql, [json.dumps(ids)], budget))
+    marks = ", ".join(["%s"] * len(ids))
+    sql = f"SELECT id, substr(title, 1, {int(chars)}) FROM sessions WHERE id IN ({marks})"
+    return dict(store.rows(sql, ids, budget))
 
 
 _FORMATS = {"messages": "{:d} msgs", "tokens": "{:,d} tokens", "tool_calls": "{:d} calls"}
