@@ -33,10 +33,6 @@ LABEL_WIDTH = 170
 VALUE_WIDTH = 70
 
 
-def _uid(prefix: str) -> str:
-    return f"{prefix}-{next(_ids)}"
-
-
 def _num(value: float) -> str:
     """A coordinate: short, and never in exponent notation."""
     return f"{value:.2f}".rstrip("0").rstrip(".")
@@ -90,7 +86,7 @@ def hbar_chart(
     unit: str = "",
 ) -> SafeString:
     """Horizontal bars, largest first as given; labels left, values right."""
-    uid = _uid("hbar")
+    uid = f"hbar-{next(_ids)}"
     height = max(1, len(bars)) * ROW_HEIGHT + 8
     plot = BAR_WIDTH - LABEL_WIDTH - VALUE_WIDTH
     peak = max((b.value for b in bars), default=0) or 1
@@ -151,7 +147,7 @@ def column_chart(
     css: str = "bar",
 ) -> SafeString:
     """One bar per time bucket, oldest left; a handful of ticks so labels never collide."""
-    uid = _uid("col")
+    uid = f"col-{next(_ids)}"
     top, bottom, left, height = 16, 22, 48, 150
     plot_w, plot_h = WIDTH - left - 8, height - top - bottom
     n = max(1, len(columns))
@@ -217,7 +213,7 @@ def heatmap(
     grid: Sequence[Sequence[int]], *, title: str, desc: str, weekdays: Sequence[str]
 ) -> SafeString:
     """7 rows (Monday first) × 24 hours; darker is busier (five steps, plus empty)."""
-    uid = _uid("heat")
+    uid = f"heat-{next(_ids)}"
     left, top, cell, gap = 40, 18, 26, 2
     width = left + 24 * cell + 4
     height = top + 7 * cell + 4

@@ -45,7 +45,7 @@ KIND_LABELS = {
 }
 
 
-def _col(shape, name: str) -> str:
+def scol(shape, name: str) -> str:
     """``s.<name>``, or NULL on a file whose sessions lack that column."""
     return f"s.{name}" if shape.has_column("sessions", name) else "NULL"
 
@@ -111,16 +111,6 @@ def _block_rows(shape, low: int, high: int, budget: float) -> list[tuple]:
     return [(*key, len(ids), ",".join(ids)) for key, ids in groups.items()]
 
 
-def _saved(start: int, **values) -> None:
-    """Keep a block's row (a failure to write only means reading the store again later)."""
-    try:
-        FailureBlock.objects.update_or_create(
-            store_key=store_key(), size=BLOCK, block=start, defaults=values
-        )
-    except DatabaseError as exc:
-        log.warning("failure counts not kept: %s", exc)
-
-
 def _row(start: int, *fields):
     try:
         return (
@@ -149,7 +139,15 @@ def _block(start: int, top: int, shape, budget: float) -> dict:
             old = merged.get(group, (0, ()))
             merged[group] = (old[0] + count, old[1] + ids)
         groups = [[*key, count, list(ids)] for key, (count, ids) in merged.items()]
-        _saved(start, profile=store.name(), upto=want, groups=groups, digest=None)
+        try:  # a failure to keep it only means reading the store again later
+            FailureBlock.objects.update_or_create(
+                store_key=store_key(),
+                size=BLOCK,
+                block=start,
+                defaults={"profile": store.name(), "upto": want, "groups": groups, "digest": None},
+            )
+        except DatabaseError as exc:
+            log.warning("failure counts not kept: %s", exc)
     return merged
 
 
@@ -349,7 +347,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
 
 def _sessions(f, since, shape, groups, daily, budget) -> tuple[int, int]:
     """Sessions started in the window, and those that ended with a failure ``end_reason``."""
-    end = _col(shape, "end_reason")
+    end = scol(shape, "end_reason")
     total = failed = 0
     rows = store.rows(
         f"SELECT s.source, s.model, {end}, MIN(s.started_at), "
@@ -434,7 +432,7 @@ def failing_messages(
     top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
     cap = top if below is None else min(top, below - 1)
     floor = (max(_first_id_at(low, top, budget) - 1, 0) // BLOCK) * BLOCK
-    title = _col(shape, "title")
+    title = scol(shape, "title")
     start = ((cap - 1) // BLOCK) * BLOCK
     while cap > 0 and start >= floor and (limit is None or limit > 0):
         groups = {
@@ -490,7 +488,7 @@ def failed_sessions(
     # Without a filter read here, the first ``limit`` rows are the answer: read those alone.
     cut = [limit] if limit is not None and not (f.source or f.model) else []
     rows = store.rows(
-        f"SELECT s.id, s.source, s.model, {_col(shape, 'title')}, s.end_reason, s.started_at "
+        f"SELECT s.id, s.source, s.model, {scol(shape, 'title')}, s.end_reason, s.started_at "
         "FROM sessions s "
         f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}){past} "
         "ORDER BY s.started_at DESC, s.id DESC" + (" LIMIT %s" if cut else ""),
