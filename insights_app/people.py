@@ -29,7 +29,7 @@ from sessions_app import exports
 from sessions_app.facets import distinct_values
 from sessions_app.formatting import number, usd
 from sessions_app.merged_list import chosen_stores
-from sessions_app.tables import KeysetTable
+from sessions_app.tables import NUM, KeysetTable
 from sessions_app.templatetags.explorer import source_badge, time_html
 from sessions_app.timefmt import iso
 
@@ -57,11 +57,7 @@ class PeopleForm(InsightsForm):
 
 class IdsField(forms.MultipleChoiceField):
     """Joinable ids as ``[profile, platform, user id]`` in JSON, each of a profile the user
-    may see (``visible``)."""
-
-    def __init__(self, *args, visible, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.visible = visible
+    may see (``visible``, set by the form)."""
 
     def valid_value(self, value) -> bool:
         try:
@@ -89,19 +85,16 @@ class JoinForm(forms.Form):
         label=gettext_lazy("Person"),
         help_text=gettext_lazy("Empty: the chosen ids are no longer joined."),
     )
+    id = IdsField(error_messages={"invalid_choice": gettext_lazy("That id cannot be joined here.")})
 
     def __init__(self, data=None, *, visible):
         super().__init__(data)
-        self.fields["id"] = IdsField(
-            visible=visible,
-            error_messages={"invalid_choice": gettext_lazy("That id cannot be joined here.")},
-        )
+        self.fields["id"].visible = visible
 
     def clean_name(self):
         return " ".join(self.cleaned_data["name"].split())  # one line, single spaces
 
 
-NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
 JOIN_FORM_ID = "join-people"
 
 
