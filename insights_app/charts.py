@@ -255,18 +255,6 @@ class Bucket:
     values: dict[str, float] = field(default_factory=dict)
 
 
-def bucket_size(first: dt.date, last: dt.date) -> str:
-    """Days while they fit; then weeks, months, years (at most ~200 bars)."""
-    span = (last - first).days + 1
-    if span <= 200:
-        return "day"
-    if span <= 200 * 7:
-        return "week"
-    if span <= 200 * 31:
-        return "month"
-    return "year"
-
-
 def _bucket_start(day: dt.date, size: str) -> dt.date:
     if size == "week":
         return day - dt.timedelta(days=day.weekday())
@@ -289,7 +277,8 @@ def buckets(
     rows: Sequence[tuple[dt.date, dict[str, float]]], first: dt.date, last: dt.date
 ) -> tuple[str, list[Bucket]]:
     """Every bucket from ``first`` to ``last`` (empty ones too), with ``rows`` summed in."""
-    size = bucket_size(first, last)
+    # Days while they fit; then weeks, months, years: at most ~200 bars.
+    size = next((s for s, n in _LENGTH.items() if (last - first).days + 1 <= 200 * n), "year")
     index: dict[dt.date, Bucket] = {}  # by start, in order
     start = _bucket_start(first, size)
     while start <= last:
