@@ -1,10 +1,8 @@
-"""Per-session message summaries (role counts, tools, skills), computed in SQL and stored.
-
-A session's messages almost never change once written, so each summary is computed once and
-stored (:mod:`insights_app.summary_store`).  Freshness: the highest ``messages.id`` seen is
-kept (rows past it name the sessions to recompute; a lower maximum drops all) and each summary
-records its session's ``message_count``.  Summaries are computed in short chunks of sessions,
-so a cold report never pins the WAL and stops at its deadline with what it has.
+"""Per-session message summaries (role counts, tools, skills), computed once in SQL and
+stored: a session's messages almost never change once written.  Rows past the highest
+``messages.id`` seen name the sessions to recompute (a lower maximum drops all), and each
+summary records its session's ``message_count``.  They are computed in short chunks of
+sessions, so a cold report never pins the WAL and stops at its deadline with what it has.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""What a figure is, and the one statement that computes every figure of the pass.
-
-A figure's parts are ``SELECT``\\ s over the per-session rows ``per`` (:mod:`.per_session`).
-All parts of all figures are one statement (``WITH per AS MATERIALIZED (…) SELECT … UNION ALL
-…``), so the pass reads the window's sessions once however many figures there are.  To add a
-figure, write a module and list it in :data:`insights_app.figures.FIGURES`.
+"""What a figure is, and the one statement (``WITH per AS MATERIALIZED (…) SELECT … UNION ALL
+…``) of every figure's ``SELECT``\\ s over the per-session rows ``per``, so the pass reads the
+window's sessions once however many figures there are.
 """
 
 from __future__ import annotations
