@@ -33,10 +33,6 @@ LABEL_WIDTH = 170
 VALUE_WIDTH = 70
 
 
-def _uid(prefix: str) -> str:
-    return f"{prefix}-{next(_ids)}"
-
-
 def _num(value: float) -> str:
     """A coordinate: short, and never in exponent notation."""
     return f"{value:.2f}".rstrip("0").rstrip(".")
@@ -90,7 +86,7 @@ def hbar_chart(
     unit: str = "",
 ) -> SafeString:
     """Horizontal bars, largest first as given; labels left, values right."""
-    uid = _uid("hbar")
+    uid = f"hbar-{next(_ids)}"
     height = max(1, len(bars)) * ROW_HEIGHT + 8
     plot = BAR_WIDTH - LABEL_WIDTH - VALUE_WIDTH
     peak = max((b.value for b in bars), default=0) or 1
@@ -149,11 +145,10 @@ def column_chart(
     fmt: Callable[[float], str] = compact,
     unit: str = "",
     css: str = "bar",
-    height: int = 150,
 ) -> SafeString:
     """One bar per time bucket, oldest left; a handful of ticks so labels never collide."""
-    uid = _uid("col")
-    top, bottom, left = 16, 22, 48
+    uid = f"col-{next(_ids)}"
+    top, bottom, left, height = 16, 22, 48, 150
     plot_w, plot_h = WIDTH - left - 8, height - top - bottom
     n = max(1, len(columns))
     step = plot_w / n
@@ -218,7 +213,7 @@ def heatmap(
     grid: Sequence[Sequence[int]], *, title: str, desc: str, weekdays: Sequence[str]
 ) -> SafeString:
     """7 rows (Monday first) × 24 hours; darker is busier (five steps, plus empty)."""
-    uid = _uid("heat")
+    uid = f"heat-{next(_ids)}"
     left, top, cell, gap = 40, 18, 26, 2
     width = left + 24 * cell + 4
     height = top + 7 * cell + 4
@@ -260,18 +255,6 @@ class Bucket:
     values: dict[str, float] = field(default_factory=dict)
 
 
-def bucket_size(first: dt.date, last: dt.date) -> str:
-    """Days while they fit; then weeks, months, years (at most ~200 bars)."""
-    span = (last - first).days + 1
-    if span <= 200:
-        return "day"
-    if span <= 200 * 7:
-        return "week"
-    if span <= 200 * 31:
-        return "month"
-    return "year"
-
-
 def _bucket_start(day: dt.date, size: str) -> dt.date:
     if size == "week":
         return day - dt.timedelta(days=day.weekday())
@@ -294,7 +277,8 @@ def buckets(
     rows: Sequence[tuple[dt.date, dict[str, float]]], first: dt.date, last: dt.date
 ) -> tuple[str, list[Bucket]]:
     """Every bucket from ``first`` to ``last`` (empty ones too), with ``rows`` summed in."""
-    size = bucket_size(first, last)
+    # Days while they fit; then weeks, months, years: at most ~200 bars.
+    size = next((s for s, n in _LENGTH.items() if (last - first).days + 1 <= 200 * n), "year")
     index: dict[dt.date, Bucket] = {}  # by start, in order
     start = _bucket_start(first, size)
     while start <= last:

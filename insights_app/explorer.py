@@ -1,14 +1,6 @@
-"""The explorer's own figures beside Hermes's report: they never change Hermes's fields.
-
-* **Previous period**: the same report for the period of the same length just before the
-  window, and each overview figure's change (none for all time and open-ended ranges).
-* **Cache-hit rate**: cache-read tokens over input + cache read + cache write, overall, per
-  model and per start day.
-* **Daily cost by model**: :func:`.figures.models.day_costs`.
-* **Average cost per active day** and a **projection to the end of the month**: the cost of
-  the sessions started this month, per day so far (today counted whole), times the days in
-  the month; labelled an estimate.
-* **Reasoning tokens per model**, with their share of its output tokens.
+"""The explorer's own figures beside Hermes's report (they never change Hermes's fields): the
+previous period's overview and each figure's change, cache-hit rates, daily cost by model,
+cost per active day, the month's projected cost (an estimate) and reasoning tokens per model.
 """
 
 from __future__ import annotations

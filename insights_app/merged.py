@@ -38,7 +38,7 @@ _ADDED = [
 ]
 
 
-def _add_rows(lists: list[list[dict]], key: str) -> dict[Any, dict]:
+def add_rows(lists, key: str) -> dict[Any, dict]:
     """Rows of the same ``key`` value summed (numbers), other fields from the first seen."""
     merged: dict[Any, dict] = {}
     for rows in lists:
@@ -128,11 +128,11 @@ def combine(parts: list[tuple[Store, Report]]) -> Report:
         return out
     out.overview = _overview(reports)
     out.models = sorted(
-        _add_rows([r.models for r in reports], "model").values(),
+        add_rows([r.models for r in reports], "model").values(),
         key=lambda m: (-m["total_tokens"], -m["sessions"], m["model"]),
     )
     out.platforms = sorted(
-        _add_rows([r.platforms for r in reports], "platform").values(),
+        add_rows([r.platforms for r in reports], "platform").values(),
         key=lambda p: (-p["sessions"], p["platform"]),
     )
     tools, result_rows, day_costs = Counter(), Counter(), Counter()
@@ -185,26 +185,20 @@ def breakdown(parts: list[tuple[Store, Report]], query: dict[str, str]) -> list[
     ]
 
 
-def link_top_sessions(linked: dict[str, list[dict[str, Any]]]) -> None:
-    """Notable sessions of a combined report link into the profile each comes from."""
-    for row in linked["top_sessions"]:
-        row["url"] = store_reverse("sessions:detail", [row["session_id"]], row.pop("store"))
-
-
-def reports_of(parts, window, *, activity_days: bool, collect_seconds, notes: list[str]):
-    """``[(store, report, previous report or None)]`` of every store that could be read."""
+def each(parts, compute, notes: list[str]) -> list[tuple]:
+    """``[(store, compute(store))]`` for every store of ``parts`` that could be read (None:
+    the current store); the others are named in ``notes``."""
     found = []
     for store in parts:
         try:
             with registry.using(store):
-                report, previous = explorer.report_and_previous(
-                    window, activity_days=activity_days, collect_seconds=collect_seconds
-                )
+                found.append((store, compute(store)))
         except (DatabaseError, sqlite3.Error) as exc:
-            reason = registry.REGISTRY.failed(store, exc).reason
-            notes.append(registry.unavailable_note(store, reason))
-            continue
-        found.append((store, report, previous))
+            if store is None:
+                raise
+            notes.append(
+                registry.unavailable_note(store, registry.REGISTRY.failed(store, exc).reason)
+            )
     return found
 
 

@@ -1,10 +1,7 @@
 """The tool-call definition of :mod:`sessions_app.toolcalls` in Python, for a store whose SQL
 cannot make its JSON decisions: PostgreSQL 15 cannot test text for valid JSON before parsing
-it, and the explorer's role may not create a function.  Same rules: a result answers the
-nearest earlier assistant row of its session whose ``tool_calls`` (a list of calls, or one)
-holds an object whose ``id`` is the result's ``tool_call_id``; it is named by its
-``tool_name``, else that call's function name (or ``name``), else ``?``.  The PostgreSQL layout
-has no ``message_uid``, so no copy of a result is left out.
+it, and the explorer's role may not create a function.  The PostgreSQL layout has no
+``message_uid``, so no copy of a result is left out.
 """
 
 from __future__ import annotations
@@ -28,20 +25,6 @@ def strict_json(text: Any) -> Any:
         return None
 
 
-def as_sql_value(value: Any) -> Any:
-    """A JSON value as SQLite's ``json_extract`` returns it (containers as compact text)."""
-    if isinstance(value, dict | list):
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return value
-
-
-def call_objects(parsed: Any) -> list:
-    """The calls of a parsed ``tool_calls``: a list as it is, one object as a list of one."""
-    if isinstance(parsed, dict):
-        return [parsed]
-    return parsed if isinstance(parsed, list) else []
-
-
 @dataclass
 class Callers:
     """One session's assistant rows with calls, in id order, as they are read."""
@@ -51,7 +34,9 @@ class Callers:
     def add(self, message_id: int, tool_calls: str, timestamp: Any = None) -> Any:
         """Note an assistant row; return its parsed ``tool_calls``."""
         parsed = strict_json(tool_calls)
-        self.rows.append((message_id, tool_calls, call_objects(parsed), timestamp))
+        # A list of calls, or one call object.
+        calls = [parsed] if isinstance(parsed, dict) else parsed if isinstance(parsed, list) else []
+        self.rows.append((message_id, tool_calls, calls, timestamp))
         return parsed
 
     def answered(self, result_id: int, call_id: str) -> tuple[Any, Any] | None:
@@ -64,9 +49,11 @@ class Callers:
             if matching:
                 function = matching[0].get("function")
                 name = function.get("name") if isinstance(function, dict) else None
-                return timestamp, as_sql_value(
-                    name if name is not None else matching[0].get("name")
-                )
+                if name is None:
+                    name = matching[0].get("name")
+                if isinstance(name, dict | list):  # as SQLite's json_extract: compact text
+                    name = json.dumps(name, ensure_ascii=False, separators=(",", ":"))
+                return timestamp, name
         return None
 
 

@@ -29,7 +29,7 @@ from sessions_app import exports
 from sessions_app.facets import distinct_values
 from sessions_app.formatting import number, usd
 from sessions_app.merged_list import chosen_stores
-from sessions_app.tables import KeysetTable
+from sessions_app.tables import NUM, KeysetTable
 from sessions_app.templatetags.explorer import source_badge, time_html
 from sessions_app.timefmt import iso
 
@@ -55,17 +55,9 @@ class PeopleForm(InsightsForm):
         )
 
 
-def id_value(key: tuple[str, str, str]) -> str:
-    """A joinable id as a form value: ``[profile, platform, user id]`` in JSON."""
-    return json.dumps(list(key))
-
-
 class IdsField(forms.MultipleChoiceField):
-    """Ids of :func:`id_value`, each a profile the user may see (``visible``)."""
-
-    def __init__(self, *args, visible, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.visible = visible
+    """Joinable ids as ``[profile, platform, user id]`` in JSON, each of a profile the user
+    may see (``visible``, set by the form)."""
 
     def valid_value(self, value) -> bool:
         try:
@@ -93,19 +85,16 @@ class JoinForm(forms.Form):
         label=gettext_lazy("Person"),
         help_text=gettext_lazy("Empty: the chosen ids are no longer joined."),
     )
+    id = IdsField(error_messages={"invalid_choice": gettext_lazy("That id cannot be joined here.")})
 
     def __init__(self, data=None, *, visible):
         super().__init__(data)
-        self.fields["id"] = IdsField(
-            visible=visible,
-            error_messages={"invalid_choice": gettext_lazy("That id cannot be joined here.")},
-        )
+        self.fields["id"].visible = visible
 
     def clean_name(self):
         return " ".join(self.cleaned_data["name"].split())  # one line, single spaces
 
 
-NUM = {"td": {"class": "num"}, "th": {"class": "num"}}
 JOIN_FORM_ID = "join-people"
 
 
@@ -145,7 +134,7 @@ class PeopleTable(KeysetTable):
         return format_html_join(
             " ",
             '<label title="{}"><input type="checkbox" name="id" value="{}" form="{}"> {} · {}</label>',
-            ((key[0], id_value(key), JOIN_FORM_ID, key[2], key[1]) for key in sorted(value)),
+            ((k[0], json.dumps(list(k)), JOIN_FORM_ID, k[2], k[1]) for k in sorted(value)),
         )
 
     def render_user_id(self, record):

@@ -1,29 +1,22 @@
-"""Who talks to the agents: the reads behind ``/people/``, one row per person of the window.
+"""The reads behind ``/people/``: one row per person of the insights window, with tokens and
+cost counted as the insights overview counts them.
 
-A *user id* is a non-empty ``sessions.user_id`` (gateway sessions record the platform's
-sender; cron and subagent sessions have none) of a session of the insights window.  Tokens and
-cost are counted as the insights overview counts them (:mod:`insights_app.figures.models`).
-
-A row is a *person*: the ids staff joined into one (:class:`~insights_app.models.Person`, by
-profile, platform and id), else one user id over every platform and profile.  User ids and
-display names are metadata: redacted for every role when read, and joined, filtered and
-sorted on their redacted text only.
+A person is the ids staff joined into one (by profile, platform and id), else one non-empty
+``sessions.user_id`` over every platform and profile.  User ids and display names are
+metadata: redacted for every role when read, and joined, filtered and sorted on their
+redacted text only.
 """
 
 from __future__ import annotations
 
-import sqlite3
-
-from django.db import DatabaseError
-
 from hermes_explorer import store
-from hermes_explorer import stores as registry
 from hermes_explorer.dialect import greatest, plain, row_key
 from profiles_app.links import store_key
 from redaction import redact, redaction_enabled
 
 from . import stats
 from .figures.registry import TOKEN_KEYS
+from .merged import each
 from .models import PersonId
 from .window import scope_of, window_span
 
@@ -142,17 +135,14 @@ def _add(row: dict, more: dict) -> None:
 def people(window, parts, notes: list[str]) -> list[dict]:
     """Every person of the window: of the store open now, or added up over ``parts``."""
     now = stats.current_time()
-    found: list[tuple[str, str | None, list[dict]]] = []
-    for part in [None] if parts is None else parts:
-        try:
-            with registry.using(part):
-                found.append((store_key(), part and part.name, store_ids(window, now)))
-        except (DatabaseError, sqlite3.Error) as exc:
-            if part is None:
-                raise
-            notes.append(
-                registry.unavailable_note(part, registry.REGISTRY.failed(part, exc).reason)
-            )
+    found = [
+        (key, part and part.name, rows)
+        for part, (key, rows) in each(
+            [None] if parts is None else parts,
+            lambda _: (store_key(), store_ids(window, now)),
+            notes,
+        )
+    ]
     joined = {
         (key, source, uid): name
         for key, source, uid, name in PersonId.objects.filter(

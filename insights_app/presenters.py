@@ -21,7 +21,6 @@ from . import charts
 from .drilldown import Drill
 from .figures.activity import WEEKDAYS
 from .figures.days import DayRow
-from .figures.registry import TOKEN_KEYS
 from .stats import Report
 
 TOKEN_PARTS = (
@@ -87,19 +86,7 @@ def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
     if span is None:
         return {"size": "day", "buckets": [], "charts": {}}
     size, series = charts.buckets(
-        [
-            (
-                r.day,
-                {
-                    "sessions": r.sessions,
-                    "messages": r.messages,
-                    "tokens": r.total_tokens,
-                    **{k: getattr(r, k) for k in TOKEN_KEYS},
-                    "cost": r.cost,
-                },
-            )
-            for r in rows
-        ],
+        [(r.day, {"sessions": r.sessions, "tokens": r.total_tokens, "cost": r.cost}) for r in rows],
         *span,
     )
     for b in series:
@@ -113,7 +100,10 @@ def daily(report: Report, drill: Drill, basis: str) -> dict[str, Any]:
         total = sum(values)
         busiest = series[values.index(peak)].label if peak else pgettext("busiest", "none")
         return charts.column_chart(
-            [charts.Column(b.label, b.tick, b.values.get(key, 0), b.href) for b in series],
+            [
+                charts.Column(b.label, b.tick, v, b.href)
+                for b, v in zip(series, values, strict=True)
+            ],
             title=gettext(DAILY_TITLES[key, basis]) % {"bucket": per},
             desc=gettext(
                 "%(n)s bars from %(first)s to %(last)s; total %(total)s; "

@@ -1,10 +1,6 @@
-"""Whole reports, cached briefly while the state.db does not change.
-
-A report of a busy store takes a few hundred milliseconds even with warm summaries.  It is
-reused while the file's signature is unchanged and it is younger than ``REPORT_TTL`` seconds
-(a "last N days" window slides).  A report whose message figures are still being built is
-kept apart, and the next view reads only those again.
-"""
+"""Whole reports (a few hundred milliseconds on a busy store, even with warm summaries),
+reused while the state.db is unchanged, for ``REPORT_TTL`` seconds at most (a "last N days"
+window slides)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The numbers behind ``/insights/``: what ``hermes insights`` reports, computed in SQL.
-
-The report uses the field names of Hermes's insights dictionary, so ``_export=json`` can
-replace a script that parsed it, and follows Hermes's semantics (``agent/insights.py``) except
-where a ``NOTE:`` says otherwise.  Each figure is a module of :mod:`insights_app.figures`.
-"""
+"""The numbers behind ``/insights/``: what ``hermes insights`` reports, computed in SQL, with
+the field names of Hermes's dictionary (so ``_export=json`` can replace a script that parsed
+it) and Hermes's semantics except where a ``NOTE:`` says otherwise."""
 
 from __future__ import annotations
 

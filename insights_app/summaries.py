@@ -1,10 +1,8 @@
-"""Per-session message summaries (role counts, tools, skills), computed in SQL and stored.
-
-A session's messages almost never change once written, so each summary is computed once and
-stored (:mod:`insights_app.summary_store`).  Freshness: the highest ``messages.id`` seen is
-kept (rows past it name the sessions to recompute; a lower maximum drops all) and each summary
-records its session's ``message_count``.  Summaries are computed in short chunks of sessions,
-so a cold report never pins the WAL and stops at its deadline with what it has.
+"""Per-session message summaries (role counts, tools, skills), computed once in SQL and
+stored: a session's messages almost never change once written.  Rows past the highest
+``messages.id`` seen name the sessions to recompute (a lower maximum drops all), and each
+summary records its session's ``message_count``.  They are computed in short chunks of
+sessions, so a cold report never pins the WAL and stops at its deadline with what it has.
 """
 
 from __future__ import annotations
@@ -12,12 +10,11 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import Any
 
 from hermes_explorer import dialect
 from hermes_explorer import store as state_db
@@ -32,8 +29,6 @@ SHORT_READ_FIRST_MESSAGES = 2000
 # New rows past the mark beyond which dropping everything is cheaper than finding their sessions.
 MAX_DIRTY_ROWS = 200_000
 MAX_STORES = 4
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +58,6 @@ class _Store:
     high_water: int | None = None
 
 
-_lock = threading.Lock()
-
-
 @functools.lru_cache(maxsize=MAX_STORES)
 def _store_of(identity: tuple) -> _Store:
     """One file's entry (by its identity), for the last ``MAX_STORES`` files read."""
@@ -89,9 +81,7 @@ def refresh_high_water() -> int:
     """Drop the summaries of sessions whose rows changed since the mark; return the file's key."""
     store = _store()
     (current,) = state_db.rows("SELECT MAX(id) FROM messages", [])[0]
-    with _lock:
-        known = store.high_water
-    if known == current and current is not None:
+    if store.high_water == current and current is not None:
         return store.key  # this process saw it already: nothing appended since
     # Another process may have moved the mark since: it is shared.
     previous = summary_store.high_water(store.key)
@@ -109,8 +99,7 @@ def refresh_high_water() -> int:
                 sql = "SELECT DISTINCT session_id FROM messages WHERE id > %s AND id <= %s"
                 dirty = [r[0] for r in state_db.rows(sql, [previous, current])]
         summary_store.advance(store.key, current, dirty)
-    with _lock:
-        store.high_water = current
+    store.high_water = current
     return store.key
 
 
@@ -355,10 +344,10 @@ def collect(
 def chunked(
     todo: list[str],
     counts: dict[str, int | None],
-    step: Callable[[list[str]], T],
+    step: Callable[[list[str]], Any],
     *,
     stop_at: float | None = None,
-) -> Iterator[tuple[list[str], T]]:
+) -> Iterator[tuple[list[str], Any]]:
     """``(chunk, step(chunk))`` for consecutive chunks of the sessions ``todo``, until
     ``stop_at`` (``time.monotonic()``) or a chunk runs out of time.  A chunk is counted in
     sessions on a WAL file, in messages (``counts``) on a rollback-journal file."""
@@ -380,7 +369,7 @@ def chunked(
         if stop_at is not None and time.monotonic() > stop_at:
             return
 
-        def work(n: int, start: int = start) -> tuple[list[str], T]:
+        def work(n: int, start: int = start) -> tuple[list[str], Any]:
             chunk = next_chunk(start, n)
             return chunk, step(chunk)
 

@@ -196,8 +196,9 @@ def save(key: int, summaries: dict, attributes: dict[str, tuple]) -> None:
 
 def high_water(key: int) -> int | None:
     try:
-        mark = SummaryMark.objects.filter(store_key=key).values_list("high_water", flat=True)
-        return next(iter(mark), None)
+        return (
+            SummaryMark.objects.filter(store_key=key).values_list("high_water", flat=True).first()
+        )
     except DatabaseError:
         return None
 

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET
 from accounts_app.roles import can_export, can_see_content
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import query_budget
+from profiles_app.links import store_reverse
 from sessions_app import formatting
 from sessions_app.facets import distinct_values
 from sessions_app.merged_list import chosen_stores
@@ -59,8 +60,8 @@ def index(request):
     if form.is_bound and not form.is_valid():
         if fmt:
             return JsonResponse({"errors": form.errors.get_json_data()}, status=400)
-        context = {"report": None, "models_datalist": presenters.model_names()}
-        return render(request, TEMPLATE, {"form": form, "shape": shape, **context})
+        context = {"form": form, "shape": shape, "report": None}
+        return render(request, TEMPLATE, {**context, "models_datalist": presenters.model_names()})
     with query_budget(settings.HERMES_INSIGHTS_TIMEOUT):
         found = _found(request, form, parts, notes)
     if found is None:
@@ -82,19 +83,22 @@ def _found(request, form, parts, notes) -> Found | None:
     if parts is None:
         report, previous = explorer.report_and_previous(window, **options)
         return Found(report, previous, Drill(window=window, now=report.now), basis)
-    found = merged_insights.reports_of(parts, window, notes=notes, **options)
+    found = merged_insights.each(
+        parts, lambda _store: explorer.report_and_previous(window, **options), notes
+    )
     if not found:
         return None
-    report = merged_insights.combine([(s, r) for s, r, _p in found])
-    earlier = [(s, p) for s, _r, p in found if p is not None]
+    reports_found = [(s, r) for s, (r, _p) in found]
+    report = merged_insights.combine(reports_found)
+    earlier = [(s, p) for s, (_r, p) in found if p is not None]
     query = {k: v for k, v in request.GET.items() if k not in ("_export", "table")}
     return Found(
         report,
         merged_insights.combine(earlier) if earlier else None,
         Drill(window=window, now=report.now),
         basis,
-        served=[s for s, _r, _p in found],
-        profile_rows=merged_insights.breakdown([(s, r) for s, r, _p in found], query),
+        served=[s for s, _ in found],
+        profile_rows=merged_insights.breakdown(reports_found, query),
     )
 
 
@@ -113,7 +117,8 @@ def _linked_and_extra(found: Found, messages_allowed: bool):
     linked = linked_rows(report, drill, messages_allowed=messages_allowed)
     if found.served is None:
         return linked, explorer.extras_for(report, previous, drill)
-    merged_insights.link_top_sessions(linked)
+    for row in linked["top_sessions"]:  # each into the profile it comes from
+        row["url"] = store_reverse("sessions:detail", [row["session_id"]], row.pop("store"))
     return linked, merged_insights.merged_extras(report, previous, drill, found.served)
 
 

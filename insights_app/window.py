@@ -1,10 +1,6 @@
-"""Which sessions an insights report covers, and that choice as SQL over ``sessions s``.
-
-``started_at >= now - days * 86400`` (no upper bound, as in Hermes), all sessions, or a
-custom range of local days; optionally one ``source`` and, beyond Hermes, one ``model`` (by
-the session list's rule).  On a rollback-journal file the sessions are read in short keyset
-chunks (:func:`window_chunks`).
-"""
+"""Which sessions an insights report covers, as SQL over ``sessions s``: ``started_at >= now -
+days * 86400`` (no upper bound, as in Hermes), all sessions, or a custom range of local days;
+one ``source`` and, beyond Hermes, one ``model`` (by the session list's rule)."""
 
 from __future__ import annotations
 
@@ -110,8 +106,8 @@ class Scope:
 
     @property
     def read_in_chunks(self) -> bool:
-        """Whether reads over the window's sessions are cut into short statements: on a
-        rollback-journal file, when the window is too big for one short statement."""
+        """Whether reads over the window are cut into short statements (a big window of a
+        rollback-journal file)."""
         return (
             self.sessions is None or self.sessions > SHORT_WINDOW_SESSIONS
         ) and store.readers_block_writer()
@@ -174,9 +170,8 @@ NARROW_SHARE = 1 / 8
 
 
 def window_span(scope: Scope) -> tuple[Scope, float | None, float | None]:
-    """``scope`` with its sessions counted (and whether they are a narrow share, against the
-    highest rowid), and their first and last start that is an instant (for the zone's
-    offsets)."""
+    """``scope`` with its sessions counted (and whether a narrow share), and their first and
+    last start that is an instant (for the zone's offsets)."""
     start = instant("s.started_at")
     sql = (
         f"SELECT COUNT(*), MIN({start}), MAX({start}),"
@@ -195,13 +190,12 @@ WINDOW_FIRST_CHUNK = 500
 WINDOW_MAX_CHUNK = 5_000
 
 
-def window_chunks(
-    scope: Scope, columns: str, *, join: str = "", grouped: bool = False
-) -> Iterator[list[tuple]]:
-    """``SELECT <columns> FROM sessions s <join> WHERE <window>`` in lists of rows
-    (``grouped``: one per session).  One statement on a WAL file or for a small window;
-    otherwise keyset-paged by ``(started_at, rowid)`` or rowid in short chunks, a grouped
-    chunk in two statements (grouping on the keyset would sort the whole window)."""
+def window_chunks(scope: Scope, columns: str, *, join: str = "") -> Iterator[list[tuple]]:
+    """``SELECT <columns> FROM sessions s <join> WHERE <window>`` in lists of rows (one per
+    session with a ``join``); unless :attr:`Scope.read_in_chunks`, one statement; else short
+    keyset chunks, a grouped one in two statements (grouping on the keyset would sort the
+    whole window)."""
+    grouped = bool(join)
     if not scope.read_in_chunks:
         group = " GROUP BY s.id" if grouped else ""
         yield store.rows(

@@ -1,10 +1,7 @@
-"""The failures page and the home page over several profiles (``docs/profiles.md``).
-
-Each profile's figures are computed (and cached) as on its own page, then summed
-(:func:`combine`); its lists are merged newest first, a page at a time, with a position per
-profile in the link to the next page (:func:`page`), signed so that a damaged link is a form
-error, never a wrong page.
-"""
+"""The failures page and the home page over several profiles (``docs/profiles.md``): each
+profile's figures as on its own page, summed; its lists merged newest first, with a position
+per profile in the next page's link, signed so that a damaged link is a form error, never a
+wrong page."""
 
 from __future__ import annotations
 
@@ -20,6 +17,7 @@ from django.db import DatabaseError
 
 from hermes_explorer import store as state_db
 from hermes_explorer import stores as registry
+from insights_app.merged import each
 
 from . import failures
 from .failures import Filters, Group, Report
@@ -31,23 +29,6 @@ def name_of(store) -> str:
     """A store's name (None: the current store's)."""
     store = store or registry.current()
     return store.name if store is not None else ""
-
-
-def each(parts, compute, notes: list[str]) -> list[tuple]:
-    """``[(store, compute(store))]`` for every store of ``parts`` that could be read (None:
-    the current store); the others are named in ``notes``."""
-    found = []
-    for store in parts:
-        try:
-            with registry.using(store):
-                found.append((store, compute(store)))
-        except (DatabaseError, sqlite3.Error) as exc:
-            if store is None:
-                raise
-            notes.append(
-                registry.unavailable_note(store, registry.REGISTRY.failed(store, exc).reason)
-            )
-    return found
 
 
 def _groups(lists: list[list[Group]]) -> list[Group]:
@@ -63,8 +44,8 @@ def _groups(lists: list[list[Group]]) -> list[Group]:
 
 
 def combine(reports: list[Report]) -> Report:
-    """One report of several profiles': counts summed, groups and days of the same key added;
-    a field is recorded when every profile records it."""
+    """One report of several profiles': counts, groups and days summed; a field is recorded
+    when every profile records it."""
     if len(reports) == 1:
         return reports[0]
     first = reports[0]
@@ -98,13 +79,12 @@ def _messages(f: Filters, at, n: int, budget: float) -> list[dict]:
     return list(itertools.chain.from_iterable(chunks))[:n]
 
 
-def _sessions(f: Filters, at, n: int, budget: float) -> list[dict]:
-    return failures.failed_sessions(f, budget=budget, limit=n, after=at)
-
-
 LISTS = {
     "messages": (_messages, lambda row: row["message_id"]),
-    "sessions": (_sessions, lambda row: [row["timestamp"], row["session_id"]]),
+    "sessions": (
+        lambda f, at, n, budget: failures.failed_sessions(f, budget=budget, limit=n, after=at),
+        lambda row: [row["timestamp"], row["session_id"]],
+    ),
 }
 
 
@@ -117,10 +97,9 @@ def positions(token: str) -> dict:
 
 
 def page(parts, which: str, f: Filters, at: dict, n: int, *, budget: float, notes: list[str]):
-    """``(rows, next_token)``: the next ``n`` rows of list ``which`` over ``parts`` after the
-    per-profile positions ``at`` (newest first, ties by profile name), and the link token of
-    the page after them (None at the end).  A position is absent before a profile's first row
-    and 0 past its last."""
+    """``(rows, next_token)``: the next ``n`` rows of list ``which`` after the per-profile
+    positions ``at`` (newest first, ties by profile), and the next page's token (None at the
+    end).  A position is absent before a profile's first row and 0 past its last."""
     fetch, key = LISTS[which]
     streams: dict[str, list[dict]] = {}
 
@@ -157,9 +136,8 @@ def _inside(store, call):
 
 
 def every_row(parts, f: Filters, *, budget: float):
-    """Every failure of ``parts``, a profile at a time: its failing messages a block at a time,
-    then its failed sessions (the export).  Each read is made inside its store: a streamed
-    response resumes this generator outside the view's store."""
+    """Every failure of ``parts`` for the export, a profile and a block at a time.  Each read
+    is made inside its store: a streamed response resumes this outside the view's store."""
     for store in parts:
         name = name_of(store)
         chunks = failures.failing_messages(f, budget=budget)

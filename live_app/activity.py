@@ -1,14 +1,14 @@
 """Which sessions are active now, read cheaply enough to be polled by many open pages.
 
 A session is *active* when something happened in it within the last N minutes, or it has not
-ended and started within the last day.  Activity is ``COALESCE(last_activity_at, started_at)``
-(indexed on current files); on older files, the newest message, found among the newest
-message ids.  Each candidate's newest message comes from the ``(session_id, id)`` index, so
-the page costs what its ~100 rows cost.
+ended and started within the last day (on older files without ``last_activity_at``: by the
+newest message ids).  Every read is by index, so the page costs what its ~100 rows cost.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import time
 from dataclasses import dataclass
 
@@ -18,6 +18,8 @@ from redaction import redact
 from sessions_app.content import as_text
 from sessions_app.following import OPEN_HORIZON
 from sessions_app.formatting import short_model
+
+from .failures import scol
 
 DEFAULT_MINUTES = 15
 MAX_MINUTES = 24 * 60
@@ -67,11 +69,6 @@ def clamp_minutes(raw: str | None) -> int:
     return max(1, min(value, MAX_MINUTES))
 
 
-def one_line(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
-
-
 def _candidate_ids(now: float, minutes: int) -> list[str]:
     shape = store.shape()
     since = now - minutes * 60
@@ -102,27 +99,23 @@ def _candidate_ids(now: float, minutes: int) -> list[str]:
 
 def _session_rows(ids: list[str]) -> list[LiveSession]:
     shape = store.shape()
-
-    def col(name: str) -> str:
-        return f"s.{name}" if shape.has_column("sessions", name) else "NULL"
-
+    col = functools.partial(scol, shape)
     activity = (
         "COALESCE(s.last_activity_at, s.started_at)"
         if shape.has_column("sessions", "last_activity_at")
         else "s.started_at"
     )
-    marks = store.marks(ids)
     sql = (
         f"SELECT s.id, s.source, {col('title')}, s.model, s.started_at, s.ended_at, {activity}, "
         f"COALESCE(s.message_count, 0), {col('tool_call_count')}, "
         f"COALESCE(s.input_tokens, 0) + COALESCE(s.output_tokens, 0), {col('estimated_cost_usd')}, "
         "(SELECT MAX(m.id) FROM messages m WHERE m.session_id = s.id) "
-        f"FROM sessions s WHERE s.id IN ({marks})"
+        f"FROM sessions s WHERE {dialect.in_json_list('s.id')}"
     )
     # The columns in the order of LiveSession's fields; counts and tokens are never NULL.
     return [
         LiveSession(sid, source or "", redact(title or ""), short_model(redact(model)), *rest)
-        for sid, source, title, model, *rest in store.rows(sql, ids, BUDGET)
+        for sid, source, title, model, *rest in store.rows(sql, [json.dumps(ids)], BUDGET)
     ]
 
 
@@ -143,10 +136,11 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
         if ts is not None and (session.activity is None or ts > session.activity):
             session.activity = ts
         if with_content and head:
-            session.preview = one_line(redact(as_text(head)))
+            flat = " ".join(redact(as_text(head)).split())
+            session.preview = (
+                flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+            )
     # The newest tool call: walk each session's assistant rows backwards on its own index.
-    sids = [s.id for s in sessions]
-    marks = store.marks(sids)
     # PostgreSQL cannot test for valid JSON before parsing it: the row's text, parsed here.
     last = dialect.pick(
         "CASE WHEN json_valid(m.tool_calls) "
@@ -158,8 +152,8 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
             f"SELECT s.id, (SELECT {last} "
             "FROM messages m WHERE m.session_id = s.id AND m.role = 'assistant' "
             "AND m.tool_calls IS NOT NULL ORDER BY m.id DESC LIMIT 1) "
-            f"FROM sessions s WHERE s.id IN ({marks})",
-            sids,
+            f"FROM sessions s WHERE {dialect.in_json_list('s.id')}",
+            [json.dumps([s.id for s in sessions])],
             BUDGET,
         )
     )

@@ -1,10 +1,6 @@
-"""What went wrong: failures as Hermes records them (``docs/failures.md``), counted by tool,
-model, source and day.
-
-The message side is scanned in fixed blocks of message ids whose counts (and failing ids) are
-kept as :class:`~live_app.models.FailureBlock` rows, completed with what was appended since;
-a window adds up the blocks it covers, and the list behind a count reads those ids by key.
-"""
+"""Failures as Hermes records them (``docs/failures.md``), counted by tool, model, source and
+day from fixed blocks of message ids kept as :class:`~live_app.models.FailureBlock` rows; the
+list behind a count reads the failing ids a block keeps, by key."""
 
 from __future__ import annotations
 
@@ -49,16 +45,15 @@ KIND_LABELS = {
 }
 
 
-def _col(shape, name: str) -> str:
+def scol(shape, name: str) -> str:
     """``s.<name>``, or NULL on a file whose sessions lack that column."""
     return f"s.{name}" if shape.has_column("sessions", name) else "NULL"
 
 
 def _kind_sql(shape, calls: str) -> tuple[str, str]:
-    """A message row's failure kind (``tool_ok`` for a good tool result, NULL for no kind) and
-    the rows that can have one: tool results that are calls (``calls``, the condition of the
-    definition every page shares, :mod:`sessions_app.toolcalls`) and assistant rows of a bad
-    finish."""
+    """A message row's failure kind (``tool_ok`` for a good tool result) and the rows that can
+    have one: tool results that are calls (``calls``, :mod:`sessions_app.toolcalls`) and
+    assistant rows of a bad finish."""
     has_finish = shape.has_column("messages", "finish_reason")
     tool_error = dialect.tool_result_error("m.content", HEAD, TAIL)
     bad_finish = "m.role = 'assistant' AND m.finish_reason IN ('length', 'content_filter', 'error')"
@@ -82,8 +77,7 @@ def _block_sql(shape) -> str:
 
 
 def _block_rows(shape, low: int, high: int, budget: float) -> list[tuple]:
-    """The rows of :func:`_block_sql` for message ids ``(low, high]``; on PostgreSQL its
-    results are paired with their calls in Python (:mod:`insights_app.pairing`)."""
+    """The rows of :func:`_block_sql` for ids ``(low, high]`` (paired in Python on PostgreSQL)."""
     if not dialect.postgres():
         return store.rows(_block_sql(shape), [low, high], budget)
     kind, wanted = _kind_sql(shape, "m.role = 'tool' AND m.tool_call_id <> ''")
@@ -117,16 +111,6 @@ def _block_rows(shape, low: int, high: int, budget: float) -> list[tuple]:
     return [(*key, len(ids), ",".join(ids)) for key, ids in groups.items()]
 
 
-def _saved(start: int, **values) -> None:
-    """Keep a block's row (a failure to write only means reading the store again later)."""
-    try:
-        FailureBlock.objects.update_or_create(
-            store_key=store_key(), size=BLOCK, block=start, defaults=values
-        )
-    except DatabaseError as exc:
-        log.warning("failure counts not kept: %s", exc)
-
-
 def _row(start: int, *fields):
     try:
         return (
@@ -139,11 +123,9 @@ def _row(start: int, *fields):
 
 
 def _block(start: int, top: int, shape, budget: float) -> dict:
-    """The grouped rows of message ids ``(start, start + BLOCK]`` up to ``top``, kept in a
-    :class:`~live_app.models.FailureBlock` row with the id read up to, so a later view reads
-    only what is new.  Keys are ``(hour, source, model, tool, kind)`` (the model redacted,
-    then shortened), values ``(count, ids)``: the ids of the failing messages (none for good tool
-    results), the rows behind each count."""
+    """The groups of message ids ``(start, start + BLOCK]`` up to ``top``, kept with the id read
+    up to, so a later view reads only what is new: ``(hour, source, model, tool, kind)`` (the
+    model redacted, then shortened) → ``(count, failing message ids)``."""
     found = _row(start, "upto", "groups")
     upto, merged = start, {}
     if found:
@@ -157,14 +139,21 @@ def _block(start: int, top: int, shape, budget: float) -> dict:
             old = merged.get(group, (0, ()))
             merged[group] = (old[0] + count, old[1] + ids)
         groups = [[*key, count, list(ids)] for key, (count, ids) in merged.items()]
-        _saved(start, profile=store.name(), upto=want, groups=groups, digest=None)
+        try:  # a failure to keep it only means reading the store again later
+            FailureBlock.objects.update_or_create(
+                store_key=store_key(),
+                size=BLOCK,
+                block=start,
+                defaults={"profile": store.name(), "upto": want, "groups": groups, "digest": None},
+            )
+        except DatabaseError as exc:
+            log.warning("failure counts not kept: %s", exc)
     return merged
 
 
 def _digest(start: int, top: int, shape, budget: float) -> dict:
-    """A block's groups summed for an unfiltered window that holds all of it (per ``(source,
-    model, tool, kind)``, per ``(hour, kind)``, first hour), kept beside the block: a few
-    hundred entries instead of thousands."""
+    """A block's sums for an unfiltered window that holds all of it, kept beside the block: a
+    few hundred entries instead of thousands."""
     want = min(start + BLOCK, top)
     found = _row(start, "upto", "digest")
     if found and found[0] == want and found[1] is not None:
@@ -192,8 +181,7 @@ def _digest(start: int, top: int, shape, budget: float) -> dict:
 
 
 def _add_groups(groups: dict, totals: Counter, hourly: Counter, wanted=None) -> None:
-    """A block's groups added to the counts per ``(source, model, tool, kind)`` and per
-    ``(hour, kind)``; ``wanted(hour, source, model, tool)`` picks the groups."""
+    """A block's groups added to ``totals`` and ``hourly``; ``wanted`` picks the groups."""
     for (hour, source, model, tool, kind), (count, _ids) in groups.items():
         if hour is None or kind is None or (wanted and not wanted(hour, source, model, tool)):
             continue
@@ -359,7 +347,7 @@ def build(f: Filters, *, budget: float, now: float | None = None) -> Report:
 
 def _sessions(f, since, shape, groups, daily, budget) -> tuple[int, int]:
     """Sessions started in the window, and those that ended with a failure ``end_reason``."""
-    end = _col(shape, "end_reason")
+    end = scol(shape, "end_reason")
     total = failed = 0
     rows = store.rows(
         f"SELECT s.source, s.model, {end}, MIN(s.started_at), "
@@ -405,8 +393,8 @@ def _display_model(models: dict, raw) -> str:
 
 
 def _list_bounds(f: Filters, now: float) -> tuple[float, float, float]:
-    """Epoch bounds of the list: from the window's first hour for messages (as the counts
-    read them), from its exact start for sessions, to the end of ``f.end``."""
+    """The list's bounds: the window's first hour for messages (as counted), its exact start for
+    sessions, and the end of ``f.end``."""
     since = now - f.days * 86_400
     first_hour, end = (since // 3600) * 3600, 1e18
     if f.start:
@@ -418,8 +406,8 @@ def _list_bounds(f: Filters, now: float) -> tuple[float, float, float]:
 
 
 def _listed(f: Filters, key: tuple, low: float, high: float) -> bool:
-    """Whether a block's group ``(hour, source, model, tool, kind)`` is listed: the list takes
-    whole hours, as the counts do (a day is the hours that start in it)."""
+    """Whether a block's group is listed: by whole hours, as counted (a day is the hours that
+    start in it)."""
     hour, source, model, tool, kind = key
     return (
         hour is not None
@@ -433,11 +421,9 @@ def _listed(f: Filters, key: tuple, low: float, high: float) -> bool:
 def failing_messages(
     f: Filters, *, budget: float, now: float | None = None, limit=None, below: int | None = None
 ):
-    """The failing messages of the window and filters, newest first (by id), one list per
-    block; ``below``: only ids below it (where a page of the list ended).
-
-    They are the ids the blocks keep behind each count (the same groups, so the list and
-    the counts agree); only their metadata is read here, by primary key (never content)."""
+    """The failing messages of the window and filters, newest first, one list per block;
+    ``below``: only ids below it.  They are the ids the blocks keep behind each count, so the
+    list and the counts agree; only their metadata is read, by key (never content)."""
     if f.kind == "session_error":
         return
     now = time.time() if now is None else now
@@ -446,7 +432,7 @@ def failing_messages(
     top = (store.one("SELECT COALESCE(MAX(id), 0) FROM messages", budget=budget) or (0,))[0]
     cap = top if below is None else min(top, below - 1)
     floor = (max(_first_id_at(low, top, budget) - 1, 0) // BLOCK) * BLOCK
-    title = _col(shape, "title")
+    title = scol(shape, "title")
     start = ((cap - 1) // BLOCK) * BLOCK
     while cap > 0 and start >= floor and (limit is None or limit > 0):
         groups = {
@@ -484,8 +470,8 @@ def failed_sessions(
     limit: int | None = None,
     after: list | None = None,
 ) -> list[dict]:
-    """The sessions of the window and filters that ended with a failure, newest first (the
-    first ``limit`` of them; ``after``: those after ``[started_at, id]`` in that order)."""
+    """The window's sessions that ended with a failure, newest first (``after``: those after
+    ``[started_at, id]``)."""
     shape = store.shape()
     if (
         not shape.has_column("sessions", "end_reason")
@@ -502,7 +488,7 @@ def failed_sessions(
     # Without a filter read here, the first ``limit`` rows are the answer: read those alone.
     cut = [limit] if limit is not None and not (f.source or f.model) else []
     rows = store.rows(
-        f"SELECT s.id, s.source, s.model, {_col(shape, 'title')}, s.end_reason, s.started_at "
+        f"SELECT s.id, s.source, s.model, {scol(shape, 'title')}, s.end_reason, s.started_at "
         "FROM sessions s "
         f"WHERE s.started_at >= %s AND s.started_at < %s AND s.end_reason IN ({marks}){past} "
         "ORDER BY s.started_at DESC, s.id DESC" + (" LIMIT %s" if cut else ""),

@@ -1,20 +1,16 @@
 """The home page's figures: today against yesterday, this week against last, the latest
-failures and the costliest sessions of the week.
+failures and the week's costliest sessions.
 
-Periods are local days in ``TIME_ZONE`` (weeks start on Monday, as ISO 8601 has it), and each
-figure has the definition of the page it links to: sessions, messages, tool calls and cost are
-those of the sessions *started* in the period, added up from insights' own report of the last
-two weeks (:mod:`insights_app.reports`; a session's cost is its usage rows' estimates, or its own
-estimate when that is larger); failures are the failures page's (:mod:`live_app.failures`), per
-local day.  ``failures_warm`` computes the figures ahead on its timer (:func:`figures`): a view
-reads no more of the store on a store ten times bigger.  Over several profiles each profile's
-figures are summed (:func:`combine`, :func:`by_source`).
+Periods are local days (weeks start on Monday), and each figure has the definition of the page
+it links to: sessions, messages, tool calls and cost are those of the sessions *started* in the
+period, from insights' report of the last two weeks; failures are the failures page's, per
+local day.  ``failures_warm`` computes them ahead on its timer, so a view reads no more of a
+store ten times bigger.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import time
 from dataclasses import dataclass
 
@@ -29,7 +25,9 @@ from hermes_explorer.dialect import greatest
 from insights_app import reports
 from insights_app.drilldown import Drill
 from insights_app.figures.per_session import per_session_cte
+from insights_app.figures.top_sessions import session_titles
 from insights_app.localtime import offset_segments
+from insights_app.merged import add_rows
 from insights_app.window import Window, scope_of, window_span
 from redaction import redact
 from sessions_app.formatting import short_model
@@ -66,12 +64,9 @@ def periods(today: dt.date) -> list[Period]:
 
 
 def figures(*, budget: float) -> dict:
-    """The period table and the week's costliest sessions.
-
-    Reused for a minute while the file is unchanged; else, as insights does with its preset
-    windows, the latest computed for this store and day while it is younger than
-    ``HERMES_INSIGHTS_STALE_SECONDS`` (``failures_warm`` computes it on its timer; the page
-    says "as of" its time); else computed here."""
+    """The period table and the week's costliest sessions: reused for a minute while the file
+    is unchanged; else the latest of this store and day while younger than
+    ``HERMES_INSIGHTS_STALE_SECONDS`` (the page says "as of" its time); else computed here."""
     now = time.time()
     today = local_date(now)
 
@@ -85,10 +80,7 @@ def figures(*, budget: float) -> dict:
 
 
 def _latest_key(today: dt.date) -> str:
-    return (
-        "home-latest:"
-        + hashlib.sha256(repr((store.name(), today, KEPT_VERSION)).encode()).hexdigest()
-    )
+    return reports.cache_key(store.name(), today, KEPT_VERSION, "home-latest")
 
 
 def warm(*, budget: float, now: float | None = None) -> dict:
@@ -96,7 +88,7 @@ def warm(*, budget: float, now: float | None = None) -> dict:
     now = time.time() if now is None else now
     today = local_date(now)
     value = _figures(today, now, budget)
-    caches["reports"].set(_latest_key(today), value, 86_400)
+    caches["reports"].set(_latest_key(today), value, reports.LATEST_TTL)
     return value
 
 
@@ -116,8 +108,8 @@ def latest_failures(*, budget: float) -> list[dict]:
 
 
 def newest(found: list[tuple], key: str, order, limit: int | None = None) -> list:
-    """The rows ``key`` of every profile's part in ``found`` (``[(store, part)]``), each
-    knowing its store (``store``, ``store_name``), newest first by ``order``."""
+    """The rows ``key`` of every ``(store, part)`` of ``found``, each knowing its store, newest
+    first by ``order``."""
     rows = []
     for one, part in found:
         name = across.name_of(one)
@@ -133,23 +125,14 @@ def newest(found: list[tuple], key: str, order, limit: int | None = None) -> lis
 def by_source(parts) -> list[dict]:
     """Sessions, messages and cost per source summed over profiles, most sessions first; a
     cost is shown when some profile records one."""
-    summed: dict[str, dict] = {}
-    for rows in parts:
-        for row in rows:
-            into = summed.setdefault(
-                row["source"], {"source": row["source"], "sessions": 0, "messages": 0, "cost": None}
-            )
-            into["sessions"] += row["sessions"]
-            into["messages"] += row["messages"] or 0
-            if row["cost"] is not None:
-                into["cost"] = (into["cost"] or 0) + row["cost"]
-    return sorted(summed.values(), key=lambda r: (-r["sessions"], r["source"] or ""))
+    summed = add_rows(parts, "source").values()
+    return sorted(summed, key=lambda r: (-r["sessions"], r["source"] or ""))
 
 
 def combine(parts: list[tuple]) -> dict:
-    """The figures of several profiles ``[(store, figures)]``: every cell the sum of the
-    profiles' (the change recomputed), the costliest sessions of them all (each naming its
-    profile); a field counts as recorded when every profile records it."""
+    """The figures of several profiles ``[(store, figures)]``: every cell summed (the change
+    recomputed), the costliest sessions of them all; a field is recorded when every profile
+    records it."""
     for one, value in parts:
         for s in value["costliest"]:
             s["store"] = one
@@ -203,15 +186,7 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
         [*scope.params, COSTLIEST],
         budget,
     )
-    titles = dict(
-        store.rows(
-            f"SELECT id, substr(title, 1, 200) FROM sessions WHERE id IN ({store.marks(top)})",
-            [r[0] for r in top],
-            budget,
-        )
-        if top and scope.shape.has_column("sessions", "title")
-        else []
-    )
+    titles = session_titles([r[0] for r in top], 200, budget)
     costliest = [
         {
             "session_id": sid,

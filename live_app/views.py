@@ -1,9 +1,6 @@
-"""``/live/``: the sessions active now, and the new messages of a followed session.
-
-``static/js/live.js`` swaps in ``?partial=1`` (the table alone) every few seconds and appends
-:func:`messages_after` to a followed transcript; both come from a handful of indexed lookups
-(:mod:`live_app.activity`) and hold no read transaction between polls.
-"""
+"""``/live/``: the sessions active now (``?partial=1``: the table alone, which
+``static/js/live.js`` swaps in), and the new messages of a followed session; no read
+transaction is held between polls."""
 
 from __future__ import annotations
 

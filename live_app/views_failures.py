@@ -1,9 +1,6 @@
-"""``/failures/``: failures by window, grouped by tool, model, source and day (see
-:mod:`live_app.failures`), as a page, as JSON and as CSV, and the failures behind them: the
-newest failed sessions and failing messages listed, every count a link to its rows
-(``kind``, ``tool``, ``model``, ``source``, ``start``/``end`` days), and ``&rows=1`` exports
-one row per failure.  Viewers see the same counts and metadata as everyone: the page never
-shows message content."""
+"""``/failures/``: failures by window, grouped by tool, model, source and day, as a page, JSON
+and CSV, every count a link to its rows (``&rows=1`` exports one row per failure).  The page
+never shows message content, so viewers see it as everyone does."""
 
 from __future__ import annotations
 

@@ -6,14 +6,12 @@ Roles, tools and skills (:mod:`.messages`) are computed apart from the pass over
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from ..localtime import OffsetSegments
 from ..window import Scope
 from . import activity, days, models, platforms, top_sessions
 from .registry import Figure, compute
-
-T = TypeVar("T")
 
 # The figures of the pass, in the order of its parts.
 FIGURES: tuple[Figure, ...] = (
@@ -26,7 +24,7 @@ FIGURES: tuple[Figure, ...] = (
 
 
 def one_pass(
-    scope: Scope, segments: OffsetSegments, meanwhile: Callable[[], T]
-) -> tuple[dict[str, Any], T]:
+    scope: Scope, segments: OffsetSegments, meanwhile: Callable[[], Any]
+) -> tuple[dict[str, Any], Any]:
     """Every figure of :data:`FIGURES`, by name (one statement), and what ``meanwhile`` returns."""
     return compute(scope, segments, FIGURES), meanwhile()

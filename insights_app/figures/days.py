@@ -48,8 +48,9 @@ class DayRow:
         }
 
 
-def columns() -> tuple[tuple[str, str], ...]:
-    return (
+def parts(scope: Scope) -> list[Part]:
+    # The key is the local day number since 1970-01-01.
+    columns = (
         ("sessions", "COUNT(*)"),
         ("messages", "SUM(messages)"),
         *(
@@ -59,11 +60,7 @@ def columns() -> tuple[tuple[str, str], ...]:
         ),
         ("tool_calls", "SUM(tool_calls)"),
     )
-
-
-def parts(scope: Scope) -> list[Part]:
-    # The key is the local day number since 1970-01-01.
-    return [Part("lt / 86400", columns(), "FROM per WHERE lt IS NOT NULL GROUP BY 2")]
+    return [Part("lt / 86400", columns, "FROM per WHERE lt IS NOT NULL GROUP BY 2")]
 
 
 def decode(scope: Scope, rows: list[Row]) -> list[DayRow]:

@@ -1,10 +1,6 @@
-"""Message figures: roles, tools and skills, added up in SQL over the per-session summaries
-stored in the app database (:mod:`insights_app.summary_store`).
-
-They cover the window when both sides agree on its sessions and the sum of their
-``message_count``; otherwise the stale and missing sessions are computed first (or, when many,
-built in the background, :mod:`insights_app.summary_build`).
-"""
+"""Message figures: roles, tools and skills, added up in SQL over the stored per-session
+summaries, once the window's stale and missing sessions are computed (or, when many, built in
+the background)."""
 
 from __future__ import annotations
 

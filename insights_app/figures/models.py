@@ -1,19 +1,12 @@
 """Figure ``models``: Hermes's models table, per short model name (last path segment).
 
-Each model gets every ``session_model_usage`` row of the window's sessions (auxiliary tasks
-included) plus, per session, the *residual*, as Hermes does: the session's counter minus the
-sum of all its usage rows, floored at 0, given to the session's own model.  Residual reasoning
-tokens are 0 where usage rows exist (Hermes's choice); API calls and cost get residuals too.
-A session counts for a model when it has a usage row for it or a non-zero residual; its tool
-calls go to its own model.  Without ``session_model_usage`` the table comes from the
-sessions' counters.
-
-The pass groups by local start day and full model name, so the same rows also give the daily
-cost by model (:func:`day_costs`); they are merged by short name here, with one more
-statement only when several routes share a short name (a session counts once).
-
-Hermes re-prices usage rows without ``cost_status`` or ``cost_source`` from its price table;
-we have none and use the stored estimate (or $0).
+As Hermes: each model gets every ``session_model_usage`` row of the window's sessions plus,
+per session, the *residual* (its counter minus all its usage rows, floored at 0) given to the
+session's own model; residual reasoning is 0 where usage rows exist.  A session counts for a
+model with a usage row for it or a non-zero residual.  Without usage rows the table comes from
+the sessions' counters.  Grouped by local start day too, the rows give the daily cost by
+model.  Hermes re-prices usage rows without ``cost_status`` or ``cost_source``; we have no
+price table and use the stored estimate (or $0).
 """
 
 from __future__ import annotations
@@ -124,9 +117,8 @@ def table(
 
 
 def day_costs(rows: Iterable[tuple[int | None, str, Any]]) -> list[dict[str, Any]]:
-    """The explorer's ``{"day", "model", "cost"}`` per start day and short model name, non-zero
-    costs only (a session without a start has no day): a day's models add up to its cost in
-    ``days``, a model's days to its cost in the models table."""
+    """``{"day", "model", "cost"}`` per start day and short model name, non-zero costs only: a
+    day's models add up to its cost in ``days``, a model's days to the models table's."""
     merged: dict[tuple, float] = {}
     for day_number, name, cost in rows:
         if day_number is None:
@@ -174,8 +166,8 @@ TOTALS = Figure("model_totals", totals_parts, totals_decode)
 
 
 def _distinct_sessions(scope: Scope, fulls: list[str | None]) -> int:
-    """Sessions with a usage row, or a residual, on any of these full model names: when
-    several routes share a short name, a session that used two counts once."""
+    """Sessions with a usage row, or a residual, on any of these full model names (a session
+    that used two routes of one short name counts once)."""
     u = scope.ucol
     named = [f for f in fulls if f is not None]
     marks = store.marks(named) or "NULL"

@@ -9,8 +9,6 @@ both from its price table at report time; we read what Hermes stored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from hermes_explorer import dialect
 
 from ..localtime import OffsetSegments
@@ -47,17 +45,9 @@ _POSITIVE = (
 )
 
 
-@dataclass(frozen=True)
-class PerSession:
-    """The parts of ``per``'s ``SELECT``: its columns and the usage join (grouped by the
-    session where there is one: its usage rows are summed)."""
-
-    columns: str  # "<expr> AS <name>, …" over ``sessions s`` (and ``session_model_usage u``)
-    join: str
-
-
-def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
-    """One row per window session: counters, usage-row sums, local start, positive duration."""
+def per_session(scope: Scope, segments: OffsetSegments) -> tuple[str, str]:
+    """``per``'s columns over ``sessions s`` (one row per window session: counters, usage-row
+    sums, local start, positive duration) and its usage join (then grouped by session)."""
     c = scope.scol
     cost = c("estimated_cost_usd", "NULL")
     if scope.shape.has_column("sessions", "cost_status"):
@@ -98,18 +88,18 @@ def per_session(scope: Scope, segments: OffsetSegments) -> PerSession:
                CASE WHEN {included} THEN 1 ELSE 0 END AS included,
                CASE WHEN {unknown} THEN 1 ELSE 0 END AS unknown,
                {usage_cols}"""
-    return PerSession(columns=columns, join=join)
+    return columns, join
 
 
 def per_session_cte(scope: Scope, segments: OffsetSegments) -> str:
     """``per`` as a common table expression over the window (parameters: ``scope.params``)."""
-    per = per_session(scope, segments)
+    columns, join = per_session(scope, segments)
     # By rowid, the table's own order (``s.id`` would walk the id index and look every row
     # up); for a narrow window ``+s.rowid`` lets SQLite use the ``started_at`` index instead.
-    group = f"GROUP BY {'+' if scope.narrow else ''}{dialect.row_key('s')}" if per.join else ""
+    group = f"GROUP BY {'+' if scope.narrow else ''}{dialect.row_key('s')}" if join else ""
     return f"""per AS MATERIALIZED (
-        SELECT {per.columns}
-        FROM sessions s {per.join} WHERE {scope.where} {group})"""
+        SELECT {columns}
+        FROM sessions s {join} WHERE {scope.where} {group})"""
 
 
 def usage_cte(scope: Scope) -> str:

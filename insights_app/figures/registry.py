@@ -1,9 +1,6 @@
-"""What a figure is, and the one statement that computes every figure of the pass.
-
-A figure's parts are ``SELECT``\\ s over the per-session rows ``per`` (:mod:`.per_session`).
-All parts of all figures are one statement (``WITH per AS MATERIALIZED (…) SELECT … UNION ALL
-…``), so the pass reads the window's sessions once however many figures there are.  To add a
-figure, write a module and list it in :data:`insights_app.figures.FIGURES`.
+"""What a figure is, and the one statement (``WITH per AS MATERIALIZED (…) SELECT … UNION ALL
+…``) of every figure's ``SELECT``\\ s over the per-session rows ``per``, so the pass reads the
+window's sessions once however many figures there are.
 """
 
 from __future__ import annotations
@@ -118,7 +115,7 @@ def staged_rows(scope: Scope, segments: OffsetSegments, sql: str) -> list[tuple]
     per-session rows and their usage rows are read in short keyset chunks into a private
     in-memory database, where the pass runs holding no lock on the state.db (sums are added
     in another order: a cost may differ in its last binary digits)."""
-    per = per_session(scope, segments)
+    columns, join = per_session(scope, segments)
     usage = scope.shape.column_order.get(USAGE_TABLE, ()) if scope.has_usage else ()
     memory = sqlite3.connect(":memory:")
     try:
@@ -131,7 +128,7 @@ def staged_rows(scope: Scope, segments: OffsetSegments, sql: str) -> list[tuple]
                 f"SELECT {_names(usage)} FROM {USAGE_TABLE}"
                 " WHERE session_id IN (SELECT value FROM json_each(%s))"
             )
-        for rows in window_chunks(scope, per.columns, join=per.join, grouped=bool(per.join)):
+        for rows in window_chunks(scope, columns, join=join):
             memory.executemany(insert_per, rows)
             if usage:
                 ids = json.dumps([row[0] for row in rows if row[0] is not None])

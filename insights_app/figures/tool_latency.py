@@ -1,11 +1,7 @@
-"""Tool latency (ours): per tool, the seconds from each call to its result.
-
-A call's time is its ``tool`` row's ``timestamp`` minus that of the assistant message that
-asked for it; the calls of one message run in parallel, so their times overlap.  The pairs are
-stored with each session's summary (:class:`insights_app.models.SummaryCall`), so a report
-reads no message.  Over several profiles the figures come from all their calls, never from
-the profiles' figures (:func:`insights_app.merged.combine`).
-"""
+"""Tool latency (ours): per tool, the seconds from each call (its assistant message's
+``timestamp``) to its ``tool`` row; the calls of one message run in parallel, so their times
+overlap.  Over several profiles the figures come from all their calls (a median of medians is
+no median)."""
 
 from __future__ import annotations
 
@@ -40,21 +36,12 @@ def gather(calls: Iterable[tuple]):
             name = names[raw] = redact(str(raw))
         times.setdefault(name, array("d")).append(seconds)
         call = (seconds, session_id, message_id, profile[0] if profile else None)
-        keep_slowest(slowest.setdefault(name, []), call)
+        heap = slowest.setdefault(name, [])  # its SLOWEST slowest calls, a min-heap on the time
+        if len(heap) < SLOWEST:
+            heapq.heappush(heap, call)
+        elif seconds > heap[0][0]:
+            heapq.heapreplace(heap, call)
     return times, slowest
-
-
-def keep_slowest(heap: list[Call], call: Call) -> None:
-    """``heap``: the ``SLOWEST`` slowest calls seen (a min-heap on the time)."""
-    if len(heap) < SLOWEST:
-        heapq.heappush(heap, call)
-    elif call[0] > heap[0][0]:
-        heapq.heapreplace(heap, call)
-
-
-def nearest_rank(ordered: list[float], share: float) -> float:
-    """The ⌈share·n⌉-th smallest."""
-    return ordered[max(1, math.ceil(share * len(ordered))) - 1]
 
 
 def latency_rows(times: dict[str, Iterable[float]], slowest: dict[str, list[Call]]) -> list[dict]:
@@ -68,7 +55,8 @@ def latency_rows(times: dict[str, Iterable[float]], slowest: dict[str, list[Call
                 "tool": tool,
                 "calls": len(ordered),
                 "median_s": round(statistics.median(ordered), 3),
-                "p95_s": round(nearest_rank(ordered, 0.95), 3),
+                # Nearest rank: the ⌈0.95·n⌉-th smallest.
+                "p95_s": round(ordered[max(1, math.ceil(0.95 * len(ordered))) - 1], 3),
                 "max_s": round(ordered[-1], 3),
                 "slowest": [
                     {

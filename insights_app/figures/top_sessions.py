@@ -50,13 +50,7 @@ def parts(scope: Scope) -> list[Part]:
 def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
     """Hermes's notable sessions, in its order, with their titles (one more statement)."""
     found = dict(rows)
-    titles = {}
-    ids = [top["session_id"] for top in found.values()]
-    if ids and store.shape().has_column("sessions", "title"):
-        marks = store.marks(ids)
-        titles = dict(
-            store.rows(f"SELECT id, substr(title, 1, 100) FROM sessions WHERE id IN ({marks})", ids)
-        )
+    titles = session_titles([top["session_id"] for top in found.values()], 100)
     tz = timezone.get_current_timezone()
     out = []
     for kind, label in TOP_LABELS.items():
@@ -82,6 +76,15 @@ def decode(scope: Scope, rows: list[Row]) -> list[dict[str, Any]]:
 
 
 FIGURE = Figure("top_sessions", parts, decode)
+
+
+def session_titles(ids: list[str], chars: int, budget: float | None = None) -> dict[str, str]:
+    """The first ``chars`` characters of these sessions' titles (none where the file has none)."""
+    if not ids or not store.shape().has_column("sessions", "title"):
+        return {}
+    marks = store.marks(ids)
+    sql = f"SELECT id, substr(title, 1, {int(chars)}) FROM sessions WHERE id IN ({marks})"
+    return dict(store.rows(sql, ids, budget))
 
 
 _FORMATS = {"messages": "{:d} msgs", "tokens": "{:,d} tokens", "tool_calls": "{:d} calls"}
