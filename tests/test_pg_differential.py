@@ -47,13 +47,9 @@ NOT_PORTED: set[str] = set()
 KNOWN_DIFFERENT = {
     "current-failures:/failures/?days=365&_export=csv&rows=1-analyst": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
     "current-failures:/failures/?days=365&_export=csv&rows=1-staff": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
-    "current-insights:/insights/?days=all&_export=json-analyst": "insights' per-day rows differ over all time",
-    "current-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
     "current-search:/search/?q=the&mode=substring-analyst": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
     "current-search:/search/?q=the&mode=substring-staff": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
     "current-state:/state/session_model_usage.json?_shape=objects&_size=max-analyst": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
-    "demo-insights:/insights/?days=all&_export=json-analyst": "insights' per-day rows differ over all time",
-    "demo-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
     "demo-search:/search/?q=the&mode=substring-analyst": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
     "demo-search:/search/?q=the&mode=substring-staff": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
     "demo-state:/state/session_model_usage.json?_shape=objects&_size=max-analyst": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
@@ -63,8 +59,8 @@ KNOWN_DIFFERENT = {
     "doc-failures:/failures/?days=365&_export=json-staff": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
     "doc-home:/-analyst": "the home page differs on the doc layout (not yet explained)",
     "doc-home:/-staff": "the home page differs on the doc layout (not yet explained)",
-    "doc-insights:/insights/?days=all&_export=json-analyst": "insights' per-day rows differ over all time",
-    "doc-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
+    "doc-insights:/insights/?days=all&_export=json-analyst": "the doc layout's file has no tool_call_id column (tools are counted untimed, no latency table) nor session_model_usage table (models from the sessions' counters); its schema has both, empty as loaded: no call is paired, and models come from the usage table",
+    "doc-insights:/insights/?days=all&_export=json-staff": "the doc layout's file has no tool_call_id column (tools are counted untimed, no latency table) nor session_model_usage table (models from the sessions' counters); its schema has both, empty as loaded: no call is paired, and models come from the usage table",
     "doc-session page-analyst": "the doc layout's file has no session_model_usage table (the page says so), its schema has one, empty: the page shows the session's counters there as a residual row",
     "doc-session page-staff": "the doc layout's file has no session_model_usage table (the page says so), its schema has one, empty: the page shows the session's counters there as a residual row",
     "doc-sessions:/sessions/?_export=csv&has_parent=true-analyst": "doc layout: has_parent=true finds the sessions whose parent is blank on the schema and none on the file",
@@ -73,8 +69,6 @@ KNOWN_DIFFERENT = {
     "doc-state:/state/session_model_usage.json?_shape=objects&_size=max-staff": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
     "legacy-failures:/failures/?days=365&_export=csv&rows=1-analyst": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
     "legacy-failures:/failures/?days=365&_export=csv&rows=1-staff": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
-    "legacy-insights:/insights/?days=all&_export=json-analyst": "insights' per-day rows differ over all time",
-    "legacy-insights:/insights/?days=all&_export=json-staff": "insights' per-day rows differ over all time",
     "legacy-state:/state/session_model_usage.json?_shape=objects&_size=max-analyst": "the old API answers 400 for session_model_usage on a schema (a doc-layout file has no such table: 404)",
 }
 
