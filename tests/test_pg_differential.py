@@ -47,10 +47,6 @@ NOT_PORTED: set[str] = set()
 KNOWN_DIFFERENT = {
     "current-failures:/failures/?days=365&_export=csv&rows=1-analyst": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
     "current-failures:/failures/?days=365&_export=csv&rows=1-staff": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
-    "current-search:/search/?q=the&mode=substring-analyst": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
-    "current-search:/search/?q=the&mode=substring-staff": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
-    "demo-search:/search/?q=the&mode=substring-analyst": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
-    "demo-search:/search/?q=the&mode=substring-staff": "a substring search scans every row on a schema, where the file's trigram index leaves out tool rows and cron/subagent sessions",
     "doc-failures:/failures/?days=365&_export=csv&rows=1-analyst": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
     "doc-failures:/failures/?days=365&_export=csv&rows=1-staff": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
     "doc-failures:/failures/?days=365&_export=json-analyst": "the failures rows differ (the per-row CSV; the doc layout's JSON too)",
