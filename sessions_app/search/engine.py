@@ -3,8 +3,7 @@ redacted text (:mod:`.redacted`).
 
 A file may have ``messages_fts`` (FTS5, ``unicode61``; inline, or external content through
 ``messages_fts_src``; rowid is ``messages.id``) and ``messages_fts_trigram`` (substrings and
-CJK, three characters or more; beside ``messages_fts_src`` it holds no tool rows nor
-cron/subagent sessions, and a substring search scans instead); ``messages_fts_cjk``
+CJK, three characters or more; no tool rows nor cron/subagent sessions); ``messages_fts_cjk``
 needs a tokenizer we lack.  With no index that can answer, a LIKE scan in short id-range
 statements proposes the candidates.  Best match ranks the newest :data:`RANKED_CAP` hits; a
 walk out of time shows what it found and says how far it got; rows an index rebuild has not
@@ -428,12 +427,14 @@ def run_search(req: SearchRequest) -> SearchResult:
             req, session_range=statements.session_id_range(req.session_id)
         )
 
-    # A substring finds what a word search finds, and more: the current layout's trigram index
-    # (beside ``messages_fts_src``) leaves out tool output and cron/subagent sessions, so such a
-    # file is scanned, as a schema is.
-    trigram = shape.has_trigram and "messages_fts_src" not in shape.tables
     if req.mode == "substring":
-        if trigram and len(text) >= TRIGRAM_MIN_CHARS:
+        result.notes.append(
+            gettext(
+                "Substring search reads what Hermes's substring index holds: it leaves out tool "
+                "output and cron/subagent sessions."
+            )
+        )
+        if shape.has_trigram and len(text) >= TRIGRAM_MIN_CHARS:
             result.engine = "trigram"
             _indexed_search(result, "messages_fts_trigram", quote(text))
         else:
@@ -442,11 +443,6 @@ def run_search(req: SearchRequest) -> SearchResult:
                 if dialect.postgres()
                 else gettext("this state.db has no substring (trigram) index")
                 if not shape.has_trigram
-                else gettext(
-                    "this state.db's trigram index leaves out tool output and cron/subagent "
-                    "sessions"
-                )
-                if not trigram
                 else gettext("the substring index needs %(n)s characters or more")
                 % {"n": TRIGRAM_MIN_CHARS}
             )
@@ -495,7 +491,7 @@ def run_search(req: SearchRequest) -> SearchResult:
                 "matches."
             )
         )
-        if trigram and all(len(t) >= TRIGRAM_MIN_CHARS for t in terms):
+        if shape.has_trigram and all(len(t) >= TRIGRAM_MIN_CHARS for t in terms):
             result.engine = "trigram"
             _indexed_search(result, "messages_fts_trigram", " ".join(quote(t) for t in terms))
         else:
