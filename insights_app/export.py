@@ -72,9 +72,20 @@ def json_response(
         data[key] = linked[key]
     if profiles is not None:
         data["profiles"] = profiles
-    response = JsonResponse(data, json_dumps_params={"ensure_ascii": False})
+    response = JsonResponse(_costs_rounded(data), json_dumps_params={"ensure_ascii": False})
     response["Content-Disposition"] = f'inline; filename="{_filename(report, "report", "json")}"'
     return response
+
+
+def _costs_rounded(value, key: str = ""):
+    """``value`` with each cost to a ten-billionth of a dollar: a cost is a sum of floats,
+    whose last binary digits depend on the order they were added in (a PostgreSQL schema's
+    sums, a staged read)."""
+    if isinstance(value, dict):
+        return {k: _costs_rounded(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_costs_rounded(v, key) for v in value]
+    return round(value, 10) if isinstance(value, float) and "cost" in key else value
 
 
 def _filename(report: Report, table: str, ext: str) -> str:

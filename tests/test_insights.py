@@ -1162,3 +1162,18 @@ def test_escaped_names_count_as_json_reads_them(tmp_path):
         assert r.skills["top_skills"][0]["last_used_at"] is not None
     finally:
         connections["hermes"].close()
+
+
+def test_json_export_costs_carry_no_float_noise(tmp_path, staff_client):
+    """A cost is a sum of floats, whose last binary digits depend on the order they were added
+    in (a PostgreSQL schema adds them in another): the export gives it to a ten-billionth of a
+    dollar, so 0.1 + 0.2 is 0.3 whichever adds it."""
+    path = tmp_path / "costs.db"
+    with StateDB.create(path, "current") as db:
+        for n, cost in enumerate((0.1, 0.2)):
+            db.session(f"s{n}", model="openai/gpt-5", estimated_cost_usd=cost, input_tokens=10)
+    use_store(path)
+    data = json.loads(staff_client.get("/insights/?days=all&_export=json").content)
+    assert [day["cost"] for day in data["daily_by_start_day"]] == [0.3]
+    assert data["overview"]["estimated_cost"] == 0.3
+    assert data["models"][0]["cost"] == 0.3

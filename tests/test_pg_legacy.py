@@ -13,6 +13,7 @@ import pytest
 
 from hermes_fixtures.demo.builder import build_demo_db
 from legacy_app.api.operators import OPERATORS
+from legacy_app.api.tokens import tilde_encode
 from tests.builders import NASTY_NOW, StateDB
 from tests.hermes_pg import hermes_pg as hermes_pg_server  # noqa: F401
 from tests.test_noninterference import LONG  # noqa: E402
@@ -196,6 +197,28 @@ def test_html_and_csv_pages_give_the_files_rows(both):
     first = same(both, "sessions", "_sort=title&_size=5")["rows"][0][0]
     assert first.encode() in a[1] and first.encode() in b[1]
     assert probe(both, "/state/messages/1.json")[1][0] == 200
+
+
+@pytest.mark.parametrize("query", ["", "&_sort=input_tokens", "&_sort_desc=model"])
+def test_an_analyst_walks_the_usage_rows_by_their_place_on_a_schema(pg, serve, query):  # noqa: F811
+    """The usage rows' key holds text shown redacted, so a reader who cannot reveal reads them
+    keyed by rowid on a file; a PostgreSQL table has none, the row's place (``ctid``) keys it:
+    the same rows, page by page, and each row's own URL answers."""
+    from tests.roles_helpers import client_for
+
+    serve(file=pg.stores["current"].path, team=at(pg.reader_url, pg.schema("current")))
+    client = client_for("analyst")
+    url = f"/state/session_model_usage.json?_size=2{query}"
+    pages = {side: walk(client, side, url) for side in ("file", "team")}
+    # The first value of a row is its rowid, or its place on the schema.
+    assert [[r[1:] for r in rows] for rows, _ in pages["team"]] == [
+        [r[1:] for r in rows] for rows, _ in pages["file"]
+    ]
+    assert len(pages["file"]) > 2
+    place = pages["team"][0][0][0][0]
+    row = client.get(f"/p/team/state/session_model_usage/{tilde_encode(place)}.json")
+    assert row.status_code == 200
+    assert json.loads(row.content)["rows"][0][1:] == pages["team"][0][0][0][1:]
 
 
 SECRET_SID = "20260101_080000_5ec7e7"

@@ -306,6 +306,28 @@ def test_substring_mode_finds_parts_of_words(staff_client, store):
     assert engine == ("trigram" if store.shape == "current" else "scan")
 
 
+@pytest.mark.parametrize("layout, engine", [("current", "trigram"), ("legacy", "scan")])
+def test_a_substring_search_reads_what_hermess_substring_index_holds(
+    staff_client, tmp_path, layout, engine
+):
+    """The current layout's trigram index leaves out tool rows and cron/subagent sessions: a
+    substring search leaves them out however it is answered (a scan where there is no such
+    index, as on a PostgreSQL schema), so every store gives the same hits."""
+    path = tmp_path / f"{layout}.db"
+    db = StateDB.create(path, layout)
+    db.session("s1", source="cron", title="Nightly")
+    db.session("s2", source="cli", title="Day")
+    db.message("s1", "user", "nightly zorblaxing run")
+    found = db.message("s2", "user", "run the zorblaxing job")
+    db.message("s2", "tool", "zorblaxing 3 files", tool_name="terminal")
+    db.close()
+    use_store(path)
+    response = get(staff_client, q="orblaxin", mode="substring", sort="newest")
+    assert hit_ids(response) == [found]
+    assert response.context["result"].engine == engine
+    assert "leaves out tool output" in " ".join(response.context["result"].notes)
+
+
 def test_the_unloadable_cjk_table_is_never_touched(staff_client, current_store):
     path = current_store.path
     # The trap is armed: any statement on it fails.

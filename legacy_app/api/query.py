@@ -126,6 +126,8 @@ def plan(request: TableRequest, *, extra: list[str], binder: Binder, seen: froze
 
 
 _BOUND = re.compile(r"(?<![:\w]):(p\d+)\b")
+# A bare ``rowid``: a PostgreSQL table has none, a row is keyed by its place (``ctid``) there.
+_ROWID = re.compile(r'(?<![\w"])rowid\b(?!")')
 _REDACTED = re.compile(r'hermes_redact\("((?:[^"]|"")+)"\)')
 
 
@@ -136,7 +138,7 @@ def _store_sql(statement: Statement) -> tuple[str, dict]:
     sql, params = statement.sql.replace("%", "%%"), dict(statement.params)
     if not dialect.postgres():
         return sql, params
-    sql = _BOUND.sub(r"%(\1)s", sql)
+    sql = _ROWID.sub("ctid", _BOUND.sub(r"%(\1)s", sql))
 
     def shown(match: re.Match) -> str:
         column = match.group(1).replace('""', '"')
@@ -169,6 +171,8 @@ def run_store(statement: Statement, *, budget: float) -> tuple[list[str], list[t
         with store.cursor(budget=budget) as cur:
             cur.execute(*_store_sql(statement))
             columns = [d[0] for d in cur.description or ()]
+            if dialect.postgres() and columns[:1] == ["ctid"]:
+                columns[0] = "rowid"
             return columns, cur.fetchall()
     except QueryTimeout as exc:
         raise ApiError(

@@ -407,14 +407,14 @@ def run_search(req: SearchRequest) -> SearchResult:
         )
 
     if req.mode == "substring":
+        result.notes.append(
+            gettext(
+                "Substring search reads what Hermes's substring index holds: it leaves out tool "
+                "output and cron/subagent sessions."
+            )
+        )
         if shape.has_trigram and len(text) >= TRIGRAM_MIN_CHARS:
             result.engine = "trigram"
-            result.notes.append(
-                gettext(
-                    "Substring search uses the trigram index, which leaves out tool output and "
-                    "cron/subagent sessions."
-                )
-            )
             _indexed_search(result, "messages_fts_trigram", quote(text))
         else:
             why = (

@@ -85,6 +85,10 @@ def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
     ]
     where = [clause for clause, values in asked if values]
     params: list = [value for _clause, values in asked for value in values]
+    if req.mode == "substring":
+        # What Hermes's substring (trigram) index holds, however the search is answered.
+        where.append("COALESCE(m.role, '') <> 'tool' AND COALESCE(s.source, '') NOT IN (%s, %s)")
+        params += ["cron", "subagent"]
     if not req.include_hidden and shape.has_column("messages", "display_kind"):
         # Model-only scaffolding stays out of search as it stays out of transcripts.
         where.append("(m.display_kind IS NULL OR m.display_kind <> 'hidden')")
