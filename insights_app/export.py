@@ -113,7 +113,8 @@ def _csv_rows(report: Report, table: str, basis: str, extra: Extras) -> list[dic
 def csv_response(report: Report, table: str, basis: str, extra: Extras) -> HttpResponse:
     """One table of the report as a CSV download, its text cells defused for spreadsheets."""
     header = CSV_COLUMNS[table]
-    rows = [[row[k] for k in header] for row in _csv_rows(report, table, basis, extra)]
+    found = _costs_rounded(_csv_rows(report, table, basis, extra))
+    rows = [[row[k] for k in header] for row in found]
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(header)

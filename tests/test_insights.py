@@ -23,6 +23,8 @@ Times: NOW is Thursday 2026-01-01 00:00 UTC; the report runs in UTC unless a tes
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import sqlite3
@@ -1177,3 +1179,7 @@ def test_json_export_costs_carry_no_float_noise(tmp_path, staff_client):
     assert [day["cost"] for day in data["daily_by_start_day"]] == [0.3]
     assert data["overview"]["estimated_cost"] == 0.3
     assert data["models"][0]["cost"] == 0.3
+    for table in ("models", "daily"):
+        page = staff_client.get(f"/insights/?days=all&_export=csv&table={table}")
+        (row,) = csv.DictReader(io.StringIO(page.content.decode()))
+        assert row["cost"] == "0.3", table
