@@ -20,18 +20,16 @@ from .params import first, parse
 from .tokens import key_path
 
 
-def _expanded_columns(columns, values, expanded):
+def _with_labels(columns, values, expanded):
     """Each ``_labels`` column as two: the value and its label (empty when it has none)."""
-    names, out = [], []
+    out = []
     for name, column in zip(columns, values, strict=True):
         if name in expanded:
-            names += [name, f"{name}_label"]
             out.append([v["value"] if isinstance(v, dict) else v for v in column])
             out.append([v["label"] if isinstance(v, dict) else "" for v in column])
         else:
-            names.append(name)
             out.append(column)
-    return names, out
+    return out
 
 
 def _style(request) -> str:
@@ -84,24 +82,9 @@ def csv_response(request, info, *, user):
             held.release()
         raise
     chunks = itertools.chain([(columns, values)], chunks)
-    wanted = [c for c in (req.labels or []) if c in columns]
-    wanted = [c for c in wanted if any(fk.column == c for fk in info.foreign_keys)]
-
-    def expand(columns, values):
-        done = []
-        for name in wanted if values else []:
-            i = columns.index(name)
-            found = lookup(name, [v for v in values[i] if v is not None])
-            if found:
-                done.append(name)
-                values[i] = [
-                    {"value": v, "label": found[v]} if v is not None and v in found else v
-                    for v in values[i]
-                ]
-        return values, done
-
-    first_values, expanded = expand(columns, values)
-    header, _ = _expanded_columns(columns, [[] for _ in columns], expanded)
+    wanted = req.labels or []
+    expanded = tables.expand_labels(columns, values, wanted, lookup)
+    header = [n for c in columns for n in ([c, f"{c}_label"] if c in expanded else [c])]
 
     def pieces():
         lead = "\ufeff" if style == "spreadsheet" else ""
@@ -110,14 +93,11 @@ def csv_response(request, info, *, user):
         elif lead:
             yield lead
         for n, (names, chunk) in enumerate(chunks):
-            if n:
-                chunk, _done = expand(names, chunk)
-            else:
-                chunk = first_values
+            if n:  # the first chunk was expanded above
+                tables.expand_labels(names, chunk, wanted, lookup)
             if not chunk or not chunk[0]:
                 continue
-            chunk = _blobs(names, chunk, req.key, blob_url)
-            _names, chunk = _expanded_columns(names, chunk, expanded)
+            chunk = _with_labels(names, _blobs(names, chunk, req.key, blob_url), expanded)
             lines = records([csv_column(column, style=style) for column in chunk])
             lines.append("")  # the last line end, without copying the chunk's text again
             yield "\r\n".join(lines)

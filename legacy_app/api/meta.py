@@ -45,11 +45,7 @@ def _table_entry(catalog: Catalog, info: TableInfo) -> dict:
         "foreign_keys": {
             "incoming": catalog.incoming(info.name),
             "outgoing": [
-                {
-                    "other_table": fk.other_table,
-                    "column": fk.column,
-                    "other_column": fk.other_column,
-                }
+                {k: getattr(fk, k) for k in ("other_table", "column", "other_column")}
                 for fk in info.foreign_keys
             ],
         },

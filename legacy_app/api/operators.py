@@ -222,12 +222,8 @@ class DateOperator(Operator):
         return f"{dialect.sqlite_date(target, number)} = {binder.bind(value)}"
 
 
-def _like(c: str, v: str, t: str) -> str:
-    return dialect.like(c, v)
-
-
-def _not_like(c: str, v: str, t: str) -> str:
-    return dialect.like(c, v, negate=True)
+def _like(negate: bool = False) -> Callable[[str, str, str], str]:
+    return lambda c, v, t: dialect.like(c, v, negate)
 
 
 OPERATORS: dict[str, Operator] = {
@@ -235,15 +231,15 @@ OPERATORS: dict[str, Operator] = {
     for op in (
         Operator("exact", "{c} = {v}", _equals("=")),
         Operator("not", "{c} != {v}", _equals("!=")),
-        Operator("contains", _like, '{c} contains "{v}"', format="%{}%", textual=True),
-        Operator("endswith", _like, '{c} ends with "{v}"', format="%{}", textual=True),
-        Operator("startswith", _like, '{c} starts with "{v}"', format="{}%", textual=True),
+        Operator("contains", _like(), '{c} contains "{v}"', format="%{}%", textual=True),
+        Operator("endswith", _like(), '{c} ends with "{v}"', format="%{}", textual=True),
+        Operator("startswith", _like(), '{c} starts with "{v}"', format="{}%", textual=True),
         Operator("gt", "{c} > {v}", "{c} > {v}", numeric=True),
         Operator("gte", "{c} >= {v}", "{c} \u2265 {v}", numeric=True),
         Operator("lt", "{c} < {v}", "{c} < {v}", numeric=True),
         Operator("lte", "{c} <= {v}", "{c} \u2264 {v}", numeric=True),
-        Operator("like", _like, '{c} like "{v}"', textual=True),
-        Operator("notlike", _not_like, '{c} not like "{v}"', textual=True),
+        Operator("like", _like(), '{c} like "{v}"', textual=True),
+        Operator("notlike", _like(negate=True), '{c} not like "{v}"', textual=True),
         Operator("glob", lambda c, v, t: dialect.glob(c, v), '{c} glob "{v}"', textual=True),
         ListOperator("in", "{c} in ({v})", "{c} in {v}"),
         ListOperator("notin", "{c} not in ({v})", "{c} not in {v}"),

@@ -163,28 +163,27 @@ def labels_for(catalog: Catalog, table: TableInfo, user):
     return lookup
 
 
-def _expand(columns: list[str], rows: list[list], wanted: list[str], lookup) -> list[str]:
+def expand_labels(columns: list[str], values: list[list], wanted: list[str], lookup) -> list[str]:
+    """The ``wanted`` columns that got labels: in ``values`` (a list per column), each of their
+    values with a label becomes ``{"value": …, "label": …}``."""
     expanded = []
-    for column in wanted:
-        if column not in columns:
+    for name in wanted:
+        if name not in columns or not values:
             continue
-        i = columns.index(column)
-        found = lookup(column, [r[i] for r in rows])
-        if not found:
-            continue
-        expanded.append(column)
-        for r in rows:
-            if r[i] is not None and r[i] in found:
-                r[i] = {"value": r[i], "label": found[r[i]]}
+        i = columns.index(name)
+        found = lookup(name, [v for v in values[i] if v is not None])
+        if found:
+            expanded.append(name)
+            values[i] = [{"value": v, "label": found[v]} if v in found else v for v in values[i]]
     return expanded
 
 
-def next_url(request, query_string: str, req: TableRequest, token: str) -> str:
+def next_url(request, req: TableRequest, token: str) -> str:
     """Datasette's next_url: the query string without blank values, with ``_next`` appended."""
     added = {"_next": token}
     if req.sort:
         added["_sort_desc" if req.sort_desc else "_sort"] = req.sort
-    pairs = [(k, v) for k, v in parse_qsl(query_string) if k not in added]
+    pairs = [(k, v) for k, v in parse_qsl(request.META.get("QUERY_STRING", "")) if k not in added]
     pairs += list(added.items())
     return request.build_absolute_uri(request.path + "?" + urlencode(pairs))
 
@@ -206,7 +205,6 @@ def fetch(b: Builder) -> tuple[list[str], list[tuple], str | None]:
 def table_page(request, info: TableInfo, *, user) -> Page:
     """One page of ``info`` for the URL's parameters."""
     catalog = store.shape().catalog
-    query_string = request.META.get("QUERY_STRING", "")
     req = parse(info, request.GET)
     pol = policies.for_table(user, info.name)
     b = Builder(req, catalog, pol)
@@ -216,18 +214,14 @@ def table_page(request, info: TableInfo, *, user) -> Page:
     lookup = labels_for(catalog, info, user)
     if not req.nofacet and req.facets:
         facets = facet_results(
-            req,
-            b.plan.base(),
-            b.run,
-            query_string=query_string,
-            path=request.path,
-            absolute=request.build_absolute_uri,
-            policy=pol,
-            labels=lookup,
-            seen=b.seen,
+            request, req, b.plan.base(), b.run, policy=pol, labels=lookup, seen=b.seen
         )
     rows = pol.rows(columns, rows)
-    expanded = _expand(columns, rows, req.labels or [], lookup) if req.labels else []
+    expanded = []
+    if req.labels and rows:
+        values = [list(c) for c in zip(*rows, strict=True)]
+        expanded = expand_labels(columns, values, req.labels, lookup)
+        rows = [list(r) for r in zip(*values, strict=True)]
     descriptions = list(b.search.descriptions) if b.search else []
     descriptions += [
         s.operator.describe(s.column, s.value) for s in req.selections if s.operator is not None
@@ -258,7 +252,7 @@ def table_page(request, info: TableInfo, *, user) -> Page:
         "facet_results": facets,
         "suggested_facets": [],
         "next": next_value,
-        "next_url": next_url(request, query_string, req, next_value) if next_value else None,
+        "next_url": next_url(request, req, next_value) if next_value else None,
         "private": False,
         "allow_execute_sql": pol.may_use_sql,
     }
