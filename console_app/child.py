@@ -155,7 +155,6 @@ def _send_rows(cursor, width: int, request: dict) -> None:
         max_rows = min(max_rows, max(1, int(request["max_cells"]) // max(width, 1)))
     max_row_bytes = int(request["max_row_bytes"])
     keep = request.get("cell_chars")  # the page: cut text, blobs as their size
-    cut_results = bool(request.get("cut_when_too_large"))
     shape = _page_cell if keep is not None else _export_cell
     sent = total = 0
     batch: list[str] = []
@@ -173,7 +172,7 @@ def _send_rows(cursor, width: int, request: dict) -> None:
             _flush(batch)
             if len(encoded) > max_row_bytes:
                 send({"too_large": {"limit": max_row_bytes, "row": True}})
-            elif cut_results:
+            elif keep is None:  # a download keeps the rows that fit
                 send({"end": {"truncated": "bytes"}})
             else:
                 send({"too_large": {"limit": max_bytes, "row": False}})
@@ -203,7 +202,7 @@ def _page_cell(value, keep: int):
     return value
 
 
-def _export_cell(value, keep=None):
+def _export_cell(value, keep):
     if isinstance(value, bytes):
         return value.hex()
     return value

@@ -200,7 +200,6 @@ class _Child:
                 "cell_chars": (
                     limits.cell_chars + REDACTION_MARGIN if limits.cell_chars is not None else None
                 ),
-                "cut_when_too_large": limits.cell_chars is None,
                 "memory_bytes": int(settings.HERMES_SQL_MEMORY_MB) * 2**20,
                 "heap_limit": int(settings.HERMES_SQL_MEMORY_MB) * 2**20 // 2,
                 "temp_file_bytes": int(settings.HERMES_SQL_MEMORY_MB) * 2**20,

@@ -32,19 +32,14 @@ DEFAULT_POSTGRES_SQL = "SELECT id, title, source, to_timestamp(started_at) AS st
 def console(request):
     """The form (filled in by a GET), the rows of a POST, and the named queries on the side."""
     data = request.POST if request.method == "POST" else request.GET
-    # The query named by ``?query=`` (a note when unknown), and the SQL to show: ``sql`` first,
-    # else the named query's.
-    named = None
     slug = data.get("query", "").strip()
-    if slug:
-        named = canned.named_query(slug)
-        if named is None:
-            messages.warning(
-                request, gettext("There is no query called “%(slug)s”.") % {"slug": slug[:80]}
-            )
-    sql = data.get("sql")
-    if sql is None:
-        sql = named.sql if named else ""
+    named = canned.named_query(slug) if slug else None
+    if slug and named is None:
+        messages.warning(
+            request, gettext("There is no query called “%(slug)s”.") % {"slug": slug[:80]}
+        )
+    # ``sql`` first, else the named query's.
+    sql = data.get("sql", named.sql if named else "")
     if sql:
         data = data.copy()
         data["sql"] = sql
