@@ -113,5 +113,4 @@ class SaveQueryForm(forms.ModelForm):
         elif SavedQuery.objects.filter(slug=slug).exclude(pk=self.instance.pk).exists():
             self.add_error("slug", gettext("A saved query already uses this slug."))
         cleaned["slug"] = slug
-        self.instance.slug = slug
         return cleaned

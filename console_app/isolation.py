@@ -1,16 +1,13 @@
-"""Run one console statement in a process of its own, under limits that cannot be talked past.
-
-SQLite's progress handler cannot stop a statement inside one function call (a ``LIKE`` over a
-huge ``printf`` string runs for minutes), and rows of ``zeroblob``\\s fill memory.  So each
-statement runs in a fresh child process (``child.py``):
+"""Run one console statement in a fresh child process (``child.py``), under limits it cannot
+talk past: SQLite's progress handler cannot stop a statement inside one function call (a
+``LIKE`` over a huge ``printf`` string runs for minutes), and rows of ``zeroblob``\\s fill memory.
 
 * **time**: the child stops itself at the deadline when it can; the web process kills it
   :data:`KILL_GRACE` seconds later whatever it is doing;
 * **memory**: the child caps its address space (``HERMES_SQL_MEMORY_MB``) and SQLite's limits,
   and measures rows before sending them, so the web process never receives more than the cap;
-* **workers**: at most ``HERMES_SQL_CONCURRENCY`` statements run at once on this host (a lock
-  file per slot, released by the kernel if a worker dies); one more is told the console is
-  busy rather than queued;
+* **workers**: at most ``HERMES_SQL_CONCURRENCY`` statements run at once on this host; one more
+  is told the console is busy rather than queued;
 * **downloads**: rows are spooled to a temporary file under the same deadline, so the
   statement, its process and its slot are done before the first byte goes out.
 """

@@ -25,8 +25,6 @@ class Encoder(json.JSONEncoder):
                 return o.decode("utf-8")
             except UnicodeDecodeError:
                 return {"$base64": True, "encoded": base64.b64encode(o).decode("latin1")}
-        if isinstance(o, memoryview):
-            return self.default(bytes(o))
         return super().default(o)
 
 
