@@ -256,14 +256,7 @@ class _Child:
         if "too_large" in message:
             return ConsoleTooLarge(message["too_large"]["limit"], row=message["too_large"]["row"])
         failed = message.get("failed") or {}
-        return translate(
-            str(failed.get("text", "the query failed")),
-            refusal=failed.get("refusal"),
-            keyword=leading_keyword(self.sql),
-            timeout=self.limits.timeout,
-            programming=bool(failed.get("programming")),
-            sqlstate=failed.get("sqlstate"),
-        )
+        return translate(failed, keyword=leading_keyword(self.sql), timeout=self.limits.timeout)
 
     def _send_request(self) -> None:
         fd = self.proc.stdin.fileno()

@@ -250,7 +250,6 @@ def open_readonly(
         readonly_uri(path),
         uri=True,
         timeout=busy_timeout,
-        detect_types=0,
         isolation_level=None,  # never BEGIN on our behalf
         check_same_thread=False,
     )
@@ -272,17 +271,11 @@ def open_readonly(
     return conn, authorizer
 
 
-def translate(
-    text: str,
-    *,
-    refusal: str | None,
-    keyword: str,
-    timeout: float,
-    programming: bool = False,
-    sqlstate: str | None = None,
-) -> ConsoleError:
-    """The ConsoleError for SQLite's ``text`` (``refusal``: what the authorizer refused), or
-    PostgreSQL's (with its ``sqlstate``)."""
+def translate(failed: dict, *, keyword: str, timeout: float) -> ConsoleError:
+    """The ConsoleError for the child's ``failed`` answer: SQLite's ``text`` (``refusal``: what
+    the authorizer refused), or PostgreSQL's (with its ``sqlstate``)."""
+    text, refusal = str(failed.get("text", "the query failed")), failed.get("refusal")
+    programming, sqlstate = bool(failed.get("programming")), failed.get("sqlstate")
     from hermes_explorer.middleware import describe_store_fault
 
     if sqlstate == "57014":  # PostgreSQL's query_canceled: the statement_timeout

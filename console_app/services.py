@@ -76,18 +76,10 @@ def run_for_page(request, sql: str, params: dict[str, str]) -> Outcome:
     return Outcome(result=result)
 
 
-def export_response(
-    request,
-    sql: str,
-    params: dict[str, str],
-    *,
-    fmt: str,
-    slug: str,
-    spreadsheet: bool = False,
-    raw: bool = False,
-):
-    """The result of ``sql`` as a download (audited; formulas defused unless ``raw``);
-    raises ConsoleError when it cannot run."""
+def export_response(request, sql: str, params: dict[str, str], *, fmt: str, slug: str, **style):
+    """The result of ``sql`` as a download (audited; ``style``: ``spreadsheet``, or ``raw``
+    without defused formulas, as :func:`stream_export` takes them); raises ConsoleError when it
+    cannot run."""
     try:
         limits = statement_limits(
             settings.HERMES_EXPORT_CHUNK_TIMEOUT,
@@ -102,8 +94,7 @@ def export_response(
         columns=unique_columns(spooled.columns),
         chunks=(list(map(export_row, batch)) for batch in spooled.batches()),
         filename=export_filename("sql", [slug or "query"], fmt),
-        spreadsheet=spreadsheet,
-        raw=raw,
+        **style,
     )
     if spooled.truncated == "rows":
         response["X-Rows-Truncated"] = f"at {settings.HERMES_SQL_EXPORT_MAX_ROWS} rows"

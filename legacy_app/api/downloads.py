@@ -88,10 +88,7 @@ def csv_response(request, info, *, user):
 
     def pieces():
         lead = "\ufeff" if style == "spreadsheet" else ""
-        if req.header:
-            yield lead + csv_line(header) + "\r\n"
-        elif lead:
-            yield lead
+        yield lead + (csv_line(header) + "\r\n" if req.header else "")  # (empty: not written)
         for n, (names, chunk) in enumerate(chunks):
             if n:  # the first chunk was expanded above
                 tables.expand_labels(names, chunk, wanted, lookup)

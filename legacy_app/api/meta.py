@@ -76,8 +76,7 @@ def database_data(user) -> dict:
 
 @lru_cache(maxsize=1)
 def _sqlite_details() -> dict:
-    conn = sqlite3.connect(":memory:")
-    try:
+    with contextlib.closing(sqlite3.connect(":memory:")) as conn:
         version = conn.execute("select sqlite_version()").fetchone()[0]
         fts = []
         for name in ("FTS5", "FTS4", "FTS3"):
@@ -89,8 +88,6 @@ def _sqlite_details() -> dict:
             conn.execute("select json('{}')")
             extensions["json1"] = None
         options = [r[0] for r in conn.execute("pragma compile_options").fetchall()]
-    finally:
-        conn.close()
     return {
         "version": version,
         "fts_versions": fts,

@@ -84,17 +84,8 @@ def plan(request: TableRequest, *, extra: list[str], binder: Binder, seen: froze
     """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``;
     ``seen`` columns are filtered and sorted on their redacted value."""
     p = Plan(request=request, binder=binder)
-    known = set(request.table.columns) | {"rowid"}
     p.filters = [
-        s.operator.where(
-            p.table,
-            s.column,
-            s.value,
-            binder,
-            known=s.column in known,
-            seen=s.column in seen,
-            number=number_kind(request.table, s.column),
-        )
+        s.operator.where(request.table, s.column, s.value, binder, s.column in seen)
         for s in request.selections
         if s.operator is not None
     ]

@@ -145,7 +145,7 @@ def labels_for(catalog: Catalog, table: TableInfo, user):
         label = _label_column(other)
         if label is None:
             return {v: str(v) for v in values}
-        other_column = fk.other_column or (other.pks[0] if other and other.pks else "rowid")
+        other_column = fk.other_column or (other.pks[0] if other.pks else "rowid")
         binder = Binder()
         marks = ", ".join(binder.bind(v) for v in dict.fromkeys(values))
         statement = query.Statement(
