@@ -44,8 +44,7 @@ def main() -> int:
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     cpu = math.ceil(float(request["timeout"])) + 2
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    temp = int(request["temp_file_bytes"])
-    resource.setrlimit(resource.RLIMIT_FSIZE, (temp, temp))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (memory, memory))  # SQLite's temporary files
     os.nice(5)  # pages of other people come first
     try:
         run(request)
@@ -73,7 +72,7 @@ def run(request: dict) -> None:
         conn, authorizer = open_readonly(
             request["path"],
             busy_timeout=max(0.05, min(float(request["timeout"]), 5.0)),
-            heap_limit=int(request["heap_limit"]),
+            heap_limit=int(request["memory_bytes"]) // 2,
         )
     except sqlite3.Error as exc:
         send({"unavailable": str(exc)})

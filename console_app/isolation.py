@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
@@ -189,17 +189,12 @@ class _Child:
                 "postgres": self.postgres,
                 "sql": sql,
                 "params": params,
-                "timeout": limits.timeout,
-                "max_rows": limits.max_rows,
-                "max_cells": limits.max_cells,
-                "max_bytes": limits.max_bytes,
+                **asdict(limits),
                 "max_row_bytes": MAX_ROW_BYTES,
                 "cell_chars": (
                     limits.cell_chars + REDACTION_MARGIN if limits.cell_chars is not None else None
                 ),
                 "memory_bytes": int(settings.HERMES_SQL_MEMORY_MB) * 2**20,
-                "heap_limit": int(settings.HERMES_SQL_MEMORY_MB) * 2**20 // 2,
-                "temp_file_bytes": int(settings.HERMES_SQL_MEMORY_MB) * 2**20,
                 "progress_steps": PROGRESS_STEPS,
             }
         ).encode()

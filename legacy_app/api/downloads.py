@@ -61,20 +61,17 @@ def csv_response(request, info, *, user):
         path = f"/state/{info.name}/{key_path(key_values)}.blob"
         return request.build_absolute_uri(f"{path}?_blob_column={column}")
 
-    held = None
     if req.stream:
         # A long download, bounded with the other exports of the host.
         try:
             held = export_slot()
         except host_slots.Busy:
             raise ApiError(BUSY, status=429, title="Busy") from None
+        chunks = tables.stream(request, info, user=user)
+    else:  # one page: the first chunk of a page's size
+        held = None
+        chunks = itertools.islice(tables.stream(request, info, user=user, chunk_size=req.size), 1)
     try:
-        if req.stream:
-            chunks = tables.stream(request, info, user=user)
-        else:  # one page: the first chunk of a page's size
-            chunks = itertools.islice(
-                tables.stream(request, info, user=user, chunk_size=req.size), 1
-            )
         # The first chunk is read now: a refusal or a timeout is still a proper error answer.
         columns, values = next(chunks)
     except BaseException:

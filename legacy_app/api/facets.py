@@ -45,6 +45,7 @@ def facet_results(request, req: TableRequest, base: Statement, run, *, policy, l
     """``{name: facet}`` for every facet the URL asks for (Datasette's JSON layout)."""
     # "selected" compares with every pair; the URLs keep the non-blank ones, as Datasette did.
     query_string, path = request.META.get("QUERY_STRING", ""), request.path
+    absolute = request.build_absolute_uri
     pairs = parse_qsl(query_string, keep_blank_values=True)
     url_pairs = parse_qsl(query_string)
     results: dict = {}
@@ -68,11 +69,10 @@ def facet_results(request, req: TableRequest, base: Statement, run, *, policy, l
         for value, count in shown:
             if facet.kind == "array":
                 value = str(value)
-            selected = (column_qs, str(value)) in pairs
-            if selected:
-                toggle = _url(path, [p for p in url_pairs if p != (column_qs, str(value))])
-            else:
-                toggle = _url(path, [*url_pairs, (column_qs, value)])
+            pair = (column_qs, str(value))
+            selected = pair in pairs
+            kept = [p for p in url_pairs if p != pair]
+            toggle = kept if selected else [*url_pairs, (column_qs, value)]
             shown_value = policy.value(facet.column, value)
             label = expanded.get(value, value) if facet.kind == "column" else value
             values.append(
@@ -81,9 +81,7 @@ def facet_results(request, req: TableRequest, base: Statement, run, *, policy, l
                     "label": policy.value(facet.column, label) if label == value else label,
                     "count": count,
                     # A value the redactor changed is not written into a URL.
-                    "toggle_url": request.build_absolute_uri(toggle)
-                    if shown_value == value
-                    else None,
+                    "toggle_url": absolute(_url(path, toggle)) if shown_value == value else None,
                     "selected": selected,
                 }
             )
