@@ -5,9 +5,6 @@
 ``{"rows": [[...], ...]}``, then one of ``end`` (``truncated``: false, "rows" or "bytes";
 ``row_cap``), ``too_large``, ``failed`` or ``unavailable``.
 
-The progress handler stops it at the deadline when it can, so that the answer says "out of
-time" (the web process kills it anyway); rows are measured as fetched, never sent past a cap.
-
 Only the standard library and ``readonly.py`` are imported, so it starts in tens of ms (on a
 PostgreSQL profile, the driver too).
 """

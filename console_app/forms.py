@@ -33,9 +33,7 @@ class ConsoleForm(forms.Form):
     def __init__(self, data=None, *, sql: str = "", **kwargs):
         super().__init__(data, **kwargs)
         self.parameter_names = sql_parameters(sql)[:MAX_PARAMETERS]
-        for name in self.parameter_names:
-            if name in RESERVED_NAMES:
-                continue
+        for name in [n for n in self.parameter_names if n not in RESERVED_NAMES]:
             self.fields[name] = forms.CharField(
                 label=f":{name}",
                 required=False,

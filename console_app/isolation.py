@@ -151,7 +151,6 @@ def _execute(sql: str, params: dict[str, str], path: str, limits: Limits, take) 
     try:
         with host_slots.slot("console", settings.HERMES_SQL_CONCURRENCY):
             with _Child(sql, params, path=path, limits=limits) as child:
-                child.column_names = child.columns()
                 for payload in child.row_frames():
                     take(payload)
     except host_slots.Busy as busy:
@@ -225,14 +224,13 @@ class _Child:
         self.proc.wait()
         self.proc.stdout.close()
 
-    def columns(self) -> list[str]:
+    def row_frames(self) -> Iterator[bytes]:
+        """The encoded ``{"rows": …}`` frames until the end (sets ``column_names`` from the
+        first frame, ``truncated`` and ``row_cap`` from the last)."""
         message = json.loads(self._frame())
         if "columns" not in message:
             raise self._failure(message)
-        return message["columns"]
-
-    def row_frames(self) -> Iterator[bytes]:
-        """The encoded ``{"rows": …}`` frames until the end (sets ``truncated``)."""
+        self.column_names = message["columns"]
         while True:
             payload = self._frame()
             if payload.startswith(_ROWS_FRAME):

@@ -128,9 +128,8 @@ class ReadOnlyAuthorizer:
             if name in INTERNAL_PRAGMAS and arg2 is None:
                 return None
             if name in SAFE_PRAGMAS:
-                if (arg2 or "").strip("\"'`[] ").lower() == CJK_TABLE:
-                    return CJK_EXPLANATION
-                return None
+                cjk = (arg2 or "").strip("\"'`[] ").lower() == CJK_TABLE
+                return CJK_EXPLANATION if cjk else None
             return (
                 f"PRAGMA {name} is not allowed in the console; the read-only pragmas are "
                 + ", ".join(sorted(SAFE_PRAGMAS))
@@ -255,7 +254,6 @@ def open_readonly(
     )
     try:
         conn.execute("PRAGMA query_only = 1")
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         # SQLite answers "out of memory" past this instead of growing the process.
         conn.execute(f"PRAGMA hard_heap_limit = {int(heap_limit)}")
     except sqlite3.Error:

@@ -82,9 +82,8 @@ def save(request):
         sql = request.POST.get("sql", "")
         console_form = ConsoleForm(sql=sql, initial={"sql": sql})
         return _page(request, console_form, None, sql=sql, save_form=form, status=400)
-    query = form.save(commit=False)
-    query.created_by = request.user
-    query.save()
+    form.instance.created_by = request.user
+    query = form.save()
     messages.success(request, gettext("Saved “%(name)s”.") % {"name": query.name})
     return redirect(reverse("sql:console") + "?" + urlencode({"query": query.slug}))
 
@@ -120,7 +119,6 @@ def _page(request, form, named, *, sql, missing=(), outcome=None, save_form=None
         {
             "form": form,
             "named": named,
-            "sql": sql,
             "missing": list(missing),
             "result": outcome.result if outcome else None,
             "rows": outcome.result.rows if outcome and outcome.result else [],

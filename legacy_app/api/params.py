@@ -22,8 +22,7 @@ FACET_TYPES = {"_facet": "column", "_facet_date": "date", "_facet_array": "array
 
 
 def first(params: QueryDict, key: str, default: str | None = None) -> str | None:
-    values = params.getlist(key)
-    return values[0] if values else default
+    return next(iter(params.getlist(key)), default)
 
 
 def as_boolean(value: str) -> bool:

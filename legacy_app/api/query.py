@@ -88,20 +88,18 @@ def plan(request: TableRequest, *, extra: list[str], binder: Binder, seen: froze
         s.operator.where(request.table, s.column, s.value, binder, s.column in seen)
         for s in request.selections
         if s.operator is not None
-    ]
-    p.filters += extra
-    key = request.key
+    ] + extra
     sort = column_sql(request.sort) if request.sort else None
     if request.sort in seen:
         sort = f"hermes_redact({sort})"
     if request.next:
         p.after = tokens.after(
-            request.next, key=key, sort=sort, desc=request.sort_desc, binder=binder
+            request.next, key=request.key, sort=sort, desc=request.sort_desc, binder=binder
         )
     if sort:
         text = not number_kind(request.table, request.sort)
         p.order.append(dialect.sqlite_order(sort, request.sort_desc, text))
-    p.order += [column_sql(k) for k in key if k != request.sort]
+    p.order += [column_sql(k) for k in request.key if k != request.sort]
     return p
 
 

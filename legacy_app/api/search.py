@@ -107,14 +107,10 @@ def search_clauses(catalog: Catalog, req: TableRequest, binder: Binder, *, hidde
     index = vector or catalog.table(name)
     fts = quote(name)
     search = Search(index=index, clauses=[], descriptions=[], terms=[], hidden=hidden)
-    wanted = (
-        [(None, req.search["_search"])]
-        if "_search" in req.search
-        else [
-            (key.split("_search_", 1)[1] if "_search_" in key else "", t)
-            for key, t in req.search.items()
-        ]
-    )
+    if "_search" in req.search:
+        wanted = [(None, req.search["_search"])]
+    else:  # the column of each "_search_<column>" ("" for another name: no such column)
+        wanted = [(key.partition("_search_")[2], t) for key, t in req.search.items()]
     for column, text in wanted:
         if column is not None and column not in index.columns:
             raise ApiError("Cannot search by that column")

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 import time
@@ -28,8 +29,7 @@ class Encoder(json.JSONEncoder):
         return super().default(o)
 
 
-def dumps(data) -> str:
-    return json.dumps(data, cls=Encoder)
+dumps = functools.partial(json.dumps, cls=Encoder)
 
 
 def _finite(row):

@@ -5,7 +5,7 @@ in Datasette's order, with the role's policy applied.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from urllib.parse import parse_qsl, urlencode
 
 from django.conf import settings
@@ -29,13 +29,6 @@ RECHECK_BUDGET = 1.0  # seconds of re-checked counting before the count gives up
 
 def page_budget() -> float:
     return float(settings.HERMES_QUERY_TIMEOUT)
-
-
-@dataclass
-class Page:
-    data: dict
-    columns: list[str]  # the columns of ``rows`` (rowid first for rowid tables)
-    rows: list[list]  # with the policy applied
 
 
 class Builder:
@@ -77,7 +70,6 @@ class Builder:
         """Up to ``limit`` rows of the page (re-checked ones only, for roles that need it)."""
         req = self.req
         if req.sort and not req.next and self.recheck is None:
-            # Datasette's sorted first page: the sort column alone orders it.
             return self.run(self.plan.page(limit, order=self.plan.sort_only), budget=page_budget())
         columns, rows = self.run(self.plan.page(limit), budget=page_budget())
         if self.recheck is None:
@@ -119,8 +111,7 @@ def _is_rowid(table: TableInfo) -> bool:
 
 
 def row_token(req: TableRequest, row: dict) -> str:
-    keys = [row[k] for k in req.key]
-    return tokens.next_token(keys, row.get(req.sort), sorted_=bool(req.sort))
+    return tokens.next_token([row[k] for k in req.key], row.get(req.sort), sorted_=bool(req.sort))
 
 
 def _label_column(info: TableInfo | None) -> str | None:
@@ -202,8 +193,9 @@ def fetch(b: Builder) -> tuple[list[str], list[tuple], str | None]:
     return columns, list(rows[: req.size]), row_token(req, last)
 
 
-def table_page(request, info: TableInfo, *, user) -> Page:
-    """One page of ``info`` for the URL's parameters."""
+def table_page(request, info: TableInfo, *, user) -> tuple[dict, list[str], list[list]]:
+    """One page of ``info`` for the URL's parameters: its JSON data, and its columns (rowid
+    first for rowid tables) and rows with the policy applied."""
     catalog = store.shape().catalog
     req = parse(info, request.GET)
     pol = policies.for_table(user, info.name)
@@ -256,7 +248,7 @@ def table_page(request, info: TableInfo, *, user) -> Page:
         "private": False,
         "allow_execute_sql": pol.may_use_sql,
     }
-    return Page(data=data, columns=columns, rows=rows)
+    return data, columns, rows
 
 
 def _sort_value(b: Builder, req: TableRequest, row: dict):

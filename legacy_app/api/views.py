@@ -70,14 +70,14 @@ def table(request, table: str, fmt: str):
         slots = host_slots.slot("search", settings.HERMES_SEARCH_CONCURRENCY)
         try:
             with slots if searching else contextlib.nullcontext():
-                page = tables.table_page(request, info, user=request.user)
+                data, _columns, _rows = tables.table_page(request, info, user=request.user)
         except host_slots.Busy:
             raise ApiError(
                 "Too many searches are running on this server: retry in a moment.",
                 status=429,
                 title="Busy",
             ) from None
-        return shapes.json_response(page.data, request.GET, started=started)
+        return shapes.json_response(data, request.GET, started=started)
 
     return _answer(fmt, build)
 
