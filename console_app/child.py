@@ -62,8 +62,7 @@ def send(message: dict | bytes) -> None:
 
 def run(request: dict) -> None:
     if request.get("postgres"):
-        run_postgres(request)
-        return
+        return run_postgres(request)
     expires_at = time.monotonic() + float(request["timeout"])
     try:
         conn, authorizer = open_readonly(
@@ -193,9 +192,7 @@ def _page_cell(value, keep: int):
 
 
 def _export_cell(value, keep):
-    if isinstance(value, bytes):
-        return value.hex()
-    return value
+    return value.hex() if isinstance(value, bytes) else value
 
 
 if __name__ == "__main__":

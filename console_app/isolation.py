@@ -219,8 +219,7 @@ class _Child:
         return self
 
     def __exit__(self, *exc_info) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
+        self.proc.kill()  # (nothing to do when it has ended)
         self.proc.wait()
         self.proc.stdout.close()
 

@@ -163,8 +163,7 @@ _TOKEN = re.compile(
 
 
 def _tokens(sql: str):
-    for match in _TOKEN.finditer(sql):
-        yield match.lastgroup, match.group()
+    return ((match.lastgroup, match.group()) for match in _TOKEN.finditer(sql))
 
 
 def sql_parameters(sql: str) -> list[str]:

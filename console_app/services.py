@@ -16,7 +16,6 @@ from redaction import redact
 from sessions_app.exports import export_filename, stream_export
 
 from . import isolation
-from .isolation import Result
 from .readonly import ConsoleBusy, ConsoleError, ConsoleUnavailable
 
 # Characters of one cell shown in the HTML table; exports carry the whole value.
@@ -30,7 +29,7 @@ EXPORT_FORMATS = ("csv", "json", "jsonl")
 class Outcome:
     """A statement run for the page: its result (display rows), or why it did not run."""
 
-    result: Result | None = None
+    result: isolation.Result | None = None
     error: str | None = None
     status: int = 200
 

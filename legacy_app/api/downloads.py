@@ -118,13 +118,12 @@ def sql_csv_response(request, data: dict):
     """``/state.csv?sql=…``: the query's columns and rows (blobs arrive as hex)."""
     header = first(request.GET, "_header") != "off"
     style = _style(request)
-    rows = data["rows"]
 
     def pieces():
         if header:
             lead = "\ufeff" if style == "spreadsheet" else ""
             yield lead + csv_line(data["columns"]) + "\r\n"
-        if rows:
-            yield "\r\n".join(csv_lines(rows, style=style)) + "\r\n"
+        if data["rows"]:
+            yield "\r\n".join(csv_lines(data["rows"], style=style)) + "\r\n"
 
     return _response(pieces(), "state.csv", download=bool(first(request.GET, "_dl")))

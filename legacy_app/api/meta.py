@@ -15,8 +15,7 @@ from accounts_app.roles import can_use_sql
 from hermes_explorer import store
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
 
-from . import policy as policies
-from . import query, tokens
+from . import policy, query, tokens
 from .errors import ApiError
 from .operators import Binder, key_equals, quote
 from .search import index_for
@@ -125,7 +124,7 @@ def row_data(table: TableInfo, key: str, user) -> dict:
     columns, rows = query.run_store(statement, budget=2.0)
     if not rows:
         raise ApiError("Record not found", status=404)
-    pol = policies.for_table(user, table.name)
+    pol = policy.for_table(user, table.name)
     return {
         "database": "state",
         "table": table.name,

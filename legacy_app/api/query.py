@@ -44,14 +44,11 @@ class Plan:
     after: list[str] = field(default_factory=list)  # the rows after _next
     order: list[str] = field(default_factory=list)
 
-    @property
-    def table(self) -> str:
-        return self.request.table.name
-
     def _statement(self, selected: str, clauses: list[str], tail: str = "") -> Statement:
         where = f" where {' and '.join(clauses)}" if clauses else ""
-        sql = f"select {selected} from {quote(self.table)}{where}{tail}"
-        return Statement(sql, dict(self.binder.params), self.table)
+        table = self.request.table.name
+        sql = f"select {selected} from {quote(table)}{where}{tail}"
+        return Statement(sql, dict(self.binder.params), table)
 
     def select_list(self, columns: list[str]) -> str:
         names = [quote(c) for c in columns]

@@ -14,8 +14,7 @@ from hermes_explorer import store
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
 from redaction import redact
 
-from . import policy as policies
-from . import query, tokens
+from . import policy, query, tokens
 from .errors import ApiError
 from .facets import facet_results
 from .operators import Binder, column_sql, human_description, key_equals, quote
@@ -34,7 +33,7 @@ def page_budget() -> float:
 class Builder:
     """The statements of one table URL: its plan, its runner and its re-check."""
 
-    def __init__(self, req: TableRequest, catalog: Catalog, pol: policies.Policy):
+    def __init__(self, req: TableRequest, catalog: Catalog, pol: policy.Policy):
         self.req, self.catalog, self.policy = req, catalog, pol
         self.search = search_clauses(catalog, req, Binder(), hidden=not pol.staff)
         self.extra = list(self.search.clauses) if self.search else []
@@ -45,7 +44,7 @@ class Builder:
         self.run = run_console if req.wheres else query.run_store
         # Free-text metadata is filtered and sorted as shown (redacted) on the store; the
         # console's SQL (staff) compares the stored text.
-        self.seen = frozenset() if req.wheres else policies.metadata_columns(req.table.name)
+        self.seen = frozenset() if req.wheres else policy.metadata_columns(req.table.name)
         self.recheck = None
         if self.search and (not pol.staff or self.search.relaxed):
             if len(req.key) != 1 or not (req.table.use_rowid or _is_rowid(req.table)):
@@ -148,7 +147,7 @@ def labels_for(catalog: Catalog, table: TableInfo, user):
             _c, rows = query.run_store(statement, budget=COUNT_BUDGET)
         except ApiError:
             return {}
-        shown = policies.for_table(user, fk.other_table)
+        shown = policy.for_table(user, fk.other_table)
         return {v: shown.value(label, lab) for v, lab in rows}
 
     return lookup
@@ -198,7 +197,7 @@ def table_page(request, info: TableInfo, *, user) -> tuple[dict, list[str], list
     first for rowid tables) and rows with the policy applied."""
     catalog = store.shape().catalog
     req = parse(info, request.GET)
-    pol = policies.for_table(user, info.name)
+    pol = policy.for_table(user, info.name)
     b = Builder(req, catalog, pol)
     columns, rows, next_value = fetch(b)
     count = None if req.nocount else b.count()
@@ -268,7 +267,7 @@ def stream(request, info: TableInfo, *, user, chunk_size: int = 1000):
     catalog = store.shape().catalog
     req = parse(info, request.GET)
     req.size = chunk_size
-    pol = policies.for_table(user, info.name)
+    pol = policy.for_table(user, info.name)
     b = Builder(req, catalog, pol)
     while True:
         columns, rows, token = fetch(b)
