@@ -65,11 +65,12 @@ def table(request, table: str, fmt: str):
         if fmt == "csv":
             return downloads.csv_response(request, info, user=request.user)
         started = time.perf_counter()
-        # Full-text search is the costly part of this API: a bounded number at once.
+        # Full-text search is the costly part of this API: a bounded number at once (a slot is
+        # taken when host_slots.slot is called, so only a search calls it).
         searching = any(map(is_search_key, request.GET))
-        slots = host_slots.slot("search", settings.HERMES_SEARCH_CONCURRENCY)
+        limit = settings.HERMES_SEARCH_CONCURRENCY
         try:
-            with slots if searching else contextlib.nullcontext():
+            with host_slots.slot("search", limit) if searching else contextlib.nullcontext():
                 data, _columns, _rows = tables.table_page(request, info, user=request.user)
         except host_slots.Busy:
             raise ApiError(
