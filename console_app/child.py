@@ -5,10 +5,6 @@
 ``{"rows": [[...], ...]}``, then one of ``end`` (``truncated``: false, "rows" or "bytes";
 ``row_cap``), ``too_large``, ``failed`` or ``unavailable``.
 
-The web process kills it at the deadline anyway; the progress handler stops it earlier when
-it can, so that the answer says "out of time" rather than nothing.  Rows are measured as
-fetched, so the web process never receives more than its caps.
-
 Only the standard library and ``readonly.py`` are imported, so it starts in tens of ms (on a
 PostgreSQL profile, the driver too).
 """
@@ -45,8 +41,7 @@ def main() -> int:
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     cpu = math.ceil(float(request["timeout"])) + 2
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    temp = int(request["temp_file_bytes"])
-    resource.setrlimit(resource.RLIMIT_FSIZE, (temp, temp))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (memory, memory))  # SQLite's temporary files
     os.nice(5)  # pages of other people come first
     try:
         run(request)
@@ -67,14 +62,13 @@ def send(message: dict | bytes) -> None:
 
 def run(request: dict) -> None:
     if request.get("postgres"):
-        run_postgres(request)
-        return
+        return run_postgres(request)
     expires_at = time.monotonic() + float(request["timeout"])
     try:
         conn, authorizer = open_readonly(
             request["path"],
             busy_timeout=max(0.05, min(float(request["timeout"]), 5.0)),
-            heap_limit=int(request["heap_limit"]),
+            heap_limit=int(request["memory_bytes"]) // 2,
         )
     except sqlite3.Error as exc:
         send({"unavailable": str(exc)})
@@ -86,10 +80,7 @@ def run(request: dict) -> None:
         cursor = conn.execute(request["sql"], request["params"])
         columns = [d[0] for d in cursor.description or ()]
         send({"columns": columns})
-        if columns:
-            _send_rows(cursor, len(columns), request)
-        else:
-            send({"end": {"truncated": False}})
+        _send_rows(cursor, len(columns), request)  # (no rows when there are no columns)
     except sqlite3.ProgrammingError as exc:
         send({"failed": {"text": str(exc), "refusal": None, "programming": True}})
     except sqlite3.DatabaseError as exc:
@@ -142,8 +133,6 @@ def _sqlite_value(value):
     if isinstance(value, decimal.Decimal):
         exact = value == value.to_integral_value() and value.as_tuple().exponent >= 0
         return int(value) if exact else float(value)
-    if isinstance(value, memoryview):
-        return bytes(value)
     if isinstance(value, dict | list):
         return json.dumps(value, ensure_ascii=False)
     return str(value)
@@ -155,7 +144,6 @@ def _send_rows(cursor, width: int, request: dict) -> None:
         max_rows = min(max_rows, max(1, int(request["max_cells"]) // max(width, 1)))
     max_row_bytes = int(request["max_row_bytes"])
     keep = request.get("cell_chars")  # the page: cut text, blobs as their size
-    cut_results = bool(request.get("cut_when_too_large"))
     shape = _page_cell if keep is not None else _export_cell
     sent = total = 0
     batch: list[str] = []
@@ -173,7 +161,7 @@ def _send_rows(cursor, width: int, request: dict) -> None:
             _flush(batch)
             if len(encoded) > max_row_bytes:
                 send({"too_large": {"limit": max_row_bytes, "row": True}})
-            elif cut_results:
+            elif keep is None:  # a download keeps the rows that fit
                 send({"end": {"truncated": "bytes"}})
             else:
                 send({"too_large": {"limit": max_bytes, "row": False}})
@@ -203,10 +191,8 @@ def _page_cell(value, keep: int):
     return value
 
 
-def _export_cell(value, keep=None):
-    if isinstance(value, bytes):
-        return value.hex()
-    return value
+def _export_cell(value, keep):
+    return value.hex() if isinstance(value, bytes) else value
 
 
 if __name__ == "__main__":

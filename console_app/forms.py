@@ -33,9 +33,7 @@ class ConsoleForm(forms.Form):
     def __init__(self, data=None, *, sql: str = "", **kwargs):
         super().__init__(data, **kwargs)
         self.parameter_names = sql_parameters(sql)[:MAX_PARAMETERS]
-        for name in self.parameter_names:
-            if name in RESERVED_NAMES:
-                continue
+        for name in [n for n in self.parameter_names if n not in RESERVED_NAMES]:
             self.fields[name] = forms.CharField(
                 label=f":{name}",
                 required=False,
@@ -113,5 +111,4 @@ class SaveQueryForm(forms.ModelForm):
         elif SavedQuery.objects.filter(slug=slug).exclude(pk=self.instance.pk).exists():
             self.add_error("slug", gettext("A saved query already uses this slug."))
         cleaned["slug"] = slug
-        self.instance.slug = slug
         return cleaned

@@ -1,16 +1,13 @@
-"""Run one console statement in a process of its own, under limits that cannot be talked past.
-
-SQLite's progress handler cannot stop a statement inside one function call (a ``LIKE`` over a
-huge ``printf`` string runs for minutes), and rows of ``zeroblob``\\s fill memory.  So each
-statement runs in a fresh child process (``child.py``):
+"""Run one console statement in a fresh child process (``child.py``), under limits it cannot
+talk past: SQLite's progress handler cannot stop a statement inside one function call (a
+``LIKE`` over a huge ``printf`` string runs for minutes), and rows of ``zeroblob``\\s fill memory.
 
 * **time**: the child stops itself at the deadline when it can; the web process kills it
   :data:`KILL_GRACE` seconds later whatever it is doing;
 * **memory**: the child caps its address space (``HERMES_SQL_MEMORY_MB``) and SQLite's limits,
   and measures rows before sending them, so the web process never receives more than the cap;
-* **workers**: at most ``HERMES_SQL_CONCURRENCY`` statements run at once on this host (a lock
-  file per slot, released by the kernel if a worker dies); one more is told the console is
-  busy rather than queued;
+* **workers**: at most ``HERMES_SQL_CONCURRENCY`` statements run at once on this host; one more
+  is told the console is busy rather than queued;
 * **downloads**: rows are spooled to a temporary file under the same deadline, so the
   statement, its process and its slot are done before the first byte goes out.
 """
@@ -26,7 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
@@ -154,7 +151,6 @@ def _execute(sql: str, params: dict[str, str], path: str, limits: Limits, take) 
     try:
         with host_slots.take("console", settings.HERMES_SQL_CONCURRENCY):
             with _Child(sql, params, path=path, limits=limits) as child:
-                child.column_names = child.columns()
                 for payload in child.row_frames():
                     take(payload)
     except host_slots.Busy as busy:
@@ -192,18 +188,12 @@ class _Child:
                 "postgres": self.postgres,
                 "sql": sql,
                 "params": params,
-                "timeout": limits.timeout,
-                "max_rows": limits.max_rows,
-                "max_cells": limits.max_cells,
-                "max_bytes": limits.max_bytes,
+                **asdict(limits),
                 "max_row_bytes": MAX_ROW_BYTES,
                 "cell_chars": (
                     limits.cell_chars + REDACTION_MARGIN if limits.cell_chars is not None else None
                 ),
-                "cut_when_too_large": limits.cell_chars is None,
                 "memory_bytes": int(settings.HERMES_SQL_MEMORY_MB) * 2**20,
-                "heap_limit": int(settings.HERMES_SQL_MEMORY_MB) * 2**20 // 2,
-                "temp_file_bytes": int(settings.HERMES_SQL_MEMORY_MB) * 2**20,
                 "progress_steps": PROGRESS_STEPS,
             }
         ).encode()
@@ -229,19 +219,17 @@ class _Child:
         return self
 
     def __exit__(self, *exc_info) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
+        self.proc.kill()  # (nothing to do when it has ended)
         self.proc.wait()
         self.proc.stdout.close()
 
-    def columns(self) -> list[str]:
+    def row_frames(self) -> Iterator[bytes]:
+        """The encoded ``{"rows": …}`` frames until the end (sets ``column_names`` from the
+        first frame, ``truncated`` and ``row_cap`` from the last)."""
         message = json.loads(self._frame())
         if "columns" not in message:
             raise self._failure(message)
-        return message["columns"]
-
-    def row_frames(self) -> Iterator[bytes]:
-        """The encoded ``{"rows": …}`` frames until the end (sets ``truncated``)."""
+        self.column_names = message["columns"]
         while True:
             payload = self._frame()
             if payload.startswith(_ROWS_FRAME):
@@ -260,14 +248,7 @@ class _Child:
         if "too_large" in message:
             return ConsoleTooLarge(message["too_large"]["limit"], row=message["too_large"]["row"])
         failed = message.get("failed") or {}
-        return translate(
-            str(failed.get("text", "the query failed")),
-            refusal=failed.get("refusal"),
-            keyword=leading_keyword(self.sql),
-            timeout=self.limits.timeout,
-            programming=bool(failed.get("programming")),
-            sqlstate=failed.get("sqlstate"),
-        )
+        return translate(failed, keyword=leading_keyword(self.sql), timeout=self.limits.timeout)
 
     def _send_request(self) -> None:
         fd = self.proc.stdin.fileno()

@@ -128,9 +128,8 @@ class ReadOnlyAuthorizer:
             if name in INTERNAL_PRAGMAS and arg2 is None:
                 return None
             if name in SAFE_PRAGMAS:
-                if (arg2 or "").strip("\"'`[] ").lower() == CJK_TABLE:
-                    return CJK_EXPLANATION
-                return None
+                cjk = (arg2 or "").strip("\"'`[] ").lower() == CJK_TABLE
+                return CJK_EXPLANATION if cjk else None
             return (
                 f"PRAGMA {name} is not allowed in the console; the read-only pragmas are "
                 + ", ".join(sorted(SAFE_PRAGMAS))
@@ -164,8 +163,7 @@ _TOKEN = re.compile(
 
 
 def _tokens(sql: str):
-    for match in _TOKEN.finditer(sql):
-        yield match.lastgroup, match.group()
+    return ((match.lastgroup, match.group()) for match in _TOKEN.finditer(sql))
 
 
 def sql_parameters(sql: str) -> list[str]:
@@ -250,13 +248,11 @@ def open_readonly(
         readonly_uri(path),
         uri=True,
         timeout=busy_timeout,
-        detect_types=0,
         isolation_level=None,  # never BEGIN on our behalf
         check_same_thread=False,
     )
     try:
         conn.execute("PRAGMA query_only = 1")
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
         # SQLite answers "out of memory" past this instead of growing the process.
         conn.execute(f"PRAGMA hard_heap_limit = {int(heap_limit)}")
     except sqlite3.Error:
@@ -272,17 +268,11 @@ def open_readonly(
     return conn, authorizer
 
 
-def translate(
-    text: str,
-    *,
-    refusal: str | None,
-    keyword: str,
-    timeout: float,
-    programming: bool = False,
-    sqlstate: str | None = None,
-) -> ConsoleError:
-    """The ConsoleError for SQLite's ``text`` (``refusal``: what the authorizer refused), or
-    PostgreSQL's (with its ``sqlstate``)."""
+def translate(failed: dict, *, keyword: str, timeout: float) -> ConsoleError:
+    """The ConsoleError for the child's ``failed`` answer: SQLite's ``text`` (``refusal``: what
+    the authorizer refused), or PostgreSQL's (with its ``sqlstate``)."""
+    text, refusal = str(failed.get("text", "the query failed")), failed.get("refusal")
+    programming, sqlstate = bool(failed.get("programming")), failed.get("sqlstate")
     from hermes_explorer.middleware import describe_store_fault
 
     if sqlstate == "57014":  # PostgreSQL's query_canceled: the statement_timeout

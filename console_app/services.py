@@ -16,7 +16,6 @@ from redaction import redact
 from sessions_app.exports import export_filename, stream_export
 
 from . import isolation
-from .isolation import Result
 from .readonly import ConsoleBusy, ConsoleError, ConsoleUnavailable
 
 # Characters of one cell shown in the HTML table; exports carry the whole value.
@@ -30,7 +29,7 @@ EXPORT_FORMATS = ("csv", "json", "jsonl")
 class Outcome:
     """A statement run for the page: its result (display rows), or why it did not run."""
 
-    result: Result | None = None
+    result: isolation.Result | None = None
     error: str | None = None
     status: int = 200
 
@@ -76,18 +75,10 @@ def run_for_page(request, sql: str, params: dict[str, str]) -> Outcome:
     return Outcome(result=result)
 
 
-def export_response(
-    request,
-    sql: str,
-    params: dict[str, str],
-    *,
-    fmt: str,
-    slug: str,
-    spreadsheet: bool = False,
-    raw: bool = False,
-):
-    """The result of ``sql`` as a download (audited; formulas defused unless ``raw``);
-    raises ConsoleError when it cannot run."""
+def export_response(request, sql: str, params: dict[str, str], *, fmt: str, slug: str, **style):
+    """The result of ``sql`` as a download (audited; ``style``: ``spreadsheet``, or ``raw``
+    without defused formulas, as :func:`stream_export` takes them); raises ConsoleError when it
+    cannot run."""
     try:
         limits = statement_limits(
             settings.HERMES_EXPORT_CHUNK_TIMEOUT,
@@ -102,8 +93,7 @@ def export_response(
         columns=unique_columns(spooled.columns),
         chunks=(list(map(export_row, batch)) for batch in spooled.batches()),
         filename=export_filename("sql", [slug or "query"], fmt),
-        spreadsheet=spreadsheet,
-        raw=raw,
+        **style,
     )
     if spooled.truncated == "rows":
         response["X-Rows-Truncated"] = f"at {settings.HERMES_SQL_EXPORT_MAX_ROWS} rows"

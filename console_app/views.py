@@ -32,19 +32,14 @@ DEFAULT_POSTGRES_SQL = "SELECT id, title, source, to_timestamp(started_at) AS st
 def console(request):
     """The form (filled in by a GET), the rows of a POST, and the named queries on the side."""
     data = request.POST if request.method == "POST" else request.GET
-    # The query named by ``?query=`` (a note when unknown), and the SQL to show: ``sql`` first,
-    # else the named query's.
-    named = None
     slug = data.get("query", "").strip()
-    if slug:
-        named = canned.named_query(slug)
-        if named is None:
-            messages.warning(
-                request, gettext("There is no query called “%(slug)s”.") % {"slug": slug[:80]}
-            )
-    sql = data.get("sql")
-    if sql is None:
-        sql = named.sql if named else ""
+    named = canned.named_query(slug) if slug else None
+    if slug and named is None:
+        messages.warning(
+            request, gettext("There is no query called “%(slug)s”.") % {"slug": slug[:80]}
+        )
+    # ``sql`` first, else the named query's.
+    sql = data.get("sql", named.sql if named else "")
     if sql:
         data = data.copy()
         data["sql"] = sql
@@ -87,9 +82,8 @@ def save(request):
         sql = request.POST.get("sql", "")
         console_form = ConsoleForm(sql=sql, initial={"sql": sql})
         return _page(request, console_form, None, sql=sql, save_form=form, status=400)
-    query = form.save(commit=False)
-    query.created_by = request.user
-    query.save()
+    form.instance.created_by = request.user
+    query = form.save()
     messages.success(request, gettext("Saved “%(name)s”.") % {"name": query.name})
     return redirect(reverse("sql:console") + "?" + urlencode({"query": query.slug}))
 
@@ -125,7 +119,6 @@ def _page(request, form, named, *, sql, missing=(), outcome=None, save_form=None
         {
             "form": form,
             "named": named,
-            "sql": sql,
             "missing": list(missing),
             "result": outcome.result if outcome else None,
             "rows": outcome.result.rows if outcome and outcome.result else [],

@@ -75,15 +75,14 @@ def table(request: HttpRequest, table: str, fmt: str | None = None) -> HttpRespo
         return render(request, "legacy_app/table.html", context, status=400)
     policy.audit_secret_reads(request, table)
     try:
-        page = tables.table_page(request, info, user=request.user)
+        data, columns, rows = tables.table_page(request, info, user=request.user)
     except ApiError as exc:
         context.update(error=exc.message, timed_out=exc.title == "SQL Interrupted")
         return render(request, "legacy_app/table.html", context, status=exc.status)
-    data = page.data
     next_url = data["next_url"]
     context.update(
-        columns=page.columns,
-        rows=_cells(table, page.columns, page.rows),
+        columns=columns,
+        rows=_cells(table, columns, rows),
         count=data["filtered_table_rows_count"],
         facets=list(data["facet_results"].values()),
         next_url=request.path + "?" + next_url.partition("?")[2] if next_url else None,
@@ -104,12 +103,19 @@ def _closest(request: HttpRequest, table: str) -> str | None:
 def _cells(table: str, columns: list[str], rows: list) -> list[list[tuple]]:
     """Each row as ``(text, link or None)`` cells, ids linked to their explorer page."""
     links = TranscriptLinks()
-    at = {c: i for i, c in enumerate(columns)}
+    session_at = columns.index("session_id") if "session_id" in columns else None
+
+    def link(column: str, value, row) -> str | None:
+        if value is None:
+            return None
+        if column == ("id" if table == "sessions" else "session_id"):
+            return links.session(value)
+        if (table, column) == ("messages", "id") and session_at is not None:
+            return links.message(_value(row[session_at]), value)
+        return None
+
     return [
-        [
-            (_text(value), _link(links, table, column, _value(value), row, at))
-            for column, value in zip(columns, row, strict=True)
-        ]
+        [(_text(v), link(c, _value(v), row)) for c, v in zip(columns, row, strict=True)]
         for row in rows
     ]
 
@@ -128,16 +134,6 @@ def _text(value):
         value = value.get("label", value.get("value"))
     text = str(value)
     return text if len(text) <= CELL_CHARS else text[:CELL_CHARS] + "…"
-
-
-def _link(links: TranscriptLinks, table: str, column: str, value, row, at: dict) -> str | None:
-    if value is None:
-        return None
-    if (table, column) == ("sessions", "id") or (column == "session_id" and table != "sessions"):
-        return links.session(value)
-    if (table, column) == ("messages", "id") and "session_id" in at:
-        return links.message(_value(row[at["session_id"]]), value)
-    return None
 
 
 def _redirect(name: str, args: list, missing: str) -> HttpResponse:

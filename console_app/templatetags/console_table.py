@@ -11,12 +11,10 @@ from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
 
-_NULL = '<td><span class="muted">NULL</span></td>'
-
 
 def _cell(cell: dict) -> str:
     if cell.get("null"):
-        return _NULL
+        return '<td><span class="muted">NULL</span></td>'
     if "blob" in cell:
         return f'<td><span class="muted">‹blob, {cell["blob"]:,} bytes›</span></td>'
     text = escape(cell["text"])

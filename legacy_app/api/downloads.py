@@ -20,18 +20,16 @@ from .params import first, parse
 from .tokens import key_path
 
 
-def _expanded_columns(columns, values, expanded):
+def _with_labels(columns, values, expanded):
     """Each ``_labels`` column as two: the value and its label (empty when it has none)."""
-    names, out = [], []
+    out = []
     for name, column in zip(columns, values, strict=True):
         if name in expanded:
-            names += [name, f"{name}_label"]
             out.append([v["value"] if isinstance(v, dict) else v for v in column])
             out.append([v["label"] if isinstance(v, dict) else "" for v in column])
         else:
-            names.append(name)
             out.append(column)
-    return names, out
+    return out
 
 
 def _style(request) -> str:
@@ -63,20 +61,17 @@ def csv_response(request, info, *, user):
         path = f"/state/{info.name}/{key_path(key_values)}.blob"
         return request.build_absolute_uri(f"{path}?_blob_column={column}")
 
-    held = None
     if req.stream:
         # A long download, bounded with the other exports of the host.
         try:
             held = export_slot()
         except host_slots.Busy:
             raise ApiError(BUSY, status=429, title="Busy") from None
+        chunks = tables.stream(request, info, user=user)
+    else:  # one page: the first chunk of a page's size
+        held = None
+        chunks = itertools.islice(tables.stream(request, info, user=user, chunk_size=req.size), 1)
     try:
-        if req.stream:
-            chunks = tables.stream(request, info, user=user)
-        else:  # one page: the first chunk of a page's size
-            chunks = itertools.islice(
-                tables.stream(request, info, user=user, chunk_size=req.size), 1
-            )
         # The first chunk is read now: a refusal or a timeout is still a proper error answer.
         columns, values = next(chunks)
     except BaseException:
@@ -84,40 +79,19 @@ def csv_response(request, info, *, user):
             held.release()
         raise
     chunks = itertools.chain([(columns, values)], chunks)
-    wanted = [c for c in (req.labels or []) if c in columns]
-    wanted = [c for c in wanted if any(fk.column == c for fk in info.foreign_keys)]
-
-    def expand(columns, values):
-        done = []
-        for name in wanted if values else []:
-            i = columns.index(name)
-            found = lookup(name, [v for v in values[i] if v is not None])
-            if found:
-                done.append(name)
-                values[i] = [
-                    {"value": v, "label": found[v]} if v is not None and v in found else v
-                    for v in values[i]
-                ]
-        return values, done
-
-    first_values, expanded = expand(columns, values)
-    header, _ = _expanded_columns(columns, [[] for _ in columns], expanded)
+    wanted = req.labels or []
+    expanded = tables.expand_labels(columns, values, wanted, lookup)
+    header = [n for c in columns for n in ([c, f"{c}_label"] if c in expanded else [c])]
 
     def pieces():
         lead = "\ufeff" if style == "spreadsheet" else ""
-        if req.header:
-            yield lead + csv_line(header) + "\r\n"
-        elif lead:
-            yield lead
+        yield lead + (csv_line(header) + "\r\n" if req.header else "")  # (empty: not written)
         for n, (names, chunk) in enumerate(chunks):
-            if n:
-                chunk, _done = expand(names, chunk)
-            else:
-                chunk = first_values
+            if n:  # the first chunk was expanded above
+                tables.expand_labels(names, chunk, wanted, lookup)
             if not chunk or not chunk[0]:
                 continue
-            chunk = _blobs(names, chunk, req.key, blob_url)
-            _names, chunk = _expanded_columns(names, chunk, expanded)
+            chunk = _with_labels(names, _blobs(names, chunk, req.key, blob_url), expanded)
             lines = records([csv_column(column, style=style) for column in chunk])
             lines.append("")  # the last line end, without copying the chunk's text again
             yield "\r\n".join(lines)
@@ -141,16 +115,15 @@ def _response(pieces, filename: str, *, download: bool, held=None) -> StreamingH
 
 
 def sql_csv_response(request, data: dict):
-    """``/state.csv?sql=…``: the query's columns and rows."""
+    """``/state.csv?sql=…``: the query's columns and rows (blobs arrive as hex)."""
     header = first(request.GET, "_header") != "off"
     style = _style(request)
-    rows = [[v.hex() if isinstance(v, bytes) else v for v in r] for r in data["rows"]]
 
     def pieces():
         if header:
             lead = "\ufeff" if style == "spreadsheet" else ""
             yield lead + csv_line(data["columns"]) + "\r\n"
-        if rows:
-            yield "\r\n".join(csv_lines(rows, style=style)) + "\r\n"
+        if data["rows"]:
+            yield "\r\n".join(csv_lines(data["rows"], style=style)) + "\r\n"
 
     return _response(pieces(), "state.csv", download=bool(first(request.GET, "_dl")))

@@ -11,7 +11,7 @@ from hermes_explorer import dialect
 
 from .errors import ApiError
 from .operators import number_kind, quote
-from .params import Facet, TableRequest
+from .params import FACET_TYPES, Facet, TableRequest
 from .query import Statement
 
 FACET_BUDGET = 1.0
@@ -41,43 +41,26 @@ def _sql(facet: Facet, inner: str, limit: int, seen: frozenset[str], number: boo
     )
 
 
-def facet_results(
-    request: TableRequest,
-    base: Statement,
-    run,
-    *,
-    query_string: str,
-    path: str,
-    absolute,
-    policy,
-    labels=None,
-    seen: frozenset[str] = frozenset(),
-) -> dict:
+def facet_results(request, req: TableRequest, base: Statement, run, *, policy, labels, seen):
     """``{name: facet}`` for every facet the URL asks for (Datasette's JSON layout)."""
     # "selected" compares with every pair; the URLs keep the non-blank ones, as Datasette did.
+    query_string, path = request.META.get("QUERY_STRING", ""), request.path
+    absolute = request.build_absolute_uri
     pairs = parse_qsl(query_string, keep_blank_values=True)
     url_pairs = parse_qsl(query_string)
     results: dict = {}
-    for facet in request.facets:
-        statement = Statement(
-            _sql(
-                facet,
-                base.sql,
-                request.facet_size + 1,
-                seen,
-                number=number_kind(request.table, facet.column),
-            ),
-            base.params,
-            base.table,
-        )
+    for facet in req.facets:
+        number = number_kind(req.table, facet.column)
+        sql = _sql(facet, base.sql, req.facet_size + 1, seen, number=number)
+        statement = Statement(sql, base.params, base.table)
         try:
             _columns, rows = run(statement, budget=FACET_BUDGET)
         except ApiError as exc:
             if exc.title == "SQL Interrupted":
                 continue
             raise
-        shown = rows[: request.facet_size]
-        expanded = labels(facet.column, [r[0] for r in shown]) if labels else {}
+        shown = rows[: req.facet_size]
+        expanded = labels(facet.column, [r[0] for r in shown])
         column = facet.column
         column_qs = {"array": f"{column}__arraycontains", "date": f"{column}__date"}.get(
             facet.kind, f"{column}__exact" if column.startswith("_") else column
@@ -86,11 +69,10 @@ def facet_results(
         for value, count in shown:
             if facet.kind == "array":
                 value = str(value)
-            selected = (column_qs, str(value)) in pairs
-            if selected:
-                toggle = _url(path, [p for p in url_pairs if p != (column_qs, str(value))])
-            else:
-                toggle = _url(path, [*url_pairs, (column_qs, value)])
+            pair = (column_qs, str(value))
+            selected = pair in pairs
+            kept = [p for p in url_pairs if p != pair]
+            toggle = kept if selected else [*url_pairs, (column_qs, value)]
             shown_value = policy.value(facet.column, value)
             label = expanded.get(value, value) if facet.kind == "column" else value
             values.append(
@@ -99,7 +81,7 @@ def facet_results(
                     "label": policy.value(facet.column, label) if label == value else label,
                     "count": count,
                     # A value the redactor changed is not written into a URL.
-                    "toggle_url": absolute(toggle) if shown_value == value else None,
+                    "toggle_url": absolute(_url(path, toggle)) if shown_value == value else None,
                     "selected": selected,
                 }
             )
@@ -108,13 +90,13 @@ def facet_results(
         while key in results:
             n += 1
             key = f"{facet.column}_{n}"
-        param = {"column": "_facet", "date": "_facet_date", "array": "_facet_array"}[facet.kind]
+        param = next(k for k, kind in FACET_TYPES.items() if kind == facet.kind)
         results[key] = {
             "name": facet.column,
             "type": facet.kind,
             "hideable": True,
             "toggle_url": _url(path, [p for p in url_pairs if p != (param, facet.column)]),
             "results": values,
-            "truncated": len(rows) > request.facet_size,
+            "truncated": len(rows) > req.facet_size,
         }
     return results

@@ -15,8 +15,7 @@ from accounts_app.roles import can_use_sql
 from hermes_explorer import store
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
 
-from . import policy as policies
-from . import query, tokens
+from . import policy, query, tokens
 from .errors import ApiError
 from .operators import Binder, key_equals, quote
 from .search import index_for
@@ -45,11 +44,7 @@ def _table_entry(catalog: Catalog, info: TableInfo) -> dict:
         "foreign_keys": {
             "incoming": catalog.incoming(info.name),
             "outgoing": [
-                {
-                    "other_table": fk.other_table,
-                    "column": fk.column,
-                    "other_column": fk.other_column,
-                }
+                {k: getattr(fk, k) for k in ("other_table", "column", "other_column")}
                 for fk in info.foreign_keys
             ],
         },
@@ -80,8 +75,7 @@ def database_data(user) -> dict:
 
 @lru_cache(maxsize=1)
 def _sqlite_details() -> dict:
-    conn = sqlite3.connect(":memory:")
-    try:
+    with contextlib.closing(sqlite3.connect(":memory:")) as conn:
         version = conn.execute("select sqlite_version()").fetchone()[0]
         fts = []
         for name in ("FTS5", "FTS4", "FTS3"):
@@ -93,8 +87,6 @@ def _sqlite_details() -> dict:
             conn.execute("select json('{}')")
             extensions["json1"] = None
         options = [r[0] for r in conn.execute("pragma compile_options").fetchall()]
-    finally:
-        conn.close()
     return {
         "version": version,
         "fts_versions": fts,
@@ -132,7 +124,7 @@ def row_data(table: TableInfo, key: str, user) -> dict:
     columns, rows = query.run_store(statement, budget=2.0)
     if not rows:
         raise ApiError("Record not found", status=404)
-    pol = policies.for_table(user, table.name)
+    pol = policy.for_table(user, table.name)
     return {
         "database": "state",
         "table": table.name,

@@ -121,32 +121,21 @@ class Operator:
     # Reads the table's row (JSON items): a column must be the table's, as stored.
     uses_table: bool = False
 
-    def where(
-        self,
-        table: str,
-        column: str,
-        value: str,
-        binder: Binder,
-        *,
-        known: bool = True,
-        seen: bool = False,
-        number: str = "",
-    ) -> str:
-        """The clause; ``known=False``: a name the table lacks, bound as a string value (so
-        ``nosuch=1`` matches nothing, as in Datasette); ``seen=True``: the column compared as
-        readers see it, redacted (``hermes_redact``); ``number``: the column's
-        :func:`number_kind`."""
+    def where(self, table: TableInfo, column: str, value: str, binder: Binder, seen: bool) -> str:
+        """The clause; a name the table lacks is bound as a string value (so ``nosuch=1``
+        matches nothing, as in Datasette); ``seen``: the column compared as readers see it,
+        redacted (``hermes_redact``)."""
+        known = column in table.columns or column == "rowid"
         if not known and self.uses_table:
-            raise ApiError(f"no such column: {table}.{column}", title="Invalid SQL")
+            raise ApiError(f"no such column: {table.name}.{column}", title="Invalid SQL")
         if seen and known and not self.no_argument and not self.uses_table:
             # Only the shown value: a match says nothing about text behind a marker.
-            return self._clause(f"hermes_redact({quote(column)})", table, value, binder)
-        target = quote(column) if known else binder.bind(column)
-        return self._clause(target, table, value, binder, number=number if known else "")
+            return self._clause(f"hermes_redact({quote(column)})", table.name, value, binder, "")
+        if not known:
+            return self._clause(binder.bind(column), table.name, value, binder, "")
+        return self._clause(quote(column), table.name, value, binder, number_kind(table, column))
 
-    def _clause(
-        self, target: str, table: str, value: str, binder: Binder, *, number: str = ""
-    ) -> str:
+    def _clause(self, target: str, table: str, value: str, binder: Binder, number: str) -> str:
         typed = dialect.postgres()
         if typed and number and (self.textual or self.no_argument):
             target = dialect.as_text(target, number)
@@ -190,9 +179,7 @@ class ListOperator(Operator):
             ]
         return [v.strip() for v in value.split(",")]
 
-    def _clause(
-        self, target: str, table: str, value: str, binder: Binder, *, number: str = ""
-    ) -> str:
+    def _clause(self, target: str, table: str, value: str, binder: Binder, number: str) -> str:
         values = self.values(value)
         if dialect.postgres():
             # A text never equals a number: such items cannot match a number column.
@@ -216,18 +203,12 @@ def _equals(symbol: str) -> Callable[[str, str], str]:
 class DateOperator(Operator):
     """``__date``: SQLite's ``date()`` of the column (ISO text, or a Julian day number)."""
 
-    def _clause(
-        self, target: str, table: str, value: str, binder: Binder, *, number: str = ""
-    ) -> str:
+    def _clause(self, target: str, table: str, value: str, binder: Binder, number: str) -> str:
         return f"{dialect.sqlite_date(target, number)} = {binder.bind(value)}"
 
 
-def _like(c: str, v: str, t: str) -> str:
-    return dialect.like(c, v)
-
-
-def _not_like(c: str, v: str, t: str) -> str:
-    return dialect.like(c, v, negate=True)
+def _like(negate: bool = False) -> Callable[[str, str, str], str]:
+    return lambda c, v, t: dialect.like(c, v, negate)
 
 
 OPERATORS: dict[str, Operator] = {
@@ -235,15 +216,15 @@ OPERATORS: dict[str, Operator] = {
     for op in (
         Operator("exact", "{c} = {v}", _equals("=")),
         Operator("not", "{c} != {v}", _equals("!=")),
-        Operator("contains", _like, '{c} contains "{v}"', format="%{}%", textual=True),
-        Operator("endswith", _like, '{c} ends with "{v}"', format="%{}", textual=True),
-        Operator("startswith", _like, '{c} starts with "{v}"', format="{}%", textual=True),
+        Operator("contains", _like(), '{c} contains "{v}"', format="%{}%", textual=True),
+        Operator("endswith", _like(), '{c} ends with "{v}"', format="%{}", textual=True),
+        Operator("startswith", _like(), '{c} starts with "{v}"', format="{}%", textual=True),
         Operator("gt", "{c} > {v}", "{c} > {v}", numeric=True),
         Operator("gte", "{c} >= {v}", "{c} \u2265 {v}", numeric=True),
         Operator("lt", "{c} < {v}", "{c} < {v}", numeric=True),
         Operator("lte", "{c} <= {v}", "{c} \u2264 {v}", numeric=True),
-        Operator("like", _like, '{c} like "{v}"', textual=True),
-        Operator("notlike", _not_like, '{c} not like "{v}"', textual=True),
+        Operator("like", _like(), '{c} like "{v}"', textual=True),
+        Operator("notlike", _like(negate=True), '{c} not like "{v}"', textual=True),
         Operator("glob", lambda c, v, t: dialect.glob(c, v), '{c} glob "{v}"', textual=True),
         ListOperator("in", "{c} in ({v})", "{c} in {v}"),
         ListOperator("notin", "{c} not in ({v})", "{c} not in {v}"),

@@ -19,17 +19,15 @@ PAGE_SIZE = 100  # Datasette's default_page_size
 MAX_ROWS = 1000  # and its max_returned_rows
 FACET_SIZE = 30  # default_facet_size
 FACET_TYPES = {"_facet": "column", "_facet_date": "date", "_facet_array": "array"}
-BOOLEAN_WORDS = {"on": True, "true": True, "1": True, "off": False, "false": False, "0": False}
 
 
 def first(params: QueryDict, key: str, default: str | None = None) -> str | None:
-    values = params.getlist(key)
-    return values[0] if values else default
+    return next(iter(params.getlist(key)), default)
 
 
-def as_boolean(value: str) -> bool | None:
-    """``on/true/1`` and ``off/false/0`` (any case); None for anything else."""
-    return BOOLEAN_WORDS.get(value.lower())
+def as_boolean(value: str) -> bool:
+    """``on``, ``true`` or ``1`` (any case), as Datasette read a boolean option."""
+    return value.lower() in ("on", "true", "1")
 
 
 @dataclass(frozen=True)

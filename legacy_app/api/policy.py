@@ -139,14 +139,13 @@ def refusals(table: str, params: QueryDict, user) -> list[str]:
     redacted = SECRET_COLUMNS.get(table, frozenset())
     reasons: list[str] = []
     for key in params:
-        if key in SORT_PARAMS:
-            # Sorting compares values too.
+        if key in SORT_PARAMS:  # sorting compares values too
             asked = [(sort_column(table, v), True, f"Sorting by {v}") for v in params.getlist(key)]
-        elif not is_filter_key(key):
-            continue
-        else:
+        elif is_filter_key(key):
             column, op = column_and_op(key)
             asked = [(column, op not in PRESENCE_OPS, f"The filter “{key}”")]
+        else:
+            continue
         for column, compares, what in asked:
             if column in hidden:
                 reasons.append(

@@ -44,12 +44,11 @@ class Plan:
     after: list[str] = field(default_factory=list)  # the rows after _next
     order: list[str] = field(default_factory=list)
 
-    @property
-    def table(self) -> str:
-        return self.request.table.name
-
-    def _where(self, clauses: list[str]) -> str:
-        return f" where {' and '.join(clauses)}" if clauses else ""
+    def _statement(self, selected: str, clauses: list[str], tail: str = "") -> Statement:
+        where = f" where {' and '.join(clauses)}" if clauses else ""
+        table = self.request.table.name
+        sql = f"select {selected} from {quote(table)}{where}{tail}"
+        return Statement(sql, dict(self.binder.params), table)
 
     def select_list(self, columns: list[str]) -> str:
         names = [quote(c) for c in columns]
@@ -59,13 +58,9 @@ class Plan:
 
     def page(self, limit: int, *, order: list[str] | None = None) -> Statement:
         order = self.order if order is None else order
-        sql = (
-            f"select {self.select_list(self.request.columns)} from {quote(self.table)}"
-            + self._where(self.filters + self.after)
-            + (f" order by {', '.join(order)}" if order else "")
-            + f" limit {int(limit)}"
-        )
-        return Statement(sql, dict(self.binder.params), self.table)
+        tail = (f" order by {', '.join(order)}" if order else "") + f" limit {int(limit)}"
+        columns = self.select_list(self.request.columns)
+        return self._statement(columns, self.filters + self.after, tail)
 
     @property
     def sort_only(self) -> list[str]:
@@ -74,54 +69,34 @@ class Plan:
 
     def matching(self, selected: str) -> Statement:
         """``selected`` over every row the filters match, whatever ``_next`` (as counted)."""
-        sql = f"select {selected} from {quote(self.table)}{self._where(self.filters)}"
-        return Statement(sql, dict(self.binder.params), self.table)
+        return self._statement(selected, self.filters)
 
     def base(self) -> Statement:
         """Every column of the matching rows after ``_next``, unordered (what facets count)."""
-        sql = (
-            f"select {self.select_list(list(self.request.table.columns))} "
-            f"from {quote(self.table)}{self._where(self.filters + self.after)}"
-        )
-        return Statement(sql, dict(self.binder.params), self.table)
+        columns = self.select_list(list(self.request.table.columns))
+        return self._statement(columns, self.filters + self.after)
 
 
 def plan(request: TableRequest, *, extra: list[str], binder: Binder, seen: frozenset[str]) -> Plan:
     """The clauses of ``request``: its filters, ``extra`` (search, ``_where``), ``_next``;
     ``seen`` columns are filtered and sorted on their redacted value."""
     p = Plan(request=request, binder=binder)
-    known = set(request.table.columns) | {"rowid"}
     p.filters = [
-        s.operator.where(
-            p.table,
-            s.column,
-            s.value,
-            binder,
-            known=s.column in known,
-            seen=s.column in seen,
-            number=number_kind(request.table, s.column),
-        )
+        s.operator.where(request.table, s.column, s.value, binder, s.column in seen)
         for s in request.selections
         if s.operator is not None
-    ]
-    p.filters += extra
-    key = request.key
+    ] + extra
     sort = column_sql(request.sort) if request.sort else None
     if request.sort in seen:
         sort = f"hermes_redact({sort})"
     if request.next:
         p.after = tokens.after(
-            request.next,
-            key=key,
-            rowid=request.table.use_rowid,
-            sort=sort,
-            desc=request.sort_desc,
-            binder=binder,
+            request.next, key=request.key, sort=sort, desc=request.sort_desc, binder=binder
         )
     if sort:
         text = not number_kind(request.table, request.sort)
         p.order.append(dialect.sqlite_order(sort, request.sort_desc, text))
-    p.order += [column_sql(k) for k in key if k != request.sort]
+    p.order += [column_sql(k) for k in request.key if k != request.sort]
     return p
 
 

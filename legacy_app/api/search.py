@@ -107,21 +107,16 @@ def search_clauses(catalog: Catalog, req: TableRequest, binder: Binder, *, hidde
     index = vector or catalog.table(name)
     fts = quote(name)
     search = Search(index=index, clauses=[], descriptions=[], terms=[], hidden=hidden)
-    wanted = (
-        [(None, req.search["_search"])]
-        if "_search" in req.search
-        else [
-            (key.split("_search_", 1)[1] if "_search_" in key else "", t)
-            for key, t in req.search.items()
-        ]
-    )
-    raw = req.search_raw
+    if "_search" in req.search:
+        wanted = [(None, req.search["_search"])]
+    else:  # the column of each "_search_<column>" ("" for another name: no such column)
+        wanted = [(key.partition("_search_")[2], t) for key, t in req.search.items()]
     for column, text in wanted:
         if column is not None and column not in index.columns:
             raise ApiError("Cannot search by that column")
         text = clean(text) if hidden else text
-        match, relaxed = _raw_match(text, hidden) if raw else (escape_fts(text), False)
-        full = text if raw else match
+        match, relaxed = _raw_match(text, hidden) if req.search_raw else (escape_fts(text), False)
+        full = text if req.search_raw else match
         search.relaxed |= relaxed
         target = fts if column is None else quote(column)
         if vector is not None:
@@ -131,11 +126,8 @@ def search_clauses(catalog: Catalog, req: TableRequest, binder: Binder, *, hidde
             search.clauses.append(
                 f"rowid in (select rowid from {fts} where {target} match {binder.bind(match)})"
             )
-        search.descriptions.append(
-            f'search matches "{text}"'
-            if column is None
-            else f'search column "{column}" matches "{text}"'
-        )
+        named = "" if column is None else f' column "{column}"'
+        search.descriptions.append(f'search{named} matches "{text}"')
         search.terms.append((column, full))
     return search
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
 import time
@@ -25,13 +26,10 @@ class Encoder(json.JSONEncoder):
                 return o.decode("utf-8")
             except UnicodeDecodeError:
                 return {"$base64": True, "encoded": base64.b64encode(o).decode("latin1")}
-        if isinstance(o, memoryview):
-            return self.default(bytes(o))
         return super().default(o)
 
 
-def dumps(data) -> str:
-    return json.dumps(data, cls=Encoder)
+dumps = functools.partial(json.dumps, cls=Encoder)
 
 
 def _finite(row):

@@ -22,7 +22,7 @@ from console_app.readonly import (
 from console_app.services import record_run, statement_limits
 from hermes_explorer import store
 
-from . import policy as policies
+from . import policy
 from .errors import ApiError
 from .query import Statement
 
@@ -74,7 +74,7 @@ def sql_data(request, user) -> tuple[dict, int]:
         "ok": error is None,
         "database": "state",
         "query_name": None,
-        "rows": policies.sql_rows(fetched[:SQL_MAX_ROWS]),
+        "rows": policy.sql_rows(fetched[:SQL_MAX_ROWS]),
         "truncated": len(fetched) > SQL_MAX_ROWS,
         "columns": columns,
         "query": {"sql": sql, "params": params},

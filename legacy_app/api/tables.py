@@ -5,7 +5,7 @@ in Datasette's order, with the role's policy applied.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from urllib.parse import parse_qsl, urlencode
 
 from django.conf import settings
@@ -14,8 +14,7 @@ from hermes_explorer import store
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
 from redaction import redact
 
-from . import policy as policies
-from . import query, tokens
+from . import policy, query, tokens
 from .errors import ApiError
 from .facets import facet_results
 from .operators import Binder, column_sql, human_description, key_equals, quote
@@ -31,17 +30,10 @@ def page_budget() -> float:
     return float(settings.HERMES_QUERY_TIMEOUT)
 
 
-@dataclass
-class Page:
-    data: dict
-    columns: list[str]  # the columns of ``rows`` (rowid first for rowid tables)
-    rows: list[list]  # with the policy applied
-
-
 class Builder:
     """The statements of one table URL: its plan, its runner and its re-check."""
 
-    def __init__(self, req: TableRequest, catalog: Catalog, pol: policies.Policy):
+    def __init__(self, req: TableRequest, catalog: Catalog, pol: policy.Policy):
         self.req, self.catalog, self.policy = req, catalog, pol
         self.search = search_clauses(catalog, req, Binder(), hidden=not pol.staff)
         self.extra = list(self.search.clauses) if self.search else []
@@ -52,7 +44,7 @@ class Builder:
         self.run = run_console if req.wheres else query.run_store
         # Free-text metadata is filtered and sorted as shown (redacted) on the store; the
         # console's SQL (staff) compares the stored text.
-        self.seen = frozenset() if req.wheres else policies.metadata_columns(req.table.name)
+        self.seen = frozenset() if req.wheres else policy.metadata_columns(req.table.name)
         self.recheck = None
         if self.search and (not pol.staff or self.search.relaxed):
             if len(req.key) != 1 or not (req.table.use_rowid or _is_rowid(req.table)):
@@ -77,7 +69,6 @@ class Builder:
         """Up to ``limit`` rows of the page (re-checked ones only, for roles that need it)."""
         req = self.req
         if req.sort and not req.next and self.recheck is None:
-            # Datasette's sorted first page: the sort column alone orders it.
             return self.run(self.plan.page(limit, order=self.plan.sort_only), budget=page_budget())
         columns, rows = self.run(self.plan.page(limit), budget=page_budget())
         if self.recheck is None:
@@ -119,8 +110,7 @@ def _is_rowid(table: TableInfo) -> bool:
 
 
 def row_token(req: TableRequest, row: dict) -> str:
-    keys = [row[k] for k in req.key]
-    return tokens.next_token(keys, row.get(req.sort), sorted_=bool(req.sort))
+    return tokens.next_token([row[k] for k in req.key], row.get(req.sort), sorted_=bool(req.sort))
 
 
 def _label_column(info: TableInfo | None) -> str | None:
@@ -145,7 +135,7 @@ def labels_for(catalog: Catalog, table: TableInfo, user):
         label = _label_column(other)
         if label is None:
             return {v: str(v) for v in values}
-        other_column = fk.other_column or (other.pks[0] if other and other.pks else "rowid")
+        other_column = fk.other_column or (other.pks[0] if other.pks else "rowid")
         binder = Binder()
         marks = ", ".join(binder.bind(v) for v in dict.fromkeys(values))
         statement = query.Statement(
@@ -157,34 +147,33 @@ def labels_for(catalog: Catalog, table: TableInfo, user):
             _c, rows = query.run_store(statement, budget=COUNT_BUDGET)
         except ApiError:
             return {}
-        shown = policies.for_table(user, fk.other_table)
+        shown = policy.for_table(user, fk.other_table)
         return {v: shown.value(label, lab) for v, lab in rows}
 
     return lookup
 
 
-def _expand(columns: list[str], rows: list[list], wanted: list[str], lookup) -> list[str]:
+def expand_labels(columns: list[str], values: list[list], wanted: list[str], lookup) -> list[str]:
+    """The ``wanted`` columns that got labels: in ``values`` (a list per column), each of their
+    values with a label becomes ``{"value": …, "label": …}``."""
     expanded = []
-    for column in wanted:
-        if column not in columns:
+    for name in wanted:
+        if name not in columns or not values:
             continue
-        i = columns.index(column)
-        found = lookup(column, [r[i] for r in rows])
-        if not found:
-            continue
-        expanded.append(column)
-        for r in rows:
-            if r[i] is not None and r[i] in found:
-                r[i] = {"value": r[i], "label": found[r[i]]}
+        i = columns.index(name)
+        found = lookup(name, [v for v in values[i] if v is not None])
+        if found:
+            expanded.append(name)
+            values[i] = [{"value": v, "label": found[v]} if v in found else v for v in values[i]]
     return expanded
 
 
-def next_url(request, query_string: str, req: TableRequest, token: str) -> str:
+def next_url(request, req: TableRequest, token: str) -> str:
     """Datasette's next_url: the query string without blank values, with ``_next`` appended."""
     added = {"_next": token}
     if req.sort:
         added["_sort_desc" if req.sort_desc else "_sort"] = req.sort
-    pairs = [(k, v) for k, v in parse_qsl(query_string) if k not in added]
+    pairs = [(k, v) for k, v in parse_qsl(request.META.get("QUERY_STRING", "")) if k not in added]
     pairs += list(added.items())
     return request.build_absolute_uri(request.path + "?" + urlencode(pairs))
 
@@ -203,12 +192,12 @@ def fetch(b: Builder) -> tuple[list[str], list[tuple], str | None]:
     return columns, list(rows[: req.size]), row_token(req, last)
 
 
-def table_page(request, info: TableInfo, *, user) -> Page:
-    """One page of ``info`` for the URL's parameters."""
+def table_page(request, info: TableInfo, *, user) -> tuple[dict, list[str], list[list]]:
+    """One page of ``info`` for the URL's parameters: its JSON data, and its columns (rowid
+    first for rowid tables) and rows with the policy applied."""
     catalog = store.shape().catalog
-    query_string = request.META.get("QUERY_STRING", "")
     req = parse(info, request.GET)
-    pol = policies.for_table(user, info.name)
+    pol = policy.for_table(user, info.name)
     b = Builder(req, catalog, pol)
     columns, rows, next_value = fetch(b)
     count = None if req.nocount else b.count()
@@ -216,18 +205,14 @@ def table_page(request, info: TableInfo, *, user) -> Page:
     lookup = labels_for(catalog, info, user)
     if not req.nofacet and req.facets:
         facets = facet_results(
-            req,
-            b.plan.base(),
-            b.run,
-            query_string=query_string,
-            path=request.path,
-            absolute=request.build_absolute_uri,
-            policy=pol,
-            labels=lookup,
-            seen=b.seen,
+            request, req, b.plan.base(), b.run, policy=pol, labels=lookup, seen=b.seen
         )
     rows = pol.rows(columns, rows)
-    expanded = _expand(columns, rows, req.labels or [], lookup) if req.labels else []
+    expanded = []
+    if req.labels and rows:
+        values = [list(c) for c in zip(*rows, strict=True)]
+        expanded = expand_labels(columns, values, req.labels, lookup)
+        rows = [list(r) for r in zip(*values, strict=True)]
     descriptions = list(b.search.descriptions) if b.search else []
     descriptions += [
         s.operator.describe(s.column, s.value) for s in req.selections if s.operator is not None
@@ -258,11 +243,11 @@ def table_page(request, info: TableInfo, *, user) -> Page:
         "facet_results": facets,
         "suggested_facets": [],
         "next": next_value,
-        "next_url": next_url(request, query_string, req, next_value) if next_value else None,
+        "next_url": next_url(request, req, next_value) if next_value else None,
         "private": False,
         "allow_execute_sql": pol.may_use_sql,
     }
-    return Page(data=data, columns=columns, rows=rows)
+    return data, columns, rows
 
 
 def _sort_value(b: Builder, req: TableRequest, row: dict):
@@ -282,7 +267,7 @@ def stream(request, info: TableInfo, *, user, chunk_size: int = 1000):
     catalog = store.shape().catalog
     req = parse(info, request.GET)
     req.size = chunk_size
-    pol = policies.for_table(user, info.name)
+    pol = policy.for_table(user, info.name)
     b = Builder(req, catalog, pol)
     while True:
         columns, rows, token = fetch(b)

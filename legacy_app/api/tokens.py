@@ -51,24 +51,16 @@ def keys_after(names: list[str], values: list[str], binder: Binder) -> str:
     return "(" + " or ".join(ors) + ")"
 
 
-def after(
-    token: str,
-    *,
-    key: list[str],
-    rowid: bool,
-    sort: str | None,
-    desc: bool,
-    binder: Binder,
-) -> list[str]:
+def after(token: str, *, key: list[str], sort: str | None, desc: bool, binder: Binder) -> list:
     """WHERE clauses selecting the rows after ``token`` (Datasette's conditions); ``sort``: the
-    sort column as SQL."""
+    sort column as SQL; ``key``: ``["rowid"]`` for a table paged by its rowid."""
     parts = components(token)
     sort_value: str | None = None
     if sort and len(parts) > 1:
         sort_value = None if token.split(",")[0] == NULL else parts[0]
         parts = parts[1:]
     key_clauses = []
-    if rowid:
+    if key == ["rowid"]:
         key_clauses.append(f"rowid > {binder.bind(parts[0])}")
     elif len(parts) == len(key):
         # Datasette bound the first key parts in order; so do we (p-numbers follow).

@@ -4,6 +4,7 @@ object with a 4xx for ``.json``, one plain-text line for ``.csv``; never an HTML
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 
@@ -64,20 +65,20 @@ def table(request, table: str, fmt: str):
         if fmt == "csv":
             return downloads.csv_response(request, info, user=request.user)
         started = time.perf_counter()
-        if any(map(is_search_key, request.GET)):
-            # Full-text search is the costly part of this API: a bounded number at once.
-            try:
-                with host_slots.take("search", settings.HERMES_SEARCH_CONCURRENCY):
-                    page = tables.table_page(request, info, user=request.user)
-            except host_slots.Busy:
-                raise ApiError(
-                    "Too many searches are running on this server: retry in a moment.",
-                    status=429,
-                    title="Busy",
-                ) from None
-        else:
-            page = tables.table_page(request, info, user=request.user)
-        return shapes.json_response(page.data, request.GET, started=started)
+        # Full-text search is the costly part of this API: a bounded number at once (a slot is
+        # taken when host_slots.take is called, so only a search calls it).
+        searching = any(map(is_search_key, request.GET))
+        limit = settings.HERMES_SEARCH_CONCURRENCY
+        try:
+            with host_slots.take("search", limit) if searching else contextlib.nullcontext():
+                data, _columns, _rows = tables.table_page(request, info, user=request.user)
+        except host_slots.Busy:
+            raise ApiError(
+                "Too many searches are running on this server: retry in a moment.",
+                status=429,
+                title="Busy",
+            ) from None
+        return shapes.json_response(data, request.GET, started=started)
 
     return _answer(fmt, build)
 
