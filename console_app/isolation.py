@@ -215,7 +215,11 @@ class _Child:
             ) from exc
         self._out = self.proc.stdout.fileno()
         os.set_blocking(self._out, False)
-        self._send_request()
+        try:
+            self._send_request()
+        except BaseException:  # a request not written in time: the child is killed, reaped here
+            self.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, *exc_info) -> None:

@@ -16,8 +16,9 @@ import re
 from collections.abc import Callable, Iterator
 
 # A double-quoted string on one line: the body, then the closing quote, or the end of the line
-# or of the text (a preview cut inside a string).
-_LITERAL = re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)(?:"|(?=\n)|\Z)')
+# or of the text (a preview cut inside a string), a lone backslash before them left out.  It
+# never fails once started: a failure would be read again from each quote before it.
+_LITERAL = re.compile(r'"([^"\\\n]*(?:\\.[^"\\\n]*)*)(?:"|(?=\\?(?:\n|\Z)))')
 _DECODER = json.JSONDecoder(strict=False)
 # The escapes JSON defines; anything else after a backslash is kept as it is.
 _ESCAPE = re.compile(r'\\(?:u([0-9a-fA-F]{4})|(["\\/bfnrt]))')
@@ -29,8 +30,9 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # Escapes after which matching the stored text is not enough.  A newline's (``\\n``, ``\\r``,
 # at any depth) is handled there: the shapes stop at it, and one after it starts a word.  Any
 # other (``\\"``, ``\\t``, ``\\u…``, ``\\/``, or a deeper level's ``\\\\u…``) may hide a
-# shape.
-_MEANINGFUL_ESCAPE = re.compile(r"\\+[^nr\\]")
+# shape.  Found by the last backslash of a run (a run tried from each of its backslashes would
+# be read again as many times).
+_MEANINGFUL_ESCAPE = re.compile(r"\\[^nr\\]")
 
 
 def needs_decoding(body: str) -> bool:

@@ -281,18 +281,15 @@ def _decoded(text: str, spans: list[tuple[int, int]], gated: bool, depth: int) -
 
 
 def _outside(start: int, end: int, swaps: list[tuple]) -> list[tuple[int, int]]:
-    """The parts of [start, end) outside every swapped literal."""
-    pieces = [(start, end)]
-    for swap_start, swap_end, *_ in swaps:
-        if swap_end <= start or swap_start >= end:
-            continue
-        pieces = [
-            part
-            for s, e in pieces
-            for part in ((s, min(e, swap_start)), (max(s, swap_end), e))
-            if part[1] > part[0]
-        ]
-    return pieces
+    """The parts of [start, end) outside every swapped literal (``swaps`` in order, apart):
+    only the literals it overlaps are looked at, found by bisection."""
+    first = bisect.bisect_right(swaps, start, key=lambda swap: swap[1])
+    pieces, at = [], start
+    for swap_start, swap_end, *_ in swaps[first : bisect.bisect_left(swaps, (end,))]:
+        if swap_start > at:
+            pieces.append((at, swap_start))
+        at = swap_end
+    return [*pieces, (at, end)] if end > at else pieces
 
 
 def _applied(text: str, edits: list[tuple]) -> tuple[str, int]:

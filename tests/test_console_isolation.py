@@ -138,6 +138,16 @@ def test_work_inside_one_function_call_is_stopped_at_the_deadline(console, setti
     assert _console_children() == [], "the statement's process was killed and reaped"
 
 
+def test_a_request_the_child_cannot_read_in_time_leaves_no_process_behind(wal_store, monkeypatch):
+    from console_app import isolation
+
+    monkeypatch.setattr(isolation, "KILL_GRACE", 0)  # the deadline passes while it starts
+    limits = isolation.Limits(timeout=0.001, max_rows=10, max_bytes=2**20)
+    with pytest.raises(isolation.ConsoleTimeout):  # larger than a pipe holds unread
+        isolation.run("SELECT :p", {"p": "x" * 2**20}, path=str(wal_store), limits=limits)
+    assert _console_children() == [], "the statement's process was killed and reaped"
+
+
 def test_a_download_is_stopped_at_its_own_deadline(console, settings):
     settings.HERMES_EXPORT_CHUNK_TIMEOUT = 1
     response, elapsed = _post(console, HUGE_INSTR, _export="csv")

@@ -172,6 +172,33 @@ def test_a_search_keeps_paging_past_rows_dropped_by_the_recheck(api_store):
     assert ids == sorted(ids)
 
 
+def test_a_search_sorted_on_a_column_left_out_pages_through_every_match_once(tmp_path):
+    """The re-check fetches more rows after dropping some: it resumes after the last one in
+    sort order even when ``_col`` left the sort column out of the rows."""
+    path = tmp_path / "sorted.db"
+    with StateDB.create(path, "current") as db:
+        db.session(PLAIN_SID)
+        ids = [
+            db.message(
+                PLAIN_SID,
+                "user",
+                f"deploy step {n}" if n % 2 else f"key {API_KEY}",
+                timestamp=NASTY_NOW - n,
+            )
+            for n in range(12)
+        ]
+    use_store(path)
+    analyst, seen = client_for("analyst"), []
+    url = "/state/messages.json?_search=deploy+OR+proj&_searchmode=raw&_sort=timestamp"
+    url += "&_col=content&_size=3"
+    while url and len(seen) <= len(ids):  # a token that starts over would page forever
+        data = as_json(analyst.get(url))
+        seen += column_of(data, "id")
+        url = data["next_url"]
+    connections["hermes"].close()
+    assert seen == [i for n, i in enumerate(ids) if n % 2][::-1]
+
+
 @pytest.mark.parametrize(
     "params",
     [

@@ -175,6 +175,33 @@ def test_a_megabyte_takes_milliseconds(kind):
     assert elapsed < 0.5, f"{elapsed * 1000:.0f} ms for a megabyte"
 
 
+def _json_in_json_megabyte(shape: str) -> str:
+    if shape == "many literals":  # a tool result quoting another's output, thousands of times
+        one = json.dumps({"output": json.dumps({"token": OPENAI, "note": "ok"})})
+        return json.dumps([one] * (1_000_000 // (len(json.dumps(one)) + 2)))
+    if shape == "deep nesting":  # JSON in JSON string in ... to a megabyte, cut after a "\\"
+        value = [{"password": "hunter2hunter2", "log": "one\ntwo", "key": OPENAI}] * 50
+        while len(json.dumps(value)) < 1_000_000:
+            value = {"output": json.dumps(value), "path": "a/b"}
+        text = json.dumps(value)
+        return text[: text.rindex("\\", 0, 1_000_000) + 1]
+    # Long runs of backslashes, as doubling them at every level of escaping makes them.
+    return json.dumps({"token": OPENAI, "lines": ["\\" * 511 + "\n"] * 970})
+
+
+@pytest.mark.parametrize("shape", ["many literals", "deep nesting", "backslash runs"])
+def test_a_megabyte_of_json_in_json_takes_a_moment(shape):
+    text = _json_in_json_megabyte(shape)
+    started = time.process_time()
+    out = redact(text)
+    elapsed = time.process_time() - started
+    assert OPENAI not in out and "[redacted: openai key]" in out
+    # Measured 0.1-0.8 s of CPU on the 2-core CI machine (the work grows with the input, one
+    # redaction per literal decoded), where reading a literal again from every quote before it
+    # took 10-20 s.
+    assert elapsed < 3, f"{elapsed:.1f} s of CPU for a megabyte of {shape}"
+
+
 # Gates: cheap on clean text, and nothing but the time changes ------------------------------------
 # Pieces of every shape and of near misses, glued at random into test strings.
 FRAGMENTS = (

@@ -83,11 +83,18 @@ class Builder:
                 return columns, kept_rows[:limit]
             if time.monotonic() > deadline:
                 raise ApiError("The search ran out of time while checking redacted text.")
-            last = dict(zip(columns, rows[-1], strict=True))
-            if req.sort in self.seen:
-                last[req.sort] = redact(last[req.sort])
-            token = row_token(self.req, last)
+            token = self.token_after(columns, rows[-1])
             columns, rows = self.run(self.plan_for(token).page(limit), budget=page_budget())
+
+    def token_after(self, columns: list[str], row: tuple) -> str:
+        """The ``_next`` token resuming after ``row``: its sort value looked up when ``_col``
+        left the sort column out, a free-text metadata one redacted as shown."""
+        last, sort = dict(zip(columns, row, strict=True)), self.req.sort
+        if sort and sort not in last:
+            last[sort] = _sort_value(self, self.req, last)
+        if sort in self.seen:
+            last[sort] = redact(last[sort])
+        return row_token(self.req, last)
 
     def count(self) -> int | None:
         if self.recheck is None:
@@ -184,12 +191,7 @@ def fetch(b: Builder) -> tuple[list[str], list[tuple], str | None]:
     columns, rows = b.rows(req.size + 1)
     if not (0 < req.size < len(rows)):
         return columns, list(rows[: req.size]), None
-    last = dict(zip(columns, rows[req.size - 1], strict=True))
-    if req.sort and req.sort not in last:
-        last[req.sort] = _sort_value(b, req, last)
-    if req.sort in b.seen:
-        last[req.sort] = redact(last[req.sort])
-    return columns, list(rows[: req.size]), row_token(req, last)
+    return columns, list(rows[: req.size]), b.token_after(columns, rows[req.size - 1])
 
 
 def table_page(request, info: TableInfo, *, user) -> tuple[dict, list[str], list[list]]:
