@@ -114,26 +114,26 @@ def test_one_profile_shown_names_none(profiles, staff_client):
     assert not PROFILE_COLUMN.search(response.content.decode())
 
 
-def test_an_unreadable_profile_is_named_and_the_others_shown(profiles, staff_client):
-    corrupt = profiles / "profiles" / "corrupt" / "state.db"
-    corrupt.parent.mkdir(parents=True)
-    corrupt.write_text("this is not an sqlite file " * 100)
+@pytest.fixture
+def corrupt(profiles):
+    """A fourth profile, ``corrupt``, whose state.db is not a SQLite file."""
+    path = profiles / "profiles" / "corrupt" / "state.db"
+    path.parent.mkdir(parents=True)
+    path.write_text("this is not an sqlite file " * 100)
     from hermes_explorer.stores import REGISTRY
 
     REGISTRY.rescan()
+    return path
+
+
+def test_an_unreadable_profile_is_named_and_the_others_shown(corrupt, staff_client):
     response = staff_client.get("/")
     assert response.status_code == 200
     assert [n for n in response.context["notes"] if "corrupt" in str(n)] != []
     _check(staff_client, staff_client, tuple(LAYOUTS))
 
 
-def test_a_page_of_only_unreadable_profiles_says_so(profiles, staff_client):
-    corrupt = profiles / "profiles" / "corrupt" / "state.db"
-    corrupt.parent.mkdir(parents=True)
-    corrupt.write_text("this is not an sqlite file " * 100)
-    from hermes_explorer.stores import REGISTRY
-
-    REGISTRY.rescan()
+def test_a_page_of_only_unreadable_profiles_says_so(corrupt, staff_client):
     response = staff_client.get("/?profile=corrupt")
     assert response.status_code == 200
     assert [n for n in response.context["notes"] if "corrupt" in str(n)] != []
