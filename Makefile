@@ -77,7 +77,7 @@ test: $(BIN)/.installed-dev chromium servers catalogs
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not serial"
 	$(BIN)/python -m pytest -m serial
-	$(BIN)/python -m pytest -p tests.real_servers -m "appdb and not browser"
+	$(BIN)/python -m pytest -n 2 -p tests.real_servers -m "appdb and not browser"
 
 ## catalogs: the French (and any other) translation catalogs compiled to .mo by Django's
 ## compilemessages, with gettext's msgfmt (installed from apt when missing, as Chromium is)
