@@ -41,6 +41,23 @@ def _english_first():
     translation.deactivate()
 
 
+@pytest.fixture(autouse=True)
+def _templates_unrecorded(request):
+    """Django's test set-up records every template a response renders and copies its context
+    (``response.context``, ``response.templates``): with the form widgets' templates, a fifth of
+    a page's time here.  Only the tests marked ``render_context`` read them, so only they pay."""
+    from django.template.base import Template
+    from django.test.utils import _TestState
+
+    saved = getattr(_TestState, "saved_data", None)
+    if saved is None or request.node.get_closest_marker("render_context"):
+        yield
+        return
+    recording, Template._render = Template._render, saved.template_render
+    yield
+    Template._render = recording
+
+
 @pytest.fixture
 def insights_now(monkeypatch):
     """An empty cache and the insights clock at ``NASTY_NOW`` (the fixtures' "now")."""

@@ -24,9 +24,7 @@ def pytest_load_initial_conftests(early_config, parser, args):
     why = servers.available()
     if why:
         raise pytest.UsageError(f"-p tests.real_servers: {why}")
-    if early_config.known_args_namespace.numprocesses and not os.environ.get(
-        "PYTEST_XDIST_WORKER"
-    ):
+    if early_config.known_args_namespace.numprocesses and not os.environ.get("PYTEST_XDIST_WORKER"):
         return  # the xdist controller: its workers start their own
     pg = servers.PostgresServer()
     _started.append(pg)

@@ -21,7 +21,11 @@ from tests.builders import StateDB
 from tests.conftest import use_store
 from tests.roles_helpers import make_user
 
-pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.appdb]
+pytestmark = [
+    pytest.mark.django_db(databases=["default", "hermes"]),
+    pytest.mark.appdb,
+    pytest.mark.render_context,
+]
 
 START = 1_750_000_000
 

@@ -18,7 +18,11 @@ from hermes_explorer import host_slots
 from tests.conftest import use_store
 
 # Timing-sensitive: run apart from the parallel run (make test's second pass).
-pytestmark = [pytest.mark.serial, pytest.mark.django_db(databases=["default", "hermes"])]
+pytestmark = [
+    pytest.mark.serial,
+    pytest.mark.django_db(databases=["default", "hermes"]),
+    pytest.mark.render_context,
+]
 
 # Work inside one SQL function call, which SQLite's progress handler cannot interrupt.
 HUGE_LIKE = (

@@ -30,7 +30,7 @@ from tests.builders import StateDB, tool_call
 from tests.conftest import use_store
 from tests.roles_helpers import client_for
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.render_context]
 
 DAY = 86_400.0
 SECRET_WORDS = "rate limited by upstream"

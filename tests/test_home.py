@@ -30,7 +30,7 @@ from tests.roles_helpers import client_for
 # Each layout's figures are direct SQL on the store; what goes through the cache (the figures
 # computed ahead, read back later) is checked by the tests marked ``appdb`` and by the current
 # layout's run of the others, which rerun on PostgreSQL and Redis.
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.render_context]
 
 DAY = 86_400.0
 AGES = (60, 1 * DAY, 3 * DAY, 8 * DAY, 12 * DAY, 20 * DAY)

@@ -14,7 +14,7 @@ from django.core.management import call_command
 from tests.profile_home import PROFILE_DBS
 from tests.test_profile_failures_home import LAYOUTS, three  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
+pytestmark = [pytest.mark.django_db(databases=PROFILE_DBS), pytest.mark.render_context]
 PROFILE_COLUMN = re.compile(r"<th[^>]*>\s*Profile\s*</th>")
 
 

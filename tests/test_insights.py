@@ -38,7 +38,7 @@ from insights_app.stats import Window, build_report
 from tests.builders import StateDB, tool_call
 from tests.conftest import use_store
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.render_context]
 
 NOW = 1_767_225_600.0  # Thu 2026-01-01 00:00:00 UTC
 DAY = 86_400.0

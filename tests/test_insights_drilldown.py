@@ -17,7 +17,7 @@ from insights_app.window import Window
 from tests.conftest import use_store
 from tests.test_insights import NOW, build_fixture
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.render_context]
 
 WINDOWS = [
     "days=7",

@@ -123,6 +123,7 @@ def test_cache_hit_rates(page):
     }
 
 
+@pytest.mark.render_context
 def test_cost_by_day_and_model_and_projection(page):
     data = explorer(page)
     rows = [(r["day"], r["model"], r["cost"]) for r in data["cost_by_day_and_model"]]

@@ -45,7 +45,11 @@ from tests.roles_helpers import script_client_for
 MESSAGES = 20_000
 SESSIONS = 400
 # Timing-sensitive: run apart from the parallel run (make test's second pass).
-pytestmark = [pytest.mark.serial, pytest.mark.django_db(databases=["default", "hermes"])]
+pytestmark = [
+    pytest.mark.serial,
+    pytest.mark.django_db(databases=["default", "hermes"]),
+    pytest.mark.render_context,
+]
 # Threads of the test need what the test wrote to the app database (signed-in users).
 threaded = pytest.mark.django_db(databases=["default", "hermes"], transaction=True)
 SEARCHES = [

@@ -253,12 +253,14 @@ def _stored_ids(facts: NastyFacts, session_id: str) -> list[int]:
 
 
 @pytest.mark.parametrize("layout_store", ["v1", "v5", "v10", "v20"], indirect=True)
+@pytest.mark.render_context
 def test_transcripts_of_release_layouts_show_every_message_in_order(staff_client, layout_store):
     for sid in layout_store.session_ids:
         assert _transcript_ids(staff_client, sid) == _stored_ids(layout_store, sid), sid
 
 
 @pytest.mark.parametrize("layout_store", ["v1", "v5"], indirect=True)
+@pytest.mark.render_context
 def test_tool_calls_of_an_old_file_are_paired_with_their_results(staff_client, layout_store):
     response = staff_client.get(f"/sessions/{layout_store.tool_session_id}/")
     pairs = {

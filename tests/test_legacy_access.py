@@ -88,6 +88,7 @@ def ids(path, sql):
 PROMPT_PROBES = ["", "A", "Y", "You", "You are the d", "You are the e", PROMPT, PROMPT + "!", "z"]
 
 
+@pytest.mark.render_context
 def test_a_viewer_binary_searching_the_system_prompt_learns_nothing(oracle_store):
     viewer = client_for("viewer")
     answers = [
@@ -147,6 +148,7 @@ def test_a_viewer_cannot_reach_message_columns_at_all(oracle_store):
     assert answers[0][0] == 403
 
 
+@pytest.mark.render_context
 def test_viewers_keep_the_filters_on_columns_they_can_read(oracle_store):
     viewer = client_for("viewer")
     response = viewer.get("/state/sessions", {"message_count__gte": "2", "source__not": "cli"})
@@ -158,6 +160,7 @@ def test_viewers_keep_the_filters_on_columns_they_can_read(oracle_store):
 
 
 # Analysts: redacted content ----------------------------------------------------------------
+@pytest.mark.render_context
 def test_an_analyst_probing_a_redacted_key_gets_no_rows(oracle_store):
     analyst = client_for("analyst")
     assert API_KEY not in redact(f"deploy with OPENAI_API_KEY={API_KEY} please")
@@ -201,6 +204,7 @@ def test_analysts_may_not_compare_redacted_message_columns(oracle_store, column,
     assert "deploy with" not in body
 
 
+@pytest.mark.render_context
 def test_analysts_may_ask_whether_a_redacted_column_is_empty(oracle_store):
     analyst = client_for("analyst")
     response = analyst.get("/state/messages", {"content__notblank": "1", "role": "user"})

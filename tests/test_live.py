@@ -19,7 +19,7 @@ from tests.builders import StateDB, tool_call
 from tests.conftest import use_store
 from tests.roles_helpers import client_for
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.render_context]
 
 SECRET = "sk-ant-api03-" + "A" * 40
 

@@ -14,7 +14,7 @@ from django.urls import reverse
 from sessions_app.querysets import PREVIEW_READ_CHARS
 from sessions_app.views import messages as message_views
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.render_context]
 
 
 def sql(path, query, params=()):

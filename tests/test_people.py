@@ -17,6 +17,8 @@ from tests.profile_home import PROFILE_DBS, serve_home
 from tests.roles_helpers import client_for
 from tests.test_timeline import BARE
 
+pytestmark = pytest.mark.render_context
+
 DAY = 86_400.0
 
 

@@ -57,6 +57,7 @@ def export(response) -> str:
     return b"".join(response.streaming_content).decode()
 
 
+@pytest.mark.render_context
 def test_tags_stars_notes_and_scores_of_a_schemas_session_are_that_profiles(both, staff_client):
     sid = both.session_ids[0]
     incident = Tag.objects.create(name="incident", colour="red")
@@ -95,6 +96,7 @@ def test_tags_stars_notes_and_scores_of_a_schemas_session_are_that_profiles(both
     assert ids(staff_client.get("/sessions/?tag=incident")) == []
 
 
+@pytest.mark.render_context
 def test_a_same_id_session_of_a_file_keeps_its_own_tags_beside_a_schema(both, staff_client):
     sid = both.session_ids[0]
     red = Tag.objects.create(name="red-team", colour="red")
@@ -121,6 +123,7 @@ def test_a_same_id_session_of_a_file_keeps_its_own_tags_beside_a_schema(both, st
     assert ids(staff_client.get("/p/file/sessions/?tag=red-team")) == []
 
 
+@pytest.mark.render_context
 def test_a_saved_view_by_tag_opens_the_schemas_tagged_session(both, staff_client):
     sid = both.session_ids[0]
     tag = Tag.objects.create(name="saved", colour="red")

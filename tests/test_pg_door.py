@@ -472,6 +472,7 @@ def test_the_session_lists_filters_and_sorts_read_a_schema(pg, serve, client, st
     assert ids["team"] == ids["file"]
 
 
+@pytest.mark.render_context
 def test_title_and_user_filters_never_confirm_a_secret_on_a_schema(pg, serve, client, tmp_path):
     openai = "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe" * 2
     github = "ghp_" + "Q1w2E3r4T5" * 4

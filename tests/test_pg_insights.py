@@ -232,6 +232,7 @@ def home_figures(client, profile: str | None) -> tuple[dict, list]:
 # The doc layout has no ``tool_call_id``: there every tool row is a call.  Its schema has the
 # column, NULL in every row, so by the same definition no tool row answers a call there.
 @pytest.mark.parametrize("layout", ("current", "legacy"))
+@pytest.mark.render_context
 def test_failures_and_home_from_a_schema_are_the_files(recent, serve, client, staff_user, layout):  # noqa: F811
     file, schema = recent[layout]
     serve(file=file, team=schema)
@@ -244,6 +245,7 @@ def test_failures_and_home_from_a_schema_are_the_files(recent, serve, client, st
     assert home_figures(client, "team") == home_figures(client, "file")
 
 
+@pytest.mark.render_context
 def test_all_profiles_with_a_schema_and_a_file_are_the_sum(recent, serve, client, staff_user):  # noqa: F811
     serve(file=recent["current"][0], team=recent["legacy"][1])
     client.force_login(staff_user)

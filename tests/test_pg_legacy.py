@@ -291,6 +291,7 @@ def console(pg, serve, client, staff_user):  # noqa: F811
     return run
 
 
+@pytest.mark.render_context
 def test_the_console_reads_a_schema_in_postgresqls_dialect(console, pg):
     page = console(
         "SELECT count(*) AS n, sum(message_count)::bigint AS m, 'a%b' AS pct, now()::date::text "
@@ -326,6 +327,7 @@ def test_the_console_reads_a_schema_in_postgresqls_dialect(console, pg):
         "SELECT nextval('messages_id_seq')",
     ],
 )
+@pytest.mark.render_context
 def test_every_write_through_the_console_is_refused_and_the_schema_unchanged(console, pg, sql):
     from tests.test_pg_door import snapshot
 
@@ -336,6 +338,7 @@ def test_every_write_through_the_console_is_refused_and_the_schema_unchanged(con
     assert snapshot(pg) == before
 
 
+@pytest.mark.render_context
 def test_the_console_stops_a_statement_at_its_timeout_and_caps_rows(console, settings):
     settings.HERMES_SQL_TIMEOUT = 0.5
     page = console("SELECT pg_sleep(5)")
@@ -347,6 +350,7 @@ def test_the_console_stops_a_statement_at_its_timeout_and_caps_rows(console, set
 
 
 @pytest.mark.parametrize("slug", ["sessions-with-cost", "stats-per-channel", "search-messages"])
+@pytest.mark.render_context
 def test_the_canned_queries_have_a_postgresql_version(console, client, slug):
     page = client.post("/p/team/sql/", {"query": slug, "keyword": "hello"})
     assert page.status_code == 200 and page.context["error"] is None, page.context["error"]

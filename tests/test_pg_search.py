@@ -19,7 +19,7 @@ from tests.hermes_pg import hermes_pg  # noqa: F401
 from tests.roles_helpers import client_for
 from tests.test_pg_door import serve  # noqa: F401
 
-pytestmark = pytest.mark.django_db(databases="__all__")
+pytestmark = [pytest.mark.django_db(databases="__all__"), pytest.mark.render_context]
 
 
 def search(client, profile: str, **params):

@@ -10,7 +10,7 @@ from django.test import Client
 
 from tests.profile_home import PROFILE_DBS, SHARED_ID
 
-pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
+pytestmark = [pytest.mark.django_db(databases=PROFILE_DBS), pytest.mark.render_context]
 
 ALLOWED = {"coder", "cron"}
 HIDDEN = {"default", "support"}

@@ -19,7 +19,7 @@ from profiles_app.links import store_reverse
 from sessions_app.links import TranscriptLinks
 from tests.profile_home import PROFILE_DBS, SHARED_ID, build_home, serve_home
 
-pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
+pytestmark = [pytest.mark.django_db(databases=PROFILE_DBS), pytest.mark.render_context]
 
 RED = 'class="badge tag tag-red"'
 BLUE = 'class="badge tag tag-blue"'

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from tests.profile_home import PROFILE_DBS, serve_home
 from tests.test_home import build_home
 
-pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
+pytestmark = [pytest.mark.django_db(databases=PROFILE_DBS), pytest.mark.render_context]
 
 LAYOUTS = {"default": "current", "support": "legacy", "coder": "doc"}
 FAILURES = "/failures/?days=30"

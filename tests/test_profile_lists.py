@@ -9,7 +9,7 @@ import pytest
 
 from tests.profile_home import PROFILE_DBS, PROFILES, build_home, serve_home
 
-pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
+pytestmark = [pytest.mark.django_db(databases=PROFILE_DBS), pytest.mark.render_context]
 
 
 # Sessions per profile of the module's HERMES_HOME (the shared ``home`` fixture).

@@ -7,7 +7,7 @@ import pytest
 from tests.profile_home import PROFILE_DBS
 from tests.test_profile_lists import direct
 
-pytestmark = pytest.mark.django_db(databases=PROFILE_DBS)
+pytestmark = [pytest.mark.django_db(databases=PROFILE_DBS), pytest.mark.render_context]
 
 
 # Sessions per profile of the module's HERMES_HOME (the shared ``home`` fixture).

@@ -67,6 +67,7 @@ def test_list_page_query_counts_are_pinned(staff_client, store, page):
     assert _count(staff_client, url) == expected
 
 
+@pytest.mark.render_context
 def test_a_later_keyset_page_costs_what_the_first_does(staff_client, store):
     url = "/messages/?size=5"
     for _ in range(3):  # three pages in
@@ -84,6 +85,7 @@ def test_a_session_page_query_count_is_pinned(staff_client, store):
     assert _count(staff_client, url) == counts[store.shape]
 
 
+@pytest.mark.render_context
 def test_a_transcript_is_counted_once_while_the_file_is_unchanged(staff_client, tmp_path):
     import sqlite3
 

@@ -24,7 +24,7 @@ from tests.test_redaction import GITHUB, OPENAI
 # Every test here reads or writes the app's scores, so each is marked ``appdb`` and rerun on
 # PostgreSQL and Redis; those over every layout rerun there on the current layout only (the
 # layouts differ in the state.db, which the app database does not change).
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.render_context]
 
 
 @pytest.fixture

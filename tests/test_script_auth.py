@@ -123,6 +123,7 @@ def test_behind_the_tls_proxy_credentials_over_plain_http_are_refused(scripts):
     assert secure.status_code == 200
 
 
+@pytest.mark.render_context
 def test_the_account_page_makes_shows_once_and_revokes_tokens(scripts):
     client, analyst, _viewer = scripts
     client.force_login(analyst)

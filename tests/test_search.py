@@ -17,7 +17,7 @@ from sessions_app.search.query import words_match
 from tests.builders import StateDB
 from tests.conftest import use_store
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.render_context]
 
 
 def sql(path, query, params=()):

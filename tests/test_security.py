@@ -142,6 +142,7 @@ def test_anonymous_requests_go_to_sign_in_but_healthz_answers(client, current_st
     assert client.get("/accounts/login/").status_code == 200
 
 
+@pytest.mark.render_context
 def test_viewer_session_page_shows_metadata_but_never_queries_the_transcript(current_store):
     client = client_for("viewer")
     with CaptureQueriesContext(connections["hermes"]) as queries:
@@ -171,6 +172,7 @@ def test_viewer_session_table_hides_first_message_previews(current_store):
 
 
 @pytest.mark.appdb
+@pytest.mark.render_context
 def test_role_names_are_in_the_page_context(current_store):
     response = client_for("analyst").get("/sessions/")
     assert response.context["role"] == "analyst"
@@ -383,6 +385,7 @@ def test_proxy_user_header_is_ignored_unless_configured(client, current_store):
 
 
 @pytest.mark.appdb
+@pytest.mark.render_context
 def test_proxy_user_header_signs_in_a_new_viewer_when_configured(current_store, settings):
     settings.HERMES_REMOTE_USER_HEADER = "X-Forwarded-User"
     auth = settings.MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware")
@@ -616,6 +619,7 @@ def test_secrets_pasted_into_metadata_are_redacted_in_exports(metadata_secret_st
             assert secret not in data, url
 
 
+@pytest.mark.render_context
 def test_title_and_user_filters_never_confirm_a_secret(metadata_secret_store):
     client = client_for("viewer")
     for params in (

@@ -14,7 +14,7 @@ from sessions_app.selectors import TRANSCRIPT_PAGE
 from tests.builders import StateDB
 from tests.conftest import use_store
 
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.render_context]
 
 
 def sql(path, query, params=()):

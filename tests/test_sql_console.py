@@ -27,7 +27,7 @@ from tests.roles_helpers import client_for
 # The sandbox's tests run the console's child process on a store file and touch neither the app
 # database nor the cache; the page's tests do (sessions, audit events, saved queries), so only
 # they are marked ``appdb`` and rerun on PostgreSQL and Redis.
-pytestmark = pytest.mark.django_db(databases=["default", "hermes"])
+pytestmark = [pytest.mark.django_db(databases=["default", "hermes"]), pytest.mark.render_context]
 
 RUNAWAY = (
     "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) "

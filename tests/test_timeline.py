@@ -160,6 +160,7 @@ def test_timeline_matches_direct_sql_on_every_layout(timeline_store):
 
 
 @pytest.mark.django_db(databases=["default", "hermes"])
+@pytest.mark.render_context
 def test_totals_slowest_and_toggles(tmp_path):
     facts = build_timeline(tmp_path / "current.db", "current")
     use_store(facts["path"])
@@ -224,6 +225,7 @@ def test_tool_names_are_redacted_as_metadata(tmp_path):
 
 
 @pytest.mark.django_db(databases=["default", "hermes"])
+@pytest.mark.render_context
 def test_rows_come_a_page_at_a_time_and_the_figures_cover_the_session(tmp_path):
     """A page shows ``PER_PAGE`` rows and links the next by keyset; the totals, the chart and
     the slowest steps are the whole session's on every page, and an export has every row."""
@@ -261,6 +263,7 @@ def test_rows_come_a_page_at_a_time_and_the_figures_cover_the_session(tmp_path):
 
 
 @pytest.mark.django_db(databases=["default", "hermes"])
+@pytest.mark.render_context
 def test_the_totals_are_rendered_once_per_language_and_role_while_the_file_is_unchanged(tmp_path):
     """Paging through a session, or coming back to it, reuses the rendered totals section of
     the whole session; another language, role (links or none) or toggle has its own, and a

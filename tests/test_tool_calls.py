@@ -163,6 +163,7 @@ def _export(client, url):
 
 
 @pytest.mark.django_db(databases=["default", "hermes"])
+@pytest.mark.render_context
 def test_every_page_counts_the_calls_of_one_definition(calls_store):
     expected = oracle(calls_store, time.time() - 30 * 86_400)
     per_tool = Counter(name for _, _, name, _ in expected)
@@ -201,6 +202,7 @@ def test_every_page_counts_the_calls_of_one_definition(calls_store):
 
 
 @pytest.mark.django_db(databases=["default", "hermes"])
+@pytest.mark.render_context
 def test_the_timeline_counts_what_its_toggles_show(calls_store):
     """Live only: the live and carried calls; each toggle adds the calls of its kind."""
     expected = oracle(calls_store, 0)
