@@ -513,7 +513,8 @@ def _defused(cell: str) -> str:
 
 def _same_tables(a: list, b: list) -> bool:
     """The database page: every table Datasette lists that the explorer can open, the same;
-    full-text tables (which the explorer never opens) by name only."""
+    full-text tables (which the explorer never opens) by name only.  A count either side left
+    null (each counts under a time limit, and gives up on a busy machine) is not compared."""
     ours = {t["name"]: t for t in a}
     for table in b:
         mine = ours.get(table["name"])
@@ -521,8 +522,11 @@ def _same_tables(a: list, b: list) -> bool:
             return False
         if table["hidden"]:
             continue
-        if {k: v for k, v in mine.items() if k != "fts_table"} != {
-            k: v for k, v in table.items() if k != "fts_table"
+        skipped = {"fts_table"} | (
+            {"count"} if None in (mine.get("count"), table.get("count")) else set()
+        )
+        if {k: v for k, v in mine.items() if k not in skipped} != {
+            k: v for k, v in table.items() if k not in skipped
         }:
             return False
     return True
