@@ -250,7 +250,7 @@ PG_PROFILE = "pg"
 
 def on(server: str, path: str | None) -> str | None:
     """The explorer URL ``path`` as ``server`` serves it (the PostgreSQL explorer's profile)."""
-    return f"/p/{PG_PROFILE}{path}" if server == "postgres" and path else path
+    return f"/p/{PG_PROFILE}{path}" if server in ("postgres", "pg-baseline") and path else path
 
 
 def bench_postgres(store: Path, home: Path):
@@ -570,7 +570,8 @@ class Page:
     baseline_url: str | None = None
     samples: dict[str, list[Sample]] = field(
         default_factory=lambda: {
-            k: [] for k in ("explorer", "datasette", "pg+redis", "baseline", "postgres")
+            k: []
+            for k in ("explorer", "datasette", "pg+redis", "baseline", "postgres", "pg-baseline")
         }
     )
 
@@ -1179,6 +1180,7 @@ def main() -> None:
     results: dict = {"store": str(args.store), "targets": targets, "pages": [], "exports": []}
     baseline_root = baseline_tree(args.baseline, workdir) if args.baseline else None
     app_servers, shared, baseline, pg_server, pgx = [], None, None, None, None
+    pg_baseline = None
     try:
         if args.first_views and not args.no_pages:
             log("first build and first view after a restart (each on new gunicorn processes):")
@@ -1202,6 +1204,9 @@ def main() -> None:
             log(f"PostgreSQL explorer: the store read from {source}")
         if baseline_root is not None:
             baseline = Explorer(args.store, kept / "baseline", free_port(), baseline_root)
+            if pgx:  # the schema served by the baseline too: is a page slower there than before?
+                pg_baseline = Explorer(args.store, kept / "pg-baseline", free_port(), baseline_root)
+                pg_baseline.env["HERMES_STORES"] = pgx.env["HERMES_STORES"]
         explorer.start()
         # As a deployment does before serving (README): the pages are timed in steady state,
         # not while the first views build every session's insights summaries.
@@ -1214,12 +1219,16 @@ def main() -> None:
         if pgx:
             pgx.start()
             pgx.manage("insights_warm")
+        if pg_baseline:
+            pg_baseline.start()
+            pg_baseline.manage("insights_warm")
         if baseline:
             baseline.start()
             baseline.manage("insights_warm")
         servers = [("explorer", explorer)] + ([("datasette", datasette)] if datasette else [])
         servers += [("pg+redis", shared)] if shared else []
         servers += [("baseline", baseline)] if baseline else []
+        servers += [("pg-baseline", pg_baseline)] if pg_baseline else []
         servers += [("postgres", pgx)] if pgx else []
         pids = {name: server.worker_pids() for name, server in servers}
         if datasette and datasette.note:
@@ -1320,6 +1329,17 @@ def main() -> None:
                     f" {f'{ratio:.2f}' if ratio else '-':>6}"
                     + ("" if status == 200 else f" (postgres answered {status})")
                 )
+            on_pg_base = page.samples["pg-baseline"]
+            if on_pg and on_pg_base:
+                qmed = statistics.median(s.seconds for s in on_pg_base)
+                qcpu = median_cpu(on_pg_base)
+                # This checkout over the baseline, both reading the schema.
+                row.update(
+                    pg_baseline_median_ms=round(qmed * 1000, 1),
+                    pg_baseline_cpu_ms=round(qcpu * 1000, 1) if qcpu is not None else None,
+                    pg_baseline_ratio=round(pmed / qmed, 3),
+                )
+                line += f" [pg baseline {qmed * 1000:.1f} ms, ratio {pmed / qmed:.2f}]"
             base = page.samples["baseline"]
             if base:
                 bmed = statistics.median(s.seconds for s in base)
@@ -1421,6 +1441,8 @@ def main() -> None:
             server.stop()
         if baseline:
             baseline.stop()
+        if pg_baseline:
+            pg_baseline.stop()
         if pgx:
             pgx.stop()
         if pg_server:
