@@ -104,22 +104,47 @@ def session_calls(session_id: str, ids=None) -> list[tuple]:
     )
 
 
+# Older assistant rows read at a time, newest first, while a result's caller is not found.
+CALLERS_AT_A_TIME = 500
+
+
 def _paired_in_python(session_id: str, ids=None) -> list[tuple]:
-    """:func:`session_calls` by the definition above, over the session's rows read plainly."""
+    """:func:`session_calls` by the definition above, over the session's rows read plainly.
+
+    With ``ids`` (a page of results) only the rows from the first to the last of them are read,
+    then older assistant rows, newest first and a few hundred at a time, while a result's caller
+    is still to find: a page of a 30,000-message session reads about one page of rows, not the
+    whole session (performance code: its timeline page against the revision before, in the
+    same benchmark rounds, in ``docs/performance.md``)."""
     shape = store.shape()
     names = ("tool_calls", "tool_call_id", "tool_name", "timestamp", "message_uid")
     names += ("active", "compacted", "display_kind")
     present = [n if shape.has_column("messages", n) else "NULL" for n in names]
     if present[0] != "NULL":  # the calls, read on the rows that make them only
         present[0] = "CASE WHEN role = 'assistant' THEN tool_calls END"
-    rows = store.rows(
-        f"SELECT id, role, {', '.join(present)} FROM messages WHERE session_id = %s ORDER BY id",
-        [session_id],
-    )
+    select = f"SELECT id, role, {', '.join(present)} FROM messages WHERE session_id = %s"
+    if ids is None:
+        rows = store.rows(select + " ORDER BY id", [session_id])
+    elif not ids:
+        return []
+    else:
+        rows = store.rows(
+            select + " AND id BETWEEN %s AND %s ORDER BY id", [session_id, min(ids), max(ids)]
+        )
     uids: dict[str, list[tuple]] = {}
-    for row in rows:
-        if row[6] is not None:
-            uids.setdefault(row[6], []).append((row[0], row[7]))
+    if ids is None:
+        for row in rows:
+            if row[6] is not None:
+                uids.setdefault(row[6], []).append((row[0], row[7]))
+    elif present[4] != "NULL":  # every copy of the page's messages, wherever it is
+        wanted_uids = sorted({row[6] for row in rows if row[6] is not None})
+        for uid, mid, active in store.rows(
+            "SELECT message_uid, id, active FROM messages WHERE session_id = %s"
+            " AND message_uid = ANY(%s)",
+            [session_id, wanted_uids],
+        ):
+            uids.setdefault(uid, []).append((mid, active))
+    older = _OlderCallers(select, session_id, rows[0][0] if rows and ids is not None else None)
     wanted = None if ids is None else set(ids)
     callers: list[tuple] = []  # (id, timestamp, raw tool_calls, call objects, items)
     out = []
@@ -137,7 +162,7 @@ def _paired_in_python(session_id: str, ids=None) -> list[tuple]:
             continue
         if not call_id:
             continue
-        for _, caller_at, caller_raw, objects, listed in reversed(callers):
+        for _, caller_at, caller_raw, objects, listed in older.nearest_first(callers):
             match = next((o for o in objects if _same_id(o.get("id"), call_id)), None)
             if match is None or call_id not in caller_raw:
                 continue
@@ -149,6 +174,32 @@ def _paired_in_python(session_id: str, ids=None) -> list[tuple]:
             out.append((mid, name, seconds, listed, active, *state))
             break
     return out
+
+
+class _OlderCallers:
+    """The assistant rows before the first row read (``first``; None: none to read), read
+    newest first, a few hundred at a time and only when a search gets to them."""
+
+    def __init__(self, select: str, session_id: str, first: int | None):
+        self.select, self.session_id, self.below = select, session_id, first
+        self.read: list[tuple] = []  # newest first
+
+    def nearest_first(self, callers: list[tuple]):
+        """The callers read with the page, newest first, then the older ones."""
+        yield from reversed(callers)
+        at = 0
+        while True:
+            while at < len(self.read):
+                yield self.read[at]
+                at += 1
+            if self.below is None:
+                return
+            batch = store.rows(
+                self.select + " AND id < %s AND role = 'assistant' ORDER BY id DESC LIMIT %s",
+                [self.session_id, self.below, CALLERS_AT_A_TIME],
+            )
+            self.below = batch[-1][0] if len(batch) == CALLERS_AT_A_TIME else None
+            self.read += [(r[0], r[5], r[2], *_listed(r[2])) for r in batch if r[2] is not None]
 
 
 def _listed(raw: str) -> tuple[list[dict], int | None]:

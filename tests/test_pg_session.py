@@ -303,3 +303,50 @@ def test_staff_reveal_a_message_of_a_schema_as_of_its_file(pg, serve, mixed):
             shown[name, message_id] = _same_page("", page.content, set())
     assert OPENAI in shown["team", 2] and "line one" in shown["team", 3]
     assert [shown["team", i] for i in (2, 3)] == [shown["file", i] for i in (2, 3)]
+
+
+def test_each_page_of_a_long_sessions_calls_is_paired_as_the_files_sql_pairs_it(
+    pg, serve, tmp_path
+):
+    """On a schema, a page of results is paired with callers read only as far back as it needs
+    (``CALLERS_AT_A_TIME`` assistant rows at a time): every page gives the calls the file's SQL
+    definition gives for the same results, and all pages together the whole session's."""
+    from hermes_explorer import stores
+    from sessions_app import toolcalls
+
+    path = tmp_path / "long.db"
+    db = StateDB.create(path, "current")
+    db.session("long")
+    db.message("long", "user", "go")
+    callers = 2 * toolcalls.CALLERS_AT_A_TIME + 150
+    # Callers first, their results afterwards in reverse: the last results' callers are three
+    # batches back.  "twice" is called twice (the nearer caller names it), "gone" never.
+    for n in range(callers):
+        db.message("long", "assistant", None, tool_calls=[tool_call(f"t{n % 7}", {}, f"c{n}")])
+    db.message("long", "assistant", None, tool_calls=[tool_call("first", {}, "twice")])
+    db.message("long", "assistant", None, tool_calls=[tool_call("second", {}, "twice")])
+    for n in reversed(range(callers)):
+        db.message("long", "tool", "ok", tool_call_id=f"c{n}", tool_name=None if n % 3 else "x")
+    db.message("long", "tool", "?", tool_call_id="twice")
+    db.message("long", "tool", "?", tool_call_id="gone", tool_name="orphan")
+    for n in range(40):  # ordinary turns: a call and its result
+        db.message("long", "assistant", None, tool_calls=[tool_call("read", {}, f"r{n}")])
+        db.message("long", "tool", "text", tool_call_id=f"r{n}")
+    db.commit()
+    db.close()
+    pg.load(path, "hermes_long")
+    served = serve(file=str(path), team=f"{pg.reader_url}?schema=hermes_long")
+    with stores.using(served["file"]):
+        expected = toolcalls.session_calls("long")
+    with sqlite3.connect(path) as file:
+        results = [r[0] for r in file.execute("SELECT id FROM messages WHERE role = 'tool'")]
+    assert len(expected) == callers + 1 + 40  # every result but the orphan
+    with stores.using(served["team"]):
+        assert toolcalls.session_calls("long") == expected
+        paged = []
+        for start in range(0, len(results), 97):
+            page = results[start : start + 97]
+            got = toolcalls.session_calls("long", page)
+            assert got == [row for row in expected if row[0] in set(page)]
+            paged += got
+    assert paged == expected
