@@ -76,25 +76,11 @@ NO_ROWS = {
 }
 
 
-# Cases that differ on some runs only (not strict), each with what differs.
-SOMETIMES_DIFFERENT = {
-    "demo-state:/state/messages.json?_search=error&_shape=objects-analyst": (
-        "one tool row of 14,467 characters holds the word: the file's full-text index leaves "
-        "tool rows out, the schema's scan finds it; and on each side the filtered count "
-        "differs from the rows walked by that row (not yet explained); its count is null when "
-        "its re-check runs out of time on a busy machine"
-    ),
-}
-
-
 def expect_known(request) -> None:
     case = request.node.callspec.id
-    reason = KNOWN_DIFFERENT.get(case) or SOMETIMES_DIFFERENT.get(case)
+    reason = KNOWN_DIFFERENT.get(case)
     if reason:
-        strict = case in KNOWN_DIFFERENT
-        request.applymarker(
-            pytest.mark.xfail(reason=f"PostgreSQL differs: {reason}", strict=strict)
-        )
+        request.applymarker(pytest.mark.xfail(reason=f"PostgreSQL differs: {reason}", strict=True))
 
 
 NOW = float(int(time.time()) // 3600 * 3600)
@@ -315,6 +301,11 @@ def compare(client, family: str, url: str, case: str = "") -> None:
     assert got["team"][0] == got["file"][0], (url, got["file"][0], got["team"][0])
     assert got["file"][0] == 200, (url, got["file"][0])
     expected, actual = _common(rows(url, got["file"][1]), rows(url, got["team"][1]))
+    counts = "filtered_table_rows_count"
+    if isinstance(expected, dict) and None in (expected.get(counts, 0), actual.get(counts, 0)):
+        # The old API gives up counting past its time limit (null), as Datasette does: a busy
+        # machine can leave either side's count out.
+        expected.pop(counts, None), actual.pop(counts, None)
     assert actual == expected, f"{family}: {url} differs on PostgreSQL"
     # A list or export with nothing in it compares nothing (a page may be empty: live).
     assert expected or "_export" not in url or case in NO_ROWS, f"{url} has no rows to compare"
