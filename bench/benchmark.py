@@ -812,6 +812,7 @@ def first_views(
     hermes: tuple[Path, str] | None = None,
     baseline_root: Path | None = None,
     words: list[str] | None = None,
+    pg_stores: str | None = None,
 ) -> dict:
     """What no warm-up round shows: the first build on a new app database, then the first view
     of each page after each of ``restarts`` restarts of gunicorn (the work kept, the processes
@@ -826,7 +827,9 @@ def first_views(
       summaries and failure counts already stored, the short-lived cache (reports, counts,
       facets) emptied, as a live store makes it (:func:`restart_pages`); with
       ``baseline_root`` (a checkout of an earlier revision), that explorer too, on its own app
-      database, restarted in turn with this one for each page."""
+      database, restarted in turn with this one for each page; with ``pg_stores`` (the
+      ``HERMES_STORES`` of an explorer serving the store's PostgreSQL copy as profile
+      ``PG_PROFILE``), that explorer too, its pages read from the schema."""
     out: dict = {"first_build": [], "after_restart": [], "speed": [log_speed("before")]}
     for name, path in [p for p in FIRST_PAGES if named(p[0], words)]:
         workdir = Path(tempfile.mkdtemp(prefix="hermes-bench-first-"))
@@ -870,6 +873,9 @@ def first_views(
         servers.append(
             ("baseline", Explorer(store, workdir / "baseline", free_port(), baseline_root))
         )
+    if pg_stores:  # the schema's pages, from an explorer serving it as profile PG_PROFILE
+        servers.append(("postgres", Explorer(store, workdir / "postgres", free_port())))
+        servers[-1][1].env["HERMES_STORES"] = pg_stores
     try:
         for _name, server in servers:
             server.start()
@@ -891,7 +897,7 @@ def first_views(
                     shutil.rmtree(data_dir / "cache" / "default", ignore_errors=True)
                     server.restart()
                     loads.append(os.getloadavg()[0])
-                    samples[(who, name)].append(fetch(server, path).seconds)
+                    samples[(who, name)].append(fetch(server, on(who, path)).seconds)
                     server.stop()
         out["speed"].append(log_speed("after"))
         hermes_s = {row["page"]: row["hermes_s"] for row in out["first_build"] if "hermes_s" in row}
@@ -922,6 +928,15 @@ def first_views(
                     baseline_ratio=round(med / bmed, 3),
                 )
                 line += f"; baseline median {bmed * 1000:8.1f} ms, ratio {med / bmed:5.2f}"
+            if pg_stores:
+                on_pg = samples[("postgres", name)]
+                pmed = statistics.median(on_pg)
+                row.update(
+                    postgres_median_ms=round(pmed * 1000, 1),
+                    postgres_max_ms=round(max(on_pg) * 1000, 1),
+                    postgres_ratio=round(pmed / med, 3),
+                )
+                line += f"; postgres median {pmed * 1000:8.1f} ms, ratio {pmed / med:5.2f}"
             out["after_restart"].append(row)
             log(line)
         out["load_average"] = round(statistics.mean(loads), 2) if loads else None
@@ -1183,11 +1198,19 @@ def main() -> None:
     app_servers, shared, baseline, pg_server, pgx = [], None, None, None, None
     pg_baseline = None
     try:
+        if args.postgres:
+            pg_server, source = bench_postgres(args.store, ROOT / "var" / "bench" / "pg")
         if args.first_views and not args.no_pages:
             log("first build and first view after a restart (each on new gunicorn processes):")
             hermes = (args.compare_hermes, args.hermes_python) if args.compare_hermes else None
             results["first_views"] = first_views(
-                args.store, args.first_views, targets, hermes, baseline_root, args.pages
+                args.store,
+                args.first_views,
+                targets,
+                hermes,
+                baseline_root,
+                args.pages,
+                pg_stores=f"default={args.store},{PG_PROFILE}={source}" if pg_server else None,
             )
         if args.compare_postgres_redis:
             sys.path.insert(0, str(ROOT))
@@ -1198,7 +1221,6 @@ def main() -> None:
             shared.env["DATABASE_URL"], shared.env["CACHE_URL"] = (s.url for s in app_servers)
             log(f"second explorer: app database {app_servers[0].url}, cache {app_servers[1].url}")
         if args.postgres:
-            pg_server, source = bench_postgres(args.store, ROOT / "var" / "bench" / "pg")
             pgx = Explorer(args.store, kept / "postgres", free_port())
             # The file too (the app's own alias reads it), the schema as profile PG_PROFILE.
             pgx.env["HERMES_STORES"] = f"default={args.store},{PG_PROFILE}={source}"
