@@ -284,6 +284,8 @@ def translate(failed: dict, *, keyword: str, timeout: float) -> ConsoleError:
         )
     if sqlstate is not None and sqlstate.startswith("08"):
         return unavailable(text)
+    if sqlstate == "40001" and "conflict with recovery" in text:  # a standby's replay
+        return ConsoleUnavailable(f"{describe_store_fault(sqlite3.DatabaseError(text))} ({text})")
     if sqlstate is not None:
         return ConsoleError(f"PostgreSQL said: {text}")
     if programming and "one statement at a time" in text:

@@ -56,6 +56,11 @@ STORE_FAULTS |= {
     "permission denied": gettext_noop(
         "The PostgreSQL role may not read this profile (permission denied)."
     ),
+    # A hot standby cancels a query that holds up its replay (SQLSTATE 40001): transient.
+    "conflict with recovery": gettext_noop(
+        "The standby server cancelled this query to replay a change from its primary. Load the"
+        " page again; hot_standby_feedback = on on the standby avoids most of these."
+    ),
     "config.yaml": _CONFIGURATION,
     "invalid schema name": _CONFIGURATION,
 }

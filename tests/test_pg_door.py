@@ -372,6 +372,51 @@ def test_each_fault_is_that_profile_unavailable_with_its_reason(
         assert f'hermes_explorer_store_readable{{profile="{name}"}} 0.0' in metrics
 
 
+def test_a_query_a_standby_cancels_for_its_replay_is_told_to_load_the_page_again(
+    pg, serve, client, staff_user
+):
+    """A hot standby cancels a query that holds up its replay (SQLSTATE 40001, "conflict with
+    recovery"): the page and the old API say so (503), and so does the profile's probe.  The
+    server raises that very error here from a schema whose ``sessions`` is a view calling a
+    function that raises it, so every read of the sessions meets it."""
+    from tests.hermes_pg import READER
+
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS hermes_replayed CASCADE")
+        conn.execute("CREATE SCHEMA hermes_replayed")
+        conn.execute(
+            "CREATE FUNCTION hermes_replayed.replay() RETURNS boolean LANGUAGE plpgsql AS $$"
+            "BEGIN RAISE EXCEPTION USING ERRCODE = '40001',"
+            " MESSAGE = 'canceling statement due to conflict with recovery',"
+            " DETAIL = 'User query might have needed to see row versions that must be removed.';"
+            " END$$"
+        )
+        for table in ("messages", "schema_version"):
+            conn.execute(
+                f"CREATE VIEW hermes_replayed.{table} AS SELECT * FROM hermes_current.{table}"
+            )
+        conn.execute(
+            "CREATE VIEW hermes_replayed.sessions AS SELECT * FROM hermes_current.sessions"
+            " WHERE hermes_replayed.replay()"
+        )
+        conn.execute(f"GRANT USAGE ON SCHEMA hermes_replayed TO {READER}")
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA hermes_replayed TO {READER}")
+    served = serve(standby=at(pg.reader_url, "hermes_replayed"))
+    client.force_login(staff_user)
+    page = client.get("/p/standby/sessions/")
+    assert page.status_code == 503
+    assert b"cancelled this query to replay a change from its primary" in page.content
+    assert b"Load the page again" in page.content
+    from tests.roles_helpers import script_client_for
+
+    api = script_client_for("staff").get("/p/standby/state.json?sql=select+count(*)+from+sessions")
+    assert api.status_code == 503, api.content[:300]
+    assert "replay a change" in api.json()["error"]
+    # Here every read of the sessions meets it, so the profile's probe says the same (on a
+    # standby the cancellation passes: the next probe reads).
+    assert "replay a change" in REGISTRY.status(served["standby"], fresh=True).reason
+
+
 def test_a_server_too_old_is_refused_and_says_what_is_supported(pg, serve, monkeypatch):
     monkeypatch.setattr(pg_base, "MIN_VERSION", (99,))
     served = serve(old=at(pg.reader_url, "hermes_current"), file=pg.stores["current"].path)
