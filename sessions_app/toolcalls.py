@@ -139,7 +139,7 @@ def _paired_in_python(session_id: str, ids=None) -> list[tuple]:
     elif present[4] != "NULL":  # every copy of the page's messages, wherever it is
         wanted_uids = sorted({row[6] for row in rows if row[6] is not None})
         for uid, mid, active in store.rows(
-            "SELECT message_uid, id, active FROM messages WHERE session_id = %s"
+            f"SELECT message_uid, id, {present[5]} FROM messages WHERE session_id = %s"
             " AND message_uid = ANY(%s)",
             [session_id, wanted_uids],
         ):
