@@ -75,7 +75,7 @@ def _candidate_ids(now: float, minutes: int) -> list[str]:
     if shape.has_column("sessions", "last_activity_at"):
         rows = store.rows(
             "SELECT id FROM sessions WHERE COALESCE(last_activity_at, started_at) >= %s "
-            "ORDER BY COALESCE(last_activity_at, started_at) DESC LIMIT %s",
+            "ORDER BY COALESCE(last_activity_at, started_at) DESC, id DESC LIMIT %s",
             [since, LIMIT],
             BUDGET,
         )
@@ -84,13 +84,13 @@ def _candidate_ids(now: float, minutes: int) -> list[str]:
             "SELECT session_id FROM messages WHERE id > "
             "(SELECT COALESCE(MAX(id), 0) FROM messages) - %s "
             "GROUP BY session_id HAVING MAX(timestamp) >= %s "
-            "ORDER BY MAX(timestamp) DESC LIMIT %s",
+            "ORDER BY MAX(timestamp) DESC, session_id DESC LIMIT %s",
             [RECENT_MESSAGE_IDS, since, LIMIT],
             BUDGET,
         )
     rows += store.rows(
         "SELECT id FROM sessions WHERE started_at >= %s AND ended_at IS NULL "
-        "ORDER BY started_at DESC LIMIT %s",
+        "ORDER BY started_at DESC, id DESC LIMIT %s",
         [now - OPEN_HORIZON, LIMIT],
         BUDGET,
     )
@@ -169,7 +169,7 @@ def _latest_messages(sessions: list[LiveSession], with_content: bool) -> None:
 
 
 def live_sessions(*, minutes: int, with_content: bool, now: float | None = None):
-    """The active sessions, newest activity first (at most ``LIMIT``)."""
+    """The active sessions, newest activity first, then the greater id (at most ``LIMIT``)."""
     now = time.time() if now is None else now
     ids = _candidate_ids(now, minutes)
     if not ids:
@@ -178,5 +178,6 @@ def live_sessions(*, minutes: int, with_content: bool, now: float | None = None)
     _latest_messages(sessions, with_content)
     since = now - minutes * 60
     sessions = [s for s in sessions if s.is_open or (s.activity or 0) >= since]
-    sessions.sort(key=lambda s: s.activity or 0, reverse=True)
+    # Ties by id, as the session list breaks them (each database orders a tie its own way).
+    sessions.sort(key=lambda s: (s.activity or 0, s.id), reverse=True)
     return sessions

@@ -182,7 +182,7 @@ def _figures(today: dt.date, now: float, budget: float) -> dict:
     cost = greatest("s_cost", "u_cost")
     top = store.rows(
         f"WITH {per} SELECT id, started_at, {cost} AS cost, source, model "
-        f"FROM per WHERE {cost} > 0 ORDER BY cost DESC, started_at DESC LIMIT %s",
+        f"FROM per WHERE {cost} > 0 ORDER BY cost DESC, started_at DESC, id DESC LIMIT %s",
         [*scope.params, COSTLIEST],
         budget,
     )

@@ -48,7 +48,7 @@ def overview(request):
         # The page behind a figure covers the profiles this one does.
         cell["href"] += ("&" if "?" in cell["href"] else "?") + chosen
     latest_failures = home.newest(found, "failures", lambda r: r["timestamp"] or 0, home.LATEST)
-    running = home.newest(found, "running", lambda s: s.activity or 0)
+    running = home.newest(found, "running", lambda s: (s.activity or 0, s.id))
     named = len(parts) > 1
     latest = SessionTable(
         home.newest(found, "latest", lambda s: (s.started_at or 0, s.id), LATEST_SESSIONS),

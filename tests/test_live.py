@@ -116,6 +116,29 @@ def test_live_lists_running_sessions_newest_first_on_every_layout(live_store, st
     assert 'src="/static/js/live.js"' in html
 
 
+@pytest.mark.parametrize("shape", ["current", "legacy"])
+def test_sessions_active_at_the_same_moment_are_listed_greater_id_first(
+    tmp_path, shape, staff_client
+):
+    """A tie in activity is broken by the greater id, on /live/ and the home page's running
+    sessions, whatever order the database hands the rows in (it differed between a file and a
+    schema)."""
+    now = time.time()
+    db = StateDB.create(tmp_path / "tie.db", shape)
+    for sid in ("tie-b", "tie-d", "tie-a", "tie-c"):
+        db.session(sid, source="cli", started_at=now - 100, last_activity_at=now - 20)
+        db.message(sid, "user", "same moment", timestamp=now - 20)
+    db.refresh_counters()
+    db.close()
+    use_store(tmp_path / "tie.db")
+    cache.clear()
+    listed = [s.id for s in staff_client.get("/live/").context["sessions"]]
+    assert listed == ["tie-d", "tie-c", "tie-b", "tie-a"]
+    running = [s.id for s in staff_client.get("/").context["running"]]
+    assert running == ["tie-d", "tie-c", "tie-b", "tie-a"]
+    connections["hermes"].close()
+
+
 def test_live_row_shows_counts_tokens_cost_and_latest_tool(current_live, staff_client):
     s = staff_client.get("/live/").context["sessions"][0]
     assert (s.message_count, s.tokens, s.cost) == (4, 1500, 0.0123)
