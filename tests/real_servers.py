@@ -24,7 +24,9 @@ def pytest_load_initial_conftests(early_config, parser, args):
     why = servers.available()
     if why:
         raise pytest.UsageError(f"-p tests.real_servers: {why}")
-    if early_config.known_args_namespace.numprocesses and not os.environ.get("PYTEST_XDIST_WORKER"):
+    if getattr(early_config.known_args_namespace, "numprocesses", None) and not os.environ.get(
+        "PYTEST_XDIST_WORKER"
+    ):
         return  # the xdist controller: its workers start their own
     pg = servers.PostgresServer()
     _started.append(pg)
@@ -37,7 +39,7 @@ def pytest_load_initial_conftests(early_config, parser, args):
 
 
 def pytest_report_header(config):
-    if config.option.numprocesses:
+    if getattr(config.option, "numprocesses", None):
         return ["app database and cache: a real PostgreSQL and Redis in each worker"]
     return [
         f"app database: {os.environ.get('DATABASE_URL', 'SQLite')}",
