@@ -415,3 +415,19 @@ def test_head_answers_like_get_without_a_body(api_store):
     response = staff.head("/state/sessions.json")
     assert response.status_code == 200 and response.content == b""
     assert staff.post("/state/sessions.json").status_code == 405
+
+
+def test_newline_delimited_rows_are_served_as_newline_delimited_json(api_store):
+    """``_shape=array&_nl=on``: one JSON object per line, with the media type that says so
+    (Datasette labelled the same lines ``text/plain``); any other shape stays JSON."""
+    staff = client_for("staff")
+    response = staff.get("/state/messages.json?_shape=array&_nl=on&_size=2")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/x-ndjson; charset=utf-8"
+    lines = body(response).decode().split("\n")
+    assert len(lines) == 2 and all(isinstance(json.loads(line), dict) for line in lines)
+    joined = staff.get("/state/messages.json?_shape=array&_size=2")
+    assert joined["Content-Type"] == "application/json; charset=utf-8"
+    assert as_json(joined) == [json.loads(line) for line in lines]
+    objects = staff.get("/state/messages.json?_shape=objects&_nl=on&_size=2")
+    assert objects["Content-Type"] == "application/json; charset=utf-8"

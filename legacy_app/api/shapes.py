@@ -91,8 +91,9 @@ def json_response(data: dict, params, *, status: int = 200, started: float | Non
     elif shape != "arrays":
         raise ApiError(f"Invalid _shape: {shape}")
     if first(params, "_nl", "") and shape == "array":
+        # One object per line, said to be so (Datasette labels these lines text/plain).
         text = "\n".join(dumps(item) for item in body)
-        content_type = "text/plain"
+        content_type = NDJSON
     else:
         text = dumps(body)
         content_type = "application/json; charset=utf-8"
@@ -100,6 +101,9 @@ def json_response(data: dict, params, *, status: int = 200, started: float | Non
     if data.get("next_url"):
         response["Link"] = f'<{data["next_url"]}>; rel="next"'
     return response
+
+
+NDJSON = "application/x-ndjson; charset=utf-8"
 
 
 def error_response(error: ApiError, fmt: str | None):
