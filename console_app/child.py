@@ -109,7 +109,7 @@ def run_postgres(request: dict) -> None:
     try:
         conn = psycopg.connect(**request["postgres"])
     except psycopg.Error as exc:
-        send({"unavailable": str(exc)})
+        send({"unavailable": str(exc), "database": "PostgreSQL"})
         return
     try:
         conn.read_only = True

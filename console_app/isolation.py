@@ -248,7 +248,7 @@ class _Child:
 
     def _failure(self, message: dict) -> ConsoleError:
         if "unavailable" in message:
-            return unavailable(message["unavailable"])
+            return unavailable(message["unavailable"], message.get("database", "SQLite"))
         if "too_large" in message:
             return ConsoleTooLarge(message["too_large"]["limit"], row=message["too_large"]["row"])
         failed = message.get("failed") or {}

@@ -282,10 +282,9 @@ def translate(failed: dict, *, keyword: str, timeout: float) -> ConsoleError:
             f"{keyword or 'This statement'} is refused: the console only reads the profile "
             f"(PostgreSQL said: {text})"
         )
-    if sqlstate is not None and sqlstate.startswith("08"):
-        return unavailable(text)
-    if sqlstate == "40001" and "conflict with recovery" in text:  # a standby's replay
-        return ConsoleUnavailable(f"{describe_store_fault(sqlite3.DatabaseError(text))} ({text})")
+    # The server went away (08…), or a standby cancelled the statement to replay (40001).
+    if sqlstate is not None and (sqlstate.startswith("08") or "conflict with recovery" in text):
+        return unavailable(text, "PostgreSQL")
     if sqlstate is not None:
         return ConsoleError(f"PostgreSQL said: {text}")
     if programming and "one statement at a time" in text:
@@ -320,11 +319,12 @@ def translate(failed: dict, *, keyword: str, timeout: float) -> ConsoleError:
     return ConsoleError(f"SQLite said: {text}")
 
 
-def unavailable(text: str) -> ConsoleUnavailable:
-    """The error for a state.db that could not even be opened."""
+def unavailable(text: str, database: str = "SQLite") -> ConsoleUnavailable:
+    """The error for a store that could not be read at all (``database`` said ``text``)."""
     from hermes_explorer.middleware import describe_store_fault
 
     fault = describe_store_fault(sqlite3.DatabaseError(text))
-    return ConsoleUnavailable(
-        f"{fault} (SQLite said: {text})" if fault else f"The state.db cannot be opened: {text}"
-    )
+    if fault:
+        return ConsoleUnavailable(f"{fault} ({database} said: {text})")
+    what = "The state.db cannot be opened" if database == "SQLite" else "The profile cannot be read"
+    return ConsoleUnavailable(f"{what}: {text}")
