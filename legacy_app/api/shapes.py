@@ -18,6 +18,9 @@ from .errors import ApiError
 from .params import as_boolean, first
 from .tokens import key_path
 
+# ``_shape=array&_nl=on``: one JSON object per line, said to be so (Datasette said text/plain).
+NDJSON = "application/x-ndjson; charset=utf-8"
+
 
 class Encoder(json.JSONEncoder):
     def default(self, o):
@@ -91,7 +94,6 @@ def json_response(data: dict, params, *, status: int = 200, started: float | Non
     elif shape != "arrays":
         raise ApiError(f"Invalid _shape: {shape}")
     if first(params, "_nl", "") and shape == "array":
-        # One object per line, said to be so (Datasette labels these lines text/plain).
         text = "\n".join(dumps(item) for item in body)
         content_type = NDJSON
     else:
@@ -101,9 +103,6 @@ def json_response(data: dict, params, *, status: int = 200, started: float | Non
     if data.get("next_url"):
         response["Link"] = f'<{data["next_url"]}>; rel="next"'
     return response
-
-
-NDJSON = "application/x-ndjson; charset=utf-8"
 
 
 def error_response(error: ApiError, fmt: str | None):
