@@ -79,7 +79,7 @@ def system_prompts(session_ids: list[str]) -> dict[str, str]:
     """``{id: whole stored system prompt}`` of those sessions that have one, inline or in
     ``system_prompts`` (redacted): one statement."""
     shape = store.shape()
-    inline = "s.system_prompt" if shape.has_column("sessions", "system_prompt") else "NULL"
+    inline = shape.column_or_null("sessions", "system_prompt", "s")
     shared, join = "NULL", ""
     if shape.has_column("sessions", "system_prompt_hash") and shape.has_table("system_prompts"):
         shared, join = "p.prompt", " LEFT JOIN system_prompts p ON p.hash = s.system_prompt_hash"

@@ -47,7 +47,7 @@ KIND_LABELS = {
 
 def scol(shape, name: str) -> str:
     """``s.<name>``, or NULL on a file whose sessions lack that column."""
-    return f"s.{name}" if shape.has_column("sessions", name) else "NULL"
+    return shape.column_or_null("sessions", name, "s")
 
 
 def _kind_sql(shape, calls: str) -> tuple[str, str]:

@@ -147,7 +147,7 @@ def land(request, session_id: str, among) -> HttpResponseRedirect:
     for store in among:
         try:
             with registry.using(store):
-                title = "title" if one_store.shape().has_column("sessions", "title") else "NULL"
+                title = one_store.shape().column_or_null("sessions", "title")
                 row = one_store.one(
                     f"SELECT {title}, started_at FROM sessions WHERE id = %s",
                     [session_id],

@@ -69,7 +69,9 @@ def call_sql(shape=None, t: str = "t", a: str = "a", outer: bool = False) -> Cal
             f" AND (d.active = 1 OR d.id < {t}.id)))"
         )
     named = f"NULLIF({t}.tool_name, '')" if has("tool_name") else "NULL"
-    state = {c: f"{t}.{c}" if has(c) else "NULL" for c in ("active", "compacted", "display_kind")}
+    state = {
+        c: shape.column_or_null("messages", c, t) for c in ("active", "compacted", "display_kind")
+    }
     if not has("tool_call_id"):
         return CallSQL("", " AND ".join(where), f"COALESCE({named}, '?')", "NULL", "1", **state)
     # ``CASE``: the search runs only for results with a call id (SQLite computes the key of
@@ -119,7 +121,7 @@ def _paired_in_python(session_id: str, ids=None) -> list[tuple]:
     shape = store.shape()
     names = ("tool_calls", "tool_call_id", "tool_name", "timestamp", "message_uid")
     names += ("active", "compacted", "display_kind")
-    present = [n if shape.has_column("messages", n) else "NULL" for n in names]
+    present = [shape.column_or_null("messages", n) for n in names]
     if present[0] != "NULL":  # the calls, read on the rows that make them only
         present[0] = "CASE WHEN role = 'assistant' THEN tool_calls END"
     select = f"SELECT id, role, {', '.join(present)} FROM messages WHERE session_id = %s"

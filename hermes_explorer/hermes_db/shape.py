@@ -50,6 +50,12 @@ class StoreShape:
     def has_column(self, table: str, column: str) -> bool:
         return column in self.columns.get(table, ())
 
+    def column_or_null(self, table: str, column: str, alias: str = "") -> str:
+        """``alias.column`` for a statement, or ``NULL`` where the store's table lacks it."""
+        if not self.has_column(table, column):
+            return "NULL"
+        return f"{alias}.{column}" if alias else column
+
     def missing_columns(self, table: str, wanted) -> set[str]:
         present = self.columns.get(table, frozenset())
         return {c for c in wanted if c not in present}

@@ -62,9 +62,9 @@ def select_columns(shape) -> str:
     """The columns of every hit statement."""
 
     def col(name: str) -> str:
-        return f"m.{name}" if shape.has_column("messages", name) else "NULL"
+        return shape.column_or_null("messages", name, "m")
 
-    title = "s.title" if shape.has_column("sessions", "title") else "NULL"
+    title = shape.column_or_null("sessions", "title", "s")
     return (
         "m.id, m.session_id, m.role, m.tool_name, m.timestamp, "
         f"{col('active')}, {col('compacted')}, {col('display_kind')}, {title}, s.source, "
