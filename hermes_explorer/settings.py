@@ -79,6 +79,9 @@ HERMES_INSIGHTS_TIMEOUT = float(os.environ.get("HERMES_INSIGHTS_TIMEOUT", "15"))
 HERMES_INSIGHTS_COLLECT_SECONDS = float(os.environ.get("HERMES_INSIGHTS_COLLECT_SECONDS", "20"))
 # Seconds a report of an earlier version of the file may still be shown, "as of" its time.
 HERMES_INSIGHTS_STALE_SECONDS = float(os.environ.get("HERMES_INSIGHTS_STALE_SECONDS", "900"))
+# Where ``manage.py search_index`` keeps each PostgreSQL profile's word index (one SQLite file
+# per schema, this app server's own: a cache, rebuilt when missing, never backed up).
+HERMES_SEARCH_INDEX_DIR = Path(os.environ.get("HERMES_SEARCH_INDEX_DIR", DATA_DIR / "search-index"))
 # Log every statement that held its read lock longer than this (ms): Hermes's commit waited.
 _holds_ms = os.environ.get("HERMES_LOG_LOCK_HOLDS_MS")
 HERMES_LOG_LOCK_HOLDS_MS = float(_holds_ms) if _holds_ms else None

@@ -8,18 +8,38 @@ sort, page after page.
 
 from __future__ import annotations
 
+import io
+import sqlite3
 from urllib.parse import urlencode
 
+import psycopg
 import pytest
+from django.core.management import call_command
 
+from hermes_explorer import stores
 from hermes_fixtures.demo import build_demo_db
-from sessions_app.search import pg
+from sessions_app.search import local_index, pg
 from tests.builders import StateDB
 from tests.hermes_pg import hermes_pg  # noqa: F401
 from tests.roles_helpers import client_for
 from tests.test_pg_door import serve  # noqa: F401
 
 pytestmark = [pytest.mark.django_db(databases="__all__"), pytest.mark.render_context]
+
+
+def index_words() -> str:
+    """``manage.py search_index`` as the warm-up timer runs it; what it printed."""
+    out = io.StringIO()
+    call_command("search_index", stdout=out, stderr=out)
+    return out.getvalue()
+
+
+def indexed_high(profile: str) -> int | None:
+    """Up to which message id the profile's local index serves its search (None: no index)."""
+    (one,) = [s for s in stores.all_stores() if s.name == profile]
+    with stores.using(one):
+        index = local_index.current(2.0)
+    return None if index is None else index.high
 
 
 def search(client, profile: str, **params):
@@ -84,12 +104,20 @@ def corpus(facts) -> list[dict]:
     return [dict(one, sort=sort) for one in asked for sort in ("rank", "newest")]
 
 
-@pytest.mark.parametrize("shape", ["current", "legacy", "doc"])
-def test_a_schema_finds_what_its_file_finds(hermes_pg, serve, shape):  # noqa: F811
+@pytest.mark.parametrize(
+    "shape, indexed", [("current", False), ("legacy", False), ("doc", False), ("current", True)]
+)
+def test_a_schema_finds_what_its_file_finds(hermes_pg, serve, shape, indexed):  # noqa: F811
     """Every search of the corpus lists the same messages, in the same order, on the schema
-    and on the file it was loaded from, for a reader who cannot reveal secrets."""
+    and on the file it was loaded from, for a reader who cannot reveal secrets: by the scan
+    alone, and through the local word index (``manage.py search_index``)."""
     facts = hermes_pg.stores[shape]
     serve(file=facts.path, team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema(shape)}")
+    if indexed:
+        assert "Search index of team" in index_words()
+        with sqlite3.connect(facts.path) as db:
+            (newest,) = db.execute("SELECT max(id) FROM messages").fetchone()
+        assert indexed_high("team") == newest
     analyst = client_for("analyst")
     trigram = search(analyst, "file", q="ery pl", mode="substring").engine == "trigram"
     for params in corpus(facts):
@@ -134,6 +162,7 @@ def _twin(path, secret: str) -> None:
     db.close()
 
 
+@pytest.mark.parametrize("indexed", [False, True])
 @pytest.mark.parametrize(
     "q, mode, found",
     [
@@ -156,9 +185,11 @@ def test_a_secret_is_no_oracle_on_a_schema(
     q,
     mode,
     found,
+    indexed,
 ):
     """Two schemas that differ only inside a key answer alike, and a term only inside the key
-    finds nothing: the schema's search is decided on the redacted text too."""
+    finds nothing: the schema's search is decided on the redacted text too, whether its
+    candidates come from the scan or from the local word index (which holds the key's words)."""
     sources = {}
     for n, secret in enumerate(TWIN_SECRETS):
         path = tmp_path / f"twin-{n}.db"
@@ -166,6 +197,9 @@ def test_a_secret_is_no_oracle_on_a_schema(
         hermes_pg.load(path, f"twin_{n}")
         sources[f"twin{n}"] = f"{hermes_pg.reader_url}?schema=twin_{n}"
     serve(**sources)
+    if indexed:
+        index_words()
+        assert indexed_high("twin0") == indexed_high("twin1") == 2
     analyst = client_for("analyst")
     for sort in ("rank", "newest"):
         pages = []
@@ -317,3 +351,82 @@ def test_a_search_over_every_profile_reads_the_schema_too(hermes_pg, serve, sort
     found = sorted((hit.store.name, hit.id) for hit in result.hits)
     assert found == [("file", facts.rare_message_id), ("team", facts.rare_message_id)]
     assert not result.error
+
+
+def _words_store(path, texts: list[str]) -> None:
+    db = StateDB.create(path, "current")
+    db.session("s1", source="cli", title="Words")
+    for text in texts:
+        db.message("s1", "user", text)
+    db.close()
+
+
+def _append(hermes_pg, schema: str, text: str, age: float) -> int:  # noqa: F811
+    """A message Hermes writes now into ``schema`` (its timestamp ``age`` seconds ago)."""
+    with psycopg.connect(hermes_pg.url) as conn:
+        (mid,) = conn.execute(
+            f"INSERT INTO {schema}.messages (session_id, role, content, timestamp) "
+            "VALUES ('s1', 'user', %s, extract(epoch FROM now()) - %s) RETURNING id",
+            [text, age],
+        ).fetchone()
+    return mid
+
+
+def test_messages_newer_than_the_index_are_found_and_indexed_next(
+    hermes_pg,  # noqa: F811
+    serve,
+    tmp_path,
+):
+    """The index covers the messages up to its ``high`` id; the newer ones are scanned, so a
+    search finds them before the next run of ``search_index`` adds them, and a message of the
+    last few minutes waits (its transaction may not be the last to commit) but is found."""
+    path = tmp_path / "words.db"
+    _words_store(path, ["quillwort alpha", "beta words", "quillwort gamma"])
+    hermes_pg.load(path, "fresh_words")
+    serve(team=f"{hermes_pg.reader_url}?schema=fresh_words")
+    analyst = client_for("analyst")
+    assert "3 messages added" in index_words()
+    assert indexed_high("team") == 3
+    old = every_hit(analyst, "team", q="quillwort", sort="newest")[0]
+    assert old == [3, 1]
+    newer = _append(hermes_pg, "fresh_words", "quillwort delta", age=3600)
+    recent = _append(hermes_pg, "fresh_words", "quillwort epsilon", age=0)
+    expected = [recent, newer, 3, 1]
+    assert every_hit(analyst, "team", q="quillwort", sort="newest")[0] == expected
+    assert "1 messages added" in index_words()  # the recent one waits for the next run
+    assert indexed_high("team") == newer
+    assert every_hit(analyst, "team", q="quillwort", sort="newest")[0] == expected
+    assert every_hit(analyst, "team", q="epsilon")[0] == [recent]
+
+
+def test_the_index_serves_the_search_and_a_reloaded_schema_is_indexed_again(
+    hermes_pg,  # noqa: F811
+    serve,
+    tmp_path,
+    monkeypatch,
+):
+    """With the index up to date no message is scanned (a scan that would take seconds is
+    never run); a schema loaded again is another ``messages`` table: its old index is not
+    used (the scan answers, rightly) and the next run rebuilds it."""
+    first, second = tmp_path / "first.db", tmp_path / "second.db"
+    _words_store(first, ["marram grass", "dune words"])
+    _words_store(second, ["other words", "marram again", "marram twice"])
+    hermes_pg.load(first, "reloaded_words")
+    serve(team=f"{hermes_pg.reader_url}?schema=reloaded_words")
+    analyst = client_for("analyst")
+    index_words()
+    slow = pg.candidate_clause
+    monkeypatch.setattr(
+        pg,
+        "candidate_clause",
+        lambda *a: (f"{slow(*a)[0]} AND (SELECT true FROM pg_sleep(5))", slow(*a)[1]),
+    )
+    result = search(analyst, "team", q="marram")
+    assert [hit.id for hit in result.hits] == [1] and not result.timed_out
+    monkeypatch.setattr(pg, "candidate_clause", slow)
+    hermes_pg.load(second, "reloaded_words")
+    assert indexed_high("team") is None
+    assert every_hit(analyst, "team", q="marram", sort="newest")[0] == [3, 2]
+    assert "(rebuilt)" in index_words()
+    assert indexed_high("team") == 3
+    assert every_hit(analyst, "team", q="marram", sort="newest")[0] == [3, 2]

@@ -20,7 +20,7 @@ from redaction import redact
 
 from ..links import store_link
 from ..visibility import kind_of
-from . import pg, ranges
+from . import local_index, pg, ranges
 from .query import SearchRequest, like_pattern
 from .redacted import query_error
 
@@ -127,15 +127,27 @@ def index_page(
         error = query_error(match, columns)
         if error:
             raise DatabaseError(error)  # what FTS5 would have said of it
-        outcome = scan(
-            req,
-            [],
-            budget=budget * READ_SHARE,
-            limit=req.per_page + 1,
-            below=req.before,
-            match=pg.candidate_clause(match, columns),
-        )
-        return outcome.found, outcome.resume_before
+        started = time.monotonic()
+        index = local_index.current(budget)
+        newer = 0 if index is None else index.high
+        limit = req.per_page + 1
+        outcome = Walk()
+        if req.before is None or req.before > newer + 1:
+            # Messages newer than the local index (every one, without it): scanned.
+            outcome = scan(
+                req,
+                [],
+                budget=budget * READ_SHARE,
+                limit=limit,
+                above=newer,
+                below=req.before,
+                match=pg.candidate_clause(match, columns),
+            )
+        if index is None or len(outcome.found) >= limit or not outcome.finished:
+            return outcome.found, outcome.resume_before
+        below = newer + 1 if req.before is None else min(req.before, newer + 1)
+        remaining = budget * READ_SHARE - (time.monotonic() - started)
+        return _indexed_rows(req, match, index, outcome.found, below, remaining)
     joins = (
         f"FROM messages m CROSS JOIN {table} ON {table}.rowid = m.id"
         if req.session_id
@@ -163,6 +175,37 @@ def index_page(
     sql += f" ORDER BY {key} DESC LIMIT %s"
     params.append(req.per_page + 1)
     return store.rows(sql, params, budget), None
+
+
+def _indexed_rows(
+    req: SearchRequest, match: str, index, rows: list, below: int, budget: float
+) -> tuple[list, int | None]:
+    """``rows`` and then the messages below ``below`` that the local index proposes for
+    ``match``, read from the schema in batches with the request's filters, newest first, up to
+    ``req.per_page`` + 1; and where a walk out of time would go on."""
+    shape = store.shape()
+    where, filter_params = filters(req, shape)
+    sql = (
+        f"SELECT {select_columns(shape)} FROM messages m "
+        "LEFT JOIN sessions s ON s.id = m.session_id WHERE m.id = ANY(%s)"
+        + "".join(f" AND {clause}" for clause in where)
+        + " ORDER BY m.id DESC"
+    )
+    low = req.session_range[0] if req.session_id and req.session_range else 0
+    limit, batch = req.per_page + 1, max(2 * (req.per_page + 1), 200)
+    started = time.monotonic()
+    rows = list(rows)
+    while len(rows) < limit:
+        remaining = budget - (time.monotonic() - started)
+        if remaining <= 0.02:
+            return rows, below
+        ids = index.ids(match, below=below, low=low, limit=batch)
+        if not ids:
+            return rows, None
+        rows += store.rows(sql, [ids, *filter_params], remaining)[: limit - len(rows)]
+        below = ids[-1]
+        batch = min(batch * 4, 20_000)
+    return rows, None
 
 
 def session_id_range(session_id: str) -> tuple[int, int]:

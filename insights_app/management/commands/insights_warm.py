@@ -1,6 +1,7 @@
 """``manage.py insights_warm``: store ahead of time what the first insights and failures pages
 would otherwise compute: every session's summary, the report of each preset window and the
-period before it, and ``failures_warm``'s figures, each profile's store in turn.
+period before it, ``failures_warm``'s figures, each profile's store in turn, and the PostgreSQL
+profiles' search indexes (``search_index``).
 
 Run it after installing or upgrading (it can be interrupted: finished work is kept) and from
 ``deploy/hermes-explorer-warm.timer``: each run computes only what changed.
@@ -48,6 +49,8 @@ class Command(BaseCommand):
         if not no_failures:
             # live_app's command, by name (live_app is built on insights, not the reverse).
             call_command("failures_warm", stdout=self.stdout, stderr=self.stderr)
+            # And the PostgreSQL profiles' search indexes (sessions_app's command).
+            call_command("search_index", stdout=self.stdout, stderr=self.stderr)
 
     def _warm(self, batch: int) -> None:
         """Everything of the store read now."""
