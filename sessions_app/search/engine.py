@@ -150,8 +150,6 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         )
         raise DatabaseError(error) if error else ValueError(match)
     deadline = time.monotonic() + SEARCH_BUDGET
-    # A store's FTS5 index matched the query itself; PostgreSQL's candidates only hold its words.
-    exact = not dialect.postgres()
     walk = Walk()
     before, batch = req.before, req.per_page + 1
     while len(walk.found) < need:
@@ -159,7 +157,7 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         try:
             if remaining <= 0.02:
                 raise QueryTimeout(SEARCH_BUDGET)
-            rows, stopped = statements.index_page(
+            rows, stopped, exact_upto = statements.index_page(
                 table, relaxed, replace(req, before=before, per_page=batch), remaining
             )
         except QueryTimeout:
@@ -174,7 +172,9 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         settled = {
             row[0]
             for row, t in zip(rows, texts, strict=True)
-            if relaxed == match and exact and _clean_whole(row, t)
+            # An FTS5 index matched the query itself up to exact_upto; above, on a schema,
+            # the scanned candidates only hold its words.
+            if relaxed == match and row[0] <= exact_upto and _clean_whole(row, t)
         }
         unsure = [doc for doc in docs if doc[0] not in settled]
         settled |= set(matching(match, unsure, index.columns, index.tokenize, deadline=deadline))

@@ -32,6 +32,8 @@ REDACT_WINDOW = 65_536
 READ_SHARE = 0.75
 # Message ids a scan's first statement covers (the next ones grow while quick).
 SCAN_FIRST_IDS = 5_000
+# Above every message id (a file's own FTS5 index matched every row it gives).
+EVERY_ID = 2**63
 # Where a hit row holds its content and tool calls.
 CONTENT, TOOL_CALLS = 10, 11
 
@@ -113,9 +115,11 @@ def to_hit(row, snippet: SafeString) -> Hit:
 
 def index_page(
     table: str, match: str, req: SearchRequest, budget: float
-) -> tuple[list, int | None]:
+) -> tuple[list, int | None, int]:
     """Up to ``req.per_page`` + 1 rows of ``table MATCH match``, newest first (ids below
-    ``req.before``), and the id below which a walk out of time would go on (PostgreSQL).
+    ``req.before``), the id below which a walk out of time would go on (PostgreSQL), and the
+    id up to which an FTS5 index with the recheck's columns and tokenizer matched the rows
+    (the rows above it, scanned on a schema, only hold the query's words).
 
     Across all messages the FTS table drives the join, its rowids walked down; within one
     session, the session's messages are read by their index and each checked by rowid.
@@ -144,10 +148,10 @@ def index_page(
                 match=pg.candidate_clause(match, columns),
             )
         if index is None or len(outcome.found) >= limit or not outcome.finished:
-            return outcome.found, outcome.resume_before
+            return outcome.found, outcome.resume_before, 0
         below = newer + 1 if req.before is None else min(req.before, newer + 1)
         remaining = budget * READ_SHARE - (time.monotonic() - started)
-        return _indexed_rows(req, match, index, outcome.found, below, remaining)
+        return (*_indexed_rows(req, match, index, outcome.found, below, remaining), newer)
     joins = (
         f"FROM messages m CROSS JOIN {table} ON {table}.rowid = m.id"
         if req.session_id
@@ -168,13 +172,14 @@ def index_page(
             return store.rows(page_sql, [*params, lo, hi, limit], seconds)
 
         need = req.per_page + 1
-        return ranges.newest_first(newest, low=low, upper=upper, need=need, budget=budget), None
+        found = ranges.newest_first(newest, low=low, upper=upper, need=need, budget=budget)
+        return found, None, EVERY_ID
     if req.before is not None:
         sql += f" AND {key} < %s"
         params.append(req.before)
     sql += f" ORDER BY {key} DESC LIMIT %s"
     params.append(req.per_page + 1)
-    return store.rows(sql, params, budget), None
+    return store.rows(sql, params, budget), None, EVERY_ID
 
 
 def _indexed_rows(
@@ -192,7 +197,7 @@ def _indexed_rows(
         + " ORDER BY m.id DESC"
     )
     low = req.session_range[0] if req.session_id and req.session_range else 0
-    limit, batch = req.per_page + 1, max(2 * (req.per_page + 1), 200)
+    limit = batch = req.per_page + 1
     started = time.monotonic()
     rows = list(rows)
     while len(rows) < limit:
