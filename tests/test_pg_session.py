@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hermes_explorer import store, stores
 from hermes_explorer.hermes_pg.base import as_in_sqlite
 from hermes_fixtures.demo import build_demo_db
 from hermes_fixtures.postgres import encode_text
@@ -277,6 +278,48 @@ def test_a_demo_store_reads_the_same_from_a_schema(pg, serve, tmp_path):
     viewer = client_for("viewer")  # metadata only
     found = differences(viewer, ["/sessions/{sid}/", "/sessions/{sid}/timeline/"], family, dropped)
     assert not found, ("viewer", first_difference(found))
+
+
+MIXED_VALUES = [
+    "plain text",
+    None,
+    "a \x01 inside plain text stays as it is",
+    "\x00json:" + json.dumps([{"type": "text", "text": "caption"}]),
+    b"\x00\x01raw bytes",
+    "\x01json:a plain text starting with a marker",
+    "a NUL\x00 inside",
+    "",
+]
+
+
+def test_every_fetch_reads_marked_text_as_sqlite_holds_it(pg, serve):
+    """Through each way a statement's rows are read (all, by chunks, one by one, iterated),
+    a marked value among plain ones, in any column, reads back as SQLite holds it, and the
+    others are untouched."""
+    stored = [encode_text(v) if v is not None else None for v in MIXED_VALUES]
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS marks CASCADE")
+        conn.execute("CREATE SCHEMA marks")
+        conn.execute("CREATE TABLE marks.probe (id int, a text, b text, n int)")
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO marks.probe VALUES (%s, %s, %s, %s)",
+                [(i, v, stored[-1 - i], i) for i, v in enumerate(stored)],
+            )
+        conn.execute("GRANT USAGE ON SCHEMA marks TO hermes_reader")
+        conn.execute("GRANT SELECT ON marks.probe TO hermes_reader")
+    (team,) = serve(team=f"{pg.reader_url}?schema=marks").values()
+    expected = [(i, v, MIXED_VALUES[-1 - i], i) for i, v in enumerate(MIXED_VALUES)]
+    sql = "SELECT id, a, b, n FROM probe ORDER BY id"
+    with stores.using(team), store.cursor(budget=5) as cur:
+        cur.execute(sql)
+        assert cur.fetchall() == expected
+        cur.execute(sql)
+        assert cur.fetchmany(3) + cur.fetchmany(100) == expected
+        cur.execute(sql)
+        assert [cur.fetchone() for _ in expected] == expected and cur.fetchone() is None
+        cur.execute(sql)
+        assert list(cur) == expected
 
 
 @given(st.one_of(st.text(), st.binary(), st.text().map(lambda t: "\x00json:" + t)))
