@@ -38,6 +38,13 @@ from tests.twins import Twins
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
+
+@pytest.fixture(autouse=True)
+def _own_search_index(settings, tmp_path):
+    """Each test's own local word indexes: one built by a test is not another's."""
+    settings.HERMES_SEARCH_INDEX_DIR = tmp_path / "search-index"
+
+
 EXAMPLES = max(ni.EXAMPLES // 10, 12)
 
 

@@ -27,6 +27,12 @@ from tests.test_pg_door import serve  # noqa: F401
 pytestmark = [pytest.mark.django_db(databases="__all__"), pytest.mark.render_context]
 
 
+@pytest.fixture(autouse=True)
+def _own_search_index(settings, tmp_path):
+    """Each test's own local word indexes: one built by a test is not another's."""
+    settings.HERMES_SEARCH_INDEX_DIR = tmp_path / "search-index"
+
+
 def index_words() -> str:
     """``manage.py search_index`` as the warm-up timer runs it; what it printed."""
     out = io.StringIO()

@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import math
+from collections.abc import Iterator
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -131,6 +132,63 @@ def as_in_sqlite(text: str):
     return "\x00json:" + payload
 
 
+def _prelude(conn, deadline: Deadline) -> tuple[str, ...]:
+    """What opens a statement's read-only transaction under its deadline, one statement
+    each (pipeline mode sends no multi-statement string)."""
+    ms = max(1, math.ceil(deadline.budget * 1000))
+    return (
+        "BEGIN READ ONLY",
+        f"SET LOCAL statement_timeout = {ms}",
+        f"SET LOCAL search_path = {conn.hermes_schema}, pg_catalog",
+    )
+
+
+class Pipelined:
+    """Statements sent ahead in psycopg's pipeline mode, on a connection of the download's own
+    (``DatabaseWrapper.pipelined``): the next chunk of an export is sent before the worker
+    encodes the current one, so the server reads it meanwhile (no thread: the server works,
+    the worker only sends and later receives).  Each statement still runs alone in a read-only
+    transaction under its deadline, its prelude queued with it.  Measured: ``docs/performance.md``
+    ("PostgreSQL profiles", the full messages CSV)."""
+
+    def __init__(self, conn: psycopg.Connection):
+        self.conn = conn
+
+    def send(self, queryset) -> Pending:
+        """Send the statement of ``queryset`` (a ``values_list()``) now, to be read by
+        :meth:`Pending.rows` as the queryset itself would give its rows."""
+        compiler = queryset.query.get_compiler(using=queryset.db)
+        sql, params = compiler.as_sql()
+        return Pending(*self.send_sql(sql, params), compiler)
+
+    def send_sql(self, sql: str, params) -> tuple[psycopg.ClientCursor, Deadline]:
+        """Send ``sql`` (Django's client-side ``%s`` binding) under the current budget."""
+        deadline = Deadline()
+        deadline.start()
+        prelude = psycopg.ClientCursor(self.conn)
+        for statement in _prelude(self.conn, deadline):
+            prelude.execute(statement)
+        data = psycopg.ClientCursor(self.conn)
+        data.execute(sql, params)
+        prelude.execute("ROLLBACK")
+        return data, deadline
+
+
+class Pending(NamedTuple):
+    cursor: psycopg.ClientCursor
+    deadline: Deadline
+    compiler: object
+
+    def rows(self) -> list[tuple]:
+        """The statement's rows (waiting for them if the server is not done), through the
+        queryset's converters, in its ``values_list()`` order."""
+        try:
+            fetched = decoded(self.cursor.fetchall(), self.cursor.pgresult)
+        except psycopg.errors.QueryCanceled as exc:
+            raise self.deadline.timeout() from exc
+        return list(self.compiler.results_iter(results=[fetched], tuple_expected=True))
+
+
 TEXT_OID = 25
 _MARKS = (JSON_MARK, BYTES_MARK)
 
@@ -189,6 +247,21 @@ class DatabaseWrapper(pg_base.DatabaseWrapper):
             f"-c search_path={schema},pg_catalog -c TimeZone={self.timezone_name}"
         ).strip()
         return params
+
+    @contextlib.contextmanager
+    def pipelined(self) -> Iterator[Pipelined]:
+        """A connection of its own in pipeline mode (:class:`Pipelined`) for the block, closed
+        after it: a download that is never read to its end (or closed) holds no statement in
+        flight on the connection the pages use."""
+        with self.wrap_database_errors:
+            conn = pg_base.DatabaseWrapper.get_new_connection(self, self.get_connection_params())
+        try:
+            conn.autocommit = True
+            conn.hermes_schema = self.settings_dict["HERMES_SCHEMA"]
+            with self.wrap_database_errors, conn.pipeline():
+                yield Pipelined(conn)
+        finally:
+            conn.close()
 
     def get_new_connection(self, conn_params):
         conn = super().get_new_connection(conn_params)

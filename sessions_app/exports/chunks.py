@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from django.conf import settings
+from django.db import connections
 
 from hermes_explorer import store
 from hermes_explorer.hermes_db.deadline import query_budget
@@ -40,6 +41,9 @@ def keyset_chunks(
     order = keyset.order_by()
     keys_of = keys_of or keyset.values_of
     size = max(1, chunk_size)
+    if hasattr(connections[queryset.db], "pipelined") and to_rows is not None:
+        yield from _pipelined(queryset, keyset, keys_of, to_rows, text_size, size, max_chunk_bytes)
+        return
     clock = store.ChunkClock(
         size, minimum=min(size, SHORT_READ_MIN_ROWS), maximum=size, alias=queryset.db
     )
@@ -63,13 +67,57 @@ def keyset_chunks(
         del raw
         if not text_size:
             used = sum(len(v) for row in rows for v in row.values() if isinstance(v, str))
-        if used > max_chunk_bytes:
-            size = max(1, int(size * max_chunk_bytes / used))
-        elif size < chunk_size:
-            size = min(chunk_size, size * 2)
+        size = _next_size(size, used, chunk_size, max_chunk_bytes)
         # Handed over, not kept, so its text is freed once the consumer is done with it.
         handed = [rows]
         del rows
         yield handed.pop()
         if not full:
             return
+
+
+def _next_size(size: int, used: int, chunk_size: int, max_chunk_bytes: int) -> int:
+    """The next chunk's rows, after one of ``size`` rows held ``used`` bytes of text."""
+    if used > max_chunk_bytes:
+        return max(1, int(size * max_chunk_bytes / used))
+    return min(chunk_size, size * 2)
+
+
+def _chunk(queryset, keyset: Keyset, last: list | None, limit: int):
+    """The ``values_list()`` of the chunk after ``last`` (all from the start: None)."""
+    qs = queryset if last is None else queryset.filter(keyset.after(last))
+    return qs.order_by(*keyset.order_by())[:limit]
+
+
+def _pipelined(queryset, keyset, keys_of, to_rows, text_size, size, max_chunk_bytes):
+    """:func:`keyset_chunks` on a PostgreSQL store: each chunk's statement is sent as soon as
+    the previous chunk's last keys are known, before that chunk is encoded, so the server
+    reads the next chunk while the worker writes this one (``Pipelined``).
+
+    Measured on the 1M-message schema (``bench/benchmark.py --postgres --exports "messages
+    CSV (all)"``, same rounds): see ``docs/performance.md``."""
+    chunk_size = size
+    with connections[queryset.db].pipelined() as pipe:
+
+        def send(last: list | None, limit: int):
+            with query_budget(settings.HERMES_EXPORT_CHUNK_TIMEOUT):
+                return pipe.send(_chunk(queryset, keyset, last, limit)), limit
+
+        pending, limit = send(None, size)
+        while True:
+            raw = pending.rows()
+            if not raw:
+                return
+            full = len(raw) == limit
+            size = _next_size(
+                limit, text_size(raw) if text_size else 0, chunk_size, max_chunk_bytes
+            )
+            if full:
+                pending, limit = send(keys_of(raw[-1]), size)
+            rows = to_rows(raw)
+            del raw
+            handed = [rows]
+            del rows
+            yield handed.pop()
+            if not full:
+                return
