@@ -293,16 +293,23 @@ def api_ids(client, profile: str, **params) -> tuple[list[int], int | None]:
     raise AssertionError("API pages did not end")
 
 
+@pytest.mark.parametrize("indexed", [False, True])
 @pytest.mark.parametrize("role", ["analyst", "staff"])
 def test_the_old_api_search_finds_on_a_schema_what_it_finds_on_the_file(
     hermes_pg,  # noqa: F811
     serve,
     role,
+    indexed,
+    monkeypatch,
 ):
     """``_search`` (Datasette's quoting), ``_searchmode=raw`` and ``_search_<column>`` list the
-    same rows, with the same count, on the schema as on its file."""
+    same rows, with the same count, on the schema as on its file: scanned, and through the
+    local word index (a word commoner than its cap is scanned)."""
     facts = hermes_pg.stores["current"]
     serve(file=facts.path, team=f"{hermes_pg.reader_url}?schema={hermes_pg.schema('current')}")
+    if indexed:
+        index_words()
+        monkeypatch.setattr("legacy_app.api.search.LOCAL_IDS_CAP", 5)
     reader = client_for(role)
     asked = [
         {"_search": facts.rare_word},

@@ -7,12 +7,13 @@ private in-memory index (:class:`Recheck`), as on the search page.
 from __future__ import annotations
 
 import re
+import sqlite3
 import time
 from dataclasses import dataclass
 
 from hermes_explorer import dialect, store
 from hermes_explorer.hermes_db.catalog import Catalog, TableInfo
-from sessions_app.search import pg
+from sessions_app.search import local_index, pg
 from sessions_app.search.query import advanced_limit_error
 from sessions_app.search.redacted import (
     candidates,
@@ -31,6 +32,10 @@ from .query import Statement, run_store
 # The index Datasette could not see, for the table whose rows it indexes.
 KNOWN_INDEXES = {"messages": "messages_fts"}
 _ESCAPE_SPLIT = re.compile(r'\s+|(".*?")')
+# Ids of a schema's local word index bound into one statement at most (a commoner word scans).
+LOCAL_IDS_CAP = 20_000
+# Seconds to check that the local index was built for the schema's messages table.
+LOCAL_INDEX_BUDGET = 1.0
 
 
 def escape_fts(text: str) -> str:
@@ -80,7 +85,30 @@ def _vector_clause(match: str, index: TableInfo, column: str | None, binder: Bin
     where, params = pg.candidate_clause(relaxed, [column] if column else index.columns)
     pieces = where.split("%s")
     bound = "".join(p + binder.bind(v) for p, v in zip(pieces, params, strict=False))
-    return f"id in (select m.id from messages m where {bound}{pieces[-1]})"
+    scanned = f"select m.id from messages m where {bound}{pieces[-1]}"
+    indexed = None if column else _locally_indexed(relaxed)
+    if indexed is None:
+        return f"id in ({scanned})"
+    ids, high = indexed
+    # The local word index's candidates, and the messages newer than it scanned.
+    return (
+        f"id in (select unnest(cast({binder.bind(ids)} as bigint[])) "
+        f"union all {scanned} and m.id > {binder.bind(high)})"
+    )
+
+
+def _locally_indexed(relaxed: str) -> tuple[list[int], int] | None:
+    """The ids the schema's local word index proposes for ``relaxed`` and the id it covers up
+    to (:mod:`sessions_app.search.local_index`); None without one, or past
+    :data:`LOCAL_IDS_CAP` candidates (the scan then reads them where they are)."""
+    index = local_index.current(LOCAL_INDEX_BUDGET)
+    if index is None:
+        return None
+    try:
+        ids = index.ids(relaxed, below=index.high + 1, low=0, limit=LOCAL_IDS_CAP + 1)
+    except sqlite3.Error:
+        return None
+    return None if len(ids) > LOCAL_IDS_CAP else (ids, index.high)
 
 
 def _raw_match(text: str, hidden: bool) -> tuple[str, bool]:
