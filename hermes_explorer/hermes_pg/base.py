@@ -197,8 +197,9 @@ def decoded(rows: list, result) -> list:
     """``rows`` (tuples of one result) with each marked ``text`` value as SQLite would hold it
     (:func:`as_in_sqlite`).  A column's values are looked at in one C-level search per chunk
     (``\\x01`` anywhere in them), so text is loaded by psycopg's C loader and the rare marked
-    chunk alone pays a look at each value: an export of the 1M-message schema went from 40 to
-    47 MB/s (in one process, ``docs/performance.md``) when a loader of ours read every value."""
+    chunk alone pays a look at each value, where a loader of ours read every value: the full
+    messages CSV of the 1M-message schema 30.8 → 35.4 MB/s beside the revision before, same
+    rounds (``bench/benchmark.py --baseline 292181f --postgres --exports``)."""
     if not rows or result is None:
         return rows
     marked = [
