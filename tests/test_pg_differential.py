@@ -54,8 +54,8 @@ KNOWN_DIFFERENT = {
         "doc-home:/": "the doc layout's file has no sessions.tool_call_count, so the home page's session list has no tool-calls column; its schema has the column (0 as loaded) and shows it",
         "doc-insights:/insights/?days=all&_export=json": "the doc layout's file has no tool_call_id column (tools are counted untimed, no latency table) nor session_model_usage table (models from the sessions' counters); its schema has both, empty as loaded: no call is paired, and models come from the usage table",
         **{
-            f"{store}-search:/search/?q=the&mode=substring": "best match first: the file's trigram index ranks the hits, a schema's scan has no relevance order and lists the same messages newest first (the newest-first case agrees)"
-            for store in ("current", "demo")
+            f"{store}-search:/search/?q=the&mode=substring": "best match first: this older file has no substring (trigram) index, so its scan lists the hits newest first; its schema ranks the same messages as a current file's trigram index does (the newest-first case agrees)"
+            for store in ("legacy", "doc")
         },
         "doc-session page": "the doc layout's file has no session_model_usage table (the page says so), its schema has one, empty: the page shows the session's counters there as a residual row",
         "doc-sessions:/sessions/?_export=csv&has_parent=true": "the doc layout's file has no parent_session_id column, so the filter is not offered and every session is listed; its schema has the column (NULL as loaded), so no session is part of a chain",

@@ -118,6 +118,10 @@ class Index:
     def of(cls, table: str) -> Index:
         shape = store.shape()
         if dialect.postgres():
+            if table == statements.TRIGRAM_TABLE:
+                # As a current file's substring index reads: one column, trigrams (and, one
+                # column without external content, read as the inline layout is).
+                return cls(("content",), "trigram", True)
             # Hermes's vector covers content, tool name and tool calls: FTS5's view layout.
             return cls(tuple(c for c in pg.COLUMNS if shape.has_column("messages", c)), None, False)
         info = shape.catalog.table(table)
@@ -413,9 +417,15 @@ def run_search(req: SearchRequest) -> SearchResult:
                 "output and cron/subagent sessions."
             )
         )
-        if shape.has_trigram and len(text) >= TRIGRAM_MIN_CHARS:
+        if (shape.has_trigram or dialect.postgres()) and len(text) >= TRIGRAM_MIN_CHARS:
+            if dialect.postgres():
+                # Scanned, then matched and ranked as a file's trigram index would be.
+                result.notes.append(
+                    gettext("Scanning messages directly: %(why)s.")
+                    % {"why": gettext("a PostgreSQL profile has no substring (trigram) index")}
+                )
             result.engine = "trigram"
-            _indexed_search(result, "messages_fts_trigram", quote(text))
+            _indexed_search(result, statements.TRIGRAM_TABLE, quote(text))
         else:
             why = (
                 gettext("a PostgreSQL profile has no substring (trigram) index")

@@ -79,3 +79,15 @@ def candidate_clause(relaxed: str, columns=COLUMNS) -> tuple[str, list]:
         params += [_pattern(w) for w in words for _ in columns]
         operand_before = True
     return ("(" + " ".join(parts) + ")" if parts else "TRUE"), params
+
+
+def substring_clause(text: str) -> tuple[str, list]:
+    """A ``WHERE`` clause over ``messages m`` true of every row whose content holds ``text``
+    in any case (what FTS5's ``trigram`` tokenizer matches, and more: the recheck decides),
+    whatever the database's locale; marked content (multimodal parts, bytes) left out, as a
+    file's trigram index reads nothing past the NUL that starts it there."""
+    parts = []
+    for ch in text:
+        pattern = _pattern(ch)
+        parts.append(pattern if len(pattern) > 1 else re.escape(ch))
+    return "(m.content ~ %s AND left(m.content, 1) <> chr(1))", ["".join(parts)]

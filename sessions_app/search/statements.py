@@ -32,6 +32,8 @@ REDACT_WINDOW = 65_536
 READ_SHARE = 0.75
 # Message ids a scan's first statement covers (the next ones grow while quick).
 SCAN_FIRST_IDS = 5_000
+# The file's substring index (a schema's substring search reads as if it had one).
+TRIGRAM_TABLE = "messages_fts_trigram"
 # Above every message id (a file's own FTS5 index matched every row it gives).
 EVERY_ID = 2**63
 # Where a hit row holds its content and tool calls.
@@ -128,6 +130,19 @@ def index_page(
     where, filter_params = filters(req, shape)
     if dialect.postgres():
         columns = [c for c in pg.COLUMNS if shape.has_column("messages", c)]
+        if table == TRIGRAM_TABLE:
+            # Substrings: scanned (the local index holds words), as the file's trigram
+            # index would propose them.
+            text = match[1:-1].replace('""', '"') if match.startswith('"') else match
+            outcome = scan(
+                req,
+                [],
+                budget=budget * READ_SHARE,
+                limit=req.per_page + 1,
+                below=req.before,
+                match=pg.substring_clause(text),
+            )
+            return outcome.found, outcome.resume_before, 0
         error = query_error(match, columns)
         if error:
             raise DatabaseError(error)  # what FTS5 would have said of it
