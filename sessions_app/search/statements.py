@@ -134,20 +134,13 @@ def index_page(
             # Substrings: scanned (the local index holds words), as the file's trigram
             # index would propose them.
             text = match[1:-1].replace('""', '"') if match.startswith('"') else match
-            outcome = scan(
-                req,
-                [],
-                budget=budget * READ_SHARE,
-                limit=req.per_page + 1,
-                below=req.before,
-                match=pg.substring_clause(text),
-            )
-            return outcome.found, outcome.resume_before, 0
-        error = query_error(match, columns)
-        if error:
-            raise DatabaseError(error)  # what FTS5 would have said of it
+            clause, index = pg.substring_clause(text), None
+        else:
+            error = query_error(match, columns)
+            if error:
+                raise DatabaseError(error)  # what FTS5 would have said of it
+            clause, index = pg.candidate_clause(match, columns), local_index.current(budget)
         started = time.monotonic()
-        index = local_index.current(budget)
         newer = 0 if index is None else index.high
         limit = req.per_page + 1
         outcome = Walk()
@@ -160,13 +153,14 @@ def index_page(
                 limit=limit,
                 above=newer,
                 below=req.before,
-                match=pg.candidate_clause(match, columns),
+                match=clause,
             )
         if index is None or len(outcome.found) >= limit or not outcome.finished:
             return outcome.found, outcome.resume_before, 0
         below = newer + 1 if req.before is None else min(req.before, newer + 1)
         remaining = budget * READ_SHARE - (time.monotonic() - started)
-        return (*_indexed_rows(req, match, index, outcome.found, below, remaining), newer)
+        found = _indexed_rows(req, match, index, outcome.found, below, remaining)
+        return (*found, newer)
     joins = (
         f"FROM messages m CROSS JOIN {table} ON {table}.rowid = m.id"
         if req.session_id
@@ -211,7 +205,10 @@ def _indexed_rows(
         + "".join(f" AND {clause}" for clause in where)
         + " ORDER BY m.id DESC"
     )
-    low = req.session_range[0] if req.session_id and req.session_range else 0
+    low = 0
+    if req.session_id and req.session_range:
+        # Within the session's ids (the statement keeps its messages alone).
+        low, below = req.session_range[0], min(below, req.session_range[1] + 1)
     limit = batch = req.per_page + 1
     started = time.monotonic()
     rows = list(rows)
