@@ -9,6 +9,7 @@ import contextlib
 import csv
 import io
 import json
+import socket
 
 import pytest
 from django.db import connections
@@ -124,3 +125,23 @@ def test_an_abandoned_export_holds_nothing_on_the_pages_connection(both, monkeyp
     response.close()
     assert opened[-1].closed and all(conn.closed for conn in opened)
     assert analyst.get("/p/team/messages/").status_code == 200
+
+
+def test_a_download_whose_connection_fails_is_unavailable_not_an_error(both, monkeypatch):
+    """The server refuses the download's own connection (gone since the page's): the download
+    answers as any page of an unreachable profile does, never a 500."""
+    analyst = client_for("analyst")
+    assert analyst.get("/p/team/sessions/").status_code == 200
+
+    real = pg_base.pg_base.DatabaseWrapper.get_new_connection
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+
+    def refused(self, params):
+        return real(self, dict(params, port=closed))
+
+    monkeypatch.setattr(pg_base.pg_base.DatabaseWrapper, "get_new_connection", refused)
+    response = analyst.get("/p/team/messages/?_export=csv&sort=id")
+    assert response.status_code == 503
+    assert b"cannot be reached" in response.content

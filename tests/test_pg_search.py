@@ -443,3 +443,40 @@ def test_the_index_serves_the_search_and_a_reloaded_schema_is_indexed_again(
     assert "(rebuilt)" in index_words()
     assert indexed_high("team") == 3
     assert every_hit(analyst, "team", q="marram", sort="newest")[0] == [3, 2]
+
+
+@pytest.mark.parametrize("indexed", [False, True])
+def test_a_tool_outputs_words_count_up_to_hermess_prefix_as_on_a_current_file(
+    hermes_pg,  # noqa: F811
+    serve,
+    tmp_path,
+    indexed,
+):
+    """Hermes's current word index holds a tool output's first 8,192 characters: a word past
+    them is not found on a current file, nor on its schema (search page, ``NOT``, old API),
+    with or without the local index (which holds the whole text)."""
+    path = tmp_path / "tool.db"
+    db = StateDB.create(path, "current")
+    db.session("s1", source="cli", title="Long output")
+    db.message("s1", "user", "run the wombatcheck please")
+    filler = " ".join(["lorem"] * 2000)  # 11,999 characters
+    db.message("s1", "tool", f"wombatcheck started {filler} quagganword at the end")
+    db.close()
+    hermes_pg.load(path, "tool_prefix")
+    serve(file=str(path), team=f"{hermes_pg.reader_url}?schema=tool_prefix")
+    if indexed:
+        index_words()
+    analyst = client_for("analyst")
+    asked = [
+        {"q": "quagganword"},
+        {"q": "wombatcheck"},
+        {"q": "wombatcheck NOT quagganword", "mode": "advanced"},
+        {"q": "wombatcheck NOT started", "mode": "advanced"},
+    ]
+    for params in asked:
+        on_file = every_hit(analyst, "file", **params)
+        assert every_hit(analyst, "team", **params) == on_file, params
+    assert every_hit(analyst, "team", q="quagganword")[0] == []
+    assert len(every_hit(analyst, "team", q="wombatcheck")[0]) == 2
+    for params in ({"_search": "quagganword"}, {"_search": "wombatcheck"}):
+        assert api_ids(analyst, "team", **params) == api_ids(analyst, "file", **params), params

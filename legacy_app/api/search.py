@@ -171,7 +171,9 @@ class Recheck:
         self.tokenize = options.get("tokenize")
         if content and catalog.table(content) is None and content not in catalog.views:
             content = ""  # the source is gone: read the index's own copy
-        if search.index.name == "messages":  # a PostgreSQL schema's vector: the rows
+        # A PostgreSQL schema's rows, read with their role (see _proposed).
+        self.schema = search.index.name == "messages"
+        if self.schema:
             self.source, self.rowid = "messages", "id"
         elif content:
             self.source, self.rowid = content, options.get("content_rowid") or "rowid"
@@ -182,7 +184,7 @@ class Recheck:
         binder = Binder()
         marks = ", ".join(binder.bind(i) for i in ids)
         rowid = column_sql(self.rowid)
-        names = ", ".join(quote(c) for c in self.columns)
+        names = ", ".join(quote(c) for c in [*self.columns, *(["role"] if self.schema else [])])
         sql = f"select {rowid}, {names} from {quote(self.source)} where {rowid} in ({marks})"
         budget = max(0.05, deadline - time.monotonic())
         return run_store(Statement(sql, binder.params), budget=budget)[1]
@@ -196,9 +198,12 @@ class Recheck:
         kept = set(ids) - {r[0] for r in rows}
         dirty = []
         for row in rows:
+            role, row = (row[-1], row[:-1]) if self.schema else (None, row)
             values = [v if isinstance(v, str) else (v or "") for v in row[1:]]
             if self.search.hidden:
                 values = [searchable(v) for v in values]
+            if role == "tool" and not self._proposed(row[0], values, deadline):
+                continue
             if values == list(row[1:]) and not self.search.relaxed:
                 kept.add(row[0])
             else:
@@ -216,3 +221,24 @@ class Recheck:
         if time.monotonic() > deadline:
             raise ApiError("The search ran out of time while checking redacted text.")
         return kept
+
+    def _proposed(self, rowid, values: list[str], deadline: float) -> bool:
+        """Whether a schema's tool row is one Hermes's current word index proposes: its
+        relaxed search holds in the output's first ``pg.TOOL_CONTENT_INDEXED`` characters
+        (of the text read, redacted when the reader cannot reveal: as on the search page)."""
+        at = self.columns.index("content") if "content" in self.columns else None
+        if at is None or len(values[at]) <= pg.TOOL_CONTENT_INDEXED:
+            return True
+        cut = [*values[:at], values[at][: pg.TOOL_CONTENT_INDEXED], *values[at + 1 :]]
+        for column, match in self.search.terms:
+            relaxed = candidates(match)
+            if relaxed is not None and not matching(
+                relaxed,
+                [(rowid, *cut)],
+                self.columns,
+                self.tokenize,
+                column=column,
+                deadline=deadline,
+            ):
+                return False
+        return True

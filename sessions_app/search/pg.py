@@ -20,6 +20,9 @@ from .redacted import _tokens
 _WORD = re.compile(r"[^\W_]+")
 _SKIPPED = {"*", "^", "+", "-", "}", ":"}
 COLUMNS = ("content", "tool_name", "tool_calls")
+# Characters of a tool output Hermes's current word index holds: its words past them are not
+# found (the schema's search decides so too, on the redacted text: ``engine._as_indexed``).
+TOOL_CONTENT_INDEXED = 8192
 
 
 def _variants() -> dict[str, set[str]]:
