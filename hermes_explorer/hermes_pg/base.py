@@ -96,8 +96,9 @@ class ReadOnlyCursor(pg_base.Cursor):
         return decoded(super().fetchall(), self.pgresult)
 
     def __iter__(self):
-        while (row := self.fetchone()) is not None:
-            yield row
+        # By chunks, so a column is looked at once per chunk, not once per row.
+        while rows := self.fetchmany(1000):
+            yield from rows
 
     def executemany(self, *args, **kwargs):
         raise NotSupportedError("A store is only read one statement at a time.")

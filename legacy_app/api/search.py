@@ -171,7 +171,7 @@ class Recheck:
         self.tokenize = options.get("tokenize")
         if content and catalog.table(content) is None and content not in catalog.views:
             content = ""  # the source is gone: read the index's own copy
-        # A PostgreSQL schema's rows, read with their role (see _proposed).
+        # A PostgreSQL schema's rows, read with their role (see _unproposed).
         self.schema = search.index.name == "messages"
         if self.schema:
             self.source, self.rowid = "messages", "id"
@@ -196,13 +196,17 @@ class Recheck:
         rows = self._texts(ids, deadline)
         # Not in the source: nothing to redact (and nothing a NOT could have hidden).
         kept = set(ids) - {r[0] for r in rows}
-        dirty = []
+        read = []
         for row in rows:
             role, row = (row[-1], row[:-1]) if self.schema else (None, row)
             values = [v if isinstance(v, str) else (v or "") for v in row[1:]]
             if self.search.hidden:
                 values = [searchable(v) for v in values]
-            if role == "tool" and not self._proposed(row[0], values, deadline):
+            read.append((row, role, values))
+        unproposed = self._unproposed(read, deadline) if self.schema else set()
+        dirty = []
+        for row, _role, values in read:
+            if row[0] in unproposed:
                 continue
             if values == list(row[1:]) and not self.search.relaxed:
                 kept.add(row[0])
@@ -222,23 +226,23 @@ class Recheck:
             raise ApiError("The search ran out of time while checking redacted text.")
         return kept
 
-    def _proposed(self, rowid, values: list[str], deadline: float) -> bool:
-        """Whether a schema's tool row is one Hermes's current word index proposes: its
-        relaxed search holds in the output's first ``pg.TOOL_CONTENT_INDEXED`` characters
-        (of the text read, redacted when the reader cannot reveal: as on the search page)."""
-        at = self.columns.index("content") if "content" in self.columns else None
-        if at is None or len(values[at]) <= pg.TOOL_CONTENT_INDEXED:
-            return True
-        cut = [*values[:at], values[at][: pg.TOOL_CONTENT_INDEXED], *values[at + 1 :]]
+    def _unproposed(self, read: list, deadline: float) -> set:
+        """The schema's tool rows Hermes's current word index would not propose for some term
+        (:func:`sessions_app.search.pg.past_tool_prefix`, on the text read: redacted when the
+        reader cannot reveal, as on the search page)."""
+        docs = [(row[0], *values) for row, _role, values in read]
+        roles = [role for _row, role, _values in read]
+        found: set = set()
         for column, match in self.search.terms:
             relaxed = candidates(match)
-            if relaxed is not None and not matching(
-                relaxed,
-                [(rowid, *cut)],
-                self.columns,
-                self.tokenize,
-                column=column,
-                deadline=deadline,
-            ):
-                return False
-        return True
+            if relaxed is not None:
+                found |= pg.past_tool_prefix(
+                    relaxed,
+                    docs,
+                    roles,
+                    self.columns,
+                    self.tokenize,
+                    column=column,
+                    deadline=deadline,
+                )
+        return found

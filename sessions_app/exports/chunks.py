@@ -38,7 +38,6 @@ def keyset_chunks(
     Each chunk is one statement read to the end before it is yielded, so no read transaction
     spans chunks; the next starts strictly after the last row's keys (``keys_of``); big rows
     (``text_size``) shrink the next chunk, so memory is bounded by bytes too."""
-    order = keyset.order_by()
     keys_of = keys_of or keyset.values_of
     size = max(1, chunk_size)
     if hasattr(connections[queryset.db], "pipelined") and to_rows is not None:
@@ -49,12 +48,11 @@ def keyset_chunks(
     )
     last: list | None = None
     while True:
-        qs = (queryset if last is None else queryset.filter(keyset.after(last))).order_by(*order)
 
-        def fetch(n: int, qs=qs, size=size) -> tuple[int, list]:
+        def fetch(n: int, last=last, size=size) -> tuple[int, list]:
             # The smaller of the two bounds: time (the clock's ``n``) and bytes (``size``).
             limit = min(n, size)
-            return limit, list(qs[:limit])
+            return limit, list(_chunk(queryset, keyset, last, limit))
 
         with query_budget(settings.HERMES_EXPORT_CHUNK_TIMEOUT):
             _, (limit, raw) = clock.run(fetch)

@@ -92,25 +92,6 @@ def _texts(rows) -> list[dict[str, str]]:
     ]
 
 
-def _proposed(rows, texts, relaxed: str, index: Index, deadline: float) -> tuple[list, list]:
-    """The schema's candidates Hermes's current word index would propose: a tool output
-    counts by its first :data:`.pg.TOOL_CONTENT_INDEXED` characters there (cut here from
-    the redacted text, so the cut depends on no secret); the whole query is then matched on
-    the candidates' whole windows, as on a file."""
-    cut = {
-        row[0]: _document(row[0], dict(t, content=t["content"][: pg.TOOL_CONTENT_INDEXED]), index)
-        for row, t in zip(rows, texts, strict=True)
-        if row[2] == "tool" and len(t["content"]) > pg.TOOL_CONTENT_INDEXED
-    }
-    if not cut:
-        return rows, texts
-    kept = set(
-        matching(relaxed, list(cut.values()), index.columns, index.tokenize, deadline=deadline)
-    )
-    pairs = [(r, t) for r, t in zip(rows, texts, strict=True) if r[0] not in cut or r[0] in kept]
-    return [r for r, _ in pairs], [t for _, t in pairs]
-
-
 def _filtered(rows, req: SearchRequest) -> list:
     """``rows`` whose tool name is the one asked for once redacted, as the page shows it."""
     if not req.tool_name:
@@ -191,9 +172,15 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         last = rows[batch - 1][0] if more else None
         rows = _filtered(rows[:batch], req)
         texts = _texts(rows)
-        if dialect.postgres() and table != statements.TRIGRAM_TABLE:
-            rows, texts = _proposed(rows, texts, relaxed, index, deadline)
         docs = [_document(row[0], t, index) for row, t in zip(rows, texts, strict=True)]
+        if dialect.postgres() and table != statements.TRIGRAM_TABLE:
+            roles = [row[2] for row in rows]
+            cut = pg.past_tool_prefix(
+                relaxed, docs, roles, index.columns, index.tokenize, deadline=deadline
+            )
+            if cut:
+                kept = [i for i, doc in enumerate(docs) if doc[0] not in cut]
+                rows, texts, docs = ([x[i] for i in kept] for x in (rows, texts, docs))
         settled = {
             row[0]
             for row, t in zip(rows, texts, strict=True)
@@ -503,7 +490,7 @@ def run_search(req: SearchRequest) -> SearchResult:
         )
         if shape.has_trigram and all(len(t) >= TRIGRAM_MIN_CHARS for t in terms):
             result.engine = "trigram"
-            _indexed_search(result, "messages_fts_trigram", " ".join(quote(t) for t in terms))
+            _indexed_search(result, statements.TRIGRAM_TABLE, " ".join(quote(t) for t in terms))
         else:
             _scan_search(result, terms, ("content",))
         return result

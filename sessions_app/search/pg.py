@@ -1,12 +1,17 @@
-"""Search candidates on a PostgreSQL schema, and its text as a SQLite file would hold it.
+"""Search on a PostgreSQL schema: which rows may match (candidates), and what Hermes's current
+word index would hold of them.
 
 Hermes's ``messages.search_vector`` (``'simple'`` configuration) cannot propose every message
 the recheck (:func:`.redacted.matching`, FTS5's ``unicode61`` words) will keep: PostgreSQL's
 parser keeps host names, e-mail addresses, file names and paths whole (``settings.py`` is one
-lexeme there, two words to FTS5), and the vector covers only the first 8,192 characters.  So the
-candidates are the rows whose stored text holds every word of the relaxed query, in any case and
-with or without diacritics (:func:`candidate_clause`): a word FTS5 finds in the redacted text is
-in the stored text, so no true match is left out, and the recheck decides, as on a SQLite file.
+lexeme there, two words to FTS5), and the vector covers only the first 8,192 characters.  The
+candidates come from the explorer's local word index (:mod:`.local_index`) up to its ``high``
+id; above it (and on a schema without one) they are the rows whose stored text holds every word
+of the relaxed query, in any case and with or without diacritics (:func:`candidate_clause`): a
+word FTS5 finds in the redacted text is in the stored text, so no true match is left out, and
+the recheck decides, as on a SQLite file.  A tool output counts by its first
+:data:`TOOL_CONTENT_INDEXED` characters, as in a current file's index
+(:func:`past_tool_prefix`).
 """
 
 from __future__ import annotations
@@ -14,14 +19,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .redacted import _tokens
+from .redacted import _tokens, matching
 
 # What FTS5's unicode61 tokenizer keeps as a word: runs of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
 _SKIPPED = {"*", "^", "+", "-", "}", ":"}
 COLUMNS = ("content", "tool_name", "tool_calls")
 # Characters of a tool output Hermes's current word index holds: its words past them are not
-# found (the schema's search decides so too, on the redacted text: ``engine._as_indexed``).
+# found (a schema's search decides so too: :func:`past_tool_prefix`).
 TOOL_CONTENT_INDEXED = 8192
 
 
@@ -94,3 +99,22 @@ def substring_clause(text: str) -> tuple[str, list]:
         pattern = _pattern(ch)
         parts.append(pattern if len(pattern) > 1 else re.escape(ch))
     return "(m.content ~ %s AND left(m.content, 1) <> chr(1))", ["".join(parts)]
+
+
+def past_tool_prefix(
+    relaxed: str, docs: list, roles: list, columns, tokenize=None, *, column=None, deadline=None
+) -> set:
+    """Ids of the tool rows among ``docs`` (``(id, *texts in columns)``, searchable text) whose
+    relaxed query holds only past their output's first :data:`TOOL_CONTENT_INDEXED` characters:
+    rows a current file's word index would not propose.  The cut is made on the redacted text,
+    so where it falls depends on no secret; one private index for the whole batch."""
+    at = 1 + columns.index("content") if "content" in columns else None
+    cut = [
+        (*doc[:at], doc[at][:TOOL_CONTENT_INDEXED], *doc[at + 1 :])
+        for doc, role in zip(docs, roles, strict=True)
+        if at is not None and role == "tool" and len(doc[at]) > TOOL_CONTENT_INDEXED
+    ]
+    if not cut:
+        return set()
+    held = matching(relaxed, cut, columns, tokenize, column=column, deadline=deadline)
+    return {doc[0] for doc in cut} - set(held)

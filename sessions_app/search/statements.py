@@ -159,7 +159,8 @@ def index_page(
             return outcome.found, outcome.resume_before, 0
         below = newer + 1 if req.before is None else min(req.before, newer + 1)
         remaining = budget * READ_SHARE - (time.monotonic() - started)
-        found = _indexed_rows(req, match, index, outcome.found, below, remaining)
+        filtered = (where, filter_params)
+        found = _indexed_rows(req, match, index, filtered, outcome.found, below, remaining)
         return (*found, newer)
     joins = (
         f"FROM messages m CROSS JOIN {table} ON {table}.rowid = m.id"
@@ -192,13 +193,14 @@ def index_page(
 
 
 def _indexed_rows(
-    req: SearchRequest, match: str, index, rows: list, below: int, budget: float
+    req: SearchRequest, match: str, index, filtered: tuple, rows: list, below: int, budget: float
 ) -> tuple[list, int | None]:
     """``rows`` and then the messages below ``below`` that the local index proposes for
-    ``match``, read from the schema in batches with the request's filters, newest first, up to
-    ``req.per_page`` + 1; and where a walk out of time would go on."""
+    ``match``, read from the schema in batches with the request's filters (``filtered``:
+    :func:`filters`), newest first, up to ``req.per_page`` + 1; and where a walk out of time
+    would go on."""
     shape = store.shape()
-    where, filter_params = filters(req, shape)
+    where, filter_params = filtered
     sql = (
         f"SELECT {select_columns(shape)} FROM messages m "
         "LEFT JOIN sessions s ON s.id = m.session_id WHERE m.id = ANY(%s)"
