@@ -156,6 +156,7 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
     deadline = time.monotonic() + SEARCH_BUDGET
     walk = Walk()
     before, batch = req.before, req.per_page + 1
+    first = True
     while len(walk.found) < need:
         remaining = deadline - time.monotonic()
         try:
@@ -171,12 +172,17 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         stopped = None if more else stopped
         last = rows[batch - 1][0] if more else None
         rows = _filtered(rows[:batch], req)
+        # The first batch's rows (a page and one, already read and redacted) are checked
+        # whatever the clock says, so a walk out of time always moves on: a page that checked
+        # nothing would send its "continue" link back where it started.
+        check_by = None if first else deadline
+        first = False
         texts = _texts(rows)
         docs = [_document(row[0], t, index) for row, t in zip(rows, texts, strict=True)]
         if dialect.postgres() and table != statements.TRIGRAM_TABLE:
             roles = [row[2] for row in rows]
             cut = pg.past_tool_prefix(
-                relaxed, docs, roles, index.columns, index.tokenize, deadline=deadline
+                relaxed, docs, roles, index.columns, index.tokenize, deadline=check_by
             )
             if cut:
                 kept = [i for i, doc in enumerate(docs) if doc[0] not in cut]
@@ -189,8 +195,8 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
             if relaxed == match and row[0] <= exact_upto and _clean_whole(row, t)
         }
         unsure = [doc for doc in docs if doc[0] not in settled]
-        settled |= set(matching(match, unsure, index.columns, index.tokenize, deadline=deadline))
-        if time.monotonic() > deadline:
+        settled |= set(matching(match, unsure, index.columns, index.tokenize, deadline=check_by))
+        if check_by and docs and time.monotonic() > check_by:  # cut short: none of it holds
             walk.finished, walk.resume_before = False, before
             break
         walk.found += [(row, doc) for row, doc in zip(rows, docs, strict=True) if doc[0] in settled]
