@@ -8,7 +8,9 @@ from django import forms
 from django.urls import Resolver404, resolve
 from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
+from hermes_explorer import stores
 from hermes_explorer.params import flag
+from profiles_app.middleware import PREFIX
 from sessions_app.formatting import number
 
 from .crossdb import Selection
@@ -222,8 +224,10 @@ class ReviewForm(forms.Form):
     )
 
 
-def view_url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be a saved view, or None: it must be a path of this app's pages."""
+def view_url_problem(url: str, visible=None) -> str | None:
+    """Why ``url`` cannot be a saved view, or None: it must be a path of this app's pages,
+    of one profile (``/p/<profile>/…``, a profile among ``visible``, every one if None) or of
+    the profile read when none is named."""
     if not url:
         return gettext("A saved view needs the address of a page.")
     if any(ord(c) < 32 or c == "\\" for c in url):
@@ -234,8 +238,13 @@ def view_url_problem(url: str) -> str | None:
             "A saved view opens a page of the explorer: give its path (starting with one /), "
             "not another site's address."
         )
+    path = parts.path
+    if scoped := PREFIX.match(path):
+        if stores.by_name(scoped[1], visible) is None:
+            return gettext("No profile you may see is named “%(name)s”.") % {"name": scoped[1]}
+        path = scoped[2]
     try:
-        match = resolve(parts.path)
+        match = resolve(path)
     except Resolver404:
         return gettext("No page of the explorer has this address.")
     if match.namespace not in VIEW_NAMESPACES:
@@ -260,9 +269,10 @@ class SavedViewForm(_NamedForm):
         "url": gettext_lazy("A page address has at most %(n)s characters."),
     }
 
-    def __init__(self, *args, owner, **kwargs):
+    def __init__(self, *args, owner, visible=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.instance.owner = owner
+        self.visible = visible
 
     def clean_name(self):
         name = _single_line(
@@ -275,7 +285,7 @@ class SavedViewForm(_NamedForm):
         return name
 
     def clean_url(self):
-        if problem := view_url_problem(self.cleaned_data["url"]):
+        if problem := view_url_problem(self.cleaned_data["url"], self.visible):
             raise forms.ValidationError(problem)
         return self.cleaned_data["url"]
 

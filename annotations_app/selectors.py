@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, F, OuterRef, Prefetch, Q
 
+from profiles_app.middleware import PREFIX
+
 from .models import AnnotatedSession, SavedView, Score, SessionScore, SessionTag, Star, Tag
 from .targets import current_store
 
@@ -187,15 +189,19 @@ def tag_facets(store_keys: list[str] | None = None) -> list[tuple[Tag, int]]:
     return read((), None, store_keys or [current_store()])[1]
 
 
-def views_for(user) -> tuple[list[SavedView], list[SavedView]]:
-    """(the user's own views, the views others share with the team), with ``owner_name``."""
+def views_for(user, visible=()) -> tuple[list[SavedView], list[SavedView]]:
+    """(the user's own views, the views others share with the team), with ``owner_name``: a
+    view of one profile (``/p/<profile>/…``) only for a user who may see that profile."""
     if user is None or not user.is_authenticated:
         return [], []
-    rows = list(
-        SavedView.objects.filter(Q(owner=user) | Q(shared=True))
+    names = {store.name for store in visible}
+    rows = [
+        view
+        for view in SavedView.objects.filter(Q(owner=user) | Q(shared=True))
         .annotate(owner_name=F(f"owner__{user.USERNAME_FIELD}"))
         .order_by("name", "id")
-    )
+        if not (scoped := PREFIX.match(view.url)) or scoped[1] in names
+    ]
     own = [v for v in rows if v.owner_id == user.pk]
     shared = [v for v in rows if v.owner_id != user.pk]
     return own, shared

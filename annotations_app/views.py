@@ -244,7 +244,7 @@ def view_list(request):
         from_page = "url" not in data
         if from_page:
             data["url"] = _referring_view(request)
-        form = SavedViewForm(data, owner=request.user)
+        form = SavedViewForm(data, owner=request.user, visible=request.visible_stores)
         if form.is_valid():
             services.save_view(request, form.instance)
             messages.success(
@@ -252,8 +252,12 @@ def view_list(request):
             )
             return redirect(form.instance.url if from_page else "annotations:views")
     else:
-        form = SavedViewForm(owner=request.user, initial={"url": _referring_view(request)})
-    own, shared = selectors.views_for(request.user)
+        form = SavedViewForm(
+            owner=request.user,
+            visible=request.visible_stores,
+            initial={"url": _referring_view(request)},
+        )
+    own, shared = selectors.views_for(request.user, request.visible_stores)
     context = {"form": form, "own": own, "shared": shared}
     return _page(request, "annotations_app/view_list.html", context)
 
@@ -265,7 +269,7 @@ def _referring_view(request) -> str:
         referer = urlsplit(request.META.get("HTTP_REFERER", ""))
         if referer.netloc == request.get_host():
             wanted = referer.path + (f"?{referer.query}" if referer.query else "")
-    return wanted if view_url_problem(wanted) is None else ""
+    return wanted if view_url_problem(wanted, request.visible_stores) is None else ""
 
 
 @require_POST

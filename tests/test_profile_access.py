@@ -103,3 +103,32 @@ def test_unrestrict_gives_every_profile_back(home, alice):
     call_command("profiles", "unrestrict", "alice")
     rows = alice.get("/sessions/").context["page"].rows
     assert {row.store.name for row in rows} == ALLOWED | HIDDEN
+
+
+def test_a_view_of_one_profile_is_saved_from_its_page_and_shown_to_who_may_see_it(home, alice):
+    """"Save this view" on a ``/p/<profile>/`` page keeps that address; opening the view reads
+    that profile.  A profile the user may not see (or that does not exist) cannot be named, and
+    a view shared of it is not in their menu."""
+    from annotations_app.models import SavedView
+
+    page = "/p/coder/sessions/?sort=started_at"
+    form = alice.get("/p/coder/annotations/views/", HTTP_REFERER=f"http://testserver{page}")
+    assert form.context["form"].initial["url"] == page
+    saved = alice.post(
+        "/p/coder/annotations/views/", {"name": "coder's"}, HTTP_REFERER=f"http://testserver{page}"
+    )
+    assert saved.status_code == 302 and saved["Location"] == page
+    assert SavedView.objects.get(name="coder's").url == page
+    opened = alice.get(page)
+    assert {row.id for row in opened.context["page"].rows} == ids_of(home, {"coder"})
+    assert f'href="{page.replace("&", "&amp;")}">coder&#x27;s</a>' in opened.content.decode()
+    for hidden in (*HIDDEN, "nosuchprofile"):
+        refused = alice.post(
+            "/annotations/views/", {"name": hidden, "url": f"/p/{hidden}/sessions/"}
+        )
+        assert refused.status_code == 400 and "No profile you may see" in refused.content.decode()
+    boss = get_user_model().objects.create_superuser("boss", password="pw-boss-123")
+    SavedView.objects.create(owner=boss, name="support's", url="/p/support/sessions/", shared=True)
+    SavedView.objects.create(owner=boss, name="cron's", url="/p/cron/insights/", shared=True)
+    menu = alice.get("/sessions/").content.decode()
+    assert ">cron&#x27;s</a>" in menu and "support&#x27;s" not in menu

@@ -56,7 +56,9 @@ def saved_views_nav(context):
     request = context.get("request")
     # The page's URL is read from the Referer, not written in: a page looks the same whatever
     # its query string.
-    own, shared = selectors.views_for(getattr(request, "user", None))
+    own, shared = selectors.views_for(
+        getattr(request, "user", None), getattr(request, "visible_stores", ())
+    )
     return {"own": own, "shared": shared}
 
 
