@@ -334,7 +334,9 @@ def _walk_scan(req, terms, columns, *, budget, need, above=0, below=None, match=
             }
         else:
             docs = [_document(row[0], t, index) for row, t in zip(rows, texts, strict=True)]
-            kept = set(matching(match, docs, index.columns, index.tokenize, deadline=deadline))
+            # No deadline: rows read (at most ``want``) are checked whole, or a check cut short
+            # would pass over their hits as the walk goes on below them.
+            kept = set(matching(match, docs, index.columns, index.tokenize))
         walk.found += [(row, t) for row, t in zip(rows, texts, strict=True) if row[0] in kept]
         if outcome.finished:
             break
