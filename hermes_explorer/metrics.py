@@ -44,15 +44,20 @@ METHODS = frozenset("GET HEAD POST PUT PATCH DELETE OPTIONS TRACE CONNECT".split
 STATUSES = frozenset(str(s.value) for s in HTTPStatus)
 
 
-def _timed(execute, sql, params, many, context):
-    alias = context["connection"].alias
+def count_statement(alias: str, seconds: float) -> None:
+    """One statement sent on the connection ``alias`` (also those a download reads ahead on a
+    connection of its own), and the time it took."""
     alias = "app" if alias == "default" else alias
+    QUERIES.labels(alias).inc()
+    QUERY_SECONDS.labels(alias).inc(seconds)
+
+
+def _timed(execute, sql, params, many, context):
     started = time.perf_counter()
     try:
         return execute(sql, params, many, context)
     finally:
-        QUERIES.labels(alias).inc()
-        QUERY_SECONDS.labels(alias).inc(time.perf_counter() - started)
+        count_statement(context["connection"].alias, time.perf_counter() - started)
 
 
 def _instrument(sender, connection, **kwargs):

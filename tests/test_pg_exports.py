@@ -145,3 +145,29 @@ def test_a_download_whose_connection_fails_is_unavailable_not_an_error(both, mon
     response = analyst.get("/p/team/messages/?_export=csv&sort=id")
     assert response.status_code == 503
     assert b"cannot be reached" in response.content
+
+
+def test_a_downloads_read_ahead_statements_count_in_the_metrics(both, monkeypatch):
+    """``/metrics`` counts the statements a download sends on its own connection, under the
+    profile's alias, as it counts the pages' statements."""
+    from prometheus_client import REGISTRY
+
+    monkeypatch.setattr(exports.chunks, "EXPORT_CHUNK_ROWS", 3)
+    alias = _team_connection().alias
+
+    def sent() -> tuple[float, float]:
+        labels = {"alias": alias}
+        return (
+            REGISTRY.get_sample_value("hermes_explorer_db_queries_total", labels) or 0.0,
+            REGISTRY.get_sample_value("hermes_explorer_db_query_seconds_total", labels) or 0.0,
+        )
+
+    before = sent()
+    rows = list(
+        csv.reader(
+            io.StringIO(body(client_for("analyst").get("/p/team/messages/?_export=csv&sort=id")))
+        )
+    )
+    after = sent()
+    chunks = -(-(len(rows) - 1) // 3)  # the header aside, three rows a chunk
+    assert after[0] - before[0] >= chunks > 3 and after[1] > before[1]

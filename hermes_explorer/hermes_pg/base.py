@@ -8,6 +8,7 @@ import contextlib
 import json
 import logging
 import math
+import time
 from collections.abc import Iterator
 from operator import itemgetter
 from typing import NamedTuple
@@ -152,15 +153,17 @@ class Pipelined:
     transaction under its deadline, its prelude queued with it.  Measured: ``docs/performance.md``
     ("PostgreSQL profiles", the full messages CSV)."""
 
-    def __init__(self, conn: psycopg.Connection):
+    def __init__(self, conn: psycopg.Connection, alias: str):
         self.conn = conn
+        self.alias = alias
 
     def send(self, queryset) -> Pending:
         """Send the statement of ``queryset`` (a ``values_list()``) now, to be read by
         :meth:`Pending.rows` as the queryset itself would give its rows."""
         compiler = queryset.query.get_compiler(using=queryset.db)
         sql, params = compiler.as_sql()
-        return Pending(*self.send_sql(sql, params), compiler)
+        started = time.perf_counter()
+        return Pending(*self.send_sql(sql, params), compiler, self.alias, started)
 
     def send_sql(self, sql: str, params) -> tuple[psycopg.ClientCursor, Deadline]:
         """Send ``sql`` (Django's client-side ``%s`` binding) under the current budget."""
@@ -179,6 +182,8 @@ class Pending(NamedTuple):
     cursor: psycopg.ClientCursor
     deadline: Deadline
     compiler: object
+    alias: str
+    sent: float  # time.perf_counter() when sent
 
     def rows(self) -> list[tuple]:
         """The statement's rows (waiting for them if the server is not done), through the
@@ -187,6 +192,11 @@ class Pending(NamedTuple):
             fetched = decoded(self.cursor.fetchall(), self.cursor.pgresult)
         except psycopg.errors.QueryCanceled as exc:
             raise self.deadline.timeout() from exc
+        finally:
+            from ..metrics import count_statement
+
+            # Counted as the pages' statements are: from sent to its rows received.
+            count_statement(self.alias, time.perf_counter() - self.sent)
         return list(self.compiler.results_iter(results=[fetched], tuple_expected=True))
 
 
@@ -261,7 +271,7 @@ class DatabaseWrapper(pg_base.DatabaseWrapper):
             conn.autocommit = True
             conn.hermes_schema = self.settings_dict["HERMES_SCHEMA"]
             with self.wrap_database_errors, conn.pipeline():
-                yield Pipelined(conn)
+                yield Pipelined(conn, self.alias)
         finally:
             conn.close()
 
