@@ -59,3 +59,23 @@ def test_switch_profiles_and_follow_a_hit_into_its_transcript(home, browse):
     expect(
         page.get_by_role("navigation", name="Profiles").get_by_role("link", name="support")
     ).to_have_attribute("aria-current", "page")
+
+
+def test_save_a_view_on_a_profiles_page_and_open_it_again(home, browse):
+    """ "Save this view" on a profile's list keeps the profile: the saved view, opened from the
+    menu on another page, shows that profile's sessions only."""
+    from annotations_app.models import SavedView
+
+    page = browse.page(role="analyst")
+    page.goto("/p/coder/sessions/?sort=started_at")
+    page.get_by_label("Save this view as").fill("Coder by start")
+    page.get_by_role("button", name="Save view").click()
+    expect(page.locator(".flash")).to_contain_text("View “Coder by start” saved.")
+    expect(page).to_have_url(re.compile(r"/p/coder/sessions/\?sort=started_at$"))
+    assert SavedView.objects.get().url == "/p/coder/sessions/?sort=started_at"
+
+    page.goto("/p/support/sessions/")
+    page.locator(".nav-views summary").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Coder by start").click()
+    expect(page).to_have_url(re.compile(r"/p/coder/sessions/\?sort=started_at$"))
+    expect(page.locator("table.sessions-table tbody tr")).to_have_count(len(home.sessions["coder"]))
