@@ -21,6 +21,7 @@ from psycopg.pq import TransactionStatus
 
 from ..hermes_db.base import DatabaseCreation, NotAHermesStore
 from ..hermes_db.deadline import Deadline, current_budget
+from ..metrics import count_statement
 from .shape import inspect
 
 logger = logging.getLogger(__name__)
@@ -67,13 +68,9 @@ class ReadOnlyCursor(pg_base.Cursor):
             conn.rollback()
         deadline = Deadline()
         deadline.start()
-        ms = max(1, math.ceil(deadline.budget * 1000))
         self._prelude = True
         try:
-            super().execute(
-                f"BEGIN READ ONLY; SET LOCAL statement_timeout = {ms}; "
-                f"SET LOCAL search_path = {conn.hermes_schema}, pg_catalog"
-            )
+            super().execute("; ".join(_prelude(conn, deadline)))
         finally:
             self._prelude = False
         try:
@@ -135,8 +132,8 @@ def as_in_sqlite(text: str):
 
 
 def _prelude(conn, deadline: Deadline) -> tuple[str, ...]:
-    """What opens a statement's read-only transaction under its deadline, one statement
-    each (pipeline mode sends no multi-statement string)."""
+    """What opens a statement's read-only transaction under its deadline, one statement each
+    (pipeline mode sends no multi-statement string; a cursor sends them joined, at once)."""
     ms = max(1, math.ceil(deadline.budget * 1000))
     return (
         "BEGIN READ ONLY",
@@ -193,8 +190,6 @@ class Pending(NamedTuple):
         except psycopg.errors.QueryCanceled as exc:
             raise self.deadline.timeout() from exc
         finally:
-            from ..metrics import count_statement
-
             # Counted as the pages' statements are: from sent to its rows received.
             count_statement(self.alias, time.perf_counter() - self.sent)
         return list(self.compiler.results_iter(results=[fetched], tuple_expected=True))
