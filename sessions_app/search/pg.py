@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .query import unquote
 from .redacted import _tokens, matching
 
 # What FTS5's unicode61 tokenizer keeps as a word: runs of letters and digits.
@@ -81,8 +82,7 @@ def candidate_clause(relaxed: str, columns=COLUMNS) -> tuple[str, list]:
             parts.append(token)
             operand_before = token == ")"
             continue
-        text = token[1:-1].replace('""', '"') if token.startswith('"') else token
-        words = _WORD.findall(text)
+        words = _WORD.findall(unquote(token))
         parts.append("(" + " AND ".join([any_column] * len(words)) + ")" if words else "TRUE")
         params += [_pattern(w) for w in words for _ in columns]
         operand_before = True

@@ -67,6 +67,11 @@ def quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+def unquote(token: str) -> str:
+    """The text of an FTS5 string (:func:`quote`), or ``token`` itself when it is a bareword."""
+    return token[1:-1].replace('""', '"') if token.startswith('"') else token
+
+
 def words_match(text: str) -> str:
     """Every word quoted; FTS5 ANDs them."""
     return " ".join(quote(w) for w in plain_words(text))

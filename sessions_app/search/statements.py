@@ -21,7 +21,7 @@ from redaction import redact
 from ..links import store_link
 from ..visibility import kind_of
 from . import local_index, pg, ranges
-from .query import SearchRequest, like_pattern
+from .query import SearchRequest, like_pattern, unquote
 from .redacted import query_error
 
 # Seconds: one indexed search statement (the engine gives scans and retries their own).
@@ -133,8 +133,7 @@ def index_page(
         if table == TRIGRAM_TABLE:
             # Substrings: scanned (the local index holds words), as the file's trigram
             # index would propose them.
-            text = match[1:-1].replace('""', '"') if match.startswith('"') else match
-            clause, index = pg.substring_clause(text), None
+            clause, index = pg.substring_clause(unquote(match)), None
         else:
             error = query_error(match, columns)
             if error:
