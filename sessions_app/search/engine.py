@@ -433,25 +433,23 @@ def run_search(req: SearchRequest) -> SearchResult:
                 "output and cron/subagent sessions."
             )
         )
-        if (shape.has_trigram or dialect.postgres()) and len(text) >= TRIGRAM_MIN_CHARS:
-            if dialect.postgres():
-                # Scanned, then matched and ranked as a file's trigram index would be.
-                result.notes.append(
-                    gettext("Scanning messages directly: %(why)s.")
-                    % {"why": gettext("a PostgreSQL profile has no substring (trigram) index")}
-                )
-            result.engine = "trigram"
-            _indexed_search(result, statements.TRIGRAM_TABLE, quote(text))
-        else:
+        postgres = dialect.postgres()
+        long_enough = len(text) >= TRIGRAM_MIN_CHARS
+        if postgres or not (shape.has_trigram and long_enough):
             why = (
                 gettext("a PostgreSQL profile has no substring (trigram) index")
-                if dialect.postgres()
+                if postgres
                 else gettext("this state.db has no substring (trigram) index")
                 if not shape.has_trigram
                 else gettext("the substring index needs %(n)s characters or more")
                 % {"n": TRIGRAM_MIN_CHARS}
             )
             result.notes.append(gettext("Scanning messages directly: %(why)s.") % {"why": why})
+        if (shape.has_trigram or postgres) and long_enough:
+            # On a schema: scanned, then matched and ranked as a file's trigram index would be.
+            result.engine = "trigram"
+            _indexed_search(result, statements.TRIGRAM_TABLE, quote(text))
+        else:
             _scan_search(result, [text], ("content",))
         return result
 
