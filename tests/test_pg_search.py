@@ -497,3 +497,32 @@ def test_a_tool_outputs_words_count_up_to_hermess_prefix_as_on_a_current_file(
     assert len(every_hit(analyst, "team", q="wombatcheck")[0]) == 2
     for params in ({"_search": "quagganword"}, {"_search": "wombatcheck"}):
         assert api_ids(analyst, "team", **params) == api_ids(analyst, "file", **params), params
+
+
+@pytest.mark.parametrize("sort", ["rank", "newest"])
+def test_a_cjk_words_substrings_are_found_as_on_a_current_file(
+    hermes_pg,  # noqa: F811
+    serve,
+    tmp_path,
+    sort,
+):
+    """A CJK run is one word to FTS5, so a word search for part of it falls back to substrings:
+    on a schema, the same messages in the same order as a current file's trigram index gives
+    (tool output and cron sessions left out), for one term and for several."""
+    path = tmp_path / "cjk.db"
+    db = StateDB.create(path, "current")
+    db.session("s1", source="cli", title="天気")
+    db.message("s1", "user", "東京の天気はどうですか")
+    db.message("s1", "tool", "東京の天気: 晴れ")
+    db.message("s1", "assistant", "大阪と東京の天気を比べると、東京の天気は東京の方が良い")
+    db.message("s1", "user", "京都の天気はどう")
+    db.session("c1", source="cron", title="予報")
+    db.message("c1", "assistant", "東京の天気は晴れ")
+    db.close()
+    hermes_pg.load(path, "cjk_words")
+    serve(file=str(path), team=f"{hermes_pg.reader_url}?schema=cjk_words")
+    analyst = client_for("analyst")
+    for q in ["東京の", "の天気", "東京の 天気は", "京都"]:
+        on_file = every_hit(analyst, "file", q=q, sort=sort)
+        assert on_file[0], q
+        assert every_hit(analyst, "team", q=q, sort=sort) == on_file, q

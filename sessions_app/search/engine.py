@@ -409,6 +409,23 @@ def _top_up(result: SearchResult, match: str, state: IndexState) -> None:
     result.notes.append(note % {"span": span})
 
 
+def _by_trigrams(shape, terms: list[str]) -> bool:
+    """Whether substrings of ``terms`` are found as a file's trigram index finds them: through
+    it, or on a schema, scanned and then matched and ranked as it would be."""
+    has_index = shape.has_trigram or dialect.postgres()
+    return has_index and all(len(t) >= TRIGRAM_MIN_CHARS for t in terms)
+
+
+def _substring_search(result: SearchResult, shape, terms: list[str]) -> None:
+    """The messages whose content holds every term: as the trigram index finds them
+    (:func:`_by_trigrams`), else scanned."""
+    if _by_trigrams(shape, terms):
+        result.engine = "trigram"
+        _indexed_search(result, statements.TRIGRAM_TABLE, " ".join(quote(t) for t in terms))
+    else:
+        _scan_search(result, terms, ("content",))
+
+
 def run_search(req: SearchRequest) -> SearchResult:
     """Search messages with the best index this file has; never raises on user text."""
     text = clean(req.text).strip()[:MAX_QUERY_CHARS]
@@ -434,8 +451,7 @@ def run_search(req: SearchRequest) -> SearchResult:
             )
         )
         postgres = dialect.postgres()
-        long_enough = len(text) >= TRIGRAM_MIN_CHARS
-        if postgres or not (shape.has_trigram and long_enough):
+        if postgres or not _by_trigrams(shape, [text]):
             why = (
                 gettext("a PostgreSQL profile has no substring (trigram) index")
                 if postgres
@@ -445,12 +461,7 @@ def run_search(req: SearchRequest) -> SearchResult:
                 % {"n": TRIGRAM_MIN_CHARS}
             )
             result.notes.append(gettext("Scanning messages directly: %(why)s.") % {"why": why})
-        if (shape.has_trigram or postgres) and long_enough:
-            # On a schema: scanned, then matched and ranked as a file's trigram index would be.
-            result.engine = "trigram"
-            _indexed_search(result, statements.TRIGRAM_TABLE, quote(text))
-        else:
-            _scan_search(result, [text], ("content",))
+        _substring_search(result, shape, [text])
         return result
 
     terms = result.terms
@@ -494,11 +505,7 @@ def run_search(req: SearchRequest) -> SearchResult:
                 "matches."
             )
         )
-        if shape.has_trigram and all(len(t) >= TRIGRAM_MIN_CHARS for t in terms):
-            result.engine = "trigram"
-            _indexed_search(result, statements.TRIGRAM_TABLE, " ".join(quote(t) for t in terms))
-        else:
-            _scan_search(result, terms, ("content",))
+        _substring_search(result, shape, terms)
         return result
 
     if not result.error:

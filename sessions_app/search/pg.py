@@ -89,16 +89,21 @@ def candidate_clause(relaxed: str, columns=COLUMNS) -> tuple[str, list]:
     return ("(" + " ".join(parts) + ")" if parts else "TRUE"), params
 
 
-def substring_clause(text: str) -> tuple[str, list]:
-    """A ``WHERE`` clause over ``messages m`` true of every row whose content holds ``text``
-    in any case (what FTS5's ``trigram`` tokenizer matches, and more: the recheck decides),
-    whatever the database's locale; marked content (multimodal parts, bytes) left out, as a
-    file's trigram index reads nothing past the NUL that starts it there."""
-    parts = []
-    for ch in text:
-        pattern = _pattern(ch)
-        parts.append(pattern if len(pattern) > 1 else re.escape(ch))
-    return "(m.content ~ %s AND left(m.content, 1) <> chr(1))", ["".join(parts)]
+def substring_clause(match: str) -> tuple[str, list]:
+    """A ``WHERE`` clause over ``messages m`` true of every row whose content holds each string
+    of ``match`` (a trigram query: FTS5 strings, :func:`.query.quote`) in any case (what FTS5's
+    ``trigram`` tokenizer matches, and more: the recheck decides), whatever the database's
+    locale; marked content (multimodal parts, bytes) left out, as a file's trigram index reads
+    nothing past the NUL that starts it there."""
+    patterns = []
+    for text in (unquote(token) for token in _tokens(match) or ()):
+        parts = []
+        for ch in text:
+            pattern = _pattern(ch)
+            parts.append(pattern if len(pattern) > 1 else re.escape(ch))
+        patterns.append("".join(parts))
+    held = " AND ".join(["m.content ~ %s"] * len(patterns) or ["TRUE"])
+    return f"({held} AND left(m.content, 1) <> chr(1))", patterns
 
 
 def past_tool_prefix(

@@ -21,7 +21,7 @@ from redaction import redact
 from ..links import store_link
 from ..visibility import kind_of
 from . import local_index, pg, ranges
-from .query import SearchRequest, like_pattern, unquote
+from .query import SearchRequest, like_pattern
 from .redacted import query_error
 
 # Seconds: one indexed search statement (the engine gives scans and retries their own).
@@ -77,8 +77,9 @@ def select_columns(shape) -> str:
     )
 
 
-def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
-    """The request's filters as ``WHERE`` clauses over ``messages m`` and ``sessions s``."""
+def filters(req: SearchRequest, shape, *, trigram: bool = False) -> tuple[list[str], list]:
+    """The request's filters as ``WHERE`` clauses over ``messages m`` and ``sessions s``; with
+    ``trigram`` (or in substring mode), only rows Hermes's substring index holds."""
     asked = [
         ("m.role = %s", [req.role] if req.role else []),
         ("m.tool_name = %s", [req.tool_name] if req.tool_name else []),
@@ -89,8 +90,9 @@ def filters(req: SearchRequest, shape) -> tuple[list[str], list]:
     ]
     where = [clause for clause, values in asked if values]
     params: list = [value for _clause, values in asked for value in values]
-    if req.mode == "substring":
-        # What Hermes's substring (trigram) index holds, however the search is answered.
+    if trigram or req.mode == "substring":
+        # What Hermes's substring (trigram) index holds, however the search is answered (a
+        # schema's trigram search reads as if it had that index).
         where.append("COALESCE(m.role, '') <> 'tool' AND COALESCE(s.source, '') NOT IN (%s, %s)")
         params += ["cron", "subagent"]
     if not req.include_hidden and shape.has_column("messages", "display_kind"):
@@ -127,13 +129,14 @@ def index_page(
     session, the session's messages are read by their index and each checked by rowid.
     """
     shape = store.shape()
-    where, filter_params = filters(req, shape)
+    trigram = table == TRIGRAM_TABLE
+    where, filter_params = filters(req, shape, trigram=trigram)
     if dialect.postgres():
         columns = [c for c in pg.COLUMNS if shape.has_column("messages", c)]
-        if table == TRIGRAM_TABLE:
+        if trigram:
             # Substrings: scanned (the local index holds words), as the file's trigram
             # index would propose them.
-            clause, index = pg.substring_clause(unquote(match)), None
+            clause, index = pg.substring_clause(match), None
         else:
             error = query_error(match, columns)
             if error:
@@ -153,6 +156,7 @@ def index_page(
                 above=newer,
                 below=req.before,
                 match=clause,
+                trigram=trigram,
             )
         if index is None or len(outcome.found) >= limit or not outcome.finished:
             return outcome.found, outcome.resume_before, 0
@@ -260,13 +264,15 @@ def scan(
     below: int | None = None,
     columns: tuple[str, ...] = ("content", "tool_name", "tool_calls"),
     match: tuple[str, list] | None = None,
+    trigram: bool = False,
 ) -> Walk:
     """Messages with ``above < id < below`` whose text contains every term (or, given,
     satisfies the clause ``match``: SQL and its values), newest first, one id range a
     statement, so a scan out of time returns what it found and where it stopped.  One
-    session's messages are scanned in one statement."""
+    session's messages are scanned in one statement; ``trigram``: among the rows Hermes's
+    substring index holds (:func:`filters`)."""
     shape = store.shape()
-    where, filter_params = filters(req, shape)
+    where, filter_params = filters(req, shape, trigram=trigram)
     present = [c for c in columns if shape.has_column("messages", c)]
     like = dialect.like_ascii_case()
     any_column = " OR ".join(f"m.{c} {like} %s ESCAPE '\\'" for c in present)
