@@ -156,7 +156,10 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
     deadline = time.monotonic() + SEARCH_BUDGET
     walk = Walk()
     before, batch = req.before, req.per_page + 1
-    first = True
+    # The first batch's rows (a page and one, already read and redacted) are checked whatever
+    # the clock says, so a walk out of time always moves on: a page that checked nothing would
+    # send its "continue" link back where it started.  Later batches stop at the deadline.
+    check_by = None
     while len(walk.found) < need:
         remaining = deadline - time.monotonic()
         try:
@@ -172,11 +175,6 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
         stopped = None if more else stopped
         last = rows[batch - 1][0] if more else None
         rows = _filtered(rows[:batch], req)
-        # The first batch's rows (a page and one, already read and redacted) are checked
-        # whatever the clock says, so a walk out of time always moves on: a page that checked
-        # nothing would send its "continue" link back where it started.
-        check_by = None if first else deadline
-        first = False
         texts = _texts(rows)
         docs = [_document(row[0], t, index) for row, t in zip(rows, texts, strict=True)]
         if dialect.postgres() and table != statements.TRIGRAM_TABLE:
@@ -208,7 +206,7 @@ def _walk_index(req: SearchRequest, table: str, match: str, need: int) -> Walk:
             del walk.found[need:]
         if not more or not walk.finished:
             break
-        before = last
+        before, check_by = last, deadline
         batch = min(MAX_BATCH, max(batch, 2 * (need - len(walk.found))))
     return walk
 
