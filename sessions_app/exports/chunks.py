@@ -40,7 +40,7 @@ def keyset_chunks(
     (``text_size``) shrink the next chunk, so memory is bounded by bytes too."""
     keys_of = keys_of or keyset.values_of
     size = max(1, chunk_size)
-    if hasattr(connections[queryset.db], "pipelined") and to_rows is not None:
+    if hasattr(connections[queryset.db], "pipelined") and to_rows and text_size:
         yield from _pipelined(queryset, keyset, keys_of, to_rows, text_size, size, max_chunk_bytes)
         return
     clock = store.ChunkClock(
@@ -88,7 +88,8 @@ def _chunk(queryset, keyset: Keyset, last: list | None, limit: int):
 
 
 def _pipelined(queryset, keyset, keys_of, to_rows, text_size, size, max_chunk_bytes):
-    """:func:`keyset_chunks` on a PostgreSQL store: each chunk's statement is sent as soon as
+    """:func:`keyset_chunks` of whole chunks (``to_rows``, sized by ``text_size``) on a
+    PostgreSQL store: each chunk's statement is sent as soon as
     the previous chunk's last keys are known, before that chunk is encoded, so the server
     reads the next chunk while the worker writes this one (``Pipelined``).
 
@@ -108,15 +109,12 @@ def _pipelined(queryset, keyset, keys_of, to_rows, text_size, size, max_chunk_by
             if not raw:
                 return
             full = len(raw) == limit
-            size = _next_size(
-                limit, text_size(raw) if text_size else 0, chunk_size, max_chunk_bytes
-            )
+            size = _next_size(limit, text_size(raw), chunk_size, max_chunk_bytes)
             if full:
                 pending, limit = send(keys_of(raw[-1]), size)
-            rows = to_rows(raw)
+            # Handed over, not kept (nor its rows read), as keyset_chunks hands its chunks.
+            handed = [to_rows(raw)]
             del raw
-            handed = [rows]
-            del rows
             yield handed.pop()
             if not full:
                 return
