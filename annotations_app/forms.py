@@ -224,10 +224,10 @@ class ReviewForm(forms.Form):
     )
 
 
-def view_url_problem(url: str, visible=None) -> str | None:
+def view_url_problem(url: str, visible) -> str | None:
     """Why ``url`` cannot be a saved view, or None: it must be a path of this app's pages,
-    of one profile (``/p/<profile>/…``, a profile among ``visible``, every one if None) or of
-    the profile read when none is named."""
+    of one profile (``/p/<profile>/…``, a profile among ``visible``: the stores the user may
+    see) or of the profile read when none is named."""
     if not url:
         return gettext("A saved view needs the address of a page.")
     if any(ord(c) < 32 or c == "\\" for c in url):
@@ -269,7 +269,7 @@ class SavedViewForm(_NamedForm):
         "url": gettext_lazy("A page address has at most %(n)s characters."),
     }
 
-    def __init__(self, *args, owner, visible=None, **kwargs):
+    def __init__(self, *args, owner, visible, **kwargs):
         super().__init__(*args, **kwargs)
         self.instance.owner = owner
         self.visible = visible

@@ -189,7 +189,7 @@ def tag_facets(store_keys: list[str] | None = None) -> list[tuple[Tag, int]]:
     return read((), None, store_keys or [current_store()])[1]
 
 
-def views_for(user, visible=()) -> tuple[list[SavedView], list[SavedView]]:
+def views_for(user, visible) -> tuple[list[SavedView], list[SavedView]]:
     """(the user's own views, the views others share with the team), with ``owner_name``: a
     view of one profile (``/p/<profile>/…``) only for a user who may see that profile."""
     if user is None or not user.is_authenticated:
